@@ -1,0 +1,135 @@
+// Command openhuman-core serves a person's local memory tree to MCP clients through
+// sandboxed, read-only WebAssembly tools. Subcommands register themselves in init
+// functions of the files beside this one.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/openhuman/openhuman-core/internal/config"
+)
+
+// version is set with -ldflags "-X main.version=..."; otherwise it comes from the
+// module's build information.
+var version = ""
+
+// Version reports the version the binary was built with.
+func Version() string {
+	if version != "" {
+		return version
+	}
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v := bi.Main.Version; v != "" && v != "(devel)" {
+			return v
+		}
+		for _, s := range bi.Settings {
+			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
+				return "0.1.0-dev+" + s.Value[:12]
+			}
+		}
+	}
+	return "0.1.0-dev"
+}
+
+// globalFlags are shared by every subcommand.
+type globalFlags struct {
+	configFile string
+	verbose    bool
+}
+
+var flags globalFlags
+
+var rootCmd = &cobra.Command{
+	Use:   "openhuman-core",
+	Short: "Read-only memory tree for MCP clients, served through sandboxed WebAssembly tools",
+	Long: `openhuman-core lets MCP clients (Claude Desktop, Cursor, Zed, ...) read your local
+memory tree — ingested mail, chat and documents — and, when enabled, search the web
+through your own SearXNG instance. Every tool is a WebAssembly module that can only call
+the read functions it was granted.`,
+	SilenceUsage:  true,
+	SilenceErrors: true,
+}
+
+func init() {
+	rootCmd.PersistentFlags().StringVar(&flags.configFile, "config", "", "config file (default $OPENHUMAN_HOME/config.toml)")
+	rootCmd.PersistentFlags().BoolVarP(&flags.verbose, "verbose", "v", false, "debug logging on stderr")
+	rootCmd.AddCommand(&cobra.Command{
+		Use:   "version",
+		Short: "Print the version",
+		Args:  cobra.NoArgs,
+		Run: func(cmd *cobra.Command, _ []string) {
+			fmt.Fprintln(cmd.OutOrStdout(), "openhuman-core", Version())
+		},
+	})
+}
+
+// setupLogging sends log/slog output to stderr: warn by default, debug with --verbose.
+func setupLogging(w io.Writer) *slog.Logger {
+	level := slog.LevelWarn
+	if flags.verbose {
+		level = slog.LevelDebug
+	}
+	l := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+	slog.SetDefault(l)
+	return l
+}
+
+// loadConfig loads the configuration and reports ignored environment values on the logger.
+func loadConfig(log *slog.Logger) (*config.Config, error) {
+	cfg, warnings, err := config.Load(flags.configFile, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		log.Warn("config: " + w.String())
+	}
+	return cfg, nil
+}
+
+// exitCoder lets a command choose its exit status.
+type exitCoder interface{ ExitCode() int }
+
+// exitError carries an exit status with an optional message.
+type exitError struct {
+	code int
+	err  error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.code)
+	}
+	return e.err.Error()
+}
+func (e *exitError) Unwrap() error { return e.err }
+func (e *exitError) ExitCode() int { return e.code }
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := rootCmd.ExecuteContext(ctx)
+	if err == nil {
+		return
+	}
+	code := 1
+	var ec exitCoder
+	if errors.As(err, &ec) {
+		code = ec.ExitCode()
+		var ee *exitError
+		if errors.As(err, &ee) && ee.err == nil {
+			os.Exit(code)
+		}
+	}
+	fmt.Fprintln(os.Stderr, "openhuman-core:", err)
+	os.Exit(code)
+}

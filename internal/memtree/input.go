@@ -1,0 +1,41 @@
+package memtree
+
+import "github.com/openhuman/openhuman-core/sdk/abi"
+
+// Source kinds.
+const (
+	KindEmail    = "email"
+	KindChat     = "chat"
+	KindDocument = "document"
+)
+
+// SourceInput is one source as parsed and cleaned by ingest: a mail thread, a chat
+// channel (or one chat batch file), or one document. The store chunks it, extracts
+// entities, builds summaries and writes it in one transaction, replacing the chunk set
+// a previous ingest of the same (Kind, SourceID) left.
+type SourceInput struct {
+	Kind     string // KindEmail, KindChat or KindDocument
+	SourceID string // stable logical id, e.g. "email:<root message-id>", "slack:#phoenix", "doc:notes/a.md"
+	Title    string // thread subject, channel label, document title
+	Provider string // "mbox", "eml", "slack", "whatsapp", "markdown", ...
+	Tags     []string
+	// Messages in time order. A document is one message whose Text holds the whole body
+	// (the store splits it on paragraph boundaries).
+	Messages []MessageInput
+	// Origin names the file (and message number or byte offset) the source came from,
+	// for error messages and logs.
+	Origin string
+}
+
+// MessageInput is one message (or a whole document) inside a source.
+type MessageInput struct {
+	Ref         string   // source_ref: Message-ID without brackets, "slack:<channel>:<ts>", batch ref, relative path
+	Author      string   // display name of the author ("" when unknown)
+	AuthorAddr  string   // e-mail address or handle of the author
+	To          []string // recipients as "Name <addr>" or bare addresses
+	Cc          []string
+	Subject     string
+	TimestampMS int64  // UTC epoch milliseconds
+	Text        string // cleaned body text (quoted history, signatures and footers removed)
+	Attachments []abi.Attachment
+}

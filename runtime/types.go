@@ -1,0 +1,121 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// ErrUnknownTool is returned (wrapped) by Host.Call for a tool name no loaded module
+// serves (including searxng_search while SearXNG is disabled).
+var ErrUnknownTool = errors.New("unknown tool")
+
+// Annotations are the MCP tool annotations a manifest declares.
+type Annotations struct {
+	ReadOnlyHint    bool  `json:"readOnlyHint"`
+	OpenWorldHint   bool  `json:"openWorldHint"`
+	DestructiveHint *bool `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
+}
+
+// Limits bound one call into a module.
+type Limits struct {
+	TimeoutMS      int `json:"timeout_ms"`
+	MemoryMiB      int `json:"memory_mib"`
+	MaxResultBytes int `json:"max_result_bytes"`
+}
+
+// Module origins.
+const (
+	OriginBuiltin   = "builtin"
+	OriginDirectory = "directory"
+)
+
+// ModuleInfo describes the module behind a tool, for registries, audits and logs.
+type ModuleInfo struct {
+	Name         string   `json:"name"`           // file name or builtin name, e.g. "memory.search.wasm"
+	File         string   `json:"file,omitempty"` // path on disk for directory modules
+	SHA256       string   `json:"sha256"`
+	ABI          string   `json:"abi"`
+	Capabilities []string `json:"capabilities"` // granted (== requested when loaded)
+	Limits       Limits   `json:"limits"`
+	Origin       string   `json:"origin"` // OriginBuiltin or OriginDirectory
+	Signer       string   `json:"signer,omitempty"`
+}
+
+// Tool is one tool served by a module, described by the module's manifest.
+type Tool struct {
+	Name          string          `json:"name"`
+	Title         string          `json:"title"`
+	Description   string          `json:"description"`
+	InputSchema   json.RawMessage `json:"inputSchema"`
+	OutputSchema  json.RawMessage `json:"outputSchema"`
+	Annotations   Annotations     `json:"annotations"`
+	AllowedAgents []string        `json:"allowed_agents"`
+	Module        ModuleInfo      `json:"module"`
+}
+
+// Call is one tool invocation.
+type Call struct {
+	Tool      string
+	Arguments json.RawMessage // a JSON object; nil means {}
+	Client    string          // provenance label, e.g. "mcp:claude-desktop"
+	RequestID string
+}
+
+// Usage counts what a call did through host functions, for the audit log.
+type Usage struct {
+	HostCalls map[string]int `json:"host_calls,omitempty"` // host function name -> count
+	BytesIn   int64          `json:"bytes_in"`             // bytes the host returned to the guest
+	BytesOut  int64          `json:"bytes_out"`            // bytes the guest passed to the host
+}
+
+// Outcome is the result of a call that reached the module. Exactly one of Result and
+// ToolError is set.
+type Outcome struct {
+	Result       json.RawMessage // the tool's result object
+	ToolError    *abi.Error      // an error the tool reported (invalid_params, not_found, ...)
+	Usage        Usage
+	ModuleSHA256 string
+	Duration     time.Duration
+}
+
+// Load states of a module.
+const (
+	StateCompiling = "compiling"
+	StateReady     = "ready"
+	StateRefused   = "refused" // failed the static gate, policy or signature check
+	StateFailed    = "failed"  // failed to compile or instantiate
+	StateDisabled  = "disabled"
+)
+
+// CallStats are per-module call statistics.
+type CallStats struct {
+	Count         int64     `json:"count"`
+	Errors        int64     `json:"errors"`
+	P50MS         float64   `json:"p50_ms"`
+	P95MS         float64   `json:"p95_ms"`
+	LastError     string    `json:"last_error,omitempty"`
+	LastErrorAt   time.Time `json:"last_error_at,omitzero"`
+	LastSuccessAt time.Time `json:"last_success_at,omitzero"`
+	// ConsecutiveErrors counts failures since the last success.
+	ConsecutiveErrors int64 `json:"consecutive_errors"`
+}
+
+// ModuleStatus is the live state of one module.
+type ModuleStatus struct {
+	Module ModuleInfo `json:"module"`
+	Tools  []string   `json:"tools"`
+	State  string     `json:"state"`
+	Error  string     `json:"error,omitempty"` // why it was refused or failed
+	Stats  CallStats  `json:"stats"`
+}
+
+// SearxngClient is the host side of the web.searxng capability: one GET built by
+// the host (see internal/searxng).
+type SearxngClient interface {
+	Search(ctx context.Context, req abi.SearxngRequest) (*abi.SearxngReply, error)
+}

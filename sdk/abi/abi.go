@@ -1,0 +1,292 @@
+// Package abi defines the wire format of the "openhuman/1" tool ABI: the JSON that
+// the host passes to a tool module's oh_call export, the JSON a module passes to the
+// host functions it was granted, and the result shapes those calls return.
+//
+// It is plain Go with no dependencies, so the host (runtime, memory tree, servers),
+// first-party guests and third-party authors all share one definition.
+package abi
+
+import "encoding/json"
+
+// Version is the ABI identifier written in a module manifest's `abi` key.
+const Version = "openhuman/1"
+
+// ExtismVersion is the manifest `abi` of modules built with an Extism PDK.
+const ExtismVersion = "extism/1"
+
+// HostModule is the import module name under which host functions are linked.
+const HostModule = "openhuman"
+
+// ExtismHostModule is the import module under which Extism guests see the same host functions.
+const ExtismHostModule = "extism:host/user"
+
+// Capability names a set of host functions a module may be granted.
+const (
+	CapMemoryRead = "memory.read"
+	CapWebSearXNG = "web.searxng"
+)
+
+// Host function names.
+const (
+	FnMemorySearch  = "memory_search"
+	FnMemoryRecall  = "memory_recall"
+	FnChunkGet      = "chunk_get"
+	FnChunksList    = "chunks_list"
+	FnEntitiesTop   = "entities_top"
+	FnSourcesList   = "sources_list"
+	FnSearxngSearch = "searxng_search"
+	FnLog           = "log"
+)
+
+// Guest exports.
+const (
+	ExportAlloc      = "oh_alloc"
+	ExportCall       = "oh_call"
+	ExportInitialize = "_initialize"
+	ExportMemory     = "memory"
+)
+
+// CapabilityFunctions lists the host functions each capability links. The `log`
+// function is always linked and belongs to no capability.
+var CapabilityFunctions = map[string][]string{
+	CapMemoryRead: {FnMemorySearch, FnMemoryRecall, FnChunkGet, FnChunksList, FnEntitiesTop, FnSourcesList},
+	CapWebSearXNG: {FnSearxngSearch},
+}
+
+// CapabilityOf returns the capability that provides host function fn, or "" when fn
+// belongs to none (including `log`, which every module may link).
+func CapabilityOf(fn string) string {
+	for c, fns := range CapabilityFunctions {
+		for _, f := range fns {
+			if f == fn {
+				return c
+			}
+		}
+	}
+	return ""
+}
+
+// Log levels for the `log` host function.
+const (
+	LogDebug int32 = 0
+	LogInfo  int32 = 1
+	LogWarn  int32 = 2
+	LogError int32 = 3
+)
+
+// Error codes carried in Error.Code.
+const (
+	CodeInvalidParams = "invalid_params"
+	CodeNotFound      = "not_found"
+	CodeUnavailable   = "unavailable"
+	CodeInternal      = "internal"
+)
+
+// Error is a failure reported by a tool (in CallResponse) or by a host function (in HostReply).
+type Error struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// CallRequest is the JSON the host writes into guest memory before calling oh_call.
+type CallRequest struct {
+	Tool      string          `json:"tool"`
+	Arguments json.RawMessage `json:"arguments"`
+	Client    string          `json:"client"`
+	RequestID string          `json:"request_id"`
+}
+
+// CallResponse is the JSON oh_call returns: exactly one of Result or Error.
+type CallResponse struct {
+	Result json.RawMessage `json:"result,omitempty"`
+	Error  *Error          `json:"error,omitempty"`
+}
+
+// HostReply is the JSON every host function returns: exactly one of OK or Error.
+type HostReply struct {
+	OK    json.RawMessage `json:"ok,omitempty"`
+	Error *Error          `json:"error,omitempty"`
+}
+
+// SearchRequest is the argument of memory_search.
+type SearchRequest struct {
+	Query string `json:"query"`
+	K     int    `json:"k"`
+}
+
+// RecallRequest is the argument of memory_recall.
+type RecallRequest struct {
+	Query string `json:"query"`
+	K     int    `json:"k"`
+}
+
+// ChunkGetRequest is the argument of chunk_get.
+type ChunkGetRequest struct {
+	ID string `json:"id"`
+}
+
+// ChunksListRequest is the argument of chunks_list. Filters are AND-combined; empty
+// slices and nil pointers mean "no filter".
+type ChunksListRequest struct {
+	SourceKinds []string `json:"source_kinds,omitempty"`
+	SourceIDs   []string `json:"source_ids,omitempty"`
+	EntityIDs   []string `json:"entity_ids,omitempty"`
+	SinceMS     *int64   `json:"since_ms,omitempty"`
+	UntilMS     *int64   `json:"until_ms,omitempty"`
+	Query       string   `json:"query,omitempty"`
+	K           int      `json:"k"`
+	Offset      int      `json:"offset,omitempty"`
+}
+
+// EntitiesTopRequest is the argument of entities_top.
+type EntitiesTopRequest struct {
+	Kind string `json:"kind,omitempty"`
+	K    int    `json:"k"`
+}
+
+// SourcesListRequest is the argument of sources_list.
+type SourcesListRequest struct {
+	UserEmailHint string `json:"user_email_hint,omitempty"`
+}
+
+// SearxngRequest is the argument of searxng_search. Categories are already
+// normalised (general, news, images). The host builds the URL; the guest never does.
+type SearxngRequest struct {
+	Query      string   `json:"query"`
+	Categories []string `json:"categories,omitempty"`
+	Language   string   `json:"language,omitempty"`
+	MaxResults int      `json:"max_results,omitempty"`
+}
+
+// SearxngReply is what searxng_search returns: the raw response body, which the
+// guest parses (untrusted web data is parsed inside the sandbox).
+type SearxngReply struct {
+	Status      int    `json:"status"`
+	ContentType string `json:"content_type,omitempty"`
+	Body        string `json:"body"`
+}
+
+// ChunkHit is one chunk in a search, recall or browse result. Every hit cites where
+// it came from.
+type ChunkHit struct {
+	ID          string   `json:"id"`
+	SourceKind  string   `json:"source_kind"`
+	SourceID    string   `json:"source_id"`
+	SourceRef   string   `json:"source_ref,omitempty"`
+	SourceRefs  []string `json:"source_refs,omitempty"`
+	Title       string   `json:"title,omitempty"`
+	TimestampMS int64    `json:"timestamp_ms"`
+	Snippet     string   `json:"snippet"`
+	Score       float64  `json:"score,omitempty"`
+	Seq         int      `json:"seq"`
+	Tags        []string `json:"tags,omitempty"`
+}
+
+// SearchResult is the result of memory_search / memory.search.
+type SearchResult struct {
+	Chunks []ChunkHit `json:"chunks"`
+	// Hint tells a person what to do when the store is empty.
+	Hint string `json:"hint,omitempty"`
+}
+
+// Recall modes.
+const (
+	ModeLexical  = "lexical"
+	ModeHybrid   = "hybrid"
+	ModeSemantic = "semantic"
+)
+
+// RecallResult is the result of memory_recall / memory.recall.
+type RecallResult struct {
+	Chunks []ChunkHit `json:"chunks"`
+	Mode   string     `json:"mode"`
+	// Note says why a mode was chosen when recall fell back (e.g. embedder unreachable).
+	Note string `json:"note,omitempty"`
+	Hint string `json:"hint,omitempty"`
+}
+
+// Attachment is a file attached to a message: noted, never ingested.
+type Attachment struct {
+	Name        string `json:"name"`
+	ContentType string `json:"content_type,omitempty"`
+	Size        int    `json:"size,omitempty"`
+}
+
+// Chunk is one chunk with its full text, as returned by chunk_get / tree.read_chunk.
+type Chunk struct {
+	ID               string       `json:"id"`
+	SourceKind       string       `json:"source_kind"`
+	SourceID         string       `json:"source_id"`
+	SourceRef        string       `json:"source_ref,omitempty"`
+	SourceRefs       []string     `json:"source_refs,omitempty"`
+	Title            string       `json:"title,omitempty"`
+	TimestampMS      int64        `json:"timestamp_ms"`
+	TimeRangeStartMS int64        `json:"time_range_start_ms"`
+	TimeRangeEndMS   int64        `json:"time_range_end_ms"`
+	Seq              int          `json:"seq"`
+	TokenCount       int          `json:"token_count"`
+	Text             string       `json:"text"`
+	Tags             []string     `json:"tags,omitempty"`
+	Entities         []string     `json:"entities,omitempty"`
+	Attachments      []Attachment `json:"attachments,omitempty"`
+}
+
+// ChunkResult is the result of chunk_get.
+type ChunkResult struct {
+	Chunk Chunk `json:"chunk"`
+}
+
+// ListResult is the result of chunks_list / tree.browse.
+type ListResult struct {
+	Chunks []ChunkHit `json:"chunks"`
+	Total  int        `json:"total"`
+	Hint   string     `json:"hint,omitempty"`
+}
+
+// Entity is one canonical entity with its reference count.
+type Entity struct {
+	EntityID   string `json:"entity_id"`
+	Kind       string `json:"kind"`
+	Surface    string `json:"surface"`
+	Count      int    `json:"count"`
+	LastSeenMS int64  `json:"last_seen_ms,omitempty"`
+}
+
+// EntitiesResult is the result of entities_top / tree.top_entities.
+type EntitiesResult struct {
+	Entities []Entity `json:"entities"`
+	Hint     string   `json:"hint,omitempty"`
+}
+
+// Source is one ingested source (a mail thread, a chat channel, a document).
+type Source struct {
+	SourceKind   string `json:"source_kind"`
+	SourceID     string `json:"source_id"`
+	DisplayName  string `json:"display_name"`
+	Title        string `json:"title,omitempty"`
+	ChunkCount   int    `json:"chunk_count"`
+	FirstMS      int64  `json:"first_ms"`
+	MostRecentMS int64  `json:"most_recent_ms"`
+}
+
+// SourcesResult is the result of sources_list / tree.list_sources.
+type SourcesResult struct {
+	Sources []Source `json:"sources"`
+	Hint    string   `json:"hint,omitempty"`
+}
+
+// WebResult is one normalised SearXNG result.
+type WebResult struct {
+	Title   string `json:"title"`
+	URL     string `json:"url"`
+	Snippet string `json:"snippet"`
+	Source  string `json:"source"`
+}
+
+// SearxngResult is the result of the searxng_search tool.
+type SearxngResult struct {
+	Query   string      `json:"query"`
+	Results []WebResult `json:"results"`
+}
