@@ -39,3 +39,11 @@ type MessageInput struct {
 	Text        string // cleaned body text (quoted history, signatures and footers removed)
 	Attachments []abi.Attachment
 }
+
+// IngestStats reports what writing one source changed.
+type IngestStats struct {
+	NewChunks       int // chunks written that did not exist before
+	UnchangedChunks int // chunks whose id already existed (same content)
+	RemovedChunks   int // chunks of an earlier ingest of this source that no longer exist
+	Entities        int // distinct entities referenced by the source
+}
