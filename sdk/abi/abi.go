@@ -163,7 +163,11 @@ type SearxngRequest struct {
 // SearxngReply is what searxng_search returns: the raw response body, which the
 // guest parses (untrusted web data is parsed inside the sandbox).
 type SearxngReply struct {
-	Status      int    `json:"status"`
+	Status int `json:"status"`
+	// MaxResults is the effective result cap: the request's, else the configured default.
+	MaxResults int `json:"max_results"`
+	// Language is the language sent, after applying the configured default ("" = none).
+	Language    string `json:"language,omitempty"`
 	ContentType string `json:"content_type,omitempty"`
 	Body        string `json:"body"`
 }
