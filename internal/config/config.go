@@ -193,11 +193,6 @@ func decodeFile(file string, data []byte, cfg *Config) error {
 	dec := toml.NewDecoder(strings.NewReader(string(data)))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(cfg); err != nil {
-		var de *toml.DecodeError
-		if errors.As(err, &de) {
-			row, col := de.Position()
-			return fmt.Errorf("%s:%d:%d: %s", file, row, col, de.Error())
-		}
 		var se *toml.StrictMissingError
 		if errors.As(err, &se) {
 			var keys []string
@@ -206,6 +201,11 @@ func decodeFile(file string, data []byte, cfg *Config) error {
 				keys = append(keys, fmt.Sprintf("%s:%d: unknown key %q", file, row, strings.Join(e.Key(), ".")))
 			}
 			return fmt.Errorf("%s", strings.Join(keys, "; "))
+		}
+		var de *toml.DecodeError
+		if errors.As(err, &de) {
+			row, col := de.Position()
+			return fmt.Errorf("%s:%d:%d: %s", file, row, col, de.Error())
 		}
 		return fmt.Errorf("%s: %w", file, err)
 	}
