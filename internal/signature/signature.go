@@ -192,11 +192,28 @@ func ParsePrivateKey(data []byte) (ed25519.PrivateKey, error) {
 // Digest returns sha256 of the module without its signature section (the bytes a
 // signature covers), or an error when module is not a valid wasm module.
 func Digest(module []byte) ([32]byte, error) {
-	stripped, err := wasmbin.StripCustomSection(module, SectionName)
+	m, err := wasmbin.Parse(module)
 	if err != nil {
 		return [32]byte{}, fmt.Errorf("read module for signing: %w", err)
 	}
-	return sha256.Sum256(stripped), nil
+	return digestParsed(module, m), nil
+}
+
+// digestParsed hashes module minus its signature sections without copying it.
+func digestParsed(module []byte, m *wasmbin.Module) [32]byte {
+	h := sha256.New()
+	prev := 0
+	for _, cs := range m.CustomSections {
+		if cs.Name != SectionName {
+			continue
+		}
+		h.Write(module[prev:cs.Offset])
+		prev = cs.End
+	}
+	h.Write(module[prev:])
+	var sum [32]byte
+	copy(sum[:], h.Sum(nil))
+	return sum
 }
 
 func message(digest [32]byte) []byte {
@@ -247,10 +264,7 @@ func Verify(module []byte, trusted []ed25519.PublicKey) (*Status, error) {
 			sections = append(sections, cs.Payload)
 		}
 	}
-	digest, err := Digest(module)
-	if err != nil {
-		return nil, err
-	}
+	digest := digestParsed(module, m)
 	st := &Status{State: StateUnsigned, Digest: "sha256:" + hex.EncodeToString(digest[:])}
 	if len(sections) == 0 {
 		return st, nil

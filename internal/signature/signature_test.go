@@ -271,9 +271,9 @@ func TestKeyEncoding(t *testing.T) {
 		t.Fatalf("private key round trip: %v", err)
 	}
 	for in, want := range map[string]string{
-		"AAAA":                               "want the form",
-		"ed25519:***":                        "base64",
-		"ed25519:AAAA":                       "3 bytes",
+		"AAAA":         "want the form",
+		"ed25519:***":  "base64",
+		"ed25519:AAAA": "3 bytes",
 		"ed25519:" + strings.Repeat("A", 43) + "=": "",
 	} {
 		_, err := ParsePublicKey(in)
