@@ -1,0 +1,49 @@
+// Package rpcserver serves openhuman-core's HTTP JSON-RPC API: the read controllers
+// behind the MCP tools and the live, read-only global tool registry.
+//
+// # Dispatch
+//
+// Every controller method dispatches into the same WebAssembly tool module as the MCP
+// tool it backs, through a [Dispatcher] (the runtime's *Host in production), so
+// parameters are validated by the same guest code and results have the same shapes:
+//
+//	openhuman.memory_tree_search        -> memory.search
+//	openhuman.memory_tree_recall        -> memory.recall
+//	openhuman.memory_tree_get_chunk     -> tree.read_chunk (param `chunk_id`, as the MCP tool; not the reference's `id`)
+//	openhuman.memory_tree_list_chunks   -> tree.browse
+//	openhuman.memory_tree_top_entities  -> tree.top_entities
+//	openhuman.memory_tree_list_sources  -> tree.list_sources
+//	openhuman.tools_searxng_search      -> searxng_search
+//
+// Params are the MCP tool's arguments exactly (absent or null params mean {}); the
+// result is the tool's result object, with no log envelope.
+//
+// # Errors
+//
+// Standard JSON-RPC 2.0 codes: -32700 parse error, -32600 invalid request, -32601
+// method not found, -32602 invalid params (a guest `invalid_params` error lands here
+// with the guest's message in `data`), -32603 internal error. Server-defined codes:
+//
+//	-32001 Not found         a tool's `not_found` (e.g. an unknown chunk id) or an unknown registry tool_id
+//	-32002 Tool unavailable  a tool's `unavailable`, a module that failed to load or timed out
+//	-32003 Tool disabled     openhuman.tools_searxng_search while SearXNG is disabled
+//
+// Every error carries a readable `data` string.
+//
+// # Provenance
+//
+// Calls reach the guest with client label `rpc`, or `rpc:<agent>` when the request has
+// an `X-OpenHuman-Agent` header; the header is normalised like MCP client names (trim,
+// lowercase, runs of non-ASCII-alphanumerics become `-`, `-` trimmed, at most 64
+// characters) and a value that normalises to nothing falls back to `rpc`.
+//
+// # Registry
+//
+// openhuman.tool_registry_list returns {"tools":[entry…]}; openhuman.tool_registry_get
+// returns {"tool":entry} (the reference returned a bare entry against its own schema).
+// Entries are built on each call from the dispatcher's live Tools() and Status(): health
+// is `available`, `degraded` (with last_error and last_error_at), `unavailable` (with
+// health_reason: refused by policy or the static gate, failed to compile, or still
+// compiling) or `disabled`. The registry is discovery-only: it never changes dispatch
+// or grants.
+package rpcserver

@@ -1,0 +1,452 @@
+package rpcserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/openhuman/openhuman-core/runtime"
+)
+
+// Defaults of Options.
+const (
+	DefaultMaxBodyBytes    = 1 << 20
+	DefaultMaxBatch        = 100
+	DefaultShutdownTimeout = 30 * time.Second
+	// DefaultWriteTimeout outlasts the longest tool deadline policy allows (60 s).
+	DefaultWriteTimeout = 75 * time.Second
+)
+
+// AgentHeader optionally names the calling agent; it becomes the provenance label rpc:<agent>.
+const AgentHeader = "X-OpenHuman-Agent"
+
+// Options configure a Server.
+type Options struct {
+	// Token is the bearer token /rpc requires. It must not be empty.
+	Token string
+	// Version is the binary version reported by /health and registry entries.
+	Version string
+	// SearXNGEnabled says whether SearXNG is enabled in the configuration; when it is
+	// not, searxng_search and tools.searxng_search are listed as disabled.
+	SearXNGEnabled bool
+	// KnownTools are manifests of tools the dispatcher may not serve now (e.g. the
+	// builtin searxng_search while disabled), so the registry can describe them.
+	KnownTools []runtime.Tool
+	// MaxBodyBytes caps a request body (default 1 MiB).
+	MaxBodyBytes int64
+	// MaxBatch caps the number of requests in one batch (default 100).
+	MaxBatch int
+	// Logger receives the server's logs (default slog.Default()).
+	Logger *slog.Logger
+}
+
+// Server is the HTTP JSON-RPC server. It is safe for concurrent use.
+type Server struct {
+	d         Dispatcher
+	opts      Options
+	log       *slog.Logger
+	mux       *http.ServeMux
+	seq       atomic.Uint64
+	dupLogged sync.Map
+}
+
+// New returns a Server dispatching into d.
+func New(d Dispatcher, opts Options) (*Server, error) {
+	if d == nil {
+		return nil, errors.New("rpcserver: nil Dispatcher")
+	}
+	if strings.TrimSpace(opts.Token) == "" {
+		return nil, errors.New("rpcserver: empty bearer token: load one with LoadToken")
+	}
+	if opts.MaxBodyBytes <= 0 {
+		opts.MaxBodyBytes = DefaultMaxBodyBytes
+	}
+	if opts.MaxBatch <= 0 {
+		opts.MaxBatch = DefaultMaxBatch
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.Default()
+	}
+	s := &Server{d: d, opts: opts, log: opts.Logger}
+	s.mux = http.NewServeMux()
+	s.mux.HandleFunc("/health", s.serveHealth)
+	s.mux.HandleFunc("/rpc", s.serveRPC)
+	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		writeJSON(w, http.StatusNotFound, map[string]any{"ok": false, "error": "not_found",
+			"message": fmt.Sprintf("no route %s; use POST /rpc (JSON-RPC 2.0) or GET /health", r.URL.Path)})
+	})
+	return s, nil
+}
+
+// Handler returns the HTTP handler: GET /health (open) and POST /rpc (bearer token).
+func (s *Server) Handler() http.Handler { return s.mux }
+
+// NewHTTPServer returns an http.Server for h with read, write and idle timeouts. Its
+// BaseContext is not cancelled by ctx, so in-flight calls finish during Shutdown.
+func NewHTTPServer(ctx context.Context, h http.Handler, log *slog.Logger) *http.Server {
+	base := context.WithoutCancel(ctx)
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      DefaultWriteTimeout,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		BaseContext:       func(net.Listener) context.Context { return base },
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+}
+
+// Serve serves h on ln until ctx is cancelled, then shuts down gracefully: it stops
+// accepting connections and waits up to shutdownTimeout for in-flight calls to finish.
+func Serve(ctx context.Context, ln net.Listener, h http.Handler, shutdownTimeout time.Duration, log *slog.Logger) error {
+	if log == nil {
+		log = slog.Default()
+	}
+	if shutdownTimeout <= 0 {
+		shutdownTimeout = DefaultShutdownTimeout
+	}
+	srv := NewHTTPServer(ctx, h, log)
+	errc := make(chan error, 1)
+	go func() { errc <- srv.Serve(ln) }()
+	select {
+	case err := <-errc:
+		return fmt.Errorf("serve HTTP on %s: %w", ln.Addr(), err)
+	case <-ctx.Done():
+	}
+	log.Info("shutting down: waiting for in-flight calls", "timeout", shutdownTimeout)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), shutdownTimeout)
+	defer cancel()
+	if err := srv.Shutdown(sctx); err != nil {
+		srv.Close()
+		return fmt.Errorf("graceful shutdown of %s did not finish within %s: %w", ln.Addr(), shutdownTimeout, err)
+	}
+	if err := <-errc; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		return fmt.Errorf("serve HTTP on %s: %w", ln.Addr(), err)
+	}
+	return nil
+}
+
+// healthBody is the /health answer.
+type healthBody struct {
+	OK      bool   `json:"ok"`
+	Version string `json:"version"`
+	Tools   struct {
+		Ready int `json:"ready"`
+		Total int `json:"total"`
+	} `json:"tools"`
+}
+
+// serveHealth answers GET /health: total counts the enabled MCP tools, ready those whose
+// module is compiled and answering (available or degraded).
+func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		w.Header().Set("Allow", "GET, HEAD")
+		writeJSON(w, http.StatusMethodNotAllowed, map[string]any{"ok": false, "error": "method_not_allowed", "message": "use GET /health"})
+		return
+	}
+	var b healthBody
+	b.OK, b.Version = true, s.opts.Version
+	for _, e := range s.Registry() {
+		if e.Transport != TransportMCP || !e.Enabled {
+			continue
+		}
+		b.Tools.Total++
+		if e.Health == HealthAvailable || e.Health == HealthDegraded {
+			b.Tools.Ready++
+		}
+	}
+	writeJSON(w, http.StatusOK, b)
+}
+
+// serveRPC answers POST /rpc.
+func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
+	if !s.authorized(r) {
+		w.Header().Set("WWW-Authenticate", `Bearer realm="openhuman-core"`)
+		writeJSON(w, http.StatusUnauthorized, map[string]any{"ok": false, "error": "unauthorized",
+			"message": "missing or wrong bearer token: send `Authorization: Bearer <token>` with the token from " + TokenEnv + " or <workspace>/core.token"})
+		return
+	}
+	if r.Method != http.MethodPost {
+		w.Header().Set("Allow", "POST")
+		writeJSON(w, http.StatusMethodNotAllowed, errorResponse(nil, rpcErr(CodeInvalidRequest, "use POST /rpc with a JSON-RPC 2.0 body, not %s", r.Method)))
+		return
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
+	if err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			writeJSON(w, http.StatusRequestEntityTooLarge, errorResponse(nil, rpcErr(CodeInvalidRequest,
+				"request body is larger than %d bytes, the cap for /rpc: send smaller params or split the batch", mbe.Limit)))
+			return
+		}
+		writeJSON(w, http.StatusBadRequest, errorResponse(nil, rpcErr(CodeParseError, "could not read the request body: %v", err)))
+		return
+	}
+	client := clientLabel(r.Header.Get(AgentHeader))
+	ctx := r.Context()
+
+	trimmed := bytes.TrimSpace(body)
+	if !json.Valid(trimmed) {
+		var se *json.SyntaxError
+		msg := "request body is not valid JSON"
+		if len(trimmed) == 0 {
+			msg = "request body is empty; send a JSON-RPC 2.0 request object or a batch array"
+		} else if err := json.Unmarshal(trimmed, new(any)); errors.As(err, &se) {
+			msg = fmt.Sprintf("request body is not valid JSON: %v (at byte %d)", se, se.Offset)
+		}
+		writeJSON(w, http.StatusOK, errorResponse(nil, rpcErr(CodeParseError, "%s", msg)))
+		return
+	}
+	if trimmed[0] != '[' {
+		resp := s.handleOne(ctx, trimmed, client)
+		if resp == nil {
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
+		writeJSON(w, http.StatusOK, resp)
+		return
+	}
+	var batch []json.RawMessage
+	if err := json.Unmarshal(trimmed, &batch); err != nil {
+		writeJSON(w, http.StatusOK, errorResponse(nil, rpcErr(CodeParseError, "batch is malformed: %v", err)))
+		return
+	}
+	if len(batch) == 0 {
+		writeJSON(w, http.StatusOK, errorResponse(nil, rpcErr(CodeInvalidRequest, "batch must not be empty")))
+		return
+	}
+	if len(batch) > s.opts.MaxBatch {
+		writeJSON(w, http.StatusOK, errorResponse(nil, rpcErr(CodeInvalidRequest,
+			"batch has %d requests; at most %d are accepted in one batch, split it", len(batch), s.opts.MaxBatch)))
+		return
+	}
+	out := make([]*response, 0, len(batch))
+	for _, raw := range batch {
+		if resp := s.handleOne(ctx, raw, client); resp != nil {
+			out = append(out, resp)
+		}
+	}
+	if len(out) == 0 {
+		w.WriteHeader(http.StatusNoContent)
+		return
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// authorized checks the bearer token in constant time.
+func (s *Server) authorized(r *http.Request) bool {
+	h := r.Header.Get("Authorization")
+	const prefix = "bearer "
+	if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
+		return false
+	}
+	return tokenEqual(strings.TrimSpace(h[len(prefix):]), s.opts.Token)
+}
+
+// handleOne answers one request; nil for a notification.
+func (s *Server) handleOne(ctx context.Context, raw json.RawMessage, client string) *response {
+	req, errResp := parseRequest(raw)
+	if errResp != nil {
+		return errResp
+	}
+	if req == nil {
+		return nil
+	}
+	start := time.Now()
+	result, rerr := s.dispatch(ctx, req, client)
+	s.log.Debug("rpc", "method", req.Method, "client", client, "ms", float64(time.Since(start).Microseconds())/1000, "error", errString(rerr))
+	if req.Notification {
+		return nil
+	}
+	if rerr != nil {
+		return errorResponse(req.ID, rerr)
+	}
+	return &response{JSONRPC: "2.0", ID: req.ID, Result: result}
+}
+
+func errString(e *Error) string {
+	if e == nil {
+		return ""
+	}
+	return e.Data
+}
+
+// dispatch runs one method.
+func (s *Server) dispatch(ctx context.Context, req *request, client string) (json.RawMessage, *Error) {
+	switch req.Method {
+	case "openhuman.tool_registry_list":
+		return s.registryList(req.Params)
+	case "openhuman.tool_registry_get":
+		return s.registryGet(req.Params)
+	}
+	c, ok := controllerByMethod[req.Method]
+	if !ok {
+		return nil, rpcErr(CodeMethodNotFound, "unknown method %q; methods: %s", req.Method, strings.Join(methodNames(), ", "))
+	}
+	return s.callTool(ctx, c, req, client)
+}
+
+// methodNames lists every method the server answers.
+func methodNames() []string {
+	names := make([]string, 0, len(controllers)+2)
+	for _, c := range controllers {
+		names = append(names, c.Method())
+	}
+	return append(names, "openhuman.tool_registry_list", "openhuman.tool_registry_get")
+}
+
+// callTool dispatches a controller method into its tool module.
+func (s *Server) callTool(ctx context.Context, c controller, req *request, client string) (json.RawMessage, *Error) {
+	if _, perr := paramsObject(req.Params); perr != nil {
+		return nil, perr
+	}
+	if c.Tool == searxngTool && !s.opts.SearXNGEnabled {
+		return nil, rpcErr(CodeDisabled, "SearXNG search is not enabled. Set searxng.enabled=true in config.toml or OPENHUMAN_SEARXNG_ENABLED=true, then restart serve.")
+	}
+	args := req.Params
+	if args == nil {
+		args = json.RawMessage("{}")
+	}
+	call := runtime.Call{Tool: c.Tool, Arguments: args, Client: client, RequestID: "rpc-" + strconv.FormatUint(s.seq.Add(1), 10)}
+	out, err := s.d.Call(ctx, call)
+	if err != nil {
+		switch {
+		case errors.Is(err, runtime.ErrUnknownTool):
+			return nil, rpcErr(CodeUnavailable, "%s: no loaded module serves tool %s (%v); check `openhuman-core tools list` and the serve log", req.Method, c.Tool, err)
+		case errors.Is(err, context.DeadlineExceeded):
+			return nil, rpcErr(CodeUnavailable, "%s: tool %s did not finish in time: %v", req.Method, c.Tool, err)
+		case errors.Is(err, context.Canceled):
+			return nil, rpcErr(CodeInternalError, "%s: the call was cancelled: %v", req.Method, err)
+		}
+		return nil, rpcErr(CodeInternalError, "%s: tool %s failed: %v", req.Method, c.Tool, err)
+	}
+	if out == nil {
+		return nil, rpcErr(CodeInternalError, "%s: tool %s returned no outcome", req.Method, c.Tool)
+	}
+	if te := out.ToolError; te != nil {
+		code := CodeInternalError
+		switch te.Code {
+		case "invalid_params":
+			code = CodeInvalidParams
+		case "not_found":
+			code = CodeNotFound
+		case "unavailable":
+			code = CodeUnavailable
+		}
+		return nil, rpcErr(code, "%s", orDefault(te.Message, c.Tool+" reported "+te.Code+" with no message"))
+	}
+	if !json.Valid(out.Result) {
+		return nil, rpcErr(CodeInternalError, "%s: tool %s returned a result that is not valid JSON", req.Method, c.Tool)
+	}
+	return out.Result, nil
+}
+
+// registryList answers openhuman.tool_registry_list.
+func (s *Server) registryList(params json.RawMessage) (json.RawMessage, *Error) {
+	m, perr := paramsObject(params)
+	if perr != nil {
+		return nil, perr
+	}
+	if k := firstKey(m); k != "" {
+		return nil, rpcErr(CodeInvalidParams, "unknown param '%s' for tool_registry.list (it takes no params)", k)
+	}
+	return marshalResult(map[string]any{"tools": s.Registry()})
+}
+
+// registryGet answers openhuman.tool_registry_get.
+func (s *Server) registryGet(params json.RawMessage) (json.RawMessage, *Error) {
+	m, perr := paramsObject(params)
+	if perr != nil {
+		return nil, perr
+	}
+	raw, ok := m["tool_id"]
+	delete(m, "tool_id")
+	if k := firstKey(m); k != "" {
+		return nil, rpcErr(CodeInvalidParams, "unknown param '%s' for tool_registry.get (it takes only tool_id)", k)
+	}
+	if !ok || jsonType(raw) == "null" {
+		return nil, rpcErr(CodeInvalidParams, "missing required param 'tool_id': the registry id of a tool, e.g. memory.search or tools.searxng_search")
+	}
+	var id string
+	if json.Unmarshal(raw, &id) != nil {
+		return nil, rpcErr(CodeInvalidParams, "tool_id must be a string, got %s", jsonType(raw))
+	}
+	id = strings.TrimSpace(id)
+	if id == "" {
+		return nil, rpcErr(CodeInvalidParams, "tool_id must be a non-empty string")
+	}
+	for _, e := range s.Registry() {
+		if e.ToolID == id {
+			return marshalResult(map[string]any{"tool": e})
+		}
+	}
+	return nil, rpcErr(CodeNotFound, "tool not found in registry: %s (openhuman.tool_registry_list shows every tool_id)", id)
+}
+
+// firstKey returns the smallest key of m, or "".
+func firstKey(m map[string]json.RawMessage) string {
+	first := ""
+	for k := range m {
+		if first == "" || k < first {
+			first = k
+		}
+	}
+	return first
+}
+
+func marshalResult(v any) (json.RawMessage, *Error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, rpcErr(CodeInternalError, "encode result: %v", err)
+	}
+	return b, nil
+}
+
+// clientLabel turns an X-OpenHuman-Agent header into the provenance label rpc or rpc:<agent>.
+func clientLabel(agent string) string {
+	var b strings.Builder
+	dash := false
+	for _, r := range strings.ToLower(strings.TrimSpace(agent)) {
+		if (r >= 'a' && r <= 'z') || (r >= '0' && r <= '9') {
+			if dash && b.Len() > 0 {
+				b.WriteByte('-')
+			}
+			dash = false
+			b.WriteRune(r)
+			if b.Len() >= 64 {
+				break
+			}
+			continue
+		}
+		dash = true
+	}
+	if b.Len() == 0 {
+		return "rpc"
+	}
+	return "rpc:" + b.String()
+}
+
+// writeJSON writes v as a JSON response with the given status.
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		status = http.StatusInternalServerError
+		b = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32603,"message":"Internal error","data":"could not encode the response"}}`)
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	w.WriteHeader(status)
+	w.Write(append(b, '\n'))
+}
