@@ -62,11 +62,11 @@ var controllerByMethod, controllerByTool = func() (map[string]controller, map[st
 
 // Route says how to call a registry entry's tool.
 type Route struct {
-	Protocol   string // "mcp" or "json_rpc"
-	Method     string // "tools/call" or the JSON-RPC method
-	Tool       string // MCP tool name (mcp routes)
-	RPCMethod  string // backing JSON-RPC method of an MCP tool, "" when none (mcp routes)
-	Controller string // <ns>.<fn> (json_rpc routes)
+	Protocol   string `json:"protocol"`             // "mcp" or "json_rpc"
+	Method     string `json:"method"`               // "tools/call" or the JSON-RPC method
+	Tool       string `json:"tool,omitempty"`       // MCP tool name (mcp routes)
+	RPCMethod  string `json:"rpc_method,omitempty"` // backing JSON-RPC method of an MCP tool, "" when none (mcp routes)
+	Controller string `json:"controller,omitempty"` // <ns>.<fn> (json_rpc routes)
 }
 
 // MarshalJSON writes {"protocol":"mcp","method":"tools/call","tool":…,"rpc_method":…|null}
@@ -206,7 +206,12 @@ func (s *Server) Registry() []Entry {
 		for _, n := range st.Tools {
 			if !seen[n] {
 				seen[n] = true
-				known = append(known, knownTool{tool: runtime.Tool{Name: n, Module: st.Module}, status: st})
+				t := runtime.Tool{Name: n}
+				if n == searxngTool {
+					t = fallbackSearxngTool()
+				}
+				t.Module = st.Module
+				known = append(known, knownTool{tool: t, status: st})
 			}
 		}
 	}
