@@ -123,32 +123,37 @@ func (r *reader) count() int {
 	return n
 }
 
-// frontCoded reads n front-coded strings into one blob plus offsets.
-func (r *reader) frontCoded(n int) (string, []uint32) {
-	var sb strings.Builder
-	off := make([]uint32, 0, n+1)
-	off = append(off, 0)
-	var prev []byte
+// frontCoded reads n front-coded strings into one blob plus offsets; after each string,
+// each(i) may read per-entry fields.
+func (r *reader) frontCoded(n int, each func(i int)) (string, []uint32) {
+	blob := make([]byte, 0, 4*n)
+	off := make([]uint32, 1, n+1)
 	for i := 0; i < n && r.err == nil; i++ {
 		shared, suffix := int(r.uv()), int(r.uv())
 		if r.err != nil {
 			break
 		}
-		if shared > len(prev) || suffix > r.r.Len() {
+		start := len(blob)
+		prevStart := 0
+		if i > 0 {
+			prevStart = int(off[i-1])
+		}
+		if shared > start-prevStart || suffix > r.r.Len() {
 			r.err = fmt.Errorf("string %d: bad front coding (%d shared, %d new)", i, shared, suffix)
 			break
 		}
-		cur := make([]byte, shared+suffix)
-		copy(cur, prev[:shared])
-		if _, err := io.ReadFull(r.r, cur[shared:]); err != nil {
+		blob = append(blob, blob[prevStart:prevStart+shared]...)
+		blob = append(blob, make([]byte, suffix)...)
+		if _, err := io.ReadFull(r.r, blob[start+shared:]); err != nil {
 			r.err = fmt.Errorf("string %d: %w", i, err)
 			break
 		}
-		sb.Write(cur)
-		off = append(off, uint32(sb.Len()))
-		prev = cur
+		off = append(off, uint32(len(blob)))
+		if each != nil {
+			each(i)
+		}
 	}
-	return sb.String(), off
+	return string(blob), off
 }
 
 // list reads one count-prefixed list of ids below limit, appending to dst.
@@ -179,7 +184,7 @@ func decode(gz []byte) (*table, error) {
 	r := &reader{r: bytes.NewReader(raw[len(wnbuild.Magic):])}
 	t := &table{}
 	nw := r.count()
-	t.words, t.wordOff = r.frontCoded(nw)
+	t.words, t.wordOff = r.frontCoded(nw, nil)
 	ns := r.count()
 	t.synPos = make([]uint8, 0, ns)
 	t.memOff = make([]uint32, 1, ns+1)
@@ -209,32 +214,12 @@ func decode(gz []byte) (*table, error) {
 		t.derOff = append(t.derOff, uint32(len(t.derived)))
 	}
 	ne := r.count()
-	t.excOff = []uint32{0}
 	t.excBOff = []uint32{0}
-	var sb strings.Builder
-	var prev []byte
-	for i := 0; i < ne && r.err == nil; i++ {
-		shared, suffix := int(r.uv()), int(r.uv())
-		if r.err != nil || shared > len(prev) || suffix > r.r.Len() {
-			if r.err == nil {
-				r.err = fmt.Errorf("exception %d: bad front coding", i)
-			}
-			break
-		}
-		cur := make([]byte, shared+suffix)
-		copy(cur, prev[:shared])
-		if _, err := io.ReadFull(r.r, cur[shared:]); err != nil {
-			r.err = fmt.Errorf("exception %d: %w", i, err)
-			break
-		}
-		sb.Write(cur)
-		t.excOff = append(t.excOff, uint32(sb.Len()))
-		prev = cur
+	t.excForm, t.excOff = r.frontCoded(ne, func(int) {
 		t.excPos = append(t.excPos, uint8(r.uv()&3))
 		t.excBase = r.list(t.excBase, nw, "exception base")
 		t.excBOff = append(t.excBOff, uint32(len(t.excBase)))
-	}
-	t.excForm = sb.String()
+	})
 	if r.err != nil {
 		return nil, fmt.Errorf("lexicon table corrupt: %w (regenerate with go generate ./internal/lexicon)", r.err)
 	}
