@@ -1,0 +1,66 @@
+package memtree
+
+import "context"
+
+// Related is a term related to a query word, with a weight in (0, 1]: synonyms about
+// 1, near hypernyms lower. It mirrors lexicon.Related.
+type Related struct {
+	Term   string
+	Weight float32
+}
+
+// Expander expands one query word into related terms (offline lexical-semantic
+// recall). internal/lexicon provides the WordNet one.
+type Expander interface {
+	Expand(word string) []Related
+}
+
+// ExpanderFunc adapts a function (such as lexicon.Expand) to Expander.
+type ExpanderFunc func(word string) []Related
+
+// Expand calls f.
+func (f ExpanderFunc) Expand(word string) []Related { return f(word) }
+
+// Embedder turns texts into dense vectors. internal/embed's Embedder satisfies it.
+type Embedder interface {
+	Model() string
+	Embed(ctx context.Context, texts []string) ([][]float32, error)
+}
+
+type expanderBox struct{ e Expander }
+
+type embedderBox struct{ e Embedder }
+
+// SetExpander sets the query expander recall uses in its offline mode (nil: none).
+// Safe to call concurrently with reads.
+func (s *Store) SetExpander(e Expander) {
+	if e == nil {
+		s.expander.Store(nil)
+		return
+	}
+	s.expander.Store(&expanderBox{e})
+}
+
+// SetEmbedder sets the dense embedder recall uses (nil: offline mode only). Safe to
+// call concurrently with reads.
+func (s *Store) SetEmbedder(e Embedder) {
+	if e == nil {
+		s.embedder.Store(nil)
+		return
+	}
+	s.embedder.Store(&embedderBox{e})
+}
+
+func (s *Store) currentExpander() Expander {
+	if b := s.expander.Load(); b != nil {
+		return b.e
+	}
+	return nil
+}
+
+func (s *Store) currentEmbedder() Embedder {
+	if b := s.embedder.Load(); b != nil {
+		return b.e
+	}
+	return nil
+}

@@ -1,0 +1,269 @@
+package memtree
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// ErrReadOnly is returned (wrapped) when a write is attempted on a read-only store.
+var ErrReadOnly = fmt.Errorf("memory tree opened read-only")
+
+func validateSource(in *SourceInput) error {
+	where := in.Origin
+	if where == "" {
+		where = in.SourceID
+	}
+	switch in.Kind {
+	case KindEmail, KindChat, KindDocument:
+	default:
+		return fmt.Errorf("ingest %s: source kind %q is not one of email, chat, document: %w", where, in.Kind, ErrInvalid)
+	}
+	if strings.TrimSpace(in.SourceID) == "" {
+		return fmt.Errorf("ingest %s: empty source id (the ingester must name every source): %w", where, ErrInvalid)
+	}
+	if !utf8.ValidString(in.SourceID) || !utf8.ValidString(in.Title) {
+		return fmt.Errorf("ingest %s: source id or title is not valid UTF-8: %w", where, ErrInvalid)
+	}
+	for i, m := range in.Messages {
+		if !utf8.ValidString(m.Text) || !utf8.ValidString(m.Author) || !utf8.ValidString(m.Subject) || !utf8.ValidString(m.Ref) {
+			return fmt.Errorf("ingest %s: message %d (ref %q) is not valid UTF-8; decode it before ingesting: %w", where, i+1, m.Ref, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// Ingest writes one source in one transaction: it chunks the messages, extracts
+// entities, builds the summary tree and replaces the chunk set an earlier ingest of
+// the same (Kind, SourceID) left. Identical input adds nothing (UnchangedChunks counts
+// it). A source with no text is rejected with ErrInvalid.
+func (s *Store) Ingest(ctx context.Context, in SourceInput) (IngestStats, error) {
+	var st IngestStats
+	if s.w == nil {
+		return st, fmt.Errorf("ingest %s: %w; open it with memtree.Open", in.SourceID, ErrReadOnly)
+	}
+	if err := validateSource(&in); err != nil {
+		return st, err
+	}
+	in.Messages = append([]MessageInput(nil), in.Messages...)
+	sortMessages(in.Messages)
+	chunks := buildChunks(&in, maxChunkChars)
+	if len(chunks) == 0 {
+		where := in.Origin
+		if where == "" {
+			where = in.SourceID
+		}
+		return st, fmt.Errorf("ingest %s: source %q has no text to store: %w", where, in.SourceID, ErrInvalid)
+	}
+	ents := map[string]bool{}
+	for _, c := range chunks {
+		for id := range c.Entities {
+			ents[id] = true
+		}
+	}
+	st.Entities = len(ents)
+
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return st, fmt.Errorf("ingest %s: begin transaction: %w", in.SourceID, err)
+	}
+	defer tx.Rollback()
+	if err := s.writeSource(ctx, tx, &in, chunks, &st); err != nil {
+		return IngestStats{Entities: st.Entities}, fmt.Errorf("ingest %s: %w", in.SourceID, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return IngestStats{Entities: st.Entities}, fmt.Errorf("ingest %s: commit: %w", in.SourceID, err)
+	}
+	return st, nil
+}
+
+func jsonOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil || string(b) == "null" {
+		return "[]"
+	}
+	return string(b)
+}
+
+func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, in *SourceInput, chunks []chunk, st *IngestStats) error {
+	now := time.Now().UnixMilli()
+	tags := in.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	var srcRow int64
+	err := tx.QueryRowContext(ctx, `INSERT INTO sources(kind, source_id, title, provider, tags_json, origin, updated_ms)
+		VALUES(?,?,?,?,?,?,?)
+		ON CONFLICT(kind, source_id) DO UPDATE SET title=excluded.title, provider=excluded.provider,
+			tags_json=excluded.tags_json, origin=excluded.origin, updated_ms=excluded.updated_ms
+		RETURNING rowid`,
+		in.Kind, in.SourceID, in.Title, in.Provider, jsonOf(tags), in.Origin, now).Scan(&srcRow)
+	if err != nil {
+		return fmt.Errorf("write source row: %w", err)
+	}
+	// Existing chunks of this source.
+	existing := map[string]int64{}
+	rows, err := tx.QueryContext(ctx, `SELECT id, rowid FROM chunks WHERE source_rowid=?`, srcRow)
+	if err != nil {
+		return fmt.Errorf("read existing chunks: %w", err)
+	}
+	for rows.Next() {
+		var id string
+		var rid int64
+		if err := rows.Scan(&id, &rid); err != nil {
+			rows.Close()
+			return fmt.Errorf("read existing chunks: %w", err)
+		}
+		existing[id] = rid
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("read existing chunks: %w", err)
+	}
+	keep := map[string]bool{}
+	for _, c := range chunks {
+		keep[c.ID] = true
+	}
+	// Remove chunks that are no longer part of the source.
+	touched := map[string]bool{}
+	for id, rid := range existing {
+		if keep[id] {
+			continue
+		}
+		if err := removeChunk(ctx, tx, id, rid, touched); err != nil {
+			return err
+		}
+		st.RemovedChunks++
+	}
+	if len(touched) > 0 {
+		if err := refreshEntities(ctx, tx, touched); err != nil {
+			return err
+		}
+	}
+	// Insert new chunks.
+	insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, source_rowid, kind, source_id, seq, ts, ts_start, ts_end,
+		title, text, tags_json, source_ref, source_refs_json, attachments_json, token_count, created_ms)
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING RETURNING rowid`)
+	if err != nil {
+		return fmt.Errorf("prepare chunk insert: %w", err)
+	}
+	defer insChunk.Close()
+	insEnt, err := tx.PrepareContext(ctx, `INSERT INTO entities(id, kind, surface, ref_count, last_seen) VALUES(?,?,?,1,?)
+		ON CONFLICT(id) DO UPDATE SET ref_count=ref_count+1, last_seen=max(last_seen, excluded.last_seen),
+			surface=CASE WHEN excluded.last_seen >= last_seen THEN excluded.surface ELSE surface END`)
+	if err != nil {
+		return fmt.Errorf("prepare entity upsert: %w", err)
+	}
+	defer insEnt.Close()
+	insLink, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO chunk_entities(entity_id, chunk_rowid) VALUES(?,?)`)
+	if err != nil {
+		return fmt.Errorf("prepare entity link: %w", err)
+	}
+	defer insLink.Close()
+	changed := st.RemovedChunks > 0
+	for _, c := range chunks {
+		if _, ok := existing[c.ID]; ok {
+			st.UnchangedChunks++
+			continue
+		}
+		var ref any
+		if len(c.Refs) > 0 {
+			ref = c.Refs[0]
+		}
+		refs := c.Refs
+		if refs == nil {
+			refs = []string{}
+		}
+		var rid int64
+		err := insChunk.QueryRowContext(ctx, c.ID, srcRow, in.Kind, in.SourceID, c.Seq, c.TS, c.TSStart, c.TSEnd,
+			in.Title, c.Text, jsonOf(tags), ref, jsonOf(refs), jsonOf(c.Attachments), tokenCount(c.Text), now).Scan(&rid)
+		if err == sql.ErrNoRows {
+			// The same id exists under another source row: identical kind, source id,
+			// seq and text cannot differ, so this only happens on a hash collision.
+			return fmt.Errorf("chunk %s (seq %d) already stored for another source", c.ID, c.Seq)
+		}
+		if err != nil {
+			return fmt.Errorf("write chunk seq %d: %w", c.Seq, err)
+		}
+		for id, e := range c.Entities {
+			if _, err := insEnt.ExecContext(ctx, id, e.Kind, e.Surface, c.TS); err != nil {
+				return fmt.Errorf("write entity %s: %w", id, err)
+			}
+			if _, err := insLink.ExecContext(ctx, id, rid); err != nil {
+				return fmt.Errorf("link entity %s: %w", id, err)
+			}
+		}
+		st.NewChunks++
+		changed = true
+	}
+	// Source aggregates.
+	if _, err := tx.ExecContext(ctx, `UPDATE sources SET
+		chunk_count=(SELECT count(*) FROM chunks WHERE source_rowid=?1),
+		first_ms=coalesce((SELECT min(ts_start) FROM chunks WHERE source_rowid=?1),0),
+		last_ms=coalesce((SELECT max(ts_end) FROM chunks WHERE source_rowid=?1),0)
+		WHERE rowid=?1`, srcRow); err != nil {
+		return fmt.Errorf("update source aggregates: %w", err)
+	}
+	var nsum int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM summaries WHERE source_rowid=?`, srcRow).Scan(&nsum); err != nil {
+		return fmt.Errorf("read summaries: %w", err)
+	}
+	if changed || nsum == 0 {
+		if err := writeSummaries(ctx, tx, srcRow, in, chunks); err != nil {
+			return err
+		}
+	}
+	if changed {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES('generation', '1')
+			ON CONFLICT(key) DO UPDATE SET value=CAST(value AS INTEGER)+1`); err != nil {
+			return fmt.Errorf("bump store generation: %w", err)
+		}
+	}
+	return nil
+}
+
+// removeChunk deletes one chunk with its FTS row (trigger), entity links (cascade),
+// vectors; entities it referenced are noted in touched for a refresh.
+func removeChunk(ctx context.Context, tx *sql.Tx, id string, rid int64, touched map[string]bool) error {
+	rows, err := tx.QueryContext(ctx, `SELECT entity_id FROM chunk_entities WHERE chunk_rowid=?`, rid)
+	if err != nil {
+		return fmt.Errorf("read entities of chunk %s: %w", id, err)
+	}
+	for rows.Next() {
+		var e string
+		if err := rows.Scan(&e); err != nil {
+			rows.Close()
+			return fmt.Errorf("read entities of chunk %s: %w", id, err)
+		}
+		touched[e] = true
+	}
+	rows.Close()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE rowid=?`, rid); err != nil {
+		return fmt.Errorf("delete chunk %s: %w", id, err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE node_id=?`, id); err != nil {
+		return fmt.Errorf("delete vectors of chunk %s: %w", id, err)
+	}
+	return nil
+}
+
+// refreshEntities recomputes ref_count and last_seen of the given entities from their
+// links, deleting entities no chunk references any more.
+func refreshEntities(ctx context.Context, tx *sql.Tx, ids map[string]bool) error {
+	for id := range ids {
+		if _, err := tx.ExecContext(ctx, `UPDATE entities SET
+			ref_count=(SELECT count(*) FROM chunk_entities WHERE entity_id=?1),
+			last_seen=coalesce((SELECT max(c.ts) FROM chunk_entities ce JOIN chunks c ON c.rowid=ce.chunk_rowid WHERE ce.entity_id=?1),0)
+			WHERE id=?1`, id); err != nil {
+			return fmt.Errorf("refresh entity %s: %w", id, err)
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM entities WHERE id=? AND ref_count<=0`, id); err != nil {
+			return fmt.Errorf("drop unreferenced entity %s: %w", id, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,419 @@
+package memtree
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// MaxK is the largest k (and page size) a read accepts.
+const MaxK = 50
+
+// snippetChars bounds snippets built without FTS.
+const snippetChars = 300
+
+func checkK(op string, k int) error {
+	if k < 1 || k > MaxK {
+		return fmt.Errorf("%s: k must be between 1 and %d, got %d: %w", op, MaxK, k, ErrInvalid)
+	}
+	return nil
+}
+
+// hitColumns are the chunk columns scanHit reads, in order.
+const hitColumns = `c.id, c.kind, c.source_id, c.source_ref, c.source_refs_json, c.title, c.ts, c.seq, c.tags_json`
+
+type rowScanner interface{ Scan(dest ...any) error }
+
+// scanHit reads hitColumns plus any extra destinations.
+func scanHit(r rowScanner, extra ...any) (abi.ChunkHit, error) {
+	var h abi.ChunkHit
+	var ref sql.NullString
+	var refs, tags string
+	dest := append([]any{&h.ID, &h.SourceKind, &h.SourceID, &ref, &refs, &h.Title, &h.TimestampMS, &h.Seq, &tags}, extra...)
+	if err := r.Scan(dest...); err != nil {
+		return h, err
+	}
+	h.SourceRef = ref.String
+	_ = json.Unmarshal([]byte(refs), &h.SourceRefs)
+	_ = json.Unmarshal([]byte(tags), &h.Tags)
+	if len(h.SourceRefs) == 0 {
+		h.SourceRefs = nil
+	}
+	if len(h.Tags) == 0 {
+		h.Tags = nil
+	}
+	return h, nil
+}
+
+// plainSnippet returns up to snippetChars runes of text, on a word boundary,
+// starting near the first occurrence of any of terms (folded words).
+func plainSnippet(text string, terms []string) string {
+	text = strings.Join(strings.Fields(text), " ")
+	start := 0
+	if len(terms) > 0 {
+		lower := strings.ToLower(text)
+		best := -1
+		for _, t := range terms {
+			if i := strings.Index(lower, t); i >= 0 && (best < 0 || i < best) {
+				best = i
+			}
+		}
+		if best > 80 {
+			start = best - 60
+			for start < len(text) && !utf8.RuneStart(text[start]) {
+				start++
+			}
+			if sp := strings.IndexByte(text[start:], ' '); sp >= 0 && sp < 20 {
+				start += sp + 1
+			}
+		}
+	}
+	r := []rune(text[start:])
+	out := string(r)
+	if len(r) > snippetChars {
+		out = string(r[:snippetChars])
+		if sp := strings.LastIndexByte(out, ' '); sp > snippetChars/2 {
+			out = out[:sp]
+		}
+		out += "…"
+	}
+	if start > 0 {
+		out = "…" + out
+	}
+	return out
+}
+
+var reChunkID = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+// GetChunk returns one chunk with its full text, entities and attachments.
+func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.ChunkResult, error) {
+	id := strings.ToLower(strings.TrimSpace(req.ID))
+	if !reChunkID.MatchString(id) {
+		return nil, fmt.Errorf("get chunk: id %q is not a chunk id (32 hex characters, as returned in `id` by search, recall or browse): %w", req.ID, ErrInvalid)
+	}
+	db, err := s.readers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if db == nil {
+		return nil, fmt.Errorf("get chunk %s: the memory tree is empty (ingest with: openhuman-core ingest PATH...): %w", id, ErrNotFound)
+	}
+	var c abi.Chunk
+	var ref sql.NullString
+	var refs, tags, atts string
+	var rowid int64
+	err = db.QueryRowContext(ctx, `SELECT rowid, id, kind, source_id, source_ref, source_refs_json, title, ts, ts_start, ts_end,
+		seq, token_count, text, tags_json, attachments_json FROM chunks WHERE id=?`, id).
+		Scan(&rowid, &c.ID, &c.SourceKind, &c.SourceID, &ref, &refs, &c.Title, &c.TimestampMS, &c.TimeRangeStartMS, &c.TimeRangeEndMS,
+			&c.Seq, &c.TokenCount, &c.Text, &tags, &atts)
+	if err == sql.ErrNoRows {
+		return nil, fmt.Errorf("get chunk %s: no such chunk; chunk ids come from memory.search, memory.recall or tree.browse results of this store (a re-ingest of a changed source replaces its ids): %w", id, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("get chunk %s: %w", id, err)
+	}
+	c.SourceRef = ref.String
+	_ = json.Unmarshal([]byte(refs), &c.SourceRefs)
+	_ = json.Unmarshal([]byte(tags), &c.Tags)
+	_ = json.Unmarshal([]byte(atts), &c.Attachments)
+	rows, err := db.QueryContext(ctx, `SELECT entity_id FROM chunk_entities WHERE chunk_rowid=? ORDER BY entity_id`, rowid)
+	if err != nil {
+		return nil, fmt.Errorf("get chunk %s: entities: %w", id, err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e string
+		if err := rows.Scan(&e); err != nil {
+			return nil, fmt.Errorf("get chunk %s: entities: %w", id, err)
+		}
+		c.Entities = append(c.Entities, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("get chunk %s: entities: %w", id, err)
+	}
+	if len(c.SourceRefs) == 0 {
+		c.SourceRefs = nil
+	}
+	if len(c.Tags) == 0 {
+		c.Tags = nil
+	}
+	if len(c.Attachments) == 0 {
+		c.Attachments = nil
+	}
+	return &abi.ChunkResult{Chunk: c}, nil
+}
+
+// likeEscape escapes LIKE wildcards with backslash.
+func likeEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+	return r.Replace(s)
+}
+
+// substringScanBudget bounds how many chunks a bare substring query (no other filter)
+// may scan before giving up on more matches.
+const substringScanBudget = 20000
+
+// ListChunks browses chunks with AND-combined filters, newest first (timestamp DESC,
+// id). A substring `query` is matched case-insensitively over the full text: with
+// another filter it narrows that filter's rows; alone it first finds candidates with
+// the full-text index (every word must occur) and then checks the exact substring,
+// so `total` counts exact matches and never requires a full table scan.
+func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
+	if err := checkK("list chunks", req.K); err != nil {
+		return nil, err
+	}
+	if req.Offset < 0 {
+		return nil, fmt.Errorf("list chunks: offset must be >= 0, got %d: %w", req.Offset, ErrInvalid)
+	}
+	if req.SinceMS != nil && req.UntilMS != nil && *req.SinceMS > *req.UntilMS {
+		return nil, fmt.Errorf("list chunks: since_ms %d is after until_ms %d: %w", *req.SinceMS, *req.UntilMS, ErrInvalid)
+	}
+	db, err := s.readers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if db == nil {
+		return &abi.ListResult{Chunks: []abi.ChunkHit{}, Hint: EmptyHint}, nil
+	}
+	var where []string
+	var args []any
+	in := func(col string, vals []string, lower bool) {
+		var ph []string
+		for _, v := range vals {
+			v = strings.TrimSpace(v)
+			if lower {
+				v = strings.ToLower(v)
+			}
+			ph = append(ph, "?")
+			args = append(args, v)
+		}
+		where = append(where, col+" IN ("+strings.Join(ph, ",")+")")
+	}
+	if len(req.SourceKinds) > 0 {
+		in("c.kind", req.SourceKinds, true)
+	}
+	if len(req.SourceIDs) > 0 {
+		in("c.source_id", req.SourceIDs, false)
+	}
+	if len(req.EntityIDs) > 0 {
+		var ph []string
+		for _, e := range req.EntityIDs {
+			ph = append(ph, "?")
+			args = append(args, strings.ToLower(strings.TrimSpace(e)))
+		}
+		where = append(where, "c.rowid IN (SELECT chunk_rowid FROM chunk_entities WHERE entity_id IN ("+strings.Join(ph, ",")+"))")
+	}
+	if req.SinceMS != nil {
+		where = append(where, "c.ts >= ?")
+		args = append(args, *req.SinceMS)
+	}
+	if req.UntilMS != nil {
+		where = append(where, "c.ts <= ?")
+		args = append(args, *req.UntilMS)
+	}
+	narrowed := len(where) > 0
+	q := strings.TrimSpace(req.Query)
+	if q != "" {
+		if !narrowed {
+			ws := words(q)
+			if len(ws) == 0 {
+				// Punctuation only: no index can help; scan a bounded window.
+				where = append(where, "c.rowid IN (SELECT rowid FROM chunks ORDER BY ts DESC LIMIT ?)")
+				args = append(args, substringScanBudget)
+			} else {
+				var parts []string
+				for _, w := range ws {
+					parts = append(parts, `"`+strings.ReplaceAll(w, `"`, `""`)+`"`)
+				}
+				// The porter tokenizer stems both sides, so this finds a superset.
+				where = append(where, "c.rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)")
+				args = append(args, strings.Join(parts, " AND "))
+			}
+		}
+		where = append(where, `c.text LIKE ? ESCAPE '\'`)
+		args = append(args, "%"+likeEscape(q)+"%")
+	}
+	cond := ""
+	if len(where) > 0 {
+		cond = " WHERE " + strings.Join(where, " AND ")
+	}
+	res := &abi.ListResult{Chunks: []abi.ChunkHit{}}
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM chunks c`+cond, args...).Scan(&res.Total); err != nil {
+		return nil, fmt.Errorf("list chunks: count: %w", err)
+	}
+	if res.Total == 0 || req.Offset >= res.Total {
+		if err := s.emptyHint(ctx, db, &res.Hint); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
+	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.text FROM chunks c`+cond+` ORDER BY c.ts DESC, c.id LIMIT ? OFFSET ?`,
+		append(args, req.K, req.Offset)...)
+	if err != nil {
+		return nil, fmt.Errorf("list chunks: %w", err)
+	}
+	defer rows.Close()
+	qterms := []string{}
+	if q != "" {
+		qterms = append(qterms, strings.ToLower(q))
+	}
+	for rows.Next() {
+		var text string
+		h, err := scanHit(rows, &text)
+		if err != nil {
+			return nil, fmt.Errorf("list chunks: %w", err)
+		}
+		h.Snippet = plainSnippet(text, qterms)
+		res.Chunks = append(res.Chunks, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list chunks: %w", err)
+	}
+	return res, nil
+}
+
+// emptyHint sets hint to EmptyHint when the store holds no chunk.
+func (s *Store) emptyHint(ctx context.Context, db *sql.DB, hint *string) error {
+	var one int
+	err := db.QueryRowContext(ctx, `SELECT 1 FROM chunks LIMIT 1`).Scan(&one)
+	if err == sql.ErrNoRows {
+		*hint = EmptyHint
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("check for an empty store: %w", err)
+	}
+	return nil
+}
+
+// TopEntities lists the most referenced entities (optionally of one kind), by
+// reference count, then most recently seen.
+func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*abi.EntitiesResult, error) {
+	if err := checkK("top entities", req.K); err != nil {
+		return nil, err
+	}
+	db, err := s.readers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := &abi.EntitiesResult{Entities: []abi.Entity{}}
+	if db == nil {
+		res.Hint = EmptyHint
+		return res, nil
+	}
+	kind := strings.ToLower(strings.TrimSpace(req.Kind))
+	var rows *sql.Rows
+	if kind == "" {
+		rows, err = db.QueryContext(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities
+			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ?`, req.K)
+	} else {
+		rows, err = db.QueryContext(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities WHERE kind=?
+			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ?`, kind, req.K)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("top entities: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var e abi.Entity
+		if err := rows.Scan(&e.EntityID, &e.Kind, &e.Surface, &e.Count, &e.LastSeenMS); err != nil {
+			return nil, fmt.Errorf("top entities: %w", err)
+		}
+		res.Entities = append(res.Entities, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("top entities: %w", err)
+	}
+	if len(res.Entities) == 0 {
+		if err := s.emptyHint(ctx, db, &res.Hint); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
+}
+
+// DisplayName applies reference-behaviour §2.6 to a source id: drop everything up to
+// the first ':'; a '|'-joined participant list drops the parts equal to the user's
+// address hint (joined with ", " when something was removed and something remains),
+// else is joined with " ↔ ". A non-empty title names threads and documents better
+// than their id, so it wins for those (not for participant lists or chat channels).
+func DisplayName(kind, sourceID, title, userEmailHint string) string {
+	rest := sourceID
+	if i := strings.IndexByte(rest, ':'); i >= 0 {
+		rest = rest[i+1:]
+	}
+	if strings.Contains(rest, "|") {
+		parts := strings.Split(rest, "|")
+		hint := strings.TrimSpace(userEmailHint)
+		if hint != "" {
+			var kept []string
+			for _, p := range parts {
+				if !strings.EqualFold(strings.TrimSpace(p), hint) {
+					kept = append(kept, p)
+				}
+			}
+			if len(kept) < len(parts) && len(kept) > 0 {
+				return strings.Join(kept, ", ")
+			}
+		}
+		return strings.Join(parts, " ↔ ")
+	}
+	if t := strings.TrimSpace(title); t != "" && kind != KindChat {
+		return t
+	}
+	return rest
+}
+
+// ListSources lists every ingested source, newest first, with its display name.
+func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error) {
+	db, err := s.readers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := &abi.SourcesResult{Sources: []abi.Source{}}
+	if db == nil {
+		res.Hint = EmptyHint
+		return res, nil
+	}
+	rows, err := db.QueryContext(ctx, `SELECT kind, source_id, title, chunk_count, first_ms, last_ms FROM sources
+		WHERE chunk_count > 0 ORDER BY last_ms DESC, source_id`)
+	if err != nil {
+		return nil, fmt.Errorf("list sources: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var src abi.Source
+		if err := rows.Scan(&src.SourceKind, &src.SourceID, &src.Title, &src.ChunkCount, &src.FirstMS, &src.MostRecentMS); err != nil {
+			return nil, fmt.Errorf("list sources: %w", err)
+		}
+		src.DisplayName = DisplayName(src.SourceKind, src.SourceID, src.Title, req.UserEmailHint)
+		res.Sources = append(res.Sources, src)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sources: %w", err)
+	}
+	if len(res.Sources) == 0 {
+		res.Hint = EmptyHint
+	}
+	return res, nil
+}
+
+// sortHits orders hits by score descending, then timestamp descending, then id.
+func sortHits(h []abi.ChunkHit) {
+	sort.SliceStable(h, func(i, j int) bool {
+		if h[i].Score != h[j].Score {
+			return h[i].Score > h[j].Score
+		}
+		if h[i].TimestampMS != h[j].TimestampMS {
+			return h[i].TimestampMS > h[j].TimestampMS
+		}
+		return h[i].ID < h[j].ID
+	})
+}

@@ -1,0 +1,211 @@
+// Package memtree is the memory tree: the SQLite store of ingested chunks, entities,
+// sources and summaries, and the read API (search, recall, browse) over it.
+package memtree
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+)
+
+// EmptyHint is returned in read results while the store holds nothing.
+const EmptyHint = "The memory tree is empty. Ingest mail, chat or documents with: openhuman-core ingest PATH..."
+
+// Store is the memory tree store. A Store opened with Open can write (Ingest,
+// EmbedMissing) and read; one opened with OpenReadOnly only reads. All read methods
+// are safe for concurrent use.
+type Store struct {
+	path     string
+	readOnly bool
+
+	w *sql.DB // writer: one connection, immediate transactions (nil when read-only)
+
+	mu sync.Mutex // guards r while a missing read-only store is being (re)opened
+	r  *sql.DB    // readers: a pool of read-only connections (nil while the file does not exist)
+
+	expander atomic.Pointer[expanderBox]
+	embedder atomic.Pointer[embedderBox]
+
+	dfc dfCache
+}
+
+// dsn builds a modernc DSN for path with the given extra query parameters.
+func dsn(path string, params url.Values) string {
+	return "file:" + (&url.URL{Path: path}).EscapedPath() + "?" + params.Encode()
+}
+
+// Open opens (creating if needed) the store at path for reading and writing. It
+// creates missing directories (mode 0700), enables WAL and foreign keys, and runs
+// the schema migrations.
+func Open(path string) (*Store, error) {
+	if path == "" {
+		return nil, fmt.Errorf("open memory tree: empty store path: %w", ErrInvalid)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return nil, fmt.Errorf("open memory tree: create directory for %s: %w", path, err)
+	}
+	p := url.Values{}
+	p.Add("_pragma", "busy_timeout(10000)")
+	p.Add("_pragma", "journal_mode(WAL)")
+	p.Add("_pragma", "foreign_keys(1)")
+	p.Add("_pragma", "synchronous(NORMAL)")
+	p.Set("_txlock", "immediate")
+	w, err := sql.Open("sqlite", dsn(path, p))
+	if err != nil {
+		return nil, fmt.Errorf("open memory tree %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxLifetime(0)
+	if err := migrate(context.Background(), w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open memory tree %s: %w", path, err)
+	}
+	s := &Store{path: path, w: w}
+	if s.r, err = openReaders(path); err != nil {
+		w.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// OpenReadOnly opens the store at path for reading only (mode=ro, query_only). A
+// store file that does not exist yet reads as empty: every read returns empty results
+// with Hint set to EmptyHint. The file is picked up once an ingest creates it.
+func OpenReadOnly(path string) (*Store, error) {
+	if path == "" {
+		return nil, fmt.Errorf("open memory tree: empty store path: %w", ErrInvalid)
+	}
+	s := &Store{path: path, readOnly: true}
+	if _, err := s.readers(context.Background()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func openReaders(path string) (*sql.DB, error) {
+	p := url.Values{}
+	p.Set("mode", "ro")
+	p.Add("_pragma", "busy_timeout(10000)")
+	p.Add("_pragma", "query_only(1)")
+	r, err := sql.Open("sqlite", dsn(path, p))
+	if err != nil {
+		return nil, fmt.Errorf("open memory tree %s read-only: %w", path, err)
+	}
+	r.SetMaxOpenConns(8)
+	r.SetMaxIdleConns(8)
+	var v int
+	if err := r.QueryRow(`SELECT value FROM meta WHERE key='schema_version'`).Scan(&v); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("open memory tree %s read-only: no readable schema (is it a memory tree store? re-create it with `openhuman-core ingest`): %w", path, err)
+	}
+	if v > schemaVersion {
+		r.Close()
+		return nil, fmt.Errorf("open memory tree %s: schema version %d is newer than this binary supports (%d); upgrade openhuman-core", path, v, schemaVersion)
+	}
+	return r, nil
+}
+
+// readers returns the read pool, or nil when the store file does not exist yet.
+func (s *Store) readers(ctx context.Context) (*sql.DB, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.r != nil {
+		return s.r, nil
+	}
+	if _, err := os.Stat(s.path); errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("open memory tree %s: %w", s.path, err)
+	}
+	r, err := openReaders(s.path)
+	if err != nil {
+		return nil, err
+	}
+	s.r = r
+	return r, nil
+}
+
+// Path returns the store's file path.
+func (s *Store) Path() string { return s.path }
+
+// Close closes the store's connections.
+func (s *Store) Close() error {
+	var errs []error
+	s.mu.Lock()
+	if s.r != nil {
+		errs = append(errs, s.r.Close())
+		s.r = nil
+	}
+	s.mu.Unlock()
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+		s.w = nil
+	}
+	return errors.Join(errs...)
+}
+
+// Stats counts what the store holds.
+type Stats struct {
+	Sources   map[string]int // sources per kind
+	Chunks    map[string]int // chunks per source kind
+	Entities  int
+	Summaries int
+	Vectors   int
+}
+
+// TotalChunks sums Chunks over all kinds.
+func (st Stats) TotalChunks() int {
+	n := 0
+	for _, c := range st.Chunks {
+		n += c
+	}
+	return n
+}
+
+// Stats returns counts per source kind, chunks, entities and summaries.
+func (s *Store) Stats(ctx context.Context) (Stats, error) {
+	st := Stats{Sources: map[string]int{}, Chunks: map[string]int{}}
+	db, err := s.readers(ctx)
+	if err != nil || db == nil {
+		return st, err
+	}
+	rows, err := db.QueryContext(ctx, `SELECT kind, count(*), coalesce(sum(chunk_count),0) FROM sources GROUP BY kind`)
+	if err != nil {
+		return st, fmt.Errorf("memory tree stats: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k string
+		var n, c int
+		if err := rows.Scan(&k, &n, &c); err != nil {
+			return st, fmt.Errorf("memory tree stats: %w", err)
+		}
+		st.Sources[k], st.Chunks[k] = n, c
+	}
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("memory tree stats: %w", err)
+	}
+	for _, q := range []struct {
+		dst *int
+		sql string
+	}{
+		{&st.Entities, `SELECT count(*) FROM entities`},
+		{&st.Summaries, `SELECT count(*) FROM summaries`},
+		{&st.Vectors, `SELECT count(*) FROM vectors`},
+	} {
+		if err := db.QueryRowContext(ctx, q.sql).Scan(q.dst); err != nil {
+			return st, fmt.Errorf("memory tree stats: %w", err)
+		}
+	}
+	return st, nil
+}

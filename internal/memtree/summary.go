@@ -1,0 +1,233 @@
+package memtree
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+)
+
+// Summary tree shape.
+const (
+	summaryFanout   = 10
+	summaryMaxChars = 1200
+)
+
+// summaryNode is one node of a source's extractive summary tree.
+type summaryNode struct {
+	ID       string
+	Level    int
+	Idx      int
+	Text     string
+	Children []string // chunk ids (level 1) or summary ids (level 2+)
+	Leaves   []string // every chunk id below the node
+	TSStart  int64
+	TSEnd    int64
+	sents    []string // sentences this node was built from, for the level above
+}
+
+func summaryID(sourceID string, level, idx int, children []string) string {
+	h := sha256.New()
+	h.Write([]byte("summary\x00" + sourceID + "\x00" + strconv.Itoa(level) + "\x00" + strconv.Itoa(idx)))
+	for _, c := range children {
+		h.Write([]byte{0})
+		h.Write([]byte(c))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:16])
+}
+
+var headerPrefixes = []string{"From:", "To:", "Cc:", "Date:", "Subject:"}
+
+// sentences splits chunk text into sentences, dropping e-mail header lines.
+func sentences(text string) []string {
+	var out []string
+	for _, ln := range strings.Split(text, "\n") {
+		ln = strings.TrimSpace(ln)
+		if ln == "" {
+			continue
+		}
+		hdr := false
+		for _, p := range headerPrefixes {
+			if strings.HasPrefix(ln, p) {
+				hdr = true
+				break
+			}
+		}
+		if hdr {
+			continue
+		}
+		start := 0
+		for i := 0; i < len(ln); i++ {
+			c := ln[i]
+			if (c == '.' || c == '!' || c == '?') && (i+1 == len(ln) || ln[i+1] == ' ') {
+				if s := strings.TrimSpace(ln[start : i+1]); s != "" {
+					out = append(out, s)
+				}
+				start = i + 1
+			}
+		}
+		if s := strings.TrimSpace(ln[start:]); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// extract picks the most informative sentences (highest sum of within-source idf of
+// their distinct content terms, normalised by a gentle length penalty) up to max
+// characters, returned in their original order, after the heading.
+func extract(heading string, sents []string, idf map[string]float64, max int) string {
+	type scored struct {
+		i int
+		s float64
+	}
+	sc := make([]scored, 0, len(sents))
+	for i, s := range sents {
+		seen := map[string]bool{}
+		var sum float64
+		for _, t := range contentTerms(s) {
+			if !seen[t] {
+				seen[t] = true
+				sum += idf[t]
+			}
+		}
+		sc = append(sc, scored{i, sum / math.Sqrt(float64(len(seen)+4))})
+	}
+	sort.SliceStable(sc, func(a, b int) bool { return sc[a].s > sc[b].s })
+	budget := max - utf8.RuneCountInString(heading)
+	pick := map[int]bool{}
+	for _, x := range sc {
+		n := utf8.RuneCountInString(sents[x.i]) + 1
+		if n > budget {
+			continue
+		}
+		pick[x.i] = true
+		budget -= n
+	}
+	var b strings.Builder
+	b.WriteString(heading)
+	for i, s := range sents {
+		if pick[i] {
+			if b.Len() > 0 {
+				b.WriteByte('\n')
+			}
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+// buildSummaries builds a source's summary tree: level 1 over up to summaryFanout
+// consecutive chunks, higher levels over up to summaryFanout summaries, until one
+// root. Deterministic in the chunks.
+func buildSummaries(in *SourceInput, chunks []chunk) []summaryNode {
+	if len(chunks) == 0 {
+		return nil
+	}
+	// Within-source sentence document frequencies.
+	chunkSents := make([][]string, len(chunks))
+	df := map[string]int{}
+	n := 0
+	for i, c := range chunks {
+		chunkSents[i] = sentences(c.Text)
+		for _, s := range chunkSents[i] {
+			n++
+			seen := map[string]bool{}
+			for _, t := range contentTerms(s) {
+				if !seen[t] {
+					seen[t] = true
+					df[t]++
+				}
+			}
+		}
+	}
+	idf := make(map[string]float64, len(df))
+	for t, d := range df {
+		idf[t] = math.Log(1 + float64(n)/float64(d))
+	}
+	heading := strings.TrimSpace(in.Title)
+	var all []summaryNode
+	var level []summaryNode
+	for i := 0; i < len(chunks); i += summaryFanout {
+		grp := chunks[i:min(i+summaryFanout, len(chunks))]
+		node := summaryNode{Level: 1, Idx: len(level), TSStart: grp[0].TSStart, TSEnd: grp[0].TSEnd}
+		var sents []string
+		for j, c := range grp {
+			node.Children = append(node.Children, c.ID)
+			node.Leaves = append(node.Leaves, c.ID)
+			node.TSStart = min(node.TSStart, c.TSStart)
+			node.TSEnd = max(node.TSEnd, c.TSEnd)
+			sents = append(sents, chunkSents[i+j]...)
+		}
+		node.Text = extract(heading, sents, idf, summaryMaxChars)
+		node.sents = sentences(node.Text)
+		node.ID = summaryID(in.SourceID, 1, node.Idx, node.Children)
+		level = append(level, node)
+	}
+	all = append(all, level...)
+	for lv := 2; len(level) > 1; lv++ {
+		var next []summaryNode
+		for i := 0; i < len(level); i += summaryFanout {
+			grp := level[i:min(i+summaryFanout, len(level))]
+			node := summaryNode{Level: lv, Idx: len(next), TSStart: grp[0].TSStart, TSEnd: grp[0].TSEnd}
+			var sents []string
+			for _, c := range grp {
+				node.Children = append(node.Children, c.ID)
+				node.Leaves = append(node.Leaves, c.Leaves...)
+				node.TSStart = min(node.TSStart, c.TSStart)
+				node.TSEnd = max(node.TSEnd, c.TSEnd)
+				sents = append(sents, c.sents...)
+			}
+			if heading != "" && len(sents) > 0 && sents[0] == heading {
+				sents = sents[1:]
+			}
+			node.Text = extract(heading, dedupe(sents), idf, summaryMaxChars)
+			node.sents = sentences(node.Text)
+			node.ID = summaryID(in.SourceID, lv, node.Idx, node.Children)
+			next = append(next, node)
+		}
+		all = append(all, next...)
+		level = next
+	}
+	return all
+}
+
+func dedupe(ss []string) []string {
+	seen := map[string]bool{}
+	out := ss[:0:0]
+	for _, s := range ss {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// writeSummaries replaces a source's summary tree.
+func writeSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, in *SourceInput, chunks []chunk) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE node_id IN (SELECT id FROM summaries WHERE source_rowid=?)`, srcRow); err != nil {
+		return fmt.Errorf("delete old summary vectors: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM summaries WHERE source_rowid=?`, srcRow); err != nil {
+		return fmt.Errorf("delete old summaries: %w", err)
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO summaries(id, source_rowid, level, idx, text, child_ids_json, leaf_ids_json, ts_start, ts_end)
+		VALUES(?,?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return fmt.Errorf("prepare summary insert: %w", err)
+	}
+	defer ins.Close()
+	for _, n := range buildSummaries(in, chunks) {
+		if _, err := ins.ExecContext(ctx, n.ID, srcRow, n.Level, n.Idx, n.Text, jsonOf(n.Children), jsonOf(n.Leaves), n.TSStart, n.TSEnd); err != nil {
+			return fmt.Errorf("write summary L%d #%d: %w", n.Level, n.Idx, err)
+		}
+	}
+	return nil
+}
