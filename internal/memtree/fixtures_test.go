@@ -98,4 +98,6 @@ func hasPrefixAny(s string, ps ...string) bool {
 	return false
 }
 
-func abiTop(kind string, k int) abi.EntitiesTopRequest { return abi.EntitiesTopRequest{Kind: kind, K: k} }
+func abiTop(kind string, k int) abi.EntitiesTopRequest {
+	return abi.EntitiesTopRequest{Kind: kind, K: k}
+}
