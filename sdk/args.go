@@ -1,0 +1,290 @@
+package sdk
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// DefaultK is the number of results a tool returns when the caller gives no `k`.
+const DefaultK = 10
+
+// MaxK is the largest `k` (and `max_results`) a caller may ask for.
+const MaxK = 50
+
+// MaxOffset is the largest `offset` tree.browse accepts; deeper pages should be
+// reached by narrowing the filters instead.
+const MaxOffset = 1_000_000
+
+// Args is a tool's arguments object, parsed once and read with typed accessors that
+// produce the argument error messages every tool shares. JSON null counts as absent
+// for every key. The zero value is an empty arguments object.
+type Args struct {
+	m map[string]json.RawMessage
+}
+
+// ParseArgs parses raw (a JSON object; empty input or null means {}) and rejects keys
+// not in allowed. Unknown keys are reported first, sorted, in one message:
+// "unexpected argument `a`, `b`".
+func ParseArgs(raw json.RawMessage, allowed ...string) (*Args, error) {
+	trimmed := bytes.TrimSpace(raw)
+	if len(trimmed) == 0 || bytes.Equal(trimmed, []byte("null")) {
+		return &Args{m: map[string]json.RawMessage{}}, nil
+	}
+	if t := jsonType(trimmed); t != "object" {
+		return nil, InvalidParams("arguments must be an object, got %s", t)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(trimmed, &m); err != nil {
+		return nil, InvalidParams("arguments are not valid JSON: %v", err)
+	}
+	var unknown []string
+	for k := range m {
+		if !slices.Contains(allowed, k) {
+			unknown = append(unknown, "`"+k+"`")
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return nil, InvalidParams("unexpected argument %s", strings.Join(unknown, ", "))
+	}
+	return &Args{m: m}, nil
+}
+
+// value returns the raw value of name, or nil when it is absent or null.
+func (a *Args) value(name string) json.RawMessage {
+	if a == nil || a.m == nil {
+		return nil
+	}
+	v := bytes.TrimSpace(a.m[name])
+	if len(v) == 0 || bytes.Equal(v, []byte("null")) {
+		return nil
+	}
+	return v
+}
+
+// Has reports whether name is present with a non-null value.
+func (a *Args) Has(name string) bool { return a.value(name) != nil }
+
+// RequiredString returns the trimmed string value of name. Absent or null →
+// "missing required argument `name`"; not a string → "argument `name` must be a
+// string"; blank → "argument `name` must not be empty".
+func (a *Args) RequiredString(name string) (string, error) {
+	v := a.value(name)
+	if v == nil {
+		return "", InvalidParams("missing required argument `%s`", name)
+	}
+	var s string
+	if jsonType(v) != "string" || json.Unmarshal(v, &s) != nil {
+		return "", InvalidParams("argument `%s` must be a string", name)
+	}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", InvalidParams("argument `%s` must not be empty", name)
+	}
+	return s, nil
+}
+
+// OptionalString returns the trimmed string value of name and whether it was given.
+// Absent or null → ("", false, nil); not a string → "argument `name` must be a
+// string"; blank → "argument `name` must not be empty when provided".
+func (a *Args) OptionalString(name string) (string, bool, error) {
+	v := a.value(name)
+	if v == nil {
+		return "", false, nil
+	}
+	var s string
+	if jsonType(v) != "string" || json.Unmarshal(v, &s) != nil {
+		return "", false, InvalidParams("argument `%s` must be a string", name)
+	}
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", false, InvalidParams("argument `%s` must not be empty when provided", name)
+	}
+	return s, true, nil
+}
+
+// StringArray returns the trimmed, non-blank elements of the string array name (nil
+// when absent or null; an all-blank array yields an empty, non-nil slice, which means
+// "no filter"). Not an array → "argument `name` must be an array of strings, got
+// <type>"; a non-string element → "argument `name` must contain only strings, got
+// <type> entry".
+func (a *Args) StringArray(name string) ([]string, error) {
+	v := a.value(name)
+	if v == nil {
+		return nil, nil
+	}
+	if t := jsonType(v); t != "array" {
+		return nil, InvalidParams("argument `%s` must be an array of strings, got %s", name, t)
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(v, &elems); err != nil {
+		return nil, InvalidParams("argument `%s` must be an array of strings: %v", name, err)
+	}
+	out := make([]string, 0, len(elems))
+	for _, e := range elems {
+		e = bytes.TrimSpace(e)
+		var s string
+		if jsonType(e) != "string" || json.Unmarshal(e, &s) != nil {
+			return nil, InvalidParams("argument `%s` must contain only strings, got %s entry", name, jsonType(e))
+		}
+		if s = strings.TrimSpace(s); s != "" {
+			out = append(out, s)
+		}
+	}
+	return out, nil
+}
+
+// K returns the `k` argument: absent or null → DefaultK; otherwise a positive integer
+// no greater than MaxK (see PositiveInt for the messages).
+func (a *Args) K() (int, error) {
+	n, ok, err := a.PositiveInt("k", MaxK)
+	if err != nil || !ok {
+		return DefaultK, err
+	}
+	return n, nil
+}
+
+// PositiveInt returns the integer value of name in 1..max and whether it was given.
+// Absent or null → (0, false, nil). Not a non-negative integer → "argument `name`
+// must be a positive integer"; 0 → "argument `name` must be greater than zero";
+// above max → "argument `name` must not exceed <max> (got N)".
+func (a *Args) PositiveInt(name string, max int) (int, bool, error) {
+	v := a.value(name)
+	if v == nil {
+		return 0, false, nil
+	}
+	n, neg, ok := parseInteger(v)
+	if !ok || neg {
+		return 0, false, InvalidParams("argument `%s` must be a positive integer", name)
+	}
+	if n.Sign() == 0 {
+		return 0, false, InvalidParams("argument `%s` must be greater than zero", name)
+	}
+	if !n.IsInt64() || n.Int64() > int64(max) {
+		return 0, false, InvalidParams("argument `%s` must not exceed %d (got %s)", name, max, n.String())
+	}
+	return int(n.Int64()), true, nil
+}
+
+// Offset returns the `offset` argument (0 when absent or null): a non-negative
+// integer no greater than MaxOffset.
+func (a *Args) Offset() (int, error) {
+	const name = "offset"
+	v := a.value(name)
+	if v == nil {
+		return 0, nil
+	}
+	n, neg, ok := parseInteger(v)
+	if !ok || (neg && n.Sign() != 0) {
+		return 0, InvalidParams("argument `%s` must be a non-negative integer", name)
+	}
+	if !n.IsInt64() || n.Int64() > MaxOffset {
+		return 0, InvalidParams("argument `%s` must not exceed %d (got %s); narrow the listing with filters (source_ids, entity_ids, since_ms, until_ms) instead of paging this deep", name, MaxOffset, n.String())
+	}
+	return int(n.Int64()), nil
+}
+
+// Millis returns the timestamp argument name (milliseconds since 1970-01-01 UTC),
+// nil when absent or null. Not an integer → "argument `name` must be an integer in
+// the i64 range"; negative → "argument `name` must be a non-negative integer
+// (milliseconds since 1970-01-01 UTC)".
+func (a *Args) Millis(name string) (*int64, error) {
+	v := a.value(name)
+	if v == nil {
+		return nil, nil
+	}
+	n, neg, ok := parseInteger(v)
+	if !ok || !n.IsInt64() {
+		return nil, InvalidParams("argument `%s` must be an integer in the i64 range", name)
+	}
+	if neg && n.Sign() != 0 {
+		return nil, InvalidParams("argument `%s` must be a non-negative integer (milliseconds since 1970-01-01 UTC)", name)
+	}
+	ms := n.Int64()
+	return &ms, nil
+}
+
+// parseInteger parses a JSON number that is mathematically an integer (5, 5.0, 5e2).
+// It returns the absolute value, whether the number was negative, and false when v
+// is not a number or not integral.
+func parseInteger(v json.RawMessage) (abs *big.Int, neg bool, ok bool) {
+	if jsonType(v) != "number" {
+		return nil, false, false
+	}
+	s := string(v)
+	if strings.HasPrefix(s, "-") {
+		neg = true
+		s = s[1:]
+	}
+	if i, err := strconv.ParseUint(s, 10, 64); err == nil {
+		return new(big.Int).SetUint64(i), neg, true
+	}
+	if len(s) > 400 {
+		return nil, false, false // refuse absurd literals rather than expanding them
+	}
+	f, _, err := big.ParseFloat(s, 10, 256, big.ToNearestEven)
+	if err != nil || f.IsInf() {
+		return nil, false, false
+	}
+	if exp := f.MantExp(nil); exp > 1100 {
+		return nil, false, false
+	}
+	i, acc := f.Int(nil)
+	if acc != big.Exact {
+		return nil, false, false
+	}
+	return i, neg, true
+}
+
+// jsonType names the JSON type of v as the argument messages do: null, bool,
+// number, string, array or object ("invalid" for bytes that are none of these).
+func jsonType(v json.RawMessage) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 {
+		return "null"
+	}
+	switch c := v[0]; {
+	case c == 'n':
+		return "null"
+	case c == 't' || c == 'f':
+		return "bool"
+	case c == '"':
+		return "string"
+	case c == '[':
+		return "array"
+	case c == '{':
+		return "object"
+	case c == '-' || (c >= '0' && c <= '9'):
+		return "number"
+	}
+	return "invalid"
+}
+
+// InvalidParams returns an invalid_params error with a formatted message.
+func InvalidParams(format string, args ...any) *abi.Error {
+	return &abi.Error{Code: abi.CodeInvalidParams, Message: fmt.Sprintf(format, args...)}
+}
+
+// NotFound returns a not_found error with a formatted message.
+func NotFound(format string, args ...any) *abi.Error {
+	return &abi.Error{Code: abi.CodeNotFound, Message: fmt.Sprintf(format, args...)}
+}
+
+// Unavailable returns an unavailable error (a dependency such as SearXNG failed)
+// with a formatted message.
+func Unavailable(format string, args ...any) *abi.Error {
+	return &abi.Error{Code: abi.CodeUnavailable, Message: fmt.Sprintf(format, args...)}
+}
+
+// Internal returns an internal error with a formatted message.
+func Internal(format string, args ...any) *abi.Error {
+	return &abi.Error{Code: abi.CodeInternal, Message: fmt.Sprintf(format, args...)}
+}
