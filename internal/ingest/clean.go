@@ -1,0 +1,263 @@
+package ingest
+
+import (
+	"html"
+	"regexp"
+	"strings"
+)
+
+var (
+	reOnWrote      = regexp.MustCompile(`(?i)^\s*(on\s.+\s(wrote|schrieb|a écrit|escribió|skrev)\s*:|.{0,80}<[^>@\s]+@[^>\s]+>\s+(wrote|schrieb)\s*:)\s*$`)
+	reOnStart      = regexp.MustCompile(`(?i)^\s*on\s.{6,}`)
+	reWroteEnd     = regexp.MustCompile(`(?i)(wrote|schrieb|a écrit|escribió|skrev)\s*:\s*$`)
+	reOriginal     = regexp.MustCompile(`(?i)^\s*-{2,}\s*(original message|forwarded message|mensaje original|ursprüngliche nachricht)\s*-{2,}\s*$`)
+	reBeginFwd     = regexp.MustCompile(`(?i)^\s*begin forwarded message\s*:\s*$`)
+	reUnderline    = regexp.MustCompile(`^\s*_{10,}\s*$`)
+	reHdrFrom      = regexp.MustCompile(`(?i)^\s*\*?from\s*:\*?\s+\S`)
+	reHdrSentDate  = regexp.MustCompile(`(?i)^\s*\*?(sent|date)\s*:\*?\s+\S`)
+	reFooterPhrase = regexp.MustCompile(`(?i)(confidential|intended (solely |only )?(for )?(the )?(recipient|addressee)|unsubscribe|you('|’)re receiving this|you are receiving this|manage (your )?preferences|consider the environment before printing|office hours are|org\.? ?no\.|this (e-?mail|message)[^.]{0,60}(may contain|is intended|and any attachments)|^sent from my (phone|iphone|ipad|android|mobile))`)
+	reBlankRuns    = regexp.MustCompile(`\n{3,}`)
+)
+
+// cleanMailBody removes quoted reply history, the signature and trailing legal or
+// unsubscribe footers from a plain-text mail body, and tidies blank lines.
+func cleanMailBody(s string) string {
+	s = strings.ReplaceAll(s, "\u00a0", " ")
+	lines := strings.Split(s, "\n")
+	cut := len(lines)
+	for i := 0; i < len(lines) && cut == len(lines); i++ {
+		l := lines[i]
+		t := strings.TrimRight(l, " \t")
+		switch {
+		case t == "--" || t == "-- " || l == "-- ":
+			cut = i
+		case reOnWrote.MatchString(l):
+			cut = i
+		case reOnStart.MatchString(l) && i+1 < len(lines) && reWroteEnd.MatchString(lines[i+1]) && !strings.HasPrefix(lines[i+1], ">"):
+			cut = i
+		case reOriginal.MatchString(l), reBeginFwd.MatchString(l):
+			cut = i
+		case reUnderline.MatchString(l) && nextHas(lines, i+1, 3, reHdrFrom):
+			cut = i
+		case reHdrFrom.MatchString(l) && (i == 0 || strings.TrimSpace(lines[i-1]) == "") && nextHas(lines, i+1, 3, reHdrSentDate):
+			cut = i
+		}
+	}
+	lines = lines[:cut]
+	kept := lines[:0]
+	for _, l := range lines {
+		if strings.HasPrefix(strings.TrimLeft(l, " "), ">") {
+			continue
+		}
+		kept = append(kept, strings.TrimRight(l, " \t"))
+	}
+	paras := splitParagraphs(strings.Join(kept, "\n"))
+	for len(paras) > 0 && isFooter(paras[len(paras)-1]) {
+		paras = paras[:len(paras)-1]
+	}
+	return strings.TrimSpace(strings.Join(paras, "\n\n"))
+}
+
+// nextHas reports whether one of the n lines from i matches re.
+func nextHas(lines []string, i, n int, re *regexp.Regexp) bool {
+	for j := i; j < len(lines) && j < i+n; j++ {
+		if re.MatchString(lines[j]) {
+			return true
+		}
+	}
+	return false
+}
+
+// isFooter reports whether a paragraph is boilerplate: a legal notice, an
+// unsubscribe line, an office-hours or print-the-environment note.
+func isFooter(p string) bool {
+	if len(p) > 900 {
+		return false
+	}
+	return reFooterPhrase.MatchString(p)
+}
+
+// splitParagraphs splits on blank lines and drops empty paragraphs.
+func splitParagraphs(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, "\n\n") {
+		if p = strings.Trim(p, "\n"); strings.TrimSpace(p) != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// htmlToText turns an HTML body into plain text: head, style, script, comments and
+// quoted blockquotes are dropped, block elements become line breaks, links keep
+// their target as "label (url)", entities are decoded.
+func htmlToText(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	lower := strings.ToLower(s)
+	skipUntil := "" // closing tag that ends a skipped element
+	quoteDepth := 0
+	var href string
+	var linkText strings.Builder
+	inLink := false
+	emit := func(t string) {
+		if quoteDepth > 0 || skipUntil != "" {
+			return
+		}
+		if inLink {
+			linkText.WriteString(t)
+			return
+		}
+		b.WriteString(t)
+	}
+	for i := 0; i < len(s); {
+		if s[i] != '<' {
+			j := strings.IndexByte(s[i:], '<')
+			if j < 0 {
+				j = len(s) - i
+			}
+			emit(collapseSpaces(s[i : i+j]))
+			i += j
+			continue
+		}
+		if strings.HasPrefix(s[i:], "<!--") {
+			j := strings.Index(s[i+4:], "-->")
+			if j < 0 {
+				break
+			}
+			i += 4 + j + 3
+			continue
+		}
+		j := strings.IndexByte(s[i:], '>')
+		if j < 0 {
+			emit(collapseSpaces(s[i:]))
+			break
+		}
+		tag := lower[i+1 : i+j]
+		raw := s[i+1 : i+j]
+		i += j + 1
+		closing := strings.HasPrefix(tag, "/")
+		name := strings.TrimPrefix(tag, "/")
+		if k := strings.IndexAny(name, " \t\n/"); k >= 0 {
+			name = name[:k]
+		}
+		if skipUntil != "" {
+			if closing && name == skipUntil {
+				skipUntil = ""
+			}
+			continue
+		}
+		switch name {
+		case "head", "style", "script", "title":
+			if !closing {
+				skipUntil = name
+			}
+		case "blockquote":
+			if closing {
+				if quoteDepth > 0 {
+					quoteDepth--
+				}
+			} else {
+				quoteDepth++
+			}
+		case "br":
+			emit("\n")
+		case "p", "div", "table", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "pre":
+			emit("\n\n")
+		case "tr":
+			emit("\n")
+		case "td", "th":
+			emit(" ")
+		case "li":
+			if !closing {
+				emit("\n- ")
+			}
+		case "a":
+			if quoteDepth > 0 {
+				continue
+			}
+			if !closing {
+				href = attr(raw, "href")
+				inLink = true
+				linkText.Reset()
+			} else if inLink {
+				inLink = false
+				label := strings.TrimSpace(linkText.String())
+				u := html.UnescapeString(href)
+				switch {
+				case (strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) && label != "" && label != u:
+					b.WriteString(label + " (" + u + ")")
+				case label == "" && u != "":
+					b.WriteString(u)
+				default:
+					b.WriteString(label)
+				}
+			}
+		}
+	}
+	if inLink {
+		b.WriteString(linkText.String())
+	}
+	text := html.UnescapeString(b.String())
+	text = strings.ReplaceAll(text, "\u00a0", " ")
+	lines := strings.Split(text, "\n")
+	for k, l := range lines {
+		lines[k] = strings.TrimSpace(l)
+	}
+	text = strings.Join(lines, "\n")
+	text = reBlankRuns.ReplaceAllString(text, "\n\n")
+	// a signature block written as "-- <br>" becomes a lone "--" line: keep the
+	// conventional delimiter so cleanMailBody can cut it.
+	return strings.TrimSpace(text)
+}
+
+// collapseSpaces folds runs of whitespace (including newlines) into one space, as
+// HTML rendering does.
+func collapseSpaces(s string) string {
+	if strings.TrimSpace(s) == "" {
+		if s == "" {
+			return ""
+		}
+		return " "
+	}
+	f := strings.Fields(s)
+	out := strings.Join(f, " ")
+	if s[0] == ' ' || s[0] == '\n' || s[0] == '\t' {
+		out = " " + out
+	}
+	if last := s[len(s)-1]; last == ' ' || last == '\n' || last == '\t' {
+		out += " "
+	}
+	return out
+}
+
+// attr extracts an attribute value from the inside of a tag.
+func attr(tag, name string) string {
+	low := strings.ToLower(tag)
+	for from := 0; ; {
+		k := strings.Index(low[from:], name)
+		if k < 0 {
+			return ""
+		}
+		k += from
+		rest := strings.TrimLeft(tag[k+len(name):], " \t\n")
+		if k > 0 && !strings.ContainsRune(" \t\n", rune(low[k-1])) || !strings.HasPrefix(rest, "=") {
+			from = k + len(name)
+			continue
+		}
+		rest = strings.TrimLeft(rest[1:], " \t\n")
+		if rest == "" {
+			return ""
+		}
+		if q := rest[0]; q == '"' || q == '\'' {
+			if e := strings.IndexByte(rest[1:], q); e >= 0 {
+				return rest[1 : 1+e]
+			}
+			return rest[1:]
+		}
+		if e := strings.IndexAny(rest, " \t\n>"); e >= 0 {
+			return rest[:e]
+		}
+		return rest
+	}
+}

@@ -1,0 +1,463 @@
+// Package ingest reads mail, chat and document exports, cleans them, and writes
+// them into the memory tree one source at a time.
+//
+// Formats are detected per file or folder (Options.Kind forces one): mbox and .eml
+// mail (threaded by References/In-Reply-To), Slack export folders, generic chat
+// batch JSON, the reference's JSON input shapes (ChatBatch, EmailThread,
+// DocumentInput), and Markdown / plain-text documents. A document's source_ref is
+// its path relative to the ingest root: the folder given on the command line, or
+// the folder holding a file given directly (so ingesting <corpus> records
+// "docs/projects/x.md", ingesting <corpus>/docs records "projects/x.md").
+//
+// Bad input never stops a run: each malformed file (or message) yields one
+// FileError naming the file and, where it applies, the message number or byte
+// offset; everything else is still ingested.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"golang.org/x/term"
+
+	"github.com/openhuman/openhuman-core/internal/memtree"
+)
+
+// Writer stores one parsed source; *memtree.Store implements it.
+type Writer interface {
+	Ingest(ctx context.Context, src memtree.SourceInput) (memtree.IngestStats, error)
+}
+
+// Kinds accepted by Options.Kind.
+const (
+	KindAuto      = ""
+	KindMbox      = "mbox"
+	KindEML       = "eml"
+	KindSlack     = "slack"
+	KindChat      = "chat"
+	KindDocs      = "docs"
+	KindReference = "reference"
+)
+
+// Kinds lists the values Options.Kind accepts (besides "" for detection).
+var Kinds = []string{KindMbox, KindEML, KindSlack, KindChat, KindDocs, KindReference}
+
+// Options tune a Run.
+type Options struct {
+	Kind     string    // "" = detect; "mbox", "eml", "slack", "chat", "docs", "reference" to force
+	Progress io.Writer // progress bar target (only used when it is a terminal); nil = none
+	Logger   *slog.Logger
+}
+
+// FileError is one input that could not be (fully) ingested.
+type FileError struct {
+	Path  string // the file (or folder) as walked
+	Where string // "message 12 (byte 4096)", "byte 4096", "line 3"; "" when the whole file
+	Err   error
+}
+
+// Error renders "path: where: err".
+func (e FileError) Error() string {
+	if e.Where == "" {
+		return e.Path + ": " + e.Err.Error()
+	}
+	return e.Path + ": " + e.Where + ": " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e FileError) Unwrap() error { return e.Err }
+
+// Summary reports what a Run did.
+type Summary struct {
+	Files, Sources, ChunksNew, ChunksUnchanged, ChunksRemoved, Entities, Failures int
+	Seconds                                                                   float64
+	Errors                                                                    []FileError
+	// Skipped counts files of no known format (and symbolic links), which are not failures.
+	Skipped int
+	// Notes are repairs and non-failures worth telling (unknown charset decoded as
+	// Latin-1, UTF-16 converted, empty file, ...).
+	Notes []FileError
+}
+
+// Line is the one-line summary printed after every ingest.
+func (s *Summary) Line() string {
+	return fmt.Sprintf("ingest: %d files, %d sources, %d chunks new, %d unchanged, %d removed, %d entities, %d failures, %.1f s",
+		s.Files, s.Sources, s.ChunksNew, s.ChunksUnchanged, s.ChunksRemoved, s.Entities, s.Failures, s.Seconds)
+}
+
+// task is one file (or Slack export folder) to read.
+type task struct {
+	path string // as walked
+	rel  string // slash path relative to the ingest root
+	kind string // resolved kind: mbox, eml, slack, chatjson (auto JSON), chat, reference, docs
+}
+
+type runner struct {
+	w     Writer
+	opt   Options
+	log   *slog.Logger
+	sum   *Summary
+	mails []*mailMsg
+	seq   int
+}
+
+// maxWalkDepth bounds folder nesting.
+const maxWalkDepth = 64
+
+// Run ingests every path (files or folders) into w. It returns the summary; the
+// error is non-nil only when the run itself could not proceed (a bad Kind, a
+// cancelled context) — per-input problems are in Summary.Errors.
+func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, error) {
+	start := time.Now()
+	r := &runner{w: w, opt: opt, log: opt.Logger, sum: &Summary{}}
+	if r.log == nil {
+		r.log = slog.Default()
+	}
+	defer func() { r.sum.Seconds = time.Since(start).Seconds() }()
+	if opt.Kind != KindAuto && !contains(Kinds, opt.Kind) {
+		return r.sum, fmt.Errorf("ingest: unknown kind %q: use one of %s, or leave it empty to detect", opt.Kind, strings.Join(Kinds, ", "))
+	}
+	if len(paths) == 0 {
+		return r.sum, errors.New("ingest: no paths given: name mail, chat or document files or folders to ingest")
+	}
+	var tasks []task
+	for _, p := range paths {
+		st, err := os.Stat(p)
+		if err != nil {
+			r.fail(FileError{Path: p, Err: fmt.Errorf("cannot read: %w", err)})
+			continue
+		}
+		if st.IsDir() {
+			tasks = r.plan(p, p, 0, tasks)
+			continue
+		}
+		if k := r.classify(p); k != "" {
+			tasks = append(tasks, task{path: p, rel: filepath.ToSlash(filepath.Base(p)), kind: k})
+		} else {
+			r.skip(p, "not a known mail, chat or document format (use --kind to force one)")
+		}
+	}
+	var bar *progressbar.ProgressBar
+	if f, ok := opt.Progress.(*os.File); ok && term.IsTerminal(int(f.Fd())) && len(tasks) > 0 {
+		bar = progressbar.NewOptions(len(tasks)+1, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("ingest"),
+			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond),
+			progressbar.OptionSetWidth(30))
+	}
+	for _, t := range tasks {
+		if err := ctx.Err(); err != nil {
+			return r.sum, fmt.Errorf("ingest interrupted after %d sources: %w", r.sum.Sources, err)
+		}
+		r.runTask(ctx, t)
+		if bar != nil {
+			_ = bar.Add(1)
+		}
+	}
+	for _, src := range threadMails(r.mails) {
+		if err := ctx.Err(); err != nil {
+			return r.sum, fmt.Errorf("ingest interrupted after %d sources: %w", r.sum.Sources, err)
+		}
+		r.write(ctx, src)
+	}
+	if bar != nil {
+		_ = bar.Finish()
+	}
+	if err := ctx.Err(); err != nil {
+		return r.sum, fmt.Errorf("ingest interrupted after %d sources: %w", r.sum.Sources, err)
+	}
+	return r.sum, nil
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// plan walks dir (never following symbolic links, skipping hidden entries) and
+// appends the files to read.
+func (r *runner) plan(root, dir string, depth int, tasks []task) []task {
+	if depth > maxWalkDepth {
+		r.fail(FileError{Path: dir, Err: fmt.Errorf("folders nested deeper than %d levels: not descended", maxWalkDepth)})
+		return tasks
+	}
+	if (r.opt.Kind == KindAuto || r.opt.Kind == KindSlack) && isSlackExport(dir) {
+		return append(tasks, task{path: dir, rel: relTo(root, dir), kind: KindSlack})
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		r.fail(FileError{Path: dir, Err: fmt.Errorf("cannot list folder: %w", err)})
+		return tasks
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	for _, e := range entries {
+		name := e.Name()
+		p := filepath.Join(dir, name)
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		switch {
+		case e.Type()&os.ModeSymlink != 0:
+			r.skip(p, "symbolic link: not followed")
+		case e.IsDir():
+			tasks = r.plan(root, p, depth+1, tasks)
+		case e.Type().IsRegular():
+			if k := r.classify(p); k != "" {
+				tasks = append(tasks, task{path: p, rel: relTo(root, p), kind: k})
+			} else {
+				r.skip(p, "not a known mail, chat or document format")
+			}
+		default:
+			r.skip(p, "not a regular file")
+		}
+	}
+	return tasks
+}
+
+func relTo(root, p string) string {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return filepath.ToSlash(p)
+	}
+	return filepath.ToSlash(rel)
+}
+
+// classify resolves the kind of one file ("" = unknown, skipped).
+func (r *runner) classify(p string) string {
+	ext := strings.ToLower(filepath.Ext(p))
+	switch r.opt.Kind {
+	case KindMbox, KindEML, KindDocs, KindReference:
+		return r.opt.Kind
+	case KindChat:
+		return KindChat
+	case KindSlack:
+		return "" // Slack exports are folders
+	}
+	switch ext {
+	case ".mbox", ".mbx":
+		return KindMbox
+	case ".eml":
+		return KindEML
+	case ".json":
+		return "json"
+	case ".md", ".markdown", ".mdown", ".mkd", ".txt", ".text":
+		return KindDocs
+	case "":
+		if f, err := os.Open(p); err == nil {
+			head := make([]byte, 5)
+			n, _ := io.ReadFull(f, head)
+			f.Close()
+			if string(head[:n]) == "From " {
+				return KindMbox
+			}
+		}
+	}
+	return ""
+}
+
+func (r *runner) fail(fe FileError) {
+	r.sum.Errors = append(r.sum.Errors, fe)
+	r.sum.Failures++
+	r.log.Debug("ingest: failed", "path", fe.Path, "where", fe.Where, "err", fe.Err)
+}
+
+func (r *runner) note(path, where, msg string) {
+	r.sum.Notes = append(r.sum.Notes, FileError{Path: path, Where: where, Err: errors.New(msg)})
+	r.log.Info("ingest: "+msg, "path", path, "where", where)
+}
+
+func (r *runner) skip(path, why string) {
+	r.sum.Skipped++
+	r.log.Debug("ingest: skipped", "path", path, "why", why)
+}
+
+// write stores one source and adds its stats.
+func (r *runner) write(ctx context.Context, src memtree.SourceInput) {
+	st, err := r.w.Ingest(ctx, src)
+	if err != nil {
+		if ctx.Err() != nil {
+			return
+		}
+		r.fail(FileError{Path: src.Origin, Where: "source " + src.SourceID, Err: fmt.Errorf("store: %w", err)})
+		return
+	}
+	r.sum.Sources++
+	r.sum.ChunksNew += st.NewChunks
+	r.sum.ChunksUnchanged += st.UnchangedChunks
+	r.sum.ChunksRemoved += st.RemovedChunks
+	r.sum.Entities += st.Entities
+}
+
+func (r *runner) runTask(ctx context.Context, t task) {
+	switch t.kind {
+	case KindSlack:
+		srcs, errs, files, err := readSlackExport(t.path, func(p string) string { return p })
+		r.sum.Files += files
+		if err != nil {
+			r.fail(FileError{Path: t.path, Err: fmt.Errorf("Slack export: %w", err)})
+			return
+		}
+		for _, fe := range errs {
+			r.fail(fe)
+		}
+		for _, s := range srcs {
+			r.write(ctx, s)
+		}
+	case KindMbox:
+		r.sum.Files++
+		r.readMboxFile(t)
+	case KindEML:
+		r.sum.Files++
+		b, err := readFileLimited(t.path)
+		if err != nil {
+			r.fail(FileError{Path: t.path, Err: err})
+			return
+		}
+		r.addMail(t.path, "", b, time.Time{}, KindEML)
+	case KindDocs:
+		r.sum.Files++
+		r.readDoc(ctx, t)
+	default: // "json", chat, reference
+		r.sum.Files++
+		r.readJSONInput(ctx, t)
+	}
+}
+
+func (r *runner) readMboxFile(t task) {
+	err := readMbox(t.path, func(m mboxMessage) error {
+		where := fmt.Sprintf("message %d (byte %d)", m.num, m.offset)
+		if m.err != nil {
+			r.fail(FileError{Path: t.path, Where: where, Err: m.err})
+			return nil
+		}
+		r.addMail(t.path, where, m.raw, m.envDate, KindMbox)
+		return nil
+	})
+	switch {
+	case errors.Is(err, errEmpty):
+		r.note(t.path, "", "empty mbox: nothing to ingest")
+	case err != nil:
+		r.fail(FileError{Path: t.path, Err: err})
+	}
+}
+
+// addMail parses one message and queues it for threading.
+func (r *runner) addMail(path, where string, raw []byte, envDate time.Time, prov string) {
+	pm, err := parseMail(raw, envDate)
+	if err != nil {
+		r.fail(FileError{Path: path, Where: where, Err: err})
+		return
+	}
+	for _, n := range pm.notes {
+		r.note(path, where, n)
+	}
+	if pm.bodyErr != nil {
+		r.fail(FileError{Path: path, Where: where, Err: pm.bodyErr})
+	}
+	r.seq++
+	pm.m.seq = r.seq
+	pm.m.prov = prov
+	pm.m.origin = path
+	if where != "" {
+		pm.m.origin = path + " " + where
+	}
+	r.mails = append(r.mails, pm.m)
+}
+
+func (r *runner) readDoc(ctx context.Context, t task) {
+	b, err := readFileLimited(t.path)
+	if err != nil {
+		r.fail(FileError{Path: t.path, Err: err})
+		return
+	}
+	tf, err := decodeTextFile(b)
+	if errors.Is(err, errEmpty) {
+		r.note(t.path, "", "empty file: nothing to ingest")
+		return
+	}
+	if err != nil {
+		r.fail(FileError{Path: t.path, Err: err})
+		return
+	}
+	for _, n := range tf.notes {
+		r.note(t.path, "", n)
+	}
+	src, err := parseDocument(tf.text, t.rel, modTime(t.path))
+	if errors.Is(err, errEmpty) {
+		r.note(t.path, "", "no text: nothing to ingest")
+		return
+	}
+	if err != nil {
+		r.fail(FileError{Path: t.path, Err: err})
+		return
+	}
+	src.Origin = t.path
+	r.write(ctx, *src)
+}
+
+func modTime(p string) time.Time {
+	if st, err := os.Stat(p); err == nil {
+		return st.ModTime().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (r *runner) readJSONInput(ctx context.Context, t task) {
+	b, err := readFileLimited(t.path)
+	if err != nil {
+		r.fail(FileError{Path: t.path, Err: err})
+		return
+	}
+	b = trimUTF8BOM(b)
+	if err := checkJSON(b); err != nil {
+		if errors.Is(err, errEmpty) {
+			r.note(t.path, "", "empty file: nothing to ingest")
+			return
+		}
+		r.fail(FileError{Path: t.path, Err: err})
+		return
+	}
+	shape := "chat"
+	if t.kind != KindChat {
+		shape, err = jsonShape(b)
+		if err != nil {
+			if errors.Is(err, errUnknownJSON) && t.kind == "json" {
+				r.skip(t.path, err.Error())
+				r.sum.Files--
+				return
+			}
+			r.fail(FileError{Path: t.path, Err: err})
+			return
+		}
+	}
+	var src *memtree.SourceInput
+	switch shape {
+	case "chat":
+		src, err = parseChatBatch(b)
+	case "emailthread":
+		src, err = parseEmailThread(b)
+	default:
+		src, err = parseDocumentInput(b, t.rel, modTime(t.path))
+	}
+	if errors.Is(err, errEmpty) {
+		r.note(t.path, "", "no messages: nothing to ingest")
+		return
+	}
+	if err != nil {
+		r.fail(FileError{Path: t.path, Err: err})
+		return
+	}
+	src.Origin = t.path
+	r.write(ctx, *src)
+}
