@@ -1,0 +1,271 @@
+// Package firstparty holds the logic of the seven first-party MCP tools — argument
+// checks, the host call, result shaping — as plain Go that host tests call directly
+// and the tool modules under tools-wasm/ wrap.
+//
+// Each function takes the raw arguments object and the host capability it needs (an
+// interface, implemented inside a module by sdk/memory.Host or sdk/searxng.Host) and
+// returns the tool's result or an *abi.Error. Nothing here imports a capability
+// package, so a module links only the host functions of the capability it uses.
+package firstparty
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/openhuman/openhuman-core/sdk"
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// Tool names, in catalogue order.
+const (
+	ToolMemorySearch  = "memory.search"
+	ToolMemoryRecall  = "memory.recall"
+	ToolReadChunk     = "tree.read_chunk"
+	ToolBrowse        = "tree.browse"
+	ToolTopEntities   = "tree.top_entities"
+	ToolListSources   = "tree.list_sources"
+	ToolSearxngSearch = "searxng_search"
+)
+
+// chunkIDLen is the length of a chunk id: 128 bits in lowercase hex.
+const chunkIDLen = 32
+
+// Catalogue lists the first-party tools in the order the MCP server lists them.
+var Catalogue = []string{
+	ToolMemorySearch, ToolMemoryRecall, ToolReadChunk, ToolBrowse,
+	ToolTopEntities, ToolListSources, ToolSearxngSearch,
+}
+
+// Memory is the memory.read capability as the tools use it.
+type Memory interface {
+	Search(abi.SearchRequest) (*abi.SearchResult, error)
+	Recall(abi.RecallRequest) (*abi.RecallResult, error)
+	GetChunk(abi.ChunkGetRequest) (*abi.ChunkResult, error)
+	ListChunks(abi.ChunksListRequest) (*abi.ListResult, error)
+	TopEntities(abi.EntitiesTopRequest) (*abi.EntitiesResult, error)
+	ListSources(abi.SourcesListRequest) (*abi.SourcesResult, error)
+}
+
+// Web is the web.searxng capability as the searxng_search tool uses it.
+type Web interface {
+	Search(abi.SearxngRequest) (*abi.SearxngReply, error)
+}
+
+// hostErr passes a host error through as an *abi.Error (the host already phrased
+// it), or wraps anything else as internal with the host function's name.
+func hostErr(fn string, err error) error {
+	e := sdk.AsError(err)
+	if e.Code == abi.CodeInternal && !strings.Contains(e.Message, fn) {
+		e = sdk.Internal("host function %s failed: %s", fn, e.Message)
+	}
+	return e
+}
+
+func hits(h []abi.ChunkHit) []abi.ChunkHit {
+	if h == nil {
+		return []abi.ChunkHit{}
+	}
+	return h
+}
+
+// MemorySearch is memory.search: keyword search over the full text of the chunks.
+// Arguments: query (required), k (1..50, default 10).
+func MemorySearch(args json.RawMessage, m Memory) (*abi.SearchResult, error) {
+	a, err := sdk.ParseArgs(args, "query", "k")
+	if err != nil {
+		return nil, err
+	}
+	q, err := a.RequiredString("query")
+	if err != nil {
+		return nil, err
+	}
+	k, err := a.K()
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.Search(abi.SearchRequest{Query: q, K: k})
+	if err != nil {
+		return nil, hostErr(abi.FnMemorySearch, err)
+	}
+	if res == nil {
+		res = &abi.SearchResult{}
+	}
+	res.Chunks = hits(res.Chunks)
+	return res, nil
+}
+
+// MemoryRecall is memory.recall: recall by meaning (synonyms, embeddings when
+// configured). Arguments: query (required), k (1..50, default 10).
+func MemoryRecall(args json.RawMessage, m Memory) (*abi.RecallResult, error) {
+	a, err := sdk.ParseArgs(args, "query", "k")
+	if err != nil {
+		return nil, err
+	}
+	q, err := a.RequiredString("query")
+	if err != nil {
+		return nil, err
+	}
+	k, err := a.K()
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.Recall(abi.RecallRequest{Query: q, K: k})
+	if err != nil {
+		return nil, hostErr(abi.FnMemoryRecall, err)
+	}
+	if res == nil {
+		res = &abi.RecallResult{}
+	}
+	res.Chunks = hits(res.Chunks)
+	if res.Mode == "" {
+		res.Mode = abi.ModeLexical
+	}
+	return res, nil
+}
+
+// ReadChunk is tree.read_chunk: one chunk with its full text. Argument: chunk_id
+// (required; 32 hexadecimal characters). An unknown id is a not_found error.
+func ReadChunk(args json.RawMessage, m Memory) (*abi.ChunkResult, error) {
+	a, err := sdk.ParseArgs(args, "chunk_id")
+	if err != nil {
+		return nil, err
+	}
+	id, err := a.RequiredString("chunk_id")
+	if err != nil {
+		return nil, err
+	}
+	if !isChunkID(id) {
+		shown := id
+		if len(shown) > 80 {
+			shown = shown[:80] + "…"
+		}
+		return nil, sdk.InvalidParams("argument `chunk_id` must be a chunk id: 32 hexadecimal characters, as found in the `id` of a memory.search, memory.recall or tree.browse hit (got %q)", shown)
+	}
+	id = strings.ToLower(id)
+	res, err := m.GetChunk(abi.ChunkGetRequest{ID: id})
+	if err != nil {
+		if e := sdk.AsError(err); e.Code == abi.CodeNotFound {
+			return nil, sdk.NotFound("no chunk with id %s in the memory tree; chunk ids come from memory.search, memory.recall or tree.browse results — run one of them again to get a current id (ids change when a source is re-ingested with different content)", id)
+		}
+		return nil, hostErr(abi.FnChunkGet, err)
+	}
+	if res == nil || res.Chunk.ID == "" {
+		return nil, sdk.NotFound("no chunk with id %s in the memory tree; chunk ids come from memory.search, memory.recall or tree.browse results", id)
+	}
+	return res, nil
+}
+
+func isChunkID(s string) bool {
+	if len(s) != chunkIDLen {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	return true
+}
+
+// Browse is tree.browse: chunks newest first, filtered by source kinds, source ids,
+// entity ids, a time window and a substring, with k and offset for paging.
+func Browse(args json.RawMessage, m Memory) (*abi.ListResult, error) {
+	a, err := sdk.ParseArgs(args, "source_kinds", "source_ids", "entity_ids", "since_ms", "until_ms", "query", "k", "offset")
+	if err != nil {
+		return nil, err
+	}
+	var req abi.ChunksListRequest
+	if req.SourceKinds, err = a.StringArray("source_kinds"); err != nil {
+		return nil, err
+	}
+	for i, s := range req.SourceKinds {
+		req.SourceKinds[i] = strings.ToLower(s)
+	}
+	if req.SourceIDs, err = a.StringArray("source_ids"); err != nil {
+		return nil, err
+	}
+	if req.EntityIDs, err = a.StringArray("entity_ids"); err != nil {
+		return nil, err
+	}
+	if req.SinceMS, err = a.Millis("since_ms"); err != nil {
+		return nil, err
+	}
+	if req.UntilMS, err = a.Millis("until_ms"); err != nil {
+		return nil, err
+	}
+	if req.SinceMS != nil && req.UntilMS != nil && *req.SinceMS > *req.UntilMS {
+		return nil, sdk.InvalidParams("argument `since_ms` (%d) must not be after `until_ms` (%d)", *req.SinceMS, *req.UntilMS)
+	}
+	if req.Query, _, err = a.OptionalString("query"); err != nil {
+		return nil, err
+	}
+	if req.K, err = a.K(); err != nil {
+		return nil, err
+	}
+	if req.Offset, err = a.Offset(); err != nil {
+		return nil, err
+	}
+	res, err := m.ListChunks(req)
+	if err != nil {
+		return nil, hostErr(abi.FnChunksList, err)
+	}
+	if res == nil {
+		res = &abi.ListResult{}
+	}
+	res.Chunks = hits(res.Chunks)
+	return res, nil
+}
+
+// TopEntities is tree.top_entities: the most-referenced entities, optionally of one
+// kind (lowercased). Arguments: kind, k.
+func TopEntities(args json.RawMessage, m Memory) (*abi.EntitiesResult, error) {
+	a, err := sdk.ParseArgs(args, "kind", "k")
+	if err != nil {
+		return nil, err
+	}
+	kind, _, err := a.OptionalString("kind")
+	if err != nil {
+		return nil, err
+	}
+	k, err := a.K()
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.TopEntities(abi.EntitiesTopRequest{Kind: strings.ToLower(kind), K: k})
+	if err != nil {
+		return nil, hostErr(abi.FnEntitiesTop, err)
+	}
+	if res == nil {
+		res = &abi.EntitiesResult{}
+	}
+	if res.Entities == nil {
+		res.Entities = []abi.Entity{}
+	}
+	return res, nil
+}
+
+// ListSources is tree.list_sources: every ingested source with its chunk count and
+// activity. Argument: user_email_hint (the user's own address, left out of
+// email display names).
+func ListSources(args json.RawMessage, m Memory) (*abi.SourcesResult, error) {
+	a, err := sdk.ParseArgs(args, "user_email_hint")
+	if err != nil {
+		return nil, err
+	}
+	hint, _, err := a.OptionalString("user_email_hint")
+	if err != nil {
+		return nil, err
+	}
+	res, err := m.ListSources(abi.SourcesListRequest{UserEmailHint: hint})
+	if err != nil {
+		return nil, hostErr(abi.FnSourcesList, err)
+	}
+	if res == nil {
+		res = &abi.SourcesResult{}
+	}
+	if res.Sources == nil {
+		res.Sources = []abi.Source{}
+	}
+	return res, nil
+}

@@ -1,0 +1,306 @@
+package firstparty
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+
+	"github.com/openhuman/openhuman-core/policy"
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// store is an in-memory memory.read capability: it records each request and answers
+// from the fixture fields (or with err).
+type store struct {
+	err      error
+	search   *abi.SearchResult
+	recall   *abi.RecallResult
+	chunks   map[string]abi.Chunk
+	list     *abi.ListResult
+	entities *abi.EntitiesResult
+	sources  *abi.SourcesResult
+	lastReq  any
+}
+
+func (s *store) Search(r abi.SearchRequest) (*abi.SearchResult, error) {
+	s.lastReq = r
+	return s.search, s.err
+}
+func (s *store) Recall(r abi.RecallRequest) (*abi.RecallResult, error) {
+	s.lastReq = r
+	return s.recall, s.err
+}
+func (s *store) GetChunk(r abi.ChunkGetRequest) (*abi.ChunkResult, error) {
+	s.lastReq = r
+	if s.err != nil {
+		return nil, s.err
+	}
+	c, ok := s.chunks[r.ID]
+	if !ok {
+		return nil, &abi.Error{Code: abi.CodeNotFound, Message: "chunk " + r.ID + " not found"}
+	}
+	return &abi.ChunkResult{Chunk: c}, nil
+}
+func (s *store) ListChunks(r abi.ChunksListRequest) (*abi.ListResult, error) {
+	s.lastReq = r
+	return s.list, s.err
+}
+func (s *store) TopEntities(r abi.EntitiesTopRequest) (*abi.EntitiesResult, error) {
+	s.lastReq = r
+	return s.entities, s.err
+}
+func (s *store) ListSources(r abi.SourcesListRequest) (*abi.SourcesResult, error) {
+	s.lastReq = r
+	return s.sources, s.err
+}
+
+var hit = abi.ChunkHit{
+	ID: "0123456789abcdef0123456789abcdef", SourceKind: "email", SourceID: "gmail:alice@example.com|bob@example.com",
+	SourceRef: "<m1@example.com>", Title: "Phoenix launch", TimestampMS: 1767225600000, Snippet: "the [phoenix] launch", Score: 3.5, Seq: 0,
+}
+
+// outputSchema returns the resolved output schema of the tool in folder's tool.toml.
+func outputSchema(t *testing.T, folder, tool string) *jsonschema.Resolved {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", folder, "tool.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := policy.ParseManifest(data, folder+"/tool.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Tools) != 1 || m.Tools[0].Name != tool {
+		t.Fatalf("%s/tool.toml declares %+v, want the one tool %s", folder, m.Tools, tool)
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(m.Tools[0].OutputSchema, &s); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rs
+}
+
+// conforms checks that v, encoded as the module would encode it, satisfies the
+// tool's output schema.
+func conforms(t *testing.T, folder, tool string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var inst any
+	if err := json.Unmarshal(b, &inst); err != nil {
+		t.Fatal(err)
+	}
+	if err := outputSchema(t, folder, tool).Validate(inst); err != nil {
+		t.Fatalf("%s result %s does not match its output_schema: %v", tool, b, err)
+	}
+}
+
+func wantErr(t *testing.T, err error, code, msg string) {
+	t.Helper()
+	var e *abi.Error
+	if !errors.As(err, &e) {
+		t.Fatalf("error = %v (%T), want %s %q", err, err, code, msg)
+	}
+	if e.Code != code || e.Message != msg {
+		t.Fatalf("error = %s %q, want %s %q", e.Code, e.Message, code, msg)
+	}
+}
+
+func TestMemorySearch(t *testing.T) {
+	s := &store{search: &abi.SearchResult{Chunks: []abi.ChunkHit{hit}}}
+	res, err := MemorySearch(json.RawMessage(`{"query":"  phoenix  "}`), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.lastReq != (abi.SearchRequest{Query: "phoenix", K: 10}) {
+		t.Fatalf("host request = %+v, want trimmed query and k=10", s.lastReq)
+	}
+	if len(res.Chunks) != 1 || !reflect.DeepEqual(res.Chunks[0], hit) {
+		t.Fatalf("result = %+v", res)
+	}
+	conforms(t, "memory_search", ToolMemorySearch, res)
+
+	if _, err := MemorySearch(json.RawMessage(`{"query":"x","k":50}`), s); err != nil || s.lastReq.(abi.SearchRequest).K != 50 {
+		t.Fatalf("k=50: %v, %+v", err, s.lastReq)
+	}
+	// An empty store: chunks is [] (never null) and the hint passes through.
+	s = &store{search: &abi.SearchResult{Hint: "run openhuman-core ingest PATH"}}
+	res, err = MemorySearch(json.RawMessage(`{"query":"x"}`), s)
+	if err != nil || res.Chunks == nil || res.Hint == "" {
+		t.Fatalf("empty store: %+v, %v", res, err)
+	}
+	conforms(t, "memory_search", ToolMemorySearch, res)
+
+	for _, c := range []struct{ args, msg string }{
+		{`{}`, "missing required argument `query`"},
+		{`{"query":" "}`, "argument `query` must not be empty"},
+		{`{"query":"x","k":51}`, "argument `k` must not exceed 50 (got 51)"},
+		{`{"query":"x","limit":5}`, "unexpected argument `limit`"},
+		{`"phoenix"`, "arguments must be an object, got string"},
+	} {
+		_, err := MemorySearch(json.RawMessage(c.args), &store{})
+		wantErr(t, err, abi.CodeInvalidParams, c.msg)
+	}
+	// A host error reaches the caller unchanged.
+	_, err = MemorySearch(json.RawMessage(`{"query":"x"}`), &store{err: &abi.Error{Code: abi.CodeUnavailable, Message: "store is locked"}})
+	wantErr(t, err, abi.CodeUnavailable, "store is locked")
+	_, err = MemorySearch(json.RawMessage(`{"query":"x"}`), &store{err: errors.New("boom")})
+	wantErr(t, err, abi.CodeInternal, "host function memory_search failed: boom")
+}
+
+func TestMemoryRecall(t *testing.T) {
+	s := &store{recall: &abi.RecallResult{Chunks: []abi.ChunkHit{hit}, Mode: abi.ModeLexical, Note: "no embedder configured"}}
+	res, err := MemoryRecall(json.RawMessage(`{"query":"rocket release","k":3}`), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.lastReq != (abi.RecallRequest{Query: "rocket release", K: 3}) {
+		t.Fatalf("host request = %+v", s.lastReq)
+	}
+	if res.Mode != abi.ModeLexical || len(res.Chunks) != 1 {
+		t.Fatalf("result = %+v", res)
+	}
+	conforms(t, "memory_recall", ToolMemoryRecall, res)
+	_, err = MemoryRecall(json.RawMessage(`{}`), s)
+	wantErr(t, err, abi.CodeInvalidParams, "missing required argument `query`")
+	_, err = MemoryRecall(json.RawMessage(`[]`), s)
+	wantErr(t, err, abi.CodeInvalidParams, "arguments must be an object, got array")
+	// A host that reports no chunks still yields a schema-valid result.
+	res, err = MemoryRecall(json.RawMessage(`{"query":"x"}`), &store{recall: &abi.RecallResult{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conforms(t, "memory_recall", ToolMemoryRecall, res)
+}
+
+func TestReadChunk(t *testing.T) {
+	c := abi.Chunk{
+		ID: hit.ID, SourceKind: "email", SourceID: hit.SourceID, SourceRef: hit.SourceRef, TimestampMS: hit.TimestampMS,
+		TimeRangeStartMS: hit.TimestampMS, TimeRangeEndMS: hit.TimestampMS + 60000, TokenCount: 12, Text: "Full text of the phoenix launch mail.",
+		Entities: []string{"email:alice@example.com"}, Attachments: []abi.Attachment{{Name: "plan.pdf", ContentType: "application/pdf", Size: 1024}},
+	}
+	s := &store{chunks: map[string]abi.Chunk{c.ID: c}}
+	res, err := ReadChunk(json.RawMessage(`{"chunk_id":" 0123456789ABCDEF0123456789abcdef "}`), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.lastReq != (abi.ChunkGetRequest{ID: c.ID}) {
+		t.Fatalf("host request = %+v, want the lowercased trimmed id", s.lastReq)
+	}
+	if !reflect.DeepEqual(res.Chunk, c) {
+		t.Fatalf("chunk = %+v", res.Chunk)
+	}
+	conforms(t, "tree_read_chunk", ToolReadChunk, res)
+
+	_, err = ReadChunk(json.RawMessage(`{"chunk_id":"ffffffffffffffffffffffffffffffff"}`), s)
+	wantErr(t, err, abi.CodeNotFound, "no chunk with id ffffffffffffffffffffffffffffffff in the memory tree; chunk ids come from memory.search, memory.recall or tree.browse results — run one of them again to get a current id (ids change when a source is re-ingested with different content)")
+	_, err = ReadChunk(json.RawMessage(`{"chunk_id":"xyz"}`), s)
+	wantErr(t, err, abi.CodeInvalidParams, "argument `chunk_id` must be a chunk id: 32 hexadecimal characters, as found in the `id` of a memory.search, memory.recall or tree.browse hit (got \"xyz\")")
+	_, err = ReadChunk(json.RawMessage(`{"id":"`+c.ID+`"}`), s)
+	wantErr(t, err, abi.CodeInvalidParams, "unexpected argument `id`")
+	_, err = ReadChunk(json.RawMessage(`{"chunk_id":"`+c.ID+`","unused":1}`), s)
+	wantErr(t, err, abi.CodeInvalidParams, "unexpected argument `unused`")
+	_, err = ReadChunk(json.RawMessage(`{}`), s)
+	wantErr(t, err, abi.CodeInvalidParams, "missing required argument `chunk_id`")
+}
+
+func TestBrowse(t *testing.T) {
+	s := &store{list: &abi.ListResult{Chunks: []abi.ChunkHit{hit}, Total: 41}}
+	res, err := Browse(json.RawMessage(`{}`), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(s.lastReq, abi.ChunksListRequest{K: 10}) {
+		t.Fatalf("{} → host request %+v, want only k=10", s.lastReq)
+	}
+	if res.Total != 41 || len(res.Chunks) != 1 {
+		t.Fatalf("result = %+v", res)
+	}
+	conforms(t, "tree_browse", ToolBrowse, res)
+
+	since, until := int64(1767225600000), int64(1769904000000)
+	_, err = Browse(json.RawMessage(`{"source_kinds":[""," Email ","  "],"source_ids":["slack:#eng"],"entity_ids":["email:alice@example.com"],
+		"since_ms":1767225600000,"until_ms":1769904000000,"query":" launch ","k":25,"offset":50}`), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := abi.ChunksListRequest{
+		SourceKinds: []string{"email"}, SourceIDs: []string{"slack:#eng"}, EntityIDs: []string{"email:alice@example.com"},
+		SinceMS: &since, UntilMS: &until, Query: "launch", K: 25, Offset: 50,
+	}
+	if !reflect.DeepEqual(s.lastReq, want) {
+		t.Fatalf("host request = %+v, want %+v", s.lastReq, want)
+	}
+	// Nulls count as absent.
+	if _, err = Browse(json.RawMessage(`{"k":null,"offset":null,"since_ms":null,"source_ids":null}`), s); err != nil || !reflect.DeepEqual(s.lastReq, abi.ChunksListRequest{K: 10}) {
+		t.Fatalf("nulls: %v, %+v", err, s.lastReq)
+	}
+	for _, c := range []struct{ args, msg string }{
+		{`{"k":51}`, "argument `k` must not exceed 50 (got 51)"},
+		{`{"limit":5}`, "unexpected argument `limit`"},
+		{`{"source_kinds":"email"}`, "argument `source_kinds` must be an array of strings, got string"},
+		{`{"entity_ids":[1]}`, "argument `entity_ids` must contain only strings, got number entry"},
+		{`{"since_ms":"yesterday"}`, "argument `since_ms` must be an integer in the i64 range"},
+		{`{"until_ms":-5}`, "argument `until_ms` must be a non-negative integer (milliseconds since 1970-01-01 UTC)"},
+		{`{"since_ms":10,"until_ms":5}`, "argument `since_ms` (10) must not be after `until_ms` (5)"},
+		{`{"offset":-1}`, "argument `offset` must be a non-negative integer"},
+		{`{"query":""}`, "argument `query` must not be empty when provided"},
+	} {
+		_, err := Browse(json.RawMessage(c.args), &store{})
+		wantErr(t, err, abi.CodeInvalidParams, c.msg)
+	}
+}
+
+func TestTopEntities(t *testing.T) {
+	s := &store{entities: &abi.EntitiesResult{Entities: []abi.Entity{{EntityID: "email:alice@example.com", Kind: "email", Surface: "alice@example.com", Count: 7, LastSeenMS: 1767225600000}}}}
+	res, err := TopEntities(json.RawMessage(`{}`), s)
+	if err != nil || s.lastReq != (abi.EntitiesTopRequest{K: 10}) || len(res.Entities) != 1 {
+		t.Fatalf("{}: %+v, %v, req %+v", res, err, s.lastReq)
+	}
+	conforms(t, "tree_top_entities", ToolTopEntities, res)
+	if _, err := TopEntities(json.RawMessage(`{"kind":" Email ","k":50}`), s); err != nil || s.lastReq != (abi.EntitiesTopRequest{Kind: "email", K: 50}) {
+		t.Fatalf("kind+k: %v, %+v", err, s.lastReq)
+	}
+	_, err = TopEntities(json.RawMessage(`{"kind":"  "}`), s)
+	wantErr(t, err, abi.CodeInvalidParams, "argument `kind` must not be empty when provided")
+	res, err = TopEntities(json.RawMessage(`{}`), &store{entities: &abi.EntitiesResult{}})
+	if err != nil || res.Entities == nil {
+		t.Fatalf("empty: %+v, %v", res, err)
+	}
+	conforms(t, "tree_top_entities", ToolTopEntities, res)
+}
+
+func TestListSources(t *testing.T) {
+	s := &store{sources: &abi.SourcesResult{Sources: []abi.Source{{SourceKind: "chat", SourceID: "slack:#eng", DisplayName: "#eng", ChunkCount: 3, FirstMS: 1, MostRecentMS: 2}}}}
+	res, err := ListSources(json.RawMessage(`{}`), s)
+	if err != nil || s.lastReq != (abi.SourcesListRequest{}) || len(res.Sources) != 1 {
+		t.Fatalf("{}: %+v, %v, %+v", res, err, s.lastReq)
+	}
+	conforms(t, "tree_list_sources", ToolListSources, res)
+	if _, err := ListSources(json.RawMessage(`{"user_email_hint":" alice@example.com "}`), s); err != nil || s.lastReq != (abi.SourcesListRequest{UserEmailHint: "alice@example.com"}) {
+		t.Fatalf("hint: %v, %+v", err, s.lastReq)
+	}
+	_, err = ListSources(json.RawMessage(`{"limit":5}`), s)
+	wantErr(t, err, abi.CodeInvalidParams, "unexpected argument `limit`")
+	_, err = ListSources(json.RawMessage(`{"user_email_hint":5}`), s)
+	wantErr(t, err, abi.CodeInvalidParams, "argument `user_email_hint` must be a string")
+}
+
+func TestCatalogueFolders(t *testing.T) {
+	for _, tool := range Catalogue {
+		folder := strings.NewReplacer(".", "_").Replace(tool)
+		outputSchema(t, folder, tool) // parses, validates and names the tool
+	}
+}
