@@ -79,8 +79,8 @@ func (e FileError) Unwrap() error { return e.Err }
 // Summary reports what a Run did.
 type Summary struct {
 	Files, Sources, ChunksNew, ChunksUnchanged, ChunksRemoved, Entities, Failures int
-	Seconds                                                                   float64
-	Errors                                                                    []FileError
+	Seconds                                                                       float64
+	Errors                                                                        []FileError
 	// Skipped counts files of no known format (and symbolic links), which are not failures.
 	Skipped int
 	// Notes are repairs and non-failures worth telling (unknown charset decoded as
