@@ -1,0 +1,130 @@
+package toolaudit
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+)
+
+// WriteJSON writes the report as indented JSON (stable field order) and a newline.
+func (r *Report) WriteJSON(w io.Writer) error {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(r); err != nil {
+		return fmt.Errorf("encode audit report: %w", err)
+	}
+	_, err := w.Write(buf.Bytes())
+	return err
+}
+
+// WriteText writes the report for people.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	fmt.Fprintf(tw, "module\t%s (%s)\n", r.File, r.Origin)
+	fmt.Fprintf(tw, "size\t%d bytes\n", r.Size)
+	fmt.Fprintf(tw, "sha256\t%s\n", r.SHA256)
+	if !r.Valid {
+		tw.Flush()
+		fmt.Fprintf(&b, "\nNOT A VALID MODULE: %s\n", r.Error)
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
+	abiStr := r.ABI
+	if abiStr == "" {
+		abiStr = "(unknown: no valid manifest)"
+	}
+	fmt.Fprintf(tw, "abi\t%s\n", abiStr)
+	if r.Signature != nil {
+		fmt.Fprintf(tw, "signature\t%s\n", r.Signature)
+	}
+	tw.Flush()
+
+	b.WriteString("\nmanifest\n")
+	if r.Manifest == nil {
+		fmt.Fprintf(&b, "  MISSING OR INVALID: %s\n", r.ManifestError)
+	} else {
+		m := r.Manifest
+		caps := "(none)"
+		if len(m.Capabilities) > 0 {
+			caps = strings.Join(m.Capabilities, ", ")
+		}
+		fmt.Fprintf(&b, "  requests capabilities: %s\n", caps)
+		fmt.Fprintf(&b, "  requests limits: %s\n", limitsText(m.Limits.TimeoutMS, m.Limits.MemoryMiB, m.Limits.MaxResultBytes, "not set"))
+		for _, t := range m.Tools {
+			fmt.Fprintf(&b, "  tool %s", t.Name)
+			if t.Title != "" {
+				fmt.Fprintf(&b, " — %s", t.Title)
+			}
+			fmt.Fprintf(&b, " (export %s)\n", t.Export)
+			fmt.Fprintf(&b, "    %s\n", t.Description)
+			fmt.Fprintf(&b, "    annotations: readOnlyHint=%v openWorldHint=%v\n", t.Annotations.ReadOnlyHint, t.Annotations.OpenWorldHint)
+			fmt.Fprintf(&b, "    input schema:  %s\n", t.InputSchema)
+			fmt.Fprintf(&b, "    output schema: %s\n", t.OutputSchema)
+		}
+	}
+
+	fmt.Fprintf(&b, "\nimports (%d)\n", len(r.Imports))
+	if len(r.Imports) == 0 {
+		b.WriteString("  none: the module can call nothing outside itself\n")
+	}
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, im := range r.Imports {
+		label := map[string]string{
+			ClassWASIBasic:          "WASI basic",
+			ClassCapability:         "CAPABILITY " + im.Capability,
+			ClassLog:                "log",
+			ClassExtismPlumbing:     "Extism plumbing",
+			ClassExtismNeverGranted: "Extism, NEVER GRANTED",
+			ClassForbidden:          "FORBIDDEN",
+		}[im.Class]
+		fmt.Fprintf(tw, "  %s.%s\t%s\t%s\t%s\n", im.Module, im.Name, im.Type, label, im.Note)
+	}
+	tw.Flush()
+	fmt.Fprintf(&b, "\nexports (%d)\n", len(r.Exports))
+	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
+	for _, e := range r.Exports {
+		fmt.Fprintf(tw, "  %s\t%s\t%s\n", e.Name, e.Kind, e.Type)
+	}
+	tw.Flush()
+
+	pol := r.Policy.File
+	if pol == "" {
+		pol = "defaults (no policy file)"
+	}
+	fmt.Fprintf(&b, "\npolicy: %s (require_signature=%v, %d trusted keys)\n", pol, r.Policy.RequireSignature, r.Policy.TrustedKeys)
+	if r.Verdict.WouldLoad {
+		g := r.Verdict.Grant
+		caps := "nothing"
+		if g != nil && len(g.Capabilities) > 0 {
+			caps = strings.Join(g.Capabilities, ", ")
+		}
+		fmt.Fprintf(&b, "verdict: WOULD LOAD, granted %s", caps)
+		if g != nil {
+			fmt.Fprintf(&b, "; limits %s; agents %s", limitsText(g.Limits.TimeoutMS, g.Limits.MemoryMiB, g.Limits.MaxResultBytes, "default"), strings.Join(g.AllowedAgents, ", "))
+		}
+		b.WriteString("\n")
+	} else {
+		b.WriteString("verdict: REFUSED\n")
+		for _, reason := range r.Verdict.Reasons {
+			fmt.Fprintf(&b, "  - %s\n", strings.ReplaceAll(reason, "\n", "\n      "))
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func limitsText(timeout, mem, result int, unset string) string {
+	f := func(v int, unit string) string {
+		if v <= 0 {
+			return unset
+		}
+		return fmt.Sprintf("%d %s", v, unit)
+	}
+	return fmt.Sprintf("timeout %s, memory %s, result %s", f(timeout, "ms"), f(mem, "MiB"), f(result, "bytes"))
+}
