@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -98,4 +100,9 @@ func writeReport(out io.Writer, rep *toolaudit.Report, asJSON bool) error {
 		return &exitError{code: code}
 	}
 	return nil
+}
+
+func fileSHA256(b []byte) string {
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
