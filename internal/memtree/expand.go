@@ -1,6 +1,10 @@
 package memtree
 
-import "context"
+import (
+	"context"
+
+	"github.com/openhuman/openhuman-core/internal/lexicon"
+)
 
 // Related is a term related to a query word, with a weight in (0, 1]: synonyms about
 // 1, near hypernyms lower. It mirrors lexicon.Related.
@@ -31,7 +35,8 @@ type expanderBox struct{ e Expander }
 
 type embedderBox struct{ e Embedder }
 
-// SetExpander sets the query expander recall uses in its offline mode (nil: none).
+// SetExpander sets the query expander recall uses in its offline mode; stores start
+// with the WordNet expander of internal/lexicon (nil: no expansion).
 // Safe to call concurrently with reads.
 func (s *Store) SetExpander(e Expander) {
 	if e == nil {
@@ -64,3 +69,14 @@ func (s *Store) currentEmbedder() Embedder {
 	}
 	return nil
 }
+
+// lexiconExpander is the default Expander: WordNet synonyms and near hypernyms from
+// internal/lexicon.
+var lexiconExpander = ExpanderFunc(func(word string) []Related {
+	rs := lexicon.Expand(word)
+	out := make([]Related, len(rs))
+	for i, r := range rs {
+		out[i] = Related{Term: r.Term, Weight: r.Weight}
+	}
+	return out
+})

@@ -71,6 +71,7 @@ func Open(path string) (*Store, error) {
 		return nil, fmt.Errorf("open memory tree %s: %w", path, err)
 	}
 	s := &Store{path: path, w: w}
+	s.SetExpander(lexiconExpander)
 	if s.r, err = openReaders(path); err != nil {
 		w.Close()
 		return nil, err
@@ -86,6 +87,7 @@ func OpenReadOnly(path string) (*Store, error) {
 		return nil, fmt.Errorf("open memory tree: empty store path: %w", ErrInvalid)
 	}
 	s := &Store{path: path, readOnly: true}
+	s.SetExpander(lexiconExpander)
 	if _, err := s.readers(context.Background()); err != nil {
 		return nil, err
 	}

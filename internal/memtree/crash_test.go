@@ -1,0 +1,5 @@
+package memtree_test
+
+const crashEnv = "MEMTREE_CRASH_CHILD"
+
+func crashChild() {}

@@ -1,0 +1,240 @@
+package memtree_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/openhuman/openhuman-core/internal/ingest"
+	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// sharedData locates ../shared/data relative to the repository root.
+func sharedData(t testing.TB) string {
+	_, file, _, _ := runtime.Caller(0)
+	root := filepath.Join(filepath.Dir(file), "..", "..")
+	return filepath.Join(root, "..", "shared", "data")
+}
+
+// genCorpus runs the corpus generator into dir with extra flags.
+func genCorpus(t testing.TB, dir string, flags ...string) {
+	t.Helper()
+	gen := filepath.Join(sharedData(t), "gencorpus")
+	args := append([]string{"run", "-C", gen, ".", "-out", dir}, flags...)
+	cmd := exec.Command("go", args...)
+	cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("gencorpus %v: %v\n%s", flags, err, out)
+	}
+}
+
+type evalQuery struct {
+	ID       string   `json:"id"`
+	Kind     string   `json:"kind"`
+	Query    string   `json:"query"`
+	Relevant []string `json:"relevant"`
+}
+
+func loadQueries(t testing.TB, path string) []evalQuery {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var qs []evalQuery
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for sc.Scan() {
+		var q evalQuery
+		if err := json.Unmarshal(sc.Bytes(), &q); err != nil {
+			t.Fatalf("queries.jsonl: %v", err)
+		}
+		qs = append(qs, q)
+	}
+	return qs
+}
+
+// score is the README's scorer: recall@k and reciprocal rank of deduplicated refs.
+func score(relevant, got []string, k int) (recall, rr float64) {
+	rel := map[string]bool{}
+	for _, r := range relevant {
+		rel[r] = true
+	}
+	seen, hits, rank := map[string]bool{}, 0, 0
+	for _, g := range got {
+		if seen[g] {
+			continue
+		}
+		seen[g] = true
+		rank++
+		if rel[g] {
+			if rank <= k {
+				hits++
+			}
+			if rr == 0 && rank <= k {
+				rr = 1 / float64(rank)
+			}
+		}
+	}
+	return float64(hits) / float64(len(relevant)), rr
+}
+
+var (
+	corpusOnce  sync.Once
+	corpusStore string
+	corpusDir   string
+	corpusErr   error
+)
+
+// corpusFixture generates the default corpus and ingests it once per test binary.
+func corpusFixture(t *testing.T) (string, string) {
+	t.Helper()
+	if _, err := os.Stat(filepath.Join(sharedData(t), "gencorpus", "main.go")); err != nil {
+		t.Skipf("shared corpus generator not present at %s: corpus quality checks not run", sharedData(t))
+	}
+	corpusOnce.Do(func() {
+		base, err := os.MkdirTemp("", "memtree-quality-")
+		if err != nil {
+			corpusErr = err
+			return
+		}
+		corpusDir = filepath.Join(base, "corpus")
+		genCorpus(t, corpusDir)
+		corpusStore = filepath.Join(base, "store", "chunks.db")
+		st, err := memtree.Open(corpusStore)
+		if err != nil {
+			corpusErr = err
+			return
+		}
+		defer st.Close()
+		sum, err := ingest.Run(context.Background(), st, []string{corpusDir}, ingest.Options{})
+		if err != nil {
+			corpusErr = err
+			return
+		}
+		t.Logf("ingest: %s", sum.Line())
+	})
+	if corpusErr != nil {
+		t.Fatalf("build corpus store: %v", corpusErr)
+	}
+	return corpusDir, corpusStore
+}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(crashEnv) != "" {
+		crashChild()
+		return
+	}
+	code := m.Run()
+	if corpusStore != "" {
+		os.RemoveAll(filepath.Dir(filepath.Dir(corpusStore)))
+	}
+	os.Exit(code)
+}
+
+func expandRefs(hits []abi.ChunkHit) []string {
+	var out []string
+	for _, h := range hits {
+		if len(h.SourceRefs) > 0 {
+			out = append(out, h.SourceRefs...)
+		} else if h.SourceRef != "" {
+			out = append(out, h.SourceRef)
+		}
+	}
+	return out
+}
+
+type kindScore struct {
+	n        int
+	rec, mrr float64
+}
+
+func TestQualityOnCorpus(t *testing.T) {
+	dir, path := corpusFixture(t)
+	st, err := memtree.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	qs := loadQueries(t, filepath.Join(dir, "eval", "queries.jsonl"))
+	if len(qs) < 100 {
+		t.Fatalf("only %d queries", len(qs))
+	}
+	search := map[string]*kindScore{}
+	recall := map[string]*kindScore{}
+	add := func(m map[string]*kindScore, kind string, r, rr float64) {
+		if m[kind] == nil {
+			m[kind] = &kindScore{}
+		}
+		m[kind].n++
+		m[kind].rec += r
+		m[kind].mrr += rr
+	}
+	verbose := os.Getenv("MEMTREE_QUALITY_VERBOSE") != ""
+	for _, q := range qs {
+		sr, err := st.Search(ctx, abi.SearchRequest{Query: q.Query, K: 10})
+		if err != nil {
+			t.Fatalf("Search %q: %v", q.Query, err)
+		}
+		r, rr := score(q.Relevant, expandRefs(sr.Chunks), 10)
+		add(search, q.Kind, r, rr)
+		rc, err := st.Recall(ctx, abi.RecallRequest{Query: q.Query, K: 10})
+		if err != nil {
+			t.Fatalf("Recall %q: %v", q.Query, err)
+		}
+		if rc.Mode != abi.ModeLexical {
+			t.Errorf("Recall mode = %q, want lexical without an embedder", rc.Mode)
+		}
+		r2, rr2 := score(q.Relevant, expandRefs(rc.Chunks), 10)
+		add(recall, q.Kind, r2, rr2)
+		if verbose {
+			t.Logf("%s %-10s search r=%.2f recall r=%.2f  %q", q.ID, q.Kind, r, r2, q.Query)
+		}
+	}
+	kinds := []string{}
+	for k := range search {
+		kinds = append(kinds, k)
+	}
+	sort.Strings(kinds)
+	var b strings.Builder
+	fmt.Fprintf(&b, "\n%-11s %4s | %-17s | %-17s\n", "kind", "n", "Search R@10  MRR", "Recall R@10  MRR")
+	for _, k := range kinds {
+		s, r := search[k], recall[k]
+		fmt.Fprintf(&b, "%-11s %4d | %6.3f   %6.3f | %6.3f   %6.3f\n", k, s.n, s.rec/float64(s.n), s.mrr/float64(s.n), r.rec/float64(r.n), r.mrr/float64(r.n))
+	}
+	t.Log(b.String())
+	want := []struct {
+		m    map[string]*kindScore
+		name string
+		kind string
+		min  float64
+	}{
+		{search, "Search", "keyword", 0.9},
+		{search, "Search", "entity", 0.75},
+		{search, "Search", "temporal", 0.75},
+		{recall, "Recall", "keyword", 0.85},
+		{recall, "Recall", "paraphrase", 0.3},
+		{recall, "Recall", "related", 0.4},
+	}
+	for _, w := range want {
+		s := w.m[w.kind]
+		if s == nil || s.n == 0 {
+			t.Errorf("%s: no %s queries in the corpus", w.name, w.kind)
+			continue
+		}
+		if got := s.rec / float64(s.n); got < w.min {
+			t.Errorf("%s recall@10 on %s queries = %.3f, want >= %.2f", w.name, w.kind, got, w.min)
+		}
+	}
+}

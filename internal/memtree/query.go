@@ -1,0 +1,237 @@
+package memtree
+
+import (
+	"context"
+	"database/sql"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// parsedQuery is a user query split into what search understands: people and
+// addresses (entity ids), a time window, and the remaining words.
+type parsedQuery struct {
+	Raw      string
+	Entities []string // canonical entity ids named by the query (resolved later)
+	Names    []string // folded person names, for a phrase match on text
+	Emails   []string // addresses in the query
+	From, To int64    // time window [From, To) in epoch ms; To == 0: none
+	Text     string   // the rest
+}
+
+var months = map[string]time.Month{
+	"january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7,
+	"august": 8, "september": 9, "october": 10, "november": 11, "december": 12,
+	"jan": 1, "feb": 2, "mar": 3, "apr": 4, "jun": 6, "jul": 7, "aug": 8, "sep": 9, "sept": 9,
+	"oct": 10, "nov": 11, "dec": 12,
+}
+
+const monthAlt = `january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec`
+
+var (
+	reISODay   = regexp.MustCompile(`\b(\d{4})-(\d{1,2})-(\d{1,2})\b`)
+	reISOMonth = regexp.MustCompile(`\b(\d{4})-(\d{1,2})\b`)
+	// [prep] month [day][,] [year]
+	reMonthName = regexp.MustCompile(`(?i)\b(?:(in|during|from|since|of|on|throughout)\s+)?(` + monthAlt + `)\.?(?:\s+(\d{1,2})(?:st|nd|rd|th)?\b)?(?:,?\s+(\d{4})\b)?`)
+	// [prep] day month [year]
+	reDayMonth = regexp.MustCompile(`(?i)\b(?:(on|from|since)\s+)?(\d{1,2})(?:st|nd|rd|th)?\s+(` + monthAlt + `)\b(?:,?\s+(\d{4})\b)?`)
+	reYearOnly = regexp.MustCompile(`\b(?:(in|during|from|of|throughout)\s+)?((?:19|20)\d{2})\b`)
+)
+
+// parseDates finds one date or month phrase in q and returns the window and q without
+// the phrase. latest is the newest timestamp in the store (years are inferred from it
+// when the phrase names none).
+func parseDates(q string, latest int64) (from, to int64, rest string) {
+	if latest == 0 {
+		latest = time.Now().UnixMilli()
+	}
+	lt := time.UnixMilli(latest).UTC()
+	inferYear := func(m time.Month) int {
+		y := lt.Year()
+		if m > lt.Month() {
+			y--
+		}
+		return y
+	}
+	cut := func(loc []int) string { return strings.TrimSpace(q[:loc[0]] + " " + q[loc[1]:]) }
+	validDay := func(y int, m time.Month, d int) bool {
+		return d >= 1 && d <= time.Date(y, m+1, 0, 0, 0, 0, 0, time.UTC).Day()
+	}
+	if m := reISODay.FindStringSubmatchIndex(q); m != nil {
+		y, _ := strconv.Atoi(q[m[2]:m[3]])
+		mo, _ := strconv.Atoi(q[m[4]:m[5]])
+		d, _ := strconv.Atoi(q[m[6]:m[7]])
+		if mo >= 1 && mo <= 12 && validDay(y, time.Month(mo), d) {
+			t := time.Date(y, time.Month(mo), d, 0, 0, 0, 0, time.UTC)
+			return t.UnixMilli(), t.AddDate(0, 0, 1).UnixMilli(), cut(m)
+		}
+	}
+	if m := reISOMonth.FindStringSubmatchIndex(q); m != nil {
+		y, _ := strconv.Atoi(q[m[2]:m[3]])
+		mo, _ := strconv.Atoi(q[m[4]:m[5]])
+		if mo >= 1 && mo <= 12 {
+			t := time.Date(y, time.Month(mo), 1, 0, 0, 0, 0, time.UTC)
+			return t.UnixMilli(), t.AddDate(0, 1, 0).UnixMilli(), cut(m)
+		}
+	}
+	if m := reDayMonth.FindStringSubmatchIndex(q); m != nil {
+		d, _ := strconv.Atoi(q[m[4]:m[5]])
+		mo := months[strings.ToLower(q[m[6]:m[7]])]
+		y := inferYear(mo)
+		if m[8] >= 0 {
+			y, _ = strconv.Atoi(q[m[8]:m[9]])
+		}
+		if validDay(y, mo, d) {
+			t := time.Date(y, mo, d, 0, 0, 0, 0, time.UTC)
+			return t.UnixMilli(), t.AddDate(0, 0, 1).UnixMilli(), cut(m)
+		}
+	}
+	for _, m := range reMonthName.FindAllStringSubmatchIndex(q, -1) {
+		name := strings.ToLower(q[m[4]:m[5]])
+		hasPrep, hasDay, hasYear := m[2] >= 0, m[6] >= 0, m[8] >= 0
+		// Short or ambiguous month words ("may", "mar", "dec") need context.
+		if (name == "may" || len(name) <= 4) && !hasPrep && !hasDay && !hasYear {
+			continue
+		}
+		mo := months[name]
+		y := inferYear(mo)
+		if hasYear {
+			y, _ = strconv.Atoi(q[m[8]:m[9]])
+		}
+		if hasDay {
+			d, _ := strconv.Atoi(q[m[6]:m[7]])
+			if validDay(y, mo, d) {
+				t := time.Date(y, mo, d, 0, 0, 0, 0, time.UTC)
+				return t.UnixMilli(), t.AddDate(0, 0, 1).UnixMilli(), cut(m)
+			}
+		}
+		t := time.Date(y, mo, 1, 0, 0, 0, 0, time.UTC)
+		return t.UnixMilli(), t.AddDate(0, 1, 0).UnixMilli(), cut(m)
+	}
+	if m := reYearOnly.FindStringSubmatchIndex(q); m != nil && m[2] >= 0 {
+		y, _ := strconv.Atoi(q[m[4]:m[5]])
+		t := time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC)
+		return t.UnixMilli(), t.AddDate(1, 0, 0).UnixMilli(), cut(m)
+	}
+	return 0, 0, q
+}
+
+// parseQuery extracts addresses, people known to the store and a date phrase.
+func parseQuery(q string, snap *dfCache) parsedQuery {
+	p := parsedQuery{Raw: q}
+	rest := q
+	for _, loc := range reEmail.FindAllStringIndex(rest, -1) {
+		a := strings.ToLower(rest[loc[0]:loc[1]])
+		p.Emails = append(p.Emails, a)
+		p.Entities = append(p.Entities, "email:"+a)
+	}
+	rest = reEmail.ReplaceAllString(rest, " ")
+	p.From, p.To, rest = parseDates(rest, snap.maxTS)
+	// People: longest known name first (3 then 2 words).
+	ws := words(rest)
+	used := make([]bool, len(ws))
+	for n := 3; n >= 2; n-- {
+		for i := 0; i+n <= len(ws); i++ {
+			free := true
+			for j := i; j < i+n; j++ {
+				free = free && !used[j]
+			}
+			if !free {
+				continue
+			}
+			name := strings.Join(ws[i:i+n], " ")
+			if ids, ok := snap.people[name]; ok {
+				p.Entities = append(p.Entities, ids...)
+				p.Names = append(p.Names, name)
+				for j := i; j < i+n; j++ {
+					used[j] = true
+				}
+			}
+		}
+	}
+	if len(p.Names) > 0 {
+		var kept []string
+		for i, w := range ws {
+			if !used[i] {
+				kept = append(kept, w)
+			}
+		}
+		rest = strings.Join(kept, " ")
+	}
+	p.Text = rest
+	sort.Strings(p.Entities)
+	return p
+}
+
+// term is one query word with its stem and document frequency.
+type term struct {
+	Word   string
+	Stem   string
+	DF     int
+	Weight float64
+}
+
+// quoteFTS quotes s as an FTS5 string.
+func quoteFTS(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// queryTerms turns free text into distinct content terms with document frequencies,
+// dropping stopwords and terms found in no chunk.
+func (s *Store) queryTerms(ctx context.Context, db *sql.DB, text string) ([]term, error) {
+	var out []term
+	seen := map[string]bool{}
+	for _, w := range words(text) {
+		if stopwords[w] || len(w) < 2 && !isDigits(w) {
+			continue
+		}
+		st := stem(w)
+		if seen[st] {
+			continue
+		}
+		seen[st] = true
+		df, err := s.docFreq(ctx, db, st)
+		if err != nil {
+			return nil, err
+		}
+		if df == 0 {
+			continue
+		}
+		out = append(out, term{Word: w, Stem: st, DF: df, Weight: 1})
+	}
+	return out, nil
+}
+
+func isDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// maxDFShare is the share of chunks above which a term is too common to rank.
+const maxDFShare = 0.2
+
+// pruneFrequent drops terms in more than maxDFShare of n chunks; when that would drop
+// everything it keeps the rarest term.
+func pruneFrequent(ts []term, n int) []term {
+	limit := int(maxDFShare*float64(n)) + 1
+	var out []term
+	for _, t := range ts {
+		if t.DF <= limit {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 && len(ts) > 0 {
+		best := ts[0]
+		for _, t := range ts[1:] {
+			if t.DF < best.DF {
+				best = t
+			}
+		}
+		out = []term{best}
+	}
+	return out
+}

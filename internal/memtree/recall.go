@@ -1,0 +1,276 @@
+package memtree
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+
+	"fmt"
+	"log/slog"
+	"sort"
+	"strings"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// Recall fusion parameters (weighted reciprocal rank fusion).
+const (
+	rrfK         = 60.0
+	recallDepth  = 50 // candidates taken from each ranked list
+	wChunks      = 1.0
+	wSummaries   = 0.6
+	wExpansion   = 0.7
+	wVectors     = 1.0
+	maxExpansion = 40 // expansion terms kept after pruning
+)
+
+// Recall finds chunks by meaning. Offline (no embedder, or the embedder failed) it
+// fuses bm25 over chunks, bm25 over summaries (expanded to their best chunks) and a
+// bm25 query over the lexical expansion of the query words (Mode "lexical"). With an
+// embedder it fuses bm25 with an exact vector scan (Mode "hybrid"; "semantic" when
+// only vectors found anything).
+func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallResult, error) {
+	if err := checkK("recall", req.K); err != nil {
+		return nil, err
+	}
+	query := strings.TrimSpace(req.Query)
+	if query == "" {
+		return nil, fmt.Errorf("recall: empty query; describe what to remember: %w", ErrInvalid)
+	}
+	db, err := s.readers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := &abi.RecallResult{Chunks: []abi.ChunkHit{}, Mode: abi.ModeLexical}
+	if db == nil {
+		res.Hint = EmptyHint
+		return res, nil
+	}
+	snap, err := s.snapshot(ctx, db)
+	if err != nil {
+		return nil, fmt.Errorf("recall: %w", err)
+	}
+	if snap.n == 0 {
+		res.Hint = EmptyHint
+		return res, nil
+	}
+	lists, err := s.lexicalLists(ctx, db, snap, query)
+	if err != nil {
+		return nil, fmt.Errorf("recall %q: %w", query, err)
+	}
+	if emb := s.currentEmbedder(); emb != nil {
+		vl, err := s.vectorList(ctx, db, emb, query)
+		switch {
+		case err != nil:
+			slog.Warn("recall: embedder failed, using offline lexical recall", "model", emb.Model(), "err", err)
+			res.Note = fmt.Sprintf("embedder %s failed (%v); fell back to offline lexical recall", emb.Model(), err)
+		case vl.hits == nil:
+			res.Note = fmt.Sprintf("no vectors stored for model %s yet; run ingest with the embedder configured to embed the store. Used offline lexical recall", emb.Model())
+		default:
+			lexicalFound := false
+			for _, l := range lists {
+				lexicalFound = lexicalFound || len(l.hits) > 0
+			}
+			lists = append(lists, vl)
+			res.Mode = abi.ModeHybrid
+			if !lexicalFound {
+				res.Mode = abi.ModeSemantic
+			}
+		}
+	}
+	res.Chunks = fuse(lists, req.K)
+	return res, nil
+}
+
+// rankedList is one ranking to fuse.
+type rankedList struct {
+	name   string
+	weight float64
+	hits   []abi.ChunkHit
+}
+
+// fuse combines lists by weighted reciprocal rank; each hit's Score is its fused score.
+func fuse(lists []rankedList, k int) []abi.ChunkHit {
+	type acc struct {
+		hit   abi.ChunkHit
+		score float64
+	}
+	byID := map[string]*acc{}
+	var order []string
+	for _, l := range lists {
+		for r, h := range l.hits {
+			a, ok := byID[h.ID]
+			if !ok {
+				a = &acc{hit: h}
+				byID[h.ID] = a
+				order = append(order, h.ID)
+			} else if a.hit.Snippet == "" {
+				a.hit.Snippet = h.Snippet
+			}
+			a.score += l.weight / (rrfK + float64(r+1))
+		}
+	}
+	out := make([]abi.ChunkHit, 0, len(order))
+	for _, id := range order {
+		a := byID[id]
+		a.hit.Score = a.score
+		out = append(out, a.hit)
+	}
+	sortHits(out)
+	if len(out) > k {
+		out = out[:k]
+	}
+	return out
+}
+
+// lexicalLists builds the offline rankings: chunk bm25 (with search's people/date
+// understanding), summary bm25 expanded to chunks, and the lexical expansion.
+func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, query string) ([]rankedList, error) {
+	var lists []rankedList
+	hits, err := s.search(ctx, db, snap, query, recallDepth)
+	if err != nil {
+		return nil, err
+	}
+	lists = append(lists, rankedList{name: "chunks", weight: wChunks, hits: hits})
+
+	pq := parseQuery(query, snap)
+	terms, err := s.queryTerms(ctx, db, pq.Text)
+	if err != nil {
+		return nil, err
+	}
+	terms = pruneFrequent(terms, snap.n)
+	if len(terms) > 0 {
+		sh, err := summaryChunks(ctx, db, orExpr(terms), terms, recallDepth)
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, rankedList{name: "summaries", weight: wSummaries, hits: sh})
+	}
+	if exp := s.currentExpander(); exp != nil {
+		ex, err := s.expandTerms(ctx, db, snap, exp, pq.Text)
+		if err != nil {
+			return nil, err
+		}
+		if len(ex) > 0 {
+			eh, err := ftsChunks(ctx, db, orExpr(ex), filter{}, recallDepth, nil)
+			if err != nil {
+				return nil, err
+			}
+			lists = append(lists, rankedList{name: "expansion", weight: wExpansion, hits: eh})
+			sh, err := summaryChunks(ctx, db, orExpr(ex), ex, recallDepth)
+			if err != nil {
+				return nil, err
+			}
+			lists = append(lists, rankedList{name: "expansion-summaries", weight: wExpansion * wSummaries, hits: sh})
+		}
+	}
+	return lists, nil
+}
+
+// expandTerms expands each content word of text with exp, keeping terms the store
+// contains and that are not too common.
+func (s *Store) expandTerms(ctx context.Context, db *sql.DB, snap *dfCache, exp Expander, text string) ([]term, error) {
+	var out []term
+	seen := map[string]bool{}
+	for _, w := range words(text) {
+		if stopwords[w] {
+			continue
+		}
+		seen[stem(w)] = true
+	}
+	for _, w := range words(text) {
+		if stopwords[w] || len(w) < 3 {
+			continue
+		}
+		for _, r := range exp.Expand(w) {
+			t := strings.ToLower(strings.TrimSpace(r.Term))
+			if t == "" || strings.ContainsAny(t, " _-") {
+				continue // single words only: phrases rarely help and cost more
+			}
+			st := stem(t)
+			if seen[st] {
+				continue
+			}
+			seen[st] = true
+			df, err := s.docFreq(ctx, db, st)
+			if err != nil {
+				return nil, err
+			}
+			if df == 0 || float64(df) > maxDFShare*float64(snap.n) {
+				continue
+			}
+			out = append(out, term{Word: t, Stem: st, DF: df, Weight: float64(r.Weight)})
+		}
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Weight > out[j].Weight })
+	if len(out) > maxExpansion {
+		out = out[:maxExpansion]
+	}
+	return out, nil
+}
+
+// summaryChunks ranks summaries by bm25 for expr and expands each hit to the chunks
+// below it that contain the most query terms (its best children), in summary order.
+func summaryChunks(ctx context.Context, db *sql.DB, expr string, terms []term, limit int) ([]abi.ChunkHit, error) {
+	rows, err := db.QueryContext(ctx, `SELECT s.leaf_ids_json, bm25(summaries_fts) AS r FROM summaries_fts
+		JOIN summaries s ON s.rowid = summaries_fts.rowid WHERE summaries_fts MATCH ? ORDER BY r LIMIT ?`, expr, limit)
+	if err != nil {
+		return nil, fmt.Errorf("summary query: %w", err)
+	}
+	var groups [][]string
+	for rows.Next() {
+		var leaves string
+		var r float64
+		if err := rows.Scan(&leaves, &r); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("summary query: %w", err)
+		}
+		var ids []string
+		if err := json.Unmarshal([]byte(leaves), &ids); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("summary query: damaged leaf list: %w", err)
+		}
+		groups = append(groups, ids)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("summary query: %w", err)
+	}
+	seen := map[string]bool{}
+	var out []abi.ChunkHit
+	for _, ids := range groups {
+		if len(out) >= limit {
+			break
+		}
+		best, err := bestChildren(ctx, db, expr, ids, terms, 2)
+		if err != nil {
+			return nil, err
+		}
+		for _, h := range best {
+			if !seen[h.ID] {
+				seen[h.ID] = true
+				out = append(out, h)
+			}
+		}
+	}
+	return out, nil
+}
+
+// bestChildren returns up to n of the chunks ids ranked by bm25 for expr.
+func bestChildren(ctx context.Context, db *sql.DB, expr string, ids []string, terms []term, n int) ([]abi.ChunkHit, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	f := filter{where: []string{"c.id IN (" + ph + ")"}, args: args}
+	hs, err := ftsChunks(ctx, db, expr, f, n, nil)
+	if err != nil {
+		return nil, err
+	}
+	_ = terms
+	return hs, nil
+}

@@ -1,0 +1,300 @@
+package memtree
+
+import (
+	"container/heap"
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"strings"
+	"sync"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+	"github.com/viterin/vek/vek32"
+)
+
+// embedBatch is how many chunk texts EmbedMissing sends per Embed call.
+const embedBatch = 64
+
+func encodeVec(v []float32) []byte {
+	b := make([]byte, 4*len(v))
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+	return b
+}
+
+func decodeVec(b []byte, dst []float32) {
+	for i := range dst {
+		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+}
+
+// normalize scales v to unit length in place; it reports false for a zero or
+// non-finite vector.
+func normalize(v []float32) bool {
+	var s float64
+	for _, x := range v {
+		s += float64(x) * float64(x)
+	}
+	if s == 0 || math.IsNaN(s) || math.IsInf(s, 0) {
+		return false
+	}
+	inv := float32(1 / math.Sqrt(s))
+	for i := range v {
+		v[i] *= inv
+	}
+	return true
+}
+
+// modelRow returns the embed_models row of (model, dim), creating it when create.
+func modelRow(ctx context.Context, q interface {
+	QueryRowContext(context.Context, string, ...any) *sql.Row
+}, model string, dim int, create bool) (int64, error) {
+	var id int64
+	err := q.QueryRowContext(ctx, `SELECT rowid FROM embed_models WHERE model=? AND dim=?`, model, dim).Scan(&id)
+	if err == sql.ErrNoRows && create {
+		err = q.QueryRowContext(ctx, `INSERT INTO embed_models(model, dim) VALUES(?,?) RETURNING rowid`, model, dim).Scan(&id)
+	}
+	if err == sql.ErrNoRows {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("embedding model %s/%d: %w", model, dim, err)
+	}
+	return id, nil
+}
+
+// EmbedMissing embeds every chunk that has no vector for emb's model yet, in
+// batches, each batch written in one transaction. It returns how many chunks it
+// embedded. Vectors are stored L2-normalised per (model, dimension); a model whose
+// dimension changed gets a fresh set, never mixed with the old one.
+func (s *Store) EmbedMissing(ctx context.Context, emb Embedder) (int, error) {
+	if s.w == nil {
+		return 0, fmt.Errorf("embed chunks: %w; open it with memtree.Open", ErrReadOnly)
+	}
+	model := emb.Model()
+	done := 0
+	var dim int
+	var mrow int64
+	for {
+		// Chunks without a vector of the model (any dimension row of that model counts
+		// only once its dimension is known).
+		var rows *sql.Rows
+		var err error
+		if mrow == 0 {
+			rows, err = s.w.QueryContext(ctx, `SELECT id, text FROM chunks WHERE id NOT IN
+				(SELECT v.node_id FROM vectors v JOIN embed_models m ON m.rowid=v.model_rowid WHERE m.model=?)
+				ORDER BY rowid LIMIT ?`, model, embedBatch)
+		} else {
+			rows, err = s.w.QueryContext(ctx, `SELECT id, text FROM chunks WHERE id NOT IN
+				(SELECT node_id FROM vectors WHERE model_rowid=?) ORDER BY rowid LIMIT ?`, mrow, embedBatch)
+		}
+		if err != nil {
+			return done, fmt.Errorf("embed chunks: find chunks without vectors: %w", err)
+		}
+		var ids, texts []string
+		for rows.Next() {
+			var id, text string
+			if err := rows.Scan(&id, &text); err != nil {
+				rows.Close()
+				return done, fmt.Errorf("embed chunks: %w", err)
+			}
+			ids, texts = append(ids, id), append(texts, text)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return done, fmt.Errorf("embed chunks: %w", err)
+		}
+		if len(ids) == 0 {
+			return done, nil
+		}
+		vecs, err := emb.Embed(ctx, texts)
+		if err != nil {
+			return done, fmt.Errorf("embed chunks with %s: %w", model, err)
+		}
+		if len(vecs) != len(texts) {
+			return done, fmt.Errorf("embed chunks with %s: got %d vectors for %d texts", model, len(vecs), len(texts))
+		}
+		tx, err := s.w.BeginTx(ctx, nil)
+		if err != nil {
+			return done, fmt.Errorf("embed chunks: begin: %w", err)
+		}
+		for i, v := range vecs {
+			if dim == 0 {
+				dim = len(v)
+				if dim == 0 {
+					tx.Rollback()
+					return done, fmt.Errorf("embed chunks with %s: empty vector", model)
+				}
+				if mrow, err = modelRow(ctx, tx, model, dim, true); err != nil {
+					tx.Rollback()
+					return done, err
+				}
+			}
+			if len(v) != dim {
+				tx.Rollback()
+				return done, fmt.Errorf("embed chunks with %s: vector %d has %d dimensions, want %d", model, i, len(v), dim)
+			}
+			v = append([]float32(nil), v...)
+			if !normalize(v) {
+				tx.Rollback()
+				return done, fmt.Errorf("embed chunks with %s: zero or non-finite vector for chunk %s", model, ids[i])
+			}
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO vectors(model_rowid, node_id, vec) VALUES(?,?,?)`, mrow, ids[i], encodeVec(v)); err != nil {
+				tx.Rollback()
+				return done, fmt.Errorf("embed chunks: store vector: %w", err)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES('generation', '1')
+			ON CONFLICT(key) DO UPDATE SET value=CAST(value AS INTEGER)+1`); err != nil {
+			tx.Rollback()
+			return done, fmt.Errorf("embed chunks: bump generation: %w", err)
+		}
+		if err := tx.Commit(); err != nil {
+			return done, fmt.Errorf("embed chunks: commit: %w", err)
+		}
+		done += len(ids)
+	}
+}
+
+// vecIndex is an in-memory copy of one model's vectors, valid for one generation.
+type vecIndex struct {
+	gen  string
+	mrow int64
+	dim  int
+	ids  []string
+	data []float32 // len(ids) × dim, row-major
+}
+
+var vecCache sync.Map // store path + model row → *vecIndex
+
+func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow int64, dim int) (*vecIndex, error) {
+	key := fmt.Sprintf("%s\x00%d", s.path, mrow)
+	if v, ok := vecCache.Load(key); ok {
+		if vi := v.(*vecIndex); vi.gen == gen {
+			return vi, nil
+		}
+	}
+	rows, err := db.QueryContext(ctx, `SELECT node_id, vec FROM vectors WHERE model_rowid=?`, mrow)
+	if err != nil {
+		return nil, fmt.Errorf("load vectors: %w", err)
+	}
+	defer rows.Close()
+	vi := &vecIndex{gen: gen, mrow: mrow, dim: dim}
+	for rows.Next() {
+		var id string
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			return nil, fmt.Errorf("load vectors: %w", err)
+		}
+		if len(b) != 4*dim {
+			return nil, fmt.Errorf("load vectors: vector of %s has %d bytes, want %d: the store is damaged; re-run ingest", id, len(b), 4*dim)
+		}
+		off := len(vi.data)
+		vi.data = append(vi.data, make([]float32, dim)...)
+		decodeVec(b, vi.data[off:])
+		vi.ids = append(vi.ids, id)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load vectors: %w", err)
+	}
+	vecCache.Store(key, vi)
+	return vi, nil
+}
+
+type scored struct {
+	i int
+	s float32
+}
+type minHeap []scored
+
+func (h minHeap) Len() int           { return len(h) }
+func (h minHeap) Less(i, j int) bool { return h[i].s < h[j].s }
+func (h minHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *minHeap) Push(x any)        { *h = append(*h, x.(scored)) }
+func (h *minHeap) Pop() any          { o := *h; x := o[len(o)-1]; *h = o[:len(o)-1]; return x }
+
+// topK scans vi exactly and returns the n best rows by dot product (cosine on unit vectors).
+func (vi *vecIndex) topK(q []float32, n int) []scored {
+	h := make(minHeap, 0, n+1)
+	for i := range vi.ids {
+		s := vek32.Dot(vi.data[i*vi.dim:(i+1)*vi.dim], q)
+		if len(h) < n {
+			heap.Push(&h, scored{i, s})
+		} else if s > h[0].s {
+			h[0] = scored{i, s}
+			heap.Fix(&h, 0)
+		}
+	}
+	out := make([]scored, len(h))
+	for i := len(h) - 1; i >= 0; i-- {
+		out[i] = heap.Pop(&h).(scored)
+	}
+	return out
+}
+
+// vectorList embeds the query and ranks chunks by cosine similarity. hits is nil
+// when no vectors of the model exist.
+func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query string) (rankedList, error) {
+	l := rankedList{name: "vectors", weight: wVectors}
+	vs, err := emb.Embed(ctx, []string{query})
+	if err != nil {
+		return l, err
+	}
+	if len(vs) != 1 || len(vs[0]) == 0 {
+		return l, fmt.Errorf("embedder returned %d vectors for one query", len(vs))
+	}
+	q := append([]float32(nil), vs[0]...)
+	if !normalize(q) {
+		return l, fmt.Errorf("embedder returned a zero vector for the query")
+	}
+	mrow, err := modelRow(ctx, db, emb.Model(), len(q), false)
+	if err != nil || mrow == 0 {
+		return l, err
+	}
+	gen, err := generation(ctx, db)
+	if err != nil {
+		return l, err
+	}
+	vi, err := s.loadVectors(ctx, db, gen, mrow, len(q))
+	if err != nil {
+		return l, err
+	}
+	if len(vi.ids) == 0 {
+		return l, nil
+	}
+	top := vi.topK(q, recallDepth)
+	ids := make([]any, len(top))
+	for i, t := range top {
+		ids[i] = vi.ids[t.i]
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.text FROM chunks c WHERE c.id IN (`+ph+`)`, ids...)
+	if err != nil {
+		return l, fmt.Errorf("vector hits: %w", err)
+	}
+	defer rows.Close()
+	byID := map[string]abi.ChunkHit{}
+	for rows.Next() {
+		var text string
+		h, err := scanHit(rows, &text)
+		if err != nil {
+			return l, fmt.Errorf("vector hits: %w", err)
+		}
+		h.Snippet = plainSnippet(text, words(query))
+		byID[h.ID] = h
+	}
+	if err := rows.Err(); err != nil {
+		return l, fmt.Errorf("vector hits: %w", err)
+	}
+	l.hits = []abi.ChunkHit{}
+	for _, t := range top {
+		if h, ok := byID[vi.ids[t.i]]; ok {
+			h.Score = float64(t.s)
+			l.hits = append(l.hits, h)
+		}
+	}
+	return l, nil
+}
