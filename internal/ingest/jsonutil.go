@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"unicode/utf8"
 )
 
@@ -57,7 +58,7 @@ func checkJSON(b []byte) error {
 
 // describeJSONError turns decoder errors into "byte N: ..." messages naming the
 // field that had the wrong type.
-func describeJSONError(err error) error {
+func describeJSONError(err error, size int) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
@@ -71,6 +72,8 @@ func describeJSONError(err error) error {
 		return fmt.Errorf("byte %d: field %q is a JSON %s, expected %s: wrong schema, nothing ingested from this file", te.Offset, field, te.Value, te.Type)
 	case errors.Is(err, errEmpty):
 		return err
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fmt.Errorf("byte %d: not valid JSON: the file ends inside a value (truncated?)", size)
 	}
 	return fmt.Errorf("not valid JSON: %w", err)
 }
@@ -79,7 +82,7 @@ func describeJSONError(err error) error {
 func decodeStrict(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(v); err != nil {
-		return describeJSONError(err)
+		return describeJSONError(err, len(b))
 	}
 	if dec.More() {
 		return fmt.Errorf("byte %d: extra data after the JSON value", dec.InputOffset())

@@ -200,35 +200,38 @@ func decodeTextFile(b []byte) (textFile, error) {
 	return tf, nil
 }
 
-// binaryLooking reports whether the first 8 KiB look like binary data: more than 10 %
-// control bytes (other than whitespace) or invalid UTF-8.
+// binaryLooking reports whether the first 8 KiB look like binary data: more than
+// 10 % control bytes (other than whitespace), or (in a sample of at least 256
+// bytes) more than a third of the bytes in invalid UTF-8 sequences. A few stray
+// invalid bytes in text are repaired instead.
 func binaryLooking(b []byte) (int, bool) {
 	head := b
 	if len(head) > 8192 {
 		head = head[:8192]
 	}
-	bad, first := 0, -1
+	controls, invalid, first := 0, 0, -1
 	for i := 0; i < len(head); {
 		r, n := utf8.DecodeRune(head[i:])
-		isBad := false
-		if r == utf8.RuneError && n <= 1 {
+		switch {
+		case r == utf8.RuneError && n <= 1:
 			// a sequence cut at the end of the sample is not evidence
 			if len(head)-i < 4 && len(head) < len(b) {
-				break
+				i = len(head)
+				continue
 			}
-			isBad = true
-		} else if r < 0x20 && r != '\n' && r != '\r' && r != '\t' && r != '\f' {
-			isBad = true
+			invalid++
+		case r < 0x20 && r != '\n' && r != '\r' && r != '\t' && r != '\f':
+			controls++
+		default:
+			i += n
+			continue
 		}
-		if isBad {
-			bad++
-			if first < 0 {
-				first = i
-			}
+		if first < 0 {
+			first = i
 		}
 		i += n
 	}
-	return first, len(head) > 0 && bad*10 > len(head)
+	return first, controls*10 > len(head) || (len(head) >= 256 && invalid*3 > len(head))
 }
 
 // longestLine returns the 1-based number, start offset and length of the longest line.
