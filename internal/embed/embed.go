@@ -204,10 +204,7 @@ func (c *client) batch(ctx context.Context, texts []string) ([][]float32, error)
 	defer resp.Body.Close()
 	raw, err := io.ReadAll(io.LimitReader(resp.Body, MaxReplyBytes+1))
 	if err != nil {
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("embedder %s: reading reply: %w", c.url, ctx.Err())
-		}
-		return nil, fmt.Errorf("%w: %s: reading reply: %w", ErrUnreachable, c.url, err)
+		return nil, fmt.Errorf("reading reply: %w", c.transportError(ctx, rctx, err))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
 		return nil, fmt.Errorf("embedder %s: %s: %s", c.url, resp.Status, preview(raw))

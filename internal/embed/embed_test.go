@@ -387,7 +387,7 @@ func TestDimensionMismatchAcrossBatches(t *testing.T) {
 }
 
 func TestReplyTooLarge(t *testing.T) {
-	err := embedErr(t, "ollama", func(w http.ResponseWriter, _ int, _ request) bool {
+	ts := start(t, &server{kind: "ollama", reply: func(w http.ResponseWriter, _ int, _ request) bool {
 		io.WriteString(w, `{"embeddings":[[`)
 		chunk := strings.Repeat("0.123456789,", 1<<16)
 		for written := 0; written <= MaxReplyBytes; written += len(chunk) {
@@ -397,7 +397,11 @@ func TestReplyTooLarge(t *testing.T) {
 		}
 		io.WriteString(w, `1]]}`)
 		return true
-	}, nil, 1)
+	}})
+	_, err := NewOllama(ts.URL, "m", time.Minute).Embed(context.Background(), texts(1))
+	if err == nil {
+		t.Fatal("a reply over the cap was accepted")
+	}
 	wantErr(t, err, "reply larger than 32 MiB")
 }
 
@@ -455,4 +459,20 @@ func TestNewFromConfig(t *testing.T) {
 	if s.reqs[0].auth != "Bearer sk-from-env" || s.reqs[0].body.Model != "mini" {
 		t.Errorf("request %+v, want key from MY_KEY and model mini", s.reqs[0])
 	}
+}
+
+func TestTimeoutMidBody(t *testing.T) {
+	release := make(chan struct{})
+	defer close(release)
+	ts := start(t, &server{kind: "ollama", reply: func(w http.ResponseWriter, _ int, _ request) bool {
+		io.WriteString(w, `{"embeddings":[[1,`)
+		w.(http.Flusher).Flush()
+		<-release
+		return true
+	}})
+	_, err := NewOllama(ts.URL, "m", 100*time.Millisecond).Embed(context.Background(), texts(1))
+	if !errors.Is(err, ErrUnreachable) {
+		t.Fatalf("err = %v, want ErrUnreachable", err)
+	}
+	wantErr(t, err, "reading reply", "no reply within 100ms")
 }

@@ -335,7 +335,7 @@ func senseWeight(rank int) float32 {
 // derivationally related forms (weight ≤ 0.4). Morphology applies first ("cars" expands like
 // "car"); the word itself and its inflections are left out; terms are unique (the highest
 // weight kept), sorted by weight then term, at most MaxRelated, multiword terms with spaces.
-// A word WordNet does not know gives nil.
+// A word WordNet does not know gives nil. Safe for concurrent use.
 func Expand(word string) []Related {
 	t := get()
 	w := normalize(word)

@@ -255,3 +255,17 @@ func BenchmarkLoadRetained(b *testing.B) {
 	}
 	_ = keep
 }
+
+// TestConcurrentUse: the first load and lookups may race from many goroutines (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	want := terms(Expand("invoice"))
+	done := make(chan []string)
+	for range 8 {
+		go func() { done <- terms(Expand("invoice")) }()
+	}
+	for range 8 {
+		if got := <-done; !slices.Equal(got, want) {
+			t.Errorf("concurrent Expand = %v, want %v", got, want)
+		}
+	}
+}
