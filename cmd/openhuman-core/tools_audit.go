@@ -3,17 +3,20 @@ package main
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"log/slog"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/openhuman/openhuman-core/internal/toolaudit"
 	"github.com/openhuman/openhuman-core/policy"
+	toolswasm "github.com/openhuman/openhuman-core/tools-wasm"
 )
 
 // toolsGroup returns the `tools` command group. tools.go registers it in its init,
@@ -33,12 +36,13 @@ func toolsGroup() *cobra.Command {
 type auditFlags struct {
 	policyFile string
 	json       bool
+	builtin    bool
 }
 
 func init() {
 	var f auditFlags
 	cmd := &cobra.Command{
-		Use:   "audit FILE.wasm",
+		Use:   "audit FILE.wasm | --builtin NAME|all",
 		Short: "Show what a tool module can touch and whether the policy would load it (never runs it)",
 		Long: `audit reads a tool module without executing it and reports its sha256, ABI, embedded
 manifest (tools, schemas, requested capabilities and limits), every import classified
@@ -48,13 +52,20 @@ export, the signature status, and the verdict under the policy in force.
 Exit status: 0 the module would load, 1 it would be refused, 2 the file is not a
 valid WebAssembly module or cannot be read.`,
 		Example: `  openhuman-core tools audit ~/.openhuman/tools/timeline.wasm
-  openhuman-core tools audit timeline.wasm --policy ./policy.toml --json`,
+  openhuman-core tools audit timeline.wasm --policy ./policy.toml --json
+  openhuman-core tools audit --builtin memory.search
+  openhuman-core tools audit --builtin all --json`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runAudit(cmd.OutOrStdout(), setupLogging(cmd.ErrOrStderr()), args[0], f)
+			log := setupLogging(cmd.ErrOrStderr())
+			if f.builtin {
+				return runAuditBuiltin(cmd.OutOrStdout(), log, args[0], f)
+			}
+			return runAudit(cmd.OutOrStdout(), log, args[0], f)
 		},
 	}
 	cmd.Flags().StringVar(&f.policyFile, "policy", "", "policy file (default: the configured policy, $OPENHUMAN_HOME/policy.toml)")
+	cmd.Flags().BoolVar(&f.builtin, "builtin", false, "audit the first-party module serving tool NAME (or all of them) embedded in this binary")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the stable JSON report (schema openhuman.audit/1)")
 	toolsGroup().AddCommand(cmd)
 }
@@ -84,6 +95,57 @@ func runAudit(out io.Writer, log *slog.Logger, file string, f auditFlags) error 
 	}
 	rep, _ := toolaudit.Audit(module, toolaudit.Options{Name: file, Policy: pol})
 	return writeReport(out, rep, f.json)
+}
+
+// runAuditBuiltin audits embedded first-party modules: one by tool name, or all
+// ("all"; the exit status is the worst of them; --json prints a JSON array).
+func runAuditBuiltin(out io.Writer, log *slog.Logger, name string, f auditFlags) error {
+	pol, err := loadPolicyFor(log, f.policyFile)
+	if err != nil {
+		return &exitError{code: toolaudit.ExitInvalid, err: err}
+	}
+	var mods []toolswasm.Module
+	if name == "all" {
+		mods, err = toolswasm.Modules()
+	} else {
+		var m toolswasm.Module
+		m, err = toolswasm.Get(name)
+		mods = []toolswasm.Module{m}
+	}
+	if err != nil {
+		return &exitError{code: toolaudit.ExitInvalid, err: err}
+	}
+	var reports []*toolaudit.Report
+	worst := 0
+	for _, m := range mods {
+		rep, _ := toolaudit.Audit(m.Wasm, toolaudit.Options{Name: "builtin:" + m.Name, Policy: pol, Builtin: true, PinnedSHA256: m.SHA256})
+		reports = append(reports, rep)
+		worst = max(worst, rep.ExitCode())
+	}
+	if len(reports) == 1 {
+		return writeReport(out, reports[0], f.json)
+	}
+	if f.json {
+		enc := json.NewEncoder(out)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		if err := enc.Encode(reports); err != nil {
+			return &exitError{code: toolaudit.ExitInvalid, err: err}
+		}
+	} else {
+		for i, rep := range reports {
+			if i > 0 {
+				fmt.Fprintln(out, strings.Repeat("─", 72))
+			}
+			if err := rep.WriteText(out); err != nil {
+				return &exitError{code: toolaudit.ExitInvalid, err: err}
+			}
+		}
+	}
+	if worst != 0 {
+		return &exitError{code: worst}
+	}
+	return nil
 }
 
 func writeReport(out io.Writer, rep *toolaudit.Report, asJSON bool) error {

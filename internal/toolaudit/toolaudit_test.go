@@ -18,6 +18,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/signature"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
+	toolswasm "github.com/openhuman/openhuman-core/tools-wasm"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
@@ -276,4 +277,33 @@ func TestInvalidModules(t *testing.T) {
 	}
 	rep, _ := Audit([]byte("nope, not wasm"), Options{Name: "notes.txt"})
 	checkGolden(t, "not_wasm", rep)
+}
+
+// TestGoldenBuiltins audits every embedded first-party module as the binary does.
+// Rebuilding a first-party module changes its digest: refresh with -update.
+func TestGoldenBuiltins(t *testing.T) {
+	mods, err := toolswasm.Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mods {
+		rep, err := Audit(m.Wasm, Options{Name: "builtin:" + m.Name, Builtin: true, PinnedSHA256: m.SHA256})
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGolden(t, "builtin_"+m.Name, rep)
+		if rep.ExitCode() != ExitWouldLoad {
+			t.Errorf("%s: first-party module refused: %q", m.Name, rep.Verdict.Reasons)
+		}
+		for _, im := range rep.Imports {
+			if im.Class == ClassForbidden {
+				t.Errorf("%s imports forbidden %s.%s", m.Name, im.Module, im.Name)
+			}
+		}
+		// A wrong pin is refused.
+		bad, _ := Audit(m.Wasm, Options{Name: m.Name, Builtin: true, PinnedSHA256: strings.Repeat("0", 64)})
+		if bad.ExitCode() != ExitRefused || !strings.Contains(strings.Join(bad.Verdict.Reasons, ""), "does not match the digest pinned") {
+			t.Errorf("%s: wrong pin not refused: %q", m.Name, bad.Verdict.Reasons)
+		}
+	}
 }
