@@ -1,0 +1,556 @@
+package mcpserver
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+)
+
+// MaxLineBytes is the largest JSON-RPC message (one line) the server accepts.
+const MaxLineBytes = 1 << 20
+
+// requestIDMetaKey is the _meta key under which the line filter hands a
+// tools/call's JSON-RPC id to the tool handler (the SDK does not expose it).
+const requestIDMetaKey = "openhuman-core/request_id"
+
+// JSON-RPC error codes the line filter answers with.
+const (
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+	codeInvalidParams  = -32602
+	codeInternalError  = -32603
+)
+
+// maxSafeInteger bounds integer ids: the SDK decodes ids as float64, so larger
+// integers would come back changed.
+const maxSafeInteger = 1<<53 - 1
+
+// stdioConn sits between a byte stream and go-sdk's IOTransport. Its reader side
+// passes on only well-formed JSON-RPC lines and answers everything else itself
+// (keeping the session alive); its writer side sees every frame the SDK writes, so
+// at EOF the reader can wait until each request it passed on has been answered.
+type stdioConn struct {
+	src          io.Reader
+	in           *bufio.Reader
+	out          io.Writer
+	log          *slog.Logger
+	maxLine      int
+	drainTimeout time.Duration
+
+	wmu sync.Mutex // serialises frames on out
+
+	mu            sync.Mutex
+	pending       map[string]int // canonical id -> requests passed on and not yet answered
+	answered      chan struct{}  // closed and replaced whenever a response is written
+	initForwarded bool
+	initKey       string          // canonical id of the first initialize passed on
+	initResult    json.RawMessage // its result, once written
+	initDone      chan struct{}   // closed when initResult is known (or the first initialize failed)
+
+	buf    []byte // the next line for the SDK
+	eof    bool
+	closed bool
+}
+
+func newStdioConn(src io.Reader, out io.Writer, log *slog.Logger, drainTimeout time.Duration) *stdioConn {
+	return &stdioConn{
+		src:          src,
+		in:           bufio.NewReaderSize(src, 64<<10),
+		out:          out,
+		log:          log,
+		maxLine:      MaxLineBytes,
+		drainTimeout: drainTimeout,
+		pending:      map[string]int{},
+		answered:     make(chan struct{}),
+		initDone:     make(chan struct{}),
+	}
+}
+
+// reader is the io.ReadCloser handed to the SDK.
+func (c *stdioConn) reader() io.ReadCloser { return connReader{c} }
+
+// writer is the io.WriteCloser handed to the SDK.
+func (c *stdioConn) writer() io.WriteCloser { return connWriter{c} }
+
+type connReader struct{ c *stdioConn }
+
+func (r connReader) Read(p []byte) (int, error) { return r.c.read(p) }
+func (r connReader) Close() error {
+	r.c.mu.Lock()
+	r.c.closed = true
+	r.c.mu.Unlock()
+	if cl, ok := r.c.src.(io.Closer); ok {
+		return cl.Close()
+	}
+	return nil
+}
+
+type connWriter struct{ c *stdioConn }
+
+func (w connWriter) Write(p []byte) (int, error) { return w.c.writeFromSDK(p) }
+func (w connWriter) Close() error                { return nil }
+
+// read serves the SDK one validated line at a time. At EOF it first waits until
+// every request passed on has been answered (bounded by drainTimeout).
+func (c *stdioConn) read(p []byte) (int, error) {
+	for len(c.buf) == 0 {
+		if c.eof {
+			c.drain()
+			return 0, io.EOF
+		}
+		line, size, err := c.readLine()
+		if size > c.maxLine {
+			c.log.Warn("mcp: rejected an oversized message", "bytes", size)
+			c.writeError(nil, codeInvalidRequest, "Invalid Request",
+				fmt.Sprintf("request of %d bytes exceeds the %d-byte limit", size, c.maxLine))
+		} else if len(bytes.TrimSpace(line)) > 0 {
+			c.buf = c.filter(line)
+		}
+		if err != nil {
+			if !errors.Is(err, io.EOF) {
+				c.log.Warn("mcp: reading stdin failed; finishing the requests already read", "err", err)
+			}
+			c.eof = true
+		}
+	}
+	n := copy(p, c.buf)
+	c.buf = c.buf[n:]
+	return n, nil
+}
+
+// drain blocks until no request passed on is still unanswered, or drainTimeout.
+func (c *stdioConn) drain() {
+	deadline := time.NewTimer(c.drainTimeout)
+	defer deadline.Stop()
+	for {
+		c.mu.Lock()
+		n := 0
+		for _, v := range c.pending {
+			n += v
+		}
+		ch := c.answered
+		closed := c.closed
+		c.mu.Unlock()
+		if n == 0 || closed {
+			return
+		}
+		select {
+		case <-ch:
+		case <-deadline.C:
+			c.log.Warn("mcp: stdin closed and some requests are still unanswered; giving up on them", "unanswered", n, "waited", c.drainTimeout)
+			return
+		}
+	}
+}
+
+// readLine returns the next line without its newline. A line longer than maxLine
+// is read to its end without being kept: line is nil and size tells its length.
+func (c *stdioConn) readLine() (line []byte, size int, err error) {
+	var acc []byte
+	for {
+		chunk, err := c.in.ReadSlice('\n')
+		size += len(chunk)
+		if size <= c.maxLine+1 { // +1: the newline itself
+			acc = append(acc, chunk...)
+		} else {
+			acc = nil
+		}
+		if errors.Is(err, bufio.ErrBufferFull) {
+			continue
+		}
+		if len(chunk) > 0 && chunk[len(chunk)-1] == '\n' {
+			size--
+		}
+		if size > c.maxLine {
+			return nil, size, err
+		}
+		return bytes.TrimRight(acc, "\r\n"), size, err
+	}
+}
+
+// message is the envelope of one incoming JSON-RPC message.
+type message struct {
+	raw    map[string]json.RawMessage
+	id     json.RawMessage // nil when absent
+	method string
+}
+
+// filter validates one line. It returns the bytes to pass to the SDK (a compact
+// line ending in "\n"), or nil after answering the line itself.
+func (c *stdioConn) filter(line []byte) []byte {
+	line = bytes.TrimSpace(line)
+	if !utf8.Valid(line) {
+		c.log.Warn("mcp: rejected a message that is not valid UTF-8")
+		c.writeError(nil, codeParseError, "Parse error", "message is not valid UTF-8")
+		return nil
+	}
+	if !json.Valid(line) {
+		var v any
+		err := json.Unmarshal(line, &v)
+		detail := "invalid JSON"
+		if err != nil {
+			detail = err.Error()
+		}
+		c.log.Warn("mcp: rejected a message that is not JSON", "err", detail)
+		c.writeError(nil, codeParseError, "Parse error", detail)
+		return nil
+	}
+	switch line[0] {
+	case '{':
+	case '[':
+		c.log.Warn("mcp: rejected a JSON-RPC batch")
+		c.writeError(nil, codeInvalidRequest, "Invalid Request",
+			"JSON-RPC batches are not supported (MCP removed them in 2025-06-18); send one message per line")
+		return nil
+	default:
+		c.log.Warn("mcp: rejected a message that is not a JSON object")
+		c.writeError(nil, codeInvalidRequest, "Invalid Request", "message must be a JSON object")
+		return nil
+	}
+	var m message
+	if err := json.Unmarshal(line, &m.raw); err != nil {
+		c.writeError(nil, codeInvalidRequest, "Invalid Request", "message must be a JSON object")
+		return nil
+	}
+	if v, ok := m.raw["jsonrpc"]; !ok || string(v) != `"2.0"` {
+		c.writeError(c.validID(m.raw["id"]), codeInvalidRequest, "Invalid Request", `jsonrpc must be "2.0"`)
+		return nil
+	}
+	idRaw, hasID := m.raw["id"]
+	var key string
+	if hasID {
+		k, err := canonicalID(idRaw)
+		if err != nil {
+			c.log.Warn("mcp: rejected a message with an invalid id", "err", err)
+			c.writeError(nil, codeInvalidRequest, "Invalid Request", err.Error())
+			return nil
+		}
+		m.id, key = idRaw, k
+	}
+	methodRaw, hasMethod := m.raw["method"]
+	if !hasMethod {
+		_, hasResult := m.raw["result"]
+		_, hasError := m.raw["error"]
+		if hasID && (hasResult || hasError) {
+			return compactLine(line) // a response to a server-initiated request
+		}
+		c.writeError(m.id, codeInvalidRequest, "Invalid Request", "missing method")
+		return nil
+	}
+	if err := json.Unmarshal(methodRaw, &m.method); err != nil {
+		c.writeError(m.id, codeInvalidRequest, "Invalid Request", "method must be a string")
+		return nil
+	}
+	if params, ok := m.raw["params"]; ok && string(params) != "null" && params[0] != '{' {
+		if !hasID {
+			c.log.Warn("mcp: ignored a notification whose params are not an object", "method", m.method)
+			return nil
+		}
+		c.writeError(m.id, codeInvalidParams, "Invalid params",
+			fmt.Sprintf("%s params must be an object, got %s", m.method, jsonKind(params)))
+		return nil
+	}
+	if !hasID {
+		return compactLine(line) // a notification: never answered
+	}
+
+	c.mu.Lock()
+	initForwarded, initDone := c.initForwarded, c.initDone
+	c.mu.Unlock()
+	switch m.method {
+	case "initialize":
+		if p, ok := m.raw["params"]; !ok || string(p) == "null" {
+			c.writeError(m.id, codeInvalidParams, "Invalid params", "initialize params must be an object with protocolVersion, capabilities and clientInfo")
+			return nil
+		}
+		if initForwarded {
+			// A later initialize never changes the session: answer it with the
+			// first one's result (provenance stays as the first one fixed it).
+			select {
+			case <-initDone:
+			case <-time.After(5 * time.Second):
+			}
+			c.mu.Lock()
+			res := c.initResult
+			c.mu.Unlock()
+			if res == nil {
+				c.writeError(m.id, codeInvalidRequest, "Invalid Request", "the session's first initialize failed; start a new session")
+				return nil
+			}
+			c.log.Debug("mcp: answered a repeated initialize with the session's first result", "id", string(m.id))
+			c.writeResult(m.id, res)
+			return nil
+		}
+		c.mu.Lock()
+		c.initForwarded, c.initKey = true, key
+		c.mu.Unlock()
+	case "ping":
+	default:
+		if !initForwarded {
+			c.writeError(m.id, codeInvalidRequest, "Invalid Request",
+				fmt.Sprintf("%s before initialize: send initialize first", m.method))
+			return nil
+		}
+	}
+	out := line
+	if m.method == "tools/call" {
+		out = injectRequestID(m.raw, key)
+	}
+	c.mu.Lock()
+	c.pending[key]++
+	c.mu.Unlock()
+	c.log.Debug("mcp: request", "id", string(m.id), "method", m.method)
+	return compactLine(out)
+}
+
+// validID returns raw when it is a usable id, else nil (answered as id null).
+func (c *stdioConn) validID(raw json.RawMessage) json.RawMessage {
+	if raw == nil {
+		return nil
+	}
+	if _, err := canonicalID(raw); err != nil {
+		return nil
+	}
+	return raw
+}
+
+// canonicalID maps a JSON-RPC id to the key the SDK's answer will carry:
+// "s:<string>" or "n:<integer>".
+func canonicalID(raw json.RawMessage) (string, error) {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	if err := dec.Decode(&v); err != nil {
+		return "", errors.New("id must be a string or an integer")
+	}
+	switch t := v.(type) {
+	case string:
+		return "s:" + t, nil
+	case json.Number:
+		if i, err := strconv.ParseInt(string(t), 10, 64); err == nil {
+			if i > maxSafeInteger || i < -maxSafeInteger {
+				return "", fmt.Errorf("id %d is outside the supported integer range ±%d", i, int64(maxSafeInteger))
+			}
+			return "n:" + strconv.FormatInt(i, 10), nil
+		}
+		f, err := strconv.ParseFloat(string(t), 64)
+		if err != nil || f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
+			return "", fmt.Errorf("id must be a string or an integer, got %s", t)
+		}
+		return "n:" + strconv.FormatInt(int64(f), 10), nil
+	default:
+		return "", fmt.Errorf("id must be a string or an integer, got %s", jsonKind(raw))
+	}
+}
+
+// idLabel is the request id as the tool module and audit log see it.
+func idLabel(key string) string {
+	if len(key) >= 2 {
+		return key[2:]
+	}
+	return key
+}
+
+// injectRequestID adds the canonical id to params._meta so the tool handler can
+// name the request in the module call and the audit log.
+func injectRequestID(raw map[string]json.RawMessage, key string) []byte {
+	params := map[string]json.RawMessage{}
+	if p, ok := raw["params"]; ok && string(p) != "null" {
+		if err := json.Unmarshal(p, &params); err != nil {
+			return mustMarshal(raw)
+		}
+	}
+	meta := map[string]json.RawMessage{}
+	if mr, ok := params["_meta"]; ok && len(mr) > 0 && mr[0] == '{' {
+		if err := json.Unmarshal(mr, &meta); err != nil {
+			meta = map[string]json.RawMessage{}
+		}
+	}
+	meta[requestIDMetaKey] = mustMarshal(idLabel(key))
+	params["_meta"] = mustMarshal(meta)
+	out := make(map[string]json.RawMessage, len(raw))
+	for k, v := range raw {
+		out[k] = v
+	}
+	out["params"] = mustMarshal(params)
+	return mustMarshal(out)
+}
+
+func mustMarshal(v any) []byte {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(fmt.Sprintf("mcpserver: marshal %T: %v", v, err)) // only called on decoded JSON
+	}
+	return b
+}
+
+func compactLine(b []byte) []byte {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, b); err != nil {
+		return append(append([]byte(nil), b...), '\n')
+	}
+	buf.WriteByte('\n')
+	return buf.Bytes()
+}
+
+func jsonKind(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return "nothing"
+	}
+	switch raw[0] {
+	case '{':
+		return "an object"
+	case '[':
+		return "an array"
+	case '"':
+		return "a string"
+	case 't', 'f':
+		return "a boolean"
+	case 'n':
+		return "null"
+	default:
+		return "a number"
+	}
+}
+
+type wireError struct {
+	Code    int    `json:"code"`
+	Message string `json:"message"`
+	Data    string `json:"data,omitempty"`
+}
+
+// writeError answers a message the SDK never sees. id nil is written as null.
+func (c *stdioConn) writeError(id json.RawMessage, code int, msg, data string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	line := mustMarshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   wireError       `json:"error"`
+	}{"2.0", id, wireError{code, msg, data}})
+	c.writeLine(line)
+}
+
+func (c *stdioConn) writeResult(id json.RawMessage, result json.RawMessage) {
+	line := mustMarshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Result  json.RawMessage `json:"result"`
+	}{"2.0", id, result})
+	c.writeLine(line)
+}
+
+func (c *stdioConn) writeLine(line []byte) {
+	line = bytes.TrimRight(line, "\n")
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.out.Write(append(line, '\n')); err != nil {
+		c.log.Warn("mcp: writing to stdout failed", "err", err)
+	}
+}
+
+// outgoing is what the writer needs from a frame the SDK writes.
+type outgoing struct {
+	ID     json.RawMessage `json:"id"`
+	Method *string         `json:"method"`
+	Result json.RawMessage `json:"result"`
+	Error  *struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data,omitempty"`
+	} `json:"error"`
+}
+
+// writeFromSDK writes one frame from the SDK, noting which requests it answers.
+// An error with code 0 (the SDK's code for some parameter failures) is rewritten
+// to a JSON-RPC code so clients see a standard error.
+func (c *stdioConn) writeFromSDK(p []byte) (int, error) {
+	frame := bytes.TrimSpace(p)
+	var answered []string
+	if len(frame) > 0 && frame[0] == '{' {
+		var o outgoing
+		if err := json.Unmarshal(frame, &o); err == nil && o.Method == nil && o.ID != nil {
+			if key, err := canonicalID(o.ID); err == nil {
+				answered = append(answered, key)
+				c.noteInitAnswer(key, o.Result)
+			}
+			if o.Error != nil && o.Error.Code == 0 {
+				frame = rewriteZeroCode(frame, o.Error.Message)
+			}
+		}
+	} else if len(frame) > 0 && frame[0] == '[' {
+		var batch []outgoing
+		if err := json.Unmarshal(frame, &batch); err == nil {
+			for _, o := range batch {
+				if key, err := canonicalID(o.ID); err == nil && o.Method == nil {
+					answered = append(answered, key)
+				}
+			}
+		}
+	}
+	c.writeLine(frame)
+	if len(answered) > 0 {
+		c.mu.Lock()
+		for _, k := range answered {
+			if c.pending[k] > 0 {
+				c.pending[k]--
+				if c.pending[k] == 0 {
+					delete(c.pending, k)
+				}
+			}
+		}
+		close(c.answered)
+		c.answered = make(chan struct{})
+		c.mu.Unlock()
+	}
+	return len(p), nil
+}
+
+func (c *stdioConn) noteInitAnswer(key string, result json.RawMessage) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if key != c.initKey || c.initKey == "" || c.initResult != nil {
+		return
+	}
+	select {
+	case <-c.initDone:
+		return
+	default:
+	}
+	if len(result) > 0 && string(result) != "null" {
+		c.initResult = append(json.RawMessage(nil), result...)
+	} else {
+		// The first initialize failed: let a later one through to the SDK.
+		c.initForwarded = false
+		c.initKey = ""
+		close(c.initDone)
+		c.initDone = make(chan struct{})
+		return
+	}
+	close(c.initDone)
+}
+
+func rewriteZeroCode(frame []byte, message string) []byte {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(frame, &m); err != nil {
+		return frame
+	}
+	code, short := codeInternalError, "Internal error"
+	if strings.Contains(message, "unmarshal") || strings.Contains(message, "params") {
+		code, short = codeInvalidParams, "Invalid params"
+	}
+	m["error"] = mustMarshal(wireError{Code: code, Message: short, Data: message})
+	return mustMarshal(m)
+}

@@ -1,0 +1,358 @@
+// Package mcpserver serves the tool catalogue over the Model Context Protocol on
+// stdio with the official go-sdk, dispatching every tools/call into the sandboxed
+// runtime with the session's client provenance, and auditing each call.
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"slices"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/openhuman/openhuman-core/internal/audit"
+	"github.com/openhuman/openhuman-core/runtime"
+)
+
+// ServerName is the serverInfo.name reported to clients.
+const ServerName = "openhuman-core"
+
+// ProtocolVersions are the MCP versions this server negotiates, newest first; an
+// unknown version requested by a client is answered with the first.
+var ProtocolVersions = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// DefaultDrainTimeout bounds how long the server keeps answering requests already
+// read after stdin closes: the longest tool deadline (60 s hard cap) plus a margin.
+const DefaultDrainTimeout = 65 * time.Second
+
+// Dispatcher is what the server needs from the runtime: the tool catalogue in
+// listing order and a way to run one call.
+type Dispatcher interface {
+	Tools() []runtime.Tool
+	Call(ctx context.Context, call runtime.Call) (*runtime.Outcome, error)
+}
+
+// Options configure a Server.
+type Options struct {
+	// Version is the binary's version, reported as serverInfo.version.
+	Version string
+	// Dispatcher runs the tools. Required.
+	Dispatcher Dispatcher
+	// Audit receives one entry per tool call (nil: no audit log).
+	Audit *audit.Log
+	// Logger receives logs (stderr in production; nil: slog.Default()).
+	Logger *slog.Logger
+	// ToolsCanChange advertises capabilities.tools.listChanged: set it when
+	// third-party tools may appear or go while the server runs.
+	ToolsCanChange bool
+	// SearXNGEnabled mentions searxng_search in the instructions.
+	SearXNGEnabled bool
+	// DrainTimeout bounds the wait for in-flight answers at EOF (default DefaultDrainTimeout).
+	DrainTimeout time.Duration
+}
+
+// Server is an MCP server over one Dispatcher. One Server may serve several
+// sessions (each Serve call is one).
+type Server struct {
+	opts Options
+	log  *slog.Logger
+	sdk  *mcp.Server
+
+	mu      sync.Mutex
+	ordered []*mcp.Tool          // tools/list, in the dispatcher's order
+	prints  map[string][]byte    // tool name -> fingerprint of what the SDK has
+	byName  map[string]*mcp.Tool // current tools
+}
+
+// New builds a server and registers the dispatcher's current tools.
+func New(opts Options) (*Server, error) {
+	if opts.Dispatcher == nil {
+		return nil, errors.New("mcpserver: Options.Dispatcher is required")
+	}
+	if opts.Version == "" {
+		opts.Version = "0.0.0-dev"
+	}
+	if opts.DrainTimeout <= 0 {
+		opts.DrainTimeout = DefaultDrainTimeout
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	s := &Server{opts: opts, log: log, prints: map[string][]byte{}, byName: map[string]*mcp.Tool{}}
+	s.sdk = mcp.NewServer(&mcp.Implementation{Name: ServerName, Version: opts.Version}, &mcp.ServerOptions{
+		Instructions:              Instructions(opts.SearXNGEnabled),
+		Logger:                    log.With("component", "go-sdk"),
+		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.ToolsCanChange}},
+		SupportedProtocolVersions: slices.Clone(ProtocolVersions),
+	})
+	s.sdk.AddReceivingMiddleware(s.listInOrder)
+	s.Refresh()
+	return s, nil
+}
+
+// Instructions is the initialize result's guidance for the model.
+func Instructions(searxng bool) string {
+	text := "openhuman-core is a read-only view of the user's own memory tree: their ingested email, chat and documents. " +
+		"Nothing here can change or send anything. " +
+		"To answer a question from memory, start with memory.search (keywords, names, addresses, exact phrases) or memory.recall " +
+		"(describe the meaning; finds paraphrases and related wording), then call tree.read_chunk with a hit's id to read the full text " +
+		"before quoting it. Cite where facts came from with each chunk's source_kind, source_id, source_ref and timestamp_ms. " +
+		"To discover what exists, use tree.list_sources (mail threads, chat channels, documents with counts and last activity), " +
+		"tree.top_entities (the most-mentioned people, addresses, handles and topics; canonical ids are lowercase like email:ann@x.example), " +
+		"and tree.browse to page through chunks newest first, filtered by source_kinds, source_ids, entity_ids or a time window in epoch milliseconds. " +
+		"k defaults to 10 and must be 1..50. An empty result with a hint means nothing has been ingested yet."
+	if searxng {
+		text += " searxng_search queries the user's self-hosted SearXNG instance for public web results (categories web, news, images); " +
+			"use it only for information that is not in memory, and say when an answer comes from the web."
+	}
+	return text
+}
+
+// Refresh brings the served tool list in line with the dispatcher's. Clients are
+// sent notifications/tools/list_changed when it changed. Call it from the
+// runtime's change callback.
+func (s *Server) Refresh() {
+	tools := s.opts.Dispatcher.Tools()
+	ordered := make([]*mcp.Tool, 0, len(tools))
+	prints := make(map[string][]byte, len(tools))
+	byName := make(map[string]*mcp.Tool, len(tools))
+	for _, t := range tools {
+		mt, err := convertTool(t)
+		if err != nil {
+			s.log.Warn("mcp: tool not served", "tool", t.Name, "module", t.Module.Name, "err", err)
+			continue
+		}
+		if _, dup := byName[mt.Name]; dup {
+			s.log.Warn("mcp: duplicate tool name; the first one is served", "tool", t.Name, "module", t.Module.Name)
+			continue
+		}
+		fp, _ := json.Marshal(mt)
+		ordered = append(ordered, mt)
+		prints[mt.Name] = fp
+		byName[mt.Name] = mt
+	}
+
+	s.mu.Lock()
+	var removed []string
+	for name := range s.prints {
+		if _, ok := prints[name]; !ok {
+			removed = append(removed, name)
+		}
+	}
+	var changed []*mcp.Tool
+	for _, mt := range ordered {
+		if !bytes.Equal(s.prints[mt.Name], prints[mt.Name]) {
+			changed = append(changed, mt)
+		}
+	}
+	s.ordered, s.prints, s.byName = ordered, prints, byName
+	s.mu.Unlock()
+
+	sort.Strings(removed)
+	if len(removed) > 0 {
+		s.sdk.RemoveTools(removed...)
+	}
+	for _, mt := range changed {
+		s.sdk.AddTool(mt, s.handler(mt.Name))
+	}
+	if len(removed)+len(changed) > 0 {
+		s.log.Debug("mcp: tool list updated", "tools", len(ordered), "added_or_changed", len(changed), "removed", len(removed))
+	}
+}
+
+// convertTool turns a manifest tool into the SDK's form, refusing what the SDK
+// would panic on.
+func convertTool(t runtime.Tool) (*mcp.Tool, error) {
+	if t.Name == "" || len(t.Name) > 128 {
+		return nil, fmt.Errorf("tool name %q must be 1..128 characters", t.Name)
+	}
+	var in map[string]any
+	if err := json.Unmarshal(t.InputSchema, &in); err != nil {
+		return nil, fmt.Errorf("input schema is not a JSON object: %w", err)
+	}
+	if in["type"] != "object" {
+		return nil, fmt.Errorf(`input schema must have "type": "object", got %v`, in["type"])
+	}
+	mt := &mcp.Tool{
+		Name:        t.Name,
+		Title:       t.Title,
+		Description: t.Description,
+		InputSchema: compactRaw(t.InputSchema),
+		Annotations: &mcp.ToolAnnotations{
+			ReadOnlyHint:    t.Annotations.ReadOnlyHint,
+			OpenWorldHint:   new(t.Annotations.OpenWorldHint),
+			DestructiveHint: t.Annotations.DestructiveHint,
+		},
+	}
+	if t.Annotations.IdempotentHint != nil {
+		mt.Annotations.IdempotentHint = *t.Annotations.IdempotentHint
+	}
+	if len(bytes.TrimSpace(t.OutputSchema)) > 0 && string(bytes.TrimSpace(t.OutputSchema)) != "null" {
+		var out map[string]any
+		if err := json.Unmarshal(t.OutputSchema, &out); err != nil {
+			return nil, fmt.Errorf("output schema is not a JSON object: %w", err)
+		}
+		mt.OutputSchema = compactRaw(t.OutputSchema)
+	}
+	return mt, nil
+}
+
+func compactRaw(raw json.RawMessage) json.RawMessage {
+	var buf bytes.Buffer
+	if err := json.Compact(&buf, raw); err != nil {
+		return raw
+	}
+	return buf.Bytes()
+}
+
+// listInOrder answers tools/list from the dispatcher's order (the SDK would sort
+// by name) without pagination.
+func (s *Server) listInOrder(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if method != "tools/list" {
+			return next(ctx, method, req)
+		}
+		s.mu.Lock()
+		tools := slices.Clone(s.ordered)
+		s.mu.Unlock()
+		// Cacheable only matters to 2026-07-28 clients; say what the SDK's default would.
+		return &mcp.ListToolsResult{Tools: tools, Cacheable: mcp.Cacheable{CacheScope: "public"}}, nil
+	}
+}
+
+// handler runs one tools/call through the dispatcher.
+func (s *Server) handler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		label := sessionLabel(req.Session)
+		reqID := ""
+		if v, ok := req.Params.Meta[requestIDMetaKey].(string); ok {
+			reqID = v
+		}
+		args := req.Params.Arguments
+		call := runtime.Call{Tool: name, Arguments: args, Client: label, RequestID: reqID}
+
+		out, err := s.opts.Dispatcher.Call(ctx, call)
+		res, rpcErr, entry := s.shape(ctx, name, out, err)
+		entry.Time = start
+		entry.Session = label
+		entry.RequestID = reqID
+		entry.Tool = name
+		entry.Arguments = audit.SummarizeArguments(args)
+		entry.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+		s.opts.Audit.Record(entry)
+
+		level := slog.LevelDebug
+		if entry.Outcome == audit.OutcomeError {
+			level = slog.LevelWarn
+		}
+		s.log.Log(ctx, level, "mcp: tools/call", "id", reqID, "tool", name, "client", label,
+			"arg_keys", argKeys(args), "outcome", entry.Outcome, "duration_ms", entry.DurationMS, "err", entry.Error)
+		if rpcErr != nil {
+			return nil, rpcErr
+		}
+		return res, nil
+	}
+}
+
+// shape turns a dispatcher outcome into the MCP result (or a JSON-RPC error) and
+// the audit entry's outcome fields.
+func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, err error) (*mcp.CallToolResult, error, audit.Entry) {
+	var e audit.Entry
+	if out != nil {
+		e.ModuleSHA256 = out.ModuleSHA256
+		e.Capabilities = audit.Capabilities{HostCalls: out.Usage.HostCalls, BytesIn: out.Usage.BytesIn, BytesOut: out.Usage.BytesOut}
+	}
+	switch {
+	case errors.Is(err, runtime.ErrUnknownTool):
+		e.Outcome, e.Error = audit.OutcomeError, err.Error()
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}, e
+	case err != nil:
+		msg := callErrorMessage(ctx, name, err)
+		e.Outcome, e.Error = audit.OutcomeError, msg
+		return errorResult(msg), nil, e
+	case out == nil:
+		msg := name + " failed: the runtime returned no outcome (internal error; please report it)"
+		e.Outcome, e.Error = audit.OutcomeError, msg
+		return errorResult(msg), nil, e
+	case out.ToolError != nil:
+		e.Outcome, e.Error = audit.ToolErrorOutcome(out.ToolError.Code), out.ToolError.Message
+		return errorResult(out.ToolError.Message), nil, e
+	}
+	var buf bytes.Buffer
+	if cerr := json.Compact(&buf, out.Result); cerr != nil || buf.Len() == 0 || buf.Bytes()[0] != '{' {
+		msg := fmt.Sprintf("%s failed: the tool module returned a result that is not a JSON object; report this to the module's author", name)
+		e.Outcome, e.Error = audit.OutcomeError, msg
+		return errorResult(msg), nil, e
+	}
+	e.Outcome = audit.OutcomeOK
+	text := buf.String()
+	return &mcp.CallToolResult{
+		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
+		StructuredContent: json.RawMessage(buf.Bytes()),
+	}, nil, e
+}
+
+func errorResult(msg string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
+}
+
+// callErrorMessage words a failure of the call itself (not one the tool reported).
+func callErrorMessage(ctx context.Context, name string, err error) string {
+	switch {
+	case errors.Is(ctx.Err(), context.Canceled):
+		return fmt.Sprintf("%s was cancelled by the client", name)
+	case errors.Is(err, context.DeadlineExceeded):
+		return fmt.Sprintf("%s did not finish within its time limit and was stopped: %v; try a narrower request, or raise timeout_ms for this module in policy.toml", name, err)
+	default:
+		return fmt.Sprintf("%s failed: %v", name, err)
+	}
+}
+
+func argKeys(raw json.RawMessage) []string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(raw, &m) != nil {
+		return nil
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// Serve runs one MCP session over newline-delimited JSON-RPC on in/out until in
+// reaches EOF (after answering every request already read) or ctx is done.
+// Only compact JSON lines are written to out.
+func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
+	conn := newStdioConn(in, out, s.log, s.opts.DrainTimeout)
+	t := &mcp.IOTransport{Reader: conn.reader(), Writer: conn.writer(), MaxLineLength: 4 * MaxLineBytes}
+	ss, err := s.sdk.Connect(ctx, t, nil)
+	if err != nil {
+		return fmt.Errorf("start MCP session: %w", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ss.Wait() }()
+	select {
+	case <-ctx.Done():
+		ss.Close()
+		<-done
+		return ctx.Err()
+	case err := <-done:
+		if err == nil || errors.Is(err, io.EOF) || errors.Is(err, mcp.ErrConnectionClosed) {
+			return nil
+		}
+		return fmt.Errorf("MCP session ended: %w", err)
+	}
+}
