@@ -18,12 +18,19 @@ const MaxChunkTokens = 512
 
 const maxChunkChars = MaxChunkTokens * 4
 
+// Chat chunks end at a pause longer than chatGapMS or after chatMaxMessages messages.
+const (
+	chatGapMS       = 2 * 60 * 60 * 1000
+	chatMaxMessages = 8
+)
+
 // chunk is one chunk built from a source, before it is written.
 type chunk struct {
 	ID          string
 	Seq         int
 	Text        string
 	Refs        []string
+	Spans       [][2]int // byte range of each ref's text in Text, aligned with Refs
 	TS          int64 // first message time
 	TSStart     int64
 	TSEnd       int64
@@ -223,18 +230,26 @@ func buildChunks(in *SourceInput, maxChars int) []chunk {
 		}
 		c := chunk{Seq: len(out), Text: strings.Join(parts, "\n\n")}
 		seen := map[int]bool{}
-		refSeen := map[string]bool{}
+		refIdx := map[string]int{}
 		first := true
-		for _, mi := range msgs {
+		off := 0
+		for pi, mi := range msgs {
+			start, end := off, off+len(parts[pi])
+			off = end + 2
+			m := in.Messages[mi]
+			if r := strings.TrimSpace(m.Ref); r != "" {
+				if i, ok := refIdx[r]; ok {
+					c.Spans[i][1] = end
+				} else {
+					refIdx[r] = len(c.Refs)
+					c.Refs = append(c.Refs, r)
+					c.Spans = append(c.Spans, [2]int{start, end})
+				}
+			}
 			if seen[mi] {
 				continue
 			}
 			seen[mi] = true
-			m := in.Messages[mi]
-			if r := strings.TrimSpace(m.Ref); r != "" && !refSeen[r] {
-				refSeen[r] = true
-				c.Refs = append(c.Refs, r)
-			}
 			if first {
 				c.TS, c.TSStart, c.TSEnd = m.TimestampMS, m.TimestampMS, m.TimestampMS
 				first = false
@@ -248,11 +263,17 @@ func buildChunks(in *SourceInput, maxChars int) []chunk {
 		out = append(out, c)
 		parts, msgs, size = nil, nil, 0
 	}
-	for _, u := range flat {
+	lastTS := int64(0)
+	for i, u := range flat {
 		n := utf8.RuneCountInString(u.text)
-		if size > 0 && size+2+n > maxChars {
+		ts := in.Messages[u.msg].TimestampMS
+		// Chat: a pause in the conversation starts a new chunk, so a chunk holds one
+		// exchange and a hit cites few messages.
+		gap := in.Kind == KindChat && i > 0 && (ts-lastTS > chatGapMS || len(parts) >= chatMaxMessages)
+		if size > 0 && (size+2+n > maxChars || gap) {
 			flush()
 		}
+		lastTS = ts
 		if size > 0 {
 			size += 2
 		}

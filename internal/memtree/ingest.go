@@ -146,8 +146,8 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, in *SourceInput, ch
 	}
 	// Insert new chunks.
 	insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, source_rowid, kind, source_id, seq, ts, ts_start, ts_end,
-		title, text, tags_json, source_ref, source_refs_json, attachments_json, token_count, created_ms)
-		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING RETURNING rowid`)
+		title, text, tags_json, source_ref, source_refs_json, ref_spans_json, attachments_json, token_count, created_ms)
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING RETURNING rowid`)
 	if err != nil {
 		return fmt.Errorf("prepare chunk insert: %w", err)
 	}
@@ -180,7 +180,7 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, in *SourceInput, ch
 		}
 		var rid int64
 		err := insChunk.QueryRowContext(ctx, c.ID, srcRow, in.Kind, in.SourceID, c.Seq, c.TS, c.TSStart, c.TSEnd,
-			in.Title, c.Text, jsonOf(tags), ref, jsonOf(refs), jsonOf(c.Attachments), tokenCount(c.Text), now).Scan(&rid)
+			in.Title, c.Text, jsonOf(tags), ref, jsonOf(refs), jsonOf(c.Spans), jsonOf(c.Attachments), tokenCount(c.Text), now).Scan(&rid)
 		if err == sql.ErrNoRows {
 			// The same id exists under another source row: identical kind, source id,
 			// seq and text cannot differ, so this only happens on a hash collision.

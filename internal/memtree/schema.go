@@ -51,6 +51,7 @@ var schemaV1 = []string{
 		tags_json TEXT NOT NULL DEFAULT '[]',
 		source_ref TEXT,
 		source_refs_json TEXT NOT NULL DEFAULT '[]',
+		ref_spans_json TEXT NOT NULL DEFAULT '[]',
 		attachments_json TEXT NOT NULL DEFAULT '[]',
 		token_count INTEGER NOT NULL,
 		created_ms INTEGER NOT NULL)`,

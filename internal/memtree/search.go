@@ -227,6 +227,9 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 			return nil, err
 		}
 		if len(hits) > 0 {
+			if err := citeHits(ctx, db, hits, stemsOf(terms), pq.Names); err != nil {
+				return nil, err
+			}
 			return hits, nil
 		}
 	}

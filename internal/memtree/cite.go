@@ -1,0 +1,95 @@
+package memtree
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// citeHits orders each hit's SourceRefs so the messages that best match the query
+// come first (SourceRef becomes the best one): a message scores one point per query
+// stem it contains and two per phrase (a person's name). Ties keep message order;
+// every ref stays.
+func citeHits(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, stems, phrases []string) error {
+	if len(hits) == 0 || (len(stems) == 0 && len(phrases) == 0) {
+		return nil
+	}
+	multi := map[string]int{}
+	var ids []any
+	for i, h := range hits {
+		if len(h.SourceRefs) > 1 {
+			multi[h.ID] = i
+			ids = append(ids, h.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil
+	}
+	want := map[string]bool{}
+	for _, s := range stems {
+		want[s] = true
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	rows, err := db.QueryContext(ctx, `SELECT id, text, ref_spans_json FROM chunks WHERE id IN (`+ph+`)`, ids...)
+	if err != nil {
+		return fmt.Errorf("cite messages: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, text, spansJSON string
+		if err := rows.Scan(&id, &text, &spansJSON); err != nil {
+			return fmt.Errorf("cite messages: %w", err)
+		}
+		var spans [][2]int
+		if json.Unmarshal([]byte(spansJSON), &spans) != nil {
+			continue
+		}
+		h := &hits[multi[id]]
+		if len(spans) != len(h.SourceRefs) {
+			continue
+		}
+		score := make(map[string]int, len(spans))
+		for i, sp := range spans {
+			if sp[0] < 0 || sp[1] > len(text) || sp[0] > sp[1] {
+				continue
+			}
+			seg := text[sp[0]:sp[1]]
+			n := 0
+			seen := map[string]bool{}
+			for _, w := range words(seg) {
+				st := stem(w)
+				if want[st] && !seen[st] {
+					seen[st] = true
+					n++
+				}
+			}
+			if len(phrases) > 0 {
+				f := strings.Join(words(seg), " ")
+				for _, p := range phrases {
+					if strings.Contains(f, p) {
+						n += 2
+					}
+				}
+			}
+			score[h.SourceRefs[i]] = n
+		}
+		refs := append([]string(nil), h.SourceRefs...)
+		sort.SliceStable(refs, func(a, b int) bool { return score[refs[a]] > score[refs[b]] })
+		h.SourceRefs = refs
+		h.SourceRef = refs[0]
+	}
+	return rows.Err()
+}
+
+func stemsOf(ts []term) []string {
+	out := make([]string, 0, len(ts))
+	for _, t := range ts {
+		out = append(out, t.Stem)
+	}
+	return out
+}
