@@ -558,7 +558,7 @@ func TestClientCalls(t *testing.T) {
 		`{"query":"x","k":51}`:    "argument `k` must not exceed 50 (got 51)",
 		`{"query":"x","limit":5}`: "unexpected argument `limit`",
 		`{"query":5}`:             "missing required argument `query`",
-		`{"query":"   "}`:        "argument `query` must not be empty",
+		`{"query":"   "}`:         "argument `query` must not be empty",
 	} {
 		var a map[string]any
 		json.Unmarshal([]byte(args), &a)

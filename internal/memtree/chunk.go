@@ -31,7 +31,7 @@ type chunk struct {
 	Text        string
 	Refs        []string
 	Spans       [][2]int // byte range of each ref's text in Text, aligned with Refs
-	TS          int64 // first message time
+	TS          int64    // first message time
 	TSStart     int64
 	TSEnd       int64
 	Attachments []abi.Attachment

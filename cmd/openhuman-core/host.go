@@ -1,0 +1,79 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/openhuman/openhuman-core/internal/config"
+	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/internal/searxng"
+	"github.com/openhuman/openhuman-core/policy"
+	"github.com/openhuman/openhuman-core/runtime"
+	toolswasm "github.com/openhuman/openhuman-core/tools-wasm"
+)
+
+// hostCloseTimeout bounds how long closing the runtime waits for in-flight calls.
+const hostCloseTimeout = 10 * time.Second
+
+// openHost opens everything a server command needs to run tool calls: the memory
+// tree read-only at cfg.StorePath() (a store that does not exist yet reads as
+// empty, with a hint), the SearXNG client when enabled, the operator's policy, the
+// embedded first-party modules, and the runtime, which compiles modules in the
+// background. The returned function releases all of it.
+func openHost(ctx context.Context, cfg *config.Config, log *slog.Logger) (*runtime.Host, func(), error) {
+	store, err := memtree.OpenReadOnly(cfg.StorePath())
+	if err != nil {
+		return nil, nil, fmt.Errorf("open the memory tree read-only at %s: %w (check the file's permissions, or move it aside and run openhuman-core ingest again)", cfg.StorePath(), err)
+	}
+	var sx runtime.SearxngClient
+	if cfg.SearXNG.Enabled {
+		c, err := searxng.New(cfg.SearXNG)
+		if err != nil {
+			store.Close()
+			return nil, nil, fmt.Errorf("SearXNG is enabled but not usable: %w", err)
+		}
+		sx = c
+		log.Debug("searxng enabled", "endpoint", c.Endpoint())
+	}
+	pol, err := policy.Load(cfg.Tools.Policy)
+	if err != nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("load the tool policy: %w", err)
+	}
+	mods, err := toolswasm.Modules()
+	if err != nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("load the embedded tool modules (the binary looks damaged; rebuild or reinstall it): %w", err)
+	}
+	builtins := make([]runtime.BuiltinModule, 0, len(mods))
+	for _, m := range mods {
+		builtins = append(builtins, runtime.BuiltinModule{Name: m.Name + ".wasm", SHA256: m.SHA256, Wasm: m.Wasm})
+	}
+	host, err := runtime.New(ctx, runtime.Options{
+		Reader:         store,
+		SearXNG:        sx,
+		SearXNGEnabled: cfg.SearXNG.Enabled,
+		Builtins:       builtins,
+		ToolsDir:       cfg.Tools.Dir,
+		Policy:         pol,
+		Autonomy:       cfg.Autonomy.Level,
+		Logger:         log,
+	})
+	if err != nil {
+		store.Close()
+		return nil, nil, fmt.Errorf("start the tool runtime: %w", err)
+	}
+	closeAll := func() {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hostCloseTimeout)
+		defer cancel()
+		if err := host.Close(cctx); err != nil {
+			log.Warn("closing the tool runtime", "err", err)
+		}
+		if err := store.Close(); err != nil {
+			log.Warn("closing the memory tree", "err", err)
+		}
+	}
+	return host, closeAll, nil
+}

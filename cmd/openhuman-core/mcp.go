@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/openhuman/openhuman-core/internal/audit"
+	"github.com/openhuman/openhuman-core/internal/mcpserver"
+)
+
+var mcpCmd = &cobra.Command{
+	Use:   "mcp",
+	Short: "Serve the memory tree to an MCP client over stdio (read-only)",
+	Long: `mcp runs a Model Context Protocol server on stdin/stdout for a local client
+such as Claude Desktop, Cursor or Zed. It reads newline-delimited JSON-RPC 2.0 from
+stdin and writes one compact JSON line per response to stdout; logs go to stderr
+(warnings by default, debug with --verbose). It does not start the HTTP server.
+
+Tools: memory.search, memory.recall, tree.read_chunk, tree.browse,
+tree.top_entities, tree.list_sources, and searxng_search when SearXNG is enabled
+([searxng] enabled = true in config.toml, or OPENHUMAN_SEARXNG_ENABLED=true),
+then the third-party modules policy.toml grants. Every call is written to
+<workspace>/audit/audit.jsonl. Send SIGHUP to re-read the tools directory.
+
+The server exits 0 at end of input, after answering every request it has read.`,
+	Example: `  printf '%s\n' \
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"smoke","version":"0"}}}' \
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}' \
+    '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' \
+    | openhuman-core mcp`,
+	Args: cobra.NoArgs,
+	RunE: runMCP,
+}
+
+func init() {
+	// stdout belongs to the protocol: help and usage go to stderr.
+	mcpCmd.SetOut(os.Stderr)
+	rootCmd.AddCommand(mcpCmd)
+}
+
+func runMCP(cmd *cobra.Command, _ []string) error {
+	log := setupLogging(os.Stderr)
+	cfg, err := loadConfig(log)
+	if err != nil {
+		return err
+	}
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	host, closeHost, err := openHost(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeHost()
+
+	al := audit.New(audit.Options{
+		Dir:          cfg.AuditDir(),
+		MaxFileBytes: int64(cfg.Audit.MaxFileMiB) << 20,
+		MaxFiles:     cfg.Audit.MaxFiles,
+		Logger:       log,
+	})
+	defer al.Close()
+
+	srv, err := mcpserver.New(mcpserver.Options{
+		Version:        Version(),
+		Dispatcher:     host,
+		Audit:          al,
+		Logger:         log,
+		ToolsCanChange: isDir(cfg.Tools.Dir),
+		SearXNGEnabled: cfg.SearXNG.Enabled,
+	})
+	if err != nil {
+		return err
+	}
+	host.OnChange(srv.Refresh)
+	srv.Refresh() // in case the tool set changed between New and OnChange
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			if err := host.Reload(ctx); err != nil {
+				log.Warn("reloading the tools directory", "dir", cfg.Tools.Dir, "err", err)
+			}
+		}
+	}()
+
+	log.Debug("mcp server ready", "version", Version(), "store", cfg.StorePath(), "searxng", cfg.SearXNG.Enabled, "tools", len(host.Tools()))
+	err = srv.Serve(ctx, os.Stdin, os.Stdout)
+	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
+		return nil // interrupted: a normal way to stop a stdio server
+	}
+	return err
+}
+
+func isDir(path string) bool {
+	if path == "" {
+		return false
+	}
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
