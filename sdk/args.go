@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math/big"
 	"slices"
 	"sort"
 	"strconv"
@@ -161,17 +160,18 @@ func (a *Args) PositiveInt(name string, max int) (int, bool, error) {
 	if v == nil {
 		return 0, false, nil
 	}
-	n, neg, ok := parseInteger(v)
-	if !ok || neg {
+	mag, neg, ok := parseInteger(v)
+	if !ok || (neg && mag != "0") {
 		return 0, false, InvalidParams("argument `%s` must be a positive integer", name)
 	}
-	if n.Sign() == 0 {
+	if mag == "0" {
 		return 0, false, InvalidParams("argument `%s` must be greater than zero", name)
 	}
-	if !n.IsInt64() || n.Int64() > int64(max) {
-		return 0, false, InvalidParams("argument `%s` must not exceed %d (got %s)", name, max, n.String())
+	n, fits := fitsAtMost(mag, uint64(max))
+	if !fits {
+		return 0, false, InvalidParams("argument `%s` must not exceed %d (got %s)", name, max, mag)
 	}
-	return int(n.Int64()), true, nil
+	return int(n), true, nil
 }
 
 // Offset returns the `offset` argument (0 when absent or null): a non-negative
@@ -182,14 +182,15 @@ func (a *Args) Offset() (int, error) {
 	if v == nil {
 		return 0, nil
 	}
-	n, neg, ok := parseInteger(v)
-	if !ok || (neg && n.Sign() != 0) {
+	mag, neg, ok := parseInteger(v)
+	if !ok || (neg && mag != "0") {
 		return 0, InvalidParams("argument `%s` must be a non-negative integer", name)
 	}
-	if !n.IsInt64() || n.Int64() > MaxOffset {
-		return 0, InvalidParams("argument `%s` must not exceed %d (got %s); narrow the listing with filters (source_ids, entity_ids, since_ms, until_ms) instead of paging this deep", name, MaxOffset, n.String())
+	n, fits := fitsAtMost(mag, MaxOffset)
+	if !fits {
+		return 0, InvalidParams("argument `%s` must not exceed %d (got %s); narrow the listing with filters (source_ids, entity_ids, since_ms, until_ms) instead of paging this deep", name, MaxOffset, mag)
 	}
-	return int(n.Int64()), nil
+	return int(n), nil
 }
 
 // Millis returns the timestamp argument name (milliseconds since 1970-01-01 UTC),
@@ -201,47 +202,67 @@ func (a *Args) Millis(name string) (*int64, error) {
 	if v == nil {
 		return nil, nil
 	}
-	n, neg, ok := parseInteger(v)
-	if !ok || !n.IsInt64() {
+	mag, neg, ok := parseInteger(v)
+	if !ok {
 		return nil, InvalidParams("argument `%s` must be an integer in the i64 range", name)
 	}
-	if neg && n.Sign() != 0 {
+	if neg {
+		mag = "-" + mag
+	}
+	ms, err := strconv.ParseInt(mag, 10, 64)
+	if err != nil {
+		return nil, InvalidParams("argument `%s` must be an integer in the i64 range", name)
+	}
+	if ms < 0 {
 		return nil, InvalidParams("argument `%s` must be a non-negative integer (milliseconds since 1970-01-01 UTC)", name)
 	}
-	ms := n.Int64()
 	return &ms, nil
 }
 
+// maxIntegerDigits bounds the magnitude parseInteger expands (absurd literals such
+// as 1e999999 are refused instead of being written out).
+const maxIntegerDigits = 400
+
 // parseInteger parses a JSON number that is mathematically an integer (5, 5.0, 5e2).
-// It returns the absolute value, whether the number was negative, and false when v
-// is not a number or not integral.
-func parseInteger(v json.RawMessage) (abs *big.Int, neg bool, ok bool) {
+// It returns the decimal digits of its absolute value without leading zeros ("0" for
+// zero), whether the number was negative, and false when v is not a number, not
+// integral, or longer than maxIntegerDigits.
+func parseInteger(v json.RawMessage) (mag string, neg bool, ok bool) {
 	if jsonType(v) != "number" {
-		return nil, false, false
+		return "", false, false
 	}
 	s := string(v)
 	if strings.HasPrefix(s, "-") {
-		neg = true
-		s = s[1:]
+		neg, s = true, s[1:]
 	}
-	if i, err := strconv.ParseUint(s, 10, 64); err == nil {
-		return new(big.Int).SetUint64(i), neg, true
+	mant, expPart, hasExp := strings.Cut(strings.ToLower(s), "e")
+	exp := 0
+	if hasExp {
+		e, err := strconv.Atoi(strings.TrimPrefix(expPart, "+"))
+		if err != nil || e > 10*maxIntegerDigits || e < -10*maxIntegerDigits {
+			return "", false, false
+		}
+		exp = e
 	}
-	if len(s) > 400 {
-		return nil, false, false // refuse absurd literals rather than expanding them
+	ip, fp, _ := strings.Cut(mant, ".")
+	digits := strings.TrimLeft(ip+fp, "0")
+	exp -= len(fp) // value = digits × 10^exp
+	for strings.HasSuffix(digits, "0") {
+		digits, exp = digits[:len(digits)-1], exp+1
 	}
-	f, _, err := big.ParseFloat(s, 10, 256, big.ToNearestEven)
-	if err != nil || f.IsInf() {
-		return nil, false, false
+	switch {
+	case digits == "":
+		return "0", neg, true
+	case exp < 0 || len(digits)+exp > maxIntegerDigits:
+		return "", false, false
 	}
-	if exp := f.MantExp(nil); exp > 1100 {
-		return nil, false, false
-	}
-	i, acc := f.Int(nil)
-	if acc != big.Exact {
-		return nil, false, false
-	}
-	return i, neg, true
+	return digits + strings.Repeat("0", exp), neg, true
+}
+
+// fitsAtMost reports whether the magnitude mag is at most max.
+func fitsAtMost(mag string, max uint64) (uint64, bool) {
+	n, err := strconv.ParseUint(mag, 10, 64)
+	return n, err == nil && n <= max
 }
 
 // jsonType names the JSON type of v as the argument messages do: null, bool,

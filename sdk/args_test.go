@@ -140,6 +140,12 @@ func TestK(t *testing.T) {
 		{`{"k":1}`, 1, ""},
 		{`{"k":50}`, 50, ""},
 		{`{"k":7.0}`, 7, ""},
+		{`{"k":50.000}`, 50, ""},
+		{`{"k":0.5e1}`, 5, ""},
+		{`{"k":2E+1}`, 20, ""},
+		{`{"k":-0}`, 0, "argument `k` must be greater than zero"},
+		{`{"k":0.0}`, 0, "argument `k` must be greater than zero"},
+		{`{"k":5e-1}`, 0, "argument `k` must be a positive integer"},
 		{`{"k":51}`, 0, "argument `k` must not exceed 50 (got 51)"},
 		{`{"k":18446744073709551616}`, 0, "argument `k` must not exceed 50 (got 18446744073709551616)"},
 		{`{"k":1e3}`, 0, "argument `k` must not exceed 50 (got 1000)"},
@@ -230,6 +236,9 @@ func TestMillis(t *testing.T) {
 		{`{"since_ms":9223372036854775808}`, nil, "argument `since_ms` must be an integer in the i64 range"},
 		{`{"since_ms":"yesterday"}`, nil, "argument `since_ms` must be an integer in the i64 range"},
 		{`{"since_ms":1.5}`, nil, "argument `since_ms` must be an integer in the i64 range"},
+		{`{"since_ms":-9223372036854775809}`, nil, "argument `since_ms` must be an integer in the i64 range"},
+		{`{"since_ms":1.7672256e12}`, ptr(1767225600000), ""},
+		{`{"since_ms":-0}`, ptr(0), ""},
 		{`{"since_ms":-1}`, nil, "argument `since_ms` must be a non-negative integer (milliseconds since 1970-01-01 UTC)"},
 	}
 	for _, c := range cases {
@@ -261,4 +270,35 @@ func TestErrorConstructors(t *testing.T) {
 			t.Fatalf("got %+v, want code %s message %q", c.err, c.code, "bad 1")
 		}
 	}
+}
+
+// FuzzArgs checks that no arguments object makes the helpers panic, and that every
+// error they return is an invalid_params error.
+func FuzzArgs(f *testing.F) {
+	for _, seed := range []string{`{}`, `{"k":1e999}`, `{"k":-0.0e-0}`, `{"since_ms":"x","source_kinds":[1,null]}`,
+		`{"offset":1e6,"query":"  "}`, `[`, `{"k":00}`, `{"k":1.}`} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, raw string) {
+		a, err := ParseArgs(json.RawMessage(raw), "k", "offset", "since_ms", "query", "source_kinds")
+		if err != nil {
+			return
+		}
+		check := func(err error) {
+			var e *abi.Error
+			if err != nil && (!errors.As(err, &e) || e.Code != abi.CodeInvalidParams) {
+				t.Fatalf("%q: error %v is not invalid_params", raw, err)
+			}
+		}
+		_, err = a.K()
+		check(err)
+		_, err = a.Offset()
+		check(err)
+		_, err = a.Millis("since_ms")
+		check(err)
+		_, _, err = a.OptionalString("query")
+		check(err)
+		_, err = a.StringArray("source_kinds")
+		check(err)
+	})
 }

@@ -145,6 +145,9 @@ func ReadChunk(args json.RawMessage, m Memory) (*abi.ChunkResult, error) {
 	res, err := m.GetChunk(abi.ChunkGetRequest{ID: id})
 	if err != nil {
 		if e := sdk.AsError(err); e.Code == abi.CodeNotFound {
+			if strings.Contains(e.Message, "memory tree is empty") {
+				return nil, sdk.NotFound("no chunk with id %s: the memory tree is empty; ingest mail, chat or documents with `openhuman-core ingest PATH...` first", id)
+			}
 			return nil, sdk.NotFound("no chunk with id %s in the memory tree; chunk ids come from memory.search, memory.recall or tree.browse results — run one of them again to get a current id (ids change when a source is re-ingested with different content)", id)
 		}
 		return nil, hostErr(abi.FnChunkGet, err)

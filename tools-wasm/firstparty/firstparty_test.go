@@ -206,6 +206,9 @@ func TestReadChunk(t *testing.T) {
 
 	_, err = ReadChunk(json.RawMessage(`{"chunk_id":"ffffffffffffffffffffffffffffffff"}`), s)
 	wantErr(t, err, abi.CodeNotFound, "no chunk with id ffffffffffffffffffffffffffffffff in the memory tree; chunk ids come from memory.search, memory.recall or tree.browse results — run one of them again to get a current id (ids change when a source is re-ingested with different content)")
+	_, err = ReadChunk(json.RawMessage(`{"chunk_id":"ffffffffffffffffffffffffffffffff"}`), &store{err: &abi.Error{Code: abi.CodeNotFound,
+		Message: "get chunk ffffffffffffffffffffffffffffffff: the memory tree is empty (ingest with: openhuman-core ingest PATH...): not found"}})
+	wantErr(t, err, abi.CodeNotFound, "no chunk with id ffffffffffffffffffffffffffffffff: the memory tree is empty; ingest mail, chat or documents with `openhuman-core ingest PATH...` first")
 	_, err = ReadChunk(json.RawMessage(`{"chunk_id":"xyz"}`), s)
 	wantErr(t, err, abi.CodeInvalidParams, "argument `chunk_id` must be a chunk id: 32 hexadecimal characters, as found in the `id` of a memory.search, memory.recall or tree.browse hit (got \"xyz\")")
 	_, err = ReadChunk(json.RawMessage(`{"id":"`+c.ID+`"}`), s)

@@ -185,3 +185,35 @@ func TestNormaliseCategories(t *testing.T) {
 		t.Fatalf("blanks: %v, %v", got, err)
 	}
 }
+
+// FuzzParseSearxng checks that no response body makes the parser panic, that it
+// never returns more than the cap, and that every result has a url, title and source.
+func FuzzParseSearxng(f *testing.F) {
+	if fixture, err := os.ReadFile("testdata/searxng.json"); err == nil {
+		f.Add(fixture, 3)
+	}
+	for _, seed := range []string{`{"results":[{"url":"u"}]}`, `{"results":[null,{"url":" ","engines":[1]}]}`, `{"results":"x"}`, `[`, ``} {
+		f.Add([]byte(seed), 10)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, limit int) {
+		limit = limit%60 + 1
+		if limit < 1 {
+			limit = 1
+		}
+		res, err := ParseSearxng(body, limit)
+		if err != nil {
+			if e, ok := err.(*abi.Error); !ok || e.Code != abi.CodeUnavailable {
+				t.Fatalf("error %v is not unavailable", err)
+			}
+			return
+		}
+		if len(res) > limit {
+			t.Fatalf("%d results over the cap %d", len(res), limit)
+		}
+		for _, r := range res {
+			if r.URL == "" || r.Title == "" || r.Source == "" {
+				t.Fatalf("incomplete result %+v", r)
+			}
+		}
+	})
+}

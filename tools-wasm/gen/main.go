@@ -1,0 +1,346 @@
+// Command gen builds, packs and pins the first-party tool modules: for each tool it
+// runs the reproducible wasip1 build, validates the folder's tool.toml, packs it into
+// the module's openhuman.manifest custom section, gzips the result deterministically
+// into tools-wasm/modules/<tool>.wasm.gz and writes tools-wasm/digests.go with the
+// sha256 of each packed (decompressed) module.
+//
+// Usage (from the repository root, or through `go generate ./tools-wasm/...`):
+//
+//	go run ./tools-wasm/gen          # rebuild and rewrite modules/ and digests.go
+//	go run ./tools-wasm/gen -check   # rebuild into a temp dir; fail naming every module
+//	                                 # whose digest differs from the committed one
+package main
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"flag"
+	"fmt"
+	"go/format"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/openhuman/openhuman-core/internal/wasmbin"
+	"github.com/openhuman/openhuman-core/policy"
+	"github.com/openhuman/openhuman-core/sdk/abi"
+	"github.com/openhuman/openhuman-core/tools-wasm/firstparty"
+)
+
+func main() {
+	dir := flag.String("dir", "", "the tools-wasm directory (default: . when it holds gen/, else ./tools-wasm)")
+	check := flag.Bool("check", false, "rebuild into a temporary directory and compare with the committed digests instead of writing")
+	flag.Parse()
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, nil)))
+
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, *dir, *check); err != nil {
+		fmt.Fprintln(os.Stderr, "gen:", err)
+		os.Exit(1)
+	}
+}
+
+// tool is one first-party module: its folder under tools-wasm/ and its tool name.
+type tool struct {
+	Folder, Name, Capability string
+}
+
+func tools() []tool {
+	var out []tool
+	for _, name := range firstparty.Catalogue {
+		capability := abi.CapMemoryRead
+		if name == firstparty.ToolSearxngSearch {
+			capability = abi.CapWebSearXNG
+		}
+		out = append(out, tool{Folder: Folder(name), Name: name, Capability: capability})
+	}
+	return out
+}
+
+// Folder is the tools-wasm/ folder (and module file stem) of a tool name.
+func Folder(name string) string { return strings.ReplaceAll(name, ".", "_") }
+
+// built is one packed module.
+type built struct {
+	tool
+	Packed   []byte
+	SHA256   string
+	Gz       []byte
+	RawSize  int
+	Duration time.Duration
+}
+
+func findDir(dir string) (string, error) {
+	if dir != "" {
+		return filepath.Abs(dir)
+	}
+	for _, d := range []string{".", "tools-wasm"} {
+		if st, err := os.Stat(filepath.Join(d, "gen")); err == nil && st.IsDir() {
+			if _, err := os.Stat(filepath.Join(d, "firstparty")); err == nil {
+				return filepath.Abs(d)
+			}
+		}
+	}
+	return "", errors.New("cannot find the tools-wasm directory; run from the repository root or tools-wasm/, or pass -dir")
+}
+
+func run(ctx context.Context, dir string, check bool) error {
+	dir, err := findDir(dir)
+	if err != nil {
+		return err
+	}
+	tmp, err := os.MkdirTemp("", "openhuman-toolswasm-")
+	if err != nil {
+		return fmt.Errorf("creating a build directory: %w", err)
+	}
+	defer os.RemoveAll(tmp)
+
+	goVersion, err := toolchainVersion(ctx, dir)
+	if err != nil {
+		return err
+	}
+	var mods []built
+	for _, t := range tools() {
+		b, err := build(ctx, dir, tmp, t)
+		if err != nil {
+			return err
+		}
+		slog.Info("built", "tool", t.Name, "raw_bytes", b.RawSize, "gz_bytes", len(b.Gz), "sha256", b.SHA256, "took", b.Duration.Round(time.Millisecond))
+		mods = append(mods, b)
+	}
+	src, err := digestsSource(goVersion, mods)
+	if err != nil {
+		return err
+	}
+	if check {
+		return compare(dir, goVersion, mods)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "modules"), 0o755); err != nil {
+		return fmt.Errorf("creating %s: %w", filepath.Join(dir, "modules"), err)
+	}
+	for _, m := range mods {
+		p := filepath.Join(dir, "modules", m.Folder+".wasm.gz")
+		if err := os.WriteFile(p, m.Gz, 0o644); err != nil {
+			return fmt.Errorf("writing %s: %w", p, err)
+		}
+	}
+	p := filepath.Join(dir, "digests.go")
+	if err := os.WriteFile(p, src, 0o644); err != nil {
+		return fmt.Errorf("writing %s: %w", p, err)
+	}
+	return nil
+}
+
+func goBinary() string {
+	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); runtime.GOROOT() != "" {
+		if _, err := os.Stat(p); err == nil {
+			return p
+		}
+	}
+	return "go"
+}
+
+// buildEnv is the environment of the guest build: the caller's, with the target set
+// and GOFLAGS cleared so that local settings cannot change the bytes.
+func buildEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "GOOS", "GOARCH", "GOFLAGS", "CGO_ENABLED", "GOWASM", "GOEXPERIMENT":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "GOOS=wasip1", "GOARCH=wasm", "GOFLAGS=", "CGO_ENABLED=0")
+}
+
+func toolchainVersion(ctx context.Context, dir string) (string, error) {
+	cmd := exec.CommandContext(ctx, goBinary(), "env", "GOVERSION")
+	cmd.Dir = dir
+	cmd.Env = buildEnv()
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("asking the Go toolchain for its version: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+func build(ctx context.Context, dir, tmp string, t tool) (built, error) {
+	start := time.Now()
+	out := filepath.Join(tmp, t.Folder+".wasm")
+	// -buildvcs=false keeps the commit id out of the module, so a commit does not change its digest.
+	cmd := exec.CommandContext(ctx, goBinary(), "build", "-buildmode=c-shared", "-trimpath", "-buildvcs=false",
+		"-ldflags=-s -w", "-o", out, "./"+t.Folder)
+	cmd.Dir = dir
+	cmd.Env = buildEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return built{}, fmt.Errorf("building %s (GOOS=wasip1 GOARCH=wasm go build ./%s): %w\n%s", t.Name, t.Folder, err, stderr.String())
+	}
+	wasm, err := os.ReadFile(out)
+	if err != nil {
+		return built{}, fmt.Errorf("reading the built %s: %w", t.Name, err)
+	}
+	manifestPath := filepath.Join(dir, t.Folder, "tool.toml")
+	manifest, err := os.ReadFile(manifestPath)
+	if err != nil {
+		return built{}, fmt.Errorf("reading the manifest of %s: %w", t.Name, err)
+	}
+	if err := validate(t, manifestPath, manifest, wasm); err != nil {
+		return built{}, err
+	}
+	packed, err := wasmbin.SetCustomSection(wasm, policy.ManifestSection, manifest)
+	if err != nil {
+		return built{}, fmt.Errorf("packing the manifest into %s: %w", t.Name, err)
+	}
+	gz, err := Gzip(packed)
+	if err != nil {
+		return built{}, fmt.Errorf("compressing %s: %w", t.Name, err)
+	}
+	sum := sha256.Sum256(packed)
+	return built{tool: t, Packed: packed, SHA256: hex.EncodeToString(sum[:]), Gz: gz, RawSize: len(packed), Duration: time.Since(start)}, nil
+}
+
+// validate checks the manifest (one tool of the expected name, exactly the expected
+// capability) and the module's imports and exports against the ABI.
+func validate(t tool, manifestPath string, manifest, wasm []byte) error {
+	m, err := policy.ParseManifest(manifest, manifestPath)
+	if err != nil {
+		return err
+	}
+	if m.ABI != abi.Version {
+		return fmt.Errorf("%s: abi is %q; first-party modules use %q", manifestPath, m.ABI, abi.Version)
+	}
+	if len(m.Tools) != 1 || m.Tools[0].Name != t.Name {
+		var names []string
+		for _, x := range m.Tools {
+			names = append(names, x.Name)
+		}
+		return fmt.Errorf("%s declares tools %v; it must declare exactly the one tool %q", manifestPath, names, t.Name)
+	}
+	if !slices.Equal(m.Capabilities, []string{t.Capability}) {
+		return fmt.Errorf("%s requests capabilities %v; %s must request exactly [%q]", manifestPath, m.Capabilities, t.Name, t.Capability)
+	}
+	mod, err := wasmbin.Parse(wasm)
+	if err != nil {
+		return fmt.Errorf("parsing the built %s: %w", t.Name, err)
+	}
+	if err := policy.CheckModule(mod, m, m.Capabilities); err != nil {
+		return fmt.Errorf("the built %s fails the static gate for its own manifest: %w", t.Name, err)
+	}
+	for _, e := range []string{abi.ExportMemory, abi.ExportAlloc, abi.ExportCall, abi.ExportInitialize} {
+		if _, ok := mod.Export(e); !ok {
+			return fmt.Errorf("the built %s does not export %s; is it built with -buildmode=c-shared and does it import the sdk package?", t.Name, e)
+		}
+	}
+	return nil
+}
+
+// Gzip compresses b deterministically: no file name, zero modification time, level 9.
+func Gzip(b []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	zw, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	zw.Header = gzip.Header{OS: 255}
+	if _, err := zw.Write(b); err != nil {
+		return nil, err
+	}
+	if err := zw.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+func digestsSource(goVersion string, mods []built) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("// Code generated by \"go run ./tools-wasm/gen\"; DO NOT EDIT.\n\npackage toolswasm\n\n")
+	b.WriteString("// goVersion is the Go toolchain that built the committed modules: another toolchain\n// builds different bytes, so `go run ./tools-wasm/gen -check` names it when digests differ.\n")
+	fmt.Fprintf(&b, "const goVersion = %q\n\n", goVersion)
+	b.WriteString("// digests pins the sha256 of each packed module (after decompression), by file stem.\nvar digests = map[string]string{\n")
+	for _, m := range mods {
+		fmt.Fprintf(&b, "\t%q: %q,\n", m.Folder, m.SHA256)
+	}
+	b.WriteString("}\n")
+	src, err := format.Source(b.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("formatting digests.go: %w", err)
+	}
+	return src, nil
+}
+
+var digestLine = regexp.MustCompile(`"([a-z0-9_]+)":\s*"([0-9a-f]{64})"`)
+var versionLine = regexp.MustCompile(`const goVersion = "([^"]*)"`)
+
+// compare checks the fresh builds against the committed digests.go and modules/.
+func compare(dir, goVersion string, mods []built) error {
+	src, err := os.ReadFile(filepath.Join(dir, "digests.go"))
+	if err != nil {
+		return fmt.Errorf("reading the committed digests: %w", err)
+	}
+	committed := map[string]string{}
+	for _, m := range digestLine.FindAllSubmatch(src, -1) {
+		committed[string(m[1])] = string(m[2])
+	}
+	committedVersion := ""
+	if m := versionLine.FindSubmatch(src); m != nil {
+		committedVersion = string(m[1])
+	}
+	var problems []string
+	for _, m := range mods {
+		want, ok := committed[m.Folder]
+		switch {
+		case !ok:
+			problems = append(problems, fmt.Sprintf("%s (%s): no committed digest", m.Name, m.Folder))
+		case want != m.SHA256:
+			problems = append(problems, fmt.Sprintf("%s (%s): rebuilt sha256 %s, committed %s", m.Name, m.Folder, m.SHA256, want))
+		}
+		if gzDigest, err := committedModuleDigest(filepath.Join(dir, "modules", m.Folder+".wasm.gz")); err != nil {
+			problems = append(problems, fmt.Sprintf("%s (%s): %v", m.Name, m.Folder, err))
+		} else if gzDigest != m.SHA256 {
+			problems = append(problems, fmt.Sprintf("%s (%s): committed modules/%s.wasm.gz has sha256 %s, rebuilt %s", m.Name, m.Folder, m.Folder, gzDigest, m.SHA256))
+		}
+	}
+	if len(problems) > 0 {
+		hint := "run `go generate ./tools-wasm/...` and commit modules/ and digests.go"
+		if committedVersion != goVersion {
+			hint = fmt.Sprintf("the committed modules were built with %s but this toolchain is %s; use %s, or rebuild with `go generate ./tools-wasm/...` and commit", committedVersion, goVersion, committedVersion)
+		}
+		return fmt.Errorf("%d module check(s) failed:\n  %s\n%s", len(problems), strings.Join(problems, "\n  "), hint)
+	}
+	fmt.Fprintf(os.Stderr, "gen: all %d modules rebuild byte-identically to the committed digests (%s)\n", len(mods), goVersion)
+	return nil
+}
+
+func committedModuleDigest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", fmt.Errorf("reading the committed module: %w", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return "", fmt.Errorf("%s is not gzip: %w", path, err)
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, zr); err != nil {
+		return "", fmt.Errorf("decompressing %s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
