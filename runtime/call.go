@@ -1,0 +1,152 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// Call runs one tool call in a pooled sandbox instance. It waits only for the
+// tool's own module to compile. A tool's own error (invalid arguments, not found,
+// ...) is an Outcome with ToolError; anything else that went wrong inside the
+// sandbox (trap, deadline, memory limit, oversize or malformed result) is a Go
+// error, and the instance it happened in is discarded.
+func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
+	h.mu.RLock()
+	st, ok := h.tools[c.Tool]
+	closed := h.closed
+	h.mu.RUnlock()
+	if closed {
+		return nil, errClosed
+	}
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownTool, c.Tool)
+	}
+	m := st.module
+	if err := m.waitReady(ctx); err != nil {
+		return nil, fmt.Errorf("tool %s is unavailable: %w", c.Tool, err)
+	}
+	args := c.Arguments
+	if len(bytes.TrimSpace(args)) == 0 || bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
+		args = json.RawMessage("{}")
+	}
+	req, err := json.Marshal(abi.CallRequest{Tool: c.Tool, Arguments: args, Client: c.Client, RequestID: c.RequestID})
+	if err != nil {
+		return nil, fmt.Errorf("tool %s: arguments are not valid JSON: %w", c.Tool, err)
+	}
+	if len(req) > MaxMessageBytes {
+		return nil, fmt.Errorf("tool %s: request of %d bytes exceeds the %d-byte limit", c.Tool, len(req), MaxMessageBytes)
+	}
+
+	limits := m.info.Limits
+	timeout := time.Duration(limits.TimeoutMS) * time.Millisecond
+	cctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	cs := &callState{tool: c.Tool}
+	cctx = withCallState(cctx, cs)
+
+	m.inflight.Add(1)
+	defer m.inflight.Done()
+	start := time.Now()
+	in, _, err := m.acquire(cctx)
+	if err != nil {
+		err = h.explain(ctx, cctx, c.Tool, m, nil, err)
+		h.record(m, time.Since(start), err)
+		return nil, err
+	}
+	var out []byte
+	if in.plugin != nil {
+		out, err = m.invokeExtism(cctx, in, st.spec.Export, req, limits.MaxResultBytes)
+	} else {
+		out, err = in.invoke(cctx, req, limits.MaxResultBytes)
+	}
+	in.calls++
+	dur := time.Since(start)
+	var outcome *Outcome
+	if err == nil {
+		outcome, err = decodeResponse(c.Tool, out)
+	}
+	if err != nil {
+		err = h.explain(ctx, cctx, c.Tool, m, in, err)
+	}
+	m.release(cctx, in, err == nil)
+	h.record(m, dur, err)
+	if err != nil {
+		return nil, err
+	}
+	cs.mu.Lock()
+	outcome.Usage = cs.usage
+	cs.mu.Unlock()
+	outcome.ModuleSHA256 = m.info.SHA256
+	outcome.Duration = dur
+	return outcome, nil
+}
+
+func (h *Host) record(m *module, d time.Duration, err error) {
+	m.mu.Lock()
+	m.stats.add(d, err, time.Now())
+	m.mu.Unlock()
+}
+
+// decodeResponse checks the guest's CallResponse: valid JSON with exactly one of
+// result (an object) and error.
+func decodeResponse(tool string, out []byte) (*Outcome, error) {
+	var resp abi.CallResponse
+	dec := json.NewDecoder(bytes.NewReader(out))
+	if err := dec.Decode(&resp); err != nil {
+		return nil, fmt.Errorf("tool %s returned a malformed response (%d bytes): %w", tool, len(out), err)
+	}
+	switch {
+	case resp.Error != nil && resp.Result != nil:
+		return nil, fmt.Errorf("tool %s returned both a result and an error", tool)
+	case resp.Error != nil:
+		if resp.Error.Code == "" {
+			resp.Error.Code = abi.CodeInternal
+		}
+		return &Outcome{ToolError: resp.Error}, nil
+	case len(resp.Result) == 0 || resp.Result[0] != '{':
+		return nil, fmt.Errorf("tool %s returned no result object", tool)
+	}
+	return &Outcome{Result: resp.Result}, nil
+}
+
+// explain turns a sandbox failure into an error a person can act on.
+func (h *Host) explain(parent, cctx context.Context, tool string, m *module, in *instance, err error) error {
+	stderr, full := "", ""
+	if in != nil && in.stderr != nil {
+		stderr, full = in.stderr.summary(), in.stderr.String()
+	}
+	first := strings.SplitN(err.Error(), "\n", 2)[0] // drop wazero's wasm stack trace
+	var exit *sys.ExitError
+	var over *oversizeError
+	var msg error
+	switch {
+	case parent.Err() != nil:
+		msg = fmt.Errorf("tool %s was cancelled: %w", tool, parent.Err())
+	case errors.Is(cctx.Err(), context.DeadlineExceeded):
+		msg = fmt.Errorf("tool %s exceeded its %d ms deadline", tool, m.info.Limits.TimeoutMS)
+	case errors.As(err, &over):
+		msg = fmt.Errorf("tool %s: %w", tool, over)
+	case strings.Contains(full, "out of memory") || strings.Contains(first, "out of memory"):
+		msg = fmt.Errorf("tool %s ran out of memory at its %d MiB limit", tool, m.info.Limits.MemoryMiB)
+	case errors.As(err, &exit):
+		msg = fmt.Errorf("tool %s exited with code %d", tool, exit.ExitCode())
+	case strings.HasPrefix(err.Error(), "tool "+tool):
+		msg = err
+	default:
+		msg = fmt.Errorf("tool %s failed in its sandbox: %s", tool, first)
+	}
+	if stderr != "" {
+		msg = fmt.Errorf("%w (module stderr: %s)", msg, stderr)
+	}
+	h.logger.Warn("tool call failed", "tool", tool, "module", m.info.Name, "err", msg, "detail", err.Error())
+	return msg
+}

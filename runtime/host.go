@@ -1,0 +1,492 @@
+// Package runtime runs MCP tool modules in wazero sandboxes: it loads and admits
+// modules, compiles them in the background into per-module runtimes sharing a disk
+// cache, links only the granted capability host functions, pools warm instances
+// and enforces per-call deadlines, memory and size limits.
+package runtime
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	goruntime "runtime"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/internal/signature"
+	"github.com/openhuman/openhuman-core/internal/wasmbin"
+	"github.com/openhuman/openhuman-core/policy"
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// MaxModuleBytes bounds a module file read from the tools directory.
+const MaxModuleBytes = 64 << 20
+
+// BuiltinModule is a first-party module embedded in the binary, its digest pinned
+// at build time.
+type BuiltinModule struct {
+	Name   string // e.g. "memory.search.wasm"
+	SHA256 string // hex sha256 of Wasm
+	Wasm   []byte
+}
+
+// Options configure a Host.
+type Options struct {
+	Reader         memtree.Reader  // read-only store; required
+	SearXNG        SearxngClient   // nil when disabled
+	SearXNGEnabled bool            // serve modules that need web.searxng only when true
+	Builtins       []BuiltinModule // first-party modules in catalogue order
+	ToolsDir       string          // third-party modules ("" = none)
+	Policy         *policy.Policy  // nil = defaults, no third-party grants
+	CacheDir       string          // "" = os.UserCacheDir()/openhuman/wazero (0700); "-" = no disk cache
+	Autonomy       string          // read gate level
+	Logger         *slog.Logger
+}
+
+// Host owns every loaded tool module.
+type Host struct {
+	opt    Options
+	logger *slog.Logger
+	pol    *policy.Policy
+	cache  wazero.CompilationCache
+	slots  chan struct{} // live instances, all modules
+
+	compileQueue chan *module
+	compileWG    sync.WaitGroup
+	baseCtx      context.Context
+	cancelBase   context.CancelFunc
+
+	mu        sync.RWMutex
+	builtins  []*module
+	third     []*module // sorted by file name, including refused
+	tools     map[string]*servedTool
+	closed    bool
+	onChange  []func()
+	reloadMu  sync.Mutex
+	toolOrder []string
+}
+
+type servedTool struct {
+	tool   Tool
+	spec   policy.ToolSpec
+	module *module
+}
+
+// New loads the builtins and the tools directory, reading and checking every
+// manifest now, and compiles the admitted modules in the background.
+func New(ctx context.Context, opt Options) (*Host, error) {
+	if opt.Reader == nil {
+		return nil, errors.New("runtime: Options.Reader is required (open the memory tree read-only first)")
+	}
+	if err := policy.ReadGate(opt.Autonomy, abi.CapMemoryRead); err != nil {
+		return nil, fmt.Errorf("runtime: %w", err)
+	}
+	if opt.Logger == nil {
+		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+	}
+	if v, ok := os.LookupEnv("EXTISM_ENABLE_WASI_OUTPUT"); ok {
+		// Extism would send guest stdout to our stdout, which carries MCP frames.
+		opt.Logger.Warn("ignoring EXTISM_ENABLE_WASI_OUTPUT: guest output never reaches stdout", "value", v)
+		_ = os.Unsetenv("EXTISM_ENABLE_WASI_OUTPUT")
+	}
+	pol := opt.Policy
+	if pol == nil {
+		pol = policy.Default("")
+	}
+	h := &Host{
+		opt:          opt,
+		logger:       opt.Logger,
+		pol:          pol,
+		slots:        make(chan struct{}, maxLiveTotal),
+		compileQueue: make(chan *module, 256),
+		tools:        map[string]*servedTool{},
+	}
+	h.baseCtx, h.cancelBase = context.WithCancel(context.WithoutCancel(ctx))
+	if opt.CacheDir != "-" {
+		dir := opt.CacheDir
+		if dir == "" {
+			ucd, err := os.UserCacheDir()
+			if err != nil {
+				return nil, fmt.Errorf("runtime: locating the compilation cache (set Options.CacheDir): %w", err)
+			}
+			dir = filepath.Join(ucd, "openhuman", "wazero")
+		}
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("runtime: creating the compilation cache %s: %w", dir, err)
+		}
+		_ = os.Chmod(dir, 0o700)
+		cache, err := wazero.NewCompilationCacheWithDir(dir)
+		if err != nil {
+			return nil, fmt.Errorf("runtime: opening the compilation cache %s: %w", dir, err)
+		}
+		h.cache = cache
+	}
+	workers := min(max(goruntime.GOMAXPROCS(0), 1), 4)
+	for i := 0; i < workers; i++ {
+		go h.compileWorker()
+	}
+	for _, b := range opt.Builtins {
+		h.builtins = append(h.builtins, h.loadBuiltin(b))
+	}
+	third, err := h.scanDir()
+	if err != nil {
+		h.logger.Warn("reading the tools directory failed", "dir", opt.ToolsDir, "err", err)
+	}
+	h.mu.Lock()
+	h.third = third
+	h.rebuildToolsLocked()
+	h.mu.Unlock()
+	for _, m := range append(slices.Clone(h.builtins), third...) {
+		h.enqueue(m)
+	}
+	return h, nil
+}
+
+func (h *Host) compileWorker() {
+	for m := range h.compileQueue {
+		m.compile(h.baseCtx)
+		h.compileWG.Done()
+	}
+}
+
+func (h *Host) enqueue(m *module) {
+	if state, _ := m.currentState(); state != StateCompiling {
+		return
+	}
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	if h.closed {
+		return
+	}
+	h.compileWG.Add(1)
+	h.compileQueue <- m
+}
+
+func newModule(h *Host, info ModuleInfo, wasm []byte) *module {
+	return &module{host: h, info: info, wasm: wasm, ready: make(chan struct{}), state: StateCompiling}
+}
+
+// refuse marks a module refused (or disabled/failed) so it is listed but never served.
+func refuse(m *module, state, msg string) *module {
+	m.state, m.err = state, msg
+	close(m.ready)
+	return m
+}
+
+func (h *Host) newHostFuncs(name string) *hostFuncs {
+	return &hostFuncs{module: name, reader: h.opt.Reader, searxng: h.opt.SearXNG, autonomy: h.opt.Autonomy, logger: h.logger, limiter: newRateLimiter(logLinesPerSecond)}
+}
+
+func (h *Host) loadBuiltin(b BuiltinModule) *module {
+	sum := sha256.Sum256(b.Wasm)
+	digest := hex.EncodeToString(sum[:])
+	m := newModule(h, ModuleInfo{Name: b.Name, SHA256: digest, Origin: OriginBuiltin}, b.Wasm)
+	if !strings.EqualFold(digest, b.SHA256) {
+		h.logger.Error("first-party module digest mismatch", "module", b.Name)
+		return refuse(m, StateRefused, fmt.Sprintf("first-party module %s has sha256 %s but the build pinned %s; the binary is corrupt or was built from modified modules — rebuild with `go generate ./tools-wasm/...`", b.Name, digest, b.SHA256))
+	}
+	mod, err := wasmbin.Parse(b.Wasm)
+	if err != nil {
+		return refuse(m, StateRefused, fmt.Sprintf("first-party module %s: %v", b.Name, err))
+	}
+	man, err := policy.ReadManifestNamed(b.Wasm, b.Name)
+	if err != nil {
+		return refuse(m, StateRefused, err.Error())
+	}
+	grant := h.pol.Builtin(man)
+	h.fill(m, man, grant)
+	if err := policy.CheckModule(mod, man, grant.Capabilities); err != nil {
+		return refuse(m, StateRefused, fmt.Sprintf("%s: %v", b.Name, err))
+	}
+	if slices.Contains(man.Capabilities, abi.CapWebSearXNG) && !h.opt.SearXNGEnabled {
+		return refuse(m, StateDisabled, "SearXNG is disabled; set [searxng] enabled = true in config.toml to serve this tool")
+	}
+	return m
+}
+
+func (h *Host) fill(m *module, man *policy.Manifest, grant *policy.Grant) {
+	m.manifest, m.grant = man, grant
+	m.info.ABI = man.ABI
+	m.info.Capabilities = slices.Clone(grant.Capabilities)
+	m.info.Limits = Limits(grant.Limits)
+	m.funcs = h.newHostFuncs(m.info.Name)
+}
+
+// scanDir reads and admits every *.wasm in the tools directory, sorted by name.
+func (h *Host) scanDir() ([]*module, error) {
+	if h.opt.ToolsDir == "" {
+		return nil, nil
+	}
+	entries, err := os.ReadDir(h.opt.ToolsDir)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("listing %s: %w", h.opt.ToolsDir, err)
+	}
+	var out []*module
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".wasm") {
+			continue
+		}
+		out = append(out, h.loadFile(filepath.Join(h.opt.ToolsDir, e.Name())))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].info.Name < out[j].info.Name })
+	return out, nil
+}
+
+func (h *Host) loadFile(path string) *module {
+	name := filepath.Base(path)
+	m := newModule(h, ModuleInfo{Name: name, File: path, Origin: OriginDirectory}, nil)
+	f, err := os.Open(path)
+	if err != nil {
+		return refuse(m, StateFailed, fmt.Sprintf("reading %s: %v", path, err))
+	}
+	data, err := io.ReadAll(io.LimitReader(f, MaxModuleBytes+1))
+	f.Close()
+	if err != nil {
+		return refuse(m, StateFailed, fmt.Sprintf("reading %s: %v", path, err))
+	}
+	if len(data) > MaxModuleBytes {
+		return refuse(m, StateRefused, fmt.Sprintf("refused %s: larger than %d bytes", name, MaxModuleBytes))
+	}
+	sum := sha256.Sum256(data)
+	m.info.SHA256 = hex.EncodeToString(sum[:])
+	m.wasm = data
+	mod, err := wasmbin.Parse(data)
+	if err != nil {
+		return refuse(m, StateRefused, fmt.Sprintf("refused %s: %v", name, err))
+	}
+	man, err := policy.ReadManifestNamed(data, name)
+	if err != nil {
+		return refuse(m, StateRefused, fmt.Sprintf("refused %s: %v", name, err))
+	}
+	m.info.ABI = man.ABI
+	st, err := signature.Check(data, h.pol.Trust.Keys, h.pol.Trust.RequireSignature)
+	if err != nil {
+		return refuse(m, StateRefused, fmt.Sprintf("refused %s: %v", name, err))
+	}
+	if st != nil && st.State == signature.StateValid {
+		m.info.Signer = st.KeyID
+	}
+	grant, err := h.pol.Admit(name, m.info.SHA256, man)
+	if err != nil {
+		return refuse(m, StateRefused, err.Error())
+	}
+	h.fill(m, man, grant)
+	if err := policy.CheckModule(mod, man, grant.Capabilities); err != nil {
+		return refuse(m, StateRefused, fmt.Sprintf("refused %s: %v", name, err))
+	}
+	if slices.Contains(man.Capabilities, abi.CapWebSearXNG) && !h.opt.SearXNGEnabled {
+		return refuse(m, StateDisabled, "SearXNG is disabled; set [searxng] enabled = true in config.toml to serve this tool")
+	}
+	return m
+}
+
+// rebuildToolsLocked recomputes the served tool set; a third-party tool whose name
+// is already served refuses its whole module.
+func (h *Host) rebuildToolsLocked() {
+	tools := map[string]*servedTool{}
+	var order []string
+	add := func(m *module) {
+		state, _ := m.currentState()
+		if state == StateRefused || state == StateDisabled || m.manifest == nil {
+			return
+		}
+		for _, t := range m.manifest.Tools {
+			if prev, ok := tools[t.Name]; ok {
+				m.setState(StateRefused, fmt.Sprintf("refused %s: tool name %q is already served by %s; rename the tool in this module's manifest", m.info.Name, t.Name, prev.module.info.Name))
+				return
+			}
+		}
+		for _, t := range m.manifest.Tools {
+			tools[t.Name] = &servedTool{module: m, spec: t, tool: Tool{
+				Name: t.Name, Title: t.Title, Description: t.Description,
+				InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+				Annotations: Annotations(t.Annotations), AllowedAgents: slices.Clone(m.grant.AllowedAgents),
+				Module: m.info,
+			}}
+			order = append(order, t.Name)
+		}
+	}
+	for _, m := range h.builtins {
+		add(m)
+	}
+	firstThird := len(order)
+	for _, m := range h.third {
+		add(m)
+	}
+	sort.Strings(order[firstThird:])
+	h.tools, h.toolOrder = tools, order
+}
+
+// Tools lists the served tools: first-party in catalogue order, then third-party
+// by name. It answers from manifests and never waits for compilation.
+func (h *Host) Tools() []Tool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := make([]Tool, 0, len(h.toolOrder))
+	for _, name := range h.toolOrder {
+		out = append(out, h.tools[name].tool)
+	}
+	return out
+}
+
+// Status reports every module, served or not, with its live state and stats.
+func (h *Host) Status() []ModuleStatus {
+	h.mu.RLock()
+	mods := append(slices.Clone(h.builtins), h.third...)
+	h.mu.RUnlock()
+	out := make([]ModuleStatus, 0, len(mods))
+	for _, m := range mods {
+		m.mu.Lock()
+		st := ModuleStatus{Module: m.info, State: m.state, Error: m.err, Stats: m.stats.snapshot()}
+		m.mu.Unlock()
+		if m.manifest != nil {
+			for _, t := range m.manifest.Tools {
+				st.Tools = append(st.Tools, t.Name)
+			}
+		}
+		out = append(out, st)
+	}
+	return out
+}
+
+// WaitReady waits until every admitted module has finished compiling (ready or
+// failed). It reports modules that failed.
+func (h *Host) WaitReady(ctx context.Context) error {
+	done := make(chan struct{})
+	go func() { h.compileWG.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for tool modules to compile: %w", ctx.Err())
+	}
+	var failed []string
+	for _, st := range h.Status() {
+		if st.State == StateFailed {
+			failed = append(failed, st.Module.Name+": "+st.Error)
+		}
+	}
+	if len(failed) > 0 {
+		return fmt.Errorf("tool modules failed to load: %s", strings.Join(failed, "; "))
+	}
+	return nil
+}
+
+// OnChange registers fn to be called after the served tool set changes.
+func (h *Host) OnChange(fn func()) {
+	h.mu.Lock()
+	h.onChange = append(h.onChange, fn)
+	h.mu.Unlock()
+}
+
+// Reload re-scans the tools directory and swaps the third-party module set
+// atomically. Unchanged files (same name and sha256) keep their compiled module;
+// removed or replaced modules are closed once their in-flight calls finish.
+func (h *Host) Reload(ctx context.Context) error {
+	h.reloadMu.Lock()
+	defer h.reloadMu.Unlock()
+	fresh, err := h.scanDir()
+	if err != nil {
+		return fmt.Errorf("reloading tools: %w", err)
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return errClosed
+	}
+	old := h.third
+	keep := map[*module]bool{}
+	for i, m := range fresh {
+		for _, o := range old {
+			ostate, _ := o.currentState()
+			if o.info.File == m.info.File && o.info.SHA256 == m.info.SHA256 && ostate != StateRefused && ostate != StateDisabled {
+				fresh[i] = o
+				keep[o] = true
+				break
+			}
+		}
+	}
+	before := slices.Clone(h.toolOrder)
+	h.third = fresh
+	h.rebuildToolsLocked()
+	changed := !slices.Equal(before, h.toolOrder)
+	callbacks := slices.Clone(h.onChange)
+	h.mu.Unlock()
+	for _, m := range fresh {
+		if !keep[m] {
+			h.enqueue(m)
+		}
+	}
+	for _, o := range old {
+		if !keep[o] {
+			go o.shutdown(context.WithoutCancel(ctx))
+		}
+	}
+	if changed {
+		for _, fn := range callbacks {
+			fn()
+		}
+	}
+	return nil
+}
+
+// acquireSlot takes one of the live-instance slots, evicting idle instances of
+// other modules when all slots are taken, else waiting.
+func (h *Host) acquireSlot(ctx context.Context, for_ *module) error {
+	select {
+	case h.slots <- struct{}{}:
+		return nil
+	default:
+	}
+	h.mu.RLock()
+	mods := append(slices.Clone(h.builtins), h.third...)
+	h.mu.RUnlock()
+	for _, m := range mods {
+		if m != for_ && m.evictIdle(ctx) {
+			break
+		}
+	}
+	select {
+	case h.slots <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("waiting for a free sandbox (all %d in use): %w", maxLiveTotal, ctx.Err())
+	}
+}
+
+func (h *Host) releaseSlot() { <-h.slots }
+
+// Close stops compilation, closes every module and the compilation cache.
+func (h *Host) Close(ctx context.Context) error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	mods := append(slices.Clone(h.builtins), h.third...)
+	h.tools, h.toolOrder = map[string]*servedTool{}, nil
+	h.mu.Unlock()
+	h.cancelBase()
+	h.compileWG.Wait()
+	close(h.compileQueue)
+	for _, m := range mods {
+		m.shutdown(ctx)
+	}
+	if h.cache != nil {
+		return h.cache.Close(ctx)
+	}
+	return nil
+}

@@ -1,0 +1,306 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/policy"
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// MaxMessageBytes caps a call request, a call result and a host-function request.
+const MaxMessageBytes = 1 << 20
+
+// maxLogLine is the longest log line kept (longer lines are truncated).
+const maxLogLine = 1024
+
+// logLinesPerSecond is each module's log budget.
+const logLinesPerSecond = 50
+
+// callState travels in the context of one call so host functions can count usage.
+type callState struct {
+	tool  string
+	mu    sync.Mutex
+	usage Usage
+}
+
+type callStateKey struct{}
+
+func withCallState(ctx context.Context, cs *callState) context.Context {
+	return context.WithValue(ctx, callStateKey{}, cs)
+}
+
+func callStateFrom(ctx context.Context) *callState {
+	cs, _ := ctx.Value(callStateKey{}).(*callState)
+	return cs
+}
+
+func (cs *callState) record(fn string, in, out int) {
+	if cs == nil {
+		return
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.usage.HostCalls == nil {
+		cs.usage.HostCalls = map[string]int{}
+	}
+	cs.usage.HostCalls[fn]++
+	cs.usage.BytesOut += int64(in)
+	cs.usage.BytesIn += int64(out)
+}
+
+// hostFuncs serves the capability host functions for one module.
+type hostFuncs struct {
+	module   string
+	reader   memtree.Reader
+	searxng  SearxngClient
+	autonomy string
+	logger   *slog.Logger
+	limiter  *rateLimiter
+}
+
+func errReply(code, format string, args ...any) []byte {
+	b, _ := json.Marshal(abi.HostReply{Error: &abi.Error{Code: code, Message: fmt.Sprintf(format, args...)}})
+	return b
+}
+
+// decodeStrict decodes a host request, rejecting unknown keys and trailing data.
+func decodeStrict(fn string, req []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(req))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return fmt.Errorf("%s: request is not valid: %w", fn, err)
+	}
+	if dec.More() {
+		return fmt.Errorf("%s: request has data after the JSON object", fn)
+	}
+	return nil
+}
+
+// dispatch runs host function fn on a JSON request and returns the JSON HostReply.
+func (h *hostFuncs) dispatch(ctx context.Context, fn string, req []byte) []byte {
+	if c := abi.CapabilityOf(fn); c != "" {
+		if err := policy.ReadGate(h.autonomy, c); err != nil {
+			return errReply(abi.CodeUnavailable, "%v", err)
+		}
+	}
+	var (
+		res any
+		err error
+	)
+	decode := func(v any) bool {
+		if e := decodeStrict(fn, req, v); e != nil {
+			err = fmt.Errorf("%w: %v", memtree.ErrInvalid, e)
+			return false
+		}
+		return true
+	}
+	switch fn {
+	case abi.FnMemorySearch:
+		var r abi.SearchRequest
+		if decode(&r) {
+			res, err = h.reader.Search(ctx, r)
+		}
+	case abi.FnMemoryRecall:
+		var r abi.RecallRequest
+		if decode(&r) {
+			res, err = h.reader.Recall(ctx, r)
+		}
+	case abi.FnChunkGet:
+		var r abi.ChunkGetRequest
+		if decode(&r) {
+			res, err = h.reader.GetChunk(ctx, r)
+		}
+	case abi.FnChunksList:
+		var r abi.ChunksListRequest
+		if decode(&r) {
+			res, err = h.reader.ListChunks(ctx, r)
+		}
+	case abi.FnEntitiesTop:
+		var r abi.EntitiesTopRequest
+		if decode(&r) {
+			res, err = h.reader.TopEntities(ctx, r)
+		}
+	case abi.FnSourcesList:
+		var r abi.SourcesListRequest
+		if decode(&r) {
+			res, err = h.reader.ListSources(ctx, r)
+		}
+	case abi.FnSearxngSearch:
+		var r abi.SearxngRequest
+		if decode(&r) {
+			if h.searxng == nil {
+				return errReply(abi.CodeUnavailable, "SearXNG is not configured; set [searxng] enabled = true and base_url in config.toml")
+			}
+			res, err = h.searxng.Search(ctx, r)
+		}
+	default:
+		return errReply(abi.CodeInternal, "host function %s does not exist", fn)
+	}
+	if err != nil {
+		switch {
+		case errors.Is(err, memtree.ErrNotFound):
+			return errReply(abi.CodeNotFound, "%v", err)
+		case errors.Is(err, memtree.ErrInvalid):
+			return errReply(abi.CodeInvalidParams, "%v", err)
+		case ctx.Err() != nil:
+			return errReply(abi.CodeUnavailable, "%s was interrupted: %v", fn, ctx.Err())
+		default:
+			return errReply(abi.CodeUnavailable, "%s failed: %v; check the store or service and try again (see the server log)", fn, err)
+		}
+	}
+	ok, err := json.Marshal(res)
+	if err != nil {
+		return errReply(abi.CodeInternal, "encoding the %s reply: %v", fn, err)
+	}
+	out, _ := json.Marshal(abi.HostReply{OK: ok})
+	return out
+}
+
+// serve reads a request, dispatches it and counts usage.
+func (h *hostFuncs) serve(ctx context.Context, fn string, req []byte) []byte {
+	reply := h.dispatch(ctx, fn, req)
+	callStateFrom(ctx).record(fn, len(req), len(reply))
+	return reply
+}
+
+// log writes one guest log line through slog, rate limited per module.
+func (h *hostFuncs) log(ctx context.Context, level int32, msg []byte) {
+	if !h.limiter.allow(time.Now()) {
+		return
+	}
+	truncated := false
+	if len(msg) > maxLogLine {
+		msg, truncated = msg[:maxLogLine], true
+	}
+	s := string(bytes.ToValidUTF8(msg, []byte("\uFFFD")))
+	if truncated {
+		s += "…(truncated)"
+	}
+	lvl := slog.LevelInfo
+	switch level {
+	case abi.LogDebug:
+		lvl = slog.LevelDebug
+	case abi.LogWarn:
+		lvl = slog.LevelWarn
+	case abi.LogError:
+		lvl = slog.LevelError
+	}
+	tool := h.module
+	if cs := callStateFrom(ctx); cs != nil {
+		tool = cs.tool
+	}
+	h.logger.Log(ctx, lvl, s, "tool", tool, "module", h.module)
+}
+
+// rateLimiter is a token bucket.
+type rateLimiter struct {
+	mu      sync.Mutex
+	tokens  float64
+	last    time.Time
+	perSec  float64
+	dropped int
+}
+
+func newRateLimiter(perSec int) *rateLimiter {
+	return &rateLimiter{tokens: float64(perSec), perSec: float64(perSec)}
+}
+
+func (r *rateLimiter) allow(now time.Time) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.last.IsZero() {
+		r.tokens = min(r.perSec, r.tokens+now.Sub(r.last).Seconds()*r.perSec)
+	}
+	r.last = now
+	if r.tokens >= 1 {
+		r.tokens--
+		return true
+	}
+	r.dropped++
+	return false
+}
+
+// packed returns ptr<<32|len.
+func packed(ptr, n uint32) uint64 { return uint64(ptr)<<32 | uint64(n) }
+
+// writeGuest copies b into guest memory through its oh_alloc export (a re-entrant
+// call into the module from inside a host function) and returns the packed pointer.
+func writeGuest(ctx context.Context, mod api.Module, b []byte) (uint64, error) {
+	alloc := mod.ExportedFunction(abi.ExportAlloc)
+	if alloc == nil {
+		return 0, errors.New("module does not export oh_alloc")
+	}
+	res, err := alloc.Call(ctx, uint64(len(b)))
+	if err != nil {
+		return 0, fmt.Errorf("oh_alloc(%d): %w", len(b), err)
+	}
+	ptr := uint32(res[0])
+	if !mod.Memory().Write(ptr, b) {
+		return 0, fmt.Errorf("oh_alloc(%d) returned %d, outside the module's %d-byte memory", len(b), ptr, mod.Memory().Size())
+	}
+	return packed(ptr, uint32(len(b))), nil
+}
+
+// instantiateHostModule links the "openhuman" host module into rt with only the
+// functions of the granted capabilities, plus log.
+func (h *hostFuncs) instantiateHostModule(ctx context.Context, rt wazero.Runtime, granted []string) error {
+	b := rt.NewHostModuleBuilder(abi.HostModule)
+	for _, c := range granted {
+		for _, fn := range abi.CapabilityFunctions[c] {
+			b = b.NewFunctionBuilder().
+				WithGoModuleFunction(h.wasmFunc(fn), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}).
+				WithParameterNames("req_ptr", "req_len").
+				Export(fn)
+		}
+	}
+	b = b.NewFunctionBuilder().
+		WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+			level, ptr, n := int32(uint32(stack[0])), uint32(stack[1]), uint32(stack[2])
+			if n > maxLogLine {
+				n = maxLogLine + 1 // enough to know it was truncated
+			}
+			msg, ok := mod.Memory().Read(ptr, n)
+			if !ok {
+				return
+			}
+			h.log(ctx, level, msg)
+		}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32, api.ValueTypeI32}, nil).
+		WithParameterNames("level", "ptr", "len").
+		Export(abi.FnLog)
+	_, err := b.Instantiate(ctx)
+	return err
+}
+
+func (h *hostFuncs) wasmFunc(fn string) api.GoModuleFunc {
+	return func(ctx context.Context, mod api.Module, stack []uint64) {
+		ptr, n := uint32(stack[0]), uint32(stack[1])
+		var reply []byte
+		if n > MaxMessageBytes {
+			reply = errReply(abi.CodeInvalidParams, "%s request of %d bytes exceeds the %d-byte limit", fn, n, MaxMessageBytes)
+		} else if buf, ok := mod.Memory().Read(ptr, n); !ok {
+			reply = errReply(abi.CodeInvalidParams, "%s request at %d+%d is outside the module's memory", fn, ptr, n)
+		} else if !utf8.Valid(buf) {
+			reply = errReply(abi.CodeInvalidParams, "%s request is not valid UTF-8 JSON", fn)
+		} else {
+			reply = h.serve(ctx, fn, bytes.Clone(buf))
+		}
+		out, err := writeGuest(ctx, mod, reply)
+		if err != nil {
+			// The reply cannot be delivered: trap, and the instance is discarded.
+			panic(fmt.Errorf("host function %s: delivering the reply: %w", fn, err))
+		}
+		stack[0] = out
+	}
+}

@@ -1,0 +1,174 @@
+package runtime
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	extism "github.com/extism/go-sdk"
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// stderrBytes is how much of a module's stderr is kept for error reports.
+const stderrBytes = 4096
+
+// headBuffer keeps the first n bytes written to it (a Go guest's fatal error
+// message comes first, its goroutine dump after) and counts the rest.
+type headBuffer struct {
+	mu      sync.Mutex
+	buf     []byte
+	n       int
+	dropped int
+}
+
+func newHeadBuffer(n int) *headBuffer { return &headBuffer{n: n} }
+
+func (r *headBuffer) Write(p []byte) (int, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	room := r.n - len(r.buf)
+	if room > len(p) {
+		room = len(p)
+	}
+	r.buf = append(r.buf, p[:room]...)
+	r.dropped += len(p) - room
+	return len(p), nil
+}
+
+func (r *headBuffer) String() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return string(r.buf)
+}
+
+// summary is the start of the buffer up to the first blank line, at most 512 bytes.
+func (r *headBuffer) summary() string {
+	s := strings.TrimSpace(r.String())
+	if i := strings.Index(s, "\n\n"); i >= 0 {
+		s = s[:i]
+	}
+	if len(s) > 512 {
+		s = s[:512] + "…"
+	}
+	return s
+}
+
+// sandboxModuleConfig is the WASI configuration every guest instance gets: no
+// filesystem and no preopens, no environment, no arguments, stdout discarded, stderr
+// into a small buffer, real clocks and crypto/rand, and no start functions (the host
+// calls _initialize itself).
+func sandboxModuleConfig(stderr io.Writer) wazero.ModuleConfig {
+	return wazero.NewModuleConfig().
+		WithName("").
+		WithStdin(emptyReader{}).
+		WithStdout(io.Discard).
+		WithStderr(stderr).
+		WithSysWalltime().
+		WithSysNanotime().
+		WithSysNanosleep().
+		WithRandSource(rand.Reader).
+		WithStartFunctions()
+}
+
+type emptyReader struct{}
+
+func (emptyReader) Read([]byte) (int, error) { return 0, io.EOF }
+
+// instance is one live, initialized guest instance, used by one call at a time.
+type instance struct {
+	mod    api.Module
+	alloc  api.Function
+	call   api.Function
+	plugin *extism.Plugin // extism/1 modules
+	stderr *headBuffer
+	calls  int
+}
+
+func (in *instance) close(ctx context.Context) {
+	if in.plugin != nil {
+		_ = in.plugin.Close(ctx)
+		return
+	}
+	if in.mod != nil {
+		_ = in.mod.Close(ctx)
+	}
+}
+
+// memoryBytes is the guest's current linear memory size.
+func (in *instance) memoryBytes() uint64 {
+	if in.mod != nil && in.mod.Memory() != nil {
+		return uint64(in.mod.Memory().Size())
+	}
+	return 0
+}
+
+// newWazeroInstance instantiates a compiled openhuman/1 module and runs _initialize.
+func newWazeroInstance(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule) (*instance, error) {
+	stderr := newHeadBuffer(stderrBytes)
+	mod, err := rt.InstantiateModule(ctx, cm, sandboxModuleConfig(stderr))
+	if err != nil {
+		return nil, withStderr(fmt.Errorf("instantiating: %w", err), stderr)
+	}
+	in := &instance{mod: mod, stderr: stderr, alloc: mod.ExportedFunction(abi.ExportAlloc), call: mod.ExportedFunction(abi.ExportCall)}
+	if in.alloc == nil || in.call == nil || mod.Memory() == nil {
+		_ = mod.Close(ctx)
+		return nil, errors.New("module lacks oh_alloc, oh_call or memory exports")
+	}
+	if init := mod.ExportedFunction(abi.ExportInitialize); init != nil {
+		if _, err := init.Call(ctx); err != nil {
+			_ = mod.Close(ctx)
+			return nil, withStderr(fmt.Errorf("running _initialize: %w", err), stderr)
+		}
+	}
+	return in, nil
+}
+
+func withStderr(err error, stderr *headBuffer) error {
+	if s := stderr.summary(); s != "" {
+		return fmt.Errorf("%w (module stderr: %q)", err, s)
+	}
+	return err
+}
+
+// invoke runs one oh_call: write the request through oh_alloc, call, and copy out
+// the result after checking its size.
+func (in *instance) invoke(ctx context.Context, req []byte, maxResult int) ([]byte, error) {
+	res, err := in.alloc.Call(ctx, uint64(len(req)))
+	if err != nil {
+		return nil, fmt.Errorf("oh_alloc(%d): %w", len(req), err)
+	}
+	mem := in.mod.Memory()
+	ptr := uint32(res[0])
+	if !mem.Write(ptr, req) {
+		return nil, fmt.Errorf("oh_alloc(%d) returned %d, outside the module's %d-byte memory", len(req), ptr, mem.Size())
+	}
+	res, err = in.call.Call(ctx, uint64(ptr), uint64(len(req)))
+	if err != nil {
+		return nil, err
+	}
+	optr, olen := uint32(res[0]>>32), uint32(res[0])
+	if int64(olen) > int64(maxResult) {
+		return nil, &oversizeError{n: int64(olen), limit: maxResult}
+	}
+	out, ok := mem.Read(optr, olen)
+	if !ok {
+		return nil, fmt.Errorf("oh_call returned a result at %d+%d, outside the module's %d-byte memory", optr, olen, mem.Size())
+	}
+	return append([]byte(nil), out...), nil
+}
+
+type oversizeError struct {
+	n     int64
+	limit int
+}
+
+func (e *oversizeError) Error() string {
+	return fmt.Sprintf("result of %d bytes exceeds the %d-byte limit", e.n, e.limit)
+}
