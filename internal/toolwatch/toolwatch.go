@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/policy"
+	"github.com/openhuman/openhuman-core/runtime"
 )
 
 // DefaultInterval is how often the directory and the policy are polled.
@@ -40,6 +41,13 @@ type Reloader interface {
 // note that it takes effect on restart.
 type PolicySetter interface {
 	SetPolicy(p *policy.Policy)
+}
+
+// StatusReporter is implemented by hosts that report per-module load state
+// (runtime.Host). After each reload the watcher logs every third-party module
+// that is newly refused or failed, with the reason, and every newly served one.
+type StatusReporter interface {
+	Status() []runtime.ModuleStatus
 }
 
 // Options configure a watcher.
@@ -60,6 +68,8 @@ type Watcher struct {
 	mu      sync.Mutex
 	reloads int
 	lastErr error
+	// reported is the last logged state of each directory module ("sha256 state error").
+	reported map[string]string
 }
 
 // fileState is what a poll compares: enough to notice a replaced, edited, added
@@ -168,6 +178,7 @@ func Start(ctx context.Context, host Reloader, opt Options) *Watcher {
 	ctx, cancel := context.WithCancel(ctx)
 	w := &Watcher{host: host, opt: opt, log: log.With("component", "toolwatch"), cancel: cancel, done: make(chan struct{})}
 	first := w.snap()
+	w.reportStatus() // what the host loaded at start, so start-up refusals are logged too
 	go w.loop(ctx, first)
 	return w
 }
@@ -233,6 +244,43 @@ func (w *Watcher) apply(ctx context.Context, old, cur snapshot) {
 	w.reloads++
 	w.lastErr = err
 	w.mu.Unlock()
+	w.reportStatus()
+}
+
+// reportStatus logs directory modules whose state changed since the last report:
+// refusals and failures at error level with the runtime's reason (what to add to
+// the policy, which name collides, that a signature is invalid), new ones at info.
+func (w *Watcher) reportStatus() {
+	sr, ok := w.host.(StatusReporter)
+	if !ok {
+		return
+	}
+	seen := map[string]string{}
+	for _, st := range sr.Status() {
+		if st.Module.Origin != runtime.OriginDirectory {
+			continue
+		}
+		key := st.Module.Name
+		val := st.Module.SHA256 + " " + st.State + " " + st.Error
+		seen[key] = val
+		if w.reported[key] == val {
+			continue
+		}
+		switch st.State {
+		case runtime.StateRefused, runtime.StateFailed:
+			w.log.Error("tool module not loaded", "module", st.Module.Name, "state", st.State, "reason", st.Error)
+		case runtime.StateDisabled:
+			w.log.Warn("tool module disabled", "module", st.Module.Name, "reason", st.Error)
+		default:
+			w.log.Info("tool module loaded", "module", st.Module.Name, "tools", strings.Join(st.Tools, ","), "sha256", st.Module.SHA256, "state", st.State)
+		}
+	}
+	for key := range w.reported {
+		if _, ok := seen[key]; !ok {
+			w.log.Info("tool module removed", "module", key)
+		}
+	}
+	w.reported = seen
 }
 
 // Reloads reports how many reloads the watcher has triggered and the last error.

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/policy"
+	"github.com/openhuman/openhuman-core/runtime"
 )
 
 // recorder is a Reloader/PolicySetter that records what the watcher asked for.
@@ -190,5 +191,41 @@ func TestStartStop(t *testing.T) {
 	time.Sleep(50 * time.Millisecond)
 	if m, _ := r.count(); m != n {
 		t.Errorf("reloaded after Stop: %d -> %d", n, m)
+	}
+}
+
+// statusHost also reports module states, like runtime.Host.
+type statusHost struct {
+	recorder
+	states []runtime.ModuleStatus
+}
+
+func (s *statusHost) Status() []runtime.ModuleStatus { return s.states }
+
+func TestRefusalsAreLogged(t *testing.T) {
+	ctx := context.Background()
+	h := &statusHost{}
+	w, p, logs, dir := newWatcher(t, h)
+	h.states = []runtime.ModuleStatus{
+		{Module: runtime.ModuleInfo{Name: "memory.search.wasm", Origin: runtime.OriginBuiltin}, State: runtime.StateReady},
+		{Module: runtime.ModuleInfo{Name: "a.wasm", SHA256: "aa", Origin: runtime.OriginDirectory}, State: runtime.StateRefused, Error: "refused a.wasm: no policy entry pins sha256 aa"},
+		{Module: runtime.ModuleInfo{Name: "b.wasm", SHA256: "bb", Origin: runtime.OriginDirectory}, State: runtime.StateReady, Tools: []string{"x.y"}},
+	}
+	write(t, filepath.Join(dir, "a.wasm"), "a")
+	w.poll(ctx, p)
+	w.poll(ctx, p)
+	out := logs.String()
+	if !strings.Contains(out, "no policy entry pins sha256 aa") || !strings.Contains(out, "tool module loaded") || strings.Contains(out, "memory.search.wasm") {
+		t.Fatalf("status not reported as expected:\n%s", out)
+	}
+	// Unchanged states are not logged again; a removal is.
+	logs.Reset()
+	h.states = h.states[:2]
+	write(t, filepath.Join(dir, "a.wasm"), "aa")
+	w.poll(ctx, p)
+	w.poll(ctx, p)
+	out = logs.String()
+	if strings.Contains(out, "no policy entry") || !strings.Contains(out, "tool module removed") {
+		t.Fatalf("second report:\n%s", out)
 	}
 }
