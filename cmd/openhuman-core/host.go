@@ -14,8 +14,11 @@ import (
 	toolswasm "github.com/openhuman/openhuman-core/tools-wasm"
 )
 
-// hostCloseTimeout bounds how long closing the runtime waits for in-flight calls.
-const hostCloseTimeout = 10 * time.Second
+// hostCloseGrace bounds how long closing waits for the runtime: module compiles
+// still running in the background cannot be interrupted, and a server whose input
+// has ended should exit promptly (the compilation cache writes each entry
+// atomically, so leaving mid-compile loses nothing but that compile).
+const hostCloseGrace = 500 * time.Millisecond
 
 // openHost opens everything a server command needs to run tool calls: the memory
 // tree read-only at cfg.StorePath() (a store that does not exist yet reads as
@@ -66,10 +69,19 @@ func openHost(ctx context.Context, cfg *config.Config, log *slog.Logger) (*runti
 		return nil, nil, fmt.Errorf("start the tool runtime: %w", err)
 	}
 	closeAll := func() {
-		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hostCloseTimeout)
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hostCloseGrace)
 		defer cancel()
-		if err := host.Close(cctx); err != nil {
-			log.Warn("closing the tool runtime", "err", err)
+		done := make(chan error, 1)
+		go func() { done <- host.Close(cctx) }()
+		select {
+		case err := <-done:
+			if err != nil {
+				log.Warn("closing the tool runtime", "err", err)
+			}
+		case <-cctx.Done():
+			// Background compiles are still running; the store stays open for them.
+			log.Debug("tool runtime still compiling at exit; not waiting", "grace", hostCloseGrace)
+			return
 		}
 		if err := store.Close(); err != nil {
 			log.Warn("closing the memory tree", "err", err)
