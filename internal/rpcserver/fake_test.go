@@ -130,7 +130,16 @@ func (f *fakeHost) Call(ctx context.Context, c runtime.Call) (*runtime.Outcome, 
 		served = served || t.Name == c.Tool
 	}
 	block, started := f.block, f.started
+	var notReady error
+	for _, st := range f.statuses {
+		if len(st.Tools) == 1 && st.Tools[0] == c.Tool && st.State != runtime.StateReady {
+			notReady = fmt.Errorf("tool %s is unavailable: module %s is %s: %s", c.Tool, st.Module.Name, st.State, st.Error)
+		}
+	}
 	f.mu.Unlock()
+	if notReady != nil {
+		return nil, notReady
+	}
 	if !served {
 		return nil, fmt.Errorf("call %s: %w", c.Tool, runtime.ErrUnknownTool)
 	}

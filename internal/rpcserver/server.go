@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/runtime"
 )
 
@@ -47,6 +48,8 @@ type Options struct {
 	MaxBodyBytes int64
 	// MaxBatch caps the number of requests in one batch (default 100).
 	MaxBatch int
+	// Audit receives one entry per tool call (nil: no audit log).
+	Audit *audit.Log
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
 }
@@ -307,7 +310,7 @@ func methodNames() []string {
 	return append(names, "openhuman.tool_registry_list", "openhuman.tool_registry_get")
 }
 
-// callTool dispatches a controller method into its tool module.
+// callTool dispatches a controller method into its tool module and audits the call.
 func (s *Server) callTool(ctx context.Context, c controller, req *request, client string) (json.RawMessage, *Error) {
 	if _, perr := paramsObject(req.Params); perr != nil {
 		return nil, perr
@@ -320,20 +323,46 @@ func (s *Server) callTool(ctx context.Context, c controller, req *request, clien
 		args = json.RawMessage("{}")
 	}
 	call := runtime.Call{Tool: c.Tool, Arguments: args, Client: client, RequestID: "rpc-" + strconv.FormatUint(s.seq.Add(1), 10)}
+	start := time.Now()
 	out, err := s.d.Call(ctx, call)
+	result, rerr := s.shape(ctx, c, req.Method, out, err)
+
+	entry := audit.Entry{Time: start, Session: client, RequestID: call.RequestID, Tool: c.Tool,
+		Arguments: audit.SummarizeArguments(args), Outcome: audit.OutcomeOK,
+		DurationMS: float64(time.Since(start).Microseconds()) / 1000}
+	if out != nil {
+		entry.ModuleSHA256 = out.ModuleSHA256
+		entry.Capabilities = audit.Capabilities{HostCalls: out.Usage.HostCalls, BytesIn: out.Usage.BytesIn, BytesOut: out.Usage.BytesOut}
+	}
+	switch {
+	case out != nil && out.ToolError != nil:
+		entry.Outcome, entry.Error = audit.ToolErrorOutcome(out.ToolError.Code), out.ToolError.Message
+	case rerr != nil:
+		entry.Outcome, entry.Error = audit.OutcomeError, rerr.Data
+	}
+	s.opts.Audit.Record(entry)
+	if entry.Outcome == audit.OutcomeError {
+		s.log.Warn("rpc: tool call failed", "method", req.Method, "tool", c.Tool, "client", client, "err", entry.Error)
+	}
+	return result, rerr
+}
+
+// shape maps a dispatcher answer to a result or a JSON-RPC error.
+func (s *Server) shape(ctx context.Context, c controller, method string, out *runtime.Outcome, err error) (json.RawMessage, *Error) {
 	if err != nil {
 		switch {
 		case errors.Is(err, runtime.ErrUnknownTool):
-			return nil, rpcErr(CodeUnavailable, "%s: no loaded module serves tool %s (%v); check `openhuman-core tools list` and the serve log", req.Method, c.Tool, err)
-		case errors.Is(err, context.DeadlineExceeded):
-			return nil, rpcErr(CodeUnavailable, "%s: tool %s did not finish in time: %v", req.Method, c.Tool, err)
-		case errors.Is(err, context.Canceled):
-			return nil, rpcErr(CodeInternalError, "%s: the call was cancelled: %v", req.Method, err)
+			return nil, rpcErr(CodeUnavailable, "%s: no loaded module serves tool %s (%v); `openhuman-core tools list` shows why", method, c.Tool, err)
+		case ctx.Err() != nil:
+			return nil, rpcErr(CodeInternalError, "%s: the call was cancelled (client gone or server stopping): %v", method, err)
 		}
-		return nil, rpcErr(CodeInternalError, "%s: tool %s failed: %v", req.Method, c.Tool, err)
+		if reason := s.unavailableReason(c.Tool); reason != "" {
+			return nil, rpcErr(CodeUnavailable, "%s: tool %s is unavailable: %s", method, c.Tool, reason)
+		}
+		return nil, rpcErr(CodeInternalError, "%s: %v", method, err)
 	}
 	if out == nil {
-		return nil, rpcErr(CodeInternalError, "%s: tool %s returned no outcome", req.Method, c.Tool)
+		return nil, rpcErr(CodeInternalError, "%s: tool %s returned no outcome (internal error; please report it)", method, c.Tool)
 	}
 	if te := out.ToolError; te != nil {
 		code := CodeInternalError
@@ -347,10 +376,28 @@ func (s *Server) callTool(ctx context.Context, c controller, req *request, clien
 		}
 		return nil, rpcErr(code, "%s", orDefault(te.Message, c.Tool+" reported "+te.Code+" with no message"))
 	}
-	if !json.Valid(out.Result) {
-		return nil, rpcErr(CodeInternalError, "%s: tool %s returned a result that is not valid JSON", req.Method, c.Tool)
+	if t := jsonType(out.Result); t != "object" || !json.Valid(out.Result) {
+		return nil, rpcErr(CodeInternalError, "%s: tool %s returned a result that is not a JSON object; report this to the module's author", method, c.Tool)
 	}
 	return out.Result, nil
+}
+
+// unavailableReason says why tool's module cannot answer (refused, failed, disabled),
+// or "" when it is loaded.
+func (s *Server) unavailableReason(tool string) string {
+	for _, st := range s.d.Status() {
+		for _, n := range st.Tools {
+			if n != tool {
+				continue
+			}
+			switch st.State {
+			case runtime.StateReady, runtime.StateCompiling:
+				return ""
+			}
+			return fmt.Sprintf("module %s is %s: %s", st.Module.Name, st.State, orDefault(st.Error, "no reason given"))
+		}
+	}
+	return ""
 }
 
 // registryList answers openhuman.tool_registry_list.

@@ -10,10 +10,14 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/audit"
 )
 
 const testToken = "test-token-0123456789abcdef"
@@ -343,7 +347,7 @@ func TestControllerMethods(t *testing.T) {
 		}
 	}
 	// A module trap is an internal error naming the tool.
-	wantErr(t, e.call(t, "openhuman.memory_tree_search", `{"query":"boom"}`), CodeInternalError, "tool memory.search failed: module memory.search.wasm trapped")
+	wantErr(t, e.call(t, "openhuman.memory_tree_search", `{"query":"boom"}`), CodeInternalError, "openhuman.memory_tree_search: module memory.search.wasm trapped")
 }
 
 func TestSearxngDisabled(t *testing.T) {
@@ -432,5 +436,51 @@ func TestNewRejectsEmptyToken(t *testing.T) {
 	}
 	if _, err := New(nil, Options{Token: "x"}); err == nil {
 		t.Fatal("New with nil dispatcher succeeded")
+	}
+}
+
+func TestFailedModuleIsUnavailable(t *testing.T) {
+	e := newTestEnv(t, false)
+	e.host.mu.Lock()
+	e.host.statuses[0].State = "failed"
+	e.host.statuses[0].Error = "compile memory.search.wasm: invalid magic number"
+	e.host.mu.Unlock()
+	wantErr(t, e.call(t, "openhuman.memory_tree_search", `{"query":"x"}`), CodeUnavailable, "module memory.search.wasm is failed: compile memory.search.wasm: invalid magic number")
+}
+
+func TestAuditRecordsEveryToolCall(t *testing.T) {
+	host := newFakeHost(false)
+	dir := t.TempDir()
+	al := audit.New(audit.Options{Dir: dir, MaxFileBytes: 1 << 20, MaxFiles: 2, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := New(host, Options{Token: testToken, Audit: al, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	e := &testEnv{srv: s, http: hs, host: host}
+	e.call(t, "openhuman.memory_tree_search", `{"query":"phoenix","k":3}`, AgentHeader, "ops")
+	e.call(t, "openhuman.memory_tree_get_chunk", `{"chunk_id":"zz"}`)
+	e.call(t, "openhuman.tool_registry_list", "") // not a tool call: not audited
+	if err := al.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, audit.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("audit has %d lines: %s", len(lines), data)
+	}
+	var first, second map[string]any
+	json.Unmarshal([]byte(lines[0]), &first)
+	json.Unmarshal([]byte(lines[1]), &second)
+	if first["session"] != "rpc:ops" || first["tool"] != "memory.search" || first["outcome"] != "ok" ||
+		!strings.HasPrefix(first["request_id"].(string), "rpc-") || first["arguments"].(map[string]any)["query"] != "phoenix" {
+		t.Errorf("first audit line: %s", lines[0])
+	}
+	if second["session"] != "rpc" || second["tool"] != "tree.read_chunk" || second["outcome"] != "tool_error:not_found" || second["error"] != "no chunk with id zz" {
+		t.Errorf("second audit line: %s", lines[1])
 	}
 }
