@@ -1,0 +1,104 @@
+package toolswasm
+
+import (
+	"bytes"
+	"compress/gzip"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strings"
+)
+
+//go:embed modules/*.wasm.gz
+var files embed.FS
+
+// catalogue is the order in which the MCP server lists the first-party tools.
+var catalogue = []string{
+	"memory.search", "memory.recall", "tree.read_chunk", "tree.browse",
+	"tree.top_entities", "tree.list_sources", "searxng_search",
+}
+
+// maxModuleBytes bounds the decompression of one embedded module.
+const maxModuleBytes = 64 << 20
+
+// Module is one first-party tool module: packed wasm (code plus its
+// openhuman.manifest section), verified against its pinned digest.
+type Module struct {
+	// Name is the tool the module serves, e.g. "memory.search".
+	Name string
+	// SHA256 is the lowercase hex sha256 of Wasm, equal to the digest pinned at build time.
+	SHA256 string
+	// Wasm is the packed module.
+	Wasm []byte
+}
+
+// Names lists the first-party tool names in catalogue order.
+func Names() []string { return append([]string(nil), catalogue...) }
+
+// Modules returns the seven first-party modules in catalogue order (memory.search,
+// memory.recall, tree.read_chunk, tree.browse, tree.top_entities, tree.list_sources,
+// searxng_search), decompressed and each checked against its pinned sha256. A module
+// that is missing, corrupt or does not match its digest is an error naming it.
+func Modules() ([]Module, error) {
+	out := make([]Module, 0, len(catalogue))
+	for _, name := range catalogue {
+		m, err := load(name)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
+// Get returns the first-party module that serves the tool name, verified.
+func Get(name string) (Module, error) {
+	for _, n := range catalogue {
+		if n == name {
+			return load(name)
+		}
+	}
+	return Module{}, fmt.Errorf("%q is not a first-party tool; first-party tools are %s", name, strings.Join(catalogue, ", "))
+}
+
+func load(name string) (Module, error) {
+	stem := strings.ReplaceAll(name, ".", "_")
+	want, ok := digests[stem]
+	if !ok {
+		return Module{}, fmt.Errorf("first-party module %s has no pinned digest in digests.go; rebuild with `go generate ./tools-wasm/...`", name)
+	}
+	gz, err := files.ReadFile("modules/" + stem + ".wasm.gz")
+	if err != nil {
+		return Module{}, fmt.Errorf("first-party module %s is not embedded (modules/%s.wasm.gz): %w", name, stem, err)
+	}
+	wasm, err := gunzip(gz)
+	if err != nil {
+		return Module{}, fmt.Errorf("first-party module %s (modules/%s.wasm.gz) is corrupt: %w", name, stem, err)
+	}
+	sum := sha256.Sum256(wasm)
+	got := hex.EncodeToString(sum[:])
+	if got != want {
+		return Module{}, fmt.Errorf("first-party module %s has sha256 %s but %s is pinned; the embedded file and digests.go disagree — rebuild both with `go generate ./tools-wasm/...`", name, got, want)
+	}
+	return Module{Name: name, SHA256: got, Wasm: wasm}, nil
+}
+
+func gunzip(gz []byte) ([]byte, error) {
+	zr, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, err
+	}
+	defer zr.Close()
+	var buf bytes.Buffer
+	buf.Grow(4 << 20)
+	n, err := io.Copy(&buf, io.LimitReader(zr, maxModuleBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if n > maxModuleBytes {
+		return nil, fmt.Errorf("decompresses to more than %d bytes", maxModuleBytes)
+	}
+	return buf.Bytes(), nil
+}

@@ -1,0 +1,249 @@
+package toolswasm
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/openhuman/openhuman-core/internal/wasmbin"
+	"github.com/openhuman/openhuman-core/policy"
+	"github.com/openhuman/openhuman-core/sdk/abi"
+	"github.com/openhuman/openhuman-core/tools-wasm/firstparty"
+)
+
+// wasiBasics is the WASI preview 1 subset DESIGN §4 links for Go guests.
+var wasiBasics = []string{
+	"args_get", "args_sizes_get", "environ_get", "environ_sizes_get", "clock_time_get", "random_get",
+	"fd_write", "proc_exit", "sched_yield", "poll_oneoff", "fd_close", "fd_fdstat_get",
+	"fd_fdstat_set_flags", "fd_prestat_get", "fd_prestat_dir_name",
+}
+
+func TestCatalogueOrder(t *testing.T) {
+	if !slices.Equal(Names(), firstparty.Catalogue) {
+		t.Fatalf("toolswasm catalogue %v differs from firstparty.Catalogue %v", Names(), firstparty.Catalogue)
+	}
+}
+
+func TestModules(t *testing.T) {
+	mods, err := Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(mods) != 7 {
+		t.Fatalf("got %d modules, want 7", len(mods))
+	}
+	for i, m := range mods {
+		if m.Name != firstparty.Catalogue[i] {
+			t.Fatalf("module %d is %s, want %s", i, m.Name, firstparty.Catalogue[i])
+		}
+		if m.SHA256 != digests[strings.ReplaceAll(m.Name, ".", "_")] {
+			t.Fatalf("%s: sha256 %s is not the pinned one", m.Name, m.SHA256)
+		}
+		man, err := policy.ReadManifestNamed(m.Wasm, m.Name)
+		if err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
+		}
+		wantCap := abi.CapMemoryRead
+		if m.Name == firstparty.ToolSearxngSearch {
+			wantCap = abi.CapWebSearXNG
+		}
+		if man.ABI != abi.Version || len(man.Tools) != 1 || man.Tools[0].Name != m.Name || !slices.Equal(man.Capabilities, []string{wantCap}) {
+			t.Fatalf("%s: manifest abi %q tools %+v capabilities %v", m.Name, man.ABI, man.Tools, man.Capabilities)
+		}
+		tl := man.Tools[0]
+		if !tl.Annotations.ReadOnlyHint || tl.Annotations.OpenWorldHint != (wantCap == abi.CapWebSearXNG) || tl.Title == "" {
+			t.Fatalf("%s: title %q annotations %+v", m.Name, tl.Title, tl.Annotations)
+		}
+		var in struct {
+			AdditionalProperties *bool `json:"additionalProperties"`
+		}
+		if err := json.Unmarshal(tl.InputSchema, &in); err != nil || in.AdditionalProperties == nil || *in.AdditionalProperties {
+			t.Fatalf("%s: input_schema must set additionalProperties:false (%v)", m.Name, err)
+		}
+
+		mod, err := wasmbin.Parse(m.Wasm)
+		if err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
+		}
+		allowedHost := append([]string{abi.FnLog}, abi.CapabilityFunctions[wantCap]...)
+		var hostImports []string
+		for _, imp := range mod.Imports {
+			switch {
+			case imp.Module == "wasi_snapshot_preview1" && slices.Contains(wasiBasics, imp.Name):
+			case imp.Module == abi.HostModule && slices.Contains(allowedHost, imp.Name):
+				hostImports = append(hostImports, imp.Name)
+			default:
+				t.Fatalf("%s imports %s, outside the WASI basics and its capability %s", m.Name, imp, wantCap)
+			}
+		}
+		if len(hostImports) == 0 {
+			t.Fatalf("%s imports no host function of %s", m.Name, wantCap)
+		}
+		t.Logf("%s: %d bytes, host imports %v", m.Name, len(m.Wasm), hostImports)
+		if err := policy.CheckModule(mod, man, man.Capabilities); err != nil {
+			t.Fatalf("%s fails the static gate: %v", m.Name, err)
+		}
+	}
+}
+
+func TestDigestMismatchNamesModule(t *testing.T) {
+	saved := digests["tree_browse"]
+	digests["tree_browse"] = strings.Repeat("0", 64)
+	defer func() { digests["tree_browse"] = saved }()
+	_, err := Modules()
+	if err == nil || !strings.Contains(err.Error(), "tree.browse") || !strings.Contains(err.Error(), "go generate") {
+		t.Fatalf("err = %v, want one naming tree.browse and how to rebuild", err)
+	}
+	if _, err := Get("tree.read_chunk"); err != nil {
+		t.Fatalf("other modules must still load: %v", err)
+	}
+	if _, err := Get("fs.write"); err == nil || !strings.Contains(err.Error(), "not a first-party tool") {
+		t.Fatalf("Get(fs.write) = %v", err)
+	}
+}
+
+// guest is one instantiated module with a host module answering its host calls.
+type guest struct {
+	mod api.Module
+}
+
+// hostFunc answers one host function: it gets the request JSON and returns the reply JSON.
+type hostFunc func(req []byte) []byte
+
+// instantiate runs the module in plain wazero (compiler, close on context done) with
+// WASI and an "openhuman" host module exporting exactly fns plus log.
+func instantiate(t *testing.T, ctx context.Context, name string, fns map[string]hostFunc) *guest {
+	t.Helper()
+	m, err := Get(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true))
+	t.Cleanup(func() { r.Close(ctx) })
+	wasi_snapshot_preview1.MustInstantiate(ctx, r)
+	b := r.NewHostModuleBuilder(abi.HostModule)
+	for fn, h := range fns {
+		h := h
+		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
+			req, ok := mod.Memory().Read(uint32(stack[0]), uint32(stack[1]))
+			if !ok {
+				panic("request out of range")
+			}
+			reply := h(append([]byte(nil), req...))
+			stack[0] = writeGuest(ctx, mod, reply)
+		}), []api.ValueType{api.ValueTypeI32, api.ValueTypeI32}, []api.ValueType{api.ValueTypeI64}).Export(fn)
+	}
+	b.NewFunctionBuilder().WithFunc(func(context.Context, int32, uint32, uint32) {}).Export(abi.FnLog)
+	if _, err := b.Instantiate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	compiled, err := r.CompileModule(ctx, m.Wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod, err := r.InstantiateModule(ctx, compiled, wazero.NewModuleConfig().WithStartFunctions(abi.ExportInitialize).WithName(name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &guest{mod: mod}
+}
+
+// writeGuest copies b into memory allocated by the guest's oh_alloc and returns ptr<<32|len.
+func writeGuest(ctx context.Context, mod api.Module, b []byte) uint64 {
+	res, err := mod.ExportedFunction(abi.ExportAlloc).Call(ctx, uint64(len(b)))
+	if err != nil {
+		panic(err)
+	}
+	ptr := uint32(res[0])
+	if !mod.Memory().Write(ptr, b) {
+		panic("oh_alloc returned memory out of range")
+	}
+	return uint64(ptr)<<32 | uint64(len(b))
+}
+
+func (g *guest) call(t *testing.T, ctx context.Context, tool, args string) abi.CallResponse {
+	t.Helper()
+	req, _ := json.Marshal(abi.CallRequest{Tool: tool, Arguments: json.RawMessage(args), Client: "mcp:test", RequestID: "1"})
+	packed := writeGuest(ctx, g.mod, req)
+	res, err := g.mod.ExportedFunction(abi.ExportCall).Call(ctx, packed>>32, packed&0xffffffff)
+	if err != nil {
+		t.Fatalf("oh_call %s: %v", tool, err)
+	}
+	out, ok := g.mod.Memory().Read(uint32(res[0]>>32), uint32(res[0]))
+	if !ok {
+		t.Fatalf("oh_call %s returned an out-of-range result", tool)
+	}
+	var resp abi.CallResponse
+	if err := json.Unmarshal(out, &resp); err != nil {
+		t.Fatalf("oh_call %s returned %q: %v", tool, out, err)
+	}
+	return resp
+}
+
+func okReply(v any) []byte {
+	b, _ := json.Marshal(v)
+	out, _ := json.Marshal(abi.HostReply{OK: b})
+	return out
+}
+
+// TestABIRoundTrip runs three built modules through the ABI: requests in, host calls
+// out (re-entrant oh_alloc), results and argument errors back.
+func TestABIRoundTrip(t *testing.T) {
+	ctx := context.Background()
+	var seen abi.SearchRequest
+	hit := abi.ChunkHit{ID: "0123456789abcdef0123456789abcdef", SourceKind: "email", SourceID: "gmail:a@x.com", TimestampMS: 1767225600000, Snippet: "phoenix"}
+	g := instantiate(t, ctx, "memory.search", map[string]hostFunc{
+		abi.FnMemorySearch: func(req []byte) []byte {
+			if err := json.Unmarshal(req, &seen); err != nil {
+				return []byte(`{"error":{"code":"internal","message":"bad request"}}`)
+			}
+			return okReply(abi.SearchResult{Chunks: []abi.ChunkHit{hit}})
+		},
+	})
+	for i := 0; i < 3; i++ { // the instance is reusable call after call
+		resp := g.call(t, ctx, "memory.search", `{"query":" phoenix ","k":5}`)
+		if resp.Error != nil {
+			t.Fatalf("memory.search: %+v", resp.Error)
+		}
+		var res abi.SearchResult
+		if err := json.Unmarshal(resp.Result, &res); err != nil || len(res.Chunks) != 1 || res.Chunks[0].ID != hit.ID {
+			t.Fatalf("memory.search result %s (%v)", resp.Result, err)
+		}
+		if seen != (abi.SearchRequest{Query: "phoenix", K: 5}) {
+			t.Fatalf("host saw %+v", seen)
+		}
+	}
+	resp := g.call(t, ctx, "memory.search", `{"query":"x","k":51}`)
+	if resp.Error == nil || resp.Error.Code != abi.CodeInvalidParams || resp.Error.Message != "argument `k` must not exceed 50 (got 51)" {
+		t.Fatalf("k=51 → %+v", resp)
+	}
+
+	g = instantiate(t, ctx, "tree.read_chunk", map[string]hostFunc{
+		abi.FnChunkGet: func([]byte) []byte { return []byte(`{"error":{"code":"not_found","message":"no such chunk"}}`) },
+	})
+	resp = g.call(t, ctx, "tree.read_chunk", `{"chunk_id":"ffffffffffffffffffffffffffffffff"}`)
+	if resp.Error == nil || resp.Error.Code != abi.CodeNotFound || !strings.Contains(resp.Error.Message, "memory.search, memory.recall or tree.browse") {
+		t.Fatalf("unknown chunk → %+v", resp)
+	}
+
+	g = instantiate(t, ctx, "searxng_search", map[string]hostFunc{
+		abi.FnSearxngSearch: func(req []byte) []byte {
+			var r abi.SearxngRequest
+			_ = json.Unmarshal(req, &r)
+			body := `{"results":[{"url":"https://example.org/` + strings.Join(r.Categories, "+") + `","title":"","content":"c","engines":["brave"]}]}`
+			return okReply(abi.SearxngReply{Status: 200, MaxResults: 10, Body: body})
+		},
+	})
+	resp = g.call(t, ctx, "searxng_search", `{"query":"q","categories":["web","news"]}`)
+	var sr abi.SearxngResult
+	if resp.Error != nil || json.Unmarshal(resp.Result, &sr) != nil || len(sr.Results) != 1 ||
+		sr.Results[0] != (abi.WebResult{Title: "https://example.org/general+news", URL: "https://example.org/general+news", Snippet: "c", Source: "brave"}) {
+		t.Fatalf("searxng_search → %+v / %s", resp.Error, resp.Result)
+	}
+}
