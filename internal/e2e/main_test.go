@@ -59,7 +59,7 @@ func goTool() string {
 // env is one isolated OPENHUMAN_HOME with its workspace.
 type env struct {
 	home, workspace, cache string
-	extra              []string
+	extra                  []string
 }
 
 func newEnv(t *testing.T) *env {
