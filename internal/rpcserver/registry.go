@@ -292,8 +292,8 @@ func orDefault(s, def string) string {
 func (s *Server) baseEntry(k knownTool, h health) Entry {
 	t := k.tool
 	mi := t.Module
-	if mi.SHA256 == "" && k.status != nil {
-		mi = k.status.Module
+	if k.status != nil {
+		mi = k.status.Module // the runtime's view: granted capabilities, policy-capped limits
 	}
 	caps := mi.Capabilities
 	if caps == nil {

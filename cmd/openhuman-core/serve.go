@@ -1,0 +1,154 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/openhuman/openhuman-core/internal/audit"
+	"github.com/openhuman/openhuman-core/internal/rpcserver"
+	"github.com/openhuman/openhuman-core/policy"
+	"github.com/openhuman/openhuman-core/runtime"
+	toolswasm "github.com/openhuman/openhuman-core/tools-wasm"
+)
+
+func init() { rootCmd.AddCommand(newServeCmd()) }
+
+// newServeCmd is `openhuman-core serve`: the HTTP JSON-RPC server.
+func newServeCmd() *cobra.Command {
+	var addr string
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Serve the read controllers and the tool registry over HTTP JSON-RPC",
+		Long: `serve answers JSON-RPC 2.0 at POST /rpc (bearer token required) and GET /health (open).
+
+Methods: openhuman.memory_tree_search, _recall, _get_chunk, _list_chunks, _top_entities,
+_list_sources, openhuman.tools_searxng_search (each dispatched into the same WebAssembly
+module as the MCP tool, with the MCP tool's params), openhuman.tool_registry_list and
+openhuman.tool_registry_get.
+
+The bearer token is OPENHUMAN_CORE_TOKEN, or one generated once into <workspace>/core.token
+(mode 0600) and printed on stderr. Binding to a non-loopback address requires
+OPENHUMAN_CORE_TOKEN to be set explicitly.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return runServe(cmd.Context(), addr, cmd.ErrOrStderr())
+		},
+	}
+	cmd.Flags().StringVar(&addr, "addr", "", "listen address host:port (default from [server] host/port or OPENHUMAN_CORE_HOST/_PORT: 127.0.0.1:7788)")
+	return cmd
+}
+
+// runServe loads the configuration, token and runtime, then serves until ctx is
+// cancelled (SIGINT/SIGTERM), letting in-flight calls finish.
+func runServe(ctx context.Context, addr string, stderr io.Writer) error {
+	log := setupLogging(stderr)
+	cfg, err := loadConfig(log)
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if addr == "" {
+		addr = net.JoinHostPort(cfg.Server.Host, strconv.Itoa(cfg.Server.Port))
+	}
+	token, source, err := rpcserver.LoadToken(os.Getenv(rpcserver.TokenEnv), cfg.TokenPath())
+	if err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	if err := rpcserver.CheckExposure(addr, token, source); err != nil {
+		return &exitError{code: 2, err: err}
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w (is another serve running? choose another port with --addr or OPENHUMAN_CORE_PORT)", addr, err)
+	}
+	defer ln.Close()
+
+	// The runtime outlives the signal: in-flight calls finish during the graceful
+	// shutdown, then closeHost releases the modules.
+	host, closeHost, err := openHost(context.WithoutCancel(ctx), cfg, log)
+	if err != nil {
+		return err
+	}
+	defer closeHost()
+
+	al := audit.New(audit.Options{
+		Dir:          cfg.AuditDir(),
+		MaxFileBytes: int64(cfg.Audit.MaxFileMiB) << 20,
+		MaxFiles:     cfg.Audit.MaxFiles,
+		Logger:       log,
+	})
+	defer al.Close()
+
+	srv, err := rpcserver.New(host, rpcserver.Options{
+		Token:          token,
+		Version:        Version(),
+		SearXNGEnabled: cfg.SearXNG.Enabled,
+		KnownTools:     builtinManifests(log),
+		Audit:          al,
+		Logger:         log,
+	})
+	if err != nil {
+		return err
+	}
+
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	defer signal.Stop(hup)
+	go func() {
+		for range hup {
+			if err := host.Reload(ctx); err != nil {
+				log.Warn("reloading the tools directory", "dir", cfg.Tools.Dir, "err", err)
+			}
+		}
+	}()
+	switch source {
+	case rpcserver.TokenFromEnv:
+		fmt.Fprintf(stderr, "openhuman-core serve: bearer token from %s\n", rpcserver.TokenEnv)
+	case rpcserver.TokenFromGenerated:
+		fmt.Fprintf(stderr, "openhuman-core serve: generated bearer token (saved to %s): %s\n", cfg.TokenPath(), token)
+	default:
+		fmt.Fprintf(stderr, "openhuman-core serve: bearer token (from %s): %s\n", cfg.TokenPath(), token)
+	}
+	fmt.Fprintf(stderr, "openhuman-core serve: listening on http://%s (POST /rpc, GET /health); Ctrl-C stops\n", ln.Addr())
+	if err := rpcserver.Serve(ctx, ln, srv.Handler(), rpcserver.DefaultShutdownTimeout, log); err != nil {
+		return err
+	}
+	fmt.Fprintln(stderr, "openhuman-core serve: stopped")
+	return nil
+}
+
+// builtinManifests describes the first-party tools the runtime may not serve (the
+// SearXNG tool while disabled), from the manifests inside the embedded modules, so the
+// registry lists them with their real schemas. A module that cannot be read is
+// skipped: the registry then falls back to what the runtime's status knows.
+func builtinManifests(log *slog.Logger) []runtime.Tool {
+	m, err := toolswasm.Get("searxng_search")
+	if err != nil {
+		log.Warn("tool registry: reading the embedded searxng_search module", "err", err)
+		return nil
+	}
+	man, err := policy.ReadManifestNamed(m.Wasm, m.Name+".wasm")
+	if err != nil {
+		log.Warn("tool registry: reading the searxng_search manifest", "err", err)
+		return nil
+	}
+	var out []runtime.Tool
+	for _, t := range man.Tools {
+		out = append(out, runtime.Tool{
+			Name: t.Name, Title: t.Title, Description: t.Description,
+			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
+			Annotations: runtime.Annotations(t.Annotations), AllowedAgents: []string{"*"},
+			Module: runtime.ModuleInfo{Name: m.Name + ".wasm", SHA256: m.SHA256, ABI: man.ABI,
+				Capabilities: man.Capabilities, Limits: runtime.Limits(man.Limits), Origin: runtime.OriginBuiltin},
+		})
+	}
+	return out
+}
