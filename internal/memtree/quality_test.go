@@ -94,6 +94,7 @@ var (
 	corpusStore string
 	corpusDir   string
 	corpusErr   error
+	keepStore   bool
 )
 
 // corpusFixture generates the default corpus and ingests it once per test binary.
@@ -103,10 +104,24 @@ func corpusFixture(t *testing.T) (string, string) {
 		t.Skipf("shared corpus generator not present at %s: corpus quality checks not run", sharedData(t))
 	}
 	corpusOnce.Do(func() {
-		base, err := os.MkdirTemp("", "memtree-quality-")
-		if err != nil {
-			corpusErr = err
-			return
+		// MEMTREE_QUALITY_KEEP=DIR reuses (or builds once) the corpus and store in DIR,
+		// for fast iteration; delete DIR after changing chunking or ingest.
+		if keep := os.Getenv("MEMTREE_QUALITY_KEEP"); keep != "" {
+			corpusDir = filepath.Join(keep, "corpus")
+			if _, err := os.Stat(filepath.Join(keep, "store", "chunks.db")); err == nil {
+				corpusStore = filepath.Join(keep, "store", "chunks.db")
+				keepStore = true
+				return
+			}
+			keepStore = true
+		}
+		base := os.Getenv("MEMTREE_QUALITY_KEEP")
+		if !keepStore {
+			var err error
+			if base, err = os.MkdirTemp("", "memtree-quality-"); err != nil {
+				corpusErr = err
+				return
+			}
 		}
 		corpusDir = filepath.Join(base, "corpus")
 		genCorpus(t, corpusDir)
@@ -136,7 +151,7 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := m.Run()
-	if corpusStore != "" {
+	if corpusStore != "" && !keepStore {
 		os.RemoveAll(filepath.Dir(filepath.Dir(corpusStore)))
 	}
 	os.Exit(code)

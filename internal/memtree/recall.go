@@ -7,7 +7,7 @@ import (
 
 	"fmt"
 	"log/slog"
-	"sort"
+	"os"
 	"strings"
 
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -15,14 +15,19 @@ import (
 
 // Recall fusion parameters (weighted reciprocal rank fusion).
 const (
-	rrfK         = 60.0
-	recallDepth  = 50 // candidates taken from each ranked list
-	wChunks      = 1.0
-	wSummaries   = 0.6
-	wExpansion   = 0.7
-	wVectors     = 1.0
-	maxExpansion = 40 // expansion terms kept after pruning
+	rrfK        = 60.0
+	recallDepth = 50 // candidates taken from each ranked list
+	wVectors    = 1.0
 )
+
+// tune holds the fusion weights of the offline lists.
+var tune = struct{ chunks, summaries, expansion, feedback float64 }{1.0, 0.5, 1.0, 0.8}
+
+func init() {
+	if v := os.Getenv("MEMTREE_TUNE"); v != "" {
+		fmt.Sscanf(v, "%f,%f,%f,%f", &tune.chunks, &tune.summaries, &tune.expansion, &tune.feedback)
+	}
+}
 
 // Recall finds chunks by meaning. Offline (no embedder, or the embedder failed) it
 // fuses bm25 over chunks, bm25 over summaries (expanded to their best chunks) and a
@@ -54,7 +59,7 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 		res.Hint = EmptyHint
 		return res, nil
 	}
-	lists, err := s.lexicalLists(ctx, db, snap, query)
+	lists, stems, err := s.lexicalLists(ctx, db, snap, query)
 	if err != nil {
 		return nil, fmt.Errorf("recall %q: %w", query, err)
 	}
@@ -79,6 +84,9 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 		}
 	}
 	res.Chunks = fuse(lists, req.K)
+	if err := citeHits(ctx, db, res.Chunks, stems, nil); err != nil {
+		return nil, fmt.Errorf("recall %q: %w", query, err)
+	}
 	return res, nil
 }
 
@@ -124,89 +132,62 @@ func fuse(lists []rankedList, k int) []abi.ChunkHit {
 }
 
 // lexicalLists builds the offline rankings: chunk bm25 (with search's people/date
-// understanding), summary bm25 expanded to chunks, and the lexical expansion.
-func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, query string) ([]rankedList, error) {
+// understanding), summary bm25 expanded to chunks, weighted coordination over the
+// query words and their lexical expansions, and pseudo-relevance feedback from the
+// best of those.
+func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, query string) ([]rankedList, []string, error) {
 	var lists []rankedList
 	hits, err := s.search(ctx, db, snap, query, recallDepth)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	lists = append(lists, rankedList{name: "chunks", weight: wChunks, hits: hits})
+	lists = append(lists, rankedList{name: "chunks", weight: tune.chunks, hits: hits})
 
 	pq := parseQuery(query, snap)
 	terms, err := s.queryTerms(ctx, db, pq.Text)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	terms = pruneFrequent(terms, snap.n)
-	if len(terms) > 0 {
+	if len(terms) > 0 && tune.summaries > 0 {
 		sh, err := summaryChunks(ctx, db, orExpr(terms), terms, recallDepth)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		lists = append(lists, rankedList{name: "summaries", weight: wSummaries, hits: sh})
+		lists = append(lists, rankedList{name: "summaries", weight: tune.summaries, hits: sh})
 	}
-	if exp := s.currentExpander(); exp != nil {
-		ex, err := s.expandTerms(ctx, db, snap, exp, pq.Text)
+	groups, err := s.expansionGroups(ctx, db, snap, s.currentExpander(), pq.Text)
+	if err != nil {
+		return nil, nil, err
+	}
+	eh, top, err := rankGroups(ctx, db, groups, recallDepth)
+	if err != nil {
+		return nil, nil, err
+	}
+	lists = append(lists, rankedList{name: "expansion", weight: tune.expansion, hits: eh})
+	stems := stemsOf(terms)
+	for _, g := range groups {
+		for _, t := range g.terms {
+			stems = append(stems, t.stems...)
+		}
+	}
+	if tune.feedback > 0 && len(top) > 0 {
+		fb, err := s.feedbackGroups(ctx, db, snap, top, groups)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if len(ex) > 0 {
-			eh, err := ftsChunks(ctx, db, orExpr(ex), filter{}, recallDepth, nil)
-			if err != nil {
-				return nil, err
+		fh, _, err := rankGroups(ctx, db, fb, recallDepth)
+		if err != nil {
+			return nil, nil, err
+		}
+		lists = append(lists, rankedList{name: "feedback", weight: tune.feedback, hits: fh})
+		for _, g := range fb {
+			for _, t := range g.terms {
+				stems = append(stems, t.stems...)
 			}
-			lists = append(lists, rankedList{name: "expansion", weight: wExpansion, hits: eh})
-			sh, err := summaryChunks(ctx, db, orExpr(ex), ex, recallDepth)
-			if err != nil {
-				return nil, err
-			}
-			lists = append(lists, rankedList{name: "expansion-summaries", weight: wExpansion * wSummaries, hits: sh})
 		}
 	}
-	return lists, nil
-}
-
-// expandTerms expands each content word of text with exp, keeping terms the store
-// contains and that are not too common.
-func (s *Store) expandTerms(ctx context.Context, db *sql.DB, snap *dfCache, exp Expander, text string) ([]term, error) {
-	var out []term
-	seen := map[string]bool{}
-	for _, w := range words(text) {
-		if stopwords[w] {
-			continue
-		}
-		seen[stem(w)] = true
-	}
-	for _, w := range words(text) {
-		if stopwords[w] || len(w) < 3 {
-			continue
-		}
-		for _, r := range exp.Expand(w) {
-			t := strings.ToLower(strings.TrimSpace(r.Term))
-			if t == "" || strings.ContainsAny(t, " _-") {
-				continue // single words only: phrases rarely help and cost more
-			}
-			st := stem(t)
-			if seen[st] {
-				continue
-			}
-			seen[st] = true
-			df, err := s.docFreq(ctx, db, st)
-			if err != nil {
-				return nil, err
-			}
-			if df == 0 || float64(df) > maxDFShare*float64(snap.n) {
-				continue
-			}
-			out = append(out, term{Word: t, Stem: st, DF: df, Weight: float64(r.Weight)})
-		}
-	}
-	sort.SliceStable(out, func(i, j int) bool { return out[i].Weight > out[j].Weight })
-	if len(out) > maxExpansion {
-		out = out[:maxExpansion]
-	}
-	return out, nil
+	return lists, stems, nil
 }
 
 // summaryChunks ranks summaries by bm25 for expr and expands each hit to the chunks
