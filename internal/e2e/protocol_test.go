@@ -283,3 +283,27 @@ func TestProvenance(t *testing.T) {
 		}
 	}
 }
+
+func TestAuditLogUnwritable(t *testing.T) {
+	e := newEnv(t)
+	if err := os.MkdirAll(e.workspace, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	// A regular file where the audit directory should be: every audit write fails.
+	if err := os.WriteFile(filepath.Join(e.workspace, "audit"), []byte("in the way"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, stderr := runRaw(t, e, smokeInput+lines(
+		callLine("a1", "tree.list_sources", `{}`),
+		callLine("a2", "memory.search", `{"query":"x"}`),
+		callLine("a3", "memory.search", `{"query":"x","k":0}`)))
+	ids := byID(got)
+	for _, id := range []string{"a1", "a2", "a3"} {
+		if ids[id] == nil || ids[id]["result"] == nil {
+			t.Errorf("call %s not answered while the audit log is unwritable: %v", id, ids[id])
+		}
+	}
+	if n := strings.Count(stderr, "cannot write the audit log"); n != 1 {
+		t.Errorf("%d audit warnings on stderr, want exactly 1:\n%s", n, stderr)
+	}
+}
