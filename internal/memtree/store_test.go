@@ -27,8 +27,8 @@ func TestOpenCreatesSchemaAndReopens(t *testing.T) {
 	if stats.Sources["email"] != 1 || stats.Sources["chat"] != 1 || stats.Sources["document"] != 1 {
 		t.Errorf("sources per kind = %v", stats.Sources)
 	}
-	if stats.TotalChunks() != 3 {
-		t.Errorf("chunks = %v, want 3 (one per small source)", stats.Chunks)
+	if stats.Chunks["email"] != 1 || stats.Chunks["chat"] != 2 || stats.Chunks["document"] != 1 {
+		t.Errorf("chunks = %v, want email 1, chat 2 (split at a 3-day pause), document 1", stats.Chunks)
 	}
 	if stats.Summaries != 3 {
 		t.Errorf("summaries = %d, want 3", stats.Summaries)
@@ -40,7 +40,7 @@ func TestOpenCreatesSchemaAndReopens(t *testing.T) {
 	}
 	defer st2.Close()
 	stats2, _ := st2.Stats(context.Background())
-	if stats2.TotalChunks() != 3 {
+	if stats2.TotalChunks() != 4 {
 		t.Errorf("after reopen chunks = %d", stats2.TotalChunks())
 	}
 }
@@ -53,8 +53,8 @@ func TestIngestIdempotentAndReplace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.NewChunks != 0 || res.UnchangedChunks != 1 || res.RemovedChunks != 0 {
-		t.Errorf("re-ingest stats = %+v, want 0 new, 1 unchanged", res)
+	if res.NewChunks != 0 || res.UnchangedChunks != 2 || res.RemovedChunks != 0 {
+		t.Errorf("re-ingest stats = %+v, want 0 new, 2 unchanged", res)
 	}
 	// Change a message: the chunk is replaced, the entity of the removed author goes.
 	src.Messages = src.Messages[:1]
@@ -63,8 +63,8 @@ func TestIngestIdempotentAndReplace(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.NewChunks != 1 || res.RemovedChunks != 1 {
-		t.Errorf("replace stats = %+v, want 1 new, 1 removed", res)
+	if res.NewChunks != 1 || res.RemovedChunks != 2 {
+		t.Errorf("replace stats = %+v, want 1 new, 2 removed", res)
 	}
 	ents, err := st.TopEntities(ctx, abiTop("person", 50))
 	if err != nil {
@@ -100,7 +100,7 @@ func TestIngestRejectsBadInput(t *testing.T) {
 		}
 	}
 	stats, _ := st.Stats(ctx)
-	if stats.TotalChunks() != 3 {
+	if stats.TotalChunks() != 4 {
 		t.Errorf("bad input changed the store: %d chunks", stats.TotalChunks())
 	}
 }
