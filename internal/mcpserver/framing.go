@@ -56,6 +56,7 @@ type stdioConn struct {
 	initKey       string          // canonical id of the first initialize passed on
 	initResult    json.RawMessage // its result, once written
 	initDone      chan struct{}   // closed when initResult is known (or the first initialize failed)
+	cancelled     map[string]bool // pending requests the client cancelled: their answers are not sent
 
 	buf    []byte // the next line for the SDK
 	eof    bool
@@ -71,6 +72,7 @@ func newStdioConn(src io.Reader, out io.Writer, log *slog.Logger, drainTimeout t
 		maxLine:      MaxLineBytes,
 		drainTimeout: drainTimeout,
 		pending:      map[string]int{},
+		cancelled:    map[string]bool{},
 		answered:     make(chan struct{}),
 		initDone:     make(chan struct{}),
 	}
@@ -261,6 +263,9 @@ func (c *stdioConn) filter(line []byte) []byte {
 		return nil
 	}
 	if !hasID {
+		if m.method == "notifications/cancelled" {
+			c.noteCancel(m.raw["params"])
+		}
 		return compactLine(line) // a notification: never answered
 	}
 
@@ -311,6 +316,26 @@ func (c *stdioConn) filter(line []byte) []byte {
 	c.mu.Unlock()
 	c.log.Debug("mcp: request", "id", string(m.id), "method", m.method)
 	return compactLine(out)
+}
+
+// noteCancel remembers a cancelled pending request: MCP says its answer is not
+// sent (the SDK would send one). The SDK still cancels the call's context.
+func (c *stdioConn) noteCancel(params json.RawMessage) {
+	var p struct {
+		RequestID json.RawMessage `json:"requestId"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.RequestID == nil {
+		return
+	}
+	key, err := canonicalID(p.RequestID)
+	if err != nil {
+		return
+	}
+	c.mu.Lock()
+	if c.pending[key] > 0 {
+		c.cancelled[key] = true
+	}
+	c.mu.Unlock()
 }
 
 // validID returns raw when it is a usable id, else nil (answered as id null).
@@ -500,7 +525,20 @@ func (c *stdioConn) writeFromSDK(p []byte) (int, error) {
 			}
 		}
 	}
-	c.writeLine(frame)
+	suppress := false
+	if len(answered) == 1 && frame[0] == '{' {
+		c.mu.Lock()
+		if c.cancelled[answered[0]] {
+			delete(c.cancelled, answered[0])
+			suppress = true
+		}
+		c.mu.Unlock()
+	}
+	if suppress {
+		c.log.Debug("mcp: answer to a cancelled request not sent", "id", idLabel(answered[0]))
+	} else {
+		c.writeLine(frame)
+	}
 	if len(answered) > 0 {
 		c.mu.Lock()
 		for _, k := range answered {

@@ -688,3 +688,31 @@ func TestNewNeedsDispatcher(t *testing.T) {
 		t.Error("New without a dispatcher succeeded")
 	}
 }
+
+func TestCancelledCallDoesNotHoldEOF(t *testing.T) {
+	f := newFake("test.slow")
+	s, _, _, _ := newServer(t, f)
+	pr, pw := io.Pipe()
+	var out syncBuf
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(context.Background(), pr, &out) }()
+	io.WriteString(pw, lines(initLine, initializedLine,
+		`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"test.slow","arguments":{}}}`))
+	<-f.started
+	io.WriteString(pw, lines(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"slow","reason":"user"}}`))
+	if err := <-f.slowErr; !errors.Is(err, context.Canceled) {
+		t.Fatalf("slow call ended with %v", err)
+	}
+	pw.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(15 * time.Second):
+		t.Fatal("Serve still waiting at EOF for a cancelled call's answer")
+	}
+	if strings.Contains(out.String(), `"id":"slow"`) {
+		t.Errorf("the cancelled request was answered (MCP: no response to a cancelled request):\n%s", out.String())
+	}
+}
