@@ -1,0 +1,106 @@
+package memtree
+
+import (
+	"context"
+	"database/sql"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestMigrationsStepAndRecordVersion(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "m.db")
+	st, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if v, err := storeVersion(ctx, db); err != nil || v != schemaVersion {
+		t.Fatalf("version after Open = %d, %v; want %d", v, err, schemaVersion)
+	}
+	// A second step runs once, on top of version 1, and is recorded.
+	runs := 0
+	step2 := func(ctx context.Context, tx *sql.Tx) error {
+		runs++
+		_, err := tx.ExecContext(ctx, `ALTER TABLE sources ADD COLUMN note TEXT NOT NULL DEFAULT ''`)
+		return err
+	}
+	steps := append(append([]migration(nil), migrations...), step2)
+	for i := 0; i < 2; i++ {
+		if err := migrateTo(ctx, db, steps); err != nil {
+			t.Fatalf("migrate to 2: %v", err)
+		}
+	}
+	if runs != 1 {
+		t.Errorf("step 2 ran %d times, want 1", runs)
+	}
+	if v, _ := storeVersion(ctx, db); v != 2 {
+		t.Errorf("version = %d, want 2", v)
+	}
+	if _, err := db.Exec(`UPDATE sources SET note='x'`); err != nil {
+		t.Errorf("migrated column missing: %v", err)
+	}
+	// A failing step rolls back and leaves the version alone.
+	bad := append(append([]migration(nil), steps...), execAll(`CREATE TABLE ok_table(x)`, `THIS IS NOT SQL`))
+	if err := migrateTo(ctx, db, bad); err == nil || !strings.Contains(err.Error(), "from version 2 to 3") {
+		t.Errorf("bad step error = %v", err)
+	}
+	if v, _ := storeVersion(ctx, db); v != 2 {
+		t.Errorf("version after failed step = %d, want 2", v)
+	}
+	var n int
+	db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name='ok_table'`).Scan(&n)
+	if n != 0 {
+		t.Error("failed migration left a partial table")
+	}
+	// This binary refuses a store newer than it knows.
+	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Errorf("Open of a version-2 store = %v, want a 'newer' error", err)
+	}
+	if _, err := OpenReadOnly(path); err == nil || !strings.Contains(err.Error(), "newer") {
+		t.Errorf("OpenReadOnly of a version-2 store = %v, want a 'newer' error", err)
+	}
+}
+
+func TestStemMatchesFTSPorter(t *testing.T) {
+	// Stems must equal the FTS5 porter tokenizer's terms, or document frequencies miss.
+	ctx := context.Background()
+	st, err := Open(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	text := "running runs ran easily generously relational conditional rational valency hesitancy digitizer " +
+		"conformably radically differently vilely analogously vietnamization predication operator feudalism " +
+		"decisiveness hopefulness callousness formality sensitivity sensibility triplicate formative formalize " +
+		"electriciti electrical hopeful goodness revival allowance inference airliner gyroscopic adjustable " +
+		"defensible irritant replacement adjustment dependent adoption homologou communism activate angulariti " +
+		"homologous effective bowdlerize probate rate cease controll roll meetings agreed plastered motoring sing " +
+		"conflated troubled sized hopping tanned falling hissing fizzed failing filing happy sky caresses ponies ties"
+	if _, err := st.Ingest(ctx, SourceInput{Kind: KindDocument, SourceID: "doc:x", Messages: []MessageInput{{Ref: "x", Text: text}}}); err != nil {
+		t.Fatal(err)
+	}
+	db, _ := st.readers(ctx)
+	rows, err := db.Query(`SELECT term FROM chunks_fts_vocab`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fts := map[string]bool{}
+	for rows.Next() {
+		var s string
+		rows.Scan(&s)
+		fts[s] = true
+	}
+	rows.Close()
+	for _, w := range words(text) {
+		if !fts[stem(w)] {
+			t.Errorf("stem(%q) = %q, not an FTS5 porter term", w, stem(w))
+		}
+	}
+}
