@@ -37,7 +37,7 @@ func (m CModule) Wasm() string { return filepath.Join(m.Dir, m.Name+".wasm") }
 func CModules() []CModule {
 	mr := []string{"memory.read"}
 	return []CModule{
-		// {Name: "hello", Dir: "c-hello", Tool: "c.hello", Tries: "greets and counts sources through sources_list (a well-behaved C tool)", Grant: mr},
+		{Name: "hello", Dir: "c-hello", Tool: "c.hello", Tries: "greets and counts sources through sources_list (a well-behaved C tool)", Grant: mr},
 		{Name: "path_open", Dir: "hostile", Tool: "hostile.path_open", Tries: "imports WASI path_open to open /etc/passwd", Expected: RefusedAtAudit, Grant: mr},
 		{Name: "ungranted", Dir: "hostile", Tool: "hostile.ungranted", Tries: "asks for web.searxng and imports searxng_search; the operator grants only memory.read", Expected: RefusedAtAudit, Grant: mr},
 		{Name: "manifest_lie", Dir: "hostile", Tool: "hostile.manifest_lie", Tries: "manifest claims only memory.read while the module imports searxng_search", Expected: RefusedAtAudit, Grant: mr},

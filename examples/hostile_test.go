@@ -192,6 +192,19 @@ func TestHostileModules(t *testing.T) {
 	}
 	firstParty("before the hostile calls")
 
+	// The well-behaved C tool answers and reports argument errors as tool errors.
+	out, err := host.Call(ctx, runtime.Call{Tool: "c.hello", Arguments: []byte(`{"name":"Ada"}`), Client: "mcp:test"})
+	if err != nil || out.ToolError != nil || string(out.Result) != `{"greeting":"Hello, Ada! Your memory tree has 0 sources.","sources":0}` {
+		t.Fatalf("c.hello: %v %+v", err, out)
+	}
+	if out.Usage.HostCalls["sources_list"] != 1 {
+		t.Errorf("c.hello host calls: %+v", out.Usage)
+	}
+	out, err = host.Call(ctx, runtime.Call{Tool: "c.hello", Arguments: []byte(`{"name":"<script>"}`)})
+	if err != nil || out.ToolError == nil || out.ToolError.Code != "invalid_params" {
+		t.Fatalf("c.hello bad name: %v %+v", err, out)
+	}
+
 	contained := map[string]string{
 		"hostile.infinite_loop": "deadline",
 		"hostile.alloc_bomb":    "unreachable", // its own trap once memory.grow was refused at the cap

@@ -21,7 +21,7 @@ const ManifestSection = "openhuman.manifest"
 // every `export_name` exported, symbols stripped (so the build is reproducible and
 // small).
 var Flags = []string{
-	"--target=wasm32-wasi", "-nostdlib", "-O2",
+	"--target=wasm32-wasi", "-nostdlib", "-O2", "-mbulk-memory",
 	"-Wl,--no-entry", "-Wl,--export-dynamic", "-Wl,--strip-all",
 }
 
