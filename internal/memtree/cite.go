@@ -40,6 +40,7 @@ func citeHits(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, stems, phras
 		return fmt.Errorf("cite messages: %w", err)
 	}
 	defer rows.Close()
+	memo := map[string]string{}
 	for rows.Next() {
 		var id, text, spansJSON string
 		if err := rows.Scan(&id, &text, &spansJSON); err != nil {
@@ -62,7 +63,11 @@ func citeHits(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, stems, phras
 			n := 0
 			seen := map[string]bool{}
 			for _, w := range words(seg) {
-				st := stem(w)
+				st, ok := memo[w]
+				if !ok {
+					st = stem(w)
+					memo[w] = st
+				}
 				if want[st] && !seen[st] {
 					seen[st] = true
 					n++

@@ -145,25 +145,9 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, in *SourceInput, ch
 		}
 	}
 	// Insert new chunks.
-	insChunk, err := tx.PrepareContext(ctx, `INSERT INTO chunks(id, source_rowid, kind, source_id, seq, ts, ts_start, ts_end,
-		title, text, tags_json, source_ref, source_refs_json, ref_spans_json, attachments_json, token_count, created_ms)
-		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING RETURNING rowid`)
-	if err != nil {
-		return fmt.Errorf("prepare chunk insert: %w", err)
-	}
-	defer insChunk.Close()
-	insEnt, err := tx.PrepareContext(ctx, `INSERT INTO entities(id, kind, surface, ref_count, last_seen) VALUES(?,?,?,1,?)
-		ON CONFLICT(id) DO UPDATE SET ref_count=ref_count+1, last_seen=max(last_seen, excluded.last_seen),
-			surface=CASE WHEN excluded.last_seen >= last_seen THEN excluded.surface ELSE surface END`)
-	if err != nil {
-		return fmt.Errorf("prepare entity upsert: %w", err)
-	}
-	defer insEnt.Close()
-	insLink, err := tx.PrepareContext(ctx, `INSERT OR IGNORE INTO chunk_entities(entity_id, chunk_rowid) VALUES(?,?)`)
-	if err != nil {
-		return fmt.Errorf("prepare entity link: %w", err)
-	}
-	defer insLink.Close()
+	insChunk := tx.StmtContext(ctx, s.ws.insChunk)
+	insEnt := tx.StmtContext(ctx, s.ws.insEnt)
+	insLink := tx.StmtContext(ctx, s.ws.insLink)
 	changed := st.RemovedChunks > 0
 	for _, c := range chunks {
 		if _, ok := existing[c.ID]; ok {
@@ -213,7 +197,7 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, in *SourceInput, ch
 		return fmt.Errorf("read summaries: %w", err)
 	}
 	if changed || nsum == 0 {
-		if err := writeSummaries(ctx, tx, srcRow, in, chunks); err != nil {
+		if err := writeSummaries(ctx, tx, tx.StmtContext(ctx, s.ws.insSummary), srcRow, in, chunks); err != nil {
 			return err
 		}
 	}
@@ -266,4 +250,39 @@ func refreshEntities(ctx context.Context, tx *sql.Tx, ids map[string]bool) error
 		}
 	}
 	return nil
+}
+
+// writeStmts are the writer's prepared statements, reused by every Ingest.
+type writeStmts struct {
+	insChunk, insEnt, insLink, insSummary *sql.Stmt
+}
+
+func (ws *writeStmts) prepare(db *sql.DB) error {
+	var err error
+	prep := func(dst **sql.Stmt, q string) {
+		if err == nil {
+			*dst, err = db.Prepare(q)
+		}
+	}
+	prep(&ws.insChunk, `INSERT INTO chunks(id, source_rowid, kind, source_id, seq, ts, ts_start, ts_end,
+		title, text, tags_json, source_ref, source_refs_json, ref_spans_json, attachments_json, token_count, created_ms)
+		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING RETURNING rowid`)
+	prep(&ws.insEnt, `INSERT INTO entities(id, kind, surface, ref_count, last_seen) VALUES(?,?,?,1,?)
+		ON CONFLICT(id) DO UPDATE SET ref_count=ref_count+1, last_seen=max(last_seen, excluded.last_seen),
+			surface=CASE WHEN excluded.last_seen >= last_seen THEN excluded.surface ELSE surface END`)
+	prep(&ws.insLink, `INSERT OR IGNORE INTO chunk_entities(entity_id, chunk_rowid) VALUES(?,?)`)
+	prep(&ws.insSummary, `INSERT INTO summaries(id, source_rowid, level, idx, text, child_ids_json, leaf_ids_json, ts_start, ts_end)
+		VALUES(?,?,?,?,?,?,?,?,?)`)
+	if err != nil {
+		return fmt.Errorf("prepare write statements: %w", err)
+	}
+	return nil
+}
+
+func (ws *writeStmts) close() {
+	for _, st := range []*sql.Stmt{ws.insChunk, ws.insEnt, ws.insLink, ws.insSummary} {
+		if st != nil {
+			st.Close()
+		}
+	}
 }

@@ -51,9 +51,11 @@ func entityFilter(ids, names []string) (string, []any) {
 
 // ftsChunks ranks chunks matching expr by bm25 under filter f, skipping ids in skip.
 func ftsChunks(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool) ([]abi.ChunkHit, error) {
-	q := `SELECT ` + hitColumns + `, snippet(chunks_fts, 0, '', '', '…', 40), bm25(chunks_fts, 1.0, 0.5) AS r
+	// ORDER BY rank lets FTS5 sort before the outer query steps, so snippet() runs
+	// only for the rows returned.
+	q := `SELECT ` + hitColumns + `, snippet(chunks_fts, 0, '', '', '…', 40), rank
 		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-		WHERE chunks_fts MATCH ?` + f.sql() + ` ORDER BY r LIMIT ?`
+		WHERE chunks_fts MATCH ? AND rank MATCH 'bm25(1.0, 0.5)'` + f.sql() + ` ORDER BY rank LIMIT ?`
 	args := append(append([]any{expr}, f.args...), limit+len(skip))
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {

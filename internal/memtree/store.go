@@ -27,7 +27,8 @@ type Store struct {
 	path     string
 	readOnly bool
 
-	w *sql.DB // writer: one connection, immediate transactions (nil when read-only)
+	w  *sql.DB // writer: one connection, immediate transactions (nil when read-only)
+	ws writeStmts
 
 	mu sync.Mutex // guards r while a missing read-only store is being (re)opened
 	r  *sql.DB    // readers: a pool of read-only connections (nil while the file does not exist)
@@ -72,6 +73,11 @@ func Open(path string) (*Store, error) {
 	}
 	s := &Store{path: path, w: w}
 	s.SetExpander(lexiconExpander)
+	if err := s.ws.prepare(w); err != nil {
+		s.ws.close()
+		w.Close()
+		return nil, fmt.Errorf("open memory tree %s: %w", path, err)
+	}
 	if s.r, err = openReaders(path); err != nil {
 		w.Close()
 		return nil, err
@@ -150,6 +156,7 @@ func (s *Store) Close() error {
 	}
 	s.mu.Unlock()
 	if s.w != nil {
+		s.ws.close()
 		errs = append(errs, s.w.Close())
 		s.w = nil
 	}

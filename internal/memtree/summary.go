@@ -82,7 +82,7 @@ func sentences(text string) []string {
 // extract picks the most informative sentences (highest sum of within-source idf of
 // their distinct content terms, normalised by a gentle length penalty) up to max
 // characters, returned in their original order, after the heading.
-func extract(heading string, sents []string, idf map[string]float64, max int) string {
+func extract(heading string, sents []string, idf map[string]float64, max int, memo map[string]string) string {
 	type scored struct {
 		i int
 		s float64
@@ -91,7 +91,7 @@ func extract(heading string, sents []string, idf map[string]float64, max int) st
 	for i, s := range sents {
 		seen := map[string]bool{}
 		var sum float64
-		for _, t := range contentTerms(s) {
+		for _, t := range contentTerms(s, memo) {
 			if !seen[t] {
 				seen[t] = true
 				sum += idf[t]
@@ -131,6 +131,7 @@ func buildSummaries(in *SourceInput, chunks []chunk) []summaryNode {
 		return nil
 	}
 	// Within-source sentence document frequencies.
+	memo := map[string]string{}
 	chunkSents := make([][]string, len(chunks))
 	df := map[string]int{}
 	n := 0
@@ -139,7 +140,7 @@ func buildSummaries(in *SourceInput, chunks []chunk) []summaryNode {
 		for _, s := range chunkSents[i] {
 			n++
 			seen := map[string]bool{}
-			for _, t := range contentTerms(s) {
+			for _, t := range contentTerms(s, memo) {
 				if !seen[t] {
 					seen[t] = true
 					df[t]++
@@ -165,7 +166,7 @@ func buildSummaries(in *SourceInput, chunks []chunk) []summaryNode {
 			node.TSEnd = max(node.TSEnd, c.TSEnd)
 			sents = append(sents, chunkSents[i+j]...)
 		}
-		node.Text = extract(heading, sents, idf, summaryMaxChars)
+		node.Text = extract(heading, sents, idf, summaryMaxChars, memo)
 		node.sents = sentences(node.Text)
 		node.ID = summaryID(in.SourceID, 1, node.Idx, node.Children)
 		level = append(level, node)
@@ -187,7 +188,7 @@ func buildSummaries(in *SourceInput, chunks []chunk) []summaryNode {
 			if heading != "" && len(sents) > 0 && sents[0] == heading {
 				sents = sents[1:]
 			}
-			node.Text = extract(heading, dedupe(sents), idf, summaryMaxChars)
+			node.Text = extract(heading, dedupe(sents), idf, summaryMaxChars, memo)
 			node.sents = sentences(node.Text)
 			node.ID = summaryID(in.SourceID, lv, node.Idx, node.Children)
 			next = append(next, node)
@@ -211,19 +212,13 @@ func dedupe(ss []string) []string {
 }
 
 // writeSummaries replaces a source's summary tree.
-func writeSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, in *SourceInput, chunks []chunk) error {
+func writeSummaries(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, srcRow int64, in *SourceInput, chunks []chunk) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE node_id IN (SELECT id FROM summaries WHERE source_rowid=?)`, srcRow); err != nil {
 		return fmt.Errorf("delete old summary vectors: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM summaries WHERE source_rowid=?`, srcRow); err != nil {
 		return fmt.Errorf("delete old summaries: %w", err)
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO summaries(id, source_rowid, level, idx, text, child_ids_json, leaf_ids_json, ts_start, ts_end)
-		VALUES(?,?,?,?,?,?,?,?,?)`)
-	if err != nil {
-		return fmt.Errorf("prepare summary insert: %w", err)
-	}
-	defer ins.Close()
 	for _, n := range buildSummaries(in, chunks) {
 		if _, err := ins.ExecContext(ctx, n.ID, srcRow, n.Level, n.Idx, n.Text, jsonOf(n.Children), jsonOf(n.Leaves), n.TSStart, n.TSEnd); err != nil {
 			return fmt.Errorf("write summary L%d #%d: %w", n.Level, n.Idx, err)

@@ -2,6 +2,7 @@ package memtree
 
 import (
 	"strings"
+	"sync"
 	"unicode"
 
 	"golang.org/x/text/runes"
@@ -21,12 +22,33 @@ func fold(s string) string {
 	if ascii {
 		return strings.ToLower(s)
 	}
-	t := transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
-	out, _, err := transform.String(t, s)
-	if err != nil {
-		out = s
+	var b strings.Builder
+	b.Grow(len(s))
+	for _, r := range s {
+		if r < 0x80 {
+			b.WriteRune(unicode.ToLower(r))
+			continue
+		}
+		b.WriteString(foldRune(r))
 	}
-	return strings.ToLower(out)
+	return b.String()
+}
+
+var foldCache sync.Map // rune → string
+
+// foldRune lowercases r and strips its combining marks (NFD, drop Mn).
+func foldRune(r rune) string {
+	if v, ok := foldCache.Load(r); ok {
+		return v.(string)
+	}
+	t := transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
+	out, _, err := transform.String(t, string(r))
+	if err != nil || out == "" {
+		out = string(r)
+	}
+	out = strings.ToLower(out)
+	foldCache.Store(r, out)
+	return out
 }
 
 // words splits s into folded word tokens the way unicode61 does (letters and digits).
@@ -34,15 +56,22 @@ func words(s string) []string {
 	return strings.FieldsFunc(fold(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
 }
 
-// contentTerms returns the stemmed, non-stopword terms of s.
-func contentTerms(s string) []string {
+// contentTerms returns the stemmed, non-stopword terms of s (memo caches stems; may be nil).
+func contentTerms(s string, memo map[string]string) []string {
 	ws := words(s)
 	out := ws[:0]
 	for _, w := range ws {
 		if stopwords[w] || len(w) < 2 {
 			continue
 		}
-		out = append(out, stem(w))
+		st, ok := memo[w]
+		if !ok {
+			st = stem(w)
+			if memo != nil {
+				memo[w] = st
+			}
+		}
+		out = append(out, st)
 	}
 	return out
 }
