@@ -54,9 +54,19 @@ func Run(raw json.RawMessage, h Host) (*Result, *abi.Error) {
 	if len(bytes.TrimSpace(raw)) == 0 {
 		raw = json.RawMessage("{}")
 	}
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&a); err != nil {
+	// Strict decoding without json.Decoder: any io.Reader.Read call in a Go guest
+	// makes the linker keep os.(*File).Read, which imports WASI fd_read — an import
+	// the static gate refuses.
+	var keys map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &keys); err != nil {
+		return nil, invalid("arguments must be {\"entity\": \"kind:value\"}: %v", err)
+	}
+	for k := range keys {
+		if k != "entity" {
+			return nil, invalid("unexpected argument `%s`; the only argument is `entity`", k)
+		}
+	}
+	if err := json.Unmarshal(raw, &a); err != nil {
 		return nil, invalid("arguments must be {\"entity\": \"kind:value\"}: %v", err)
 	}
 	a.Entity = strings.ToLower(strings.TrimSpace(a.Entity))

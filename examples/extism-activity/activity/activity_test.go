@@ -61,7 +61,7 @@ func TestActivityErrors(t *testing.T) {
 	for in, want := range map[string]string{
 		`{}`:                     "canonical entity id",
 		`{"entity":"x"}`:         "canonical entity id",
-		`{"entity":"a:b","k":3}`: "unknown field",
+		`{"entity":"a:b","k":3}`: "unexpected argument `k`",
 		`[]`:                     "arguments must be",
 	} {
 		_, err := Run(json.RawMessage(in), &jsonHost{})
