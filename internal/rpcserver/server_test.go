@@ -484,3 +484,53 @@ func TestAuditRecordsEveryToolCall(t *testing.T) {
 		t.Errorf("second audit line: %s", lines[1])
 	}
 }
+
+// TestInFlightBoundPerTool: with one call allowed per tool, a second call to the
+// same tool waits (it never reaches the dispatcher while the first runs), a call to
+// another tool does not.
+func TestInFlightBoundPerTool(t *testing.T) {
+	host := newFakeHost(false)
+	host.block = make(chan struct{})
+	host.started = make(chan struct{}, 1)
+	s, err := New(host, Options{Token: testToken, MaxInFlightPerTool: 1, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	e := &testEnv{srv: s, http: hs, host: host}
+	first := make(chan int, 1)
+	go func() {
+		status, _ := post(t, hs.URL, testToken, `{"jsonrpc":"2.0","id":1,"method":"openhuman.memory_tree_search","params":{"query":"slow"}}`)
+		first <- status
+	}()
+	<-host.started
+	// Another tool is not held up.
+	if r := e.call(t, "openhuman.memory_tree_list_sources", ""); r.Error != nil {
+		t.Fatalf("other tool: %+v", r.Error)
+	}
+	// The same tool waits; give up after 300 ms.
+	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/rpc", strings.NewReader(`{"jsonrpc":"2.0","id":2,"method":"openhuman.memory_tree_search","params":{"query":"second"}}`))
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("second call answered HTTP %d while the first held the only slot", resp.StatusCode)
+	}
+	host.mu.Lock()
+	for _, c := range host.calls {
+		if string(c.Arguments) == `{"query":"second"}` {
+			t.Error("the waiting call reached the dispatcher")
+		}
+	}
+	host.mu.Unlock()
+	close(host.block)
+	if st := <-first; st != 200 {
+		t.Fatalf("first call: HTTP %d", st)
+	}
+	// The slot is free again.
+	if r := e.call(t, "openhuman.memory_tree_search", `{"query":"third"}`); r.Error != nil {
+		t.Fatalf("after release: %+v", r.Error)
+	}
+}
