@@ -25,10 +25,19 @@
 // with the guest's message in `data`), -32603 internal error. Server-defined codes:
 //
 //	-32001 Not found         a tool's `not_found` (e.g. an unknown chunk id) or an unknown registry tool_id
-//	-32002 Tool unavailable  a tool's `unavailable`, a module that failed to load or timed out
+//	-32002 Tool unavailable  a tool's `unavailable`; a module that failed to load or was refused
+//	                         (data gives the reason); a call that gave up waiting for a free slot
 //	-32003 Tool disabled     openhuman.tools_searxng_search while SearXNG is disabled
 //
-// Every error carries a readable `data` string.
+// A sandbox failure during the call (trap, deadline, memory limit, oversized result) is
+// -32603 with the runtime's explanation in `data`. Every error carries a readable
+// `data` string. Tool calls are written to the audit log like MCP calls.
+//
+// # Load
+//
+// At most Options.MaxInFlightPerTool calls (default 2) run in one tool at a time; the
+// rest wait, bounded by their request, before their sandbox deadline starts. See
+// MaxInFlightPerTool for the measurement behind the default.
 //
 // # Provenance
 //

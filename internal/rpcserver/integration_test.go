@@ -92,9 +92,11 @@ func newRealEnv(t testing.TB, timeoutMS int) *realEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
+	ictx, cancel := context.WithTimeout(ctx, 2*time.Minute) // fail, never hang, if the store stalls
+	defer cancel()
 	for _, src := range realSources() {
-		if _, err := w.Ingest(ctx, src); err != nil {
-			t.Fatalf("ingest %s: %v", src.SourceID, err)
+		if _, err := w.Ingest(ictx, src); err != nil {
+			t.Fatalf("ingest %s into %s: %v", src.SourceID, dbPath, err)
 		}
 	}
 	if err := w.Close(); err != nil {
@@ -143,8 +145,8 @@ func newRealEnv(t testing.TB, timeoutMS int) *realEnv {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { host.Close(context.Background()) })
-	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
-	defer cancel()
+	wctx, wcancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer wcancel()
 	if err := host.WaitReady(wctx); err != nil {
 		t.Fatalf("WaitReady: %v", err)
 	}

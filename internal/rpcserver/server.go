@@ -29,6 +29,9 @@ const (
 	DefaultShutdownTimeout    = 30 * time.Second
 	// DefaultWriteTimeout outlasts the longest tool deadline policy allows (60 s).
 	DefaultWriteTimeout = 75 * time.Second
+	// RequestTimeout bounds the work for one /rpc request (waiting for a slot and the
+	// calls of a batch), so its answer is written before DefaultWriteTimeout.
+	RequestTimeout = 70 * time.Second
 )
 
 // AgentHeader optionally names the calling agent; it becomes the provenance label rpc:<agent>.
@@ -215,7 +218,8 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	client := clientLabel(r.Header.Get(AgentHeader))
-	ctx := r.Context()
+	ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
+	defer cancel()
 
 	trimmed := bytes.TrimSpace(body)
 	if !json.Valid(trimmed) {
@@ -378,7 +382,7 @@ func (s *Server) shape(ctx context.Context, c controller, method string, out *ru
 		case errors.Is(err, runtime.ErrUnknownTool):
 			return nil, rpcErr(CodeUnavailable, "%s: no loaded module serves tool %s (%v); `openhuman-core tools list` shows why", method, c.Tool, err)
 		case ctx.Err() != nil:
-			return nil, rpcErr(CodeInternalError, "%s: the call was cancelled (client gone or server stopping): %v", method, err)
+			return nil, rpcErr(CodeInternalError, "%s: the call was cancelled (the client went away, or the request ran past its %s budget): %v", method, RequestTimeout, err)
 		}
 		if reason := s.unavailableReason(c.Tool); reason != "" {
 			return nil, rpcErr(CodeUnavailable, "%s: tool %s is unavailable: %s", method, c.Tool, reason)
