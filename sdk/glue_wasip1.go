@@ -82,9 +82,22 @@ func Logf(level int32, format string, args ...any) {
 // wasm import) and decodes its reply into out (see DecodeReply). Capability packages
 // (sdk/memory, sdk/searxng) use it; tool code calls their typed functions instead.
 func CallHost(fn string, call func(ptr unsafe.Pointer, n int32) int64, req any, out any) error {
+	ok, err := CallHostRaw(fn, call, req)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(ok, out); err != nil {
+		return Internal("host function %s returned a result of the wrong shape: %v", fn, err)
+	}
+	return nil
+}
+
+// CallHostRaw is CallHost returning the reply's "ok" value undecoded (see ReplyOK),
+// for tools that pass a host result through without reshaping it.
+func CallHostRaw(fn string, call func(ptr unsafe.Pointer, n int32) int64, req any) (json.RawMessage, error) {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return Internal("encoding the %s request: %v", fn, err)
+		return nil, Internal("encoding the %s request: %v", fn, err)
 	}
 	if len(body) == 0 {
 		body = []byte("{}")
@@ -93,7 +106,7 @@ func CallHost(fn string, call func(ptr unsafe.Pointer, n int32) int64, req any, 
 	ptr, n := int32(uint64(packed)>>32), int32(uint32(packed))
 	reply, ok := take(ptr, n)
 	if !ok {
-		return Internal("host function %s returned a reply outside the buffers this module allocated", fn)
+		return nil, Internal("host function %s returned a reply outside the buffers this module allocated", fn)
 	}
-	return DecodeReply(fn, reply, out)
+	return ReplyOK(fn, reply)
 }

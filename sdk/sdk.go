@@ -13,6 +13,7 @@
 package sdk
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -87,6 +88,14 @@ func handlerFor(tool string) Handler {
 // calls it from oh_call; tests may call it directly.
 func Dispatch(request []byte) []byte {
 	resp := dispatch(request)
+	if resp.Error == nil {
+		// The result is already compact, valid JSON (or passed through as the
+		// handler's json.RawMessage): wrap it without scanning it again.
+		out := make([]byte, 0, len(resp.Result)+11)
+		out = append(out, `{"result":`...)
+		out = append(out, resp.Result...)
+		return append(out, '}')
+	}
 	out, err := json.Marshal(resp)
 	if err != nil {
 		out, _ = json.Marshal(abi.CallResponse{Error: Internal("encoding the tool response: %v", err)})
@@ -119,15 +128,20 @@ func dispatch(request []byte) (resp abi.CallResponse) {
 	return abi.CallResponse{Result: raw}
 }
 
+// encodeResult encodes a handler's result. A json.RawMessage is passed through after
+// a check that it looks like an object (the host validates the JSON itself): this
+// keeps the guest's work thin when a tool returns what a host function returned.
 func encodeResult(result any) (json.RawMessage, error) {
 	var raw json.RawMessage
 	switch r := result.(type) {
 	case nil:
 		return json.RawMessage("{}"), nil
 	case json.RawMessage:
-		raw = r
-	case []byte:
-		raw = r
+		raw = bytes.TrimSpace(r)
+		if len(raw) < 2 || raw[0] != '{' || raw[len(raw)-1] != '}' {
+			return nil, fmt.Errorf("a tool result must be a JSON object, got %s", jsonType(raw))
+		}
+		return raw, nil
 	default:
 		b, err := json.Marshal(result)
 		if err != nil {
@@ -135,7 +149,7 @@ func encodeResult(result any) (json.RawMessage, error) {
 		}
 		raw = b
 	}
-	if jsonType(raw) != "object" || !json.Valid(raw) {
+	if jsonType(raw) != "object" {
 		return nil, fmt.Errorf("a tool result must be a JSON object, got %s", jsonType(raw))
 	}
 	return raw, nil
@@ -158,24 +172,42 @@ func AsError(err error) *abi.Error {
 // reply carrying an error is returned as that *abi.Error, so a handler can return it
 // as is; a malformed reply is an "internal" error naming fn.
 func DecodeReply(fn string, reply []byte, out any) error {
+	ok, err := ReplyOK(fn, reply)
+	if err != nil || out == nil {
+		return err
+	}
+	if err := json.Unmarshal(ok, out); err != nil {
+		return Internal("host function %s returned a result of the wrong shape: %v", fn, err)
+	}
+	return nil
+}
+
+// okPrefix is how the host encodes a successful reply ({"ok":…}).
+var okPrefix = []byte(`{"ok":`)
+
+// ReplyOK returns the "ok" value of a host function reply without decoding it, or
+// the reply's error as an *abi.Error. The host's canonical encoding, {"ok":…}, is
+// recognised without scanning the value (the host produced it with encoding/json);
+// any other form is decoded in full.
+func ReplyOK(fn string, reply []byte) (json.RawMessage, error) {
+	if len(reply) > len(okPrefix)+1 && bytes.HasPrefix(reply, okPrefix) && reply[len(reply)-1] == '}' {
+		ok := bytes.TrimSpace(reply[len(okPrefix) : len(reply)-1])
+		if len(ok) > 0 && (ok[0] == '{' || ok[0] == '[') {
+			return json.RawMessage(ok), nil
+		}
+	}
 	var r abi.HostReply
 	if err := json.Unmarshal(reply, &r); err != nil {
-		return Internal("host function %s returned a reply that is not valid JSON: %v", fn, err)
+		return nil, Internal("host function %s returned a reply that is not valid JSON: %v", fn, err)
 	}
 	if r.Error != nil {
 		if r.Error.Code == "" {
 			r.Error.Code = abi.CodeInternal
 		}
-		return r.Error
+		return nil, r.Error
 	}
 	if len(r.OK) == 0 {
-		return Internal("host function %s returned neither ok nor error", fn)
+		return nil, Internal("host function %s returned neither ok nor error", fn)
 	}
-	if out == nil {
-		return nil
-	}
-	if err := json.Unmarshal(r.OK, out); err != nil {
-		return Internal("host function %s returned a result of the wrong shape: %v", fn, err)
-	}
-	return nil
+	return r.OK, nil
 }

@@ -40,7 +40,8 @@ func TestDispatch(t *testing.T) {
 		"plain":   func(*Request) (any, error) { return nil, errors.New("disk on fire") },
 		"array":   func(*Request) (any, error) { return []int{1}, nil },
 		"nothing": func(*Request) (any, error) { return nil, nil },
-		"raw":     func(*Request) (any, error) { return json.RawMessage(`{"a":1}`), nil },
+		"raw":     func(*Request) (any, error) { return json.RawMessage(` {"a":1} `), nil },
+		"rawarr":  func(*Request) (any, error) { return json.RawMessage(`[1]`), nil },
 	})
 	defer func() { byTool = map[string]Handler{} }()
 
@@ -76,6 +77,10 @@ func TestDispatch(t *testing.T) {
 	if string(r.Result) != `{"a":1}` {
 		t.Fatalf("raw = %s", r.Result)
 	}
+	r = decodeResp(t, Dispatch([]byte(`{"tool":"rawarr"}`)))
+	if r.Error.Code != abi.CodeInternal || !strings.Contains(r.Error.Message, "must be a JSON object, got array") {
+		t.Fatalf("rawarr = %+v", r.Error)
+	}
 	r = decodeResp(t, Dispatch([]byte(`{"tool":"missing"}`)))
 	if r.Error.Code != abi.CodeInternal || !strings.Contains(r.Error.Message, `no handler for tool "missing"`) {
 		t.Fatalf("missing = %+v", r.Error)
@@ -100,6 +105,19 @@ func TestDecodeReply(t *testing.T) {
 	}
 	if len(out.Chunks) != 1 || out.Chunks[0].ID != "a" || out.Chunks[0].Seq != 2 {
 		t.Fatalf("decoded %+v", out)
+	}
+	// The host's canonical {"ok":…} is returned without decoding; other forms are decoded.
+	for reply, want := range map[string]string{
+		`{"ok":{"chunks":[]}}`:     `{"chunks":[]}`,
+		`{"ok": {"chunks":[]} }`:   `{"chunks":[]}`,
+		`{ "ok" : {"chunks":[]} }`: `{"chunks":[]}`,
+		`{"ok":[1,2]}`:             `[1,2]`,
+		`{"ok":5}`:                 `5`,
+	} {
+		ok, err := ReplyOK("memory_search", []byte(reply))
+		if err != nil || string(ok) != want {
+			t.Fatalf("ReplyOK(%s) = %s, %v; want %s", reply, ok, err, want)
+		}
 	}
 	err := DecodeReply("chunk_get", []byte(`{"error":{"code":"not_found","message":"no chunk"}}`), &out)
 	var e *abi.Error

@@ -8,11 +8,11 @@ const goVersion = "go1.26.8"
 
 // digests pins the sha256 of each packed module (after decompression), by file stem.
 var digests = map[string]string{
-	"memory_search":     "72bbb3fec1d02c74a0b4ac86b0de6f7c9ebff795814163eea0d8f9b1746f14bd",
-	"memory_recall":     "67b3f7eff6c32ece0f74176dc9084f9995c297ed013303d0602a6b563564defd",
-	"tree_read_chunk":   "ad3b026dcfe9600b0412bf9ea8b3424d95ab81d30803ff21efc73dc86973d752",
-	"tree_browse":       "618c7745a04646049542d16ad41763ed9962b2f36c51c8022e873379fd2d465b",
-	"tree_top_entities": "9854fe47ed81931bed75488e40dd1f0518c03586fd129a055cd19bfac92465af",
-	"tree_list_sources": "6efafb5dcd2fa82ec62cf5436d5c4734373c19f9d558adb45629b0731860f9db",
-	"searxng_search":    "b443d1f0637bcd94e85e49672d11f0e8a0418ef7a458b25b9d8c64dd9432c891",
+	"memory_search":     "a70a21097109adea6c4940309f514eed99852ee1801955227d9d349997ddc733",
+	"memory_recall":     "71ae9e1ace76f8fed57424e51a2fca7510a6353b200a47da183cbd731103cada",
+	"tree_read_chunk":   "a8016ea3a78fa503c865933776244decc90b8e34327e6d14c054454212cb0759",
+	"tree_browse":       "0db22d4302255ba0d0181c187612c78d22d9b4c0c9501fed1ef09d79bfe6f189",
+	"tree_top_entities": "65635f5511d342bf09a156fbac9b60c68926facf92ad635f2fb0f008345c59dd",
+	"tree_list_sources": "b171e7a8b5a837bffa60516edf8ee5fac365b19f01b71c3cb904a76543d18e77",
+	"searxng_search":    "11e2f1a1bf4e978e43234d329a5c2b2dcdba4ec5d2b5bcc7b8901e861feaccb9",
 }

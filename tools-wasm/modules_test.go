@@ -1,11 +1,13 @@
 package toolswasm
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -245,5 +247,48 @@ func TestABIRoundTrip(t *testing.T) {
 	if resp.Error != nil || json.Unmarshal(resp.Result, &sr) != nil || len(sr.Results) != 1 ||
 		sr.Results[0] != (abi.WebResult{Title: "https://example.org/general+news", URL: "https://example.org/general+news", Snippet: "c", Source: "brave"}) {
 		t.Fatalf("searxng_search → %+v / %s", resp.Error, resp.Result)
+	}
+}
+
+// BenchmarkGuestCall measures one oh_call of the memory.search module on a warm
+// instance (plain wazero, compiler, close-on-context-done as the runtime runs it),
+// with the host answering 10 hits: the guest's share of a sandboxed call.
+func BenchmarkGuestCall(b *testing.B) {
+	ctx := context.Background()
+	hits := make([]abi.ChunkHit, 10)
+	for i := range hits {
+		hits[i] = abi.ChunkHit{ID: strings.Repeat("ab", 16), SourceKind: "email", SourceID: "gmail:alice@example.com|bob@example.com",
+			SourceRef: "<m@example.com>", Title: "Phoenix launch", TimestampMS: 1767225600000, Snippet: strings.Repeat("phoenix launch plan ", 10), Score: 1.5, Seq: i}
+	}
+	reply := okReply(abi.SearchResult{Chunks: hits})
+	t := &testing.T{}
+	g := instantiate(t, ctx, "memory.search", map[string]hostFunc{abi.FnMemorySearch: func([]byte) []byte { return reply }})
+	req, _ := json.Marshal(abi.CallRequest{Tool: "memory.search", Arguments: json.RawMessage(`{"query":"phoenix launch","k":10}`), Client: "mcp:bench", RequestID: "1"})
+	alloc, call := g.mod.ExportedFunction(abi.ExportAlloc), g.mod.ExportedFunction(abi.ExportCall)
+	b.ReportAllocs()
+	b.ResetTimer()
+	for b.Loop() {
+		cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		res, err := alloc.Call(cctx, uint64(len(req)))
+		if err != nil || !g.mod.Memory().Write(uint32(res[0]), req) {
+			b.Fatal(err)
+		}
+		res, err = call.Call(cctx, res[0], uint64(len(req)))
+		cancel()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if out, ok := g.mod.Memory().Read(uint32(res[0]>>32), uint32(res[0])); !ok || !bytes.HasPrefix(out, []byte(`{"result":{"chunks":[`)) {
+			b.Fatalf("unexpected output %.80s", out)
+		}
+	}
+}
+
+// BenchmarkModules measures decompressing and verifying all seven embedded modules.
+func BenchmarkModules(b *testing.B) {
+	for b.Loop() {
+		if _, err := Modules(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

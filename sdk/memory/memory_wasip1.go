@@ -3,6 +3,7 @@
 package memory
 
 import (
+	"encoding/json"
 	"unsafe"
 
 	"github.com/openhuman/openhuman-core/sdk"
@@ -107,4 +108,43 @@ func (Host) TopEntities(req abi.EntitiesTopRequest) (*abi.EntitiesResult, error)
 // ListSources calls ListSources.
 func (Host) ListSources(req abi.SourcesListRequest) (*abi.SourcesResult, error) {
 	return ListSources(req)
+}
+
+// Raw is the memory.read capability returning each host result undecoded (the
+// reply's "ok" JSON), for tools that pass results through: decoding and re-encoding
+// JSON is most of a Go guest's work per call.
+type Raw struct{}
+
+func rawCall(fn string, call func(unsafe.Pointer, int32) int64, req any) (json.RawMessage, error) {
+	return sdk.CallHostRaw(fn, call, req)
+}
+
+// Search calls memory_search.
+func (Raw) Search(req abi.SearchRequest) (json.RawMessage, error) {
+	return rawCall(abi.FnMemorySearch, hostMemorySearch, req)
+}
+
+// Recall calls memory_recall.
+func (Raw) Recall(req abi.RecallRequest) (json.RawMessage, error) {
+	return rawCall(abi.FnMemoryRecall, hostMemoryRecall, req)
+}
+
+// GetChunk calls chunk_get.
+func (Raw) GetChunk(req abi.ChunkGetRequest) (json.RawMessage, error) {
+	return rawCall(abi.FnChunkGet, hostChunkGet, req)
+}
+
+// ListChunks calls chunks_list.
+func (Raw) ListChunks(req abi.ChunksListRequest) (json.RawMessage, error) {
+	return rawCall(abi.FnChunksList, hostChunksList, req)
+}
+
+// TopEntities calls entities_top.
+func (Raw) TopEntities(req abi.EntitiesTopRequest) (json.RawMessage, error) {
+	return rawCall(abi.FnEntitiesTop, hostEntitiesTop, req)
+}
+
+// ListSources calls sources_list.
+func (Raw) ListSources(req abi.SourcesListRequest) (json.RawMessage, error) {
+	return rawCall(abi.FnSourcesList, hostSourcesList, req)
 }

@@ -3,12 +3,19 @@
 // and the tool modules under tools-wasm/ wrap.
 //
 // Each function takes the raw arguments object and the host capability it needs (an
-// interface, implemented inside a module by sdk/memory.Host or sdk/searxng.Host) and
+// interface, implemented inside a module by sdk/memory.Raw or sdk/searxng.Host) and
 // returns the tool's result or an *abi.Error. Nothing here imports a capability
 // package, so a module links only the host functions of the capability it uses.
+//
+// The memory tools pass the read API's result through as raw JSON when it already
+// has the shape the tool's output schema requires (the host encodes the same abi
+// types), and decode, repair and re-encode it only otherwise: JSON decoding and
+// encoding is most of a Go guest's work, and guest compute is slow under the
+// runtime's deadline enforcement (DESIGN §7).
 package firstparty
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 
@@ -36,14 +43,15 @@ var Catalogue = []string{
 	ToolTopEntities, ToolListSources, ToolSearxngSearch,
 }
 
-// Memory is the memory.read capability as the tools use it.
+// Memory is the memory.read capability as the tools use it: each method returns the
+// host function's "ok" JSON undecoded (sdk/memory.Raw implements it in a module).
 type Memory interface {
-	Search(abi.SearchRequest) (*abi.SearchResult, error)
-	Recall(abi.RecallRequest) (*abi.RecallResult, error)
-	GetChunk(abi.ChunkGetRequest) (*abi.ChunkResult, error)
-	ListChunks(abi.ChunksListRequest) (*abi.ListResult, error)
-	TopEntities(abi.EntitiesTopRequest) (*abi.EntitiesResult, error)
-	ListSources(abi.SourcesListRequest) (*abi.SourcesResult, error)
+	Search(abi.SearchRequest) (json.RawMessage, error)
+	Recall(abi.RecallRequest) (json.RawMessage, error)
+	GetChunk(abi.ChunkGetRequest) (json.RawMessage, error)
+	ListChunks(abi.ChunksListRequest) (json.RawMessage, error)
+	TopEntities(abi.EntitiesTopRequest) (json.RawMessage, error)
+	ListSources(abi.SourcesListRequest) (json.RawMessage, error)
 }
 
 // Web is the web.searxng capability as the searxng_search tool uses it.
@@ -68,9 +76,42 @@ func hits(h []abi.ChunkHit) []abi.ChunkHit {
 	return h
 }
 
+// shape returns raw as the tool result when it visibly has the required shape: a
+// JSON object that starts with prefix (encoding/json writes struct fields in order,
+// so the host's encoding of the abi type starts with its first field) and contains
+// none of the bad fragments (outside strings, `"` is always escaped, so a fragment
+// such as `"mode":""` cannot come from text). Otherwise it decodes raw into T,
+// repairs it with fix and re-encodes it; a raw value that does not decode is an
+// internal error naming fn.
+func shape[T any](fn string, raw json.RawMessage, prefix string, fix func(*T), bad ...string) (json.RawMessage, error) {
+	raw = bytes.TrimSpace(raw)
+	if bytes.HasPrefix(raw, []byte(prefix)) && raw[len(raw)-1] == '}' {
+		clean := true
+		for _, b := range bad {
+			if bytes.Contains(raw, []byte(b)) {
+				clean = false
+				break
+			}
+		}
+		if clean {
+			return raw, nil
+		}
+	}
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		return nil, sdk.Internal("host function %s returned a result of the wrong shape: %v", fn, err)
+	}
+	fix(&v)
+	out, err := json.Marshal(&v)
+	if err != nil {
+		return nil, sdk.Internal("re-encoding the %s result: %v", fn, err)
+	}
+	return out, nil
+}
+
 // MemorySearch is memory.search: keyword search over the full text of the chunks.
 // Arguments: query (required), k (1..50, default 10).
-func MemorySearch(args json.RawMessage, m Memory) (*abi.SearchResult, error) {
+func MemorySearch(args json.RawMessage, m Memory) (json.RawMessage, error) {
 	a, err := sdk.ParseArgs(args, "query", "k")
 	if err != nil {
 		return nil, err
@@ -83,20 +124,16 @@ func MemorySearch(args json.RawMessage, m Memory) (*abi.SearchResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := m.Search(abi.SearchRequest{Query: q, K: k})
+	raw, err := m.Search(abi.SearchRequest{Query: q, K: k})
 	if err != nil {
 		return nil, hostErr(abi.FnMemorySearch, err)
 	}
-	if res == nil {
-		res = &abi.SearchResult{}
-	}
-	res.Chunks = hits(res.Chunks)
-	return res, nil
+	return shape(abi.FnMemorySearch, raw, `{"chunks":[`, func(r *abi.SearchResult) { r.Chunks = hits(r.Chunks) })
 }
 
 // MemoryRecall is memory.recall: recall by meaning (synonyms, embeddings when
 // configured). Arguments: query (required), k (1..50, default 10).
-func MemoryRecall(args json.RawMessage, m Memory) (*abi.RecallResult, error) {
+func MemoryRecall(args json.RawMessage, m Memory) (json.RawMessage, error) {
 	a, err := sdk.ParseArgs(args, "query", "k")
 	if err != nil {
 		return nil, err
@@ -109,23 +146,21 @@ func MemoryRecall(args json.RawMessage, m Memory) (*abi.RecallResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := m.Recall(abi.RecallRequest{Query: q, K: k})
+	raw, err := m.Recall(abi.RecallRequest{Query: q, K: k})
 	if err != nil {
 		return nil, hostErr(abi.FnMemoryRecall, err)
 	}
-	if res == nil {
-		res = &abi.RecallResult{}
-	}
-	res.Chunks = hits(res.Chunks)
-	if res.Mode == "" {
-		res.Mode = abi.ModeLexical
-	}
-	return res, nil
+	return shape(abi.FnMemoryRecall, raw, `{"chunks":[`, func(r *abi.RecallResult) {
+		r.Chunks = hits(r.Chunks)
+		if r.Mode == "" {
+			r.Mode = abi.ModeLexical
+		}
+	}, `"mode":""`)
 }
 
 // ReadChunk is tree.read_chunk: one chunk with its full text. Argument: chunk_id
 // (required; 32 hexadecimal characters). An unknown id is a not_found error.
-func ReadChunk(args json.RawMessage, m Memory) (*abi.ChunkResult, error) {
+func ReadChunk(args json.RawMessage, m Memory) (json.RawMessage, error) {
 	a, err := sdk.ParseArgs(args, "chunk_id")
 	if err != nil {
 		return nil, err
@@ -142,7 +177,7 @@ func ReadChunk(args json.RawMessage, m Memory) (*abi.ChunkResult, error) {
 		return nil, sdk.InvalidParams("argument `chunk_id` must be a chunk id: 32 hexadecimal characters, as found in the `id` of a memory.search, memory.recall or tree.browse hit (got %q)", shown)
 	}
 	id = strings.ToLower(id)
-	res, err := m.GetChunk(abi.ChunkGetRequest{ID: id})
+	raw, err := m.GetChunk(abi.ChunkGetRequest{ID: id})
 	if err != nil {
 		if e := sdk.AsError(err); e.Code == abi.CodeNotFound {
 			if strings.Contains(e.Message, "memory tree is empty") {
@@ -152,10 +187,7 @@ func ReadChunk(args json.RawMessage, m Memory) (*abi.ChunkResult, error) {
 		}
 		return nil, hostErr(abi.FnChunkGet, err)
 	}
-	if res == nil || res.Chunk.ID == "" {
-		return nil, sdk.NotFound("no chunk with id %s in the memory tree; chunk ids come from memory.search, memory.recall or tree.browse results", id)
-	}
-	return res, nil
+	return shape(abi.FnChunkGet, raw, `{"chunk":{`, func(*abi.ChunkResult) {})
 }
 
 func isChunkID(s string) bool {
@@ -173,7 +205,7 @@ func isChunkID(s string) bool {
 
 // Browse is tree.browse: chunks newest first, filtered by source kinds, source ids,
 // entity ids, a time window and a substring, with k and offset for paging.
-func Browse(args json.RawMessage, m Memory) (*abi.ListResult, error) {
+func Browse(args json.RawMessage, m Memory) (json.RawMessage, error) {
 	a, err := sdk.ParseArgs(args, "source_kinds", "source_ids", "entity_ids", "since_ms", "until_ms", "query", "k", "offset")
 	if err != nil {
 		return nil, err
@@ -209,20 +241,16 @@ func Browse(args json.RawMessage, m Memory) (*abi.ListResult, error) {
 	if req.Offset, err = a.Offset(); err != nil {
 		return nil, err
 	}
-	res, err := m.ListChunks(req)
+	raw, err := m.ListChunks(req)
 	if err != nil {
 		return nil, hostErr(abi.FnChunksList, err)
 	}
-	if res == nil {
-		res = &abi.ListResult{}
-	}
-	res.Chunks = hits(res.Chunks)
-	return res, nil
+	return shape(abi.FnChunksList, raw, `{"chunks":[`, func(r *abi.ListResult) { r.Chunks = hits(r.Chunks) })
 }
 
 // TopEntities is tree.top_entities: the most-referenced entities, optionally of one
 // kind (lowercased). Arguments: kind, k.
-func TopEntities(args json.RawMessage, m Memory) (*abi.EntitiesResult, error) {
+func TopEntities(args json.RawMessage, m Memory) (json.RawMessage, error) {
 	a, err := sdk.ParseArgs(args, "kind", "k")
 	if err != nil {
 		return nil, err
@@ -235,23 +263,21 @@ func TopEntities(args json.RawMessage, m Memory) (*abi.EntitiesResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := m.TopEntities(abi.EntitiesTopRequest{Kind: strings.ToLower(kind), K: k})
+	raw, err := m.TopEntities(abi.EntitiesTopRequest{Kind: strings.ToLower(kind), K: k})
 	if err != nil {
 		return nil, hostErr(abi.FnEntitiesTop, err)
 	}
-	if res == nil {
-		res = &abi.EntitiesResult{}
-	}
-	if res.Entities == nil {
-		res.Entities = []abi.Entity{}
-	}
-	return res, nil
+	return shape(abi.FnEntitiesTop, raw, `{"entities":[`, func(r *abi.EntitiesResult) {
+		if r.Entities == nil {
+			r.Entities = []abi.Entity{}
+		}
+	})
 }
 
 // ListSources is tree.list_sources: every ingested source with its chunk count and
 // activity. Argument: user_email_hint (the user's own address, left out of
 // email display names).
-func ListSources(args json.RawMessage, m Memory) (*abi.SourcesResult, error) {
+func ListSources(args json.RawMessage, m Memory) (json.RawMessage, error) {
 	a, err := sdk.ParseArgs(args, "user_email_hint")
 	if err != nil {
 		return nil, err
@@ -260,15 +286,13 @@ func ListSources(args json.RawMessage, m Memory) (*abi.SourcesResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	res, err := m.ListSources(abi.SourcesListRequest{UserEmailHint: hint})
+	raw, err := m.ListSources(abi.SourcesListRequest{UserEmailHint: hint})
 	if err != nil {
 		return nil, hostErr(abi.FnSourcesList, err)
 	}
-	if res == nil {
-		res = &abi.SourcesResult{}
-	}
-	if res.Sources == nil {
-		res.Sources = []abi.Source{}
-	}
-	return res, nil
+	return shape(abi.FnSourcesList, raw, `{"sources":[`, func(r *abi.SourcesResult) {
+		if r.Sources == nil {
+			r.Sources = []abi.Source{}
+		}
+	})
 }

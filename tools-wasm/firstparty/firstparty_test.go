@@ -19,6 +19,7 @@ import (
 // from the fixture fields (or with err).
 type store struct {
 	err      error
+	raw      json.RawMessage // when set, every call answers with these bytes
 	search   *abi.SearchResult
 	recall   *abi.RecallResult
 	chunks   map[string]abi.Chunk
@@ -28,36 +29,61 @@ type store struct {
 	lastReq  any
 }
 
-func (s *store) Search(r abi.SearchRequest) (*abi.SearchResult, error) {
+func (s *store) Search(r abi.SearchRequest) (json.RawMessage, error) {
 	s.lastReq = r
-	return s.search, s.err
+	return s.answer(s.search)
 }
-func (s *store) Recall(r abi.RecallRequest) (*abi.RecallResult, error) {
+func (s *store) Recall(r abi.RecallRequest) (json.RawMessage, error) {
 	s.lastReq = r
-	return s.recall, s.err
+	return s.answer(s.recall)
 }
-func (s *store) GetChunk(r abi.ChunkGetRequest) (*abi.ChunkResult, error) {
+func (s *store) GetChunk(r abi.ChunkGetRequest) (json.RawMessage, error) {
 	s.lastReq = r
-	if s.err != nil {
-		return nil, s.err
+	if s.err != nil || s.raw != nil {
+		return s.answer(nil)
 	}
 	c, ok := s.chunks[r.ID]
 	if !ok {
 		return nil, &abi.Error{Code: abi.CodeNotFound, Message: "chunk " + r.ID + " not found"}
 	}
-	return &abi.ChunkResult{Chunk: c}, nil
+	return s.answer(&abi.ChunkResult{Chunk: c})
 }
-func (s *store) ListChunks(r abi.ChunksListRequest) (*abi.ListResult, error) {
-	s.lastReq = r
-	return s.list, s.err
+
+// answer encodes v as the host does (encoding/json of the abi type), unless the
+// store is set to fail or to answer raw bytes.
+func (s *store) answer(v any) (json.RawMessage, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if s.raw != nil {
+		return s.raw, nil
+	}
+	return json.Marshal(v)
 }
-func (s *store) TopEntities(r abi.EntitiesTopRequest) (*abi.EntitiesResult, error) {
-	s.lastReq = r
-	return s.entities, s.err
+
+// dec decodes a tool's raw result into T, failing the test on an error.
+func dec[T any](t *testing.T, raw json.RawMessage, err error) *T {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v T
+	if err := json.Unmarshal(raw, &v); err != nil {
+		t.Fatalf("result %s: %v", raw, err)
+	}
+	return &v
 }
-func (s *store) ListSources(r abi.SourcesListRequest) (*abi.SourcesResult, error) {
+func (s *store) ListChunks(r abi.ChunksListRequest) (json.RawMessage, error) {
 	s.lastReq = r
-	return s.sources, s.err
+	return s.answer(s.list)
+}
+func (s *store) TopEntities(r abi.EntitiesTopRequest) (json.RawMessage, error) {
+	s.lastReq = r
+	return s.answer(s.entities)
+}
+func (s *store) ListSources(r abi.SourcesListRequest) (json.RawMessage, error) {
+	s.lastReq = r
+	return s.answer(s.sources)
 }
 
 var hit = abi.ChunkHit{
@@ -120,28 +146,35 @@ func wantErr(t *testing.T, err error, code, msg string) {
 
 func TestMemorySearch(t *testing.T) {
 	s := &store{search: &abi.SearchResult{Chunks: []abi.ChunkHit{hit}}}
-	res, err := MemorySearch(json.RawMessage(`{"query":"  phoenix  "}`), s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, err := MemorySearch(json.RawMessage(`{"query":"  phoenix  "}`), s)
+	res := dec[abi.SearchResult](t, raw, err)
 	if s.lastReq != (abi.SearchRequest{Query: "phoenix", K: 10}) {
 		t.Fatalf("host request = %+v, want trimmed query and k=10", s.lastReq)
 	}
 	if len(res.Chunks) != 1 || !reflect.DeepEqual(res.Chunks[0], hit) {
 		t.Fatalf("result = %+v", res)
 	}
-	conforms(t, "memory_search", ToolMemorySearch, res)
+	conforms(t, "memory_search", ToolMemorySearch, raw)
 
 	if _, err := MemorySearch(json.RawMessage(`{"query":"x","k":50}`), s); err != nil || s.lastReq.(abi.SearchRequest).K != 50 {
 		t.Fatalf("k=50: %v, %+v", err, s.lastReq)
 	}
 	// An empty store: chunks is [] (never null) and the hint passes through.
 	s = &store{search: &abi.SearchResult{Hint: "run openhuman-core ingest PATH"}}
-	res, err = MemorySearch(json.RawMessage(`{"query":"x"}`), s)
-	if err != nil || res.Chunks == nil || res.Hint == "" {
-		t.Fatalf("empty store: %+v, %v", res, err)
+	raw, err = MemorySearch(json.RawMessage(`{"query":"x"}`), s)
+	if res = dec[abi.SearchResult](t, raw, err); res.Chunks == nil || res.Hint == "" {
+		t.Fatalf("empty store: %s", raw)
 	}
-	conforms(t, "memory_search", ToolMemorySearch, res)
+	conforms(t, "memory_search", ToolMemorySearch, raw)
+	// A host result of another shape (null chunks) is repaired, not passed through.
+	raw, err = MemorySearch(json.RawMessage(`{"query":"x"}`), &store{raw: json.RawMessage(`{"hint":"ingest first","chunks":null}`)})
+	if err != nil || string(raw) != `{"chunks":[],"hint":"ingest first"}` {
+		t.Fatalf("repaired result = %s, %v", raw, err)
+	}
+	_, err = MemorySearch(json.RawMessage(`{"query":"x"}`), &store{raw: json.RawMessage(`{"chunks":7}`)})
+	if e, ok := err.(*abi.Error); !ok || e.Code != abi.CodeInternal || !strings.Contains(e.Message, "memory_search returned a result of the wrong shape") {
+		t.Fatalf("wrong shape: %v", err)
+	}
 
 	for _, c := range []struct{ args, msg string }{
 		{`{}`, "missing required argument `query`"},
@@ -162,27 +195,25 @@ func TestMemorySearch(t *testing.T) {
 
 func TestMemoryRecall(t *testing.T) {
 	s := &store{recall: &abi.RecallResult{Chunks: []abi.ChunkHit{hit}, Mode: abi.ModeLexical, Note: "no embedder configured"}}
-	res, err := MemoryRecall(json.RawMessage(`{"query":"rocket release","k":3}`), s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, err := MemoryRecall(json.RawMessage(`{"query":"rocket release","k":3}`), s)
+	res := dec[abi.RecallResult](t, raw, err)
 	if s.lastReq != (abi.RecallRequest{Query: "rocket release", K: 3}) {
 		t.Fatalf("host request = %+v", s.lastReq)
 	}
 	if res.Mode != abi.ModeLexical || len(res.Chunks) != 1 {
 		t.Fatalf("result = %+v", res)
 	}
-	conforms(t, "memory_recall", ToolMemoryRecall, res)
+	conforms(t, "memory_recall", ToolMemoryRecall, raw)
 	_, err = MemoryRecall(json.RawMessage(`{}`), s)
 	wantErr(t, err, abi.CodeInvalidParams, "missing required argument `query`")
 	_, err = MemoryRecall(json.RawMessage(`[]`), s)
 	wantErr(t, err, abi.CodeInvalidParams, "arguments must be an object, got array")
 	// A host that reports no chunks still yields a schema-valid result.
-	res, err = MemoryRecall(json.RawMessage(`{"query":"x"}`), &store{recall: &abi.RecallResult{}})
-	if err != nil {
-		t.Fatal(err)
+	raw, err = MemoryRecall(json.RawMessage(`{"query":"x"}`), &store{recall: &abi.RecallResult{}})
+	if res = dec[abi.RecallResult](t, raw, err); res.Mode != abi.ModeLexical || res.Chunks == nil {
+		t.Fatalf("repaired recall = %s", raw)
 	}
-	conforms(t, "memory_recall", ToolMemoryRecall, res)
+	conforms(t, "memory_recall", ToolMemoryRecall, raw)
 }
 
 func TestReadChunk(t *testing.T) {
@@ -192,17 +223,15 @@ func TestReadChunk(t *testing.T) {
 		Entities: []string{"email:alice@example.com"}, Attachments: []abi.Attachment{{Name: "plan.pdf", ContentType: "application/pdf", Size: 1024}},
 	}
 	s := &store{chunks: map[string]abi.Chunk{c.ID: c}}
-	res, err := ReadChunk(json.RawMessage(`{"chunk_id":" 0123456789ABCDEF0123456789abcdef "}`), s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, err := ReadChunk(json.RawMessage(`{"chunk_id":" 0123456789ABCDEF0123456789abcdef "}`), s)
+	res := dec[abi.ChunkResult](t, raw, err)
 	if s.lastReq != (abi.ChunkGetRequest{ID: c.ID}) {
 		t.Fatalf("host request = %+v, want the lowercased trimmed id", s.lastReq)
 	}
 	if !reflect.DeepEqual(res.Chunk, c) {
 		t.Fatalf("chunk = %+v", res.Chunk)
 	}
-	conforms(t, "tree_read_chunk", ToolReadChunk, res)
+	conforms(t, "tree_read_chunk", ToolReadChunk, raw)
 
 	_, err = ReadChunk(json.RawMessage(`{"chunk_id":"ffffffffffffffffffffffffffffffff"}`), s)
 	wantErr(t, err, abi.CodeNotFound, "no chunk with id ffffffffffffffffffffffffffffffff in the memory tree; chunk ids come from memory.search, memory.recall or tree.browse results — run one of them again to get a current id (ids change when a source is re-ingested with different content)")
@@ -221,17 +250,15 @@ func TestReadChunk(t *testing.T) {
 
 func TestBrowse(t *testing.T) {
 	s := &store{list: &abi.ListResult{Chunks: []abi.ChunkHit{hit}, Total: 41}}
-	res, err := Browse(json.RawMessage(`{}`), s)
-	if err != nil {
-		t.Fatal(err)
-	}
+	raw, err := Browse(json.RawMessage(`{}`), s)
+	res := dec[abi.ListResult](t, raw, err)
 	if !reflect.DeepEqual(s.lastReq, abi.ChunksListRequest{K: 10}) {
 		t.Fatalf("{} → host request %+v, want only k=10", s.lastReq)
 	}
 	if res.Total != 41 || len(res.Chunks) != 1 {
 		t.Fatalf("result = %+v", res)
 	}
-	conforms(t, "tree_browse", ToolBrowse, res)
+	conforms(t, "tree_browse", ToolBrowse, raw)
 
 	since, until := int64(1767225600000), int64(1769904000000)
 	_, err = Browse(json.RawMessage(`{"source_kinds":[""," Email ","  "],"source_ids":["slack:#eng"],"entity_ids":["email:alice@example.com"],
@@ -268,30 +295,35 @@ func TestBrowse(t *testing.T) {
 
 func TestTopEntities(t *testing.T) {
 	s := &store{entities: &abi.EntitiesResult{Entities: []abi.Entity{{EntityID: "email:alice@example.com", Kind: "email", Surface: "alice@example.com", Count: 7, LastSeenMS: 1767225600000}}}}
-	res, err := TopEntities(json.RawMessage(`{}`), s)
-	if err != nil || s.lastReq != (abi.EntitiesTopRequest{K: 10}) || len(res.Entities) != 1 {
-		t.Fatalf("{}: %+v, %v, req %+v", res, err, s.lastReq)
+	raw, err := TopEntities(json.RawMessage(`{}`), s)
+	if res := dec[abi.EntitiesResult](t, raw, err); s.lastReq != (abi.EntitiesTopRequest{K: 10}) || len(res.Entities) != 1 {
+		t.Fatalf("{}: %s, req %+v", raw, s.lastReq)
 	}
-	conforms(t, "tree_top_entities", ToolTopEntities, res)
+	conforms(t, "tree_top_entities", ToolTopEntities, raw)
 	if _, err := TopEntities(json.RawMessage(`{"kind":" Email ","k":50}`), s); err != nil || s.lastReq != (abi.EntitiesTopRequest{Kind: "email", K: 50}) {
 		t.Fatalf("kind+k: %v, %+v", err, s.lastReq)
 	}
 	_, err = TopEntities(json.RawMessage(`{"kind":"  "}`), s)
 	wantErr(t, err, abi.CodeInvalidParams, "argument `kind` must not be empty when provided")
-	res, err = TopEntities(json.RawMessage(`{}`), &store{entities: &abi.EntitiesResult{}})
-	if err != nil || res.Entities == nil {
-		t.Fatalf("empty: %+v, %v", res, err)
+	raw, err = TopEntities(json.RawMessage(`{}`), &store{entities: &abi.EntitiesResult{}})
+	if res := dec[abi.EntitiesResult](t, raw, err); res.Entities == nil {
+		t.Fatalf("empty: %s", raw)
 	}
-	conforms(t, "tree_top_entities", ToolTopEntities, res)
+	conforms(t, "tree_top_entities", ToolTopEntities, raw)
 }
 
 func TestListSources(t *testing.T) {
 	s := &store{sources: &abi.SourcesResult{Sources: []abi.Source{{SourceKind: "chat", SourceID: "slack:#eng", DisplayName: "#eng", ChunkCount: 3, FirstMS: 1, MostRecentMS: 2}}}}
-	res, err := ListSources(json.RawMessage(`{}`), s)
-	if err != nil || s.lastReq != (abi.SourcesListRequest{}) || len(res.Sources) != 1 {
-		t.Fatalf("{}: %+v, %v, %+v", res, err, s.lastReq)
+	raw, err := ListSources(json.RawMessage(`{}`), s)
+	if res := dec[abi.SourcesResult](t, raw, err); s.lastReq != (abi.SourcesListRequest{}) || len(res.Sources) != 1 {
+		t.Fatalf("{}: %s, %+v", raw, s.lastReq)
 	}
-	conforms(t, "tree_list_sources", ToolListSources, res)
+	conforms(t, "tree_list_sources", ToolListSources, raw)
+	raw, err = ListSources(json.RawMessage(`{}`), &store{sources: &abi.SourcesResult{}})
+	if res := dec[abi.SourcesResult](t, raw, err); res.Sources == nil {
+		t.Fatalf("empty: %s", raw)
+	}
+	conforms(t, "tree_list_sources", ToolListSources, raw)
 	if _, err := ListSources(json.RawMessage(`{"user_email_hint":" alice@example.com "}`), s); err != nil || s.lastReq != (abi.SourcesListRequest{UserEmailHint: "alice@example.com"}) {
 		t.Fatalf("hint: %v, %+v", err, s.lastReq)
 	}

@@ -12,7 +12,7 @@ import (
 
 func init() {
 	sdk.Handle(func(r *sdk.Request) (any, error) {
-		return firstparty.ReadChunk(r.Arguments, memory.Host{})
+		return firstparty.ReadChunk(r.Arguments, memory.Raw{})
 	})
 }
 
