@@ -92,7 +92,7 @@ func newRealEnv(t testing.TB, timeoutMS int) *realEnv {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ictx, cancel := context.WithTimeout(ctx, 2*time.Minute) // fail, never hang, if the store stalls
+	ictx, cancel := context.WithTimeout(ctx, 30*time.Second) // fail, never hang, if the store stalls
 	defer cancel()
 	for _, src := range realSources() {
 		if _, err := w.Ingest(ictx, src); err != nil {
