@@ -42,12 +42,15 @@ smoke: build
       '{"jsonrpc":"2.0","id":2,"method":"tools/list"}' \
       | {{bin}} mcp
 
-# Audit every first-party module and every example module (exit status 0 = would load):
+# Audit every first-party module embedded in the binary (exit status 0 = all would load):
 #   go run ./cmd/openhuman-core tools audit --builtin all
-#   go run ./cmd/openhuman-core tools audit examples/c-hello/hello.wasm
 audit: build
     {{bin}} tools audit --builtin all
-    for f in examples/c-hello/*.wasm; do {{bin}} tools audit "$f" || true; done
+
+# Audit one module file under the configured policy (0 would load, 1 refused, 2 not wasm):
+#   go run ./cmd/openhuman-core tools audit FILE.wasm [--json]
+audit-file file: build
+    {{bin}} tools audit {{file}}
 
 # Formatting and vet (fails when gofmt would change a file):
 #   test -z "$(gofmt -l .)" && go vet ./...
@@ -57,14 +60,15 @@ lint:
 
 # Author flow for the Go example tool (build, pack, audit); see sdk/AUTHORING.md:
 #   GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags="-s -w" -o bin/timeline.wasm ./examples/timeline
-#   go run ./cmd/openhuman-core tools pack bin/timeline.wasm --manifest examples/timeline/tool.toml
+#   go run ./cmd/openhuman-core tools pack bin/timeline.wasm --manifest examples/timeline/tool.toml -o bin/timeline.wasm
 #   go run ./cmd/openhuman-core tools audit bin/timeline.wasm
 example: build
     GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -ldflags="-s -w" -o bin/timeline.wasm ./examples/timeline
-    {{bin}} tools pack bin/timeline.wasm --manifest examples/timeline/tool.toml
+    {{bin}} tools pack bin/timeline.wasm --manifest examples/timeline/tool.toml -o bin/timeline.wasm
     {{bin}} tools audit bin/timeline.wasm || true
 
-# Rebuild the C example with Debian's clang (apt-get install -y clang lld):
-#   clang --target=wasm32-wasi -nostdlib -O2 -Isdk -Wl,--no-entry -Wl,--export-dynamic -o examples/c-hello/hello.raw.wasm examples/c-hello/hello.c
-c-example:
-    clang --target=wasm32-wasi -nostdlib -O2 -Isdk -Wl,--no-entry -Wl,--export-dynamic -Wl,--strip-all -o examples/c-hello/hello.raw.wasm examples/c-hello/hello.c
+# Rebuild the committed C modules (examples/c-hello, examples/hostile) with Debian's
+# clang (apt-get install -y clang lld) and check they match their sources:
+#   go test ./examples -run TestCModulesMatchSources -update
+c-examples:
+    go test ./examples -run TestCModulesMatchSources -update -count=1
