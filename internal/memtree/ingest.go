@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 )
@@ -96,18 +97,14 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, in *SourceInput, ch
 		tags = []string{}
 	}
 	var srcRow int64
-	err := tx.QueryRowContext(ctx, `INSERT INTO sources(kind, source_id, title, provider, tags_json, origin, updated_ms)
-		VALUES(?,?,?,?,?,?,?)
-		ON CONFLICT(kind, source_id) DO UPDATE SET title=excluded.title, provider=excluded.provider,
-			tags_json=excluded.tags_json, origin=excluded.origin, updated_ms=excluded.updated_ms
-		RETURNING rowid`,
+	err := s.txQueryRow(ctx, tx, qUpsertSource,
 		in.Kind, in.SourceID, in.Title, in.Provider, jsonOf(tags), in.Origin, now).Scan(&srcRow)
 	if err != nil {
 		return fmt.Errorf("write source row: %w", err)
 	}
 	// Existing chunks of this source.
 	existing := map[string]int64{}
-	rows, err := tx.QueryContext(ctx, `SELECT id, rowid FROM chunks WHERE source_rowid=?`, srcRow)
+	rows, err := s.txQuery(ctx, tx, qSourceChunks, srcRow)
 	if err != nil {
 		return fmt.Errorf("read existing chunks: %w", err)
 	}
@@ -134,13 +131,13 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, in *SourceInput, ch
 		if keep[id] {
 			continue
 		}
-		if err := removeChunk(ctx, tx, id, rid, touched); err != nil {
+		if err := s.removeChunk(ctx, tx, id, rid, touched); err != nil {
 			return err
 		}
 		st.RemovedChunks++
 	}
 	if len(touched) > 0 {
-		if err := refreshEntities(ctx, tx, touched); err != nil {
+		if err := s.refreshEntities(ctx, tx, touched); err != nil {
 			return err
 		}
 	}
@@ -185,25 +182,20 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, in *SourceInput, ch
 		changed = true
 	}
 	// Source aggregates.
-	if _, err := tx.ExecContext(ctx, `UPDATE sources SET
-		chunk_count=(SELECT count(*) FROM chunks WHERE source_rowid=?1),
-		first_ms=coalesce((SELECT min(ts_start) FROM chunks WHERE source_rowid=?1),0),
-		last_ms=coalesce((SELECT max(ts_end) FROM chunks WHERE source_rowid=?1),0)
-		WHERE rowid=?1`, srcRow); err != nil {
+	if _, err := s.txExec(ctx, tx, qSourceAggregates, srcRow); err != nil {
 		return fmt.Errorf("update source aggregates: %w", err)
 	}
 	var nsum int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM summaries WHERE source_rowid=?`, srcRow).Scan(&nsum); err != nil {
+	if err := s.txQueryRow(ctx, tx, qCountSummaries, srcRow).Scan(&nsum); err != nil {
 		return fmt.Errorf("read summaries: %w", err)
 	}
 	if changed || nsum == 0 {
-		if err := writeSummaries(ctx, tx, tx.StmtContext(ctx, s.ws.insSummary), srcRow, in, chunks); err != nil {
+		if err := s.writeSummaries(ctx, tx, tx.StmtContext(ctx, s.ws.insSummary), srcRow, in, chunks); err != nil {
 			return err
 		}
 	}
 	if changed {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES('generation', '1')
-			ON CONFLICT(key) DO UPDATE SET value=CAST(value AS INTEGER)+1`); err != nil {
+		if _, err := s.txExec(ctx, tx, qBumpGeneration); err != nil {
 			return fmt.Errorf("bump store generation: %w", err)
 		}
 	}
@@ -212,8 +204,8 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, in *SourceInput, ch
 
 // removeChunk deletes one chunk with its FTS row (trigger), entity links (cascade),
 // vectors; entities it referenced are noted in touched for a refresh.
-func removeChunk(ctx context.Context, tx *sql.Tx, id string, rid int64, touched map[string]bool) error {
-	rows, err := tx.QueryContext(ctx, `SELECT entity_id FROM chunk_entities WHERE chunk_rowid=?`, rid)
+func (s *Store) removeChunk(ctx context.Context, tx *sql.Tx, id string, rid int64, touched map[string]bool) error {
+	rows, err := s.txQuery(ctx, tx, qChunkEntities, rid)
 	if err != nil {
 		return fmt.Errorf("read entities of chunk %s: %w", id, err)
 	}
@@ -226,10 +218,10 @@ func removeChunk(ctx context.Context, tx *sql.Tx, id string, rid int64, touched 
 		touched[e] = true
 	}
 	rows.Close()
-	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE rowid=?`, rid); err != nil {
+	if _, err := s.txExec(ctx, tx, qDeleteChunk, rid); err != nil {
 		return fmt.Errorf("delete chunk %s: %w", id, err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE node_id=?`, id); err != nil {
+	if _, err := s.txExec(ctx, tx, qDeleteChunkVectors, id); err != nil {
 		return fmt.Errorf("delete vectors of chunk %s: %w", id, err)
 	}
 	return nil
@@ -237,15 +229,12 @@ func removeChunk(ctx context.Context, tx *sql.Tx, id string, rid int64, touched 
 
 // refreshEntities recomputes ref_count and last_seen of the given entities from their
 // links, deleting entities no chunk references any more.
-func refreshEntities(ctx context.Context, tx *sql.Tx, ids map[string]bool) error {
+func (s *Store) refreshEntities(ctx context.Context, tx *sql.Tx, ids map[string]bool) error {
 	for id := range ids {
-		if _, err := tx.ExecContext(ctx, `UPDATE entities SET
-			ref_count=(SELECT count(*) FROM chunk_entities WHERE entity_id=?1),
-			last_seen=coalesce((SELECT max(c.ts) FROM chunk_entities ce JOIN chunks c ON c.rowid=ce.chunk_rowid WHERE ce.entity_id=?1),0)
-			WHERE id=?1`, id); err != nil {
+		if _, err := s.txExec(ctx, tx, qRefreshEntity, id); err != nil {
 			return fmt.Errorf("refresh entity %s: %w", id, err)
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM entities WHERE id=? AND ref_count<=0`, id); err != nil {
+		if _, err := s.txExec(ctx, tx, qDropEntity, id); err != nil {
 			return fmt.Errorf("drop unreferenced entity %s: %w", id, err)
 		}
 	}
@@ -286,3 +275,119 @@ func (ws *writeStmts) close() {
 		}
 	}
 }
+
+// stmtCache holds the writer's prepared statements by SQL text (the writer has one
+// connection, so a statement prepared once serves every transaction).
+type stmtCache struct {
+	mu sync.Mutex
+	m  map[string]*sql.Stmt
+}
+
+// prepareAll prepares every writer statement; it must run outside a transaction
+// (the writer's single connection is busy inside one).
+func (c *stmtCache) prepareAll(db *sql.DB) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.m = map[string]*sql.Stmt{}
+	for _, q := range writerQueries {
+		st, err := db.Prepare(q)
+		if err != nil {
+			return fmt.Errorf("prepare %.50s…: %w", q, err)
+		}
+		c.m[q] = st
+	}
+	return nil
+}
+
+func (s *Store) prepared(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, error) {
+	s.sc.mu.Lock()
+	st, ok := s.sc.m[q]
+	s.sc.mu.Unlock()
+	if !ok {
+		// Not registered with writerSQL: prepare for this transaction only.
+		return tx.PrepareContext(ctx, q)
+	}
+	return tx.StmtContext(ctx, st), nil
+}
+
+func (s *Store) txExec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
+	st, err := s.prepared(ctx, tx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.ExecContext(ctx, args...)
+}
+
+func (s *Store) txQuery(ctx context.Context, tx *sql.Tx, q string, args ...any) (*sql.Rows, error) {
+	st, err := s.prepared(ctx, tx, q)
+	if err != nil {
+		return nil, err
+	}
+	return st.QueryContext(ctx, args...)
+}
+
+// rowErr is a *sql.Row-like result for txQueryRow.
+type rowErr struct {
+	row *sql.Row
+	err error
+}
+
+func (r rowErr) Scan(dest ...any) error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.row.Scan(dest...)
+}
+
+func (s *Store) txQueryRow(ctx context.Context, tx *sql.Tx, q string, args ...any) rowErr {
+	st, err := s.prepared(ctx, tx, q)
+	if err != nil {
+		return rowErr{err: err}
+	}
+	return rowErr{row: st.QueryRowContext(ctx, args...)}
+}
+
+func (c *stmtCache) close() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range c.m {
+		st.Close()
+	}
+	c.m = nil
+}
+
+// writerQueries lists every statement the writer prepares once at Open.
+var writerQueries []string
+
+func writerSQL(q string) string {
+	writerQueries = append(writerQueries, q)
+	return q
+}
+
+// Writer statements, prepared at Open.
+var (
+	qUpsertSource = writerSQL(`INSERT INTO sources(kind, source_id, title, provider, tags_json, origin, updated_ms)
+		VALUES(?,?,?,?,?,?,?)
+		ON CONFLICT(kind, source_id) DO UPDATE SET title=excluded.title, provider=excluded.provider,
+			tags_json=excluded.tags_json, origin=excluded.origin, updated_ms=excluded.updated_ms
+		RETURNING rowid`)
+	qSourceChunks     = writerSQL(`SELECT id, rowid FROM chunks WHERE source_rowid=?`)
+	qSourceAggregates = writerSQL(`UPDATE sources SET
+		chunk_count=(SELECT count(*) FROM chunks WHERE source_rowid=?1),
+		first_ms=coalesce((SELECT min(ts_start) FROM chunks WHERE source_rowid=?1),0),
+		last_ms=coalesce((SELECT max(ts_end) FROM chunks WHERE source_rowid=?1),0)
+		WHERE rowid=?1`)
+	qCountSummaries = writerSQL(`SELECT count(*) FROM summaries WHERE source_rowid=?`)
+	qBumpGeneration = writerSQL(`INSERT INTO meta(key, value) VALUES('generation', '1')
+			ON CONFLICT(key) DO UPDATE SET value=CAST(value AS INTEGER)+1`)
+	qChunkEntities      = writerSQL(`SELECT entity_id FROM chunk_entities WHERE chunk_rowid=?`)
+	qDeleteChunk        = writerSQL(`DELETE FROM chunks WHERE rowid=?`)
+	qDeleteChunkVectors = writerSQL(`DELETE FROM vectors WHERE node_id=?`)
+	qRefreshEntity      = writerSQL(`UPDATE entities SET
+			ref_count=(SELECT count(*) FROM chunk_entities WHERE entity_id=?1),
+			last_seen=coalesce((SELECT max(c.ts) FROM chunk_entities ce JOIN chunks c ON c.rowid=ce.chunk_rowid WHERE ce.entity_id=?1),0)
+			WHERE id=?1`)
+	qDropEntity           = writerSQL(`DELETE FROM entities WHERE id=? AND ref_count<=0`)
+	qDeleteSummaryVectors = writerSQL(`DELETE FROM vectors WHERE node_id IN (SELECT id FROM summaries WHERE source_rowid=?)`)
+	qDeleteSummaries      = writerSQL(`DELETE FROM summaries WHERE source_rowid=?`)
+)

@@ -109,6 +109,7 @@ var schemaV1 = []string{
 		node_id TEXT NOT NULL,
 		vec BLOB NOT NULL,
 		PRIMARY KEY(model_rowid, node_id)) WITHOUT ROWID`,
+	`CREATE INDEX vectors_node ON vectors(node_id)`,
 }
 
 func execAll(stmts ...string) migration {

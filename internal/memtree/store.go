@@ -29,6 +29,7 @@ type Store struct {
 
 	w  *sql.DB // writer: one connection, immediate transactions (nil when read-only)
 	ws writeStmts
+	sc stmtCache
 
 	mu sync.Mutex // guards r while a missing read-only store is being (re)opened
 	r  *sql.DB    // readers: a pool of read-only connections (nil while the file does not exist)
@@ -73,8 +74,9 @@ func Open(path string) (*Store, error) {
 	}
 	s := &Store{path: path, w: w}
 	s.SetExpander(lexiconExpander)
-	if err := s.ws.prepare(w); err != nil {
+	if err := errors.Join(s.ws.prepare(w), s.sc.prepareAll(w)); err != nil {
 		s.ws.close()
+		s.sc.close()
 		w.Close()
 		return nil, fmt.Errorf("open memory tree %s: %w", path, err)
 	}
@@ -157,6 +159,7 @@ func (s *Store) Close() error {
 	s.mu.Unlock()
 	if s.w != nil {
 		s.ws.close()
+		s.sc.close()
 		errs = append(errs, s.w.Close())
 		s.w = nil
 	}

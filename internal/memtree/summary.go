@@ -212,11 +212,11 @@ func dedupe(ss []string) []string {
 }
 
 // writeSummaries replaces a source's summary tree.
-func writeSummaries(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, srcRow int64, in *SourceInput, chunks []chunk) error {
-	if _, err := tx.ExecContext(ctx, `DELETE FROM vectors WHERE node_id IN (SELECT id FROM summaries WHERE source_rowid=?)`, srcRow); err != nil {
+func (s *Store) writeSummaries(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, srcRow int64, in *SourceInput, chunks []chunk) error {
+	if _, err := s.txExec(ctx, tx, qDeleteSummaryVectors, srcRow); err != nil {
 		return fmt.Errorf("delete old summary vectors: %w", err)
 	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM summaries WHERE source_rowid=?`, srcRow); err != nil {
+	if _, err := s.txExec(ctx, tx, qDeleteSummaries, srcRow); err != nil {
 		return fmt.Errorf("delete old summaries: %w", err)
 	}
 	for _, n := range buildSummaries(in, chunks) {
