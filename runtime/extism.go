@@ -38,6 +38,7 @@ func (m *module) compileExtism(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	m.plugin = plugin
+	m.wasm = nil
 	m.mu.Unlock()
 	return nil
 }

@@ -138,6 +138,7 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 	for _, b := range opt.Builtins {
 		h.builtins = append(h.builtins, h.loadBuiltin(b))
 	}
+	h.opt.Builtins = nil // each module keeps its own bytes until it is compiled
 	third, err := h.scanDir()
 	if err != nil {
 		h.logger.Warn("reading the tools directory failed", "dir", opt.ToolsDir, "err", err)

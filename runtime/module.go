@@ -159,6 +159,7 @@ func (m *module) doCompile(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	m.rt, m.compiled = rt, cm
+	m.wasm = nil // compiled; the bytes are not needed again (Reload compares digests)
 	m.mu.Unlock()
 	return nil
 }
