@@ -57,6 +57,7 @@ type stdioConn struct {
 	initResult    json.RawMessage // its result, once written
 	initDone      chan struct{}   // closed when initResult is known (or the first initialize failed)
 	cancelled     map[string]bool // pending requests the client cancelled: their answers are not sent
+	version       string          // protocol version the first initialize negotiated
 
 	buf    []byte // the next line for the SDK
 	eof    bool
@@ -210,63 +211,29 @@ func (c *stdioConn) filter(line []byte) []byte {
 	switch line[0] {
 	case '{':
 	case '[':
-		c.log.Warn("mcp: rejected a JSON-RPC batch")
-		c.writeError(nil, codeInvalidRequest, "Invalid Request",
-			"JSON-RPC batches are not supported (MCP removed them in 2025-06-18); send one message per line")
-		return nil
+		return c.filterBatch(line)
 	default:
 		c.log.Warn("mcp: rejected a message that is not a JSON object")
 		c.writeError(nil, codeInvalidRequest, "Invalid Request", "message must be a JSON object")
 		return nil
 	}
-	var m message
-	if err := json.Unmarshal(line, &m.raw); err != nil {
-		c.writeError(nil, codeInvalidRequest, "Invalid Request", "message must be a JSON object")
-		return nil
-	}
-	if v, ok := m.raw["jsonrpc"]; !ok || string(v) != `"2.0"` {
-		c.writeError(c.validID(m.raw["id"]), codeInvalidRequest, "Invalid Request", `jsonrpc must be "2.0"`)
-		return nil
-	}
-	idRaw, hasID := m.raw["id"]
-	var key string
-	if hasID {
-		k, err := canonicalID(idRaw)
-		if err != nil {
-			c.log.Warn("mcp: rejected a message with an invalid id", "err", err)
-			c.writeError(nil, codeInvalidRequest, "Invalid Request", err.Error())
-			return nil
+	m, key, kind, rej := checkEnvelope(line)
+	switch {
+	case rej != nil:
+		if rej.code != 0 {
+			c.log.Warn("mcp: rejected a message", "reason", rej.data)
+			c.writeError(rej.id, rej.code, rej.msg, rej.data)
+		} else {
+			c.log.Warn("mcp: ignored a notification", "reason", rej.data)
 		}
-		m.id, key = idRaw, k
-	}
-	methodRaw, hasMethod := m.raw["method"]
-	if !hasMethod {
-		_, hasResult := m.raw["result"]
-		_, hasError := m.raw["error"]
-		if hasID && (hasResult || hasError) {
-			return compactLine(line) // a response to a server-initiated request
-		}
-		c.writeError(m.id, codeInvalidRequest, "Invalid Request", "missing method")
 		return nil
-	}
-	if err := json.Unmarshal(methodRaw, &m.method); err != nil {
-		c.writeError(m.id, codeInvalidRequest, "Invalid Request", "method must be a string")
-		return nil
-	}
-	if params, ok := m.raw["params"]; ok && string(params) != "null" && params[0] != '{' {
-		if !hasID {
-			c.log.Warn("mcp: ignored a notification whose params are not an object", "method", m.method)
-			return nil
-		}
-		c.writeError(m.id, codeInvalidParams, "Invalid params",
-			fmt.Sprintf("%s params must be an object, got %s", m.method, jsonKind(params)))
-		return nil
-	}
-	if !hasID {
+	case kind == kindResponse:
+		return compactLine(line) // a response to a server-initiated request
+	case kind == kindNotification:
 		if m.method == "notifications/cancelled" {
 			c.noteCancel(m.raw["params"])
 		}
-		return compactLine(line) // a notification: never answered
+		return compactLine(line) // never answered
 	}
 
 	c.mu.Lock()
@@ -318,6 +285,147 @@ func (c *stdioConn) filter(line []byte) []byte {
 	return compactLine(out)
 }
 
+// Kinds of incoming messages.
+const (
+	kindRequest = iota
+	kindNotification
+	kindResponse
+)
+
+// rejection is the error answer to a malformed message; code 0 means "drop
+// silently" (a notification, which is never answered).
+type rejection struct {
+	id        json.RawMessage
+	code      int
+	msg, data string
+}
+
+// checkEnvelope validates one JSON object as a JSON-RPC 2.0 message the SDK can
+// take without ending the session.
+func checkEnvelope(line []byte) (m message, key string, kind int, rej *rejection) {
+	if err := json.Unmarshal(line, &m.raw); err != nil || m.raw == nil {
+		return m, "", 0, &rejection{nil, codeInvalidRequest, "Invalid Request", "message must be a JSON object"}
+	}
+	validID := func() json.RawMessage {
+		if raw, ok := m.raw["id"]; ok {
+			if _, err := canonicalID(raw); err == nil {
+				return raw
+			}
+		}
+		return nil
+	}
+	if v, ok := m.raw["jsonrpc"]; !ok || string(v) != `"2.0"` {
+		return m, "", 0, &rejection{validID(), codeInvalidRequest, "Invalid Request", `jsonrpc must be "2.0"`}
+	}
+	idRaw, hasID := m.raw["id"]
+	if hasID {
+		k, err := canonicalID(idRaw)
+		if err != nil {
+			return m, "", 0, &rejection{nil, codeInvalidRequest, "Invalid Request", err.Error()}
+		}
+		m.id, key = idRaw, k
+	}
+	methodRaw, hasMethod := m.raw["method"]
+	if !hasMethod {
+		_, hasResult := m.raw["result"]
+		_, hasError := m.raw["error"]
+		if hasID && (hasResult || hasError) {
+			return m, key, kindResponse, nil
+		}
+		return m, key, 0, &rejection{m.id, codeInvalidRequest, "Invalid Request", "missing method"}
+	}
+	if err := json.Unmarshal(methodRaw, &m.method); err != nil {
+		return m, key, 0, &rejection{m.id, codeInvalidRequest, "Invalid Request", "method must be a string"}
+	}
+	if params, ok := m.raw["params"]; ok && string(params) != "null" && params[0] != '{' {
+		data := fmt.Sprintf("%s params must be an object, got %s", m.method, jsonKind(params))
+		if !hasID {
+			return m, key, 0, &rejection{data: data}
+		}
+		return m, key, 0, &rejection{m.id, codeInvalidParams, "Invalid params", data}
+	}
+	if !hasID {
+		return m, "", kindNotification, nil
+	}
+	return m, key, kindRequest, nil
+}
+
+// filterBatch passes a JSON-RPC batch to the SDK when the session negotiated a
+// protocol version that has batches (before 2025-06-18) and every element is a
+// message the SDK can take; otherwise it answers the batch with one error.
+func (c *stdioConn) filterBatch(line []byte) []byte {
+	reject := func(data string) []byte {
+		c.log.Warn("mcp: rejected a JSON-RPC batch", "reason", data)
+		c.writeError(nil, codeInvalidRequest, "Invalid Request", data)
+		return nil
+	}
+	var elems []json.RawMessage
+	if err := json.Unmarshal(line, &elems); err != nil || len(elems) == 0 {
+		return reject("batch must not be empty")
+	}
+	c.mu.Lock()
+	version, initialized := c.version, c.initResult != nil
+	c.mu.Unlock()
+	if !initialized {
+		return reject("a JSON-RPC batch before initialize is not allowed: send initialize on its own line first")
+	}
+	if version >= "2025-06-18" {
+		return reject(fmt.Sprintf("JSON-RPC batches are not part of MCP %s (removed in 2025-06-18); send one message per line", version))
+	}
+	out := make([]json.RawMessage, 0, len(elems))
+	var notes []byte // notifications, passed on as lines of their own (see below)
+	var keys []string
+	seen := map[string]bool{}
+	for i, e := range elems {
+		e = bytes.TrimSpace(e)
+		if len(e) == 0 || e[0] != '{' {
+			return reject(fmt.Sprintf("batch element %d: message must be a JSON object", i))
+		}
+		m, key, kind, rej := checkEnvelope(e)
+		switch {
+		case rej != nil:
+			return reject(fmt.Sprintf("batch element %d: %s", i, rej.data))
+		case kind == kindRequest && m.method == "initialize":
+			return reject(fmt.Sprintf("batch element %d: initialize must not be part of a batch", i))
+		case kind == kindRequest || kind == kindResponse:
+			c.mu.Lock()
+			busy := c.pending[key] > 0
+			c.mu.Unlock()
+			if seen[key] || busy {
+				return reject(fmt.Sprintf("batch element %d: id %s is already in use", i, m.id))
+			}
+			seen[key] = true
+		}
+		switch {
+		case kind == kindRequest && m.method == "tools/call":
+			e = injectRequestID(m.raw, key)
+		case kind == kindNotification && m.method == "notifications/cancelled":
+			c.noteCancel(m.raw["params"])
+		}
+		if kind == kindNotification {
+			// go-sdk v1.8.0 counts a notification inside a batch as a request
+			// awaiting an answer, so such a batch is never answered: send
+			// notifications separately (JSON-RPC leaves the order open).
+			notes = append(notes, compactLine(e)...)
+			continue
+		}
+		if kind == kindRequest {
+			keys = append(keys, key)
+		}
+		out = append(out, e)
+	}
+	c.mu.Lock()
+	for _, k := range keys {
+		c.pending[k]++
+	}
+	c.mu.Unlock()
+	c.log.Debug("mcp: batch", "messages", len(elems), "requests", len(keys))
+	if len(out) == 0 {
+		return notes
+	}
+	return append(notes, compactLine(mustMarshal(out))...)
+}
+
 // noteCancel remembers a cancelled pending request: MCP says its answer is not
 // sent (the SDK would send one). The SDK still cancels the call's context.
 func (c *stdioConn) noteCancel(params json.RawMessage) {
@@ -336,17 +444,6 @@ func (c *stdioConn) noteCancel(params json.RawMessage) {
 		c.cancelled[key] = true
 	}
 	c.mu.Unlock()
-}
-
-// validID returns raw when it is a usable id, else nil (answered as id null).
-func (c *stdioConn) validID(raw json.RawMessage) json.RawMessage {
-	if raw == nil {
-		return nil
-	}
-	if _, err := canonicalID(raw); err != nil {
-		return nil
-	}
-	return raw
 }
 
 // canonicalID maps a JSON-RPC id to the key the SDK's answer will carry:
@@ -569,6 +666,12 @@ func (c *stdioConn) noteInitAnswer(key string, result json.RawMessage) {
 	}
 	if len(result) > 0 && string(result) != "null" {
 		c.initResult = append(json.RawMessage(nil), result...)
+		var r struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		}
+		if json.Unmarshal(result, &r) == nil {
+			c.version = r.ProtocolVersion
+		}
 	} else {
 		// The first initialize failed: let a later one through to the SDK.
 		c.initForwarded = false

@@ -387,7 +387,7 @@ func TestHostileInput(t *testing.T) {
 		{"invalid JSON", `{not-json`, nil, -32700, "invalid character"},
 		{"non-object", `"just a string"`, nil, -32600, "must be a JSON object"},
 		{"number", `42`, nil, -32600, "must be a JSON object"},
-		{"batch", `[{"jsonrpc":"2.0","id":5,"method":"ping"}]`, nil, -32600, "batches are not supported"},
+		{"batch", `[{"jsonrpc":"2.0","id":5,"method":"ping"}]`, nil, -32600, "JSON-RPC batches are not part of MCP 2025-06-18"},
 		{"2 MB line", big, nil, -32600, fmt.Sprintf("request of %d bytes exceeds the 1048576-byte limit", len(big))},
 		{"missing method", `{"jsonrpc":"2.0","id":6}`, 6.0, -32600, "missing method"},
 		{"method not a string", `{"jsonrpc":"2.0","id":7,"method":7}`, 7.0, -32600, "method must be a string"},
@@ -714,5 +714,57 @@ func TestCancelledCallDoesNotHoldEOF(t *testing.T) {
 	}
 	if strings.Contains(out.String(), `"id":"slow"`) {
 		t.Errorf("the cancelled request was answered (MCP: no response to a cancelled request):\n%s", out.String())
+	}
+}
+
+func TestBatchesBefore20250618(t *testing.T) {
+	f := newFake()
+	s, _, _, _ := newServer(t, f)
+	old := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"Old Client","version":"0"}}}`
+	ss := openSession(t, s)
+	ss.send(`[{"jsonrpc":"2.0","id":"b0","method":"ping"}]`)
+	if m := ss.next(); errCode(m) != -32600 || !strings.Contains(errData(m), "before initialize") {
+		t.Errorf("batch before initialize: %v", m)
+	}
+	ss.send(old)
+	if m := ss.next(); m["result"].(map[string]any)["protocolVersion"] != "2025-03-26" {
+		t.Fatalf("initialize: %v", m)
+	}
+	ss.send(initializedLine)
+	for line, want := range map[string]string{
+		`[]`: "batch must not be empty",
+		`[{"jsonrpc":"2.0","id":"x","method":"ping"},{"jsonrpc":"2.0","id":"x","method":"ping"}]`:      "id \"x\" is already in use",
+		`[{"jsonrpc":"2.0","id":"y","method":"ping"},"nope"]`:                                          "batch element 1: message must be a JSON object",
+		`[{"jsonrpc":"2.0","id":"z","method":"ping"},{"jsonrpc":"2.0","id":1.5,"method":"ping"}]`:      "batch element 1: id must be a string or an integer",
+		`[{"jsonrpc":"2.0","id":"i","method":"initialize","params":{"protocolVersion":"2025-03-26"}}]`: "initialize must not be part of a batch",
+	} {
+		ss.send(line)
+		if m := ss.next(); m["id"] != nil || errCode(m) != -32600 || !strings.Contains(errData(m), want) {
+			t.Errorf("%s: got %v, want -32600 %q", line, m, want)
+		}
+	}
+	// A good batch: answers come back as one array, in order, without the notification.
+	ss.send(`[{"jsonrpc":"2.0","id":10,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":"t","progress":1}},` +
+		`{"jsonrpc":"2.0","id":11,"method":"tools/list"},{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"memory.search","arguments":{"query":"q"}}}]`)
+	if !ss.out.Scan() {
+		t.Fatal("no answer to the batch")
+	}
+	var arr []map[string]any
+	if err := json.Unmarshal(ss.out.Bytes(), &arr); err != nil {
+		t.Fatalf("batch answer is not an array: %s", ss.out.Text())
+	}
+	if len(arr) != 3 || arr[0]["id"] != 10.0 || arr[1]["id"] != 11.0 || arr[2]["id"] != "c" {
+		t.Fatalf("batch answer: %s", ss.out.Text())
+	}
+	if sc := arr[2]["result"].(map[string]any)["structuredContent"].(map[string]any); sc["chunks"] == nil {
+		t.Errorf("tools/call in a batch: %v", arr[2])
+	}
+	calls := f.Calls()
+	if c := calls[len(calls)-1]; c.RequestID != "c" || c.Client != "mcp:old-client" {
+		t.Errorf("batched call reached the module as %+v", c)
+	}
+	ss.send(`{"jsonrpc":"2.0","id":"after","method":"ping"}`)
+	if m := ss.next(); m["id"] != "after" {
+		t.Errorf("after the batch: %v", m)
 	}
 }
