@@ -11,10 +11,12 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// citeHits orders each hit's SourceRefs so the messages that best match the query
-// come first (SourceRef becomes the best one): a message scores one point per query
-// stem it contains and two per phrase (a person's name). Ties keep message order;
-// every ref stays.
+// citeHits makes each hit cite the messages of its chunk that carry the match: a
+// message scores one point per query stem it contains and two per phrase (a person's
+// name); messages that score are kept, best first (SourceRef is the best; ties keep
+// message order). When no message matches, every ref stays. Measured on the corpus,
+// keeping only messages scoring at least half the best lost more (temporal 0.82 →
+// 0.78) than it gained.
 func citeHits(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, stems, phrases []string) error {
 	if len(hits) == 0 || (len(stems) == 0 && len(phrases) == 0) {
 		return nil
@@ -85,6 +87,15 @@ func citeHits(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, stems, phras
 		}
 		refs := append([]string(nil), h.SourceRefs...)
 		sort.SliceStable(refs, func(a, b int) bool { return score[refs[a]] > score[refs[b]] })
+		// Cite the messages that carry the match; a chunk whose match is in no single
+		// message (or only in its title) keeps all of them. tree.read_chunk lists all.
+		if score[refs[0]] > 0 {
+			n := 0
+			for n < len(refs) && score[refs[n]] > 0 {
+				n++
+			}
+			refs = refs[:n]
+		}
 		h.SourceRefs = refs
 		h.SourceRef = refs[0]
 	}

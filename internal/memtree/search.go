@@ -245,26 +245,27 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, terms []term, f filter, re
 	var out []abi.ChunkHit
 	add := func(hs []abi.ChunkHit) {
 		for _, h := range hs {
-			if !seen[h.ID] && len(out) < k {
+			if !seen[h.ID] && len(out) < k+dupSlack {
 				seen[h.ID] = true
 				out = append(out, h)
 			}
 		}
 	}
 	if len(terms) > 0 {
-		hs, err := ftsChunks(ctx, db, andExpr(terms), f, k, nil)
+		hs, err := ftsChunks(ctx, db, andExpr(terms), f, k+dupSlack, nil)
 		if err != nil {
 			return nil, err
 		}
 		add(hs)
-		if len(out) < k && len(terms) > 1 {
-			hs, err := ftsChunks(ctx, db, orExpr(terms), f, k-len(out), seen)
+		if len(out) < k+dupSlack && len(terms) > 1 {
+			hs, err := ftsChunks(ctx, db, orExpr(terms), f, k+dupSlack-len(out), seen)
 			if err != nil {
 				return nil, err
 			}
 			add(hs)
 		}
 	}
+	out = demoteDuplicates(out)
 	if restricted && len(out) < k && (len(terms) == 0 || len(out) > 0 || len(f.where) > 0) {
 		if len(terms) > 0 && len(out) == 0 {
 			return out, nil // the restriction matched none of the words: relax it instead
@@ -275,5 +276,49 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, terms []term, f filter, re
 		}
 		add(hs)
 	}
+	if len(out) > k {
+		out = out[:k]
+	}
 	return out, nil
+}
+
+// dupSlack is how many extra candidates rank fetches so near-duplicates can be
+// pushed below distinct hits.
+const dupSlack = 10
+
+// dupKey normalises a snippet for near-duplicate detection: the chat "Author (time):"
+// prefix, digits and punctuation are dropped.
+func dupKey(snippet string) string {
+	if i := strings.Index(snippet, "): "); i >= 0 && i < 80 {
+		snippet = snippet[i+3:]
+	}
+	var b strings.Builder
+	for _, w := range words(snippet) {
+		if isDigits(w) {
+			continue
+		}
+		b.WriteString(w)
+		b.WriteByte(' ')
+		if b.Len() > 100 {
+			break
+		}
+	}
+	return b.String()
+}
+
+// demoteDuplicates moves hits whose text repeats an earlier hit's (templated
+// notifications, re-posted messages) after the distinct ones, keeping order otherwise.
+func demoteDuplicates(hs []abi.ChunkHit) []abi.ChunkHit {
+	seen := map[string]bool{}
+	var uniq, dups []abi.ChunkHit
+	for _, h := range hs {
+		key := dupKey(h.Snippet)
+		if key != "" && seen[key] {
+			dups = append(dups, h)
+			continue
+		}
+		seen[key] = true
+		uniq = append(uniq, h)
+	}
+	return append(uniq, dups...)
 }
