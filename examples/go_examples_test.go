@@ -179,5 +179,6 @@ func TestGoExamples(t *testing.T) {
 	if err != nil || out.ToolError == nil || out.ToolError.Code != "invalid_params" {
 		t.Errorf("activity bad entity: %v %+v", err, out)
 	}
-	t.Logf("timeline: %s", out.Result)
+	b, _ := json.Marshal(tl)
+	t.Logf("memory.timeline for alice: %s", b)
 }
