@@ -27,7 +27,7 @@ type gterm struct {
 const (
 	maxExpandShare   = 0.05 // expansion and feedback terms in more chunks than this are dropped
 	maxGroupTerms    = 12
-	expandCandidates = 300
+	expandCandidates = 100
 	feedbackDocs     = 6
 	feedbackTerms    = 12
 )
@@ -165,11 +165,16 @@ func ftsCandidates(ctx context.Context, db *sql.DB, expr string, limit int) ([]c
 }
 
 // chunkStems returns the folded words of text and the set of their stems.
-func chunkStems(text string) ([]string, map[string]bool) {
+func chunkStems(text string, memo map[string]string) ([]string, map[string]bool) {
 	ws := words(text)
 	set := make(map[string]bool, len(ws))
 	for _, w := range ws {
-		set[stem(w)] = true
+		st, ok := memo[w]
+		if !ok {
+			st = stem(w)
+			memo[w] = st
+		}
+		set[st] = true
 	}
 	return ws, set
 }
@@ -221,8 +226,9 @@ func rankGroups(ctx context.Context, db *sql.DB, groups []termGroup, limit int) 
 		score float64
 	}
 	var scored []sc
+	memo := map[string]string{}
 	for i, c := range cands {
-		ws, set := chunkStems(c.text)
+		ws, set := chunkStems(c.text, memo)
 		s, _ := coordScore(groups, ws, set)
 		if s > 0 {
 			scored = append(scored, sc{i, s - 0.01*c.bm25})

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -190,19 +191,22 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 	return lists, stems, nil
 }
 
-// summaryChunks ranks summaries by bm25 for expr and expands each hit to the chunks
-// below it that contain the most query terms (its best children), in summary order.
-func summaryChunks(ctx context.Context, db *sql.DB, expr string, terms []term, limit int) ([]abi.ChunkHit, error) {
-	rows, err := db.QueryContext(ctx, `SELECT s.leaf_ids_json, bm25(summaries_fts) AS r FROM summaries_fts
-		JOIN summaries s ON s.rowid = summaries_fts.rowid WHERE summaries_fts MATCH ? ORDER BY r LIMIT ?`, expr, limit)
+// summaryHits is how many summaries recall expands.
+const summaryHits = 10
+
+// summaryChunks ranks summaries by bm25 for expr and expands each hit, in summary
+// order, to its two best chunks for expr (one bm25 query over all their leaves).
+func summaryChunks(ctx context.Context, db *sql.DB, expr string, _ []term, limit int) ([]abi.ChunkHit, error) {
+	rows, err := db.QueryContext(ctx, `SELECT s.leaf_ids_json FROM summaries_fts
+		JOIN summaries s ON s.rowid = summaries_fts.rowid WHERE summaries_fts MATCH ? ORDER BY rank LIMIT ?`, expr, summaryHits)
 	if err != nil {
 		return nil, fmt.Errorf("summary query: %w", err)
 	}
 	var groups [][]string
+	var all []any
 	for rows.Next() {
 		var leaves string
-		var r float64
-		if err := rows.Scan(&leaves, &r); err != nil {
+		if err := rows.Scan(&leaves); err != nil {
 			rows.Close()
 			return nil, fmt.Errorf("summary query: %w", err)
 		}
@@ -211,47 +215,45 @@ func summaryChunks(ctx context.Context, db *sql.DB, expr string, terms []term, l
 			rows.Close()
 			return nil, fmt.Errorf("summary query: damaged leaf list: %w", err)
 		}
+		if len(ids) > 200 {
+			ids = ids[:200] // a very high-level node: its first leaves stand for it
+		}
 		groups = append(groups, ids)
+		for _, id := range ids {
+			all = append(all, id)
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("summary query: %w", err)
 	}
-	seen := map[string]bool{}
-	var out []abi.ChunkHit
-	for _, ids := range groups {
-		if len(out) >= limit {
-			break
-		}
-		best, err := bestChildren(ctx, db, expr, ids, terms, 2)
-		if err != nil {
-			return nil, err
-		}
-		for _, h := range best {
-			if !seen[h.ID] {
-				seen[h.ID] = true
-				out = append(out, h)
-			}
-		}
-	}
-	return out, nil
-}
-
-// bestChildren returns up to n of the chunks ids ranked by bm25 for expr.
-func bestChildren(ctx context.Context, db *sql.DB, expr string, ids []string, terms []term, n int) ([]abi.ChunkHit, error) {
-	if len(ids) == 0 {
+	if len(all) == 0 {
 		return nil, nil
 	}
-	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
-	args := make([]any, len(ids))
-	for i, id := range ids {
-		args[i] = id
-	}
-	f := filter{where: []string{"c.id IN (" + ph + ")"}, args: args}
-	hs, err := ftsChunks(ctx, db, expr, f, n, nil)
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(all)), ",")
+	ranked, err := ftsChunks(ctx, db, expr, filter{where: []string{"c.id IN (" + ph + ")"}, args: all}, len(all), nil)
 	if err != nil {
 		return nil, err
 	}
-	_ = terms
-	return hs, nil
+	pos := map[string]int{}
+	for i, h := range ranked {
+		pos[h.ID] = i
+	}
+	seen := map[string]bool{}
+	var out []abi.ChunkHit
+	for _, ids := range groups {
+		var best []int
+		for _, id := range ids {
+			if p, ok := pos[id]; ok && !seen[id] {
+				best = append(best, p)
+			}
+		}
+		sort.Ints(best)
+		for i := 0; i < len(best) && i < 2 && len(out) < limit; i++ {
+			h := ranked[best[i]]
+			seen[h.ID] = true
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
