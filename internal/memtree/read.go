@@ -92,6 +92,12 @@ func plainSnippet(text string, terms []string) string {
 
 var reChunkID = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
+// reWordsOnly matches a browse query made of letters, digits and spaces only.
+var reWordsOnly = regexp.MustCompile(`^[\p{L}\p{N} ]+$`)
+
+// indexScanAbove is the match count above which ListChunks walks the time index.
+const indexScanAbove = 2000
+
 // GetChunk returns one chunk with its full text, entities and attachments.
 func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.ChunkResult, error) {
 	id := strings.ToLower(strings.TrimSpace(req.ID))
@@ -161,10 +167,12 @@ func likeEscape(s string) string {
 const substringScanBudget = 20000
 
 // ListChunks browses chunks with AND-combined filters, newest first (timestamp DESC,
-// id). A substring `query` is matched case-insensitively over the full text: with
-// another filter it narrows that filter's rows; alone it first finds candidates with
-// the full-text index (every word must occur) and then checks the exact substring,
-// so `total` counts exact matches and never requires a full table scan.
+// id). The `query` filter: with another filter it is a case-insensitive substring
+// match (LIKE, with % and _ escaped) over the full text of that filter's rows; alone,
+// a query of words only is a full-text phrase match (stemmed: "forecast" also finds
+// "forecasts"), and any other query first finds candidates with the full-text index
+// (every word must occur) and then checks the exact substring. So a bare query never
+// scans the whole table, and `total` always counts what the page is drawn from.
 func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
 	if err := checkK("list chunks", req.K); err != nil {
 		return nil, err
@@ -184,6 +192,7 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 	}
 	var where []string
 	var args []any
+	entIn := ""
 	in := func(col string, vals []string, lower bool) {
 		var ph []string
 		for _, v := range vals {
@@ -202,13 +211,16 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 	if len(req.SourceIDs) > 0 {
 		in("c.source_id", req.SourceIDs, false)
 	}
+	var entArgs []any
 	if len(req.EntityIDs) > 0 {
 		var ph []string
 		for _, e := range req.EntityIDs {
 			ph = append(ph, "?")
-			args = append(args, strings.ToLower(strings.TrimSpace(e)))
+			entArgs = append(entArgs, strings.ToLower(strings.TrimSpace(e)))
 		}
-		where = append(where, "c.rowid IN (SELECT chunk_rowid FROM chunk_entities WHERE entity_id IN ("+strings.Join(ph, ",")+"))")
+		entIn = "entity_id IN (" + strings.Join(ph, ",") + ")"
+		where = append(where, "c.rowid IN (SELECT chunk_rowid FROM chunk_entities WHERE "+entIn+")")
+		args = append(args, entArgs...)
 	}
 	if req.SinceMS != nil {
 		where = append(where, "c.ts >= ?")
@@ -219,7 +231,16 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 		args = append(args, *req.UntilMS)
 	}
 	narrowed := len(where) > 0
+	entityOnly := len(where) == 1 && entIn != ""
 	q := strings.TrimSpace(req.Query)
+	wordsOnly := q != "" && reWordsOnly.MatchString(q)
+	if q != "" && wordsOnly && !narrowed {
+		// Words only, nothing else to narrow by: the full-text index answers it (a
+		// phrase match, with stemming) without reading chunk text.
+		where = append(where, "c.rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)")
+		args = append(args, quoteFTS(strings.Join(words(q), " ")))
+		q = ""
+	}
 	if q != "" {
 		if !narrowed {
 			ws := words(q)
@@ -245,7 +266,12 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
 	res := &abi.ListResult{Chunks: []abi.ChunkHit{}}
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM chunks c`+cond, args...).Scan(&res.Total); err != nil {
+	countSQL, countArgs := `SELECT count(*) FROM chunks c`+cond, args
+	if entityOnly && q == "" {
+		// Index-only count from the links.
+		countSQL, countArgs = `SELECT count(DISTINCT chunk_rowid) FROM chunk_entities WHERE `+entIn, entArgs
+	}
+	if err := db.QueryRowContext(ctx, countSQL, countArgs...).Scan(&res.Total); err != nil {
 		return nil, fmt.Errorf("list chunks: count: %w", err)
 	}
 	if res.Total == 0 || req.Offset >= res.Total {
@@ -254,7 +280,13 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 		}
 		return res, nil
 	}
-	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.text FROM chunks c`+cond+` ORDER BY c.ts DESC, c.id LIMIT ? OFFSET ?`,
+	from := ` FROM chunks c`
+	if res.Total > indexScanAbove {
+		// Many matches: walk the time index and stop after the page, instead of
+		// loading and sorting every match.
+		from = ` FROM chunks c INDEXED BY chunks_ts`
+	}
+	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.text`+from+cond+` ORDER BY c.ts DESC, c.id LIMIT ? OFFSET ?`,
 		append(args, req.K, req.Offset)...)
 	if err != nil {
 		return nil, fmt.Errorf("list chunks: %w", err)
