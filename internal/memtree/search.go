@@ -55,7 +55,7 @@ func ftsChunks(ctx context.Context, db *sql.DB, expr string, f filter, limit int
 	// only for the rows returned.
 	q := `SELECT ` + hitColumns + `, snippet(chunks_fts, 0, '', '', '…', 40), rank
 		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-		WHERE chunks_fts MATCH ? AND rank MATCH 'bm25(1.0, 0.5)'` + f.sql() + ` ORDER BY rank LIMIT ?`
+		WHERE chunks_fts MATCH ? AND rank MATCH 'bm25(1.0, 1.0)'` + f.sql() + ` ORDER BY rank LIMIT ?`
 	args := append(append([]any{expr}, f.args...), limit+len(skip))
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
