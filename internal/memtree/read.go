@@ -171,8 +171,10 @@ const substringScanBudget = 20000
 // match (LIKE, with % and _ escaped) over the full text of that filter's rows; alone,
 // a query of words only is a full-text phrase match (stemmed: "forecast" also finds
 // "forecasts"), and any other query first finds candidates with the full-text index
-// (every word must occur) and then checks the exact substring. So a bare query never
-// scans the whole table, and `total` always counts what the page is drawn from.
+// (every word must occur) and then checks the exact substring. With another filter,
+// candidates are also prefiltered by the index (each word must begin a token; a
+// substring that starts mid-word is not found). So no query scans the whole table,
+// and `total` always counts what the page is drawn from.
 func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
 	if err := checkK("list chunks", req.K); err != nil {
 		return nil, err
@@ -234,12 +236,26 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 	entityOnly := len(where) == 1 && entIn != ""
 	q := strings.TrimSpace(req.Query)
 	wordsOnly := q != "" && reWordsOnly.MatchString(q)
+	ftsOnly := ""
 	if q != "" && wordsOnly && !narrowed {
 		// Words only, nothing else to narrow by: the full-text index answers it (a
 		// phrase match, with stemming) without reading chunk text.
+		ftsOnly = quoteFTS(strings.Join(words(q), " "))
 		where = append(where, "c.rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)")
-		args = append(args, quoteFTS(strings.Join(words(q), " ")))
+		args = append(args, ftsOnly)
 		q = ""
+	}
+	if q != "" && narrowed {
+		if ws := words(q); len(ws) > 0 {
+			// Prefilter with the index: every word of the substring must start a
+			// token (a substring beginning mid-word is not found).
+			var parts []string
+			for _, w := range ws {
+				parts = append(parts, quoteFTS(w)+"*")
+			}
+			where = append(where, "c.rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)")
+			args = append(args, strings.Join(parts, " AND "))
+		}
 	}
 	if q != "" {
 		if !narrowed {
@@ -267,9 +283,12 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 	}
 	res := &abi.ListResult{Chunks: []abi.ChunkHit{}}
 	countSQL, countArgs := `SELECT count(*) FROM chunks c`+cond, args
-	if entityOnly && q == "" {
+	switch {
+	case entityOnly && q == "":
 		// Index-only count from the links.
 		countSQL, countArgs = `SELECT count(DISTINCT chunk_rowid) FROM chunk_entities WHERE `+entIn, entArgs
+	case ftsOnly != "":
+		countSQL, countArgs = `SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?`, []any{ftsOnly}
 	}
 	if err := db.QueryRowContext(ctx, countSQL, countArgs...).Scan(&res.Total); err != nil {
 		return nil, fmt.Errorf("list chunks: count: %w", err)
