@@ -385,6 +385,18 @@ func (h *Host) WaitReady(ctx context.Context) error {
 	return nil
 }
 
+// SetPolicy replaces the policy that later Reloads admit third-party modules
+// with (the tools-directory watcher calls it when policy.toml changes). A nil
+// policy means the defaults with no third-party grants.
+func (h *Host) SetPolicy(p *policy.Policy) {
+	h.reloadMu.Lock()
+	defer h.reloadMu.Unlock()
+	if p == nil {
+		p = policy.Default("")
+	}
+	h.pol = p
+}
+
 // OnChange registers fn to be called after the served tool set changes.
 func (h *Host) OnChange(fn func()) {
 	h.mu.Lock()
@@ -410,9 +422,13 @@ func (h *Host) Reload(ctx context.Context) error {
 	old := h.third
 	keep := map[*module]bool{}
 	for i, m := range fresh {
+		if mstate, _ := m.currentState(); mstate == StateRefused || mstate == StateDisabled {
+			continue // the current policy refuses it: never keep an older admission
+		}
 		for _, o := range old {
 			ostate, _ := o.currentState()
-			if o.info.File == m.info.File && o.info.SHA256 == m.info.SHA256 && ostate != StateRefused && ostate != StateDisabled {
+			if o.info.File == m.info.File && o.info.SHA256 == m.info.SHA256 && ostate != StateRefused && ostate != StateDisabled &&
+				slices.Equal(o.info.Capabilities, m.info.Capabilities) && o.info.Limits == m.info.Limits {
 				fresh[i] = o
 				keep[o] = true
 				break
