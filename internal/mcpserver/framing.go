@@ -370,7 +370,7 @@ func (c *stdioConn) filterBatch(line []byte) []byte {
 		return reject("a JSON-RPC batch before initialize is not allowed: send initialize on its own line first")
 	}
 	if version >= "2025-06-18" {
-		return reject(fmt.Sprintf("JSON-RPC batches are not part of MCP %s (removed in 2025-06-18); send one message per line", version))
+		return reject(fmt.Sprintf("this session speaks MCP %s, which has no JSON-RPC batches (removed in 2025-06-18); send one message per line", version))
 	}
 	out := make([]json.RawMessage, 0, len(elems))
 	var notes []byte // notifications, passed on as lines of their own (see below)
