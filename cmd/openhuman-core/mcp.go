@@ -11,6 +11,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/mcpserver"
+	"github.com/openhuman/openhuman-core/internal/toolwatch"
 )
 
 var mcpCmd = &cobra.Command{
@@ -68,11 +69,13 @@ func runMCP(cmd *cobra.Command, _ []string) error {
 	defer al.Close()
 
 	srv, err := mcpserver.New(mcpserver.Options{
-		Version:        Version(),
-		Dispatcher:     host,
-		Audit:          al,
-		Logger:         log,
-		ToolsCanChange: isDir(cfg.Tools.Dir),
+		Version:    Version(),
+		Dispatcher: host,
+		Audit:      al,
+		Logger:     log,
+		// The watcher below picks up a tools directory created after start, so the
+		// tool list can always change.
+		ToolsCanChange: true,
 		SearXNGEnabled: cfg.SearXNG.Enabled,
 	})
 	if err != nil {
@@ -80,6 +83,11 @@ func runMCP(cmd *cobra.Command, _ []string) error {
 	}
 	host.OnChange(srv.Refresh)
 	srv.Refresh() // in case the tool set changed between New and OnChange
+
+	// Third-party modules: re-audit and swap in on any change of the tools
+	// directory or policy.toml; clients get notifications/tools/list_changed.
+	watcher := toolwatch.Start(ctx, host, toolwatch.Options{Dir: cfg.Tools.Dir, PolicyFile: cfg.Tools.Policy, Logger: log})
+	defer watcher.Stop()
 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)
@@ -98,12 +106,4 @@ func runMCP(cmd *cobra.Command, _ []string) error {
 		return nil // interrupted: a normal way to stop a stdio server
 	}
 	return err
-}
-
-func isDir(path string) bool {
-	if path == "" {
-		return false
-	}
-	st, err := os.Stat(path)
-	return err == nil && st.IsDir()
 }
