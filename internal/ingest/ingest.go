@@ -24,6 +24,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/schollz/progressbar/v3"
@@ -35,6 +36,15 @@ import (
 // Writer stores one parsed source; *memtree.Store implements it.
 type Writer interface {
 	Ingest(ctx context.Context, src memtree.SourceInput) (memtree.IngestStats, error)
+}
+
+// PreparedWriter is a Writer that splits a source's CPU-bound preparation
+// (memtree.Prepare: chunking, entities, summaries) from its write; Run then prepares
+// the next sources on another goroutine while the writer commits, each source still in
+// its own transaction. *memtree.Store implements it.
+type PreparedWriter interface {
+	Writer
+	IngestPrepared(ctx context.Context, p *memtree.Prepared) (memtree.IngestStats, error)
 }
 
 // Kinds accepted by Options.Kind.
@@ -103,6 +113,9 @@ type task struct {
 
 type runner struct {
 	w     Writer
+	mu    sync.Mutex // guards sum while the write pipeline runs
+	jobs  chan memtree.SourceInput
+	done  chan struct{}
 	opt   Options
 	log   *slog.Logger
 	sum   *Summary
@@ -123,6 +136,10 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		r.log = slog.Default()
 	}
 	defer func() { r.sum.Seconds = time.Since(start).Seconds() }()
+	if pw, ok := w.(PreparedWriter); ok {
+		r.startPipeline(ctx, pw)
+		defer r.stopPipeline()
+	}
 	if opt.Kind != KindAuto && !contains(Kinds, opt.Kind) {
 		return r.sum, fmt.Errorf("ingest: unknown kind %q: use one of %s, or leave it empty to detect", opt.Kind, strings.Join(Kinds, ", "))
 	}
@@ -154,7 +171,7 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 	}
 	for _, t := range tasks {
 		if err := ctx.Err(); err != nil {
-			return r.sum, fmt.Errorf("ingest interrupted after %d sources: %w", r.sum.Sources, err)
+			return r.sum, fmt.Errorf("ingest interrupted after %d sources: %w", r.sources(), err)
 		}
 		r.runTask(ctx, t)
 		if bar != nil {
@@ -163,17 +180,73 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 	}
 	for _, src := range threadMails(r.mails) {
 		if err := ctx.Err(); err != nil {
-			return r.sum, fmt.Errorf("ingest interrupted after %d sources: %w", r.sum.Sources, err)
+			return r.sum, fmt.Errorf("ingest interrupted after %d sources: %w", r.sources(), err)
 		}
 		r.write(ctx, src)
 	}
+	r.stopPipeline()
 	if bar != nil {
 		_ = bar.Finish()
 	}
 	if err := ctx.Err(); err != nil {
-		return r.sum, fmt.Errorf("ingest interrupted after %d sources: %w", r.sum.Sources, err)
+		return r.sum, fmt.Errorf("ingest interrupted after %d sources: %w", r.sources(), err)
 	}
 	return r.sum, nil
+}
+
+// startPipeline runs preparation and writing on two goroutines fed by write, so
+// parsing, preparing and committing overlap.
+func (r *runner) startPipeline(ctx context.Context, pw PreparedWriter) {
+	type prepared struct {
+		src memtree.SourceInput
+		p   *memtree.Prepared
+		err error
+	}
+	r.jobs = make(chan memtree.SourceInput, 16)
+	r.done = make(chan struct{})
+	ready := make(chan prepared, 16)
+	go func() {
+		defer close(ready)
+		for src := range r.jobs {
+			if ctx.Err() != nil {
+				continue
+			}
+			p, err := memtree.Prepare(src)
+			ready <- prepared{src: src, p: p, err: err}
+		}
+	}()
+	go func() {
+		defer close(r.done)
+		for x := range ready {
+			if ctx.Err() != nil {
+				continue
+			}
+			var st memtree.IngestStats
+			err := x.err
+			if err == nil {
+				st, err = pw.IngestPrepared(ctx, x.p)
+			}
+			r.mu.Lock()
+			r.record(ctx, x.src, st, err)
+			r.mu.Unlock()
+		}
+	}()
+}
+
+// stopPipeline waits for every queued source to be written (idempotent).
+func (r *runner) stopPipeline() {
+	if r.jobs == nil {
+		return
+	}
+	close(r.jobs)
+	<-r.done
+	r.jobs = nil
+}
+
+func (r *runner) sources() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.sum.Sources
 }
 
 func contains(list []string, s string) bool {
@@ -267,12 +340,20 @@ func (r *runner) classify(p string) string {
 }
 
 func (r *runner) fail(fe FileError) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.failLocked(fe)
+}
+
+func (r *runner) failLocked(fe FileError) {
 	r.sum.Errors = append(r.sum.Errors, fe)
 	r.sum.Failures++
 	r.log.Debug("ingest: failed", "path", fe.Path, "where", fe.Where, "err", fe.Err)
 }
 
 func (r *runner) note(path, where, msg string) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.sum.Notes = append(r.sum.Notes, FileError{Path: path, Where: where, Err: errors.New(msg)})
 	r.log.Info("ingest: "+msg, "path", path, "where", where)
 }
@@ -282,14 +363,25 @@ func (r *runner) skip(path, why string) {
 	r.log.Debug("ingest: skipped", "path", path, "why", why)
 }
 
-// write stores one source and adds its stats.
+// write stores one source (through the pipeline when one runs) and adds its stats.
 func (r *runner) write(ctx context.Context, src memtree.SourceInput) {
+	if r.jobs != nil {
+		r.jobs <- src
+		return
+	}
 	st, err := r.w.Ingest(ctx, src)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.record(ctx, src, st, err)
+}
+
+// record adds one source's outcome to the summary; r.mu must be held.
+func (r *runner) record(ctx context.Context, src memtree.SourceInput, st memtree.IngestStats, err error) {
 	if err != nil {
 		if ctx.Err() != nil {
 			return
 		}
-		r.fail(FileError{Path: src.Origin, Where: "source " + src.SourceID, Err: fmt.Errorf("store: %w", err)})
+		r.failLocked(FileError{Path: src.Origin, Where: "source " + src.SourceID, Err: fmt.Errorf("store: %w", err)})
 		return
 	}
 	r.sum.Sources++

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -38,17 +39,22 @@ func validateSource(in *SourceInput) error {
 	return nil
 }
 
-// Ingest writes one source in one transaction: it chunks the messages, extracts
-// entities, builds the summary tree and replaces the chunk set an earlier ingest of
-// the same (Kind, SourceID) left. Identical input adds nothing (UnchangedChunks counts
-// it). A source with no text is rejected with ErrInvalid.
-func (s *Store) Ingest(ctx context.Context, in SourceInput) (IngestStats, error) {
-	var st IngestStats
-	if s.w == nil {
-		return st, fmt.Errorf("ingest %s: %w; open it with memtree.Open", in.SourceID, ErrReadOnly)
-	}
+// Prepared is a source made ready for writing: validated, chunked, its entities
+// extracted and its summary tree built. Preparing touches no store, so an ingester
+// can prepare the next sources on another core while the writer commits this one.
+type Prepared struct {
+	in     SourceInput
+	chunks []chunk
+	sums   []summaryNode
+	nEnts  int
+}
+
+// Prepare validates and chunks one source, extracts its entities and builds its
+// summary tree, without touching any store. A source with no text is rejected with
+// ErrInvalid.
+func Prepare(in SourceInput) (*Prepared, error) {
 	if err := validateSource(&in); err != nil {
-		return st, err
+		return nil, err
 	}
 	in.Messages = append([]MessageInput(nil), in.Messages...)
 	sortMessages(in.Messages)
@@ -58,7 +64,7 @@ func (s *Store) Ingest(ctx context.Context, in SourceInput) (IngestStats, error)
 		if where == "" {
 			where = in.SourceID
 		}
-		return st, fmt.Errorf("ingest %s: source %q has no text to store: %w", where, in.SourceID, ErrInvalid)
+		return nil, fmt.Errorf("ingest %s: source %q has no text to store: %w", where, in.SourceID, ErrInvalid)
 	}
 	ents := map[string]bool{}
 	for _, c := range chunks {
@@ -66,18 +72,44 @@ func (s *Store) Ingest(ctx context.Context, in SourceInput) (IngestStats, error)
 			ents[id] = true
 		}
 	}
-	st.Entities = len(ents)
+	return &Prepared{in: in, chunks: chunks, sums: buildSummaries(&in, chunks), nEnts: len(ents)}, nil
+}
 
+// SourceID names the prepared source.
+func (p *Prepared) SourceID() string { return p.in.SourceID }
+
+// Ingest writes one source in one transaction: it chunks the messages, extracts
+// entities, builds the summary tree and replaces the chunk set an earlier ingest of
+// the same (Kind, SourceID) left. Identical input adds nothing (UnchangedChunks counts
+// it). A source with no text is rejected with ErrInvalid.
+func (s *Store) Ingest(ctx context.Context, in SourceInput) (IngestStats, error) {
+	if s.w == nil {
+		return IngestStats{}, fmt.Errorf("ingest %s: %w; open it with memtree.Open", in.SourceID, ErrReadOnly)
+	}
+	p, err := Prepare(in)
+	if err != nil {
+		return IngestStats{}, err
+	}
+	return s.IngestPrepared(ctx, p)
+}
+
+// IngestPrepared writes a source made by Prepare in one transaction (see Ingest). A
+// failure rolls back this source only.
+func (s *Store) IngestPrepared(ctx context.Context, p *Prepared) (IngestStats, error) {
+	st := IngestStats{Entities: p.nEnts}
+	if s.w == nil {
+		return st, fmt.Errorf("ingest %s: %w; open it with memtree.Open", p.in.SourceID, ErrReadOnly)
+	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {
-		return st, fmt.Errorf("ingest %s: begin transaction: %w", in.SourceID, err)
+		return st, fmt.Errorf("ingest %s: begin transaction: %w", p.in.SourceID, err)
 	}
 	defer tx.Rollback()
-	if err := s.writeSource(ctx, tx, &in, chunks, &st); err != nil {
-		return IngestStats{Entities: st.Entities}, fmt.Errorf("ingest %s: %w", in.SourceID, err)
+	if err := s.writeSource(ctx, tx, p, &st); err != nil {
+		return IngestStats{Entities: st.Entities}, fmt.Errorf("ingest %s: %w", p.in.SourceID, err)
 	}
 	if err := tx.Commit(); err != nil {
-		return IngestStats{Entities: st.Entities}, fmt.Errorf("ingest %s: commit: %w", in.SourceID, err)
+		return IngestStats{Entities: st.Entities}, fmt.Errorf("ingest %s: commit: %w", p.in.SourceID, err)
 	}
 	return st, nil
 }
@@ -90,15 +122,27 @@ func jsonOf(v any) string {
 	return string(b)
 }
 
-func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, in *SourceInput, chunks []chunk, st *IngestStats) error {
+// entAgg is one entity's contribution from a whole source: how many of its chunks
+// mention it, the newest chunk time, and the surface seen at that time.
+type entAgg struct {
+	ID      string `json:"i"`
+	Kind    string `json:"k"`
+	Surface string `json:"s"`
+	N       int    `json:"n"`
+	TS      int64  `json:"t"`
+}
+
+func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *IngestStats) error {
+	in, chunks := &p.in, p.chunks
 	now := time.Now().UnixMilli()
 	tags := in.Tags
 	if tags == nil {
 		tags = []string{}
 	}
+	tagsJSON := jsonOf(tags)
 	var srcRow int64
 	err := s.txQueryRow(ctx, tx, qUpsertSource,
-		in.Kind, in.SourceID, in.Title, in.Provider, jsonOf(tags), in.Origin, now).Scan(&srcRow)
+		in.Kind, in.SourceID, in.Title, in.Provider, tagsJSON, in.Origin, now).Scan(&srcRow)
 	if err != nil {
 		return fmt.Errorf("write source row: %w", err)
 	}
@@ -121,31 +165,33 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, in *SourceInput, ch
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read existing chunks: %w", err)
 	}
-	keep := map[string]bool{}
-	for _, c := range chunks {
-		keep[c.ID] = true
-	}
-	// Remove chunks that are no longer part of the source.
-	touched := map[string]bool{}
-	for id, rid := range existing {
-		if keep[id] {
-			continue
+	if len(existing) > 0 {
+		keep := map[string]bool{}
+		for _, c := range chunks {
+			keep[c.ID] = true
 		}
-		if err := s.removeChunk(ctx, tx, id, rid, touched); err != nil {
-			return err
+		// Remove chunks that are no longer part of the source.
+		touched := map[string]bool{}
+		for id, rid := range existing {
+			if keep[id] {
+				continue
+			}
+			if err := s.removeChunk(ctx, tx, id, rid, touched); err != nil {
+				return err
+			}
+			st.RemovedChunks++
 		}
-		st.RemovedChunks++
-	}
-	if len(touched) > 0 {
-		if err := s.refreshEntities(ctx, tx, touched); err != nil {
-			return err
+		if len(touched) > 0 {
+			if err := s.refreshEntities(ctx, tx, touched); err != nil {
+				return err
+			}
 		}
 	}
-	// Insert new chunks.
+	// Insert new chunks; entity counts and links are written once per source.
 	insChunk := tx.StmtContext(ctx, s.ws.insChunk)
-	insEnt := tx.StmtContext(ctx, s.ws.insEnt)
-	insLink := tx.StmtContext(ctx, s.ws.insLink)
 	changed := st.RemovedChunks > 0
+	ents := map[string]*entAgg{}
+	var links []any // [entity id, chunk rowid] pairs
 	for _, c := range chunks {
 		if _, ok := existing[c.ID]; ok {
 			st.UnchangedChunks++
@@ -161,7 +207,7 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, in *SourceInput, ch
 		}
 		var rid int64
 		err := insChunk.QueryRowContext(ctx, c.ID, srcRow, in.Kind, in.SourceID, c.Seq, c.TS, c.TSStart, c.TSEnd,
-			in.Title, c.Text, jsonOf(tags), ref, jsonOf(refs), jsonOf(c.Spans), jsonOf(c.Attachments), tokenCount(c.Text), now).Scan(&rid)
+			in.Title, c.Text, tagsJSON, ref, jsonOf(refs), jsonOf(c.Spans), jsonOf(c.Attachments), tokenCount(c.Text), now).Scan(&rid)
 		if err == sql.ErrNoRows {
 			// The same id exists under another source row: identical kind, source id,
 			// seq and text cannot differ, so this only happens on a hash collision.
@@ -171,32 +217,88 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, in *SourceInput, ch
 			return fmt.Errorf("write chunk seq %d: %w", c.Seq, err)
 		}
 		for id, e := range c.Entities {
-			if _, err := insEnt.ExecContext(ctx, id, e.Kind, e.Surface, c.TS); err != nil {
-				return fmt.Errorf("write entity %s: %w", id, err)
+			a := ents[id]
+			if a == nil {
+				a = &entAgg{ID: id, Kind: e.Kind, Surface: e.Surface, TS: c.TS}
+				ents[id] = a
 			}
-			if _, err := insLink.ExecContext(ctx, id, rid); err != nil {
-				return fmt.Errorf("link entity %s: %w", id, err)
+			a.N++
+			if c.TS >= a.TS { // the newest mention names the entity, as a per-chunk upsert would
+				a.TS, a.Surface = c.TS, e.Surface
 			}
+			links = append(links, []any{id, rid})
 		}
 		st.NewChunks++
 		changed = true
 	}
-	// Source aggregates.
-	if _, err := s.txExec(ctx, tx, qSourceAggregates, srcRow); err != nil {
+	if len(ents) > 0 {
+		list := make([]*entAgg, 0, len(ents))
+		for _, a := range ents {
+			list = append(list, a)
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+		b, err := json.Marshal(list)
+		if err != nil {
+			return fmt.Errorf("encode entities: %w", err)
+		}
+		if _, err := s.txExec(ctx, tx, qUpsertEntities, string(b)); err != nil {
+			return fmt.Errorf("write %d entities: %w", len(list), err)
+		}
+		b, err = json.Marshal(links)
+		if err != nil {
+			return fmt.Errorf("encode entity links: %w", err)
+		}
+		if _, err := s.txExec(ctx, tx, qInsertLinks, string(b)); err != nil {
+			return fmt.Errorf("link %d entities: %w", len(links), err)
+		}
+	}
+	// Source aggregates: a new source's chunk set is exactly chunks; a re-ingested one
+	// may keep rows whose times differ from the input, so count those from the store.
+	if len(existing) == 0 {
+		first, last := chunks[0].TSStart, chunks[0].TSEnd
+		for _, c := range chunks {
+			first, last = min(first, c.TSStart), max(last, c.TSEnd)
+		}
+		if _, err := s.txExec(ctx, tx, qSetSourceAggregates, len(chunks), first, last, srcRow); err != nil {
+			return fmt.Errorf("update source aggregates: %w", err)
+		}
+	} else if _, err := s.txExec(ctx, tx, qSourceAggregates, srcRow); err != nil {
 		return fmt.Errorf("update source aggregates: %w", err)
 	}
-	var nsum int
-	if err := s.txQueryRow(ctx, tx, qCountSummaries, srcRow).Scan(&nsum); err != nil {
-		return fmt.Errorf("read summaries: %w", err)
+	nsum := 0
+	if len(existing) > 0 {
+		if err := s.txQueryRow(ctx, tx, qCountSummaries, srcRow).Scan(&nsum); err != nil {
+			return fmt.Errorf("read summaries: %w", err)
+		}
 	}
 	if changed || nsum == 0 {
-		if err := s.writeSummaries(ctx, tx, tx.StmtContext(ctx, s.ws.insSummary), srcRow, in, chunks); err != nil {
+		if err := s.writeBuiltSummaries(ctx, tx, srcRow, p.sums, len(existing) > 0); err != nil {
 			return err
 		}
 	}
 	if changed {
 		if _, err := s.txExec(ctx, tx, qBumpGeneration); err != nil {
 			return fmt.Errorf("bump store generation: %w", err)
+		}
+	}
+	return nil
+}
+
+// writeBuiltSummaries replaces a source's summary tree with nodes Prepare built
+// (the write half of writeSummaries, with the building done off the writer).
+func (s *Store) writeBuiltSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, nodes []summaryNode, hadOld bool) error {
+	if hadOld {
+		if _, err := s.txExec(ctx, tx, qDeleteSummaryVectors, srcRow); err != nil {
+			return fmt.Errorf("delete old summary vectors: %w", err)
+		}
+		if _, err := s.txExec(ctx, tx, qDeleteSummaries, srcRow); err != nil {
+			return fmt.Errorf("delete old summaries: %w", err)
+		}
+	}
+	ins := tx.StmtContext(ctx, s.ws.insSummary)
+	for _, n := range nodes {
+		if _, err := ins.ExecContext(ctx, n.ID, srcRow, n.Level, n.Idx, n.Text, jsonOf(n.Children), jsonOf(n.Leaves), n.TSStart, n.TSEnd); err != nil {
+			return fmt.Errorf("write summary L%d #%d: %w", n.Level, n.Idx, err)
 		}
 	}
 	return nil
@@ -243,7 +345,7 @@ func (s *Store) refreshEntities(ctx context.Context, tx *sql.Tx, ids map[string]
 
 // writeStmts are the writer's prepared statements, reused by every Ingest.
 type writeStmts struct {
-	insChunk, insEnt, insLink, insSummary *sql.Stmt
+	insChunk, insSummary *sql.Stmt
 }
 
 func (ws *writeStmts) prepare(db *sql.DB) error {
@@ -256,10 +358,6 @@ func (ws *writeStmts) prepare(db *sql.DB) error {
 	prep(&ws.insChunk, `INSERT INTO chunks(id, source_rowid, kind, source_id, seq, ts, ts_start, ts_end,
 		title, text, tags_json, source_ref, source_refs_json, ref_spans_json, attachments_json, token_count, created_ms)
 		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING RETURNING rowid`)
-	prep(&ws.insEnt, `INSERT INTO entities(id, kind, surface, ref_count, last_seen) VALUES(?,?,?,1,?)
-		ON CONFLICT(id) DO UPDATE SET ref_count=ref_count+1, last_seen=max(last_seen, excluded.last_seen),
-			surface=CASE WHEN excluded.last_seen >= last_seen THEN excluded.surface ELSE surface END`)
-	prep(&ws.insLink, `INSERT OR IGNORE INTO chunk_entities(entity_id, chunk_rowid) VALUES(?,?)`)
 	prep(&ws.insSummary, `INSERT INTO summaries(id, source_rowid, level, idx, text, child_ids_json, leaf_ids_json, ts_start, ts_end)
 		VALUES(?,?,?,?,?,?,?,?,?)`)
 	if err != nil {
@@ -269,7 +367,7 @@ func (ws *writeStmts) prepare(db *sql.DB) error {
 }
 
 func (ws *writeStmts) close() {
-	for _, st := range []*sql.Stmt{ws.insChunk, ws.insEnt, ws.insLink, ws.insSummary} {
+	for _, st := range []*sql.Stmt{ws.insChunk, ws.insSummary} {
 		if st != nil {
 			st.Close()
 		}
@@ -377,6 +475,13 @@ var (
 		first_ms=coalesce((SELECT min(ts_start) FROM chunks WHERE source_rowid=?1),0),
 		last_ms=coalesce((SELECT max(ts_end) FROM chunks WHERE source_rowid=?1),0)
 		WHERE rowid=?1`)
+	qSetSourceAggregates = writerSQL(`UPDATE sources SET chunk_count=?, first_ms=?, last_ms=? WHERE rowid=?`)
+	qUpsertEntities      = writerSQL(`INSERT INTO entities(id, kind, surface, ref_count, last_seen)
+		SELECT value->>'i', value->>'k', value->>'s', value->>'n', value->>'t' FROM json_each(?) WHERE true
+		ON CONFLICT(id) DO UPDATE SET ref_count=ref_count+excluded.ref_count, last_seen=max(last_seen, excluded.last_seen),
+			surface=CASE WHEN excluded.last_seen >= last_seen THEN excluded.surface ELSE surface END`)
+	qInsertLinks = writerSQL(`INSERT OR IGNORE INTO chunk_entities(entity_id, chunk_rowid)
+		SELECT value->>0, value->>1 FROM json_each(?)`)
 	qCountSummaries = writerSQL(`SELECT count(*) FROM summaries WHERE source_rowid=?`)
 	qBumpGeneration = writerSQL(`INSERT INTO meta(key, value) VALUES('generation', '1')
 			ON CONFLICT(key) DO UPDATE SET value=CAST(value AS INTEGER)+1`)
