@@ -7,6 +7,8 @@ import (
 
 	"fmt"
 	"log/slog"
+	"math"
+	"os"
 	"sort"
 	"strings"
 
@@ -24,7 +26,13 @@ const (
 // expansion, feedback), chosen on the generated corpus: weights 1/0.5/1/0.8 gave
 // recall keyword 0.81; 3/0.3/1/0.5 gives 0.875 with paraphrase and related unchanged
 // within noise (0.02-0.09).
-var tune = struct{ chunks, summaries, expansion, feedback float64 }{3.0, 0.3, 1.0, 0.5}
+var tune = struct{ chunks, summaries, expansion, assoc, expOnly, dedup, litRef, litDamp, litFloor, expBoost float64 }{3.0, 0.3, 1.0, 6.0, 1, 1, 20, 1, 0.3, 0}
+
+func init() {
+	if v := os.Getenv("RQTUNE"); v != "" {
+		fmt.Sscanf(v, "%g,%g,%g,%g,%g,%g,%g,%g,%g,%g", &tune.chunks, &tune.summaries, &tune.expansion, &tune.assoc, &tune.expOnly, &tune.dedup, &tune.litRef, &tune.litDamp, &tune.litFloor, &tune.expBoost)
+	}
+}
 
 // Recall finds chunks by meaning. Offline (no embedder, or the embedder failed) it
 // fuses bm25 over chunks, bm25 over summaries (expanded to their best chunks) and a
@@ -81,6 +89,17 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 		}
 	}
 	res.Chunks = fuse(lists, req.K)
+	if os.Getenv("RQDEBUG") != "" {
+		for _, l := range lists {
+			fmt.Fprintf(os.Stderr, "  list %s: %d\n", l.name, len(l.hits))
+			for i, h := range l.hits {
+				if i >= 5 {
+					break
+				}
+				fmt.Fprintf(os.Stderr, "    %.3f %v %q\n", h.Score, h.SourceRefs, h.Snippet)
+			}
+		}
+	}
 	if err := citeHits(ctx, db, res.Chunks, stems, nil); err != nil {
 		return nil, fmt.Errorf("recall %q: %w", query, err)
 	}
@@ -122,6 +141,9 @@ func fuse(lists []rankedList, k int) []abi.ChunkHit {
 		out = append(out, a.hit)
 	}
 	sortHits(out)
+	if tune.dedup > 0 {
+		out = demoteDuplicates(out)
+	}
 	if len(out) > k {
 		out = out[:k]
 	}
@@ -130,15 +152,19 @@ func fuse(lists []rankedList, k int) []abi.ChunkHit {
 
 // lexicalLists builds the offline rankings: chunk bm25 (with search's people/date
 // understanding), summary bm25 expanded to chunks, weighted coordination over the
-// query words and their lexical expansions, and pseudo-relevance feedback from the
-// best of those.
+// query words and their lexical expansions, and weighted coordination over the
+// words the store associates with the query words (recall_assoc.go), which leaves
+// out the chunks that say a query word themselves.
 func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, query string) ([]rankedList, []string, error) {
 	var lists []rankedList
 	hits, err := s.search(ctx, db, snap, query, recallDepth)
 	if err != nil {
 		return nil, nil, err
 	}
-	lists = append(lists, rankedList{name: "chunks", weight: tune.chunks, hits: hits})
+	// Literal evidence: a query whose words the store says in few chunks is worded
+	// unlike the store's text; then recall leans on expansions and associations.
+	rho := math.Min(1, float64(len(hits))/tune.litRef)
+	lists = append(lists, rankedList{name: "chunks", weight: tune.chunks * (tune.litFloor + (1-tune.litFloor)*rho), hits: hits})
 
 	pq := parseQuery(query, snap)
 	terms, err := s.queryTerms(ctx, db, pq.Text)
@@ -146,6 +172,14 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		return nil, nil, err
 	}
 	terms = pruneFrequent(terms, snap.n)
+	stems := stemsOf(terms)
+	if os.Getenv("RQSTAT") != "" {
+		var dfs []int
+		for _, t := range terms {
+			dfs = append(dfs, t.DF)
+		}
+		fmt.Fprintf(os.Stderr, "STAT\t%s\t%v\t%d\n", query, dfs, len(hits))
+	}
 	if len(terms) > 0 && tune.summaries > 0 {
 		sh, err := summaryChunks(ctx, db, orExpr(terms), terms, recallDepth)
 		if err != nil {
@@ -157,31 +191,68 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 	if err != nil {
 		return nil, nil, err
 	}
-	eh, top, err := rankGroups(ctx, db, groups, recallDepth)
-	if err != nil {
-		return nil, nil, err
-	}
-	lists = append(lists, rankedList{name: "expansion", weight: tune.expansion, hits: eh})
-	stems := stemsOf(terms)
+	var eg [][]wterm
 	for _, g := range groups {
+		var ws []wterm
 		for _, t := range g.terms {
+			ws = append(ws, wterm{phrase: t.phrase, stems: t.stems, weight: t.weight})
 			stems = append(stems, t.stems...)
 		}
+		eg = append(eg, ws)
 	}
-	if tune.feedback > 0 && len(top) > 0 {
-		fb, err := s.feedbackGroups(ctx, db, snap, top, groups)
-		if err != nil {
-			return nil, nil, err
-		}
-		fh, _, err := rankGroups(ctx, db, fb, recallDepth)
-		if err != nil {
-			return nil, nil, err
-		}
-		lists = append(lists, rankedList{name: "feedback", weight: tune.feedback, hits: fh})
-		for _, g := range fb {
-			for _, t := range g.terms {
-				stems = append(stems, t.stems...)
+	if tune.expansion > 0 && len(eg) > 0 {
+		var skip map[int64]bool
+		if tune.expOnly > 0 && len(terms) > 0 && float64(len(hits)) < tune.litRef {
+			lit, err := matchRowids(ctx, db, orExpr(terms), 2000)
+			if err != nil {
+				return nil, nil, err
 			}
+			skip = make(map[int64]bool, len(lit))
+			for _, id := range lit {
+				skip[id] = true
+			}
+		}
+		eh, err := setRank(ctx, db, eg, skip, recallDepth)
+		if err != nil {
+			return nil, nil, err
+		}
+		lists = append(lists, rankedList{name: "expansion", weight: tune.expansion * (1 + tune.expBoost*(1-rho)), hits: eh})
+	}
+	if tune.assoc > 0 && len(terms) > 0 {
+		skipStems := map[string]bool{}
+		for _, t := range terms {
+			skipStems[t.Stem] = true
+		}
+		var ag [][]wterm
+		for _, t := range terms {
+			if float64(t.DF) > assocMaxShare*float64(snap.n) {
+				continue
+			}
+			as, err := s.associates(ctx, db, snap, t.Word, skipStems)
+			if err != nil {
+				return nil, nil, err
+			}
+			if len(as) > 0 {
+				ag = append(ag, as)
+				for _, a := range as {
+					stems = append(stems, a.stems...)
+				}
+			}
+		}
+		if len(ag) > 0 {
+			lit, err := matchRowids(ctx, db, orExpr(terms), 2000)
+			if err != nil {
+				return nil, nil, err
+			}
+			skip := make(map[int64]bool, len(lit))
+			for _, id := range lit {
+				skip[id] = true
+			}
+			ah, err := setRank(ctx, db, ag, skip, recallDepth)
+			if err != nil {
+				return nil, nil, err
+			}
+			lists = append(lists, rankedList{name: "association", weight: tune.assoc * (1 - rho*tune.litDamp), hits: ah})
 		}
 	}
 	return lists, stems, nil

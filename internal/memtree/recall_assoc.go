@@ -1,0 +1,269 @@
+package memtree
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"math"
+	"sort"
+	"strings"
+	"sync"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// Corpus association and set-based ranking for offline recall.
+//
+// A query word the store knows but rarely uses (a word said only in passing about a
+// topic) is expanded into the words it co-occurs with in the store's own text:
+// pointwise mutual information over the chunks that contain it. Those topical words
+// find the items that talk about the same thing in other words. Associations are
+// computed lazily from the chunks at query time and cached per store generation, so
+// no schema change and no ingest step is needed.
+
+// Association limits.
+const (
+	assocSample   = 30   // chunks containing a word that are read to find its associates
+	assocMinDocs  = 2    // an associate must co-occur in at least this many of them
+	assocMinPMI   = 1.5  // natural-log PMI floor (≈ 4.5× more frequent than chance)
+	assocTerms    = 8    // associates kept per word
+	assocMaxShare = 0.02 // a word in more chunks than this share is not expanded by association
+	setRankRows   = 400  // chunks read per term by setRank
+)
+
+// wterm is a weighted term of a set-ranking group: a folded word or phrase.
+type wterm struct {
+	phrase string
+	stems  []string
+	weight float64
+}
+
+// assocKey identifies a cached association list.
+type assocKey struct {
+	s    *Store
+	gen  string
+	stem string
+}
+
+var assocCache = struct {
+	sync.Mutex
+	m map[assocKey][]wterm
+}{m: map[assocKey][]wterm{}}
+
+// associates returns the words that co-occur with word in the store markedly more
+// often than chance, best first, weights normalised to 1 for the best. Words whose
+// stems are in skip are left out.
+func (s *Store) associates(ctx context.Context, db *sql.DB, snap *dfCache, word string, skip map[string]bool) ([]wterm, error) {
+	st := stem(word)
+	key := assocKey{s, snap.gen, st}
+	assocCache.Lock()
+	cached, ok := assocCache.m[key]
+	assocCache.Unlock()
+	if !ok {
+		var err error
+		if cached, err = s.computeAssociates(ctx, db, snap, word); err != nil {
+			return nil, err
+		}
+		assocCache.Lock()
+		if len(assocCache.m) > 20000 {
+			assocCache.m = map[assocKey][]wterm{}
+		}
+		assocCache.m[key] = cached
+		assocCache.Unlock()
+	}
+	out := make([]wterm, 0, len(cached))
+	for _, t := range cached {
+		if !skip[t.stems[0]] {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+func (s *Store) computeAssociates(ctx context.Context, db *sql.DB, snap *dfCache, word string) ([]wterm, error) {
+	own := stem(word)
+	rows, err := db.QueryContext(ctx, `SELECT c.text FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
+		WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?`, quoteFTS(word), assocSample)
+	if err != nil {
+		return nil, fmt.Errorf("association sample for %q: %w", word, err)
+	}
+	type cnt struct {
+		word string
+		docs int
+	}
+	counts := map[string]*cnt{}
+	memo := map[string]string{}
+	m := 0
+	for rows.Next() {
+		var text string
+		if err := rows.Scan(&text); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("association sample for %q: %w", word, err)
+		}
+		m++
+		seen := map[string]bool{}
+		for _, w := range words(text) {
+			if len(w) < 3 || stopwords[w] || isDigits(w) {
+				continue
+			}
+			st, ok := memo[w]
+			if !ok {
+				st = stem(w)
+				memo[w] = st
+			}
+			if st == own || seen[st] {
+				continue
+			}
+			seen[st] = true
+			c := counts[st]
+			if c == nil {
+				c = &cnt{word: w}
+				counts[st] = c
+			}
+			c.docs++
+		}
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("association sample for %q: %w", word, err)
+	}
+	if m == 0 {
+		return nil, nil
+	}
+	var out []wterm
+	for st, c := range counts {
+		if c.docs < assocMinDocs {
+			continue
+		}
+		df, err := s.docFreq(ctx, db, st)
+		if err != nil {
+			return nil, err
+		}
+		if df == 0 || float64(df) > maxExpandShare*float64(snap.n) {
+			continue
+		}
+		pmi := math.Log(float64(c.docs) / float64(m) * float64(snap.n) / float64(df))
+		if pmi < assocMinPMI {
+			continue
+		}
+		out = append(out, wterm{phrase: c.word, stems: []string{st}, weight: float64(c.docs) / float64(m) * pmi})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].weight != out[j].weight {
+			return out[i].weight > out[j].weight
+		}
+		return out[i].phrase < out[j].phrase
+	})
+	if len(out) > assocTerms {
+		out = out[:assocTerms]
+	}
+	if len(out) > 0 {
+		top := out[0].weight
+		for i := range out {
+			out[i].weight /= top
+		}
+	}
+	return out, nil
+}
+
+// matchRowids returns the rowids of up to limit chunks matching FTS expression expr.
+func matchRowids(ctx context.Context, db *sql.DB, expr string, limit int) ([]int64, error) {
+	rows, err := db.QueryContext(ctx, `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?`, expr, limit)
+	if err != nil {
+		return nil, fmt.Errorf("full-text match %s: %w", expr, err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("full-text match %s: %w", expr, err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// setRank ranks chunks by weighted coordination over groups, computed in sets of
+// rowids (no chunk text is read): a chunk scores, per group, the share of the
+// group's weight its terms carry (at most 1), summed over groups. Chunks in skip
+// are left out. It returns up to limit hits, best first, Score set.
+func setRank(ctx context.Context, db *sql.DB, groups [][]wterm, skip map[int64]bool, limit int) ([]abi.ChunkHit, error) {
+	score := map[int64]float64{}
+	for _, g := range groups {
+		total := 0.0
+		for _, t := range g {
+			total += t.weight
+		}
+		if total == 0 {
+			continue
+		}
+		gs := map[int64]float64{}
+		for _, t := range g {
+			ids, err := matchRowids(ctx, db, quoteFTS(t.phrase), setRankRows)
+			if err != nil {
+				return nil, err
+			}
+			for _, id := range ids {
+				if !skip[id] {
+					gs[id] += t.weight / total
+				}
+			}
+		}
+		for id, v := range gs {
+			score[id] += math.Min(1, v)
+		}
+	}
+	type sc struct {
+		id int64
+		v  float64
+	}
+	all := make([]sc, 0, len(score))
+	for id, v := range score {
+		all = append(all, sc{id, v})
+	}
+	sort.Slice(all, func(i, j int) bool {
+		if all[i].v != all[j].v {
+			return all[i].v > all[j].v
+		}
+		return all[i].id < all[j].id
+	})
+	if len(all) > limit {
+		all = all[:limit]
+	}
+	if len(all) == 0 {
+		return nil, nil
+	}
+	ids := make([]any, len(all))
+	for i, x := range all {
+		ids[i] = x.id
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.rowid, substr(c.text, 1, 400) FROM chunks c WHERE c.rowid IN (`+ph+`)`, ids...)
+	if err != nil {
+		return nil, fmt.Errorf("read ranked chunks: %w", err)
+	}
+	defer rows.Close()
+	byID := map[int64]abi.ChunkHit{}
+	for rows.Next() {
+		var rid int64
+		var text string
+		h, err := scanHit(rows, &rid, &text)
+		if err != nil {
+			return nil, fmt.Errorf("read ranked chunks: %w", err)
+		}
+		h.Snippet = plainSnippet(text, nil)
+		byID[rid] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read ranked chunks: %w", err)
+	}
+	out := make([]abi.ChunkHit, 0, len(all))
+	for _, x := range all {
+		if h, ok := byID[x.id]; ok {
+			h.Score = x.v
+			out = append(out, h)
+		}
+	}
+	return out, nil
+}
