@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/config"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/searxng"
@@ -88,4 +89,15 @@ func openHost(ctx context.Context, cfg *config.Config, log *slog.Logger) (*runti
 		}
 	}
 	return host, closeAll, nil
+}
+
+// openAudit starts the per-call audit log under the workspace, rotated by size as
+// configured. Writing it never blocks or fails a call.
+func openAudit(cfg *config.Config, log *slog.Logger) *audit.Log {
+	return audit.New(audit.Options{
+		Dir:          cfg.AuditDir(),
+		MaxFileBytes: int64(cfg.Audit.MaxFileMiB) << 20,
+		MaxFiles:     cfg.Audit.MaxFiles,
+		Logger:       log,
+	})
 }

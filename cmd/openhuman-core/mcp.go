@@ -9,7 +9,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/mcpserver"
 	"github.com/openhuman/openhuman-core/internal/toolwatch"
 )
@@ -60,12 +59,7 @@ func runMCP(cmd *cobra.Command, _ []string) error {
 	}
 	defer closeHost()
 
-	al := audit.New(audit.Options{
-		Dir:          cfg.AuditDir(),
-		MaxFileBytes: int64(cfg.Audit.MaxFileMiB) << 20,
-		MaxFiles:     cfg.Audit.MaxFiles,
-		Logger:       log,
-	})
+	al := openAudit(cfg, log)
 	defer al.Close()
 
 	srv, err := mcpserver.New(mcpserver.Options{

@@ -13,7 +13,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/rpcserver"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
@@ -79,12 +78,7 @@ func runServe(ctx context.Context, addr string, stderr io.Writer) error {
 	}
 	defer closeHost()
 
-	al := audit.New(audit.Options{
-		Dir:          cfg.AuditDir(),
-		MaxFileBytes: int64(cfg.Audit.MaxFileMiB) << 20,
-		MaxFiles:     cfg.Audit.MaxFiles,
-		Logger:       log,
-	})
+	al := openAudit(cfg, log)
 	defer al.Close()
 
 	srv, err := rpcserver.New(host, rpcserver.Options{
