@@ -4,8 +4,11 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // dfCache caches the chunk count, per-term document frequencies and known people of
@@ -88,4 +91,119 @@ func (s *Store) docFreq(ctx context.Context, db *sql.DB, t string) (int, error) 
 	c.df[t] = d
 	c.mu.Unlock()
 	return d, nil
+}
+
+// tsMissing marks a rowid with no chunk in a chunkTimes table.
+const tsMissing = math.MinInt64
+
+// browseCache holds read-mostly results of one store generation: every chunk's
+// timestamp by rowid (so browsing by entity or words orders the matches an index
+// found without sorting rows in SQL) and the ListSources rows.
+type browseCache struct {
+	mu      sync.Mutex
+	tsGen   string
+	ts      []int64 // by rowid; tsMissing where no chunk
+	tsOK    bool
+	srcGen  string
+	sources []abi.Source // display names not set
+	srcOK   bool
+	named   map[string][]abi.Source // by user e-mail hint, display names set
+}
+
+// chunkTimes returns every chunk's timestamp by rowid for generation gen (read by the
+// caller just before), loading it from the time index when the store changed.
+func (s *Store) chunkTimes(ctx context.Context, db *sql.DB, gen string) ([]int64, error) {
+	c := &s.bc
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tsOK && c.tsGen == gen {
+		return c.ts, nil
+	}
+	rows, err := db.QueryContext(ctx, `SELECT rowid, ts FROM chunks INDEXED BY chunks_ts`)
+	if err != nil {
+		return nil, fmt.Errorf("load chunk times: %w", err)
+	}
+	defer rows.Close()
+	ts := make([]int64, 0, len(c.ts))
+	for rows.Next() {
+		var rid, t int64
+		if err := rows.Scan(&rid, &t); err != nil {
+			return nil, fmt.Errorf("load chunk times: %w", err)
+		}
+		if rid < 0 || rid > 1<<32 {
+			return nil, fmt.Errorf("load chunk times: chunk rowid %d out of range: the store is damaged; move it aside and ingest again", rid)
+		}
+		for int64(len(ts)) <= rid {
+			ts = append(ts, tsMissing)
+		}
+		ts[rid] = t
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load chunk times: %w", err)
+	}
+	c.ts, c.tsGen, c.tsOK = ts, gen, true
+	return ts, nil
+}
+
+// sourceRows returns the sources with chunks, newest first, for the current
+// generation (display names unset). The slice is shared: callers copy it.
+func (s *Store) sourceRows(ctx context.Context, db *sql.DB) ([]abi.Source, error) {
+	gen, err := generation(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	c := &s.bc
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.srcOK && c.srcGen == gen {
+		return c.sources, nil
+	}
+	rows, err := db.QueryContext(ctx, `SELECT kind, source_id, title, chunk_count, first_ms, last_ms FROM sources
+		WHERE chunk_count > 0 ORDER BY last_ms DESC, source_id`)
+	if err != nil {
+		return nil, fmt.Errorf("list sources: %w", err)
+	}
+	defer rows.Close()
+	out := []abi.Source{}
+	for rows.Next() {
+		var src abi.Source
+		if err := rows.Scan(&src.SourceKind, &src.SourceID, &src.Title, &src.ChunkCount, &src.FirstMS, &src.MostRecentMS); err != nil {
+			return nil, fmt.Errorf("list sources: %w", err)
+		}
+		out = append(out, src)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sources: %w", err)
+	}
+	c.sources, c.srcGen, c.srcOK, c.named = out, gen, true, nil
+	return out, nil
+}
+
+// namedSources returns a copy of the sources of the current generation with display
+// names for userEmailHint; the named lists of the last few hints are cached.
+func (s *Store) namedSources(ctx context.Context, db *sql.DB, userEmailHint string) ([]abi.Source, error) {
+	rows, err := s.sourceRows(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	c := &s.bc
+	c.mu.Lock()
+	named, ok := c.named[userEmailHint]
+	c.mu.Unlock()
+	if !ok {
+		named = make([]abi.Source, len(rows))
+		for i, src := range rows {
+			src.DisplayName = DisplayName(src.SourceKind, src.SourceID, src.Title, userEmailHint)
+			named[i] = src
+		}
+		c.mu.Lock()
+		if c.srcOK && len(c.sources) > 0 && len(rows) > 0 && &c.sources[0] == &rows[0] { // still this generation
+			if c.named == nil || len(c.named) >= 16 {
+				c.named = map[string][]abi.Source{}
+			}
+			c.named[userEmailHint] = named
+		}
+		c.mu.Unlock()
+	}
+	return append(make([]abi.Source, 0, len(named)), named...), nil
 }

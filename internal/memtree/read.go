@@ -282,6 +282,14 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
 	res := &abi.ListResult{Chunks: []abi.ChunkHit{}}
+	if q == "" && (entIn != "" || ftsOnly != "") && len(req.SourceKinds) == 0 && len(req.SourceIDs) == 0 {
+		// Entity and/or word filters (and a time window): the matching rowids come
+		// from the link or full-text index and are ordered by the cached chunk times.
+		if err := s.listByIndex(ctx, db, req, entIn, entArgs, ftsOnly, res); err != nil {
+			return nil, err
+		}
+		return res, nil
+	}
 	countSQL, countArgs := `SELECT count(*) FROM chunks c`+cond, args
 	switch {
 	case entityOnly && q == "":
@@ -328,6 +336,141 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 		return nil, fmt.Errorf("list chunks: %w", err)
 	}
 	return res, nil
+}
+
+// listByIndex answers ListChunks when the only filters are entity ids, a words-only
+// query (a full-text phrase match) and a time window: it reads the matching rowids
+// from the index (entity links and/or chunks_fts), filters and orders them by the
+// chunk times cached for this store generation, and reads only the page's rows (plus
+// rows tied on time at its edges, so the order is exactly timestamp DESC, id).
+func (s *Store) listByIndex(ctx context.Context, db *sql.DB, req abi.ChunksListRequest, entIn string, entArgs []any, fts string, res *abi.ListResult) error {
+	gen, err := generation(ctx, db)
+	if err != nil {
+		return fmt.Errorf("list chunks: %w", err)
+	}
+	times, err := s.chunkTimes(ctx, db, gen)
+	if err != nil {
+		return fmt.Errorf("list chunks: %w", err)
+	}
+	readIDs := func(q string, args ...any) (map[int64]bool, error) {
+		rows, err := db.QueryContext(ctx, q, args...)
+		if err != nil {
+			return nil, err
+		}
+		defer rows.Close()
+		out := map[int64]bool{}
+		for rows.Next() {
+			var rid int64
+			if err := rows.Scan(&rid); err != nil {
+				return nil, err
+			}
+			out[rid] = true
+		}
+		return out, rows.Err()
+	}
+	if entIn != "" && fts == "" && req.SinceMS == nil && req.UntilMS == nil {
+		// Entities only: count from the aggregates or links, then either walk the time
+		// index checking each chunk's links, stopping after the page (cheap when the
+		// entities are frequent), or read the links and order them here (when rare).
+		// One entity: its ref_count, which ingest keeps equal to its link count.
+		countSQL := `SELECT coalesce((SELECT ref_count FROM entities WHERE id=?), 0)`
+		if len(entArgs) > 1 {
+			countSQL = `SELECT count(DISTINCT chunk_rowid) FROM chunk_entities WHERE ` + entIn
+		}
+		if err := db.QueryRowContext(ctx, countSQL, entArgs...).Scan(&res.Total); err != nil {
+			return fmt.Errorf("list chunks: count: %w", err)
+		}
+		if res.Total == 0 || req.Offset >= res.Total {
+			return s.emptyHint(ctx, db, &res.Hint)
+		}
+		walk := float64(req.Offset+req.K) * float64(len(times)) / float64(res.Total)
+		if walk < 4*float64(res.Total) {
+			return s.listPage(ctx, db, res, `SELECT `+hitColumns+`, c.text FROM chunks c INDEXED BY chunks_ts
+				WHERE EXISTS (SELECT 1 FROM chunk_entities WHERE `+entIn+` AND chunk_rowid=c.rowid)
+				ORDER BY c.ts DESC, c.id LIMIT ? OFFSET ?`, append(append([]any(nil), entArgs...), req.K, req.Offset)...)
+		}
+	}
+	var set map[int64]bool
+	if entIn != "" {
+		if set, err = readIDs(`SELECT chunk_rowid FROM chunk_entities WHERE `+entIn, entArgs...); err != nil {
+			return fmt.Errorf("list chunks: entity links: %w", err)
+		}
+	}
+	if fts != "" && (set == nil || len(set) > 0) {
+		m, err := readIDs(`SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?`, fts)
+		if err != nil {
+			return fmt.Errorf("list chunks: full-text match: %w", err)
+		}
+		if set == nil {
+			set = m
+		} else {
+			for rid := range set {
+				if !m[rid] {
+					delete(set, rid)
+				}
+			}
+		}
+	}
+	type cand struct{ rid, ts int64 }
+	cands := make([]cand, 0, len(set))
+	for rid := range set {
+		if rid < 0 || rid >= int64(len(times)) || times[rid] == tsMissing {
+			continue // written after this generation's times were read
+		}
+		t := times[rid]
+		if (req.SinceMS != nil && t < *req.SinceMS) || (req.UntilMS != nil && t > *req.UntilMS) {
+			continue
+		}
+		cands = append(cands, cand{rid, t})
+	}
+	res.Total = len(cands)
+	if res.Total == 0 || req.Offset >= res.Total {
+		return s.emptyHint(ctx, db, &res.Hint)
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i].ts > cands[j].ts })
+	end := min(req.Offset+req.K, len(cands))
+	hiTS, loTS := cands[req.Offset].ts, cands[end-1].ts
+	// Every candidate with a time in [loTS, hiTS]: the page and its ties; skip those
+	// newer than hiTS, which come before the page in any order.
+	var ids []int64
+	before := 0
+	for _, c := range cands {
+		switch {
+		case c.ts > hiTS:
+			before++
+		case c.ts >= loTS:
+			ids = append(ids, c.rid)
+		}
+	}
+	idsJSON, err := json.Marshal(ids)
+	if err != nil {
+		return fmt.Errorf("list chunks: %w", err)
+	}
+	return s.listPage(ctx, db, res, `SELECT `+hitColumns+`, c.text FROM chunks c
+		WHERE c.rowid IN (SELECT value FROM json_each(?)) ORDER BY c.ts DESC, c.id LIMIT ? OFFSET ?`,
+		string(idsJSON), end-req.Offset, req.Offset-before)
+}
+
+// listPage reads one ListChunks page (hit columns and text) into res.Chunks.
+func (s *Store) listPage(ctx context.Context, db *sql.DB, res *abi.ListResult, q string, args ...any) error {
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return fmt.Errorf("list chunks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var text string
+		h, err := scanHit(rows, &text)
+		if err != nil {
+			return fmt.Errorf("list chunks: %w", err)
+		}
+		h.Snippet = plainSnippet(text, []string{})
+		res.Chunks = append(res.Chunks, h)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("list chunks: %w", err)
+	}
+	return nil
 }
 
 // emptyHint sets hint to EmptyHint when the store holds no chunk.
@@ -422,7 +565,9 @@ func DisplayName(kind, sourceID, title, userEmailHint string) string {
 	return rest
 }
 
-// ListSources lists every ingested source, newest first, with its display name.
+// ListSources lists every ingested source, newest first, with its display name. The
+// list is cached per store generation (meta.generation, bumped by every ingest
+// commit), so another process's ingest is seen on the next call.
 func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error) {
 	db, err := s.readers(ctx)
 	if err != nil {
@@ -433,22 +578,9 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 		res.Hint = EmptyHint
 		return res, nil
 	}
-	rows, err := db.QueryContext(ctx, `SELECT kind, source_id, title, chunk_count, first_ms, last_ms FROM sources
-		WHERE chunk_count > 0 ORDER BY last_ms DESC, source_id`)
-	if err != nil {
-		return nil, fmt.Errorf("list sources: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var src abi.Source
-		if err := rows.Scan(&src.SourceKind, &src.SourceID, &src.Title, &src.ChunkCount, &src.FirstMS, &src.MostRecentMS); err != nil {
-			return nil, fmt.Errorf("list sources: %w", err)
-		}
-		src.DisplayName = DisplayName(src.SourceKind, src.SourceID, src.Title, req.UserEmailHint)
-		res.Sources = append(res.Sources, src)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list sources: %w", err)
+	// Cached per store generation and hint: the sources change only when ingest runs.
+	if res.Sources, err = s.namedSources(ctx, db, req.UserEmailHint); err != nil {
+		return nil, err
 	}
 	if len(res.Sources) == 0 {
 		res.Hint = EmptyHint

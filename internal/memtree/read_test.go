@@ -550,3 +550,130 @@ func TestConcurrentReadersWithWriter(t *testing.T) {
 		t.Errorf("reader sees %d of 20 new chunks", res.Total)
 	}
 }
+
+// browseStore builds a store whose chunks share timestamps across sources (ties in
+// the time order), with a frequent handle (@team), a rare one (@rare) and a word
+// ("quokka") in some chunks.
+func browseStore(t *testing.T) *memtree.Store {
+	t.Helper()
+	st, err := memtree.Open(filepath.Join(t.TempDir(), "chunks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	base := ms("2026-01-01T00:00:00Z")
+	for s := 0; s < 12; s++ {
+		src := memtree.SourceInput{Kind: []string{memtree.KindChat, memtree.KindEmail, memtree.KindDocument}[s%3],
+			SourceID: fmt.Sprintf("chat:room-%02d", s), Title: fmt.Sprintf("room %d", s)}
+		for m := 0; m < 10; m++ {
+			text := fmt.Sprintf("note %d from room %d for @team", m, s)
+			if (s+m)%7 == 0 {
+				text += " ping @rare"
+			}
+			if (s*m)%3 == 1 {
+				text += " a quokka appeared"
+			}
+			// Three hours apart (one chunk per message in chat); rooms s and s+1 share times.
+			src.Messages = append(src.Messages, memtree.MessageInput{Ref: fmt.Sprintf("r%d-%d", s, m), Author: "Ann",
+				TimestampMS: base + int64(s/2*100+m)*3*3600*1000, Text: text})
+		}
+		if _, err := st.Ingest(context.Background(), src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+func pageIDs(t *testing.T, st *memtree.Store, req abi.ChunksListRequest) (int, []string) {
+	t.Helper()
+	res, err := st.ListChunks(context.Background(), req)
+	if err != nil {
+		t.Fatalf("ListChunks(%+v): %v", req, err)
+	}
+	var ids []string
+	for _, h := range res.Chunks {
+		ids = append(ids, h.ID)
+	}
+	return res.Total, ids
+}
+
+// The index-ordered browse paths (entity only, words only) page exactly like the
+// generic SQL path (the same filter plus a kind filter naming every kind).
+func TestListChunksIndexPathsMatchGenericOrder(t *testing.T) {
+	st := browseStore(t)
+	all := []string{"chat", "email", "document"}
+	since, until := ms("2026-01-02T00:00:00Z"), ms("2026-03-01T00:00:00Z")
+	cases := map[string]abi.ChunksListRequest{
+		"frequent entity":      {EntityIDs: []string{"handle:TEAM"}},
+		"rare entity":          {EntityIDs: []string{"handle:rare"}},
+		"two entities":         {EntityIDs: []string{"handle:rare", "person:ann"}},
+		"entity + time window": {EntityIDs: []string{"handle:team"}, SinceMS: &since, UntilMS: &until},
+		"missing entity":       {EntityIDs: []string{"handle:nobody"}},
+	}
+	for name, req := range cases {
+		for _, k := range []int{1, 3, 7} {
+			for off := 0; off < 130; off += k {
+				fast, generic := req, req
+				fast.K, fast.Offset, generic.K, generic.Offset = k, off, k, off
+				generic.SourceKinds = all
+				ft, fids := pageIDs(t, st, fast)
+				gt, gids := pageIDs(t, st, generic)
+				if ft != gt || strings.Join(fids, ",") != strings.Join(gids, ",") {
+					t.Fatalf("%s k=%d offset=%d: index path total %d %v, generic %d %v", name, k, off, ft, fids, gt, gids)
+				}
+			}
+		}
+	}
+	// Words only (a full-text phrase match) against the substring path over every kind.
+	for _, k := range []int{2, 5} {
+		for off := 0; off < 60; off += k {
+			ft, fids := pageIDs(t, st, abi.ChunksListRequest{Query: "quokka", K: k, Offset: off})
+			gt, gids := pageIDs(t, st, abi.ChunksListRequest{Query: "quokka", SourceKinds: all, K: k, Offset: off})
+			if ft == 0 || ft != gt || strings.Join(fids, ",") != strings.Join(gids, ",") {
+				t.Fatalf("quokka k=%d offset=%d: index path total %d %v, substring path %d %v", k, off, ft, fids, gt, gids)
+			}
+		}
+	}
+}
+
+// The per-generation caches (sources, chunk times) see another connection's ingest.
+func TestBrowseCachesSeeAnotherWritersIngest(t *testing.T) {
+	ctx := context.Background()
+	w, path := openFixture(t)
+	ro, err := memtree.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	before, err := ro.ListSources(ctx, abi.SourcesListRequest{UserEmailHint: "alice@kestrel.example"})
+	if err != nil || len(before.Sources) != 3 {
+		t.Fatalf("ListSources before: %+v %v", before, err)
+	}
+	before.Sources[0].Title = "mutated by the caller" // must not leak into the cache
+	q := abi.ChunksListRequest{Query: "wombat", K: 5}
+	if tot, _ := pageIDs(t, ro, q); tot != 0 {
+		t.Fatalf("wombat before ingest: total %d", tot)
+	}
+	ent := abi.ChunksListRequest{EntityIDs: []string{"person:dana ruiz"}, K: 10}
+	entBefore, _ := pageIDs(t, ro, ent)
+	_, err = w.Ingest(ctx, memtree.SourceInput{Kind: memtree.KindChat, SourceID: "slack:#zoo", Title: "#zoo",
+		Messages: []memtree.MessageInput{{Ref: "zoo:1", Author: "Dana Ruiz", TimestampMS: ms("2026-04-01T10:00:00Z"), Text: "A wombat visited the office"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, err := ro.ListSources(ctx, abi.SourcesListRequest{UserEmailHint: "alice@kestrel.example"})
+	if err != nil || len(after.Sources) != 4 || after.Sources[0].SourceID != "slack:#zoo" {
+		t.Fatalf("ListSources after another writer's ingest: %+v %v", after, err)
+	}
+	for _, s := range after.Sources {
+		if s.Title == "mutated by the caller" {
+			t.Error("a caller's change to a ListSources result leaked into the cache")
+		}
+	}
+	if tot, ids := pageIDs(t, ro, q); tot != 1 || len(ids) != 1 {
+		t.Errorf("wombat after ingest: total %d ids %v, want 1", tot, ids)
+	}
+	if entAfter, _ := pageIDs(t, ro, ent); entAfter != entBefore+1 {
+		t.Errorf("person:dana ruiz total %d after ingest, want %d", entAfter, entBefore+1)
+	}
+}

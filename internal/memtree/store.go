@@ -38,6 +38,7 @@ type Store struct {
 	embedder atomic.Pointer[embedderBox]
 
 	dfc dfCache
+	bc  browseCache
 }
 
 // dsn builds a modernc DSN for path with the given extra query parameters.
