@@ -185,17 +185,17 @@ func matchRowids(ctx context.Context, db *sql.DB, expr string, limit int) ([]int
 }
 
 // setRank ranks chunks by weighted coordination over groups, computed in sets of
-// rowids (no chunk text is read): a chunk scores, per group, the share of the
-// group's weight its terms carry (at most 1), summed over groups. Chunks in skip
+// rowids (no chunk text is read): a chunk scores, per group, the weight of its best
+// term relative to the group's best, summed over groups. Chunks in skip
 // are left out. It returns up to limit hits, best first, Score set.
 func setRank(ctx context.Context, db *sql.DB, groups [][]wterm, skip map[int64]bool, limit int) ([]abi.ChunkHit, error) {
 	score := map[int64]float64{}
 	for _, g := range groups {
-		total := 0.0
+		top := 0.0
 		for _, t := range g {
-			total += t.weight
+			top = math.Max(top, t.weight)
 		}
-		if total == 0 {
+		if top == 0 {
 			continue
 		}
 		gs := map[int64]float64{}
@@ -206,7 +206,7 @@ func setRank(ctx context.Context, db *sql.DB, groups [][]wterm, skip map[int64]b
 			}
 			for _, id := range ids {
 				if !skip[id] {
-					gs[id] += t.weight / total
+					gs[id] = math.Max(gs[id], t.weight/top)
 				}
 			}
 		}
@@ -266,4 +266,92 @@ func setRank(ctx context.Context, db *sql.DB, groups [][]wterm, skip map[int64]b
 		}
 	}
 	return out, nil
+}
+
+// Association group limits.
+const (
+	assocMembers    = 6  // terms of a query word's group (the word, its expansions) expanded by association
+	assocGroupTerms = 12 // associates kept per query word
+)
+
+// associationGroups builds, for each query word's group (the word and its lexical
+// expansions), the words the store associates with its rare members, weighted by
+// the member's weight in the group. It also returns the FTS strings of the members
+// it expanded.
+func (s *Store) associationGroups(ctx context.Context, db *sql.DB, snap *dfCache, groups []termGroup, skip map[string]bool) ([][]wterm, []string, error) {
+	var out [][]wterm
+	var members []string
+	for _, g := range groups {
+		top := 0.0
+		for _, t := range g.terms {
+			top = math.Max(top, t.weight)
+		}
+		used := 0
+		merged := map[string]wterm{}
+		for i, t := range g.terms {
+			if len(t.stems) != 1 || used >= assocMembers {
+				continue
+			}
+			if i > 0 || !skip[t.stems[0]] {
+				// Only the query word itself (first in its group when the store has it):
+				// associates of WordNet expansions were measured to add noise.
+				continue
+			}
+			df, err := s.docFreq(ctx, db, t.stems[0])
+			if err != nil {
+				return nil, nil, err
+			}
+			if df == 0 || float64(df) > assocMaxShare*float64(snap.n) {
+				continue
+			}
+			used++
+			mw := t.weight / top
+			as, err := s.associates(ctx, db, snap, t.phrase, skip)
+			if err != nil {
+				return nil, nil, err
+			}
+			if len(as) == 0 {
+				continue
+			}
+			members = append(members, quoteFTS(t.phrase))
+			for _, a := range as {
+				a.weight *= mw
+				if m, ok := merged[a.stems[0]]; !ok || a.weight > m.weight {
+					merged[a.stems[0]] = a
+				}
+			}
+		}
+		if len(merged) == 0 {
+			continue
+		}
+		ws := make([]wterm, 0, len(merged))
+		for _, a := range merged {
+			ws = append(ws, a)
+		}
+		sort.Slice(ws, func(i, j int) bool {
+			if ws[i].weight != ws[j].weight {
+				return ws[i].weight > ws[j].weight
+			}
+			return ws[i].phrase < ws[j].phrase
+		})
+		if len(ws) > assocGroupTerms {
+			ws = ws[:assocGroupTerms]
+		}
+		out = append(out, ws)
+	}
+	return out, members, nil
+}
+
+// rowidSet returns the rowids of the chunks matching FTS expression expr (at most
+// 4000: past that the set only narrows a list a little).
+func rowidSet(ctx context.Context, db *sql.DB, expr string) (map[int64]bool, error) {
+	ids, err := matchRowids(ctx, db, expr, 4000)
+	if err != nil {
+		return nil, err
+	}
+	set := make(map[int64]bool, len(ids))
+	for _, id := range ids {
+		set[id] = true
+	}
+	return set, nil
 }
