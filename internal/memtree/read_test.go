@@ -677,3 +677,55 @@ func TestBrowseCachesSeeAnotherWritersIngest(t *testing.T) {
 		t.Errorf("person:dana ruiz total %d after ingest, want %d", entAfter, entBefore+1)
 	}
 }
+
+// Search ranks chunks holding more of the query words above chunks holding fewer,
+// even when bm25 alone would put a short one-word chunk first.
+func TestSearchCoordinationLevels(t *testing.T) {
+	st, err := memtree.Open(filepath.Join(t.TempDir(), "chunks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	ctx := context.Background()
+	filler := strings.Repeat("the weekly notes mention many other things worth reading later. ", 20)
+	docs := map[string]string{
+		"doc:two-words": "Zebra sighting report by %s. " + filler + " A quokka was also seen by %s.",
+		"doc:one-word":  "Narwhal narwhal narwhal, says %s%.0s.",
+		"doc:none":      "%s%.0s" + filler,
+	}
+	for id, text := range docs {
+		for i, w := range []string{"Alpha", "Beta", "Gamma"} { // distinct, so none is demoted as a duplicate
+			_, err := st.Ingest(ctx, memtree.SourceInput{Kind: memtree.KindDocument, SourceID: fmt.Sprintf("%s-%d", id, i),
+				Messages: []memtree.MessageInput{{Ref: fmt.Sprintf("%s-%d", id, i), TimestampMS: ms("2026-01-01T00:00:00Z"), Text: fmt.Sprintf(text, w, w)}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	for i := 0; i < 20; i++ {
+		if _, err := st.Ingest(ctx, memtree.SourceInput{Kind: memtree.KindDocument, SourceID: fmt.Sprintf("doc:pad-%d", i),
+			Messages: []memtree.MessageInput{{Ref: fmt.Sprintf("pad-%d", i), TimestampMS: ms("2026-01-02T00:00:00Z"), Text: fmt.Sprintf("padding text number %d", i)}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := st.Search(ctx, abi.SearchRequest{Query: "zebra quokka narwhal", K: 6})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, h := range res.Chunks {
+		got = append(got, h.SourceID)
+	}
+	if len(got) != 6 {
+		t.Fatalf("hits = %v, want the 3 two-word and the 3 one-word chunks", got)
+	}
+	for i, id := range got {
+		want := "doc:two-words"
+		if i >= 3 {
+			want = "doc:one-word"
+		}
+		if !strings.HasPrefix(id, want) {
+			t.Errorf("hit %d = %s, want a %s chunk (hits %v)", i, id, want, got)
+		}
+	}
+}

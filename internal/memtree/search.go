@@ -118,6 +118,36 @@ func andExpr(ts []term) string {
 	return strings.Join(q, " AND ")
 }
 
+// maxQuorumClauses bounds the AND clauses of one quorumExpr.
+const maxQuorumClauses = 20
+
+// quorumExpr is an FTS5 expression matching chunks that hold at least m of the terms:
+// the OR of the ANDs of every m-subset. ok is false when that takes more than
+// maxQuorumClauses clauses.
+func quorumExpr(ts []term, m int) (string, bool) {
+	var clauses []string
+	var pick func(start int, cur []term) bool
+	pick = func(start int, cur []term) bool {
+		if len(cur) == m {
+			if len(clauses) == maxQuorumClauses {
+				return false
+			}
+			clauses = append(clauses, "("+andExpr(cur)+")")
+			return true
+		}
+		for i := start; i < len(ts); i++ {
+			if !pick(i+1, append(cur, ts[i])) {
+				return false
+			}
+		}
+		return true
+	}
+	if m < 1 || m > len(ts) || !pick(0, make([]term, 0, m)) {
+		return "", false
+	}
+	return strings.Join(clauses, " OR "), true
+}
+
 func orExpr(ts []term) string {
 	var q []string
 	for _, t := range ts {
@@ -238,7 +268,8 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 	return []abi.ChunkHit{}, nil
 }
 
-// rank runs AND then OR bm25 queries under f; when f is a restriction (entity or
+// rank runs AND, then coordination levels (chunks holding n-1, n-2, … of the n
+// words), then OR bm25 queries under f; when f is a restriction (entity or
 // time) the remaining places are filled with its newest chunks.
 func (s *Store) rank(ctx context.Context, db *sql.DB, terms []term, f filter, restricted bool, k int, snipTerms []string) ([]abi.ChunkHit, error) {
 	seen := map[string]bool{}
@@ -257,6 +288,18 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, terms []term, f filter, re
 			return nil, err
 		}
 		add(hs)
+		// Coordination levels: chunks with more of the words before those with fewer.
+		for m := len(terms) - 1; m >= 2 && len(out) < k+dupSlack; m-- {
+			expr, ok := quorumExpr(terms, m)
+			if !ok {
+				break
+			}
+			hs, err := ftsChunks(ctx, db, expr, f, k+dupSlack-len(out), seen)
+			if err != nil {
+				return nil, err
+			}
+			add(hs)
+		}
 		if len(out) < k+dupSlack && len(terms) > 1 {
 			hs, err := ftsChunks(ctx, db, orExpr(terms), f, k+dupSlack-len(out), seen)
 			if err != nil {
