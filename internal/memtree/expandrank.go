@@ -23,7 +23,7 @@ type gterm struct {
 // Expansion limits.
 const (
 	maxExpandShare = 0.05 // expansion and association terms in more chunks than this are dropped
-	maxGroupTerms  = 12
+	maxGroupTerms  = 6
 )
 
 func idf(n, df int) float64 { return math.Log(1 + float64(n)/float64(df)) }

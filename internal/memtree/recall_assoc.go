@@ -234,9 +234,22 @@ func setRank(ctx context.Context, db *sql.DB, groups [][]wterm, skip map[int64]b
 	if len(all) == 0 {
 		return nil, nil
 	}
-	ids := make([]any, len(all))
+	ids := make([]int64, len(all))
 	for i, x := range all {
 		ids[i] = x.id
+	}
+	return hitsByRowid(ctx, db, ids, score)
+}
+
+// hitsByRowid reads the hits for rowids, in that order, with a plain snippet and
+// Score from score.
+func hitsByRowid(ctx context.Context, db *sql.DB, rowids []int64, score map[int64]float64) ([]abi.ChunkHit, error) {
+	if len(rowids) == 0 {
+		return nil, nil
+	}
+	ids := make([]any, len(rowids))
+	for i, id := range rowids {
+		ids[i] = id
 	}
 	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
 	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.rowid, substr(c.text, 1, 400) FROM chunks c WHERE c.rowid IN (`+ph+`)`, ids...)
@@ -258,10 +271,10 @@ func setRank(ctx context.Context, db *sql.DB, groups [][]wterm, skip map[int64]b
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read ranked chunks: %w", err)
 	}
-	out := make([]abi.ChunkHit, 0, len(all))
-	for _, x := range all {
-		if h, ok := byID[x.id]; ok {
-			h.Score = x.v
+	out := make([]abi.ChunkHit, 0, len(rowids))
+	for _, rid := range rowids {
+		if h, ok := byID[rid]; ok {
+			h.Score = score[rid]
 			out = append(out, h)
 		}
 	}
