@@ -189,8 +189,12 @@ func matchRowids(ctx context.Context, db *sql.DB, expr string, limit int) ([]int
 // term relative to the group's best, summed over groups. Chunks in skip
 // are left out. It returns up to limit hits, best first, Score set.
 func setRank(ctx context.Context, db *sql.DB, groups [][]wterm, skip map[int64]bool, limit int) ([]abi.ChunkHit, error) {
-	score := map[int64]float64{}
-	for _, g := range groups {
+	// One statement reads every term's rowids: term i's rows come tagged i.
+	var parts []string
+	var args []any
+	var rel []float64 // term weight relative to its group's best
+	var grp []int
+	for gi, g := range groups {
 		top := 0.0
 		for _, t := range g {
 			top = math.Max(top, t.weight)
@@ -198,21 +202,41 @@ func setRank(ctx context.Context, db *sql.DB, groups [][]wterm, skip map[int64]b
 		if top == 0 {
 			continue
 		}
-		gs := map[int64]float64{}
 		for _, t := range g {
-			ids, err := matchRowids(ctx, db, quoteFTS(t.phrase), setRankRows)
-			if err != nil {
-				return nil, err
-			}
-			for _, id := range ids {
-				if !skip[id] {
-					gs[id] = math.Max(gs[id], t.weight/top)
-				}
-			}
+			parts = append(parts, fmt.Sprintf(`SELECT %d, rowid FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT %d)`, len(rel), setRankRows))
+			args = append(args, quoteFTS(t.phrase))
+			rel = append(rel, t.weight/top)
+			grp = append(grp, gi)
 		}
-		for id, v := range gs {
-			score[id] += math.Min(1, v)
+	}
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	rows, err := db.QueryContext(ctx, strings.Join(parts, " UNION ALL "), args...)
+	if err != nil {
+		return nil, fmt.Errorf("set ranking: %w", err)
+	}
+	best := map[[2]int64]float64{} // (group, rowid) → best relative weight
+	for rows.Next() {
+		var ti int
+		var id int64
+		if err := rows.Scan(&ti, &id); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("set ranking: %w", err)
 		}
+		if skip[id] {
+			continue
+		}
+		k := [2]int64{int64(grp[ti]), id}
+		best[k] = math.Max(best[k], rel[ti])
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("set ranking: %w", err)
+	}
+	score := map[int64]float64{}
+	for k, v := range best {
+		score[k[1]] += v
 	}
 	type sc struct {
 		id int64
