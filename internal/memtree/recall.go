@@ -224,7 +224,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 				return nil, nil, err
 			}
 		}
-		eh, err := setRank(ctx, db, eg, skip, recallDepth)
+		eh, err := setRank(ctx, db, eg, skip, false, recallDepth)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -250,7 +250,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 			if err != nil {
 				return nil, nil, err
 			}
-			ah, err := setRank(ctx, db, ag, skip, recallDepth)
+			ah, err := setRank(ctx, db, ag, skip, true, recallDepth)
 			if err != nil {
 				return nil, nil, err
 			}
