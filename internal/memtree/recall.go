@@ -40,10 +40,13 @@ var tune = struct {
 }{chunks: 3, summaries: 0.3, expansion: 1, expBoost: 2, assoc: 6, cover: 3, litRef: 22, litFloor: 0.15}
 
 // Recall finds chunks by meaning. Offline (no embedder, or the embedder failed) it
-// fuses bm25 over chunks, bm25 over summaries (expanded to their best chunks) and a
-// bm25 query over the lexical expansion of the query words (Mode "lexical"). With an
-// embedder it fuses bm25 with an exact vector scan (Mode "hybrid"; "semantic" when
-// only vectors found anything).
+// fuses, by weighted reciprocal rank, bm25 over chunks, bm25 over summaries
+// (expanded to their best leaves), a coordination ranking over the query words'
+// WordNet expansions, and one over the words the store itself associates with rare
+// query words (recall_assoc.go); the less literal evidence the query has in the
+// store, the more the last two count (Mode "lexical"). Near-duplicate hits are
+// moved below distinct ones. With an embedder it fuses those with an exact vector
+// scan (Mode "hybrid"; "semantic" when only vectors found anything).
 func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallResult, error) {
 	if err := checkK("recall", req.K); err != nil {
 		return nil, err
