@@ -47,6 +47,12 @@ type PreparedWriter interface {
 	IngestPrepared(ctx context.Context, p *memtree.Prepared) (memtree.IngestStats, error)
 }
 
+// Optimizer is a Writer that compacts its indexes once after a run that changed
+// something; *memtree.Store implements it.
+type Optimizer interface {
+	Optimize(ctx context.Context) error
+}
+
 // Kinds accepted by Options.Kind.
 const (
 	KindAuto      = ""
@@ -185,6 +191,12 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		r.write(ctx, src)
 	}
 	r.stopPipeline()
+	if o, ok := w.(Optimizer); ok && ctx.Err() == nil && r.sum.ChunksNew+r.sum.ChunksRemoved > 0 {
+		if err := o.Optimize(ctx); err != nil {
+			// Every source is stored; only query speed suffers until the next run.
+			r.log.Warn("ingest: could not compact the full-text index", "err", err)
+		}
+	}
 	if bar != nil {
 		_ = bar.Finish()
 	}

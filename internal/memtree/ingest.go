@@ -496,3 +496,21 @@ var (
 	qDeleteSummaryVectors = writerSQL(`DELETE FROM vectors WHERE node_id IN (SELECT id FROM summaries WHERE source_rowid=?)`)
 	qDeleteSummaries      = writerSQL(`DELETE FROM summaries WHERE source_rowid=?`)
 )
+
+// Optimize merges the full-text indexes into one segment each. Ingest writes one
+// small segment per source transaction; an ingest run calls Optimize once at its end
+// so queries read few segments. It runs in its own transaction.
+func (s *Store) Optimize(ctx context.Context) error {
+	if s.w == nil {
+		return fmt.Errorf("optimize memory tree: %w", ErrReadOnly)
+	}
+	for _, q := range []string{
+		`INSERT INTO chunks_fts(chunks_fts) VALUES('optimize')`,
+		`INSERT INTO summaries_fts(summaries_fts) VALUES('optimize')`,
+	} {
+		if _, err := s.w.ExecContext(ctx, q); err != nil {
+			return fmt.Errorf("optimize memory tree full-text index: %w", err)
+		}
+	}
+	return nil
+}

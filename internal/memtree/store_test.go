@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 func TestOpenCreatesSchemaAndReopens(t *testing.T) {
@@ -102,5 +103,27 @@ func TestIngestRejectsBadInput(t *testing.T) {
 	stats, _ := st.Stats(ctx)
 	if stats.TotalChunks() != 4 {
 		t.Errorf("bad input changed the store: %d chunks", stats.TotalChunks())
+	}
+}
+
+// Optimize compacts the full-text indexes of a writable store and keeps every chunk
+// findable; a read-only store refuses it.
+func TestOptimizeKeepsSearchAndRefusesReadOnly(t *testing.T) {
+	st, path := openFixture(t)
+	ctx := context.Background()
+	if err := st.Optimize(ctx); err != nil {
+		t.Fatalf("Optimize: %v", err)
+	}
+	res, err := st.Search(ctx, abi.SearchRequest{Query: "brake pads", K: 5})
+	if err != nil || len(res.Chunks) == 0 {
+		t.Fatalf("Search after Optimize: %+v %v", res, err)
+	}
+	ro, err := memtree.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if err := ro.Optimize(ctx); !errors.Is(err, memtree.ErrReadOnly) {
+		t.Errorf("Optimize on a read-only store: %v, want ErrReadOnly", err)
 	}
 }
