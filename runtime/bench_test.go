@@ -187,12 +187,12 @@ func BenchmarkWarmRSS(b *testing.B) {
 	warm, linear := 0, uint64(0)
 	for _, m := range h.builtins {
 		warm += m.idleCount()
-		m.mu.Lock()
-		for _, in := range m.idle {
-			linear += in.memoryBytes()
-		}
-		m.mu.Unlock()
 	}
+	h.pool.mu.Lock()
+	for _, in := range h.pool.idle {
+		linear += in.memoryBytes()
+	}
+	h.pool.mu.Unlock()
 	b.ReportMetric(float64(linear)/(1<<20), "guest-linear-MB")
 	var ms goruntime.MemStats
 	goruntime.ReadMemStats(&ms)

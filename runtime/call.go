@@ -47,21 +47,25 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	}
 
 	limits := m.info.Limits
-	timeout := time.Duration(limits.TimeoutMS) * time.Millisecond
-	cctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	cs := &callState{tool: c.Tool}
-	cctx = withCallState(cctx, cs)
-
 	m.inflight.Add(1)
 	defer m.inflight.Done()
 	start := time.Now()
-	in, _, err := m.acquire(cctx)
+	// Waiting for an instance is bounded by the caller's ctx only; the sandbox
+	// deadline starts when the call runs.
+	in, err := h.pool.acquire(ctx, m)
 	if err != nil {
-		err = h.explain(ctx, cctx, c.Tool, m, nil, err)
+		if ctx.Err() != nil {
+			err = fmt.Errorf("tool %s: %w", c.Tool, err)
+		} else {
+			err = h.explain(ctx, ctx, c.Tool, m, nil, err)
+		}
 		h.record(m, time.Since(start), err)
 		return nil, err
 	}
+	cctx, cancel := context.WithTimeout(ctx, time.Duration(limits.TimeoutMS)*time.Millisecond)
+	defer cancel()
+	cs := &callState{tool: c.Tool, alloc: in.alloc}
+	cctx = withCallState(cctx, cs)
 	var out []byte
 	if in.plugin != nil {
 		out, err = m.invokeExtism(cctx, in, st.spec.Export, req, limits.MaxResultBytes)
@@ -77,7 +81,7 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	if err != nil {
 		err = h.explain(ctx, cctx, c.Tool, m, in, err)
 	}
-	m.release(cctx, in, err == nil)
+	h.pool.release(in, err == nil && in.calls < recycleCalls && in.memoryBytes() <= recycleMemory)
 	h.record(m, dur, err)
 	if err != nil {
 		return nil, err
@@ -96,9 +100,17 @@ func (h *Host) record(m *module, d time.Duration, err error) {
 	m.mu.Unlock()
 }
 
+var resultPrefix = []byte(`{"result":`)
+
 // decodeResponse checks the guest's CallResponse: valid JSON with exactly one of
 // result (an object) and error.
 func decodeResponse(tool string, out []byte) (*Outcome, error) {
+	// Fast path: the SDK's {"result":<object>} — one validity scan, no copy.
+	if r, ok := bytes.CutPrefix(out, resultPrefix); ok && len(r) > 1 && r[0] == '{' && r[len(r)-1] == '}' {
+		if r = r[:len(r)-1]; json.Valid(r) {
+			return &Outcome{Result: r}, nil
+		}
+	}
 	var resp abi.CallResponse
 	dec := json.NewDecoder(bytes.NewReader(out))
 	if err := dec.Decode(&resp); err != nil {

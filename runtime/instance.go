@@ -83,6 +83,7 @@ func (emptyReader) Read([]byte) (int, error) { return 0, io.EOF }
 
 // instance is one live, initialized guest instance, used by one call at a time.
 type instance struct {
+	m      *module // set by the pool
 	mod    api.Module
 	alloc  api.Function
 	call   api.Function

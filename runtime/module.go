@@ -43,10 +43,14 @@ type module struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
 	plugin   *extism.CompiledPlugin
-	idle     []*instance
 	closed   bool
 	inflight sync.WaitGroup
 	stats    statsWindowed
+
+	// Guarded by host.pool.mu.
+	idleN   int  // idle instances in the pool
+	live    int  // pool slots held
+	retired bool // shut down: no new instances
 }
 
 // statsWindowed accumulates CallStats with a sliding window of durations.
@@ -114,16 +118,8 @@ func (m *module) compile(ctx context.Context) {
 	m.setState(StateReady, "")
 	m.host.logger.Debug("tool module compiled", "module", m.info.Name, "duration", time.Since(start))
 	// One warm instance, if a slot is free right now.
-	select {
-	case m.host.slots <- struct{}{}:
-		in, err := m.newInstance(ctx)
-		if err != nil {
-			<-m.host.slots
-			m.host.logger.Warn("warming a tool instance failed", "module", m.info.Name, "err", err)
-			return
-		}
-		m.release(ctx, in, true)
-	default:
+	if err := m.host.pool.warm(ctx, m); err != nil {
+		m.host.logger.Warn("warming a tool instance failed", "module", m.info.Name, "err", err)
 	}
 }
 
@@ -164,7 +160,7 @@ func (m *module) doCompile(ctx context.Context) error {
 	return nil
 }
 
-// newInstance makes a fresh, initialized instance. The caller holds a live slot.
+// newInstance makes a fresh, initialized instance. The caller holds a pool slot.
 func (m *module) newInstance(ctx context.Context) (*instance, error) {
 	ictx, cancel := context.WithTimeout(ctx, time.Duration(m.info.Limits.TimeoutMS)*time.Millisecond)
 	defer cancel()
@@ -183,77 +179,15 @@ func (m *module) newInstance(ctx context.Context) (*instance, error) {
 	return newWazeroInstance(ictx, rt, cm)
 }
 
-// acquire takes an idle instance or makes one, waiting for a live slot (and
-// evicting idle instances of other modules) when all are in use.
-func (m *module) acquire(ctx context.Context) (*instance, bool, error) {
-	m.mu.Lock()
-	if n := len(m.idle); n > 0 {
-		in := m.idle[n-1]
-		m.idle = m.idle[:n-1]
-		m.mu.Unlock()
-		return in, false, nil
-	}
-	m.mu.Unlock()
-	if err := m.host.acquireSlot(ctx, m); err != nil {
-		return nil, false, err
-	}
-	in, err := m.newInstance(ctx)
-	if err != nil {
-		m.host.releaseSlot()
-		return nil, true, err
-	}
-	return in, true, nil
-}
-
-// release returns an instance to the pool after a successful call, or discards it
-// (after any error, after recycleCalls calls, or past recycleMemory).
-func (m *module) release(ctx context.Context, in *instance, ok bool) {
-	if ok && in.calls < recycleCalls && in.memoryBytes() <= recycleMemory {
-		m.mu.Lock()
-		if !m.closed && len(m.idle) < maxIdlePerModule {
-			m.idle = append(m.idle, in)
-			m.mu.Unlock()
-			return
-		}
-		m.mu.Unlock()
-	}
-	in.close(context.WithoutCancel(ctx))
-	m.host.releaseSlot()
-}
-
-// evictIdle closes one idle instance, freeing a slot; false when none is idle.
-func (m *module) evictIdle(ctx context.Context) bool {
-	m.mu.Lock()
-	if len(m.idle) == 0 {
-		m.mu.Unlock()
-		return false
-	}
-	in := m.idle[0]
-	m.idle = m.idle[1:]
-	m.mu.Unlock()
-	in.close(ctx)
-	m.host.releaseSlot()
-	return true
-}
-
-func (m *module) idleCount() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.idle)
-}
+func (m *module) idleCount() int { return m.host.pool.idleOf(m) }
 
 // shutdown closes the pool and the runtime once in-flight calls are done.
 func (m *module) shutdown(ctx context.Context) {
 	<-m.ready
 	m.mu.Lock()
 	m.closed = true
-	idle := m.idle
-	m.idle = nil
 	m.mu.Unlock()
-	for _, in := range idle {
-		in.close(ctx)
-		m.host.releaseSlot()
-	}
+	m.host.pool.drain(m, true)
 	m.inflight.Wait()
 	m.mu.Lock()
 	rt, plugin := m.rt, m.plugin

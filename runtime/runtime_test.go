@@ -272,7 +272,7 @@ func TestPoolBounds(t *testing.T) {
 					errs <- err
 					return
 				}
-				if n := len(h.slots); n > maxLiveTotal {
+				if n := h.pool.liveSlots(); n > maxLiveTotal {
 					errs <- errors.New("more than 8 live instances")
 				}
 			}
@@ -287,7 +287,7 @@ func TestPoolBounds(t *testing.T) {
 	if n := m.idleCount(); n < 1 || n > maxIdlePerModule {
 		t.Errorf("idle = %d", n)
 	}
-	if n := len(h.slots); n != m.idleCount() {
+	if n := h.pool.liveSlots(); n != m.idleCount() {
 		t.Errorf("live slots %d != idle instances %d after all calls finished", n, m.idleCount())
 	}
 
