@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -59,7 +60,7 @@ type Host struct {
 	logger *slog.Logger
 	pol    *policy.Policy
 	cache  wazero.CompilationCache
-	slots  chan struct{} // live instances, all modules
+	pool   *pool // live instances, all modules
 
 	compileQueue chan *module
 	compileWG    sync.WaitGroup
@@ -107,7 +108,7 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 		opt:          opt,
 		logger:       opt.Logger,
 		pol:          pol,
-		slots:        make(chan struct{}, maxLiveTotal),
+		pool:         newPool(maxLiveTotal),
 		compileQueue: make(chan *module, 256),
 		tools:        map[string]*servedTool{},
 	}
@@ -150,7 +151,22 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 	for _, m := range append(slices.Clone(h.builtins), third...) {
 		h.enqueue(m)
 	}
+	go h.freeAfterCompile(append(slices.Clone(h.builtins), third...))
 	return h, nil
+}
+
+// freeAfterCompile returns the compile-time garbage (decoding and compiling a Go
+// guest allocates several times its size) to the OS once every module has its
+// warm instance, so the resident size settles at what the modules keep.
+func (h *Host) freeAfterCompile(mods []*module) {
+	for _, m := range mods {
+		select {
+		case <-m.ready:
+		case <-h.baseCtx.Done():
+			return
+		}
+	}
+	debug.FreeOSMemory()
 }
 
 func (h *Host) compileWorker() {
@@ -458,32 +474,6 @@ func (h *Host) Reload(ctx context.Context) error {
 	}
 	return nil
 }
-
-// acquireSlot takes one of the live-instance slots, evicting idle instances of
-// other modules when all slots are taken, else waiting.
-func (h *Host) acquireSlot(ctx context.Context, for_ *module) error {
-	select {
-	case h.slots <- struct{}{}:
-		return nil
-	default:
-	}
-	h.mu.RLock()
-	mods := append(slices.Clone(h.builtins), h.third...)
-	h.mu.RUnlock()
-	for _, m := range mods {
-		if m != for_ && m.evictIdle(ctx) {
-			break
-		}
-	}
-	select {
-	case h.slots <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("waiting for a free sandbox (all %d in use): %w", maxLiveTotal, ctx.Err())
-	}
-}
-
-func (h *Host) releaseSlot() { <-h.slots }
 
 // Close stops compilation, closes every module and the compilation cache.
 func (h *Host) Close(ctx context.Context) error {

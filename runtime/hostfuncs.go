@@ -31,6 +31,7 @@ const logLinesPerSecond = 50
 // callState travels in the context of one call so host functions can count usage.
 type callState struct {
 	tool  string
+	alloc api.Function // the instance's oh_alloc, reused for host replies
 	mu    sync.Mutex
 	usage Usage
 }
@@ -160,11 +161,15 @@ func (h *hostFuncs) dispatch(ctx context.Context, fn string, req []byte) []byte 
 			return errReply(abi.CodeUnavailable, "%s failed: %v; check the store or service and try again (see the server log)", fn, err)
 		}
 	}
-	ok, err := json.Marshal(res)
-	if err != nil {
+	// {"ok":<res>} built directly: marshalling a HostReply would re-scan (compact)
+	// the whole encoded result once more.
+	buf := bytes.NewBuffer(make([]byte, 0, 4096))
+	buf.WriteString(`{"ok":`)
+	if err := json.NewEncoder(buf).Encode(res); err != nil {
 		return errReply(abi.CodeInternal, "encoding the %s reply: %v", fn, err)
 	}
-	out, _ := json.Marshal(abi.HostReply{OK: ok})
+	out := buf.Bytes()
+	out[len(out)-1] = '}' // Encode ends the value with a newline
 	return out
 }
 
@@ -238,7 +243,12 @@ func packed(ptr, n uint32) uint64 { return uint64(ptr)<<32 | uint64(n) }
 // writeGuest copies b into guest memory through its oh_alloc export (a re-entrant
 // call into the module from inside a host function) and returns the packed pointer.
 func writeGuest(ctx context.Context, mod api.Module, b []byte) (uint64, error) {
-	alloc := mod.ExportedFunction(abi.ExportAlloc)
+	var alloc api.Function
+	if cs := callStateFrom(ctx); cs != nil && cs.alloc != nil {
+		alloc = cs.alloc // ExportedFunction would build a new call engine and stack each time
+	} else {
+		alloc = mod.ExportedFunction(abi.ExportAlloc)
+	}
 	if alloc == nil {
 		return 0, errors.New("module does not export oh_alloc")
 	}
@@ -294,7 +304,9 @@ func (h *hostFuncs) wasmFunc(fn string) api.GoModuleFunc {
 		} else if !utf8.Valid(buf) {
 			reply = errReply(abi.CodeInvalidParams, "%s request is not valid UTF-8 JSON", fn)
 		} else {
-			reply = h.serve(ctx, fn, bytes.Clone(buf))
+			// The guest is suspended inside this call, so buf is stable until the
+			// reply is written (and the request is decoded before that).
+			reply = h.serve(ctx, fn, buf)
 		}
 		out, err := writeGuest(ctx, mod, reply)
 		if err != nil {
