@@ -40,11 +40,19 @@ type Writer interface {
 
 // PreparedWriter is a Writer that splits a source's CPU-bound preparation
 // (memtree.Prepare: chunking, entities, summaries) from its write; Run then prepares
-// the next sources on another goroutine while the writer commits, each source still in
-// its own transaction. *memtree.Store implements it.
+// the next sources on another goroutine while the writer commits, each source in its
+// own transaction. *memtree.Store implements it.
 type PreparedWriter interface {
 	Writer
 	IngestPrepared(ctx context.Context, p *memtree.Prepared) (memtree.IngestStats, error)
+}
+
+// BatchingWriter is a Writer that groups prepared sources into batch transactions
+// (memtree.BatchWriter: a savepoint per source, so one failing source rolls back
+// alone); Run prefers it over PreparedWriter. *memtree.Store implements it.
+type BatchingWriter interface {
+	Writer
+	NewBatchWriter(ctx context.Context) (*memtree.BatchWriter, error)
 }
 
 // Optimizer is a Writer that compacts its indexes once after a run that changed
@@ -142,8 +150,15 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		r.log = slog.Default()
 	}
 	defer func() { r.sum.Seconds = time.Since(start).Seconds() }()
-	if pw, ok := w.(PreparedWriter); ok {
-		r.startPipeline(ctx, pw)
+	if bw, ok := w.(BatchingWriter); ok {
+		b, err := bw.NewBatchWriter(ctx)
+		if err != nil {
+			return r.sum, fmt.Errorf("ingest: %w", err)
+		}
+		r.startPipeline(ctx, batchSink{b})
+		defer r.stopPipeline()
+	} else if pw, ok := w.(PreparedWriter); ok {
+		r.startPipeline(ctx, preparedSink{ctx, pw})
 		defer r.stopPipeline()
 	}
 	if opt.Kind != KindAuto && !contains(Kinds, opt.Kind) {
@@ -206,13 +221,54 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 	return r.sum, nil
 }
 
+// sink is the write end of the pipeline: write stores one prepared source (maybe in
+// an open batch), flush commits what write left open, due says a flush is wanted now
+// and wait how long the open batch may wait for another source.
+type sink interface {
+	write(p *memtree.Prepared) (memtree.IngestStats, error)
+	flush() error
+	due() bool
+	wait() time.Duration
+	pending() int
+}
+
+// preparedSink commits every source in its own transaction.
+type preparedSink struct {
+	ctx context.Context
+	pw  PreparedWriter
+}
+
+func (s preparedSink) write(p *memtree.Prepared) (memtree.IngestStats, error) {
+	return s.pw.IngestPrepared(s.ctx, p)
+}
+func (preparedSink) flush() error        { return nil }
+func (preparedSink) due() bool           { return false }
+func (preparedSink) wait() time.Duration { return 0 }
+func (preparedSink) pending() int        { return 0 }
+
+// batchSink groups sources into memtree batches.
+type batchSink struct{ b *memtree.BatchWriter }
+
+func (s batchSink) write(p *memtree.Prepared) (memtree.IngestStats, error) { return s.b.Write(p) }
+func (s batchSink) flush() error                                           { return s.b.Flush() }
+func (s batchSink) due() bool                                              { return s.b.Due() }
+func (s batchSink) wait() time.Duration                                    { return s.b.Remaining() }
+func (s batchSink) pending() int                                           { return s.b.Pending() }
+
 // startPipeline runs preparation and writing on two goroutines fed by write, so
-// parsing, preparing and committing overlap.
-func (r *runner) startPipeline(ctx context.Context, pw PreparedWriter) {
+// parsing, preparing and committing overlap. The writer records a source's outcome
+// once its batch commits (a failed commit fails every source of the batch); it commits
+// a batch when it is due, when no source arrives before the batch's time is up, and at
+// the end of the run (also a cancelled one: the whole sources written so far stay).
+func (r *runner) startPipeline(ctx context.Context, out sink) {
 	type prepared struct {
 		src memtree.SourceInput
 		p   *memtree.Prepared
 		err error
+	}
+	type written struct {
+		src memtree.SourceInput
+		st  memtree.IngestStats
 	}
 	r.jobs = make(chan memtree.SourceInput, 16)
 	r.done = make(chan struct{})
@@ -229,18 +285,59 @@ func (r *runner) startPipeline(ctx context.Context, pw PreparedWriter) {
 	}()
 	go func() {
 		defer close(r.done)
-		for x := range ready {
+		var batch []written
+		flush := func() {
+			err := out.flush()
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			for _, w := range batch {
+				r.record(ctx, w.src, w.st, err)
+			}
+			batch = batch[:0]
+		}
+		defer flush()
+		var timer *time.Timer
+		for {
+			var expired <-chan time.Time
+			if out.pending() > 0 {
+				if timer == nil {
+					timer = time.NewTimer(out.wait())
+				} else {
+					timer.Reset(out.wait())
+				}
+				expired = timer.C
+			}
+			var x prepared
+			var ok bool
+			select {
+			case x, ok = <-ready:
+			case <-expired:
+				flush()
+				continue
+			}
+			if !ok {
+				return
+			}
 			if ctx.Err() != nil {
 				continue
 			}
 			var st memtree.IngestStats
 			err := x.err
 			if err == nil {
-				st, err = pw.IngestPrepared(ctx, x.p)
+				st, err = out.write(x.p)
 			}
-			r.mu.Lock()
-			r.record(ctx, x.src, st, err)
-			r.mu.Unlock()
+			if err != nil || out.pending() == 0 {
+				// A failed source is final now; so is a source its own transaction
+				// committed.
+				r.mu.Lock()
+				r.record(ctx, x.src, st, err)
+				r.mu.Unlock()
+			} else {
+				batch = append(batch, written{x.src, st})
+			}
+			if out.due() {
+				flush()
+			}
 		}
 	}()
 }

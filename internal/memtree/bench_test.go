@@ -167,26 +167,33 @@ func BenchmarkGetChunk(b *testing.B) {
 	})
 }
 
-// BenchmarkIngest ingests the cached -scale 10000 corpus into a fresh store per
-// iteration and reports chunks/s.
+// BenchmarkIngest ingests the cached -scale 10000 and -scale 100000 corpora into a
+// fresh store per iteration and reports chunks/s.
 func BenchmarkIngest(b *testing.B) {
-	_, _ = benchStore(b, 10000)
-	corpus := filepath.Join(os.TempDir(), fmt.Sprintf("memtree-bench-v%d-%d", benchStoreVersion, 10000), "corpus")
-	chunks := 0
-	var secs float64
-	for i := 0; i < b.N; i++ {
-		st, err := memtree.Open(filepath.Join(b.TempDir(), fmt.Sprintf("i%d.db", i)))
-		if err != nil {
-			b.Fatal(err)
-		}
-		t0 := time.Now()
-		sum, err := ingest.Run(context.Background(), st, []string{corpus}, ingest.Options{})
-		secs += time.Since(t0).Seconds()
-		st.Close()
-		if err != nil {
-			b.Fatal(err)
-		}
-		chunks += sum.ChunksNew
+	for _, n := range []int{10000, 100000} {
+		b.Run(fmt.Sprintf("scale=%d", n), func(b *testing.B) {
+			_, _ = benchStore(b, n)
+			corpus := filepath.Join(os.TempDir(), fmt.Sprintf("memtree-bench-v%d-%d", benchStoreVersion, n), "corpus")
+			chunks := 0
+			var secs float64
+			for i := 0; i < b.N; i++ {
+				st, err := memtree.Open(filepath.Join(b.TempDir(), fmt.Sprintf("i%d.db", i)))
+				if err != nil {
+					b.Fatal(err)
+				}
+				t0 := time.Now()
+				sum, err := ingest.Run(context.Background(), st, []string{corpus}, ingest.Options{})
+				secs += time.Since(t0).Seconds()
+				st.Close()
+				if err != nil {
+					b.Fatal(err)
+				}
+				if sum.Failures > 0 {
+					b.Fatalf("ingest failures: %s", sum.Line())
+				}
+				chunks += sum.ChunksNew
+			}
+			b.ReportMetric(float64(chunks)/secs, "chunks/s")
+		})
 	}
-	b.ReportMetric(float64(chunks)/secs, "chunks/s")
 }

@@ -93,25 +93,165 @@ func (s *Store) Ingest(ctx context.Context, in SourceInput) (IngestStats, error)
 	return s.IngestPrepared(ctx, p)
 }
 
-// IngestPrepared writes a source made by Prepare in one transaction (see Ingest). A
-// failure rolls back this source only.
+// IngestPrepared writes a source made by Prepare in its own transaction (a batch of
+// one; see Ingest and BatchWriter). A failure rolls back this source only.
 func (s *Store) IngestPrepared(ctx context.Context, p *Prepared) (IngestStats, error) {
-	st := IngestStats{Entities: p.nEnts}
 	if s.w == nil {
-		return st, fmt.Errorf("ingest %s: %w; open it with memtree.Open", p.in.SourceID, ErrReadOnly)
+		return IngestStats{Entities: p.nEnts}, fmt.Errorf("ingest %s: %w; open it with memtree.Open", p.in.SourceID, ErrReadOnly)
 	}
-	tx, err := s.w.BeginTx(ctx, nil)
+	bw, err := s.NewBatchWriter(ctx)
 	if err != nil {
-		return st, fmt.Errorf("ingest %s: begin transaction: %w", p.in.SourceID, err)
+		return IngestStats{Entities: p.nEnts}, err
 	}
-	defer tx.Rollback()
-	if err := s.writeSource(ctx, tx, p, &st); err != nil {
-		return IngestStats{Entities: st.Entities}, fmt.Errorf("ingest %s: %w", p.in.SourceID, err)
+	st, err := bw.Write(p)
+	if cerr := bw.Close(); err == nil && cerr != nil {
+		return IngestStats{Entities: p.nEnts}, cerr
+	}
+	return st, err
+}
+
+// Batch limits of a BatchWriter: Due reports a batch full at either.
+const (
+	DefaultBatchSources  = 64
+	DefaultBatchDuration = 250 * time.Millisecond
+)
+
+// BatchWriter writes consecutive prepared sources into one write transaction (a
+// batch), each source inside its own SAVEPOINT: a source that fails is rolled back
+// alone and the rest of the batch still commits. Grouping sources saves the per-commit
+// WAL writes and full-text segment flush that dominate a one-transaction-per-source
+// ingest. Reads inside the batch (what a source already stored) see the earlier
+// sources of the same batch.
+//
+// Durability: the store runs WAL with synchronous=NORMAL, so a committed batch
+// survives a process crash; a crash (or kill) loses at most the open batch, and never
+// leaves part of a source. Stats returned by Write become final when the batch
+// commits: if Flush or Close fails, every source written since the last successful
+// Flush is lost and must be reported as failed by the caller.
+//
+// A BatchWriter holds the store's single writer connection while a batch is open:
+// use it from one goroutine, Flush or Close it before any other write on the Store
+// (Ingest, Optimize, EmbedMissing), which would otherwise wait for it.
+type BatchWriter struct {
+	s *Store
+	// ctx is the caller's context, checked before each source; txCtx (never
+	// cancelled) runs the statements so that a cancel cannot interrupt SQLite mid-way
+	// through a write (an interrupted write may roll back the whole transaction): a
+	// cancelled run keeps the whole sources written so far once it calls Close.
+	ctx, txCtx context.Context
+	tx         *sql.Tx
+	n          int       // sources written into the open batch
+	began      time.Time // when the open batch began
+	broken     error     // the open batch was rolled back by SQLite itself
+
+	// MaxSources and MaxDuration bound a batch (see Due); NewBatchWriter sets them to
+	// DefaultBatchSources and DefaultBatchDuration.
+	MaxSources  int
+	MaxDuration time.Duration
+}
+
+// NewBatchWriter starts a batch writer on a store opened with Open. The first
+// transaction begins with the first Write.
+func (s *Store) NewBatchWriter(ctx context.Context) (*BatchWriter, error) {
+	if s.w == nil {
+		return nil, fmt.Errorf("ingest: %w; open it with memtree.Open", ErrReadOnly)
+	}
+	return &BatchWriter{s: s, ctx: ctx, txCtx: context.WithoutCancel(ctx),
+		MaxSources: DefaultBatchSources, MaxDuration: DefaultBatchDuration}, nil
+}
+
+// Pending returns how many sources the open batch holds (written, not yet committed).
+func (b *BatchWriter) Pending() int { return b.n }
+
+// Remaining returns how long the open batch may still stay open before Due reports
+// it; 0 when it is due (or holds nothing).
+func (b *BatchWriter) Remaining() time.Duration {
+	if b.tx == nil {
+		return 0
+	}
+	return max(0, b.MaxDuration-time.Since(b.began))
+}
+
+// Due reports whether the open batch has reached MaxSources sources or MaxDuration
+// of age, i.e. the caller should Flush it now.
+func (b *BatchWriter) Due() bool {
+	return b.tx != nil && (b.n >= b.MaxSources || time.Since(b.began) >= b.MaxDuration)
+}
+
+// Write writes one prepared source into the open batch (beginning one when none is
+// open) inside a savepoint. On error the source is rolled back alone and the batch
+// stays usable; the stats are final once the batch commits (see BatchWriter).
+func (b *BatchWriter) Write(p *Prepared) (IngestStats, error) {
+	st := IngestStats{Entities: p.nEnts}
+	id := p.in.SourceID
+	if b.s == nil {
+		return st, fmt.Errorf("ingest %s: batch writer is closed", id)
+	}
+	if err := b.ctx.Err(); err != nil {
+		return st, fmt.Errorf("ingest %s: %w", id, err)
+	}
+	if b.broken != nil {
+		return st, fmt.Errorf("ingest %s: %w", id, b.broken)
+	}
+	if b.tx == nil {
+		tx, err := b.s.w.BeginTx(b.txCtx, nil)
+		if err != nil {
+			return st, fmt.Errorf("ingest %s: begin transaction: %w", id, err)
+		}
+		b.tx, b.n, b.began = tx, 0, time.Now()
+	}
+	ctx := b.txCtx
+	if _, err := b.tx.ExecContext(ctx, `SAVEPOINT source`); err != nil {
+		b.broken = fmt.Errorf("batch transaction failed: %w", err)
+		return st, fmt.Errorf("ingest %s: savepoint: %w", id, err)
+	}
+	if err := b.s.writeSource(ctx, b.tx, p, &st); err != nil {
+		// ROLLBACK TO undoes this source and keeps the savepoint; RELEASE drops it.
+		_, rerr := b.tx.ExecContext(ctx, `ROLLBACK TO source`)
+		if rerr == nil {
+			_, rerr = b.tx.ExecContext(ctx, `RELEASE source`)
+		}
+		if rerr != nil {
+			// SQLite rolled the whole transaction back (disk full, I/O error): the
+			// batch's earlier sources are gone too; Flush reports it.
+			b.broken = fmt.Errorf("batch of %d sources rolled back after source %s failed: %w", b.n, id, err)
+		}
+		return IngestStats{Entities: st.Entities}, fmt.Errorf("ingest %s: %w", id, err)
+	}
+	if _, err := b.tx.ExecContext(ctx, `RELEASE source`); err != nil {
+		b.broken = fmt.Errorf("batch transaction failed: %w", err)
+		return IngestStats{Entities: st.Entities}, fmt.Errorf("ingest %s: release savepoint: %w", id, err)
+	}
+	b.n++
+	return st, nil
+}
+
+// Flush commits the open batch (a no-op when none is open). On error the batch's
+// sources are not stored.
+func (b *BatchWriter) Flush() error {
+	if b.tx == nil {
+		return nil
+	}
+	tx, n, broken := b.tx, b.n, b.broken
+	b.tx, b.n, b.broken = nil, 0, nil
+	if broken != nil {
+		tx.Rollback()
+		return fmt.Errorf("ingest: %d sources not stored: %w", n, broken)
 	}
 	if err := tx.Commit(); err != nil {
-		return IngestStats{Entities: st.Entities}, fmt.Errorf("ingest %s: commit: %w", p.in.SourceID, err)
+		return fmt.Errorf("ingest: commit batch of %d sources: %w", n, err)
 	}
-	return st, nil
+	return nil
+}
+
+// Close commits the open batch and releases the writer; further Writes fail.
+func (b *BatchWriter) Close() error {
+	if b.s == nil {
+		return nil
+	}
+	err := b.Flush()
+	b.s = nil
+	return err
 }
 
 func jsonOf(v any) string {
@@ -272,33 +412,13 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 		}
 	}
 	if changed || nsum == 0 {
-		if err := s.writeBuiltSummaries(ctx, tx, srcRow, p.sums, len(existing) > 0); err != nil {
+		if err := s.writeSummaries(ctx, tx, srcRow, p.sums, len(existing) > 0); err != nil {
 			return err
 		}
 	}
 	if changed {
 		if _, err := s.txExec(ctx, tx, qBumpGeneration); err != nil {
 			return fmt.Errorf("bump store generation: %w", err)
-		}
-	}
-	return nil
-}
-
-// writeBuiltSummaries replaces a source's summary tree with nodes Prepare built
-// (the write half of writeSummaries, with the building done off the writer).
-func (s *Store) writeBuiltSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, nodes []summaryNode, hadOld bool) error {
-	if hadOld {
-		if _, err := s.txExec(ctx, tx, qDeleteSummaryVectors, srcRow); err != nil {
-			return fmt.Errorf("delete old summary vectors: %w", err)
-		}
-		if _, err := s.txExec(ctx, tx, qDeleteSummaries, srcRow); err != nil {
-			return fmt.Errorf("delete old summaries: %w", err)
-		}
-	}
-	ins := tx.StmtContext(ctx, s.ws.insSummary)
-	for _, n := range nodes {
-		if _, err := ins.ExecContext(ctx, n.ID, srcRow, n.Level, n.Idx, n.Text, jsonOf(n.Children), jsonOf(n.Leaves), n.TSStart, n.TSEnd); err != nil {
-			return fmt.Errorf("write summary L%d #%d: %w", n.Level, n.Idx, err)
 		}
 	}
 	return nil

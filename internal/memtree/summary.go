@@ -211,15 +211,20 @@ func dedupe(ss []string) []string {
 	return out
 }
 
-// writeSummaries replaces a source's summary tree.
-func (s *Store) writeSummaries(ctx context.Context, tx *sql.Tx, ins *sql.Stmt, srcRow int64, in *SourceInput, chunks []chunk) error {
-	if _, err := s.txExec(ctx, tx, qDeleteSummaryVectors, srcRow); err != nil {
-		return fmt.Errorf("delete old summary vectors: %w", err)
+// writeSummaries replaces a source's summary tree with nodes (built by
+// buildSummaries, off the writer, in Prepare); hadOld says the source may have an
+// older tree (and its vectors) to delete first.
+func (s *Store) writeSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, nodes []summaryNode, hadOld bool) error {
+	if hadOld {
+		if _, err := s.txExec(ctx, tx, qDeleteSummaryVectors, srcRow); err != nil {
+			return fmt.Errorf("delete old summary vectors: %w", err)
+		}
+		if _, err := s.txExec(ctx, tx, qDeleteSummaries, srcRow); err != nil {
+			return fmt.Errorf("delete old summaries: %w", err)
+		}
 	}
-	if _, err := s.txExec(ctx, tx, qDeleteSummaries, srcRow); err != nil {
-		return fmt.Errorf("delete old summaries: %w", err)
-	}
-	for _, n := range buildSummaries(in, chunks) {
+	ins := tx.StmtContext(ctx, s.ws.insSummary)
+	for _, n := range nodes {
 		if _, err := ins.ExecContext(ctx, n.ID, srcRow, n.Level, n.Idx, n.Text, jsonOf(n.Children), jsonOf(n.Leaves), n.TSStart, n.TSEnd); err != nil {
 			return fmt.Errorf("write summary L%d #%d: %w", n.Level, n.Idx, err)
 		}
