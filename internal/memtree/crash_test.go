@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -27,24 +28,64 @@ func crashSource(i int) memtree.SourceInput {
 	return src
 }
 
+// crashBatch is the batch size of the batch-mode crash child.
+const crashBatch = 4
+
 // crashChild ingests sources forever into the store named by the env var, printing
-// each committed source number; the parent kills it.
+// the number of each committed source; the parent kills it. With the "batch:" prefix
+// it writes through a BatchWriter, crashBatch sources per transaction, and prints
+// after each commit.
 func crashChild() {
-	st, err := memtree.Open(os.Getenv(crashEnv))
+	path, batch := os.Getenv(crashEnv), false
+	if p, ok := strings.CutPrefix(path, "batch:"); ok {
+		path, batch = p, true
+	}
+	st, err := memtree.Open(path)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(2)
 	}
+	if !batch {
+		for i := 0; ; i++ {
+			if _, err := st.Ingest(context.Background(), crashSource(i)); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				os.Exit(3)
+			}
+			fmt.Printf("committed %d\n", i)
+		}
+	}
+	bw, err := st.NewBatchWriter(context.Background())
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
+	bw.MaxSources, bw.MaxDuration = crashBatch, time.Hour
 	for i := 0; ; i++ {
-		if _, err := st.Ingest(context.Background(), crashSource(i)); err != nil {
+		p, err := memtree.Prepare(crashSource(i))
+		if err == nil {
+			_, err = bw.Write(p)
+		}
+		if err == nil && bw.Due() {
+			if err = bw.Flush(); err == nil {
+				fmt.Printf("committed %d\n", i)
+			}
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(3)
 		}
-		fmt.Printf("committed %d\n", i)
 	}
 }
 
+// TestKilledWriterLeavesWholeSources kills a writer (one transaction per source, and
+// one per batch of crashBatch sources) mid-write: the store opens, passes an
+// integrity check and holds only whole sources (whole batches).
 func TestKilledWriterLeavesWholeSources(t *testing.T) {
+	t.Run("per-source", func(t *testing.T) { testKilledWriter(t, false) })
+	t.Run("batch", func(t *testing.T) { testKilledWriter(t, true) })
+}
+
+func testKilledWriter(t *testing.T, batch bool) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "memory_tree", "chunks.db")
 	// Expected chunk count of one source, from a separate store.
@@ -60,7 +101,11 @@ func TestKilledWriterLeavesWholeSources(t *testing.T) {
 	perSource := one.NewChunks
 
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), crashEnv+"="+path)
+	mode := ""
+	if batch {
+		mode = "batch:"
+	}
+	cmd.Env = append(os.Environ(), crashEnv+"="+mode+path)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -78,7 +123,8 @@ func TestKilledWriterLeavesWholeSources(t *testing.T) {
 			break
 		}
 	}
-	// SIGKILL mid-ingest: the child is writing source committed+1 right now.
+	// SIGKILL mid-ingest: the child is writing source committed+1 (in batch mode: the
+	// batch after it) right now.
 	if err := cmd.Process.Kill(); err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +165,9 @@ func TestKilledWriterLeavesWholeSources(t *testing.T) {
 	}
 	if n < committed+1 {
 		t.Errorf("store holds %d sources, the child reported %d committed", n, committed+1)
+	}
+	if batch && n%crashBatch != 0 {
+		t.Errorf("store holds %d sources, not whole batches of %d", n, crashBatch)
 	}
 	var chunks int
 	db.QueryRow(`SELECT count(*) FROM chunks`).Scan(&chunks)

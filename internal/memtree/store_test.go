@@ -2,7 +2,9 @@ package memtree_test
 
 import (
 	"context"
+	"database/sql"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -125,5 +127,167 @@ func TestOptimizeKeepsSearchAndRefusesReadOnly(t *testing.T) {
 	defer ro.Close()
 	if err := ro.Optimize(ctx); !errors.Is(err, memtree.ErrReadOnly) {
 		t.Errorf("Optimize on a read-only store: %v, want ErrReadOnly", err)
+	}
+}
+
+// poisonSummaries makes the store at path refuse any summary whose text contains
+// POISON, so a source titled POISON fails after its chunks, entities and full-text
+// rows were written (a real SQLite failure in the middle of a source).
+func poisonSummaries(t *testing.T, path string) {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`CREATE TRIGGER poison BEFORE INSERT ON summaries WHEN NEW.text LIKE '%POISON%'
+		BEGIN SELECT RAISE(ABORT, 'poisoned summary'); END`); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func mustPrepare(t *testing.T, in memtree.SourceInput) *memtree.Prepared {
+	t.Helper()
+	p, err := memtree.Prepare(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// TestBatchWriterSavepoints writes several sources in one batch: a source that fails
+// halfway is rolled back alone, later sources of the batch see the earlier ones, and
+// the committed store equals one written a source per transaction.
+func TestBatchWriterSavepoints(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "batch.db")
+	st, err := memtree.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	poisonSummaries(t, path)
+
+	fx := fixtureSources()
+	poison := memtree.SourceInput{Kind: memtree.KindChat, SourceID: "slack:#poison", Title: "POISON", Provider: "slack",
+		Messages: []memtree.MessageInput{
+			{Ref: "p1", Author: "Bob Stone", TimestampMS: ms("2026-05-01T10:00:00Z"), Text: "Zanzibar ferry tickets, ask @erik #travel"},
+			{Ref: "p2", Author: "Dana Ruiz", TimestampMS: ms("2026-05-01T10:05:00Z"), Text: "Zanzibar is lovely in June"},
+		}}
+	changed := fx[1]
+	changed.Messages = []memtree.MessageInput{fx[1].Messages[0]}
+	changed.Messages[0].Text = "Launch checklist is ready"
+
+	bw, err := st.NewBatchWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	steps := []struct {
+		in                   memtree.SourceInput
+		fail                 bool
+		nw, unchanged, remov int
+	}{
+		{in: fx[0], nw: 1},
+		{in: poison, fail: true},
+		{in: fx[1], nw: 2},
+		{in: fx[1], unchanged: 2}, // sees the chunks written earlier in this batch
+		{in: changed, nw: 1, remov: 2},
+		{in: fx[2], nw: 1},
+	}
+	want := 0
+	for i, s := range steps {
+		res, err := bw.Write(mustPrepare(t, s.in))
+		if s.fail {
+			if err == nil || !strings.Contains(err.Error(), "poisoned summary") || !strings.Contains(err.Error(), s.in.SourceID) {
+				t.Fatalf("step %d: Write = %v, want the poisoned-summary error naming %s", i, err, s.in.SourceID)
+			}
+			continue
+		}
+		if err != nil {
+			t.Fatalf("step %d: %v", i, err)
+		}
+		want++
+		if res.NewChunks != s.nw || res.UnchangedChunks != s.unchanged || res.RemovedChunks != s.remov {
+			t.Errorf("step %d (%s): stats %+v, want new %d unchanged %d removed %d", i, s.in.SourceID, res, s.nw, s.unchanged, s.remov)
+		}
+	}
+	if bw.Pending() != want {
+		t.Errorf("pending = %d, want %d (the failed source is not part of the batch)", bw.Pending(), want)
+	}
+	if err := bw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := bw.Write(mustPrepare(t, fx[0])); err == nil {
+		t.Error("Write after Close succeeded")
+	}
+
+	// The same sources, one transaction each, without the poisoned one.
+	ref, err := memtree.Open(filepath.Join(dir, "ref.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ref.Close()
+	for _, s := range steps {
+		if !s.fail {
+			if _, err := ref.Ingest(ctx, s.in); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	got, _ := st.Stats(ctx)
+	exp, _ := ref.Stats(ctx)
+	if fmt.Sprint(got) != fmt.Sprint(exp) {
+		t.Errorf("batched store %+v, per-source store %+v", got, exp)
+	}
+	if got.Sources["chat"] != 1 {
+		t.Errorf("chat sources = %d, want 1 (the poisoned one rolled back)", got.Sources["chat"])
+	}
+	for _, kind := range []string{"", "person", "handle", "topic"} {
+		a, err := st.TopEntities(ctx, abiTop(kind, 50))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := ref.TopEntities(ctx, abiTop(kind, 50))
+		if fmt.Sprint(a.Entities) != fmt.Sprint(b.Entities) {
+			t.Errorf("entities %q: batched %v, per-source %v", kind, a.Entities, b.Entities)
+		}
+	}
+	hits, err := st.Search(ctx, abi.SearchRequest{Query: "zanzibar", K: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hits.Chunks) != 0 {
+		t.Errorf("search zanzibar found %d hits of the rolled-back source", len(hits.Chunks))
+	}
+}
+
+// TestBatchWriterCancelKeepsWrittenSources cancels the context mid-batch: the next
+// Write is refused and Close still commits the whole sources written before.
+func TestBatchWriterCancelKeepsWrittenSources(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	st, err := memtree.Open(filepath.Join(t.TempDir(), "c.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	bw, err := st.NewBatchWriter(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fx := fixtureSources()
+	if _, err := bw.Write(mustPrepare(t, fx[0])); err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if _, err := bw.Write(mustPrepare(t, fx[1])); !errors.Is(err, context.Canceled) {
+		t.Errorf("Write after cancel = %v, want context.Canceled", err)
+	}
+	if err := bw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	stats, _ := st.Stats(context.Background())
+	if stats.Sources["email"] != 1 || stats.Sources["chat"] != 0 || stats.TotalChunks() != 1 {
+		t.Errorf("after cancel: %+v, want the one email source written before", stats)
 	}
 }
