@@ -119,6 +119,11 @@ func (m *module) compile(ctx context.Context) {
 	m.host.logger.Debug("tool module compiled", "module", m.info.Name, "duration", time.Since(start))
 	// One warm instance, if a slot is free right now.
 	if err := m.host.pool.warm(ctx, m); err != nil {
+		if ctx.Err() != nil {
+			// The host is closing: not a problem worth a warning on stderr.
+			m.host.logger.Debug("warming a tool instance stopped: host closing", "module", m.info.Name)
+			return
+		}
 		m.host.logger.Warn("warming a tool instance failed", "module", m.info.Name, "err", err)
 	}
 }
