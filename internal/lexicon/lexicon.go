@@ -434,3 +434,95 @@ func isInflection(t *table, term string, excluded map[uint32]bool) bool {
 	}
 	return false
 }
+
+// Narrower returns the hyponyms one level down (more specific terms: "journalist" →
+// "reporter", "excursion" → "field trip") of the first maxNarrowSenses senses of each
+// part of speech of word, weighted narrowerFactor × the sense's weight; best first,
+// unique, at most MaxRelated, multiword terms with spaces. Expand leaves them out
+// because a general word's hyponyms are many; callers that rank terms by how the
+// store uses them can add them. A word WordNet does not know gives nil. Safe for
+// concurrent use.
+func Narrower(word string) []Related {
+	t := get()
+	w := normalize(word)
+	if t == nil || w == "" {
+		return nil
+	}
+	bases := t.bases(w)
+	if len(bases) == 0 {
+		return nil
+	}
+	excluded := map[uint32]bool{}
+	for _, b := range bases {
+		excluded[b] = true
+	}
+	best := map[uint32]float32{}
+	selfLemma := t.word(bases[0]) == w
+	for bi, b := range bases {
+		factor := float32(1)
+		if selfLemma && bi > 0 {
+			factor = otherBaseFactor
+		}
+		ss := t.senses[t.senseOff[b]:t.senseOff[b+1]]
+		rank, lastPos := 0, uint8(255)
+		for _, s := range ss {
+			if t.synPos[s] != lastPos {
+				rank, lastPos = 0, t.synPos[s]
+			}
+			sw := factor * senseWeight(rank) * narrowerFactor
+			rank++
+			if rank > maxNarrowSenses {
+				continue
+			}
+			for _, rel := range t.rels[t.relOff[s]:t.relOff[s+1]] {
+				if rel&3 != wnbuild.RelHyponym {
+					continue
+				}
+				tgt := rel >> 2
+				for _, m := range t.members[t.memOff[tgt]:t.memOff[tgt+1]] {
+					if !excluded[m] && sw > best[m] {
+						best[m] = sw
+					}
+				}
+			}
+		}
+	}
+	out := make([]Related, 0, len(best))
+	for id, wt := range best {
+		term := t.word(id)
+		if isInflection(t, term, excluded) {
+			continue
+		}
+		out = append(out, Related{Term: strings.ReplaceAll(term, "_", " "), Weight: wt})
+	}
+	sort.Slice(out, func(i, j int) bool {
+		if out[i].Weight != out[j].Weight {
+			return out[i].Weight > out[j].Weight
+		}
+		// Fewer words, then shorter: plain terms before names and long compounds.
+		ni, nj := strings.Count(out[i].Term, " "), strings.Count(out[j].Term, " ")
+		if ni != nj {
+			return ni < nj
+		}
+		if len(out[i].Term) != len(out[j].Term) {
+			return len(out[i].Term) < len(out[j].Term)
+		}
+		return out[i].Term < out[j].Term
+	})
+	if len(out) > MaxNarrower {
+		out = out[:MaxNarrower]
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// Narrower's parameters: the senses per part of speech whose hyponyms count, and
+// their weight relative to the sense's synonyms.
+const (
+	// MaxNarrower caps the list Narrower returns.
+	MaxNarrower     = 64
+	maxNarrowSenses = 3
+	narrowerFactor  = 0.4
+)

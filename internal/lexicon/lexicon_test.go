@@ -269,3 +269,42 @@ func TestConcurrentUse(t *testing.T) {
 		}
 	}
 }
+
+func TestNarrower(t *testing.T) {
+	has := func(rs []Related, term string) bool {
+		for _, r := range rs {
+			if r.Term == term {
+				return true
+			}
+		}
+		return false
+	}
+	ex := Narrower("excursion")
+	if !has(ex, "field trip") {
+		t.Errorf("Narrower(excursion) = %v, want field trip among them", ex)
+	}
+	if has(Expand("excursion"), "field trip") {
+		t.Errorf("Expand(excursion) holds the hyponym field trip; Expand should leave hyponyms out")
+	}
+	j := Narrower("journalist")
+	if !has(j, "columnist") {
+		t.Errorf("Narrower(journalist) = %v, want columnist", j)
+	}
+	if has(j, "cooke") || has(j, "alistair cooke") {
+		t.Errorf("Narrower(journalist) = %v holds an instance (a named person)", j)
+	}
+	if len(j) > MaxNarrower {
+		t.Errorf("Narrower(journalist) has %d terms, cap %d", len(j), MaxNarrower)
+	}
+	for _, r := range j {
+		if r.Weight <= 0 || r.Weight > narrowerFactor {
+			t.Errorf("Narrower(journalist) term %v: weight outside (0, %v]", r, narrowerFactor)
+		}
+	}
+	if got := Narrower("qwxzzy"); got != nil {
+		t.Errorf("Narrower(unknown) = %v, want nil", got)
+	}
+	if a, b := Narrower("worker"), Narrower("worker"); len(a) != len(b) || (len(a) > 0 && a[len(a)-1] != b[len(b)-1]) {
+		t.Errorf("Narrower(worker) not deterministic")
+	}
+}

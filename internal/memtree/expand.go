@@ -70,13 +70,23 @@ func (s *Store) currentEmbedder() Embedder {
 	return nil
 }
 
-// lexiconExpander is the default Expander: WordNet synonyms and near hypernyms from
+// lexiconExpander is the default Expander: WordNet synonyms, near hypernyms and hyponyms from
 // internal/lexicon.
 var lexiconExpander = ExpanderFunc(func(word string) []Related {
 	rs := lexicon.Expand(word)
-	out := make([]Related, len(rs))
-	for i, r := range rs {
-		out[i] = Related{Term: r.Term, Weight: r.Weight}
+	out := make([]Related, 0, len(rs))
+	seen := map[string]bool{}
+	for _, r := range rs {
+		seen[r.Term] = true
+		out = append(out, Related{Term: r.Term, Weight: r.Weight})
+	}
+	// More specific terms ("excursion" → "field trip"): recall keeps only those the
+	// store uses, so the long hyponym lists of general words cost little.
+	for _, r := range lexicon.Narrower(word) {
+		if !seen[r.Term] {
+			seen[r.Term] = true
+			out = append(out, Related{Term: r.Term, Weight: r.Weight})
+		}
 	}
 	return out
 })

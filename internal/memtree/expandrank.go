@@ -24,7 +24,27 @@ type gterm struct {
 const (
 	maxExpandShare = 0.05 // expansion and association terms in more chunks than this are dropped
 	maxGroupTerms  = 6
+	// compoundPartFactor weighs a word of a multiword expansion the store does not
+	// say as a phrase.
+	compoundPartFactor = 0.5
 )
+
+// dedupeTerms keeps the heaviest term of each phrase, in first-seen order.
+func dedupeTerms(ts []gterm) []gterm {
+	at := map[string]int{}
+	out := ts[:0]
+	for _, t := range ts {
+		if i, ok := at[t.phrase]; ok {
+			if t.weight > out[i].weight {
+				out[i] = t
+			}
+			continue
+		}
+		at[t.phrase] = len(out)
+		out = append(out, t)
+	}
+	return out
+}
 
 func idf(n, df int) float64 { return math.Log(1 + float64(n)/float64(df)) }
 
@@ -75,12 +95,17 @@ func allStop(ws []string) bool {
 }
 
 // expansionGroups builds one group per content word of text: the word itself (when
-// the store has it) plus its lexical expansions the store contains.
+// the store has it) plus its lexical expansions the store contains. When a word and
+// the next one form a compound the expander knows ("fender bender", "blood test"),
+// the compound's expansions join the second word's group.
 func (s *Store) expansionGroups(ctx context.Context, db *sql.DB, snap *dfCache, exp Expander, text string) ([]termGroup, error) {
 	var groups []termGroup
 	seenWord := map[string]bool{}
-	for _, w := range words(text) {
+	ws := words(text)
+	var pending []Related // the previous word's compound with this one
+	for i, w := range ws {
 		if stopwords[w] || len(w) < 2 || seenWord[stem(w)] {
+			pending = nil
 			continue
 		}
 		seenWord[stem(w)] = true
@@ -91,25 +116,71 @@ func (s *Store) expansionGroups(ctx context.Context, db *sql.DB, snap *dfCache, 
 			g.terms = append(g.terms, t)
 		}
 		if exp != nil && len(w) >= 3 {
-			var rel []gterm
-			for _, r := range exp.Expand(w) {
-				t, ok, err := s.newGTerm(ctx, db, snap, strings.ReplaceAll(r.Term, "_", " "), float64(r.Weight), maxExpandShare)
-				if err != nil {
-					return nil, err
-				}
-				if ok && !seenWord[t.phrase] {
-					rel = append(rel, t)
-				}
-			}
-			sort.SliceStable(rel, func(i, j int) bool { return rel[i].weight > rel[j].weight })
-			if len(rel) > maxGroupTerms {
-				rel = rel[:maxGroupTerms]
+			rs := append(pending, exp.Expand(w)...)
+			rel, err := s.relatedTerms(ctx, db, snap, rs, seenWord)
+			if err != nil {
+				return nil, err
 			}
 			g.terms = append(g.terms, rel...)
+		}
+		pending = nil
+		if exp != nil && i+1 < len(ws) && !stopwords[ws[i+1]] && len(ws[i+1]) >= 2 {
+			pending = compoundExpansions(exp, w, ws[i+1])
 		}
 		if len(g.terms) > 0 {
 			groups = append(groups, g)
 		}
 	}
 	return groups, nil
+}
+
+// compoundExpansions expands a and b as one compound ("a_b", then "a-b"); nil when
+// the expander does not know it.
+func compoundExpansions(exp Expander, a, b string) []Related {
+	for _, c := range []string{a + "_" + b, a + "-" + b} {
+		if rs := exp.Expand(c); len(rs) > 0 {
+			return rs
+		}
+	}
+	return nil
+}
+
+// relatedTerms turns expansions into group terms the store contains, heaviest
+// (relation weight × idf) first, at most maxGroupTerms.
+func (s *Store) relatedTerms(ctx context.Context, db *sql.DB, snap *dfCache, rs []Related, seenWord map[string]bool) ([]gterm, error) {
+	var rel []gterm
+	for _, r := range rs {
+		t, ok, err := s.newGTerm(ctx, db, snap, strings.ReplaceAll(r.Term, "_", " "), float64(r.Weight), maxExpandShare)
+		if err != nil {
+			return nil, err
+		}
+		if ok && !seenWord[t.phrase] {
+			rel = append(rel, t)
+			continue
+		}
+		// A compound the store never says ("insurance coverage", "removal
+		// company") still names the concept by its other words.
+		parts := words(strings.ReplaceAll(r.Term, "_", " "))
+		if ok || len(parts) < 2 {
+			continue
+		}
+		for _, p := range parts {
+			if stopwords[p] || len(p) < 3 || seenWord[stem(p)] {
+				continue
+			}
+			t, ok, err := s.newGTerm(ctx, db, snap, p, float64(r.Weight)*compoundPartFactor, maxExpandShare)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				rel = append(rel, t)
+			}
+		}
+	}
+	rel = dedupeTerms(rel)
+	sort.SliceStable(rel, func(i, j int) bool { return rel[i].weight > rel[j].weight })
+	if len(rel) > maxGroupTerms {
+		rel = rel[:maxGroupTerms]
+	}
+	return rel, nil
 }

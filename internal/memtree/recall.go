@@ -25,7 +25,10 @@ const (
 // (recall@10 keyword/paraphrase/related):
 //   - chunks, summaries: weights of chunk bm25 and summary bm25 (3 and 0.3; before the
 //     association list, 3/0.3/1 gave keyword 0.875, paraphrase 0.02, related 0.08);
-//   - expansion: weight of the WordNet-expanded list, raised by expBoost × (1 − ρ);
+//   - expansion: weight of the WordNet-expanded list, raised by expBoost × (1 − ρ) and
+//     by expUnknown × the share of query words the store never says (such words can
+//     only be matched through their expansions; 0 → 8: paraphrase 0.140 → 0.162,
+//     keyword and related unchanged);
 //   - assoc: weight of the corpus association list, scaled by (1 − ρ) and by
 //     coverage^cover (the share of query words with associates);
 //   - litRef, litFloor: literal evidence ρ = min(1, literal hits / litRef) ×
@@ -36,8 +39,8 @@ const (
 // paraphrase 0.025; adding known², coverage³ and the expansion boost gives
 // paraphrase 0.11, related 0.42, keyword 0.86.
 var tune = struct {
-	chunks, summaries, expansion, expBoost, assoc, cover, litRef, litFloor float64
-}{chunks: 3, summaries: 0.3, expansion: 1, expBoost: 2, assoc: 6, cover: 3, litRef: 22, litFloor: 0.15}
+	chunks, summaries, expansion, expBoost, expUnknown, assoc, cover, litRef, litFloor float64
+}{chunks: 3, summaries: 0.3, expansion: 1, expBoost: 2, expUnknown: 8, assoc: 6, cover: 3, litRef: 22, litFloor: 0.15}
 
 // Recall finds chunks by meaning. Offline (no embedder, or the embedder failed) it
 // fuses, by weighted reciprocal rank, bm25 over chunks, bm25 over summaries
@@ -174,9 +177,11 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 			known++
 		}
 	}
+	unknown := 0.0 // share of the query's words the store never says
 	if nw > 0 {
 		f := float64(known) / float64(nw)
 		rho *= f * f
+		unknown = 1 - f
 	}
 	if len(pq.Entities) > 0 {
 		// A person or address the store knows: the entity index is exact evidence
@@ -231,7 +236,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		if err != nil {
 			return nil, nil, err
 		}
-		lists = append(lists, rankedList{name: "expansion", weight: tune.expansion * (1 + tune.expBoost*(1-rho)), hits: eh})
+		lists = append(lists, rankedList{name: "expansion", weight: tune.expansion * (1 + tune.expBoost*(1-rho) + tune.expUnknown*unknown), hits: eh})
 	}
 	if rho < 1 && len(groups) > 0 {
 		own := map[string]bool{}

@@ -176,7 +176,7 @@ func Build(dir string) ([]byte, error) {
 				kind = RelHypernym
 			case "&":
 				kind = RelSimilar
-			case "~", "~i":
+			case "~": // instance hyponyms ("~i": people, places) are left out
 				kind = RelHyponym
 			case "^":
 				if pt.src == 0 {
