@@ -42,8 +42,8 @@ const MaxManifestBytes = 256 << 10
 // toolNameRE is the syntax of a tool name.
 var toolNameRE = regexp.MustCompile(`^[a-z][a-z0-9_.-]{0,63}$`)
 
-// Annotations are the MCP annotations a manifest declares for a tool. The field set
-// equals runtime.Annotations, so the two convert directly.
+// Annotations are the MCP annotations a manifest declares for a tool (the runtime
+// serves them as runtime.Annotations, an alias of this type).
 type Annotations struct {
 	ReadOnlyHint    bool  `json:"readOnlyHint"`
 	OpenWorldHint   bool  `json:"openWorldHint"`
@@ -51,7 +51,7 @@ type Annotations struct {
 	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
 }
 
-// Limits bound one call (0 = unset). The field set equals runtime.Limits.
+// Limits bound one call (0 = unset); runtime.Limits is an alias of this type.
 type Limits struct {
 	TimeoutMS      int `json:"timeout_ms"`
 	MemoryMiB      int `json:"memory_mib"`

@@ -235,7 +235,7 @@ func (h *Host) fill(m *module, man *policy.Manifest, grant *policy.Grant) {
 	m.manifest, m.grant = man, grant
 	m.info.ABI = man.ABI
 	m.info.Capabilities = slices.Clone(grant.Capabilities)
-	m.info.Limits = Limits(grant.Limits)
+	m.info.Limits = grant.Limits
 	m.funcs = h.newHostFuncs(m.info.Name)
 }
 
@@ -330,7 +330,7 @@ func (h *Host) rebuildToolsLocked() {
 			tools[t.Name] = &servedTool{module: m, spec: t, tool: Tool{
 				Name: t.Name, Title: t.Title, Description: t.Description,
 				InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-				Annotations: Annotations(t.Annotations), AllowedAgents: slices.Clone(m.grant.AllowedAgents),
+				Annotations: t.Annotations, AllowedAgents: slices.Clone(m.grant.AllowedAgents),
 				Module: m.info,
 			}}
 			order = append(order, t.Name)

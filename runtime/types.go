@@ -6,6 +6,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -13,20 +14,12 @@ import (
 // serves (including searxng_search while SearXNG is disabled).
 var ErrUnknownTool = errors.New("unknown tool")
 
-// Annotations are the MCP tool annotations a manifest declares.
-type Annotations struct {
-	ReadOnlyHint    bool  `json:"readOnlyHint"`
-	OpenWorldHint   bool  `json:"openWorldHint"`
-	DestructiveHint *bool `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool `json:"idempotentHint,omitempty"`
-}
+// Annotations are the MCP tool annotations a manifest declares (policy owns the
+// manifest model; the runtime serves it as is).
+type Annotations = policy.Annotations
 
 // Limits bound one call into a module.
-type Limits struct {
-	TimeoutMS      int `json:"timeout_ms"`
-	MemoryMiB      int `json:"memory_mib"`
-	MaxResultBytes int `json:"max_result_bytes"`
-}
+type Limits = policy.Limits
 
 // Module origins.
 const (

@@ -139,9 +139,9 @@ func builtinManifests(log *slog.Logger) []runtime.Tool {
 		out = append(out, runtime.Tool{
 			Name: t.Name, Title: t.Title, Description: t.Description,
 			InputSchema: t.InputSchema, OutputSchema: t.OutputSchema,
-			Annotations: runtime.Annotations(t.Annotations), AllowedAgents: []string{"*"},
+			Annotations: t.Annotations, AllowedAgents: []string{"*"},
 			Module: runtime.ModuleInfo{Name: m.Name + ".wasm", SHA256: m.SHA256, ABI: man.ABI,
-				Capabilities: man.Capabilities, Limits: runtime.Limits(man.Limits), Origin: runtime.OriginBuiltin},
+				Capabilities: man.Capabilities, Limits: man.Limits, Origin: runtime.OriginBuiltin},
 		})
 	}
 	return out
