@@ -143,6 +143,9 @@ type BatchWriter struct {
 	n          int       // sources written into the open batch
 	began      time.Time // when the open batch began
 	broken     error     // the open batch was rolled back by SQLite itself
+	// fts holds the rowids of chunks and summaries the open batch wrote and the
+	// full-text indexes do not hold yet (see syncFTS).
+	fts pendingFTS
 
 	// MaxSources and MaxDuration bound a batch (see Due); NewBatchWriter sets them to
 	// DefaultBatchSources and DefaultBatchDuration.
@@ -205,8 +208,11 @@ func (b *BatchWriter) Write(p *Prepared) (IngestStats, error) {
 		b.broken = fmt.Errorf("batch transaction failed: %w", err)
 		return st, fmt.Errorf("ingest %s: savepoint: %w", id, err)
 	}
-	if err := b.s.writeSource(ctx, b.tx, p, &st); err != nil {
-		// ROLLBACK TO undoes this source and keeps the savepoint; RELEASE drops it.
+	saved := b.fts.mark()
+	if err := b.s.writeSource(ctx, b.tx, p, &st, &b.fts); err != nil {
+		// ROLLBACK TO undoes this source (with any full-text rows it indexed) and
+		// keeps the savepoint; RELEASE drops it.
+		b.fts.restore(saved)
 		_, rerr := b.tx.ExecContext(ctx, `ROLLBACK TO source`)
 		if rerr == nil {
 			_, rerr = b.tx.ExecContext(ctx, `RELEASE source`)
@@ -226,14 +232,53 @@ func (b *BatchWriter) Write(p *Prepared) (IngestStats, error) {
 	return st, nil
 }
 
+// pendingFTS lists rows written but not yet in their full-text index. Every chunk
+// and summary row of the store is either indexed or listed here while its batch is
+// open; the batch indexes them all with one statement per table before it commits,
+// so FTS5 writes one segment per batch, not one per row.
+type pendingFTS struct {
+	chunks, sums []int64
+}
+
+// mark returns the lists as they are, to restore after a rolled-back source. Appends
+// after it never change the marked prefix, and sync starts new lists.
+func (f *pendingFTS) mark() pendingFTS { return *f }
+
+// restore resets the lists to m: the rolled-back source's rows are gone, and a sync
+// it ran was rolled back with it, so what was pending at m is pending again.
+func (f *pendingFTS) restore(m pendingFTS) { *f = m }
+
+// sync indexes the pending rows in chunks_fts and summaries_fts. It must run before
+// any row is deleted (the delete triggers remove rows from the index, which must
+// hold them) and before the batch commits.
+func (f *pendingFTS) sync(ctx context.Context, s *Store, tx *sql.Tx) error {
+	if len(f.chunks) > 0 {
+		if _, err := s.txExec(ctx, tx, qIndexChunks, jsonOf(f.chunks)); err != nil {
+			return fmt.Errorf("index %d chunks for full-text search: %w", len(f.chunks), err)
+		}
+	}
+	if len(f.sums) > 0 {
+		if _, err := s.txExec(ctx, tx, qIndexSummaries, jsonOf(f.sums)); err != nil {
+			return fmt.Errorf("index %d summaries for full-text search: %w", len(f.sums), err)
+		}
+	}
+	f.chunks, f.sums = nil, nil
+	return nil
+}
+
 // Flush commits the open batch (a no-op when none is open). On error the batch's
 // sources are not stored.
 func (b *BatchWriter) Flush() error {
 	if b.tx == nil {
 		return nil
 	}
-	tx, n, broken := b.tx, b.n, b.broken
-	b.tx, b.n, b.broken = nil, 0, nil
+	tx, n, broken, fts := b.tx, b.n, b.broken, b.fts
+	b.tx, b.n, b.broken, b.fts = nil, 0, nil, pendingFTS{}
+	if broken == nil {
+		if err := fts.sync(b.txCtx, b.s, tx); err != nil {
+			broken = err
+		}
+	}
 	if broken != nil {
 		tx.Rollback()
 		return fmt.Errorf("ingest: %d sources not stored: %w", n, broken)
@@ -272,7 +317,7 @@ type entAgg struct {
 	TS      int64  `json:"t"`
 }
 
-func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *IngestStats) error {
+func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *IngestStats, fts *pendingFTS) error {
 	in, chunks := &p.in, p.chunks
 	now := time.Now().UnixMilli()
 	tags := in.Tags
@@ -315,6 +360,12 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 		for id, rid := range existing {
 			if keep[id] {
 				continue
+			}
+			if st.RemovedChunks == 0 {
+				// The delete trigger removes the row from the index, which must hold it.
+				if err := fts.sync(ctx, s, tx); err != nil {
+					return err
+				}
 			}
 			if err := s.removeChunk(ctx, tx, id, rid, touched); err != nil {
 				return err
@@ -368,6 +419,7 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 			}
 			links = append(links, []any{id, rid})
 		}
+		fts.chunks = append(fts.chunks, rid)
 		st.NewChunks++
 		changed = true
 	}
@@ -412,7 +464,7 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 		}
 	}
 	if changed || nsum == 0 {
-		if err := s.writeSummaries(ctx, tx, srcRow, p.sums, len(existing) > 0); err != nil {
+		if err := s.writeSummaries(ctx, tx, srcRow, p.sums, len(existing) > 0, fts); err != nil {
 			return err
 		}
 	}
@@ -479,7 +531,7 @@ func (ws *writeStmts) prepare(db *sql.DB) error {
 		title, text, tags_json, source_ref, source_refs_json, ref_spans_json, attachments_json, token_count, created_ms)
 		VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO NOTHING RETURNING rowid`)
 	prep(&ws.insSummary, `INSERT INTO summaries(id, source_rowid, level, idx, text, child_ids_json, leaf_ids_json, ts_start, ts_end)
-		VALUES(?,?,?,?,?,?,?,?,?)`)
+		VALUES(?,?,?,?,?,?,?,?,?) RETURNING rowid`)
 	if err != nil {
 		return fmt.Errorf("prepare write statements: %w", err)
 	}
@@ -615,6 +667,10 @@ var (
 	qDropEntity           = writerSQL(`DELETE FROM entities WHERE id=? AND ref_count<=0`)
 	qDeleteSummaryVectors = writerSQL(`DELETE FROM vectors WHERE node_id IN (SELECT id FROM summaries WHERE source_rowid=?)`)
 	qDeleteSummaries      = writerSQL(`DELETE FROM summaries WHERE source_rowid=?`)
+	qIndexChunks          = writerSQL(`INSERT INTO chunks_fts(rowid, text, title)
+		SELECT rowid, text, title FROM chunks WHERE rowid IN (SELECT value FROM json_each(?))`)
+	qIndexSummaries = writerSQL(`INSERT INTO summaries_fts(rowid, text)
+		SELECT rowid, text FROM summaries WHERE rowid IN (SELECT value FROM json_each(?))`)
 )
 
 // Optimize merges the full-text indexes into one segment each. Ingest writes one

@@ -178,6 +178,10 @@ func TestBatchWriterSavepoints(t *testing.T) {
 	changed := fx[1]
 	changed.Messages = []memtree.MessageInput{fx[1].Messages[0]}
 	changed.Messages[0].Text = "Launch checklist is ready"
+	// A re-ingest of fx[1] that replaces its chunks (so the batch indexes its pending
+	// rows first) and then fails: the indexing is rolled back with it.
+	poisonChanged := changed
+	poisonChanged.Title = "POISON"
 
 	bw, err := st.NewBatchWriter(ctx)
 	if err != nil {
@@ -191,6 +195,7 @@ func TestBatchWriterSavepoints(t *testing.T) {
 		{in: fx[0], nw: 1},
 		{in: poison, fail: true},
 		{in: fx[1], nw: 2},
+		{in: poisonChanged, fail: true},
 		{in: fx[1], unchanged: 2}, // sees the chunks written earlier in this batch
 		{in: changed, nw: 1, remov: 2},
 		{in: fx[2], nw: 1},
@@ -251,6 +256,30 @@ func TestBatchWriterSavepoints(t *testing.T) {
 		b, _ := ref.TopEntities(ctx, abiTop(kind, 50))
 		if fmt.Sprint(a.Entities) != fmt.Sprint(b.Entities) {
 			t.Errorf("entities %q: batched %v, per-source %v", kind, a.Entities, b.Entities)
+		}
+	}
+	// The full-text indexes match their tables exactly.
+	db, err := sql.Open("sqlite", "file:"+path) // integrity-check is written as an INSERT
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{
+		`INSERT INTO chunks_fts(chunks_fts, rank) VALUES('integrity-check', 1)`,
+		`INSERT INTO summaries_fts(summaries_fts, rank) VALUES('integrity-check', 1)`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Errorf("%s: %v", q, err)
+		}
+	}
+	for _, q := range []string{"launch checklist", "brake pads", "tram", "rollout billing"} {
+		a, err := st.Search(ctx, abi.SearchRequest{Query: q, K: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := ref.Search(ctx, abi.SearchRequest{Query: q, K: 10})
+		if len(a.Chunks) != len(b.Chunks) || (q != "rollout billing" && len(a.Chunks) == 0) {
+			t.Errorf("search %q: batched %d hits, per-source %d", q, len(a.Chunks), len(b.Chunks))
 		}
 	}
 	hits, err := st.Search(ctx, abi.SearchRequest{Query: "zanzibar", K: 10})

@@ -213,9 +213,14 @@ func dedupe(ss []string) []string {
 
 // writeSummaries replaces a source's summary tree with nodes (built by
 // buildSummaries, off the writer, in Prepare); hadOld says the source may have an
-// older tree (and its vectors) to delete first.
-func (s *Store) writeSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, nodes []summaryNode, hadOld bool) error {
+// older tree (and its vectors) to delete first. New rows join fts, the batch's rows
+// awaiting full-text indexing.
+func (s *Store) writeSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, nodes []summaryNode, hadOld bool, fts *pendingFTS) error {
 	if hadOld {
+		// The delete trigger removes the old rows from the index, which must hold them.
+		if err := fts.sync(ctx, s, tx); err != nil {
+			return err
+		}
 		if _, err := s.txExec(ctx, tx, qDeleteSummaryVectors, srcRow); err != nil {
 			return fmt.Errorf("delete old summary vectors: %w", err)
 		}
@@ -225,9 +230,11 @@ func (s *Store) writeSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, no
 	}
 	ins := tx.StmtContext(ctx, s.ws.insSummary)
 	for _, n := range nodes {
-		if _, err := ins.ExecContext(ctx, n.ID, srcRow, n.Level, n.Idx, n.Text, jsonOf(n.Children), jsonOf(n.Leaves), n.TSStart, n.TSEnd); err != nil {
+		var rid int64
+		if err := ins.QueryRowContext(ctx, n.ID, srcRow, n.Level, n.Idx, n.Text, jsonOf(n.Children), jsonOf(n.Leaves), n.TSStart, n.TSEnd).Scan(&rid); err != nil {
 			return fmt.Errorf("write summary L%d #%d: %w", n.Level, n.Idx, err)
 		}
+		fts.sums = append(fts.sums, rid)
 	}
 	return nil
 }
