@@ -487,6 +487,76 @@ func Narrower(word string) []Related {
 			}
 		}
 	}
+	return rankRelated(t, best, excluded)
+}
+
+// Siblings returns the co-hyponyms of word (the other hyponyms of the hypernyms of its
+// first maxNarrowSenses senses: "notebook computer" → "laptop") and its hypernyms two
+// levels up ("fender-bender" → "accident"), weighted siblingFactor × the sense's
+// weight; ordered and capped like Narrower. Safe for concurrent use.
+func Siblings(word string) []Related {
+	t := get()
+	w := normalize(word)
+	if t == nil || w == "" {
+		return nil
+	}
+	bases := t.bases(w)
+	if len(bases) == 0 {
+		return nil
+	}
+	excluded := map[uint32]bool{}
+	for _, b := range bases {
+		excluded[b] = true
+	}
+	best := map[uint32]float32{}
+	put := func(syn uint32, wt float32) {
+		for _, m := range t.members[t.memOff[syn]:t.memOff[syn+1]] {
+			if !excluded[m] && wt > best[m] {
+				best[m] = wt
+			}
+		}
+	}
+	selfLemma := t.word(bases[0]) == w
+	for bi, b := range bases {
+		factor := float32(1)
+		if selfLemma && bi > 0 {
+			factor = otherBaseFactor
+		}
+		ss := t.senses[t.senseOff[b]:t.senseOff[b+1]]
+		rank, lastPos := 0, uint8(255)
+		for _, s := range ss {
+			if t.synPos[s] != lastPos {
+				rank, lastPos = 0, t.synPos[s]
+			}
+			sw := factor * senseWeight(rank) * siblingFactor
+			rank++
+			if rank > maxNarrowSenses {
+				continue
+			}
+			for _, rel := range t.rels[t.relOff[s]:t.relOff[s+1]] {
+				if rel&3 != wnbuild.RelHypernym {
+					continue
+				}
+				up := rel >> 2
+				for _, r2 := range t.rels[t.relOff[up]:t.relOff[up+1]] {
+					switch r2 & 3 {
+					case wnbuild.RelHyponym:
+						if r2>>2 != s {
+							put(r2>>2, sw)
+						}
+					case wnbuild.RelHypernym:
+						put(r2>>2, sw)
+					}
+				}
+			}
+		}
+	}
+	return rankRelated(t, best, excluded)
+}
+
+// rankRelated orders terms by weight, then fewer words, then shorter, then
+// alphabetically, drops inflections of the word, and caps the list at MaxNarrower.
+func rankRelated(t *table, best map[uint32]float32, excluded map[uint32]bool) []Related {
 	out := make([]Related, 0, len(best))
 	for id, wt := range best {
 		term := t.word(id)
@@ -499,7 +569,6 @@ func Narrower(word string) []Related {
 		if out[i].Weight != out[j].Weight {
 			return out[i].Weight > out[j].Weight
 		}
-		// Fewer words, then shorter: plain terms before names and long compounds.
 		ni, nj := strings.Count(out[i].Term, " "), strings.Count(out[j].Term, " ")
 		if ni != nj {
 			return ni < nj
@@ -525,4 +594,5 @@ const (
 	MaxNarrower     = 64
 	maxNarrowSenses = 3
 	narrowerFactor  = 0.4
+	siblingFactor   = 0.25
 )

@@ -308,3 +308,28 @@ func TestNarrower(t *testing.T) {
 		t.Errorf("Narrower(worker) not deterministic")
 	}
 }
+
+func TestSiblings(t *testing.T) {
+	has := func(rs []Related, term string) bool {
+		for _, r := range rs {
+			if r.Term == term {
+				return true
+			}
+		}
+		return false
+	}
+	if s := Siblings("fender-bender"); !has(s, "accident") {
+		t.Errorf("Siblings(fender-bender) = %v, want accident (hypernym two levels up)", s)
+	}
+	if s := Siblings("notebook computer"); !has(s, "laptop") {
+		t.Errorf("Siblings(notebook computer) = %v, want laptop (co-hyponym)", s)
+	}
+	for _, r := range Siblings("truck") {
+		if r.Term == "truck" || r.Weight <= 0 || r.Weight > siblingFactor {
+			t.Errorf("Siblings(truck) term %v: the word itself or weight outside (0, %v]", r, siblingFactor)
+		}
+	}
+	if got := Siblings("qwxzzy"); got != nil {
+		t.Errorf("Siblings(unknown) = %v, want nil", got)
+	}
+}

@@ -70,7 +70,7 @@ func (s *Store) currentEmbedder() Embedder {
 	return nil
 }
 
-// lexiconExpander is the default Expander: WordNet synonyms, near hypernyms and hyponyms from
+// lexiconExpander is the default Expander: WordNet synonyms, hypernyms, hyponyms and co-hyponyms from
 // internal/lexicon.
 var lexiconExpander = ExpanderFunc(func(word string) []Related {
 	rs := lexicon.Expand(word)
@@ -80,9 +80,16 @@ var lexiconExpander = ExpanderFunc(func(word string) []Related {
 		seen[r.Term] = true
 		out = append(out, Related{Term: r.Term, Weight: r.Weight})
 	}
-	// More specific terms ("excursion" → "field trip"): recall keeps only those the
-	// store uses, so the long hyponym lists of general words cost little.
+	// More specific terms ("excursion" → "field trip"), co-hyponyms and hypernyms two
+	// levels up ("fender-bender" → "accident"): recall keeps only the terms the store
+	// uses, so the long lists of general words cost little.
 	for _, r := range lexicon.Narrower(word) {
+		if !seen[r.Term] {
+			seen[r.Term] = true
+			out = append(out, Related{Term: r.Term, Weight: r.Weight})
+		}
+	}
+	for _, r := range lexicon.Siblings(word) {
 		if !seen[r.Term] {
 			seen[r.Term] = true
 			out = append(out, Related{Term: r.Term, Weight: r.Weight})

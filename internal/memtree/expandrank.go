@@ -24,6 +24,11 @@ type gterm struct {
 const (
 	maxExpandShare = 0.05 // expansion and association terms in more chunks than this are dropped
 	maxGroupTerms  = 6
+	// relPow flattens relation weights (weight^relPow): hypernyms, hyponyms and
+	// derivations (0.25–0.4) count nearer to synonyms. Measured on three generated
+	// corpora (seeds 1–3), with co-hyponyms added: paraphrase 0.162/0.160/0.140 →
+	// 0.215/0.249/0.203, related 0.451/0.456/0.370 → 0.448/0.487/0.413, keyword equal.
+	relPow = 0.5
 	// compoundPartFactor weighs a word of a multiword expansion the store does not
 	// say as a phrase.
 	compoundPartFactor = 0.5
@@ -150,6 +155,7 @@ func compoundExpansions(exp Expander, a, b string) []Related {
 func (s *Store) relatedTerms(ctx context.Context, db *sql.DB, snap *dfCache, rs []Related, seenWord map[string]bool) ([]gterm, error) {
 	var rel []gterm
 	for _, r := range rs {
+		r.Weight = float32(math.Pow(float64(r.Weight), relPow))
 		t, ok, err := s.newGTerm(ctx, db, snap, strings.ReplaceAll(r.Term, "_", " "), float64(r.Weight), maxExpandShare)
 		if err != nil {
 			return nil, err
