@@ -3,6 +3,7 @@ package ingest
 import (
 	"bufio"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"mime"
 	"os"
@@ -375,5 +376,53 @@ func TestBadCorpus(t *testing.T) {
 	c := sourceChunks(t, st, "email:unknown-charset@postbox.example")
 	if len(c) == 0 || !strings.Contains(c[0].Text, "på lørdag") {
 		t.Errorf("unknown charset must fall back to Latin-1: %+v", c)
+	}
+}
+
+// TestStoreFailureFailsOnlyItsSource makes the store refuse one document halfway
+// through its write (a real SQLite trigger on its summary): Run reports that file,
+// and the other sources of the same batch are stored.
+func TestStoreFailureFailsOnlyItsSource(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"notes/a.md": "# Alpha\n\nThe alpha plan covers the garden shed.\n",
+		"notes/b.md": "# Bravo\n\nThe POISON pill is in this note.\n",
+		"notes/c.md": "# Charlie\n\nCharlie fixes the kitchen tap on Monday.\n",
+	})
+	path := filepath.Join(t.TempDir(), "memory_tree", "chunks.db")
+	st, err := memtree.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Exec(`CREATE TRIGGER poison BEFORE INSERT ON summaries WHEN NEW.text LIKE '%POISON%'
+		BEGIN SELECT RAISE(ABORT, 'poisoned summary'); END`)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := Run(context.Background(), st, []string{dir}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sum.Sources != 2 || sum.Failures != 1 || len(sum.Errors) != 1 {
+		t.Fatalf("summary %s, errors %v; want 2 sources stored and 1 failure", sum.Line(), sum.Errors)
+	}
+	if e := sum.Errors[0]; !strings.HasSuffix(filepath.ToSlash(e.Path), "notes/b.md") || !strings.Contains(e.Error(), "poisoned summary") {
+		t.Errorf("error = %v, want notes/b.md with the store's reason", e)
+	}
+	stats, err := st.Stats(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Sources["document"] != 2 || stats.TotalChunks() != 2 || stats.Summaries != 2 {
+		t.Errorf("store holds %+v, want the 2 good documents whole", stats)
+	}
+	res, err := st.Search(context.Background(), abi.SearchRequest{Query: "kitchen tap", K: 5})
+	if err != nil || len(res.Chunks) != 1 {
+		t.Errorf("search kitchen tap = %v, %v; want the Charlie note", res, err)
 	}
 }

@@ -674,7 +674,7 @@ var (
 )
 
 // Optimize merges the full-text indexes into one segment each. Ingest writes one
-// small segment per source transaction; an ingest run calls Optimize once at its end
+// small segment per batch transaction; an ingest run calls Optimize once at its end
 // so queries read few segments. It runs in its own transaction.
 func (s *Store) Optimize(ctx context.Context) error {
 	if s.w == nil {
