@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"slices"
 	"strconv"
 	"strings"
@@ -194,9 +195,6 @@ func BenchmarkWarmRSS(b *testing.B) {
 	}
 	h.pool.mu.Unlock()
 	b.ReportMetric(float64(linear)/(1<<20), "guest-linear-MB")
-	var ms goruntime.MemStats
-	goruntime.ReadMemStats(&ms)
-	b.ReportMetric(float64(ms.HeapInuse)/(1<<20), "go-heap-MB")
 	if warm < 7 {
 		b.Fatalf("%d warm instances, want 7", warm)
 	}
@@ -207,6 +205,19 @@ func BenchmarkWarmRSS(b *testing.B) {
 	debug.FreeOSMemory()
 	b.ReportMetric(procStatusMB(b, "VmHWM"), "VmHWM-MB")
 	b.ReportMetric(procStatusMB(b, "VmRSS"), "VmRSS-MB")
+	reportMemory(b)
+	if p := os.Getenv("OH_HEAPPROF"); p != "" {
+		// A heap profile of the warm state (with -memprofilerate=4096 for detail);
+		// -memprofile would be written after the host has closed.
+		f, err := os.Create(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
+	}
 }
 
 func procStatusMB(b *testing.B, key string) float64 {

@@ -154,7 +154,7 @@ func (m *module) doCompile(ctx context.Context) error {
 	if err := m.funcs.instantiateHostModule(ctx, rt, m.grant.Capabilities); err != nil {
 		return fail(fmt.Errorf("linking host functions: %w", err))
 	}
-	cm, err := rt.CompileModule(ctx, m.wasm)
+	cm, err := rt.CompileModule(ctx, mergeDataSegments(m.wasm))
 	if err != nil {
 		return fail(fmt.Errorf("compiling %s: %w", m.info.Name, err))
 	}
