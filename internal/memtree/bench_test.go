@@ -16,7 +16,7 @@ import (
 
 // benchStoreVersion names the cached benchmark stores; bump it when chunking or the
 // schema changes so stale stores are rebuilt.
-const benchStoreVersion = 4
+const benchStoreVersion = 5
 
 // benchStore returns a store built from the corpus at -scale n, cached in
 // os.TempDir() across runs, and the ingest rate measured when it was built.

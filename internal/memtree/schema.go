@@ -8,7 +8,7 @@ import (
 )
 
 // schemaVersion is the version migrate brings a store to.
-const schemaVersion = 1
+const schemaVersion = 2
 
 // migration moves a store from version N-1 to N (its index + 1) inside one transaction.
 type migration func(ctx context.Context, tx *sql.Tx) error
@@ -17,6 +17,12 @@ type migration func(ctx context.Context, tx *sql.Tx) error
 // released entry.
 var migrations = []migration{
 	execAll(schemaV1...),
+	// Version 2: ingest indexes a batch's new chunks and summaries in FTS5 with one
+	// statement before the batch commits (see pendingFTS), instead of an insert
+	// trigger per row: with a trigger every insert used a statement journal and
+	// FTS5 flushed a new segment per chunk. A binary that still expects the
+	// triggers refuses a version-2 store instead of writing unindexed chunks.
+	execAll(`DROP TRIGGER IF EXISTS chunks_ai`, `DROP TRIGGER IF EXISTS summaries_ai`),
 }
 
 const ftsTokenizer = `porter unicode61 remove_diacritics 2`

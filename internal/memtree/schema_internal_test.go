@@ -3,6 +3,7 @@ package memtree
 import (
 	"context"
 	"database/sql"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,7 +25,7 @@ func TestMigrationsStepAndRecordVersion(t *testing.T) {
 	if v, err := storeVersion(ctx, db); err != nil || v != schemaVersion {
 		t.Fatalf("version after Open = %d, %v; want %d", v, err, schemaVersion)
 	}
-	// A second step runs once, on top of version 1, and is recorded.
+	// One more step runs once, on top of the current version, and is recorded.
 	runs := 0
 	step2 := func(ctx context.Context, tx *sql.Tx) error {
 		runs++
@@ -32,27 +33,28 @@ func TestMigrationsStepAndRecordVersion(t *testing.T) {
 		return err
 	}
 	steps := append(append([]migration(nil), migrations...), step2)
+	next := len(steps)
 	for i := 0; i < 2; i++ {
 		if err := migrateTo(ctx, db, steps); err != nil {
-			t.Fatalf("migrate to 2: %v", err)
+			t.Fatalf("migrate to %d: %v", next, err)
 		}
 	}
 	if runs != 1 {
-		t.Errorf("step 2 ran %d times, want 1", runs)
+		t.Errorf("the new step ran %d times, want 1", runs)
 	}
-	if v, _ := storeVersion(ctx, db); v != 2 {
-		t.Errorf("version = %d, want 2", v)
+	if v, _ := storeVersion(ctx, db); v != next {
+		t.Errorf("version = %d, want %d", v, next)
 	}
 	if _, err := db.Exec(`UPDATE sources SET note='x'`); err != nil {
 		t.Errorf("migrated column missing: %v", err)
 	}
 	// A failing step rolls back and leaves the version alone.
 	bad := append(append([]migration(nil), steps...), execAll(`CREATE TABLE ok_table(x)`, `THIS IS NOT SQL`))
-	if err := migrateTo(ctx, db, bad); err == nil || !strings.Contains(err.Error(), "from version 2 to 3") {
+	if err := migrateTo(ctx, db, bad); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("from version %d to %d", next, next+1)) {
 		t.Errorf("bad step error = %v", err)
 	}
-	if v, _ := storeVersion(ctx, db); v != 2 {
-		t.Errorf("version after failed step = %d, want 2", v)
+	if v, _ := storeVersion(ctx, db); v != next {
+		t.Errorf("version after failed step = %d, want %d", v, next)
 	}
 	var n int
 	db.QueryRow(`SELECT count(*) FROM sqlite_master WHERE name='ok_table'`).Scan(&n)

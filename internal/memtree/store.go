@@ -81,19 +81,8 @@ func Open(path string) (*Store, error) {
 	// FTS5 writes a segment per transaction (and per statement with a statement
 	// journal): merging 16 segments at a time (not 4) halves the merge work the
 	// writer repeats (measured: 10k-record ingest CPU -8 %, wall -20 %).
-	//
-	// The insert triggers schema version 1 created are dropped: ingest indexes a
-	// batch's new chunks and summaries with one statement before the batch commits
-	// (see pendingFTS). With a trigger every insert used a statement journal, and
-	// FTS5 flushes its pending index into a new segment at each such statement: one
-	// segment per chunk. Dropping is idempotent and runs on every writable Open, so
-	// stores written before this change are converted on their next ingest; the
-	// schema version stays 1 (readers see no difference). Note: a binary older
-	// than this change must not ingest into such a store (its chunks would not be
-	// indexed).
+	// (The insert triggers of schema version 1 are dropped by migration 2.)
 	for _, q := range []string{
-		`DROP TRIGGER IF EXISTS chunks_ai`,
-		`DROP TRIGGER IF EXISTS summaries_ai`,
 		`INSERT INTO chunks_fts(chunks_fts, rank) VALUES('automerge', 16)`,
 		`INSERT INTO chunks_fts(chunks_fts, rank) VALUES('crisismerge', 64)`,
 	} {
