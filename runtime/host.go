@@ -172,6 +172,10 @@ func (h *Host) freeAfterCompile(mods []*module) {
 func (h *Host) compileWorker() {
 	for m := range h.compileQueue {
 		m.compile(h.baseCtx)
+		// Collect each module's decode and instantiation garbage before the next one
+		// adds its own: the startup peak with seven modules from the cache drops from
+		// ≈ 226 to ≈ 207 MB VmHWM for a few ms of GC per module (RATIONALE "Memory").
+		goruntime.GC()
 		h.compileWG.Done()
 	}
 }
