@@ -169,6 +169,45 @@ func (h *Host) freeAfterCompile(mods []*module) {
 	debug.FreeOSMemory()
 }
 
+// LimitGoMemory sets the Go runtime's soft memory limit (debug.SetMemoryLimit) to the
+// Go memory the process holds once every module loaded at start has its warm
+// instance, plus headroom — unless GOMEMLIMIT is set in the environment, which
+// wins. It returns at once; the limit is set in the background and reported on
+// done (0 when it was left alone, or when the host closed first). Without a limit
+// the Go heap grows to twice its live size between collections and instances
+// recycled under load leave their memories behind: 21,000 calls over the seven
+// first-party tools took VmRSS to ≈ 270 MB; with a limit 36 MB above the warm Go
+// memory, ≈ 210 MB at the same speed (RATIONALE "Memory"). Wasm compiled code is
+// outside the Go runtime and is not counted against the limit.
+func (h *Host) LimitGoMemory(headroom int64) (done <-chan int64) {
+	ch := make(chan int64, 1)
+	h.mu.RLock()
+	mods := append(slices.Clone(h.builtins), h.third...)
+	h.mu.RUnlock()
+	go func() {
+		if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+			ch <- 0
+			return
+		}
+		for _, m := range mods {
+			select {
+			case <-m.ready:
+			case <-h.baseCtx.Done():
+				ch <- 0
+				return
+			}
+		}
+		debug.FreeOSMemory()
+		var ms goruntime.MemStats
+		goruntime.ReadMemStats(&ms)
+		limit := int64(ms.Sys-ms.HeapReleased) + headroom
+		debug.SetMemoryLimit(limit)
+		h.logger.Debug("Go memory limit set", "limit_bytes", limit)
+		ch <- limit
+	}()
+	return ch
+}
+
 func (h *Host) compileWorker() {
 	for m := range h.compileQueue {
 		m.compile(h.baseCtx)

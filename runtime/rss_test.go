@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	goruntime "runtime"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -90,4 +91,25 @@ func reportMemory(b *testing.B) {
 		mb(ms.HeapInuse), mb(ms.HeapIdle-ms.HeapReleased), mb(ms.StackInuse),
 		mb(ms.MSpanInuse+ms.MCacheInuse+ms.GCSys+ms.BuckHashSys+ms.OtherSys), mb(ms.Sys))
 	b.Logf("anon rw not explained by the Go runtime's figures: %.1f MB", mb(r.anonRW)-mb(ms.HeapInuse+ms.HeapIdle-ms.HeapReleased+ms.StackInuse+ms.MSpanInuse+ms.MCacheInuse+ms.GCSys+ms.BuckHashSys+ms.OtherSys))
+}
+
+func TestLimitGoMemory(t *testing.T) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		t.Log("GOMEMLIMIT is set: LimitGoMemory must leave the limit alone")
+	}
+	old := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))}})
+	limit := <-h.LimitGoMemory(32 << 20)
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		if limit != 0 || debug.SetMemoryLimit(-1) != old {
+			t.Fatalf("limit changed to %d with GOMEMLIMIT set", limit)
+		}
+		return
+	}
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	if got := debug.SetMemoryLimit(-1); got != limit || limit < int64(ms.HeapInuse)+32<<20 {
+		t.Fatalf("limit %d (reported %d), want ≥ heap in use %d + 32 MiB", got, limit, ms.HeapInuse)
+	}
 }
