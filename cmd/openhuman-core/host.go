@@ -69,6 +69,10 @@ func openHost(ctx context.Context, cfg *config.Config, log *slog.Logger) (*runti
 		store.Close()
 		return nil, nil, fmt.Errorf("start the tool runtime: %w", err)
 	}
+	// Once every module is warm, a soft Go memory limit of what is in use plus
+	// headroom keeps a busy session near its warm footprint (runtime/RATIONALE.md,
+	// "Memory"); GOMEMLIMIT in the environment wins.
+	host.LimitGoMemory(64 << 20)
 	closeAll := func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hostCloseGrace)
 		defer cancel()
