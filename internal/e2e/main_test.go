@@ -9,6 +9,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -62,8 +63,33 @@ type env struct {
 	extra                  []string
 }
 
+// dependOnSources opens every source file the binary is built from while tests
+// are running, so Go's test cache records them: the binary is built in a child
+// process the cache cannot see, and without this a change elsewhere in the
+// repository would leave a stale cached result here.
+var dependOnSources = sync.OnceFunc(func() {
+	filepath.WalkDir(repoRoot, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return nil
+		}
+		if d.IsDir() {
+			if name := d.Name(); path != repoRoot && (strings.HasPrefix(name, ".") || name == "testdata" || name == "examples") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if name := d.Name(); strings.HasSuffix(name, ".go") || strings.HasSuffix(name, ".gz") || name == "go.mod" || name == "go.sum" {
+			if f, err := os.Open(path); err == nil {
+				f.Close()
+			}
+		}
+		return nil
+	})
+})
+
 func newEnv(t *testing.T) *env {
 	t.Helper()
+	dependOnSources()
 	home := t.TempDir()
 	return &env{home: home, workspace: filepath.Join(home, "workspace"), cache: sharedCache}
 }
