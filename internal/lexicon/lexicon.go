@@ -443,51 +443,13 @@ func isInflection(t *table, term string, excluded map[uint32]bool) bool {
 // store uses them can add them. A word WordNet does not know gives nil. Safe for
 // concurrent use.
 func Narrower(word string) []Related {
-	t := get()
-	w := normalize(word)
-	if t == nil || w == "" {
-		return nil
-	}
-	bases := t.bases(w)
-	if len(bases) == 0 {
-		return nil
-	}
-	excluded := map[uint32]bool{}
-	for _, b := range bases {
-		excluded[b] = true
-	}
-	best := map[uint32]float32{}
-	selfLemma := t.word(bases[0]) == w
-	for bi, b := range bases {
-		factor := float32(1)
-		if selfLemma && bi > 0 {
-			factor = otherBaseFactor
-		}
-		ss := t.senses[t.senseOff[b]:t.senseOff[b+1]]
-		rank, lastPos := 0, uint8(255)
-		for _, s := range ss {
-			if t.synPos[s] != lastPos {
-				rank, lastPos = 0, t.synPos[s]
-			}
-			sw := factor * senseWeight(rank) * narrowerFactor
-			rank++
-			if rank > maxNarrowSenses {
-				continue
-			}
-			for _, rel := range t.rels[t.relOff[s]:t.relOff[s+1]] {
-				if rel&3 != wnbuild.RelHyponym {
-					continue
-				}
-				tgt := rel >> 2
-				for _, m := range t.members[t.memOff[tgt]:t.memOff[tgt+1]] {
-					if !excluded[m] && sw > best[m] {
-						best[m] = sw
-					}
-				}
+	return walkFirstSenses(word, narrowerFactor, func(t *table, s uint32, sw float32, put func(syn uint32, wt float32)) {
+		for _, rel := range t.rels[t.relOff[s]:t.relOff[s+1]] {
+			if rel&3 == wnbuild.RelHyponym {
+				put(rel>>2, sw)
 			}
 		}
-	}
-	return rankRelated(t, best, excluded)
+	})
 }
 
 // Siblings returns the co-hyponyms of word (the other hyponyms of the hypernyms of its
@@ -495,6 +457,32 @@ func Narrower(word string) []Related {
 // levels up ("fender-bender" → "accident"), weighted siblingFactor × the sense's
 // weight; ordered and capped like Narrower. Safe for concurrent use.
 func Siblings(word string) []Related {
+	return walkFirstSenses(word, siblingFactor, func(t *table, s uint32, sw float32, put func(syn uint32, wt float32)) {
+		for _, rel := range t.rels[t.relOff[s]:t.relOff[s+1]] {
+			if rel&3 != wnbuild.RelHypernym {
+				continue
+			}
+			up := rel >> 2
+			for _, r2 := range t.rels[t.relOff[up]:t.relOff[up+1]] {
+				switch r2 & 3 {
+				case wnbuild.RelHyponym:
+					if r2>>2 != s {
+						put(r2>>2, sw)
+					}
+				case wnbuild.RelHypernym:
+					put(r2>>2, sw)
+				}
+			}
+		}
+	})
+}
+
+// walkFirstSenses calls visit for the first maxNarrowSenses senses of each part of
+// speech of each base form of word, with the sense's weight × factor (other base
+// forms of a dictionary word count otherBaseFactor less); visit hands related synsets
+// to put, which keeps each member term's best weight. The result is ranked and capped
+// by rankRelated, without the word itself and its inflections.
+func walkFirstSenses(word string, factor float32, visit func(t *table, s uint32, sw float32, put func(syn uint32, wt float32))) []Related {
 	t := get()
 	w := normalize(word)
 	if t == nil || w == "" {
@@ -518,37 +506,21 @@ func Siblings(word string) []Related {
 	}
 	selfLemma := t.word(bases[0]) == w
 	for bi, b := range bases {
-		factor := float32(1)
+		baseFactor := float32(1)
 		if selfLemma && bi > 0 {
-			factor = otherBaseFactor
+			baseFactor = otherBaseFactor
 		}
-		ss := t.senses[t.senseOff[b]:t.senseOff[b+1]]
 		rank, lastPos := 0, uint8(255)
-		for _, s := range ss {
+		for _, s := range t.senses[t.senseOff[b]:t.senseOff[b+1]] {
 			if t.synPos[s] != lastPos {
 				rank, lastPos = 0, t.synPos[s]
 			}
-			sw := factor * senseWeight(rank) * siblingFactor
+			sw := baseFactor * senseWeight(rank) * factor
 			rank++
 			if rank > maxNarrowSenses {
 				continue
 			}
-			for _, rel := range t.rels[t.relOff[s]:t.relOff[s+1]] {
-				if rel&3 != wnbuild.RelHypernym {
-					continue
-				}
-				up := rel >> 2
-				for _, r2 := range t.rels[t.relOff[up]:t.relOff[up+1]] {
-					switch r2 & 3 {
-					case wnbuild.RelHyponym:
-						if r2>>2 != s {
-							put(r2>>2, sw)
-						}
-					case wnbuild.RelHypernym:
-						put(r2>>2, sw)
-					}
-				}
-			}
+			visit(t, s, sw, put)
 		}
 	}
 	return rankRelated(t, best, excluded)
