@@ -337,19 +337,9 @@ func senseWeight(rank int) float32 {
 // weight kept), sorted by weight then term, at most MaxRelated, multiword terms with spaces.
 // A word WordNet does not know gives nil. Safe for concurrent use.
 func Expand(word string) []Related {
-	t := get()
-	w := normalize(word)
-	if t == nil || w == "" {
+	t, bases, excluded, selfLemma := lookup(word)
+	if t == nil {
 		return nil
-	}
-	bases := t.bases(w)
-	if len(bases) == 0 {
-		return nil
-	}
-	selfLemma := t.word(bases[0]) == w
-	excluded := map[uint32]bool{}
-	for _, b := range bases {
-		excluded[b] = true
 	}
 	best := map[uint32]float32{}
 	add := func(id uint32, wt float32) {
@@ -477,24 +467,35 @@ func Siblings(word string) []Related {
 	})
 }
 
+// lookup finds word's base forms in the table (nil table when the table is
+// unavailable or WordNet does not know the word), the set of those bases (to leave
+// out of results), and whether the word is itself a dictionary entry.
+func lookup(word string) (t *table, bases []uint32, excluded map[uint32]bool, selfLemma bool) {
+	t = get()
+	w := normalize(word)
+	if t == nil || w == "" {
+		return nil, nil, nil, false
+	}
+	bases = t.bases(w)
+	if len(bases) == 0 {
+		return nil, nil, nil, false
+	}
+	excluded = make(map[uint32]bool, len(bases))
+	for _, b := range bases {
+		excluded[b] = true
+	}
+	return t, bases, excluded, t.word(bases[0]) == w
+}
+
 // walkFirstSenses calls visit for the first maxNarrowSenses senses of each part of
 // speech of each base form of word, with the sense's weight × factor (other base
 // forms of a dictionary word count otherBaseFactor less); visit hands related synsets
 // to put, which keeps each member term's best weight. The result is ranked and capped
 // by rankRelated, without the word itself and its inflections.
 func walkFirstSenses(word string, factor float32, visit func(t *table, s uint32, sw float32, put func(syn uint32, wt float32))) []Related {
-	t := get()
-	w := normalize(word)
-	if t == nil || w == "" {
+	t, bases, excluded, selfLemma := lookup(word)
+	if t == nil {
 		return nil
-	}
-	bases := t.bases(w)
-	if len(bases) == 0 {
-		return nil
-	}
-	excluded := map[uint32]bool{}
-	for _, b := range bases {
-		excluded[b] = true
 	}
 	best := map[uint32]float32{}
 	put := func(syn uint32, wt float32) {
@@ -504,7 +505,6 @@ func walkFirstSenses(word string, factor float32, visit func(t *table, s uint32,
 			}
 		}
 	}
-	selfLemma := t.word(bases[0]) == w
 	for bi, b := range bases {
 		baseFactor := float32(1)
 		if selfLemma && bi > 0 {
