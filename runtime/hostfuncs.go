@@ -89,6 +89,19 @@ func decodeStrict(fn string, req []byte, v any) error {
 	return nil
 }
 
+// errNoSearxng is what searxng_search meets when the host has no SearXNG client.
+var errNoSearxng = errors.New("no SearXNG client")
+
+// callDecoded decodes req strictly into f's request type (a malformed request is
+// memtree.ErrInvalid) and calls f with it.
+func callDecoded[Req, Res any](ctx context.Context, fn string, req []byte, f func(context.Context, Req) (Res, error)) (any, error) {
+	var r Req
+	if err := decodeStrict(fn, req, &r); err != nil {
+		return nil, fmt.Errorf("%w: %v", memtree.ErrInvalid, err)
+	}
+	return f(ctx, r)
+}
+
 // dispatch runs host function fn on a JSON request and returns the JSON HostReply.
 func (h *hostFuncs) dispatch(ctx context.Context, fn string, req []byte) []byte {
 	if c := abi.CapabilityOf(fn); c != "" {
@@ -100,51 +113,28 @@ func (h *hostFuncs) dispatch(ctx context.Context, fn string, req []byte) []byte 
 		res any
 		err error
 	)
-	decode := func(v any) bool {
-		if e := decodeStrict(fn, req, v); e != nil {
-			err = fmt.Errorf("%w: %v", memtree.ErrInvalid, e)
-			return false
-		}
-		return true
-	}
 	switch fn {
 	case abi.FnMemorySearch:
-		var r abi.SearchRequest
-		if decode(&r) {
-			res, err = h.reader.Search(ctx, r)
-		}
+		res, err = callDecoded(ctx, fn, req, h.reader.Search)
 	case abi.FnMemoryRecall:
-		var r abi.RecallRequest
-		if decode(&r) {
-			res, err = h.reader.Recall(ctx, r)
-		}
+		res, err = callDecoded(ctx, fn, req, h.reader.Recall)
 	case abi.FnChunkGet:
-		var r abi.ChunkGetRequest
-		if decode(&r) {
-			res, err = h.reader.GetChunk(ctx, r)
-		}
+		res, err = callDecoded(ctx, fn, req, h.reader.GetChunk)
 	case abi.FnChunksList:
-		var r abi.ChunksListRequest
-		if decode(&r) {
-			res, err = h.reader.ListChunks(ctx, r)
-		}
+		res, err = callDecoded(ctx, fn, req, h.reader.ListChunks)
 	case abi.FnEntitiesTop:
-		var r abi.EntitiesTopRequest
-		if decode(&r) {
-			res, err = h.reader.TopEntities(ctx, r)
-		}
+		res, err = callDecoded(ctx, fn, req, h.reader.TopEntities)
 	case abi.FnSourcesList:
-		var r abi.SourcesListRequest
-		if decode(&r) {
-			res, err = h.reader.ListSources(ctx, r)
-		}
+		res, err = callDecoded(ctx, fn, req, h.reader.ListSources)
 	case abi.FnSearxngSearch:
-		var r abi.SearxngRequest
-		if decode(&r) {
+		res, err = callDecoded(ctx, fn, req, func(ctx context.Context, r abi.SearxngRequest) (*abi.SearxngReply, error) {
 			if h.searxng == nil {
-				return errReply(abi.CodeUnavailable, "SearXNG is not configured; set [searxng] enabled = true and base_url in config.toml")
+				return nil, errNoSearxng
 			}
-			res, err = h.searxng.Search(ctx, r)
+			return h.searxng.Search(ctx, r)
+		})
+		if errors.Is(err, errNoSearxng) {
+			return errReply(abi.CodeUnavailable, "SearXNG is not configured; set [searxng] enabled = true and base_url in config.toml")
 		}
 	default:
 		return errReply(abi.CodeInternal, "host function %s does not exist", fn)
