@@ -117,11 +117,17 @@ const (
 )
 
 // BatchWriter writes consecutive prepared sources into one write transaction (a
-// batch), each source inside its own SAVEPOINT: a source that fails is rolled back
-// alone and the rest of the batch still commits. Grouping sources saves the per-commit
-// WAL writes and full-text segment flush that dominate a one-transaction-per-source
-// ingest. Reads inside the batch (what a source already stored) see the earlier
-// sources of the same batch.
+// batch): a source that fails is rolled back alone and the rest of the batch still
+// commits. Grouping sources saves the per-commit WAL writes and full-text segment
+// flush that dominate a one-transaction-per-source ingest. Reads inside the batch
+// (what a source already stored) see the earlier sources of the same batch.
+//
+// A source is not wrapped in a SAVEPOINT: SQLite would copy every page the source
+// touches into an in-memory sub-journal (measured: about a fifth of the writer's
+// time). Instead the batch keeps its sources, and a failing source rolls the whole
+// transaction back and writes the batch's earlier sources again into a new one, which
+// leaves the store as a rolled-back savepoint would. Failures are rare (validation
+// happens in Prepare), so the replay costs nothing on a normal run.
 //
 // Durability: the store runs WAL with synchronous=NORMAL, so a committed batch
 // survives a process crash; a crash (or kill) loses at most the open batch, and never
@@ -140,12 +146,13 @@ type BatchWriter struct {
 	// cancelled run keeps the whole sources written so far once it calls Close.
 	ctx, txCtx context.Context
 	tx         *sql.Tx
-	n          int       // sources written into the open batch
-	began      time.Time // when the open batch began
-	broken     error     // the open batch was rolled back by SQLite itself
-	// fts holds the rowids of chunks and summaries the open batch wrote and the
-	// full-text indexes do not hold yet (see syncFTS).
-	fts pendingFTS
+	n          int         // sources written into the open batch
+	written    []*Prepared // those sources, to write again after a failed one
+	began      time.Time   // when the open batch began
+	broken     error       // the open batch was rolled back by SQLite itself
+	// pend holds what the open batch's sources wrote but the store does not hold yet:
+	// full-text rows, entity counts and entity links (see pendingWrites).
+	pend pendingWrites
 
 	// MaxSources and MaxDuration bound a batch (see Due); NewBatchWriter sets them to
 	// DefaultBatchSources and DefaultBatchDuration.
@@ -176,14 +183,14 @@ func (b *BatchWriter) Remaining() time.Duration {
 }
 
 // Due reports whether the open batch has reached MaxSources sources or MaxDuration
-// of age, i.e. the caller should Flush it now.
+// of age, or failed as a whole, i.e. the caller should Flush it now.
 func (b *BatchWriter) Due() bool {
-	return b.tx != nil && (b.n >= b.MaxSources || time.Since(b.began) >= b.MaxDuration)
+	return b.broken != nil || b.tx != nil && (b.n >= b.MaxSources || time.Since(b.began) >= b.MaxDuration)
 }
 
 // Write writes one prepared source into the open batch (beginning one when none is
-// open) inside a savepoint. On error the source is rolled back alone and the batch
-// stays usable; the stats are final once the batch commits (see BatchWriter).
+// open). On error the source is rolled back alone and the batch stays usable; the
+// stats are final once the batch commits (see BatchWriter).
 func (b *BatchWriter) Write(p *Prepared) (IngestStats, error) {
 	st := IngestStats{Entities: p.nEnts}
 	id := p.in.SourceID
@@ -204,54 +211,115 @@ func (b *BatchWriter) Write(p *Prepared) (IngestStats, error) {
 		b.tx, b.n, b.began = tx, 0, time.Now()
 	}
 	ctx := b.txCtx
-	if _, err := b.tx.ExecContext(ctx, `SAVEPOINT source`); err != nil {
-		b.broken = fmt.Errorf("batch transaction failed: %w", err)
-		return st, fmt.Errorf("ingest %s: savepoint: %w", id, err)
-	}
-	saved := b.fts.mark()
-	if err := b.s.writeSource(ctx, b.tx, p, &st, &b.fts); err != nil {
-		// ROLLBACK TO undoes this source (with any full-text rows it indexed) and
-		// keeps the savepoint; RELEASE drops it.
-		b.fts.restore(saved)
-		_, rerr := b.tx.ExecContext(ctx, `ROLLBACK TO source`)
-		if rerr == nil {
-			_, rerr = b.tx.ExecContext(ctx, `RELEASE source`)
-		}
-		if rerr != nil {
-			// SQLite rolled the whole transaction back (disk full, I/O error): the
-			// batch's earlier sources are gone too; Flush reports it.
-			b.broken = fmt.Errorf("batch of %d sources rolled back after source %s failed: %w", b.n, id, err)
+	if err := b.s.writeSource(ctx, b.tx, p, &st, &b.pend); err != nil {
+		if rerr := b.replay(); rerr != nil {
+			b.broken = fmt.Errorf("batch of %d sources rolled back after source %s failed: %w", b.n, id, rerr)
 		}
 		return IngestStats{Entities: st.Entities}, fmt.Errorf("ingest %s: %w", id, err)
 	}
-	if _, err := b.tx.ExecContext(ctx, `RELEASE source`); err != nil {
-		b.broken = fmt.Errorf("batch transaction failed: %w", err)
-		return IngestStats{Entities: st.Entities}, fmt.Errorf("ingest %s: release savepoint: %w", id, err)
-	}
 	b.n++
+	b.written = append(b.written, p)
 	return st, nil
 }
 
-// pendingFTS lists rows written but not yet in their full-text index. Every chunk
-// and summary row of the store is either indexed or listed here while its batch is
-// open; the batch indexes them all with one statement per table before it commits,
-// so FTS5 writes one segment per batch, not one per row.
-type pendingFTS struct {
-	chunks, sums []int64
+// replay rolls the open transaction back (undoing the source that just failed with
+// everything else in it) and writes the batch's earlier sources again into a new
+// transaction. They were written on the same store state before, so they write the
+// same rows again; their stats, already returned by Write, stay valid. An error
+// means the batch is lost (Flush reports it).
+func (b *BatchWriter) replay() error {
+	// A rollback error means SQLite already rolled the transaction back itself.
+	_ = b.tx.Rollback()
+	b.tx, b.pend = nil, pendingWrites{}
+	tx, err := b.s.w.BeginTx(b.txCtx, nil)
+	if err != nil {
+		return fmt.Errorf("begin transaction: %w", err)
+	}
+	b.tx = tx
+	for _, p := range b.written {
+		var st IngestStats
+		if err := b.s.writeSource(b.txCtx, tx, p, &st, &b.pend); err != nil {
+			return fmt.Errorf("write source %s again: %w", p.in.SourceID, err)
+		}
+	}
+	return nil
 }
 
-// mark returns the lists as they are, to restore after a rolled-back source. Appends
-// after it never change the marked prefix, and sync starts new lists.
-func (f *pendingFTS) mark() pendingFTS { return *f }
+// pendingWrites lists what the open batch wrote but the store does not hold yet:
+// chunk and summary rows not in their full-text index, and the entity counts and
+// entity links of the batch's new chunks. Every chunk and summary row of the store is
+// either indexed or listed here while its batch is open; sync writes them all with
+// one statement per table before the batch commits, so FTS5 writes one segment per
+// batch (not one per row) and each entity and index page is updated once per batch
+// (not once per source).
+type pendingWrites struct {
+	chunks, sums []int64
+	ents         map[string]*entAgg // by entity id: the batch's mentions
+	links        []entLink
+}
 
-// restore resets the lists to m: the rolled-back source's rows are gone, and a sync
-// it ran was rolled back with it, so what was pending at m is pending again.
-func (f *pendingFTS) restore(m pendingFTS) { *f = m }
+// entLink links an entity to a chunk that mentions it.
+type entLink struct {
+	ent string
+	rid int64
+}
 
-// sync indexes the pending rows in chunks_fts and summaries_fts. It must run before
-// any row is deleted (the delete triggers remove rows from the index, which must
-// hold them) and before the batch commits.
-func (f *pendingFTS) sync(ctx context.Context, s *Store, tx *sql.Tx) error {
+// addEntity counts one mention of entity id (of kind, named surface) in a chunk of
+// time ts. Mentions add up in any order to what one upsert per mention would store:
+// the count, the newest time, and the surface of the newest mention (of the last
+// one among equal times, in write order).
+func (f *pendingWrites) addEntity(id, kind, surface string, ts int64) {
+	if f.ents == nil {
+		f.ents = map[string]*entAgg{}
+	}
+	a := f.ents[id]
+	if a == nil {
+		a = &entAgg{ID: id, Kind: kind, Surface: surface, TS: ts}
+		f.ents[id] = a
+	}
+	a.N++
+	if ts >= a.TS {
+		a.TS, a.Surface = ts, surface
+	}
+}
+
+// sync writes the pending entity counts and links and indexes the pending rows in
+// chunks_fts and summaries_fts. It must run before any row is deleted (the delete
+// triggers remove rows from the index, which must hold them; removing a chunk reads
+// and refreshes its entities from their links) and before the batch commits.
+func (f *pendingWrites) sync(ctx context.Context, s *Store, tx *sql.Tx) error {
+	if len(f.ents) > 0 {
+		list := make([]*entAgg, 0, len(f.ents))
+		for _, a := range f.ents {
+			list = append(list, a)
+		}
+		sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
+		b, err := json.Marshal(list)
+		if err != nil {
+			return fmt.Errorf("encode entities: %w", err)
+		}
+		if _, err := s.txExec(ctx, tx, qUpsertEntities, string(b)); err != nil {
+			return fmt.Errorf("write %d entities: %w", len(list), err)
+		}
+	}
+	if len(f.links) > 0 {
+		// In key order, the inserts walk the links' B-tree from left to right.
+		sort.Slice(f.links, func(i, j int) bool {
+			a, b := f.links[i], f.links[j]
+			return a.ent < b.ent || a.ent == b.ent && a.rid < b.rid
+		})
+		pairs := make([]any, len(f.links))
+		for i, l := range f.links {
+			pairs[i] = []any{l.ent, l.rid}
+		}
+		b, err := json.Marshal(pairs)
+		if err != nil {
+			return fmt.Errorf("encode entity links: %w", err)
+		}
+		if _, err := s.txExec(ctx, tx, qInsertLinks, string(b)); err != nil {
+			return fmt.Errorf("link %d entities: %w", len(f.links), err)
+		}
+	}
 	if len(f.chunks) > 0 {
 		if _, err := s.txExec(ctx, tx, qIndexChunks, jsonOf(f.chunks)); err != nil {
 			return fmt.Errorf("index %d chunks for full-text search: %w", len(f.chunks), err)
@@ -262,25 +330,27 @@ func (f *pendingFTS) sync(ctx context.Context, s *Store, tx *sql.Tx) error {
 			return fmt.Errorf("index %d summaries for full-text search: %w", len(f.sums), err)
 		}
 	}
-	f.chunks, f.sums = nil, nil
+	*f = pendingWrites{}
 	return nil
 }
 
 // Flush commits the open batch (a no-op when none is open). On error the batch's
 // sources are not stored.
 func (b *BatchWriter) Flush() error {
-	if b.tx == nil {
+	if b.tx == nil && b.broken == nil {
 		return nil
 	}
-	tx, n, broken, fts := b.tx, b.n, b.broken, b.fts
-	b.tx, b.n, b.broken, b.fts = nil, 0, nil, pendingFTS{}
+	tx, n, broken, pend := b.tx, b.n, b.broken, b.pend
+	b.tx, b.n, b.broken, b.pend, b.written = nil, 0, nil, pendingWrites{}, nil
 	if broken == nil {
-		if err := fts.sync(b.txCtx, b.s, tx); err != nil {
+		if err := pend.sync(b.txCtx, b.s, tx); err != nil {
 			broken = err
 		}
 	}
 	if broken != nil {
-		tx.Rollback()
+		if tx != nil {
+			tx.Rollback()
+		}
 		return fmt.Errorf("ingest: %d sources not stored: %w", n, broken)
 	}
 	if err := tx.Commit(); err != nil {
@@ -307,7 +377,7 @@ func jsonOf(v any) string {
 	return string(b)
 }
 
-// entAgg is one entity's contribution from a whole source: how many of its chunks
+// entAgg is one entity's contribution from the open batch: how many of its new chunks
 // mention it, the newest chunk time, and the surface seen at that time.
 type entAgg struct {
 	ID      string `json:"i"`
@@ -317,7 +387,7 @@ type entAgg struct {
 	TS      int64  `json:"t"`
 }
 
-func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *IngestStats, fts *pendingFTS) error {
+func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *IngestStats, pend *pendingWrites) error {
 	in, chunks := &p.in, p.chunks
 	now := time.Now().UnixMilli()
 	tags := in.Tags
@@ -363,7 +433,7 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 			}
 			if st.RemovedChunks == 0 {
 				// The delete trigger removes the row from the index, which must hold it.
-				if err := fts.sync(ctx, s, tx); err != nil {
+				if err := pend.sync(ctx, s, tx); err != nil {
 					return err
 				}
 			}
@@ -378,11 +448,9 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 			}
 		}
 	}
-	// Insert new chunks; entity counts and links are written once per source.
+	// Insert new chunks; their entity counts and links are written once per batch.
 	insChunk := tx.StmtContext(ctx, s.ws.insChunk)
 	changed := st.RemovedChunks > 0
-	ents := map[string]*entAgg{}
-	var links []any // [entity id, chunk rowid] pairs
 	for _, c := range chunks {
 		if _, ok := existing[c.ID]; ok {
 			st.UnchangedChunks++
@@ -408,41 +476,12 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 			return fmt.Errorf("write chunk seq %d: %w", c.Seq, err)
 		}
 		for id, e := range c.Entities {
-			a := ents[id]
-			if a == nil {
-				a = &entAgg{ID: id, Kind: e.Kind, Surface: e.Surface, TS: c.TS}
-				ents[id] = a
-			}
-			a.N++
-			if c.TS >= a.TS { // the newest mention names the entity, as a per-chunk upsert would
-				a.TS, a.Surface = c.TS, e.Surface
-			}
-			links = append(links, []any{id, rid})
+			pend.addEntity(id, e.Kind, e.Surface, c.TS)
+			pend.links = append(pend.links, entLink{id, rid})
 		}
-		fts.chunks = append(fts.chunks, rid)
+		pend.chunks = append(pend.chunks, rid)
 		st.NewChunks++
 		changed = true
-	}
-	if len(ents) > 0 {
-		list := make([]*entAgg, 0, len(ents))
-		for _, a := range ents {
-			list = append(list, a)
-		}
-		sort.Slice(list, func(i, j int) bool { return list[i].ID < list[j].ID })
-		b, err := json.Marshal(list)
-		if err != nil {
-			return fmt.Errorf("encode entities: %w", err)
-		}
-		if _, err := s.txExec(ctx, tx, qUpsertEntities, string(b)); err != nil {
-			return fmt.Errorf("write %d entities: %w", len(list), err)
-		}
-		b, err = json.Marshal(links)
-		if err != nil {
-			return fmt.Errorf("encode entity links: %w", err)
-		}
-		if _, err := s.txExec(ctx, tx, qInsertLinks, string(b)); err != nil {
-			return fmt.Errorf("link %d entities: %w", len(links), err)
-		}
 	}
 	// Source aggregates: a new source's chunk set is exactly chunks; a re-ingested one
 	// may keep rows whose times differ from the input, so count those from the store.
@@ -464,7 +503,7 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 		}
 	}
 	if changed || nsum == 0 {
-		if err := s.writeSummaries(ctx, tx, srcRow, p.sums, len(existing) > 0, fts); err != nil {
+		if err := s.writeSummaries(ctx, tx, srcRow, p.sums, len(existing) > 0, pend); err != nil {
 			return err
 		}
 	}

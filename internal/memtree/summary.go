@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -82,22 +83,19 @@ func sentences(text string) []string {
 // extract picks the most informative sentences (highest sum of within-source idf of
 // their distinct content terms, normalised by a gentle length penalty) up to max
 // characters, returned in their original order, after the heading.
-func extract(heading string, sents []string, idf map[string]float64, max int, memo map[string]string) string {
+func extract(heading string, sents []string, idf map[string]float64, max int, terms *sentTerms) string {
 	type scored struct {
 		i int
 		s float64
 	}
 	sc := make([]scored, 0, len(sents))
 	for i, s := range sents {
-		seen := map[string]bool{}
+		ts := terms.distinct(s)
 		var sum float64
-		for _, t := range contentTerms(s, memo) {
-			if !seen[t] {
-				seen[t] = true
-				sum += idf[t]
-			}
+		for _, t := range ts {
+			sum += idf[t]
 		}
-		sc = append(sc, scored{i, sum / math.Sqrt(float64(len(seen)+4))})
+		sc = append(sc, scored{i, sum / math.Sqrt(float64(len(ts)+4))})
 	}
 	sort.SliceStable(sc, func(a, b int) bool { return sc[a].s > sc[b].s })
 	budget := max - utf8.RuneCountInString(heading)
@@ -131,7 +129,7 @@ func buildSummaries(in *SourceInput, chunks []chunk) []summaryNode {
 		return nil
 	}
 	// Within-source sentence document frequencies.
-	memo := map[string]string{}
+	terms := &sentTerms{memo: map[string]string{}, bySent: map[string][]string{}}
 	chunkSents := make([][]string, len(chunks))
 	df := map[string]int{}
 	n := 0
@@ -139,12 +137,8 @@ func buildSummaries(in *SourceInput, chunks []chunk) []summaryNode {
 		chunkSents[i] = sentences(c.Text)
 		for _, s := range chunkSents[i] {
 			n++
-			seen := map[string]bool{}
-			for _, t := range contentTerms(s, memo) {
-				if !seen[t] {
-					seen[t] = true
-					df[t]++
-				}
+			for _, t := range terms.distinct(s) {
+				df[t]++
 			}
 		}
 	}
@@ -166,7 +160,7 @@ func buildSummaries(in *SourceInput, chunks []chunk) []summaryNode {
 			node.TSEnd = max(node.TSEnd, c.TSEnd)
 			sents = append(sents, chunkSents[i+j]...)
 		}
-		node.Text = extract(heading, sents, idf, summaryMaxChars, memo)
+		node.Text = extract(heading, sents, idf, summaryMaxChars, terms)
 		node.sents = sentences(node.Text)
 		node.ID = summaryID(in.SourceID, 1, node.Idx, node.Children)
 		level = append(level, node)
@@ -188,7 +182,7 @@ func buildSummaries(in *SourceInput, chunks []chunk) []summaryNode {
 			if heading != "" && len(sents) > 0 && sents[0] == heading {
 				sents = sents[1:]
 			}
-			node.Text = extract(heading, dedupe(sents), idf, summaryMaxChars, memo)
+			node.Text = extract(heading, dedupe(sents), idf, summaryMaxChars, terms)
 			node.sents = sentences(node.Text)
 			node.ID = summaryID(in.SourceID, lv, node.Idx, node.Children)
 			next = append(next, node)
@@ -197,6 +191,30 @@ func buildSummaries(in *SourceInput, chunks []chunk) []summaryNode {
 		level = next
 	}
 	return all
+}
+
+// sentTerms caches the distinct content terms of each sentence of one source: the
+// idf pass and every summary level score the same sentences again.
+type sentTerms struct {
+	memo   map[string]string   // word → stem
+	bySent map[string][]string // sentence → its distinct content terms, in order of first use
+}
+
+// distinct returns the distinct content terms of sentence s in the order they first
+// occur (the order the scores add them up in). The result is shared: do not modify it.
+func (c *sentTerms) distinct(s string) []string {
+	if ts, ok := c.bySent[s]; ok {
+		return ts
+	}
+	all := contentTerms(s, c.memo)
+	ts := make([]string, 0, len(all))
+	for _, t := range all {
+		if !slices.Contains(ts, t) { // sentences are short: a scan beats a map
+			ts = append(ts, t)
+		}
+	}
+	c.bySent[s] = ts
+	return ts
 }
 
 func dedupe(ss []string) []string {
@@ -213,12 +231,12 @@ func dedupe(ss []string) []string {
 
 // writeSummaries replaces a source's summary tree with nodes (built by
 // buildSummaries, off the writer, in Prepare); hadOld says the source may have an
-// older tree (and its vectors) to delete first. New rows join fts, the batch's rows
-// awaiting full-text indexing.
-func (s *Store) writeSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, nodes []summaryNode, hadOld bool, fts *pendingFTS) error {
+// older tree (and its vectors) to delete first. New rows join pend.sums, the batch's
+// rows awaiting full-text indexing.
+func (s *Store) writeSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, nodes []summaryNode, hadOld bool, pend *pendingWrites) error {
 	if hadOld {
 		// The delete trigger removes the old rows from the index, which must hold them.
-		if err := fts.sync(ctx, s, tx); err != nil {
+		if err := pend.sync(ctx, s, tx); err != nil {
 			return err
 		}
 		if _, err := s.txExec(ctx, tx, qDeleteSummaryVectors, srcRow); err != nil {
@@ -234,7 +252,7 @@ func (s *Store) writeSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, no
 		if err := ins.QueryRowContext(ctx, n.ID, srcRow, n.Level, n.Idx, n.Text, jsonOf(n.Children), jsonOf(n.Leaves), n.TSStart, n.TSEnd).Scan(&rid); err != nil {
 			return fmt.Errorf("write summary L%d #%d: %w", n.Level, n.Idx, err)
 		}
-		fts.sums = append(fts.sums, rid)
+		pend.sums = append(pend.sums, rid)
 	}
 	return nil
 }
