@@ -1,0 +1,63 @@
+package memtree
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+// TestRecallExactList: when the store knows every query word, recall ranks the
+// chunks that say all of them as a list of their own (so a rare phrase keeps a place
+// however much its expansions match); with a word the store never says there is none.
+func TestRecallExactList(t *testing.T) {
+	ctx := context.Background()
+	st, err := Open(filepath.Join(t.TempDir(), "memory_tree", "chunks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	doc := func(name, text string) SourceInput {
+		return SourceInput{Kind: KindDocument, SourceID: "doc:" + name, Title: name,
+			Messages: []MessageInput{{Ref: "docs/" + name, TimestampMS: 1767261600000, Text: text}}}
+	}
+	for _, src := range []SourceInput{
+		doc("oncall.md", "Rotation handover: read the runbook before your first shift."),
+		doc("garden.md", "Crop rotation keeps the beds healthy."),
+		doc("relay.md", "The handover of the keys is on Friday."),
+		doc("groceries.md", "Apples, bread, cheese and coffee."),
+	} {
+		if _, err := st.Ingest(ctx, src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db, err := st.readers(ctx)
+	if err != nil || db == nil {
+		t.Fatalf("readers: %v", err)
+	}
+	snap, err := st.snapshot(ctx, db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	exactList := func(q string) *rankedList {
+		lists, _, err := st.lexicalLists(ctx, db, snap, q)
+		if err != nil {
+			t.Fatalf("lexicalLists %q: %v", q, err)
+		}
+		for i := range lists {
+			if lists[i].name == "exact" {
+				return &lists[i]
+			}
+		}
+		return nil
+	}
+	l := exactList("rotation handover")
+	if l == nil || len(l.hits) != 1 || l.hits[0].SourceRef != "docs/oncall.md" || l.weight != tune.exact {
+		t.Fatalf("exact list for %q = %+v, want docs/oncall.md alone with weight %v", "rotation handover", l, tune.exact)
+	}
+	if l := exactList("rotation gyroscope"); l != nil {
+		t.Errorf("exact list for a query with a word the store never says = %+v, want none", l)
+	}
+	if l := exactList("rotation"); l != nil {
+		t.Errorf("exact list for a one-word query = %+v, want none (the bm25 list ranks it)", l)
+	}
+}
