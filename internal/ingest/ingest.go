@@ -1,8 +1,8 @@
 // Package ingest reads mail, chat and document exports, cleans them, and writes
 // them into the memory tree.
 //
-// Sources are written in batches (memtree.BatchWriter: up to 64 sources or 250 ms
-// per transaction, a savepoint per source). A source that fails is rolled back alone
+// Sources are written in batches (memtree.BatchWriter: up to 256 sources or 250 ms
+// per transaction). A source that fails is rolled back alone
 // and reported; a killed ingest loses at most the open batch and never leaves part of
 // a source (WAL, synchronous=NORMAL); a cancelled one commits the sources written so
 // far. Each source's outcome is recorded once its batch commits.

@@ -43,17 +43,22 @@ func canonicalID(kind, surface string) string {
 
 // extractEntities finds e-mail addresses, URLs, @handles (and Discord name#1234),
 // #hashtags and their topics in text (reference-behaviour §1.6). Each regex runs only
-// when its marker character occurs (regexes dominate ingest time otherwise).
+// when its marker character occurs, and then only over the space-separated fields
+// holding the marker (regexes dominate ingest time otherwise; see fieldsWith).
 func extractEntities(text string, add func(kind, surface string)) {
 	if strings.IndexByte(text, '@') >= 0 {
-		for _, m := range reEmail.FindAllString(text, -1) {
-			add(EntityEmail, m)
-		}
-		for _, m := range reHandle.FindAllStringSubmatch(text, -1) {
-			if h := strings.TrimRight(m[1], ".-"); len(h) >= 2 {
-				add(EntityHandle, h)
+		fieldsWith(text, '@', func(f string) {
+			for _, m := range reEmail.FindAllString(f, -1) {
+				add(EntityEmail, m)
 			}
-		}
+		})
+		fieldsWith(text, '@', func(f string) {
+			for _, m := range reHandle.FindAllStringSubmatch(f, -1) {
+				if h := strings.TrimRight(m[1], ".-"); len(h) >= 2 {
+					add(EntityHandle, h)
+				}
+			}
+		})
 	}
 	if strings.Contains(text, "http") {
 		for _, m := range reURL.FindAllString(text, -1) {
@@ -63,14 +68,49 @@ func extractEntities(text string, add func(kind, surface string)) {
 		}
 	}
 	if strings.IndexByte(text, '#') >= 0 {
-		for _, m := range reDiscord.FindAllStringSubmatch(text, -1) {
-			add(EntityHandle, m[1])
-		}
-		for _, m := range reHashtag.FindAllStringSubmatch(text, -1) {
-			add(EntityHashtag, m[1])
-			add(EntityTopic, strings.ToLower(m[1]))
-		}
+		fieldsWith(text, '#', func(f string) {
+			for _, m := range reDiscord.FindAllStringSubmatch(f, -1) {
+				add(EntityHandle, m[1])
+			}
+		})
+		fieldsWith(text, '#', func(f string) {
+			for _, m := range reHashtag.FindAllStringSubmatch(f, -1) {
+				add(EntityHashtag, m[1])
+				add(EntityTopic, strings.ToLower(m[1]))
+			}
+		})
 	}
+}
+
+// fieldsWith calls fn, in text order, with each maximal run of text free of the
+// regexp class \s (tab, newline, form feed, carriage return, space) that holds
+// marker. No match of reEmail, reHandle, reDiscord or reHashtag spans such a
+// character, and each sees one the way it sees the start or end of the text (a
+// non-word character for \b; the leading (?:^|[\s(]) of a handle or hashtag matches
+// either), so the matches in text are exactly the matches in its fields, in order.
+func fieldsWith(text string, marker byte, fn func(field string)) {
+	for i := 0; i < len(text); {
+		j := strings.IndexByte(text[i:], marker)
+		if j < 0 {
+			return
+		}
+		j += i
+		start := j
+		for start > i && !isRegexpSpace(text[start-1]) {
+			start--
+		}
+		end := j + 1
+		for end < len(text) && !isRegexpSpace(text[end]) {
+			end++
+		}
+		fn(text[start:end])
+		i = end
+	}
+}
+
+// isRegexpSpace reports whether c is in the regexp class \s.
+func isRegexpSpace(c byte) bool {
+	return c == ' ' || c == '\t' || c == '\n' || c == '\f' || c == '\r'
 }
 
 // parseAddress splits "Name <addr>" or a bare address into name and address.
