@@ -17,7 +17,8 @@ default:
 build:
     CGO_ENABLED=0 go build -trimpath -o {{bin}} ./cmd/openhuman-core
 
-# Rebuild and re-pack the first-party tool modules (tools-wasm/*.wasm.gz):
+# Rebuild and re-pack the first-party tool modules (tools-wasm/modules/*.wasm.gz:
+# memory, serving the six memory tools, and searxng_search):
 #   go generate ./tools-wasm/...
 wasm:
     go generate ./tools-wasm/...

@@ -59,7 +59,7 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 		} else {
 			err = h.explain(ctx, ctx, c.Tool, m, nil, err)
 		}
-		h.record(m, time.Since(start), err)
+		h.record(m, c.Tool, time.Since(start), err)
 		return nil, err
 	}
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(limits.TimeoutMS)*time.Millisecond)
@@ -82,7 +82,7 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 		err = h.explain(ctx, cctx, c.Tool, m, in, err)
 	}
 	h.pool.release(in, err == nil && in.calls < recycleCalls && in.memoryBytes() <= recycleMemory)
-	h.record(m, dur, err)
+	h.record(m, c.Tool, dur, err)
 	if err != nil {
 		return nil, err
 	}
@@ -94,9 +94,20 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	return outcome, nil
 }
 
-func (h *Host) record(m *module, d time.Duration, err error) {
+// record adds one call of tool to its module's statistics and to the tool's own.
+func (h *Host) record(m *module, tool string, d time.Duration, err error) {
+	now := time.Now()
 	m.mu.Lock()
-	m.stats.add(d, err, time.Now())
+	m.stats.add(d, err, now)
+	if m.toolStats == nil {
+		m.toolStats = map[string]*statsWindowed{}
+	}
+	ts := m.toolStats[tool]
+	if ts == nil {
+		ts = &statsWindowed{}
+		m.toolStats[tool] = ts
+	}
+	ts.add(d, err, now)
 	m.mu.Unlock()
 }
 

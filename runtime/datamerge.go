@@ -20,7 +20,7 @@ const mergeGap = 128
 // The Go wasm linker splits its data at every short run of zeros: a first-party
 // module has ≈ 38,600 segments carrying ≈ 0.95 MB, and wazero holds each segment
 // as its own struct, offset expression and slice for the life of the compiled
-// module plus one slot per instance (≈ 4 MB per module, ≈ 28 MB for all seven).
+// module plus one slot per instance (≈ 4 MB per module, ≈ 28 MB for seven of them).
 // Joined, the same bytes sit in about a dozen segments.
 //
 // The rewrite is only done when it cannot be observed: the module has no data

@@ -13,8 +13,9 @@ import (
 	toolswasm "github.com/openhuman/openhuman-core/tools-wasm"
 )
 
-// Example runs the embedded first-party memory.search module in its sandbox over
-// a one-message store: load, wait for the compile, call, read the result.
+// Example runs the embedded first-party memory module (which serves memory.search
+// and the five other memory tools) in its sandbox over a one-message store: load,
+// wait for the compile, call memory.search, read the result.
 func Example() {
 	ctx := context.Background()
 	dir, err := os.MkdirTemp("", "openhuman-example-")
@@ -79,6 +80,11 @@ func Example() {
 	fmt.Println("host calls:", out.Usage.HostCalls)
 	// Output:
 	// tool: memory.search [memory.read]
+	// tool: memory.recall [memory.read]
+	// tool: tree.read_chunk [memory.read]
+	// tool: tree.browse [memory.read]
+	// tool: tree.top_entities [memory.read]
+	// tool: tree.list_sources [memory.read]
 	// hits: 1 from email:budget@corp.example
 	// host calls: map[memory_search:1]
 }

@@ -36,7 +36,7 @@ const MaxModuleBytes = 64 << 20
 // BuiltinModule is a first-party module embedded in the binary, its digest pinned
 // at build time.
 type BuiltinModule struct {
-	Name   string // e.g. "memory.search.wasm"
+	Name   string // e.g. "memory.wasm" (one module may serve several tools)
 	SHA256 string // hex sha256 of Wasm
 	Wasm   []byte
 }
@@ -176,9 +176,9 @@ func (h *Host) freeAfterCompile(mods []*module) {
 // done (0 when it was left alone, or when the host closed first). Without a limit
 // the Go heap grows to twice its live size between collections and instances
 // recycled under load leave their memories behind: 21,000 calls over the seven
-// first-party tools took VmRSS to ≈ 270 MB; with a limit 36 MB above the warm Go
-// memory, ≈ 210 MB at the same speed (RATIONALE "Memory"). Wasm compiled code is
-// outside the Go runtime and is not counted against the limit.
+// first-party tools (then seven modules) took VmRSS to ≈ 270 MB; with a limit 36 MB
+// above the warm Go memory, ≈ 210 MB at the same speed (RATIONALE "Memory"). Wasm
+// compiled code is outside the Go runtime and is not counted against the limit.
 func (h *Host) LimitGoMemory(headroom int64) (done <-chan int64) {
 	ch := make(chan int64, 1)
 	h.mu.RLock()
@@ -212,7 +212,8 @@ func (h *Host) compileWorker() {
 	for m := range h.compileQueue {
 		m.compile(h.baseCtx)
 		// Collect each module's decode and instantiation garbage before the next one
-		// adds its own: the startup peak with seven modules from the cache drops from
+		// adds its own: the startup peak with seven modules (the first-party set before
+		// the memory tools shared one module) from the cache drops from
 		// ≈ 226 to ≈ 207 MB VmHWM for a few ms of GC per module (RATIONALE "Memory").
 		goruntime.GC()
 		h.compileWG.Done()
@@ -411,6 +412,12 @@ func (h *Host) Status() []ModuleStatus {
 	for _, m := range mods {
 		m.mu.Lock()
 		st := ModuleStatus{Module: m.info, State: m.state, Error: m.err, Stats: m.stats.snapshot()}
+		if len(m.toolStats) > 0 {
+			st.ToolStats = make(map[string]CallStats, len(m.toolStats))
+			for name, ts := range m.toolStats {
+				st.ToolStats[name] = ts.snapshot()
+			}
+		}
 		m.mu.Unlock()
 		if m.manifest != nil {
 			for _, t := range m.manifest.Tools {

@@ -46,6 +46,8 @@ type module struct {
 	closed   bool
 	inflight sync.WaitGroup
 	stats    statsWindowed
+	// toolStats are the same statistics per tool the module serves (guarded by mu).
+	toolStats map[string]*statsWindowed
 
 	// Guarded by host.pool.mu.
 	idleN   int  // idle instances in the pool

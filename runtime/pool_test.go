@@ -12,9 +12,10 @@ import (
 )
 
 // TestPoolConcurrentFirstParty: 50 goroutines × 20 calls of the embedded
-// memory.search on one module over a real store (then 50 × 4 calls split between
-// memory.search and tree.browse, two modules contending) all succeed, and the pool never holds more than
-// maxLiveTotal instances nor ends with more than maxIdlePerModule idle.
+// memory.search over a real store (then 50 × 4 calls split between memory.search
+// and tree.browse, two tools of the one memory module sharing its instances) all
+// succeed, and the pool never holds more than maxLiveTotal instances nor ends with
+// more than maxIdlePerModule idle.
 func TestPoolConcurrentFirstParty(t *testing.T) {
 	store := fixtureStore(t)
 	h, _ := newHost(t, Options{Reader: store, Builtins: firstPartyBuiltins(t)})
@@ -68,7 +69,8 @@ func TestPoolConcurrentFirstParty(t *testing.T) {
 	t.Logf("memory.search, %d×%d calls: %v, %d instances made, peak %d live", goroutines, 20, time.Since(start), h.pool.created.Load(), h.pool.peak.Load())
 	made := h.pool.created.Load()
 	start = time.Now()
-	// Two modules contending (kept shorter: SQLite under -race is slow).
+	// Two tools of one module interleaved on its instances (kept shorter: SQLite
+	// under -race is slow).
 	run(4, "memory.search", "tree.browse")
 	t.Logf("memory.search+tree.browse, %d×%d calls: %v, %d instances made, peak %d live", goroutines, 4, time.Since(start), h.pool.created.Load()-made, h.pool.peak.Load())
 
@@ -165,5 +167,125 @@ func TestPoolWaitIsNotPartOfTheDeadline(t *testing.T) {
 	held.Wait()
 	if peak := h.pool.peak.Load(); peak > maxLiveTotal {
 		t.Errorf("peak live instances = %d, want ≤ %d", peak, maxLiveTotal)
+	}
+}
+
+// trickyReader answers like fakeReader, but in memory_search it holds the query
+// "hold" until release is closed (signalling entered) and panics for the query
+// "boom", which traps the guest's call.
+type trickyReader struct {
+	*fakeReader
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (r *trickyReader) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchResult, error) {
+	switch req.Query {
+	case "hold":
+		r.entered <- struct{}{}
+		<-r.release
+	case "boom":
+		panic("reader exploded")
+	}
+	return r.fakeReader.Search(ctx, req)
+}
+
+// TestMemoryModuleSharedInstances: the six memory tools run in one module, so a
+// warm instance used for one tool serves the next call of another; two different
+// tools called at once each get an instance of it; and a trap in one tool's call
+// discards only the instance it ran in, not the module's other idle instance.
+func TestMemoryModuleSharedInstances(t *testing.T) {
+	r := &trickyReader{fakeReader: newFakeReader(), entered: make(chan struct{}, 1), release: make(chan struct{})}
+	h, _ := newHost(t, Options{Reader: r, Builtins: firstPartyBuiltins(t)})
+	if err := h.WaitReady(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	m := h.builtins[0]
+	if m.info.Name != "memory.wasm" || len(h.builtins) != 2 {
+		t.Fatalf("first builtin is %s of %d, want memory.wasm of 2", m.info.Name, len(h.builtins))
+	}
+	served := map[string]string{}
+	for _, tl := range h.Tools() {
+		served[tl.Name] = tl.Module.Name
+	}
+	for _, name := range []string{"memory.search", "memory.recall", "tree.read_chunk", "tree.browse", "tree.top_entities", "tree.list_sources"} {
+		if served[name] != "memory.wasm" {
+			t.Fatalf("%s is served by %q, want memory.wasm (served: %v)", name, served[name], served)
+		}
+	}
+	made := h.pool.created.Load()
+	args := map[string]string{
+		"memory.search": `{"query":"budget","k":3}`, "memory.recall": `{"query":"budget"}`,
+		"tree.read_chunk": `{"chunk_id":"0123456789abcdef0123456789abcdef"}`, "tree.browse": `{"k":2}`,
+		"tree.top_entities": `{}`, "tree.list_sources": `{}`,
+	}
+	for name, a := range args { // one after another: all on the one warm instance
+		out, err := call(t, h, name, a)
+		if err != nil || (out.ToolError != nil && out.ToolError.Code != abi.CodeNotFound) {
+			t.Fatalf("%s: %+v %v", name, out, err)
+		}
+	}
+	if n := h.pool.created.Load() - made; n != 0 {
+		t.Fatalf("sequential calls of the six tools made %d instances, want 0 (the warm one serves them all)", n)
+	}
+
+	// Two different tools at once: memory.search is held inside its host call while
+	// tree.list_sources runs on a second instance of the module.
+	held := make(chan error, 1)
+	go func() {
+		out, err := call(t, h, "memory.search", `{"query":"hold"}`)
+		if err == nil && out.ToolError != nil {
+			err = errors.New(out.ToolError.Message)
+		}
+		held <- err
+	}()
+	<-r.entered
+	if out, err := call(t, h, "tree.list_sources", `{}`); err != nil || out.ToolError != nil || !strings.Contains(string(out.Result), `"sources"`) {
+		close(r.release)
+		t.Fatalf("tree.list_sources while memory.search is running: %+v %v", out, err)
+	}
+	close(r.release)
+	if err := <-held; err != nil {
+		t.Fatalf("the held memory.search: %v", err)
+	}
+	if n := h.pool.created.Load() - made; n != 1 {
+		t.Fatalf("two concurrent calls made %d new instances, want 1", n)
+	}
+	if n := m.idleCount(); n != maxIdlePerModule {
+		t.Fatalf("memory module keeps %d idle instances after concurrent calls, want %d", n, maxIdlePerModule)
+	}
+
+	// A trap in memory.search discards its instance only.
+	made = h.pool.created.Load()
+	_, err := call(t, h, "memory.search", `{"query":"boom"}`)
+	if err == nil || !strings.Contains(err.Error(), "memory.search") {
+		t.Fatalf("trapping call: %v, want an error naming memory.search", err)
+	}
+	if n := m.idleCount(); n != maxIdlePerModule-1 {
+		t.Fatalf("after the trap the memory module keeps %d idle instances, want %d", n, maxIdlePerModule-1)
+	}
+	if out, err := call(t, h, "tree.browse", args["tree.browse"]); err != nil || out.ToolError != nil {
+		t.Fatalf("tree.browse after the trap: %+v %v", out, err)
+	}
+	if n := h.pool.created.Load() - made; n != 0 {
+		t.Fatalf("the call after the trap made %d instances, want 0 (the other idle one)", n)
+	}
+	if n := h.pool.instances.Load(); n != int64(h.pool.liveSlots()) {
+		t.Errorf("%d instances open but %d slots held", n, h.pool.liveSlots())
+	}
+
+	// Statistics are kept per tool as well: the trap is memory.search's alone.
+	st := h.Status()[0]
+	search, browse := st.ToolStats["memory.search"], st.ToolStats["tree.browse"]
+	if search.ConsecutiveErrors != 1 || search.Errors != 1 || !strings.Contains(search.LastError, "memory.search") ||
+		browse.ConsecutiveErrors != 0 || browse.Errors != 0 || browse.Count != 2 || len(st.ToolStats) != 6 {
+		t.Errorf("per-tool stats: memory.search %+v, tree.browse %+v, %d tools", search, browse, len(st.ToolStats))
+	}
+	var sum int64
+	for _, ts := range st.ToolStats {
+		sum += ts.Count
+	}
+	if sum != st.Stats.Count || st.Stats.ConsecutiveErrors != 0 {
+		t.Errorf("module stats %+v, per-tool counts sum to %d", st.Stats, sum)
 	}
 }

@@ -29,7 +29,7 @@ const (
 
 // ModuleInfo describes the module behind a tool, for registries, audits and logs.
 type ModuleInfo struct {
-	Name         string   `json:"name"`           // file name or builtin name, e.g. "memory.search.wasm"
+	Name         string   `json:"name"`           // file name or builtin name, e.g. "memory.wasm"
 	File         string   `json:"file,omitempty"` // path on disk for directory modules
 	SHA256       string   `json:"sha256"`
 	ABI          string   `json:"abi"`
@@ -85,7 +85,7 @@ const (
 	StateDisabled  = "disabled"
 )
 
-// CallStats are per-module call statistics.
+// CallStats are call statistics, of a module or of one of its tools.
 type CallStats struct {
 	Count         int64     `json:"count"`
 	Errors        int64     `json:"errors"`
@@ -105,6 +105,9 @@ type ModuleStatus struct {
 	State  string     `json:"state"`
 	Error  string     `json:"error,omitempty"` // why it was refused or failed
 	Stats  CallStats  `json:"stats"`
+	// ToolStats are the statistics of each tool of the module that has been called
+	// (a module may serve several tools; Stats sums them).
+	ToolStats map[string]CallStats `json:"tool_stats,omitempty"`
 }
 
 // SearxngClient is the host side of the web.searxng capability: one GET built by

@@ -8,11 +8,6 @@ const goVersion = "go1.26.8"
 
 // digests pins the sha256 of each packed module (after decompression), by file stem.
 var digests = map[string]string{
-	"memory_search":     "a70a21097109adea6c4940309f514eed99852ee1801955227d9d349997ddc733",
-	"memory_recall":     "71ae9e1ace76f8fed57424e51a2fca7510a6353b200a47da183cbd731103cada",
-	"tree_read_chunk":   "a8016ea3a78fa503c865933776244decc90b8e34327e6d14c054454212cb0759",
-	"tree_browse":       "0db22d4302255ba0d0181c187612c78d22d9b4c0c9501fed1ef09d79bfe6f189",
-	"tree_top_entities": "65635f5511d342bf09a156fbac9b60c68926facf92ad635f2fb0f008345c59dd",
-	"tree_list_sources": "b171e7a8b5a837bffa60516edf8ee5fac365b19f01b71c3cb904a76543d18e77",
-	"searxng_search":    "11e2f1a1bf4e978e43234d329a5c2b2dcdba4ec5d2b5bcc7b8901e861feaccb9",
+	"memory":         "1f7e5ac4f52feafb5b39cf93817cba0541eeefe701533680d5e25db5b873dea1",
+	"searxng_search": "c7ce956e1e505e90071053f87959f6aece782553a87d853a5bbebb2133e51854",
 }

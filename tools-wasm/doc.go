@@ -1,9 +1,12 @@
-// Package toolswasm embeds the seven first-party tool modules (memory.search,
-// memory.recall, tree.read_chunk, tree.browse, tree.top_entities, tree.list_sources,
-// searxng_search), packed with their manifests and pinned by sha256.
+// Package toolswasm embeds the first-party tool modules, packed with their
+// manifests and pinned by sha256: memory (capability memory.read), one module
+// serving the six memory tools memory.search, memory.recall, tree.read_chunk,
+// tree.browse, tree.top_entities and tree.list_sources; and searxng_search
+// (capability web.searxng).
 //
-// Each tool's source is a small folder here (main.go + tool.toml) whose logic lives
-// in package firstparty; `go generate ./tools-wasm/...` (the gen command) rebuilds
+// Each module's source is a small folder here (main.go + tool.toml) whose logic
+// lives in package firstparty, which also lists the modules and their tools
+// (firstparty.Modules); `go generate ./tools-wasm/...` (the gen command) rebuilds
 // modules/*.wasm.gz and digests.go, and `go run ./tools-wasm/gen -check` verifies
 // that a rebuild is byte-identical to what is committed.
 package toolswasm

@@ -8,26 +8,27 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
+
+	"github.com/openhuman/openhuman-core/tools-wasm/firstparty"
 )
 
 //go:embed modules/*.wasm.gz
 var files embed.FS
 
-// catalogue is the order in which the MCP server lists the first-party tools.
-var catalogue = []string{
-	"memory.search", "memory.recall", "tree.read_chunk", "tree.browse",
-	"tree.top_entities", "tree.list_sources", "searxng_search",
-}
-
 // maxModuleBytes bounds the decompression of one embedded module.
 const maxModuleBytes = 64 << 20
 
-// Module is one first-party tool module: packed wasm (code plus its
-// openhuman.manifest section), verified against its pinned digest.
+// Module is one first-party module: packed wasm (code plus its openhuman.manifest
+// section), verified against its pinned digest. One module may serve several tools.
 type Module struct {
-	// Name is the tool the module serves, e.g. "memory.search".
+	// Name is the module's name, e.g. "memory": its folder under tools-wasm/ and
+	// the stem of its embedded file (the runtime lists it as Name + ".wasm").
 	Name string
+	// Tools are the tools the module serves, in catalogue order, e.g.
+	// memory.search … tree.list_sources for "memory".
+	Tools []string
 	// SHA256 is the lowercase hex sha256 of Wasm, equal to the digest pinned at build time.
 	SHA256 string
 	// Wasm is the packed module.
@@ -35,16 +36,17 @@ type Module struct {
 }
 
 // Names lists the first-party tool names in catalogue order.
-func Names() []string { return append([]string(nil), catalogue...) }
+func Names() []string { return slices.Clone(firstparty.Catalogue) }
 
-// Modules returns the seven first-party modules in catalogue order (memory.search,
-// memory.recall, tree.read_chunk, tree.browse, tree.top_entities, tree.list_sources,
-// searxng_search), decompressed and each checked against its pinned sha256. A module
-// that is missing, corrupt or does not match its digest is an error naming it.
+// Modules returns the first-party modules in catalogue order — memory (serving
+// memory.search, memory.recall, tree.read_chunk, tree.browse, tree.top_entities and
+// tree.list_sources) and searxng_search — decompressed and each checked against
+// its pinned sha256. A module that is missing, corrupt or does not match its digest
+// is an error naming it.
 func Modules() ([]Module, error) {
-	out := make([]Module, 0, len(catalogue))
-	for _, name := range catalogue {
-		m, err := load(name)
+	out := make([]Module, 0, len(firstparty.Modules))
+	for _, spec := range firstparty.Modules {
+		m, err := load(spec)
 		if err != nil {
 			return nil, err
 		}
@@ -53,18 +55,23 @@ func Modules() ([]Module, error) {
 	return out, nil
 }
 
-// Get returns the first-party module that serves the tool name, verified.
+// Get returns the first-party module that serves the tool name (or the module
+// of that name, e.g. "memory"), verified.
 func Get(name string) (Module, error) {
-	for _, n := range catalogue {
-		if n == name {
-			return load(name)
+	for _, spec := range firstparty.Modules {
+		if spec.Folder == name || slices.Contains(spec.Tools, name) {
+			return load(spec)
 		}
 	}
-	return Module{}, fmt.Errorf("%q is not a first-party tool; first-party tools are %s", name, strings.Join(catalogue, ", "))
+	return Module{}, fmt.Errorf("%q is not a first-party tool; first-party tools are %s", name, strings.Join(firstparty.Catalogue, ", "))
 }
 
-func load(name string) (Module, error) {
-	stem := strings.ReplaceAll(name, ".", "_")
+func load(spec firstparty.ModuleSpec) (Module, error) {
+	stem := spec.Folder
+	name := fmt.Sprintf("%s (%s)", stem, strings.Join(spec.Tools, ", "))
+	if len(spec.Tools) == 1 && spec.Tools[0] == stem {
+		name = stem
+	}
 	want, ok := digests[stem]
 	if !ok {
 		return Module{}, fmt.Errorf("first-party module %s has no pinned digest in digests.go; rebuild with `go generate ./tools-wasm/...`", name)
@@ -82,7 +89,7 @@ func load(name string) (Module, error) {
 	if got != want {
 		return Module{}, fmt.Errorf("first-party module %s has sha256 %s but %s is pinned; the embedded file and digests.go disagree — rebuild both with `go generate ./tools-wasm/...`", name, got, want)
 	}
-	return Module{Name: name, SHA256: got, Wasm: wasm}, nil
+	return Module{Name: stem, Tools: slices.Clone(spec.Tools), SHA256: got, Wasm: wasm}, nil
 }
 
 func gunzip(gz []byte) ([]byte, error) {

@@ -37,14 +37,18 @@ func TestModules(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(mods) != 7 {
-		t.Fatalf("got %d modules, want 7", len(mods))
+	if len(mods) != 2 || mods[0].Name != "memory" || mods[1].Name != "searxng_search" {
+		t.Fatalf("got modules %v, want memory and searxng_search", moduleNames(mods))
 	}
-	for i, m := range mods {
-		if m.Name != firstparty.Catalogue[i] {
-			t.Fatalf("module %d is %s, want %s", i, m.Name, firstparty.Catalogue[i])
-		}
-		if m.SHA256 != digests[strings.ReplaceAll(m.Name, ".", "_")] {
+	var all []string
+	for _, m := range mods {
+		all = append(all, m.Tools...)
+	}
+	if !slices.Equal(all, firstparty.Catalogue) {
+		t.Fatalf("the modules serve %v, want the catalogue %v", all, firstparty.Catalogue)
+	}
+	for _, m := range mods {
+		if m.SHA256 != digests[m.Name] {
 			t.Fatalf("%s: sha256 %s is not the pinned one", m.Name, m.SHA256)
 		}
 		man, err := policy.ReadManifestNamed(m.Wasm, m.Name)
@@ -55,20 +59,19 @@ func TestModules(t *testing.T) {
 		if m.Name == firstparty.ToolSearxngSearch {
 			wantCap = abi.CapWebSearXNG
 		}
-		if man.ABI != abi.Version || len(man.Tools) != 1 || man.Tools[0].Name != m.Name || !slices.Equal(man.Capabilities, []string{wantCap}) {
-			t.Fatalf("%s: manifest abi %q tools %+v capabilities %v", m.Name, man.ABI, man.Tools, man.Capabilities)
+		var declared []string
+		for _, tl := range man.Tools {
+			declared = append(declared, tl.Name)
 		}
-		tl := man.Tools[0]
-		if !tl.Annotations.ReadOnlyHint || tl.Annotations.OpenWorldHint != (wantCap == abi.CapWebSearXNG) || tl.Title == "" {
-			t.Fatalf("%s: title %q annotations %+v", m.Name, tl.Title, tl.Annotations)
+		if man.ABI != abi.Version || !slices.Equal(declared, m.Tools) || !slices.Equal(man.Capabilities, []string{wantCap}) {
+			t.Fatalf("%s: manifest abi %q tools %v capabilities %v", m.Name, man.ABI, declared, man.Capabilities)
 		}
-		var in struct {
-			AdditionalProperties *bool `json:"additionalProperties"`
+		if m.Name == "memory" && (man.Limits.TimeoutMS != 10000 || man.Limits.MemoryMiB != 32) {
+			t.Fatalf("%s: limits %+v", m.Name, man.Limits)
 		}
-		if err := json.Unmarshal(tl.InputSchema, &in); err != nil || in.AdditionalProperties == nil || *in.AdditionalProperties {
-			t.Fatalf("%s: input_schema must set additionalProperties:false (%v)", m.Name, err)
+		for _, tl := range man.Tools {
+			checkTool(t, m.Name, tl, wantCap)
 		}
-
 		mod, err := wasmbin.Parse(m.Wasm)
 		if err != nil {
 			t.Fatalf("%s: %v", m.Name, err)
@@ -94,19 +97,61 @@ func TestModules(t *testing.T) {
 	}
 }
 
-func TestDigestMismatchNamesModule(t *testing.T) {
-	saved := digests["tree_browse"]
-	digests["tree_browse"] = strings.Repeat("0", 64)
-	defer func() { digests["tree_browse"] = saved }()
-	_, err := Modules()
-	if err == nil || !strings.Contains(err.Error(), "tree.browse") || !strings.Contains(err.Error(), "go generate") {
-		t.Fatalf("err = %v, want one naming tree.browse and how to rebuild", err)
+// checkTool checks one declared tool's title, annotations and input schema.
+func checkTool(t *testing.T, module string, tl policy.ToolSpec, capability string) {
+	t.Helper()
+	if !tl.Annotations.ReadOnlyHint || tl.Annotations.OpenWorldHint != (capability == abi.CapWebSearXNG) || tl.Title == "" || tl.Export != abi.ExportCall {
+		t.Fatalf("%s/%s: title %q export %q annotations %+v", module, tl.Name, tl.Title, tl.Export, tl.Annotations)
 	}
-	if _, err := Get("tree.read_chunk"); err != nil {
-		t.Fatalf("other modules must still load: %v", err)
+	var in struct {
+		AdditionalProperties *bool `json:"additionalProperties"`
+	}
+	if err := json.Unmarshal(tl.InputSchema, &in); err != nil || in.AdditionalProperties == nil || *in.AdditionalProperties {
+		t.Fatalf("%s/%s: input_schema must set additionalProperties:false (%v)", module, tl.Name, err)
+	}
+}
+
+func moduleNames(mods []Module) []string {
+	var out []string
+	for _, m := range mods {
+		out = append(out, m.Name)
+	}
+	return out
+}
+
+func TestDigestMismatchNamesModule(t *testing.T) {
+	saved := digests["memory"]
+	digests["memory"] = strings.Repeat("0", 64)
+	defer func() { digests["memory"] = saved }()
+	_, err := Modules()
+	if err == nil || !strings.Contains(err.Error(), "memory (memory.search, memory.recall, tree.read_chunk, tree.browse, tree.top_entities, tree.list_sources)") || !strings.Contains(err.Error(), "go generate") {
+		t.Fatalf("err = %v, want one naming the memory module, its tools and how to rebuild", err)
+	}
+	if _, err := Get("tree.browse"); err == nil {
+		t.Fatal("Get(tree.browse) loaded the memory module despite its digest mismatch")
+	}
+	if m, err := Get("searxng_search"); err != nil || m.Name != "searxng_search" {
+		t.Fatalf("other modules must still load: %+v %v", m.Name, err)
 	}
 	if _, err := Get("fs.write"); err == nil || !strings.Contains(err.Error(), "not a first-party tool") {
 		t.Fatalf("Get(fs.write) = %v", err)
+	}
+}
+
+// TestGetByToolOrModule checks that every tool name, and the module name, find
+// the module that serves it.
+func TestGetByToolOrModule(t *testing.T) {
+	for _, name := range append(Names(), "memory") {
+		m, err := Get(name)
+		if err != nil {
+			t.Fatalf("Get(%s): %v", name, err)
+		}
+		if m.Name != name && !slices.Contains(m.Tools, name) {
+			t.Fatalf("Get(%s) = module %s serving %v", name, m.Name, m.Tools)
+		}
+		if want := "memory"; name != firstparty.ToolSearxngSearch && m.Name != want {
+			t.Fatalf("Get(%s) = module %s, want %s", name, m.Name, want)
+		}
 	}
 }
 
@@ -129,8 +174,25 @@ func instantiate(t *testing.T, ctx context.Context, name string, fns map[string]
 	r := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigCompiler().WithCloseOnContextDone(true))
 	t.Cleanup(func() { r.Close(ctx) })
 	wasi_snapshot_preview1.MustInstantiate(ctx, r)
-	b := r.NewHostModuleBuilder(abi.HostModule)
+	// Host functions the module imports that the test does not answer fail the call.
+	parsed, err := wasmbin.Parse(m.Wasm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := map[string]hostFunc{}
+	for _, imp := range parsed.Imports {
+		if imp.Module == abi.HostModule && imp.Name != abi.FnLog {
+			fn := imp.Name
+			all[fn] = func([]byte) []byte {
+				return []byte(`{"error":{"code":"internal","message":"test host: ` + fn + ` not answered"}}`)
+			}
+		}
+	}
 	for fn, h := range fns {
+		all[fn] = h
+	}
+	b := r.NewHostModuleBuilder(abi.HostModule)
+	for fn, h := range all {
 		h := h
 		b.NewFunctionBuilder().WithGoModuleFunction(api.GoModuleFunc(func(ctx context.Context, mod api.Module, stack []uint64) {
 			req, ok := mod.Memory().Read(uint32(stack[0]), uint32(stack[1]))
@@ -194,7 +256,7 @@ func okReply(v any) []byte {
 	return out
 }
 
-// TestABIRoundTrip runs three built modules through the ABI: requests in, host calls
+// TestABIRoundTrip runs the two built modules through the ABI: requests in, host calls
 // out (re-entrant oh_alloc), results and argument errors back.
 func TestABIRoundTrip(t *testing.T) {
 	ctx := context.Background()
@@ -228,10 +290,26 @@ func TestABIRoundTrip(t *testing.T) {
 
 	g = instantiate(t, ctx, "tree.read_chunk", map[string]hostFunc{
 		abi.FnChunkGet: func([]byte) []byte { return []byte(`{"error":{"code":"not_found","message":"no such chunk"}}`) },
+		abi.FnSourcesList: func([]byte) []byte {
+			return okReply(abi.SourcesResult{Sources: []abi.Source{{SourceKind: "chat", SourceID: "slack:#eng", DisplayName: "#eng", ChunkCount: 3}}})
+		},
 	})
 	resp = g.call(t, ctx, "tree.read_chunk", `{"chunk_id":"ffffffffffffffffffffffffffffffff"}`)
 	if resp.Error == nil || resp.Error.Code != abi.CodeNotFound || !strings.Contains(resp.Error.Message, "memory.search, memory.recall or tree.browse") {
 		t.Fatalf("unknown chunk → %+v", resp)
+	}
+	// The same memory instance serves another of its tools, dispatched on the tool name.
+	resp = g.call(t, ctx, "tree.list_sources", `{}`)
+	if resp.Error != nil || !strings.Contains(string(resp.Result), `"source_id":"slack:#eng"`) {
+		t.Fatalf("tree.list_sources on the memory module → %+v / %s", resp.Error, resp.Result)
+	}
+	resp = g.call(t, ctx, "tree.browse", `{"k":0}`)
+	if resp.Error == nil || resp.Error.Code != abi.CodeInvalidParams || !strings.Contains(resp.Error.Message, "`k`") {
+		t.Fatalf("tree.browse k=0 → %+v", resp)
+	}
+	resp = g.call(t, ctx, "searxng_search", `{"query":"q"}`)
+	if resp.Error == nil || resp.Error.Code != abi.CodeNotFound || !strings.Contains(resp.Error.Message, `does not serve the tool "searxng_search"`) {
+		t.Fatalf("a tool the memory module does not serve → %+v", resp)
 	}
 
 	g = instantiate(t, ctx, "searxng_search", map[string]hostFunc{
@@ -284,7 +362,7 @@ func BenchmarkGuestCall(b *testing.B) {
 	}
 }
 
-// BenchmarkModules measures decompressing and verifying all seven embedded modules.
+// BenchmarkModules measures decompressing and verifying the embedded modules.
 func BenchmarkModules(b *testing.B) {
 	for b.Loop() {
 		if _, err := Modules(); err != nil {

@@ -65,7 +65,7 @@ valid WebAssembly module or cannot be read.`,
 		},
 	}
 	cmd.Flags().StringVar(&f.policyFile, "policy", "", "policy file (default: the configured policy, $OPENHUMAN_HOME/policy.toml)")
-	cmd.Flags().BoolVar(&f.builtin, "builtin", false, "audit the first-party module serving tool NAME (or all of them) embedded in this binary")
+	cmd.Flags().BoolVar(&f.builtin, "builtin", false, "audit the first-party module embedded in this binary that serves tool NAME (or is named NAME, e.g. memory; or all of them)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the stable JSON report (schema openhuman.audit/1)")
 	toolsGroup().AddCommand(cmd)
 }
@@ -97,7 +97,8 @@ func runAudit(out io.Writer, log *slog.Logger, file string, f auditFlags) error 
 	return writeReport(out, rep, f.json)
 }
 
-// runAuditBuiltin audits embedded first-party modules: one by tool name, or all
+// runAuditBuiltin audits embedded first-party modules: the one serving a tool (or
+// of that module name; the six memory tools share the module "memory"), or all
 // ("all"; the exit status is the worst of them; --json prints a JSON array).
 func runAuditBuiltin(out io.Writer, log *slog.Logger, name string, f auditFlags) error {
 	pol, err := loadPolicyFor(log, f.policyFile)

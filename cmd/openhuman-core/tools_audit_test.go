@@ -150,3 +150,42 @@ func TestKeygenSignAudit(t *testing.T) {
 		t.Error("signing with a public key file succeeded")
 	}
 }
+
+// TestAuditBuiltin audits the embedded first-party modules: any of the six memory
+// tools names the one memory module (reported with all six tools), and "all" lists
+// the two modules.
+func TestAuditBuiltin(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	pol := filepath.Join(t.TempDir(), "policy.toml")
+	os.WriteFile(pol, nil, 0o644)
+	var out bytes.Buffer
+	if err := runAuditBuiltin(&out, quiet, "tree.browse", auditFlags{policyFile: pol, json: true}); err != nil {
+		t.Fatalf("audit --builtin tree.browse: %v\n%s", err, out.String())
+	}
+	var rep toolaudit.Report
+	if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tl := range rep.Manifest.Tools {
+		names = append(names, tl.Name)
+	}
+	if rep.File != "builtin:memory" || strings.Join(names, ",") != "memory.search,memory.recall,tree.read_chunk,tree.browse,tree.top_entities,tree.list_sources" ||
+		strings.Join(rep.Manifest.Capabilities, ",") != "memory.read" {
+		t.Fatalf("audit --builtin tree.browse: file %s tools %v capabilities %v", rep.File, names, rep.Manifest.Capabilities)
+	}
+	out.Reset()
+	if err := runAuditBuiltin(&out, quiet, "all", auditFlags{policyFile: pol, json: true}); err != nil {
+		t.Fatalf("audit --builtin all: %v", err)
+	}
+	var all []toolaudit.Report
+	if err := json.Unmarshal(out.Bytes(), &all); err != nil {
+		t.Fatal(err)
+	}
+	if len(all) != 2 || all[0].File != "builtin:memory" || all[1].File != "builtin:searxng_search" {
+		t.Fatalf("audit --builtin all: %d reports", len(all))
+	}
+	if err := runAuditBuiltin(&out, quiet, "fs.write", auditFlags{policyFile: pol}); exitCodeOf(err) != toolaudit.ExitInvalid {
+		t.Fatalf("audit --builtin fs.write: %v", err)
+	}
+}

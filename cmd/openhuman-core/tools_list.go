@@ -126,9 +126,9 @@ func writeListText(out io.Writer, rep listReport) {
 	fmt.Fprintln(tw, "TOOL\tORIGIN\tSTATE\tGRANTS\tLIMITS\tMODULE\tSHA256")
 	var problems []string
 	for _, e := range rep.Modules {
-		tools := strings.Join(e.Tools, ",")
-		if tools == "" {
-			tools = "-"
+		tools := "-"
+		if len(e.Tools) > 0 {
+			tools = e.Tools[0]
 		}
 		grants := strings.Join(e.Grants, ",")
 		if grants == "" {
@@ -150,6 +150,9 @@ func writeListText(out io.Writer, rep listReport) {
 			short = short[:16] + "…"
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", tools, e.Origin, e.State, grants, limits, mod, short)
+		for _, t := range e.Tools[min(1, len(e.Tools)):] { // a module's other tools, one a line
+			fmt.Fprintf(tw, "%s\t\t\t\t\t↳ %s\t\n", t, mod)
+		}
 		if e.Error != "" {
 			problems = append(problems, fmt.Sprintf("%s (%s): %s", e.Module, e.State, e.Error))
 		}

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -47,8 +48,12 @@ func TestToolsList(t *testing.T) {
 	for _, e := range rep.Modules {
 		byModule[e.Module] = e
 	}
-	if e := byModule["memory.search.wasm"]; e.Origin != "builtin" || e.State != "ready" || !e.ServedByThis || len(e.Grants) != 1 || e.Limits.TimeoutMS == 0 {
-		t.Errorf("memory.search: %+v", e)
+	if e := byModule["memory.wasm"]; e.Origin != "builtin" || e.State != "ready" || !e.ServedByThis || len(e.Grants) != 1 || e.Limits.TimeoutMS == 0 ||
+		strings.Join(e.Tools, ",") != "memory.search,memory.recall,tree.read_chunk,tree.browse,tree.top_entities,tree.list_sources" {
+		t.Errorf("memory: %+v", e)
+	}
+	if len(rep.Modules) != 4 {
+		t.Errorf("%d modules listed, want memory, searxng_search, hello and path_open", len(rep.Modules))
 	}
 	if e := byModule["hello.wasm"]; e.Origin != "directory" || e.State != "ready" || e.SHA256 != hexSum(hello) || e.File != filepath.Join(tools, "hello.wasm") || len(e.Tools) != 1 || e.Tools[0] != "c.hello" || e.Limits.TimeoutMS != 2000 {
 		t.Errorf("hello: %+v", e)
@@ -61,7 +66,10 @@ func TestToolsList(t *testing.T) {
 	}
 	var text bytes.Buffer
 	writeListText(&text, rep)
-	if !bytes.Contains(text.Bytes(), []byte("c.hello")) || !bytes.Contains(text.Bytes(), []byte("not served:")) {
+	if !bytes.Contains(text.Bytes(), []byte("c.hello")) || !bytes.Contains(text.Bytes(), []byte("not served:")) || !bytes.Contains(text.Bytes(), []byte("memory.wasm")) {
 		t.Errorf("text:\n%s", text.String())
+	}
+	if !bytes.Contains(text.Bytes(), []byte("\ntree.list_sources ")) || !bytes.Contains(text.Bytes(), []byte("↳ memory.wasm")) {
+		t.Errorf("text does not list each tool of the memory module on its own line:\n%s", text.String())
 	}
 }

@@ -133,7 +133,9 @@ func newRealEnv(t testing.TB, timeoutMS int) *realEnv {
 	byName := map[string]toolswasm.Module{}
 	var builtins []runtime.BuiltinModule
 	for _, m := range mods {
-		byName[m.Name] = m
+		for _, tool := range m.Tools { // by tool: the six memory tools share the memory module
+			byName[tool] = m
+		}
 		builtins = append(builtins, runtime.BuiltinModule{Name: m.Name + ".wasm", SHA256: m.SHA256, Wasm: m.Wasm})
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -257,8 +259,16 @@ func TestRealRuntime(t *testing.T) {
 		if ms.Health != HealthAvailable || !ms.Enabled || ms.Module.SHA256 != e.mods["memory.search"].SHA256 || ms.Module.Origin != "builtin" ||
 			ms.Module.ABI != "openhuman/1" || strings.Join(ms.Module.Capabilities, ",") != "memory.read" || ms.Module.Limits.TimeoutMS != 3000 ||
 			ms.Route.RPCMethod != "openhuman.memory_tree_search" || !strings.Contains(string(ms.InputSchema), `"additionalProperties":false`) ||
-			!strings.Contains(string(ms.OutputSchema), "chunks") || strings.Join(ms.AllowedAgents, ",") != "*" || ms.Stats.Count == 0 {
+			!strings.Contains(string(ms.OutputSchema), "chunks") || strings.Join(ms.AllowedAgents, ",") != "*" || ms.Stats.Count == 0 ||
+			ms.Module.Name != "memory.wasm" {
 			t.Fatalf("memory.search entry: %+v", ms)
+		}
+		// memory.recall shares the module (its health and statistics stay its own:
+		// health_degraded_then_available below).
+		got.Tool = Entry{}
+		resultOf(t, e.call(t, "openhuman.tool_registry_get", `{"tool_id":"memory.recall"}`), &got)
+		if mr := got.Tool; mr.Module.Name != "memory.wasm" || mr.Module.SHA256 != ms.Module.SHA256 {
+			t.Fatalf("memory.recall entry: module %+v", mr.Module)
 		}
 		got.Tool = Entry{}
 		resultOf(t, e.call(t, "openhuman.tool_registry_get", `{"tool_id":" tools.searxng_search "}`), &got)

@@ -102,8 +102,8 @@ type ModuleSummary struct {
 	State        string         `json:"state,omitempty"`
 }
 
-// Stats are the call statistics of the module behind an entry (per module: a module
-// serving several tools reports the same figures on each).
+// Stats are the call statistics of an entry's tool (the runtime keeps them per tool,
+// also when one module serves several tools).
 type Stats struct {
 	Count  int64   `json:"count"`
 	Errors int64   `json:"errors"`
@@ -268,10 +268,10 @@ func (s *Server) healthOf(k knownTool) health {
 	case runtime.StateCompiling:
 		return health{enabled: true, state: HealthUnavailable, reason: "the module is still compiling; calls wait for it"}
 	case runtime.StateReady:
-		if st.Stats.ConsecutiveErrors > 0 {
-			h := health{enabled: true, state: HealthDegraded, lastError: orDefault(st.Stats.LastError, "unknown error")}
-			if !st.Stats.LastErrorAt.IsZero() {
-				at := st.Stats.LastErrorAt.UTC()
+		if cs := toolStats(k); cs.ConsecutiveErrors > 0 {
+			h := health{enabled: true, state: HealthDegraded, lastError: orDefault(cs.LastError, "unknown error")}
+			if !cs.LastErrorAt.IsZero() {
+				at := cs.LastErrorAt.UTC()
 				h.lastErrorAt = &at
 			}
 			return h
@@ -279,6 +279,17 @@ func (s *Server) healthOf(k knownTool) health {
 		return health{enabled: true, state: HealthAvailable}
 	}
 	return health{enabled: true, state: HealthUnavailable, reason: "unknown module state " + st.State}
+}
+
+// toolStats are the call statistics of k's tool: the runtime's per-tool figures, so
+// that a failure of one tool does not mark the other tools of its module degraded;
+// a tool never called has none. A status without per-tool figures (a runtime that
+// keeps them per module only) falls back to the module's.
+func toolStats(k knownTool) runtime.CallStats {
+	if k.status.ToolStats == nil {
+		return k.status.Stats
+	}
+	return k.status.ToolStats[k.tool.Name]
 }
 
 func orDefault(s, def string) string {
@@ -323,7 +334,7 @@ func (s *Server) baseEntry(k knownTool, h health) Entry {
 	}
 	if k.status != nil {
 		e.Module.State = k.status.State
-		cs := k.status.Stats
+		cs := toolStats(k)
 		e.Stats = Stats{Count: cs.Count, Errors: cs.Errors, P50MS: cs.P50MS, P95MS: cs.P95MS}
 	}
 	return e

@@ -6,6 +6,9 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/openhuman/openhuman-core/runtime"
 )
 
 func registryList(t *testing.T, e *testEnv) []Entry {
@@ -209,5 +212,36 @@ func TestTags(t *testing.T) {
 		if got := tagsFor("mcp", id); !reflect.DeepEqual(got, want) {
 			t.Errorf("tagsFor(%s) = %v, want %v", id, got, want)
 		}
+	}
+}
+
+// TestRegistryPerToolStats: when one module serves several tools (the first-party
+// memory module serves six), each entry shows its own tool's statistics and health,
+// so a failing tool does not mark its module's other tools degraded.
+func TestRegistryPerToolStats(t *testing.T) {
+	host := newFakeHost(false)
+	mem := host.tools[0].Module
+	mem.Name = "memory.wasm"
+	host.tools[0].Module, host.tools[1].Module = mem, mem
+	failed := time.Now()
+	host.statuses = append([]runtime.ModuleStatus{{
+		Module: mem, Tools: []string{"memory.search", "memory.recall"}, State: runtime.StateReady,
+		Stats: runtime.CallStats{Count: 5, Errors: 1, ConsecutiveErrors: 1, LastError: "tool memory.search exceeded its deadline", LastErrorAt: failed},
+		ToolStats: map[string]runtime.CallStats{
+			"memory.search": {Count: 2, Errors: 1, ConsecutiveErrors: 1, LastError: "tool memory.search exceeded its deadline", LastErrorAt: failed},
+			"memory.recall": {Count: 3, P50MS: 1.5},
+		},
+	}}, host.statuses[2:]...)
+	s, err := New(host, Options{Token: testToken, Version: "v"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := s.Registry()
+	ms, mr := entryByID(entries, "memory.search"), entryByID(entries, "memory.recall")
+	if ms.Health != HealthDegraded || !strings.Contains(ms.LastError, "memory.search") || ms.Stats.Count != 2 || ms.Stats.Errors != 1 || ms.Module.Name != "memory.wasm" {
+		t.Errorf("memory.search = %+v", *ms)
+	}
+	if mr.Health != HealthAvailable || mr.LastError != "" || mr.Stats.Count != 3 || mr.Stats.Errors != 0 || mr.Stats.P50MS != 1.5 || mr.Module.Name != "memory.wasm" {
+		t.Errorf("memory.recall = %+v", *mr)
 	}
 }

@@ -43,6 +43,25 @@ var Catalogue = []string{
 	ToolTopEntities, ToolListSources, ToolSearxngSearch,
 }
 
+// ModuleSpec is one first-party module: its folder under tools-wasm/ (also the stem
+// of its embedded modules/<folder>.wasm.gz), the one capability it requests and the
+// tools it serves, in catalogue order.
+type ModuleSpec struct {
+	Folder     string
+	Capability string
+	Tools      []string
+}
+
+// Modules lists the first-party modules in catalogue order: one module, memory,
+// serves the six memory.read tools (they share this package and one capability, so
+// one compiled module instead of six saves its compiled code five times over), and
+// searxng_search serves the web.searxng tool. Their tools, in order, are Catalogue.
+var Modules = []ModuleSpec{
+	{Folder: "memory", Capability: abi.CapMemoryRead, Tools: []string{
+		ToolMemorySearch, ToolMemoryRecall, ToolReadChunk, ToolBrowse, ToolTopEntities, ToolListSources}},
+	{Folder: "searxng_search", Capability: abi.CapWebSearXNG, Tools: []string{ToolSearxngSearch}},
+}
+
 // Memory is the memory.read capability as the tools use it: each method returns the
 // host function's "ok" JSON undecoded (sdk/memory.Raw implements it in a module).
 type Memory interface {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -91,9 +92,19 @@ var hit = abi.ChunkHit{
 	SourceRef: "<m1@example.com>", Title: "Phoenix launch", TimestampMS: 1767225600000, Snippet: "the [phoenix] launch", Score: 3.5, Seq: 0,
 }
 
-// outputSchema returns the resolved output schema of the tool in folder's tool.toml.
-func outputSchema(t *testing.T, folder, tool string) *jsonschema.Resolved {
+// outputSchema returns the resolved output schema of tool as declared in the
+// tool.toml of the module that serves it (firstparty.Modules).
+func outputSchema(t *testing.T, tool string) *jsonschema.Resolved {
 	t.Helper()
+	folder := ""
+	for _, m := range Modules {
+		if slices.Contains(m.Tools, tool) {
+			folder = m.Folder
+		}
+	}
+	if folder == "" {
+		t.Fatalf("no module in Modules serves %s", tool)
+	}
 	data, err := os.ReadFile(filepath.Join("..", folder, "tool.toml"))
 	if err != nil {
 		t.Fatal(err)
@@ -102,11 +113,12 @@ func outputSchema(t *testing.T, folder, tool string) *jsonschema.Resolved {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Tools) != 1 || m.Tools[0].Name != tool {
-		t.Fatalf("%s/tool.toml declares %+v, want the one tool %s", folder, m.Tools, tool)
+	i := slices.IndexFunc(m.Tools, func(s policy.ToolSpec) bool { return s.Name == tool })
+	if i < 0 {
+		t.Fatalf("%s/tool.toml declares %+v, not the tool %s", folder, m.Tools, tool)
 	}
 	var s jsonschema.Schema
-	if err := json.Unmarshal(m.Tools[0].OutputSchema, &s); err != nil {
+	if err := json.Unmarshal(m.Tools[i].OutputSchema, &s); err != nil {
 		t.Fatal(err)
 	}
 	rs, err := s.Resolve(nil)
@@ -118,7 +130,7 @@ func outputSchema(t *testing.T, folder, tool string) *jsonschema.Resolved {
 
 // conforms checks that v, encoded as the module would encode it, satisfies the
 // tool's output schema.
-func conforms(t *testing.T, folder, tool string, v any) {
+func conforms(t *testing.T, tool string, v any) {
 	t.Helper()
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -128,7 +140,7 @@ func conforms(t *testing.T, folder, tool string, v any) {
 	if err := json.Unmarshal(b, &inst); err != nil {
 		t.Fatal(err)
 	}
-	if err := outputSchema(t, folder, tool).Validate(inst); err != nil {
+	if err := outputSchema(t, tool).Validate(inst); err != nil {
 		t.Fatalf("%s result %s does not match its output_schema: %v", tool, b, err)
 	}
 }
@@ -154,7 +166,7 @@ func TestMemorySearch(t *testing.T) {
 	if len(res.Chunks) != 1 || !reflect.DeepEqual(res.Chunks[0], hit) {
 		t.Fatalf("result = %+v", res)
 	}
-	conforms(t, "memory_search", ToolMemorySearch, raw)
+	conforms(t, ToolMemorySearch, raw)
 
 	if _, err := MemorySearch(json.RawMessage(`{"query":"x","k":50}`), s); err != nil || s.lastReq.(abi.SearchRequest).K != 50 {
 		t.Fatalf("k=50: %v, %+v", err, s.lastReq)
@@ -165,7 +177,7 @@ func TestMemorySearch(t *testing.T) {
 	if res = dec[abi.SearchResult](t, raw, err); res.Chunks == nil || res.Hint == "" {
 		t.Fatalf("empty store: %s", raw)
 	}
-	conforms(t, "memory_search", ToolMemorySearch, raw)
+	conforms(t, ToolMemorySearch, raw)
 	// A host result of another shape (null chunks) is repaired, not passed through.
 	raw, err = MemorySearch(json.RawMessage(`{"query":"x"}`), &store{raw: json.RawMessage(`{"hint":"ingest first","chunks":null}`)})
 	if err != nil || string(raw) != `{"chunks":[],"hint":"ingest first"}` {
@@ -203,7 +215,7 @@ func TestMemoryRecall(t *testing.T) {
 	if res.Mode != abi.ModeLexical || len(res.Chunks) != 1 {
 		t.Fatalf("result = %+v", res)
 	}
-	conforms(t, "memory_recall", ToolMemoryRecall, raw)
+	conforms(t, ToolMemoryRecall, raw)
 	_, err = MemoryRecall(json.RawMessage(`{}`), s)
 	wantErr(t, err, abi.CodeInvalidParams, "missing required argument `query`")
 	_, err = MemoryRecall(json.RawMessage(`[]`), s)
@@ -213,7 +225,7 @@ func TestMemoryRecall(t *testing.T) {
 	if res = dec[abi.RecallResult](t, raw, err); res.Mode != abi.ModeLexical || res.Chunks == nil {
 		t.Fatalf("repaired recall = %s", raw)
 	}
-	conforms(t, "memory_recall", ToolMemoryRecall, raw)
+	conforms(t, ToolMemoryRecall, raw)
 }
 
 func TestReadChunk(t *testing.T) {
@@ -231,7 +243,7 @@ func TestReadChunk(t *testing.T) {
 	if !reflect.DeepEqual(res.Chunk, c) {
 		t.Fatalf("chunk = %+v", res.Chunk)
 	}
-	conforms(t, "tree_read_chunk", ToolReadChunk, raw)
+	conforms(t, ToolReadChunk, raw)
 
 	_, err = ReadChunk(json.RawMessage(`{"chunk_id":"ffffffffffffffffffffffffffffffff"}`), s)
 	wantErr(t, err, abi.CodeNotFound, "no chunk with id ffffffffffffffffffffffffffffffff in the memory tree; chunk ids come from memory.search, memory.recall or tree.browse results — run one of them again to get a current id (ids change when a source is re-ingested with different content)")
@@ -258,7 +270,7 @@ func TestBrowse(t *testing.T) {
 	if res.Total != 41 || len(res.Chunks) != 1 {
 		t.Fatalf("result = %+v", res)
 	}
-	conforms(t, "tree_browse", ToolBrowse, raw)
+	conforms(t, ToolBrowse, raw)
 
 	since, until := int64(1767225600000), int64(1769904000000)
 	_, err = Browse(json.RawMessage(`{"source_kinds":[""," Email ","  "],"source_ids":["slack:#eng"],"entity_ids":["email:alice@example.com"],
@@ -299,7 +311,7 @@ func TestTopEntities(t *testing.T) {
 	if res := dec[abi.EntitiesResult](t, raw, err); s.lastReq != (abi.EntitiesTopRequest{K: 10}) || len(res.Entities) != 1 {
 		t.Fatalf("{}: %s, req %+v", raw, s.lastReq)
 	}
-	conforms(t, "tree_top_entities", ToolTopEntities, raw)
+	conforms(t, ToolTopEntities, raw)
 	if _, err := TopEntities(json.RawMessage(`{"kind":" Email ","k":50}`), s); err != nil || s.lastReq != (abi.EntitiesTopRequest{Kind: "email", K: 50}) {
 		t.Fatalf("kind+k: %v, %+v", err, s.lastReq)
 	}
@@ -309,7 +321,7 @@ func TestTopEntities(t *testing.T) {
 	if res := dec[abi.EntitiesResult](t, raw, err); res.Entities == nil {
 		t.Fatalf("empty: %s", raw)
 	}
-	conforms(t, "tree_top_entities", ToolTopEntities, raw)
+	conforms(t, ToolTopEntities, raw)
 }
 
 func TestListSources(t *testing.T) {
@@ -318,12 +330,12 @@ func TestListSources(t *testing.T) {
 	if res := dec[abi.SourcesResult](t, raw, err); s.lastReq != (abi.SourcesListRequest{}) || len(res.Sources) != 1 {
 		t.Fatalf("{}: %s, %+v", raw, s.lastReq)
 	}
-	conforms(t, "tree_list_sources", ToolListSources, raw)
+	conforms(t, ToolListSources, raw)
 	raw, err = ListSources(json.RawMessage(`{}`), &store{sources: &abi.SourcesResult{}})
 	if res := dec[abi.SourcesResult](t, raw, err); res.Sources == nil {
 		t.Fatalf("empty: %s", raw)
 	}
-	conforms(t, "tree_list_sources", ToolListSources, raw)
+	conforms(t, ToolListSources, raw)
 	if _, err := ListSources(json.RawMessage(`{"user_email_hint":" alice@example.com "}`), s); err != nil || s.lastReq != (abi.SourcesListRequest{UserEmailHint: "alice@example.com"}) {
 		t.Fatalf("hint: %v, %+v", err, s.lastReq)
 	}
@@ -334,8 +346,14 @@ func TestListSources(t *testing.T) {
 }
 
 func TestCatalogueFolders(t *testing.T) {
+	var all []string
+	for _, m := range Modules {
+		all = append(all, m.Tools...)
+	}
+	if !slices.Equal(all, Catalogue) {
+		t.Fatalf("Modules serve %v, want the catalogue %v", all, Catalogue)
+	}
 	for _, tool := range Catalogue {
-		folder := strings.NewReplacer(".", "_").Replace(tool)
-		outputSchema(t, folder, tool) // parses, validates and names the tool
+		outputSchema(t, tool) // parses, validates and names the tool
 	}
 }

@@ -94,7 +94,7 @@ func TestSearxngSearch(t *testing.T) {
 	if res.Query != "phoenix launch" || !reflect.DeepEqual(res.Results, want) {
 		t.Fatalf("result = %+v\nwant %+v", res, want)
 	}
-	conforms(t, "searxng_search", ToolSearxngSearch, res)
+	conforms(t, ToolSearxngSearch, res)
 
 	// max_results truncates after normalisation; absent categories and language are not sent.
 	res, err = SearxngSearch(json.RawMessage(`{"query":"phoenix","max_results":2}`), w)
@@ -167,7 +167,7 @@ func TestSearxngSearchBadResponses(t *testing.T) {
 	if err != nil || res.Results == nil || len(res.Results) != 0 {
 		t.Fatalf("empty results: %+v, %v", res, err)
 	}
-	conforms(t, "searxng_search", ToolSearxngSearch, res)
+	conforms(t, ToolSearxngSearch, res)
 	// A host error passes through.
 	_, err = SearxngSearch(json.RawMessage(`{"query":"x"}`), &httpWeb{base: "http://127.0.0.1:1"})
 	if e, ok := err.(*abi.Error); !ok || e.Code != abi.CodeUnavailable || !strings.HasPrefix(e.Message, "SearXNG request failed") {

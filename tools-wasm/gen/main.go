@@ -1,7 +1,8 @@
-// Command gen builds, packs and pins the first-party tool modules: for each tool it
-// runs the reproducible wasip1 build, validates the folder's tool.toml, packs it into
-// the module's openhuman.manifest custom section, gzips the result deterministically
-// into tools-wasm/modules/<tool>.wasm.gz and writes tools-wasm/digests.go with the
+// Command gen builds, packs and pins the first-party tool modules: for each module
+// of firstparty.Modules (one may serve several tools) it runs the reproducible wasip1
+// build, validates the folder's tool.toml, packs it into the module's
+// openhuman.manifest custom section, gzips the result deterministically into
+// tools-wasm/modules/<folder>.wasm.gz and writes tools-wasm/digests.go with the
 // sha256 of each packed (decompressed) module.
 //
 // Usage (from the repository root, or through `go generate ./tools-wasm/...`):
@@ -53,25 +54,20 @@ func main() {
 	}
 }
 
-// tool is one first-party module: its folder under tools-wasm/ and its tool name.
+// tool is one first-party module: its folder under tools-wasm/ (also its module
+// file stem and its Name in messages), its capability and the tools it serves.
 type tool struct {
 	Folder, Name, Capability string
+	Tools                    []string
 }
 
 func tools() []tool {
 	var out []tool
-	for _, name := range firstparty.Catalogue {
-		capability := abi.CapMemoryRead
-		if name == firstparty.ToolSearxngSearch {
-			capability = abi.CapWebSearXNG
-		}
-		out = append(out, tool{Folder: Folder(name), Name: name, Capability: capability})
+	for _, m := range firstparty.Modules {
+		out = append(out, tool{Folder: m.Folder, Name: m.Folder, Capability: m.Capability, Tools: slices.Clone(m.Tools)})
 	}
 	return out
 }
-
-// Folder is the tools-wasm/ folder (and module file stem) of a tool name.
-func Folder(name string) string { return strings.ReplaceAll(name, ".", "_") }
 
 // built is one packed module.
 type built struct {
@@ -118,7 +114,7 @@ func run(ctx context.Context, dir string, check bool) error {
 		if err != nil {
 			return err
 		}
-		slog.Info("built", "tool", t.Name, "raw_bytes", b.RawSize, "gz_bytes", len(b.Gz), "sha256", b.SHA256, "took", b.Duration.Round(time.Millisecond))
+		slog.Info("built", "module", t.Name, "tools", len(t.Tools), "raw_bytes", b.RawSize, "gz_bytes", len(b.Gz), "sha256", b.SHA256, "took", b.Duration.Round(time.Millisecond))
 		mods = append(mods, b)
 	}
 	src, err := digestsSource(goVersion, mods)
@@ -216,8 +212,8 @@ func build(ctx context.Context, dir, tmp string, t tool) (built, error) {
 	return built{tool: t, Packed: packed, SHA256: hex.EncodeToString(sum[:]), Gz: gz, RawSize: len(packed), Duration: time.Since(start)}, nil
 }
 
-// validate checks the manifest (one tool of the expected name, exactly the expected
-// capability) and the module's imports and exports against the ABI.
+// validate checks the manifest (exactly the expected tools, in order, and exactly
+// the expected capability) and the module's imports and exports against the ABI.
 func validate(t tool, manifestPath string, manifest, wasm []byte) error {
 	m, err := policy.ParseManifest(manifest, manifestPath)
 	if err != nil {
@@ -226,12 +222,12 @@ func validate(t tool, manifestPath string, manifest, wasm []byte) error {
 	if m.ABI != abi.Version {
 		return fmt.Errorf("%s: abi is %q; first-party modules use %q", manifestPath, m.ABI, abi.Version)
 	}
-	if len(m.Tools) != 1 || m.Tools[0].Name != t.Name {
-		var names []string
-		for _, x := range m.Tools {
-			names = append(names, x.Name)
-		}
-		return fmt.Errorf("%s declares tools %v; it must declare exactly the one tool %q", manifestPath, names, t.Name)
+	var names []string
+	for _, x := range m.Tools {
+		names = append(names, x.Name)
+	}
+	if !slices.Equal(names, t.Tools) {
+		return fmt.Errorf("%s declares tools %v; it must declare exactly the tools %v, in that order", manifestPath, names, t.Tools)
 	}
 	if !slices.Equal(m.Capabilities, []string{t.Capability}) {
 		return fmt.Errorf("%s requests capabilities %v; %s must request exactly [%q]", manifestPath, m.Capabilities, t.Name, t.Capability)

@@ -8,9 +8,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openhuman/openhuman-core/tools-wasm/firstparty"
 )
 
 func TestGzipDeterministic(t *testing.T) {
@@ -38,12 +41,38 @@ func TestGzipDeterministic(t *testing.T) {
 
 func TestToolsCatalogue(t *testing.T) {
 	ts := tools()
-	if len(ts) != 7 || ts[0].Folder != "memory_search" || ts[2].Folder != "tree_read_chunk" || ts[6].Capability != "web.searxng" || ts[5].Capability != "memory.read" {
+	if len(ts) != 2 || ts[0].Folder != "memory" || ts[0].Capability != "memory.read" || len(ts[0].Tools) != 6 ||
+		ts[0].Tools[2] != "tree.read_chunk" || ts[1].Folder != "searxng_search" || ts[1].Capability != "web.searxng" ||
+		!slices.Equal(ts[1].Tools, []string{"searxng_search"}) {
 		t.Fatalf("tools() = %+v", ts)
 	}
+	var all []string
 	for _, x := range ts {
+		all = append(all, x.Tools...)
 		if _, err := os.Stat(filepath.Join("..", x.Folder, "tool.toml")); err != nil {
 			t.Fatalf("%s: %v", x.Name, err)
+		}
+	}
+	if !slices.Equal(all, firstparty.Catalogue) {
+		t.Fatalf("the modules' tools %v are not the catalogue %v", all, firstparty.Catalogue)
+	}
+}
+
+// TestValidateToolList checks that a manifest must declare exactly its module's
+// tools, in order.
+func TestValidateToolList(t *testing.T) {
+	man := func(names ...string) []byte {
+		s := "abi = \"openhuman/1\"\ncapabilities = [\"memory.read\"]\n"
+		for _, n := range names {
+			s += "[[tool]]\nname = \"" + n + "\"\ndescription = \"d\"\nexport = \"oh_call\"\ninput_schema = '{\"type\":\"object\"}'\noutput_schema = '{\"type\":\"object\"}'\n"
+		}
+		return []byte(s)
+	}
+	tl := tool{Folder: "memory", Name: "memory", Capability: "memory.read", Tools: []string{"memory.search", "tree.browse"}}
+	for _, names := range [][]string{{"memory.search"}, {"tree.browse", "memory.search"}, {"memory.search", "tree.browse", "tree.read_chunk"}} {
+		err := validate(tl, "tool.toml", man(names...), nil)
+		if err == nil || !strings.Contains(err.Error(), "must declare exactly the tools [memory.search tree.browse]") {
+			t.Fatalf("tools %v: err = %v", names, err)
 		}
 	}
 }
