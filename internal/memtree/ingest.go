@@ -45,8 +45,21 @@ func validateSource(in *SourceInput) error {
 type Prepared struct {
 	in     SourceInput
 	chunks []chunk
+	enc    []chunkJSON // aligned with chunks
 	sums   []summaryNode
+	sumEnc []summaryJSON // aligned with sums
 	nEnts  int
+}
+
+// chunkJSON is a chunk's column values that Prepare encodes, off the writer.
+type chunkJSON struct {
+	refs, spans, attachments string
+	tokens                   int
+}
+
+// summaryJSON is a summary node's JSON columns, encoded by Prepare.
+type summaryJSON struct {
+	children, leaves string
 }
 
 // Prepare validates and chunks one source, extracts its entities and builds its
@@ -72,7 +85,20 @@ func Prepare(in SourceInput) (*Prepared, error) {
 			ents[id] = true
 		}
 	}
-	return &Prepared{in: in, chunks: chunks, sums: buildSummaries(&in, chunks), nEnts: len(ents)}, nil
+	enc := make([]chunkJSON, len(chunks))
+	for i, c := range chunks {
+		refs := c.Refs
+		if refs == nil {
+			refs = []string{}
+		}
+		enc[i] = chunkJSON{refs: jsonOf(refs), spans: jsonOf(c.Spans), attachments: jsonOf(c.Attachments), tokens: tokenCount(c.Text)}
+	}
+	sums := buildSummaries(&in, chunks)
+	sumEnc := make([]summaryJSON, len(sums))
+	for i, n := range sums {
+		sumEnc[i] = summaryJSON{children: jsonOf(n.Children), leaves: jsonOf(n.Leaves)}
+	}
+	return &Prepared{in: in, chunks: chunks, enc: enc, sums: sums, sumEnc: sumEnc, nEnts: len(ents)}, nil
 }
 
 // SourceID names the prepared source.
@@ -454,7 +480,7 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 	// Insert new chunks; their entity counts and links are written once per batch.
 	insChunk := tx.StmtContext(ctx, s.ws.insChunk)
 	changed := st.RemovedChunks > 0
-	for _, c := range chunks {
+	for i, c := range chunks {
 		if _, ok := existing[c.ID]; ok {
 			st.UnchangedChunks++
 			continue
@@ -463,13 +489,10 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 		if len(c.Refs) > 0 {
 			ref = c.Refs[0]
 		}
-		refs := c.Refs
-		if refs == nil {
-			refs = []string{}
-		}
+		e := &p.enc[i]
 		var rid int64
 		err := insChunk.QueryRowContext(ctx, c.ID, srcRow, in.Kind, in.SourceID, c.Seq, c.TS, c.TSStart, c.TSEnd,
-			in.Title, c.Text, tagsJSON, ref, jsonOf(refs), jsonOf(c.Spans), jsonOf(c.Attachments), tokenCount(c.Text), now).Scan(&rid)
+			in.Title, c.Text, tagsJSON, ref, e.refs, e.spans, e.attachments, e.tokens, now).Scan(&rid)
 		if err == sql.ErrNoRows {
 			// The same id exists under another source row: identical kind, source id,
 			// seq and text cannot differ, so this only happens on a hash collision.
@@ -506,7 +529,7 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 		}
 	}
 	if changed || nsum == 0 {
-		if err := s.writeSummaries(ctx, tx, srcRow, p.sums, len(existing) > 0, pend); err != nil {
+		if err := s.writeSummaries(ctx, tx, srcRow, p.sums, p.sumEnc, len(existing) > 0, pend); err != nil {
 			return err
 		}
 	}

@@ -230,10 +230,11 @@ func dedupe(ss []string) []string {
 }
 
 // writeSummaries replaces a source's summary tree with nodes (built by
-// buildSummaries, off the writer, in Prepare); hadOld says the source may have an
-// older tree (and its vectors) to delete first. New rows join pend.sums, the batch's
-// rows awaiting full-text indexing.
-func (s *Store) writeSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, nodes []summaryNode, hadOld bool, pend *pendingWrites) error {
+// buildSummaries, off the writer, in Prepare) and enc (their JSON columns, aligned
+// with nodes); hadOld says the source may have an older tree (and its vectors) to
+// delete first. New rows join pend.sums, the batch's rows awaiting full-text
+// indexing.
+func (s *Store) writeSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, nodes []summaryNode, enc []summaryJSON, hadOld bool, pend *pendingWrites) error {
 	if hadOld {
 		// The delete trigger removes the old rows from the index, which must hold them.
 		if err := pend.sync(ctx, s, tx); err != nil {
@@ -247,9 +248,9 @@ func (s *Store) writeSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, no
 		}
 	}
 	ins := tx.StmtContext(ctx, s.ws.insSummary)
-	for _, n := range nodes {
+	for i, n := range nodes {
 		var rid int64
-		if err := ins.QueryRowContext(ctx, n.ID, srcRow, n.Level, n.Idx, n.Text, jsonOf(n.Children), jsonOf(n.Leaves), n.TSStart, n.TSEnd).Scan(&rid); err != nil {
+		if err := ins.QueryRowContext(ctx, n.ID, srcRow, n.Level, n.Idx, n.Text, enc[i].children, enc[i].leaves, n.TSStart, n.TSEnd).Scan(&rid); err != nil {
 			return fmt.Errorf("write summary L%d #%d: %w", n.Level, n.Idx, err)
 		}
 		pend.sums = append(pend.sums, rid)
