@@ -4,10 +4,12 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"os"
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/config"
+	"github.com/openhuman/openhuman-core/internal/embed"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/searxng"
 	"github.com/openhuman/openhuman-core/policy"
@@ -30,6 +32,14 @@ func openHost(ctx context.Context, cfg *config.Config, log *slog.Logger) (*runti
 	store, err := memtree.OpenReadOnly(cfg.StorePath())
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the memory tree read-only at %s: %w (check the file's permissions, or move it aside and run openhuman-core ingest again)", cfg.StorePath(), err)
+	}
+	// A configured dense embedder makes recall hybrid; when it is unreachable at
+	// query time recall falls back to the offline mode and says so in its result.
+	if emb, err := embed.New(cfg.MemoryTree, os.Getenv); err != nil {
+		log.Warn("dense embedder not usable; recall stays offline", "err", err)
+	} else if emb != nil {
+		store.SetEmbedder(emb)
+		log.Debug("dense embedder configured", "embedder", cfg.MemoryTree.Embedder, "model", emb.Model())
 	}
 	var sx runtime.SearxngClient
 	if cfg.SearXNG.Enabled {

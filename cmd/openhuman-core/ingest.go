@@ -1,13 +1,17 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/openhuman/openhuman-core/internal/config"
+	"github.com/openhuman/openhuman-core/internal/embed"
 	"github.com/openhuman/openhuman-core/internal/ingest"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -26,7 +30,12 @@ A document's source_ref is its path relative to the folder named on the command
 line (or to the folder holding a file named directly).
 
 Each malformed input is reported on one line; everything else is still ingested.
-The exit status is 1 when any input failed.`,
+The exit status is 1 when any input failed.
+
+With a dense embedder configured ([memory_tree] embedder, or
+OPENHUMAN_MEMORY_EMBEDDER), ingest then embeds every chunk that has no vector of
+the model yet, in batches; when the embedder cannot be reached the text stays
+ingested and searchable, recall stays offline, and a later ingest embeds the rest.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			log := setupLogging(os.Stderr)
@@ -52,10 +61,9 @@ The exit status is 1 when any input failed.`,
 			if runErr != nil {
 				return &exitError{code: 1, err: runErr}
 			}
-			if cfg.MemoryTree.Embedder != config.EmbedderNone {
-				// The store computes missing vectors in its own step; this build's store
-				// has no EmbedMissing yet, so say so instead of silently skipping.
-				log.Warn("ingest: a dense embedder is configured but vectors are not computed by ingest in this build; recall uses the offline mode", "embedder", cfg.MemoryTree.Embedder)
+			if err := embedMissing(ctx, store, cfg, stderr); err != nil {
+				fmt.Fprintln(stderr, "ingest: error:", err)
+				return &exitError{code: 1}
 			}
 			if sum.Failures > 0 {
 				return &exitError{code: 1}
@@ -74,4 +82,20 @@ func ingestKindKnown(s string) bool {
 		}
 	}
 	return false
+}
+
+// embedMissing embeds the chunks that have no vector of the configured dense
+// embedder's model yet (nothing when none is configured) and reports how many.
+func embedMissing(ctx context.Context, store *memtree.Store, cfg *config.Config, stderr io.Writer) error {
+	emb, err := embed.New(cfg.MemoryTree, os.Getenv)
+	if err != nil || emb == nil {
+		return err
+	}
+	start := time.Now()
+	n, err := store.EmbedMissing(ctx, emb)
+	if err != nil {
+		return fmt.Errorf("%w (%d chunks embedded before it failed; the text is ingested and searchable, and recall stays offline for the rest until ingest runs again with the embedder reachable)", err, n)
+	}
+	fmt.Fprintf(stderr, "ingest: embedded %d chunks with %s in %.1f s\n", n, emb.Model(), time.Since(start).Seconds())
+	return nil
 }
