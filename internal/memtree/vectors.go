@@ -1,52 +1,18 @@
 package memtree
 
 import (
-	"container/heap"
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"fmt"
-	"math"
 	"strings"
 	"sync"
 
+	"github.com/openhuman/openhuman-core/internal/embed"
 	"github.com/openhuman/openhuman-core/sdk/abi"
-	"github.com/viterin/vek/vek32"
 )
 
 // embedBatch is how many chunk texts EmbedMissing sends per Embed call.
 const embedBatch = 64
-
-func encodeVec(v []float32) []byte {
-	b := make([]byte, 4*len(v))
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-	return b
-}
-
-func decodeVec(b []byte, dst []float32) {
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-}
-
-// normalize scales v to unit length in place; it reports false for a zero or
-// non-finite vector.
-func normalize(v []float32) bool {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	if s == 0 || math.IsNaN(s) || math.IsInf(s, 0) {
-		return false
-	}
-	inv := float32(1 / math.Sqrt(s))
-	for i := range v {
-		v[i] *= inv
-	}
-	return true
-}
 
 // modelRow returns the embed_models row of (model, dim), creating it when create.
 func modelRow(ctx context.Context, q interface {
@@ -138,11 +104,11 @@ func (s *Store) EmbedMissing(ctx context.Context, emb Embedder) (int, error) {
 				return done, fmt.Errorf("embed chunks with %s: vector %d has %d dimensions, want %d", model, i, len(v), dim)
 			}
 			v = append([]float32(nil), v...)
-			if !normalize(v) {
+			if embed.Normalize(v) != nil {
 				tx.Rollback()
 				return done, fmt.Errorf("embed chunks with %s: zero or non-finite vector for chunk %s", model, ids[i])
 			}
-			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO vectors(model_rowid, node_id, vec) VALUES(?,?,?)`, mrow, ids[i], encodeVec(v)); err != nil {
+			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO vectors(model_rowid, node_id, vec) VALUES(?,?,?)`, mrow, ids[i], embed.EncodeBlob(v)); err != nil {
 				tx.Rollback()
 				return done, fmt.Errorf("embed chunks: store vector: %w", err)
 			}
@@ -159,13 +125,12 @@ func (s *Store) EmbedMissing(ctx context.Context, emb Embedder) (int, error) {
 	}
 }
 
-// vecIndex is an in-memory copy of one model's vectors, valid for one generation.
+// vecIndex is an in-memory index of one model's vectors, valid for one
+// generation: an exact vek32 scan up to embed.DefaultBinaryThreshold vectors,
+// 1-bit codes with an exact rerank above.
 type vecIndex struct {
-	gen  string
-	mrow int64
-	dim  int
-	ids  []string
-	data []float32 // len(ids) × dim, row-major
+	gen string
+	ix  *embed.Index
 }
 
 var vecCache sync.Map // store path + model row → *vecIndex
@@ -182,7 +147,7 @@ func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow in
 		return nil, fmt.Errorf("load vectors: %w", err)
 	}
 	defer rows.Close()
-	vi := &vecIndex{gen: gen, mrow: mrow, dim: dim}
+	vi := &vecIndex{gen: gen, ix: embed.NewIndex(dim)}
 	for rows.Next() {
 		var id string
 		var b []byte
@@ -192,47 +157,19 @@ func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow in
 		if len(b) != 4*dim {
 			return nil, fmt.Errorf("load vectors: vector of %s has %d bytes, want %d: the store is damaged; re-run ingest", id, len(b), 4*dim)
 		}
-		off := len(vi.data)
-		vi.data = append(vi.data, make([]float32, dim)...)
-		decodeVec(b, vi.data[off:])
-		vi.ids = append(vi.ids, id)
+		v, err := embed.DecodeBlob(b)
+		if err == nil {
+			err = vi.ix.Add(id, v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("load vectors: %w: the store is damaged; re-run ingest", err)
+		}
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("load vectors: %w", err)
 	}
 	vecCache.Store(key, vi)
 	return vi, nil
-}
-
-type scored struct {
-	i int
-	s float32
-}
-type minHeap []scored
-
-func (h minHeap) Len() int           { return len(h) }
-func (h minHeap) Less(i, j int) bool { return h[i].s < h[j].s }
-func (h minHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *minHeap) Push(x any)        { *h = append(*h, x.(scored)) }
-func (h *minHeap) Pop() any          { o := *h; x := o[len(o)-1]; *h = o[:len(o)-1]; return x }
-
-// topK scans vi exactly and returns the n best rows by dot product (cosine on unit vectors).
-func (vi *vecIndex) topK(q []float32, n int) []scored {
-	h := make(minHeap, 0, n+1)
-	for i := range vi.ids {
-		s := vek32.Dot(vi.data[i*vi.dim:(i+1)*vi.dim], q)
-		if len(h) < n {
-			heap.Push(&h, scored{i, s})
-		} else if s > h[0].s {
-			h[0] = scored{i, s}
-			heap.Fix(&h, 0)
-		}
-	}
-	out := make([]scored, len(h))
-	for i := len(h) - 1; i >= 0; i-- {
-		out[i] = heap.Pop(&h).(scored)
-	}
-	return out
 }
 
 // vectorList embeds the query and ranks chunks by cosine similarity. hits is nil
@@ -247,8 +184,8 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 		return l, fmt.Errorf("embedder returned %d vectors for one query", len(vs))
 	}
 	q := append([]float32(nil), vs[0]...)
-	if !normalize(q) {
-		return l, fmt.Errorf("embedder returned a zero vector for the query")
+	if err := embed.Normalize(q); err != nil {
+		return l, fmt.Errorf("embedder returned an unusable query vector: %w", err)
 	}
 	mrow, err := modelRow(ctx, db, emb.Model(), len(q), false)
 	if err != nil || mrow == 0 {
@@ -262,13 +199,13 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 	if err != nil {
 		return l, err
 	}
-	if len(vi.ids) == 0 {
+	if vi.ix.Len() == 0 {
 		return l, nil
 	}
-	top := vi.topK(q, recallDepth)
+	top := vi.ix.Search(q, recallDepth)
 	ids := make([]any, len(top))
 	for i, t := range top {
-		ids[i] = vi.ids[t.i]
+		ids[i] = t.ID
 	}
 	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
 	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.text FROM chunks c WHERE c.id IN (`+ph+`)`, ids...)
@@ -291,8 +228,8 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 	}
 	l.hits = []abi.ChunkHit{}
 	for _, t := range top {
-		if h, ok := byID[vi.ids[t.i]]; ok {
-			h.Score = float64(t.s)
+		if h, ok := byID[t.ID]; ok {
+			h.Score = float64(t.Score)
 			l.hits = append(l.hits, h)
 		}
 	}
