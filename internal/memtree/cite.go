@@ -13,11 +13,12 @@ import (
 
 // citeHits makes each hit cite the messages of its chunk that carry the match: a
 // message scores one point per query stem it contains and two per phrase (a person's
-// name); messages that score are kept, best first (SourceRef is the best; ties keep
-// message order). When no message matches, every ref stays. Measured on the corpus,
-// keeping only messages scoring at least half the best lost more (temporal 0.82 →
-// 0.78) than it gained.
-func citeHits(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, stems, phrases []string) error {
+// name); messages scoring at least minScore are kept (at least 1 when no message
+// reaches minScore), best first (SourceRef is the best; ties keep message order).
+// When no message matches, every ref stays. Measured on the corpus, keeping only
+// messages scoring at least half the best lost more (temporal 0.82 → 0.78) than it
+// gained.
+func citeHits(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, stems, phrases []string, minScore int) error {
 	if len(hits) == 0 || (len(stems) == 0 && len(phrases) == 0) {
 		return nil
 	}
@@ -89,9 +90,13 @@ func citeHits(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, stems, phras
 		sort.SliceStable(refs, func(a, b int) bool { return score[refs[a]] > score[refs[b]] })
 		// Cite the messages that carry the match; a chunk whose match is in no single
 		// message (or only in its title) keeps all of them. tree.read_chunk lists all.
-		if score[refs[0]] > 0 {
+		if best := score[refs[0]]; best > 0 {
+			min := 1
+			if best >= minScore {
+				min = minScore
+			}
 			n := 0
-			for n < len(refs) && score[refs[n]] > 0 {
+			for n < len(refs) && score[refs[n]] >= min {
 				n++
 			}
 			refs = refs[:n]
