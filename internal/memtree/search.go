@@ -254,7 +254,7 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 	}
 	for i, f := range tries {
 		restricted := i < len(tries)-1
-		hits, err := s.rank(ctx, db, terms, f, restricted, k, snipTerms)
+		hits, err := s.rank(ctx, db, snap, terms, f, restricted, k, snipTerms, !hasTime && !hasEnt)
 		if err != nil {
 			return nil, err
 		}
@@ -279,8 +279,16 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 
 // rank runs AND, then coordination levels (chunks holding n-1, n-2, … of the n
 // words), then OR bm25 queries under f; when f is a restriction (entity or
-// time) the remaining places are filled with its newest chunks.
-func (s *Store) rank(ctx context.Context, db *sql.DB, terms []term, f filter, restricted bool, k int, snipTerms []string) ([]abi.ChunkHit, error) {
+// time) the remaining places are filled with its newest chunks. For a plain keyword
+// query (plain: no person, no date) the AND and coordination levels are each
+// ordered by their chunks' best message (byMessage).
+func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms []term, f filter, restricted bool, k int, snipTerms []string, plain bool) ([]abi.ChunkHit, error) {
+	level := func(hs []abi.ChunkHit) ([]abi.ChunkHit, error) {
+		if !plain {
+			return hs, nil
+		}
+		return s.byMessage(ctx, db, snap, hs, terms)
+	}
 	seen := map[string]bool{}
 	var out []abi.ChunkHit
 	add := func(hs []abi.ChunkHit) {
@@ -296,6 +304,9 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, terms []term, f filter, re
 		if err != nil {
 			return nil, err
 		}
+		if hs, err = level(hs); err != nil {
+			return nil, err
+		}
 		add(hs)
 		// Coordination levels: chunks with more of the words before those with fewer.
 		for m := len(terms) - 1; m >= 2 && len(out) < k+dupSlack; m-- {
@@ -305,6 +316,9 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, terms []term, f filter, re
 			}
 			hs, err := ftsChunks(ctx, db, expr, f, k+dupSlack-len(out), seen)
 			if err != nil {
+				return nil, err
+			}
+			if hs, err = level(hs); err != nil {
 				return nil, err
 			}
 			add(hs)

@@ -2,8 +2,10 @@ package memtree_test
 
 import (
 	"context"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
@@ -44,5 +46,64 @@ func TestSearchCitesMessagesSayingTwoWords(t *testing.T) {
 	}
 	if len(res.Chunks) != 1 || !slices.Equal(res.Chunks[0].SourceRefs, []string{"m1", "m2"}) {
 		t.Fatalf("search %q cites %v, want m1 and m2 (one word: every message saying it)", "budget", refsOf(res.Chunks))
+	}
+}
+
+// TestSearchRanksChunksByTheirBestMessage: of chunks saying the same number of a
+// keyword query's words, a long e-mail thread whose one message says the rarer words
+// ranks above short chat lines saying the common ones; the thread's length (other
+// messages) does not count against that message.
+func TestSearchRanksChunksByTheirBestMessage(t *testing.T) {
+	ctx := context.Background()
+	st, err := memtree.Open(filepath.Join(t.TempDir(), "memory_tree", "chunks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	filler := strings.Repeat("The quarterly offsite agenda covers roadmap themes, staffing levels, travel logistics, "+
+		"venue catering options, shuttle timing from the station, dietary preferences, evening plans, "+
+		"badge pickup, parking validation, projector rentals, breakout rooms and the printed schedule. ", 1)
+	thread := memtree.SourceInput{Kind: memtree.KindEmail, SourceID: "thread-offsite", Title: "Offsite planning", Provider: "mail"}
+	for i := range 4 {
+		text := filler
+		if i == 2 {
+			text = "Send your interview scorecard today."
+		}
+		thread.Messages = append(thread.Messages, memtree.MessageInput{
+			Ref: fmt.Sprintf("mail-%d", i), Author: "Dana Ruiz", AuthorAddr: "dana@corp.example", Subject: "Offsite planning",
+			TimestampMS: ms("2026-03-02T09:00:00Z") + int64(i)*3600_000, Text: text,
+		})
+	}
+	sources := []memtree.SourceInput{thread}
+	for i := range 8 {
+		sources = append(sources, memtree.SourceInput{
+			Kind: memtree.KindChat, SourceID: fmt.Sprintf("slack:#team-%d", i), Title: fmt.Sprintf("#team-%d", i), Provider: "slack",
+			Messages: []memtree.MessageInput{{Ref: fmt.Sprintf("chat-%d", i), Author: "Erik Lund",
+				TimestampMS: ms("2026-03-03T10:00:00Z") + int64(i)*60_000, Text: fmt.Sprintf("The engineer interview for the platform team is in room %d this afternoon; bring your questions.", i)}},
+		})
+	}
+	for i := range 40 {
+		sources = append(sources, memtree.SourceInput{
+			Kind: memtree.KindChat, SourceID: fmt.Sprintf("slack:#misc-%d", i), Title: fmt.Sprintf("#misc-%d", i), Provider: "slack",
+			Messages: []memtree.MessageInput{{Ref: fmt.Sprintf("misc-%d", i), Author: "Erik Lund",
+				TimestampMS: ms("2026-03-04T10:00:00Z") + int64(i)*60_000, Text: fmt.Sprintf("Lunch order number %d is here.", i)}},
+		})
+	}
+	for _, src := range sources {
+		if _, err := st.Ingest(ctx, src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := st.Search(ctx, abi.SearchRequest{Query: "engineer interview scorecard", K: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Chunks) == 0 || res.Chunks[0].SourceRef != "mail-2" {
+		t.Fatalf("search ranks %v first, want the thread's message mail-2 (says the rare word scorecard)", refsOf(res.Chunks))
+	}
+	for i := 1; i < len(res.Chunks); i++ {
+		if res.Chunks[i].Score > res.Chunks[0].Score {
+			t.Errorf("hit %d scores %.3f above the first hit's %.3f: the score is not the one ranked by", i, res.Chunks[i].Score, res.Chunks[0].Score)
+		}
 	}
 }

@@ -1,0 +1,135 @@
+package memtree
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// Message-level scoring: bm25 parameters (FTS5's defaults), and the share of the
+// whole chunk's bm25 added to its best message's score (several messages saying
+// the words is evidence too).
+const (
+	bm25K1     = 1.2
+	bm25B      = 0.75
+	chunkShare = 0.3
+)
+
+// byMessage reorders hits that match the same number of query terms by the bm25 of
+// their best message instead of the whole chunk's. A chunk packs up to ~512 tokens
+// of consecutive messages, so a thread whose one message says the query's rarer
+// words otherwise ranks below short chat lines that say its common ones, only
+// because its chunk is long. The message is what the person remembers: each is
+// scored with the chunk title (an e-mail subject, a document title), its length
+// normalised against the average message of the hits being ordered, and a chunk
+// counts as good as its best message plus chunkShare of the chunk's own bm25 (its
+// Score, which becomes that sum).
+//
+// Measured on generated corpora with seeds 1–5, keyword queries, recall@10 / MRR@10:
+// Search 0.896/0.958/0.904/0.930/0.948 → 0.909/0.958/0.907/0.930/0.966, MRR
+// 0.791/0.779/0.802/0.783/0.824 → 0.791/0.803/0.800/0.783/0.812; Recall (whose
+// bm25 list is Search's) 0.893/0.878/0.775/0.901/0.877 → 0.911/0.878/0.782/0.901/0.882.
+// Entity, temporal, paraphrase and related are unchanged. Without the chunk's own
+// bm25, recall@10 was the same but MRR fell on three seeds (mean 0.796 → 0.788).
+// Normalising against the store's average message (mostly short chat lines)
+// punished e-mail: seed 3 fell to 0.888.
+func (s *Store) byMessage(ctx context.Context, db *sql.DB, snap *dfCache, hs []abi.ChunkHit, terms []term) ([]abi.ChunkHit, error) {
+	if len(hs) < 2 || len(terms) == 0 {
+		return hs, nil
+	}
+	ids := make([]any, len(hs))
+	for i, h := range hs {
+		ids[i] = h.ID
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	rows, err := db.QueryContext(ctx, `SELECT id, title, text, ref_spans_json FROM chunks WHERE id IN (`+ph+`)`, ids...)
+	if err != nil {
+		return nil, fmt.Errorf("score messages: %w", err)
+	}
+	defer rows.Close()
+	want := make(map[string]int, len(terms))
+	for i, t := range terms {
+		want[t.Stem] = i
+	}
+	type message struct {
+		chunk string
+		tf    []int // occurrences of each query term
+		words int
+	}
+	var msgs []message
+	memo := map[string]string{}
+	count := func(m *message, text string) {
+		for _, w := range words(text) {
+			m.words++
+			st, ok := memo[w]
+			if !ok {
+				st = stem(w)
+				memo[w] = st
+			}
+			if i, ok := want[st]; ok {
+				m.tf[i]++
+			}
+		}
+	}
+	for rows.Next() {
+		var id, title, text, spansJSON string
+		if err := rows.Scan(&id, &title, &text, &spansJSON); err != nil {
+			return nil, fmt.Errorf("score messages: %w", err)
+		}
+		var spans [][2]int
+		if json.Unmarshal([]byte(spansJSON), &spans) != nil || len(spans) == 0 {
+			spans = [][2]int{{0, len(text)}}
+		}
+		head := message{tf: make([]int, len(terms))}
+		count(&head, title)
+		for _, sp := range spans {
+			if sp[0] < 0 || sp[1] > len(text) || sp[0] > sp[1] {
+				continue
+			}
+			m := message{chunk: id, tf: append([]int(nil), head.tf...), words: head.words}
+			count(&m, text[sp[0]:sp[1]])
+			msgs = append(msgs, m)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("score messages: %w", err)
+	}
+	if len(msgs) == 0 {
+		return hs, nil
+	}
+	avg := 0.0
+	for _, m := range msgs {
+		avg += float64(m.words)
+	}
+	avg = max(1, avg/float64(len(msgs)))
+	idfs := make([]float64, len(terms))
+	for i, t := range terms {
+		idfs[i] = idf(snap.n, max(t.DF, 1))
+	}
+	score := make(map[string]float64, len(hs))
+	for _, m := range msgs {
+		norm := bm25K1 * (1 - bm25B + bm25B*float64(m.words)/avg)
+		sc := 0.0
+		for i, n := range m.tf {
+			if n > 0 {
+				f := float64(n)
+				sc += idfs[i] * f * (bm25K1 + 1) / (f + norm)
+			}
+		}
+		score[m.chunk] = max(score[m.chunk], sc)
+	}
+	for _, h := range hs {
+		score[h.ID] += chunkShare * h.Score
+	}
+	out := append([]abi.ChunkHit(nil), hs...)
+	for i := range out {
+		out[i].Score = score[out[i].ID]
+	}
+	sort.SliceStable(out, func(i, j int) bool { return score[out[i].ID] > score[out[j].ID] })
+	return out, nil
+}
