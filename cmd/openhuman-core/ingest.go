@@ -94,8 +94,8 @@ func embedMissing(ctx context.Context, store *memtree.Store, cfg *config.Config,
 	start := time.Now()
 	n, err := store.EmbedMissing(ctx, emb)
 	if err != nil {
-		return fmt.Errorf("%w (%d chunks embedded before it failed; the text is ingested and searchable, and recall stays offline for the rest until ingest runs again with the embedder reachable)", err, n)
+		return fmt.Errorf("%w (%d chunks and summaries embedded before it failed; the text is ingested and searchable, and recall stays offline for the rest until ingest runs again with the embedder reachable)", err, n)
 	}
-	fmt.Fprintf(stderr, "ingest: embedded %d chunks with %s in %.1f s\n", n, emb.Model(), time.Since(start).Seconds())
+	fmt.Fprintf(stderr, "ingest: embedded %d chunks and summaries with %s in %.1f s\n", n, emb.Model(), time.Since(start).Seconds())
 	return nil
 }

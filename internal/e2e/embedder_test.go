@@ -95,7 +95,7 @@ func TestDenseEmbedderEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ingest: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "embedded ") || !strings.Contains(string(out), " chunks with "+model) || srv.texts.Load() == 0 {
+	if !strings.Contains(string(out), "embedded ") || !strings.Contains(string(out), " chunks and summaries with "+model) || srv.texts.Load() == 0 {
 		t.Fatalf("ingest did not embed (server saw %d texts):\n%s", srv.texts.Load(), out)
 	}
 	embedded := srv.texts.Load()

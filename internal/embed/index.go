@@ -56,6 +56,7 @@ type Index struct {
 	dim   int
 	words int // uint64 words per code
 	ids   []string
+	pos   map[string]int // id → position, for Similarity
 	vecs  []float32
 	codes []uint64
 }
@@ -97,6 +98,10 @@ func (ix *Index) Add(id string, v []float32) error {
 			return fmt.Errorf("index: vector %q component %d is %v", id, i, x)
 		}
 	}
+	if ix.pos == nil {
+		ix.pos = map[string]int{}
+	}
+	ix.pos[id] = len(ix.ids)
 	ix.ids = append(ix.ids, id)
 	ix.vecs = append(ix.vecs, v...)
 	ix.codes = appendCode(ix.codes, v, ix.words)
@@ -147,6 +152,17 @@ func (ix *Index) Search(q []float32, k int) []Hit {
 		return out[i].ID < out[j].ID
 	})
 	return out
+}
+
+// Similarity returns the dot product of q with the vector stored under id (the last one
+// added under that id), and false when the index holds no such id or q has another
+// dimension. q should be L2-normalised, as Search's queries are after normalising.
+func (ix *Index) Similarity(q []float32, id string) (float32, bool) {
+	i, ok := ix.pos[id]
+	if !ok || len(q) != ix.dim {
+		return 0, false
+	}
+	return vek32.Dot(q, ix.vecs[i*ix.dim:(i+1)*ix.dim]), true
 }
 
 func (ix *Index) exact(q []float32, k int) topK {

@@ -243,3 +243,27 @@ func BenchmarkExactScan100kx384(b *testing.B)    { benchIndex(b, 100_000, 384, f
 func BenchmarkExactScan300kx384(b *testing.B)    { benchIndex(b, 300_000, 384, false) }
 func BenchmarkBinaryRerank500kx384(b *testing.B) { benchIndex(b, 500_000, 384, true) }
 func BenchmarkBinaryRerank1Mx384(b *testing.B)   { benchIndex(b, 1_000_000, 384, true) }
+
+// TestIndexSimilarity: the dot product with one stored vector by id; unknown ids and
+// queries of another dimension are refused.
+func TestIndexSimilarity(t *testing.T) {
+	ix := NewIndex(2)
+	if err := ix.Add("a", []float32{1, 0}); err != nil {
+		t.Fatal(err)
+	}
+	if err := ix.Add("b", []float32{0.6, 0.8}); err != nil {
+		t.Fatal(err)
+	}
+	if s, ok := ix.Similarity([]float32{0, 1}, "b"); !ok || s != 0.8 {
+		t.Errorf("Similarity(b) = %v, %v; want 0.8, true", s, ok)
+	}
+	if s, ok := ix.Similarity([]float32{0, 1}, "a"); !ok || s != 0 {
+		t.Errorf("Similarity(a) = %v, %v; want 0, true", s, ok)
+	}
+	if _, ok := ix.Similarity([]float32{0, 1}, "missing"); ok {
+		t.Error("Similarity of an unknown id succeeded")
+	}
+	if _, ok := ix.Similarity([]float32{0, 1, 0}, "a"); ok {
+		t.Error("Similarity with a query of another dimension succeeded")
+	}
+}

@@ -217,7 +217,7 @@ func TestQualityOnCorpus(t *testing.T) {
 		if err != nil {
 			t.Fatalf("embed the corpus store: %v", err)
 		}
-		t.Logf("embedded %d chunks with %s in %.1f s", n, emb.Model(), time.Since(start).Seconds())
+		t.Logf("embedded %d chunks and summaries with %s in %.1f s", n, emb.Model(), time.Since(start).Seconds())
 		st.SetEmbedder(emb)
 		wantModes = map[string]bool{abi.ModeHybrid: true, abi.ModeSemantic: true}
 		embedded = emb.Model()

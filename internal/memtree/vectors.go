@@ -3,6 +3,7 @@ package memtree
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"strings"
 	"sync"
@@ -32,10 +33,12 @@ func modelRow(ctx context.Context, q interface {
 	return id, nil
 }
 
-// EmbedMissing embeds every chunk that has no vector for emb's model yet, in
-// batches, each batch written in one transaction. It returns how many chunks it
-// embedded. Vectors are stored L2-normalised per (model, dimension); a model whose
-// dimension changed gets a fresh set, never mixed with the old one.
+// EmbedMissing embeds every chunk, and every summary covering two or more chunks,
+// that has no vector for emb's model yet, in batches, each batch written in one
+// transaction. It returns how many nodes (chunks and summaries) it embedded. Vectors
+// are stored L2-normalised per (model, dimension); a model whose dimension changed
+// gets a fresh set, never mixed with the old one. A summary of one chunk is not
+// embedded: its text is an extract of that chunk.
 func (s *Store) EmbedMissing(ctx context.Context, emb Embedder) (int, error) {
 	if s.w == nil {
 		return 0, fmt.Errorf("embed chunks: %w; open it with memtree.Open", ErrReadOnly)
@@ -44,21 +47,20 @@ func (s *Store) EmbedMissing(ctx context.Context, emb Embedder) (int, error) {
 	done := 0
 	var dim int
 	var mrow int64
-	for {
-		// Chunks without a vector of the model (any dimension row of that model counts
+	nodes := []string{
+		`SELECT id, text FROM chunks WHERE id NOT IN (%s) ORDER BY rowid LIMIT ?`,
+		`SELECT id, text FROM summaries WHERE json_array_length(leaf_ids_json) >= 2 AND id NOT IN (%s) ORDER BY rowid LIMIT ?`,
+	}
+	for len(nodes) > 0 {
+		// Nodes without a vector of the model (any dimension row of that model counts
 		// only once its dimension is known).
-		var rows *sql.Rows
-		var err error
-		if mrow == 0 {
-			rows, err = s.w.QueryContext(ctx, `SELECT id, text FROM chunks WHERE id NOT IN
-				(SELECT v.node_id FROM vectors v JOIN embed_models m ON m.rowid=v.model_rowid WHERE m.model=?)
-				ORDER BY rowid LIMIT ?`, model, embedBatch)
-		} else {
-			rows, err = s.w.QueryContext(ctx, `SELECT id, text FROM chunks WHERE id NOT IN
-				(SELECT node_id FROM vectors WHERE model_rowid=?) ORDER BY rowid LIMIT ?`, mrow, embedBatch)
+		have, arg := `SELECT v.node_id FROM vectors v JOIN embed_models m ON m.rowid=v.model_rowid WHERE m.model=?`, any(model)
+		if mrow != 0 {
+			have, arg = `SELECT node_id FROM vectors WHERE model_rowid=?`, mrow
 		}
+		rows, err := s.w.QueryContext(ctx, fmt.Sprintf(nodes[0], have), arg, embedBatch)
 		if err != nil {
-			return done, fmt.Errorf("embed chunks: find chunks without vectors: %w", err)
+			return done, fmt.Errorf("embed chunks: find nodes without vectors: %w", err)
 		}
 		var ids, texts []string
 		for rows.Next() {
@@ -74,7 +76,8 @@ func (s *Store) EmbedMissing(ctx context.Context, emb Embedder) (int, error) {
 			return done, fmt.Errorf("embed chunks: %w", err)
 		}
 		if len(ids) == 0 {
-			return done, nil
+			nodes = nodes[1:]
+			continue
 		}
 		vecs, err := emb.Embed(ctx, texts)
 		if err != nil {
@@ -106,7 +109,7 @@ func (s *Store) EmbedMissing(ctx context.Context, emb Embedder) (int, error) {
 			v = append([]float32(nil), v...)
 			if embed.Normalize(v) != nil {
 				tx.Rollback()
-				return done, fmt.Errorf("embed chunks with %s: zero or non-finite vector for chunk %s", model, ids[i])
+				return done, fmt.Errorf("embed chunks with %s: zero or non-finite vector for node %s", model, ids[i])
 			}
 			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO vectors(model_rowid, node_id, vec) VALUES(?,?,?)`, mrow, ids[i], embed.EncodeBlob(v)); err != nil {
 				tx.Rollback()
@@ -123,6 +126,7 @@ func (s *Store) EmbedMissing(ctx context.Context, emb Embedder) (int, error) {
 		}
 		done += len(ids)
 	}
+	return done, nil
 }
 
 // vecIndex is an in-memory index of one model's vectors, valid for one
@@ -172,8 +176,9 @@ func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow in
 	return vi, nil
 }
 
-// vectorList embeds the query and ranks chunks by cosine similarity. hits is nil
-// when no vectors of the model exist.
+// vectorList embeds the query and ranks chunks by cosine similarity; a summary
+// among the nearest stands for its leaf nearest the query. hits is nil when no
+// vectors of the model exist.
 func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query string) (rankedList, error) {
 	l := rankedList{name: "vectors", weight: wVectors}
 	vs, err := emb.Embed(ctx, []string{query})
@@ -202,7 +207,10 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 	if vi.ix.Len() == 0 {
 		return l, nil
 	}
-	top := vi.ix.Search(q, recallDepth)
+	top, err := leavesOf(ctx, db, vi.ix, q, vi.ix.Search(q, recallDepth))
+	if err != nil {
+		return l, err
+	}
 	ids := make([]any, len(top))
 	for i, t := range top {
 		ids[i] = t.ID
@@ -234,4 +242,62 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 		}
 	}
 	return l, nil
+}
+
+// leavesOf replaces each summary among hits by its leaf chunk most similar to q (at
+// the summary's rank, with the leaf's own similarity) and drops repeated chunks.
+// A summary whose leaves have no vectors is dropped.
+func leavesOf(ctx context.Context, db *sql.DB, ix *embed.Index, q []float32, hits []embed.Hit) ([]embed.Hit, error) {
+	if len(hits) == 0 {
+		return hits, nil
+	}
+	ids := make([]any, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	rows, err := db.QueryContext(ctx, `SELECT id, leaf_ids_json FROM summaries WHERE id IN (`+ph+`)`, ids...)
+	if err != nil {
+		return nil, fmt.Errorf("vector hits: summaries: %w", err)
+	}
+	defer rows.Close()
+	leaves := map[string][]string{}
+	for rows.Next() {
+		var id, js string
+		if err := rows.Scan(&id, &js); err != nil {
+			return nil, fmt.Errorf("vector hits: summaries: %w", err)
+		}
+		var ls []string
+		if err := json.Unmarshal([]byte(js), &ls); err != nil {
+			return nil, fmt.Errorf("vector hits: summary %s has a damaged leaf list: %w", id, err)
+		}
+		leaves[id] = ls
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("vector hits: summaries: %w", err)
+	}
+	if len(leaves) == 0 {
+		return hits, nil
+	}
+	out := make([]embed.Hit, 0, len(hits))
+	seen := map[string]bool{}
+	for _, h := range hits {
+		if ls, ok := leaves[h.ID]; ok {
+			best := embed.Hit{}
+			for _, leaf := range ls {
+				if sim, ok := ix.Similarity(q, leaf); ok && (best.ID == "" || sim > best.Score) {
+					best = embed.Hit{ID: leaf, Score: sim}
+				}
+			}
+			if best.ID == "" {
+				continue
+			}
+			h = best
+		}
+		if !seen[h.ID] {
+			seen[h.ID] = true
+			out = append(out, h)
+		}
+	}
+	return out, nil
 }
