@@ -39,7 +39,7 @@ func TestRecallExactList(t *testing.T) {
 		t.Fatal(err)
 	}
 	exactList := func(q string) *rankedList {
-		lists, _, err := st.lexicalLists(ctx, db, snap, q)
+		lists, _, _, err := st.lexicalLists(ctx, db, snap, q)
 		if err != nil {
 			t.Fatalf("lexicalLists %q: %v", q, err)
 		}
