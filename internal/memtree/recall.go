@@ -54,8 +54,9 @@ var tune = struct {
 // WordNet expansions, and one over the words the store itself associates with rare
 // query words (recall_assoc.go); the less literal evidence the query has in the
 // store, the more the last two count (Mode "lexical"). Near-duplicate hits are
-// moved below distinct ones. With an embedder it fuses those with an exact vector
-// scan (Mode "hybrid"; "semantic" when only vectors found anything).
+// moved below distinct ones. With an embedder it fuses those with a vector scan,
+// weighted by the literal evidence the query lacks (Mode "hybrid"; "semantic" when
+// only vectors found anything).
 func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallResult, error) {
 	if err := checkK("recall", req.K); err != nil {
 		return nil, err
