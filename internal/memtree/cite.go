@@ -3,7 +3,6 @@ package memtree
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -23,7 +22,7 @@ func citeHits(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, stems, phras
 		return nil
 	}
 	multi := map[string]int{}
-	var ids []any
+	var ids []string
 	for i, h := range hits {
 		if len(h.SourceRefs) > 1 {
 			multi[h.ID] = i
@@ -37,42 +36,28 @@ func citeHits(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, stems, phras
 	for _, s := range stems {
 		want[s] = true
 	}
-	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
-	rows, err := db.QueryContext(ctx, `SELECT id, text, ref_spans_json FROM chunks WHERE id IN (`+ph+`)`, ids...)
+	chunks, err := readMessages(ctx, db, ids)
 	if err != nil {
 		return fmt.Errorf("cite messages: %w", err)
 	}
-	defer rows.Close()
-	memo := map[string]string{}
-	for rows.Next() {
-		var id, text, spansJSON string
-		if err := rows.Scan(&id, &text, &spansJSON); err != nil {
-			return fmt.Errorf("cite messages: %w", err)
-		}
-		var spans [][2]int
-		if json.Unmarshal([]byte(spansJSON), &spans) != nil {
-			continue
-		}
+	st := stemmer{}
+	for _, id := range ids {
+		c, ok := chunks[id]
 		h := &hits[multi[id]]
-		if len(spans) != len(h.SourceRefs) {
+		if !ok || len(c.spans) != len(h.SourceRefs) {
 			continue
 		}
-		score := make(map[string]int, len(spans))
-		for i, sp := range spans {
-			if sp[0] < 0 || sp[1] > len(text) || sp[0] > sp[1] {
+		score := make(map[string]int, len(c.spans))
+		for i := range c.spans {
+			seg, ok := c.message(i)
+			if !ok {
 				continue
 			}
-			seg := text[sp[0]:sp[1]]
 			n := 0
 			seen := map[string]bool{}
 			for _, w := range words(seg) {
-				st, ok := memo[w]
-				if !ok {
-					st = stem(w)
-					memo[w] = st
-				}
-				if want[st] && !seen[st] {
-					seen[st] = true
+				if s := st.stem(w); want[s] && !seen[s] {
+					seen[s] = true
 					n++
 				}
 			}
@@ -104,7 +89,7 @@ func citeHits(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, stems, phras
 		h.SourceRefs = refs
 		h.SourceRef = refs[0]
 	}
-	return rows.Err()
+	return nil
 }
 
 func stemsOf(ts []term) []string {

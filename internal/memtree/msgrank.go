@@ -42,16 +42,14 @@ func (s *Store) byMessage(ctx context.Context, db *sql.DB, snap *dfCache, hs []a
 	if len(hs) < 2 || len(terms) == 0 {
 		return hs, nil
 	}
-	ids := make([]any, len(hs))
+	ids := make([]string, len(hs))
 	for i, h := range hs {
 		ids[i] = h.ID
 	}
-	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
-	rows, err := db.QueryContext(ctx, `SELECT id, title, text, ref_spans_json FROM chunks WHERE id IN (`+ph+`)`, ids...)
+	chunks, err := readMessages(ctx, db, ids)
 	if err != nil {
 		return nil, fmt.Errorf("score messages: %w", err)
 	}
-	defer rows.Close()
 	want := make(map[string]int, len(terms))
 	for i, t := range terms {
 		want[t.Stem] = i
@@ -62,42 +60,36 @@ func (s *Store) byMessage(ctx context.Context, db *sql.DB, snap *dfCache, hs []a
 		words int
 	}
 	var msgs []message
-	memo := map[string]string{}
+	st := stemmer{}
 	count := func(m *message, text string) {
 		for _, w := range words(text) {
 			m.words++
-			st, ok := memo[w]
-			if !ok {
-				st = stem(w)
-				memo[w] = st
-			}
-			if i, ok := want[st]; ok {
+			if i, ok := want[st.stem(w)]; ok {
 				m.tf[i]++
 			}
 		}
 	}
-	for rows.Next() {
-		var id, title, text, spansJSON string
-		if err := rows.Scan(&id, &title, &text, &spansJSON); err != nil {
-			return nil, fmt.Errorf("score messages: %w", err)
-		}
-		var spans [][2]int
-		if json.Unmarshal([]byte(spansJSON), &spans) != nil || len(spans) == 0 {
-			spans = [][2]int{{0, len(text)}}
+	for _, id := range ids {
+		c, ok := chunks[id]
+		if !ok {
+			continue
 		}
 		head := message{tf: make([]int, len(terms))}
-		count(&head, title)
-		for _, sp := range spans {
-			if sp[0] < 0 || sp[1] > len(text) || sp[0] > sp[1] {
-				continue
+		count(&head, c.title)
+		segs := []string{c.text}
+		if len(c.spans) > 0 {
+			segs = segs[:0]
+			for i := range c.spans {
+				if seg, ok := c.message(i); ok {
+					segs = append(segs, seg)
+				}
 			}
+		}
+		for _, seg := range segs {
 			m := message{chunk: id, tf: append([]int(nil), head.tf...), words: head.words}
-			count(&m, text[sp[0]:sp[1]])
+			count(&m, seg)
 			msgs = append(msgs, m)
 		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("score messages: %w", err)
 	}
 	if len(msgs) == 0 {
 		return hs, nil
@@ -132,4 +124,62 @@ func (s *Store) byMessage(ctx context.Context, db *sql.DB, snap *dfCache, hs []a
 	}
 	sort.SliceStable(out, func(i, j int) bool { return score[out[i].ID] > score[out[j].ID] })
 	return out, nil
+}
+
+// chunkText is a chunk's title and text with the byte spans of its messages, one
+// per source ref (nil when the chunk has none or they are damaged).
+type chunkText struct {
+	title, text string
+	spans       [][2]int
+}
+
+// message returns the text of message i, false when its span is out of range.
+func (c chunkText) message(i int) (string, bool) {
+	sp := c.spans[i]
+	if sp[0] < 0 || sp[1] > len(c.text) || sp[0] > sp[1] {
+		return "", false
+	}
+	return c.text[sp[0]:sp[1]], true
+}
+
+// readMessages reads the title, text and message spans of the chunks with ids.
+func readMessages(ctx context.Context, db *sql.DB, ids []string) (map[string]chunkText, error) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	rows, err := db.QueryContext(ctx, `SELECT id, title, text, ref_spans_json FROM chunks WHERE id IN (`+ph+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read chunk messages: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]chunkText, len(ids))
+	for rows.Next() {
+		var id, spans string
+		var c chunkText
+		if err := rows.Scan(&id, &c.title, &c.text, &spans); err != nil {
+			return nil, fmt.Errorf("read chunk messages: %w", err)
+		}
+		if json.Unmarshal([]byte(spans), &c.spans) != nil {
+			c.spans = nil
+		}
+		out[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read chunk messages: %w", err)
+	}
+	return out, nil
+}
+
+// stemmer memoises stem by word.
+type stemmer map[string]string
+
+func (m stemmer) stem(w string) string {
+	st, ok := m[w]
+	if !ok {
+		st = stem(w)
+		m[w] = st
+	}
+	return st
 }
