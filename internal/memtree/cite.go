@@ -2,7 +2,6 @@ package memtree
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"sort"
 	"strings"
@@ -17,7 +16,7 @@ import (
 // When no message matches, every ref stays. Measured on the corpus, keeping only
 // messages scoring at least half the best lost more (temporal 0.82 → 0.78) than it
 // gained.
-func citeHits(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, stems, phrases []string, minScore int) error {
+func citeHits(ctx context.Context, msgs *messages, hits []abi.ChunkHit, stems, phrases []string, minScore int) error {
 	if len(hits) == 0 || (len(stems) == 0 && len(phrases) == 0) {
 		return nil
 	}
@@ -36,11 +35,10 @@ func citeHits(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, stems, phras
 	for _, s := range stems {
 		want[s] = true
 	}
-	chunks, err := readMessages(ctx, db, ids)
+	chunks, err := msgs.read(ctx, ids)
 	if err != nil {
 		return fmt.Errorf("cite messages: %w", err)
 	}
-	st := stemmer{}
 	for _, id := range ids {
 		c, ok := chunks[id]
 		h := &hits[multi[id]]
@@ -56,7 +54,7 @@ func citeHits(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, stems, phras
 			n := 0
 			seen := map[string]bool{}
 			for _, w := range words(seg) {
-				if s := st.stem(w); want[s] && !seen[s] {
+				if s := msgs.stem(w); want[s] && !seen[s] {
 					seen[s] = true
 					n++
 				}

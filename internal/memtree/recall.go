@@ -116,7 +116,7 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 		}
 	}
 	res.Chunks = fuse(lists, req.K)
-	if err := citeHits(ctx, db, res.Chunks, stems, nil, 1); err != nil {
+	if err := citeHits(ctx, newMessages(db), res.Chunks, stems, nil, 1); err != nil {
 		return nil, fmt.Errorf("recall %q: %w", query, err)
 	}
 	return res, nil

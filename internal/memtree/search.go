@@ -252,9 +252,14 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 	default:
 		tries = []filter{{}}
 	}
+	msgs := newMessages(db)
+	var byMsg *messages // a plain keyword query (no person, no date) ranks by message
+	if !hasTime && !hasEnt {
+		byMsg = msgs
+	}
 	for i, f := range tries {
 		restricted := i < len(tries)-1
-		hits, err := s.rank(ctx, db, snap, terms, f, restricted, k, snipTerms, !hasTime && !hasEnt)
+		hits, err := s.rank(ctx, db, snap, terms, f, restricted, k, snipTerms, byMsg)
 		if err != nil {
 			return nil, err
 		}
@@ -268,7 +273,7 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 			if !hasTime && !hasEnt && len(terms) >= 2 {
 				minCite = 2
 			}
-			if err := citeHits(ctx, db, hits, stemsOf(terms), pq.Names, minCite); err != nil {
+			if err := citeHits(ctx, msgs, hits, stemsOf(terms), pq.Names, minCite); err != nil {
 				return nil, err
 			}
 			return hits, nil
@@ -279,15 +284,15 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 
 // rank runs AND, then coordination levels (chunks holding n-1, n-2, … of the n
 // words), then OR bm25 queries under f; when f is a restriction (entity or
-// time) the remaining places are filled with its newest chunks. For a plain keyword
-// query (plain: no person, no date) the AND and coordination levels are each
+// time) the remaining places are filled with its newest chunks. With byMsg (a plain
+// keyword query: no person, no date) the AND and coordination levels are each
 // ordered by their chunks' best message (byMessage).
-func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms []term, f filter, restricted bool, k int, snipTerms []string, plain bool) ([]abi.ChunkHit, error) {
+func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms []term, f filter, restricted bool, k int, snipTerms []string, byMsg *messages) ([]abi.ChunkHit, error) {
 	level := func(hs []abi.ChunkHit) ([]abi.ChunkHit, error) {
-		if !plain {
+		if byMsg == nil {
 			return hs, nil
 		}
-		return s.byMessage(ctx, db, snap, hs, terms)
+		return byMessage(ctx, byMsg, snap, hs, terms)
 	}
 	seen := map[string]bool{}
 	var out []abi.ChunkHit
