@@ -190,7 +190,8 @@ func TestMCPServesDirectoryTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	cache := filepath.Join(os.TempDir(), "openhuman-examples-test-cache")
-	env := append(os.Environ(), "OPENHUMAN_HOME="+home, "OPENHUMAN_WORKSPACE="+filepath.Join(home, "workspace"), "XDG_CACHE_HOME="+cache)
+	env := append(os.Environ(), "OPENHUMAN_HOME="+home, "OPENHUMAN_WORKSPACE="+filepath.Join(home, "workspace"), "XDG_CACHE_HOME="+cache,
+		"OPENHUMAN_MEMORY_PIVOT_DICTIONARIES=") // no paraphrase table: it takes seconds to build
 	// A small store with one entity.
 	doc := filepath.Join(work, "notes.md")
 	os.WriteFile(doc, []byte("# Budget\n\nAsk alice@example.com about the Q3 budget review.\n\nAlso alice@example.com wants the slides.\n"), 0o644)

@@ -35,7 +35,13 @@ The exit status is 1 when any input failed.
 With a dense embedder configured ([memory_tree] embedder, or
 OPENHUMAN_MEMORY_EMBEDDER), ingest then embeds every chunk that has no vector of
 the model yet, in batches; when the embedder cannot be reached the text stays
-ingested and searchable, recall stays offline, and a later ingest embeds the rest.`,
+ingested and searchable, recall stays offline, and a later ingest embeds the rest.
+
+When translating dictionaries are installed ([memory_tree] pivot_dictionaries;
+by default Debian's dict-freedict-eng-deu and dict-freedict-deu-eng), the first
+ingest derives English paraphrases from them for offline recall ("guideline" and
+"policy" both translate to "Richtlinie"), and rebuilds them only when the
+dictionary files change.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			log := setupLogging(os.Stderr)
@@ -61,6 +67,10 @@ ingested and searchable, recall stays offline, and a later ingest embeds the res
 			if runErr != nil {
 				return &exitError{code: 1, err: runErr}
 			}
+			if err := buildParaphrases(ctx, store, cfg, stderr); err != nil {
+				fmt.Fprintln(stderr, "ingest: error:", err)
+				return &exitError{code: 1}
+			}
 			if err := embedMissing(ctx, store, cfg, stderr); err != nil {
 				fmt.Fprintln(stderr, "ingest: error:", err)
 				return &exitError{code: 1}
@@ -82,6 +92,22 @@ func ingestKindKnown(s string) bool {
 		}
 	}
 	return false
+}
+
+// buildParaphrases builds the store's bilingual paraphrase table from the
+// configured dictionaries when they are installed and the table was not built from
+// these files yet, and reports it.
+func buildParaphrases(ctx context.Context, store *memtree.Store, cfg *config.Config, stderr io.Writer) error {
+	res, err := ingest.Paraphrases(ctx, store, cfg.MemoryTree.PivotDictionaries)
+	switch {
+	case err != nil:
+		return fmt.Errorf("paraphrases from %s: %w (the text is ingested and searchable; recall expands with WordNet alone)", strings.Join(cfg.MemoryTree.PivotDictionaries, ", "), err)
+	case res.Removed:
+		fmt.Fprintln(stderr, "ingest: no paraphrase dictionary is installed any more: removed the paraphrase table; recall expands with WordNet alone")
+	case res.Words > 0:
+		fmt.Fprintf(stderr, "ingest: paraphrases of %d words pivoted through %s in %.1f s\n", res.Words, strings.Join(res.Dictionaries, " and "), res.Seconds)
+	}
+	return nil
 }
 
 // embedMissing embeds the chunks that have no vector of the configured dense

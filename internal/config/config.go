@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -61,6 +62,18 @@ type MemoryTree struct {
 	TimeoutMS int `toml:"timeout_ms"`
 	// APIKeyEnv names the environment variable holding an OpenAI-compatible API key.
 	APIKeyEnv string `toml:"api_key_env"`
+	// PivotDictionaries are translating dictionaries in dictd format (paths without
+	// .index/.dict.dz, names ending in a pair such as eng-deu) from which ingest
+	// derives English paraphrases for offline recall (internal/pivot). Those not
+	// installed are skipped; an empty list turns the paraphrases off.
+	PivotDictionaries []string `toml:"pivot_dictionaries"`
+}
+
+// DefaultPivotDictionaries are where Debian's dict-freedict-eng-deu and
+// dict-freedict-deu-eng install FreeDict's English-German dictionaries.
+var DefaultPivotDictionaries = []string{
+	"/usr/share/dictd/freedict-eng-deu",
+	"/usr/share/dictd/freedict-deu-eng",
 }
 
 // SearXNG configures the optional web search tool.
@@ -119,6 +132,8 @@ func Defaults(home string) *Config {
 			Embedder:  EmbedderNone,
 			TimeoutMS: 10000,
 			APIKeyEnv: "OPENAI_API_KEY",
+
+			PivotDictionaries: slices.Clone(DefaultPivotDictionaries),
 		},
 		SearXNG: SearXNG{
 			Enabled:         false,
@@ -335,6 +350,14 @@ func applyEnv(c *Config, env Env) []Warning {
 			c.Autonomy.Level = v
 		default:
 			warn("OPENHUMAN_AUTONOMY_LEVEL", v, "must be readonly, supervised or full")
+		}
+	}
+	if v, ok := get("OPENHUMAN_MEMORY_PIVOT_DICTIONARIES"); ok {
+		c.MemoryTree.PivotDictionaries = nil
+		for _, p := range strings.Split(v, ",") {
+			if p = strings.TrimSpace(p); p != "" {
+				c.MemoryTree.PivotDictionaries = append(c.MemoryTree.PivotDictionaries, p)
+			}
 		}
 	}
 	// The embedder is applied as a whole: a half-valid set is ignored entirely.

@@ -3,6 +3,7 @@ package config
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -174,5 +175,47 @@ func TestParseBool(t *testing.T) {
 	}
 	if _, err := ParseBool("y"); err == nil {
 		t.Error("ParseBool(y) accepted")
+	}
+}
+
+func TestPivotDictionaries(t *testing.T) {
+	home := t.TempDir()
+	cfg, _, err := Load("", envMap(map[string]string{"OPENHUMAN_HOME": home}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.MemoryTree.PivotDictionaries, DefaultPivotDictionaries) {
+		t.Fatalf("default pivot_dictionaries = %q, want %q", cfg.MemoryTree.PivotDictionaries, DefaultPivotDictionaries)
+	}
+
+	f := writeFile(t, t.TempDir(), "[memory_tree]\npivot_dictionaries = []\n")
+	if cfg, _, err = Load(f, envMap(map[string]string{"OPENHUMAN_HOME": home})); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.MemoryTree.PivotDictionaries) != 0 {
+		t.Fatalf("pivot_dictionaries = [] in the file left %q", cfg.MemoryTree.PivotDictionaries)
+	}
+
+	f = writeFile(t, t.TempDir(), "[memory_tree]\npivot_dictionaries = [\"/opt/dict/freedict-eng-fra\"]\n")
+	env := map[string]string{"OPENHUMAN_HOME": home}
+	if cfg, _, err = Load(f, envMap(env)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.MemoryTree.PivotDictionaries, []string{"/opt/dict/freedict-eng-fra"}) {
+		t.Fatalf("file pivot_dictionaries = %q", cfg.MemoryTree.PivotDictionaries)
+	}
+	env["OPENHUMAN_MEMORY_PIVOT_DICTIONARIES"] = " /a/freedict-eng-deu , /a/freedict-deu-eng ,"
+	if cfg, _, err = Load(f, envMap(env)); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(cfg.MemoryTree.PivotDictionaries, []string{"/a/freedict-eng-deu", "/a/freedict-deu-eng"}) {
+		t.Fatalf("env pivot dictionaries = %q", cfg.MemoryTree.PivotDictionaries)
+	}
+	env["OPENHUMAN_MEMORY_PIVOT_DICTIONARIES"] = ""
+	if cfg, _, err = Load(f, envMap(env)); err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.MemoryTree.PivotDictionaries) != 0 {
+		t.Fatalf("empty env left %q", cfg.MemoryTree.PivotDictionaries)
 	}
 }

@@ -121,7 +121,11 @@ func (s *Store) expansionGroups(ctx context.Context, db *sql.DB, snap *dfCache, 
 			g.terms = append(g.terms, t)
 		}
 		if exp != nil && len(w) >= 3 {
-			rs := append(pending, exp.Expand(w)...)
+			more, err := s.expand(ctx, db, exp, w)
+			if err != nil {
+				return nil, err
+			}
+			rs := append(pending, more...)
 			rel, err := s.relatedTerms(ctx, db, snap, rs, seenWord)
 			if err != nil {
 				return nil, err
@@ -130,7 +134,10 @@ func (s *Store) expansionGroups(ctx context.Context, db *sql.DB, snap *dfCache, 
 		}
 		pending = nil
 		if exp != nil && i+1 < len(ws) && !stopwords[ws[i+1]] && len(ws[i+1]) >= 2 {
-			pending = compoundExpansions(exp, w, ws[i+1])
+			var err error
+			if pending, err = s.compoundExpansions(ctx, db, exp, w, ws[i+1]); err != nil {
+				return nil, err
+			}
 		}
 		if len(g.terms) > 0 {
 			groups = append(groups, g)
@@ -141,13 +148,14 @@ func (s *Store) expansionGroups(ctx context.Context, db *sql.DB, snap *dfCache, 
 
 // compoundExpansions expands a and b as one compound ("a_b", then "a-b"); nil when
 // the expander does not know it.
-func compoundExpansions(exp Expander, a, b string) []Related {
+func (s *Store) compoundExpansions(ctx context.Context, db *sql.DB, exp Expander, a, b string) ([]Related, error) {
 	for _, c := range []string{a + "_" + b, a + "-" + b} {
-		if rs := exp.Expand(c); len(rs) > 0 {
-			return rs
+		rs, err := s.expand(ctx, db, exp, c)
+		if err != nil || len(rs) > 0 {
+			return rs, err
 		}
 	}
-	return nil
+	return nil, nil
 }
 
 // relatedTerms turns expansions into group terms the store contains, heaviest

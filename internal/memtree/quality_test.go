@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/config"
 	"github.com/openhuman/openhuman-core/internal/embed"
 	"github.com/openhuman/openhuman-core/internal/ingest"
 	"github.com/openhuman/openhuman-core/internal/memtree"
@@ -144,8 +145,34 @@ func corpusFixture(t *testing.T) (string, string) {
 	if corpusErr != nil {
 		t.Fatalf("build corpus store: %v", corpusErr)
 	}
+	paraphraseOnce.Do(func() {
+		// As `openhuman-core ingest` does: the bilingual paraphrase table, when
+		// Debian's FreeDict English-German dictionaries are installed (.ci/run
+		// installs them). A kept store is rebuilt only when the files changed.
+		st, err := memtree.Open(corpusStore)
+		if err != nil {
+			corpusErr = err
+			return
+		}
+		defer st.Close()
+		res, err := ingest.Paraphrases(context.Background(), st, config.DefaultPivotDictionaries)
+		if err != nil {
+			corpusErr = err
+			return
+		}
+		paraphrases = len(res.Dictionaries) > 0
+	})
+	if corpusErr != nil {
+		t.Fatalf("build the paraphrase table: %v", corpusErr)
+	}
 	return corpusDir, corpusStore
 }
+
+var (
+	paraphraseOnce sync.Once
+	// paraphrases is whether the corpus store has a bilingual paraphrase table.
+	paraphrases bool
+)
 
 func TestMain(m *testing.M) {
 	if os.Getenv(crashEnv) != "" {
@@ -258,6 +285,15 @@ func TestQualityOnCorpus(t *testing.T) {
 		t.Logf("recall scored with the dense embedder %s (hybrid mode); the offline targets are not checked in this mode", embedded)
 		return
 	}
+	// Without translating dictionaries recall expands with WordNet alone (0.215 on
+	// this corpus); with them, with the bilingual paraphrases too (0.229).
+	paraphraseFloor := 0.2
+	if paraphrases {
+		paraphraseFloor = 0.22
+		t.Logf("recall expands with WordNet and the paraphrases pivoted through %s", strings.Join(config.DefaultPivotDictionaries, " and "))
+	} else {
+		t.Logf("no FreeDict English-German dictionary at %s: recall expands with WordNet alone (apt-get install dict-freedict-eng-deu dict-freedict-deu-eng to score the paraphrase table too)", strings.Join(config.DefaultPivotDictionaries, " and "))
+	}
 	// Each check has the issue's target and the floor this suite enforces. Where the
 	// floor is below the target, the target is not met yet: the gap is logged and the
 	// floor guards against regression.
@@ -272,7 +308,7 @@ func TestQualityOnCorpus(t *testing.T) {
 		{search, "Search", "entity", 0.75, 0.75},
 		{search, "Search", "temporal", 0.75, 0.75},
 		{recall, "Recall", "keyword", 0.85, 0.9},
-		{recall, "Recall", "paraphrase", 0.3, 0.2},
+		{recall, "Recall", "paraphrase", 0.3, paraphraseFloor},
 		{recall, "Recall", "related", 0.4, 0.4},
 	}
 	for _, w := range want {

@@ -8,7 +8,7 @@ import (
 )
 
 // schemaVersion is the version migrate brings a store to.
-const schemaVersion = 2
+const schemaVersion = 3
 
 // migration moves a store from version N-1 to N (its index + 1) inside one transaction.
 type migration func(ctx context.Context, tx *sql.Tx) error
@@ -23,6 +23,10 @@ var migrations = []migration{
 	// FTS5 flushed a new segment per chunk. A binary that still expects the
 	// triggers refuses a version-2 store instead of writing unindexed chunks.
 	execAll(`DROP TRIGGER IF EXISTS chunks_ai`, `DROP TRIGGER IF EXISTS summaries_ai`),
+	// Version 3: English paraphrases pivoted through translating dictionaries
+	// (internal/pivot), which recall's expansion uses beside WordNet. terms holds
+	// tab-separated term, weight pairs ("cert\t1\tattestation\t0.395").
+	execAll(`CREATE TABLE paraphrases(word TEXT PRIMARY KEY, terms TEXT NOT NULL) WITHOUT ROWID`),
 }
 
 const ftsTokenizer = `porter unicode61 remove_diacritics 2`

@@ -1,0 +1,105 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/internal/pivot"
+)
+
+// ParaphraseResult says what Paraphrases did.
+type ParaphraseResult struct {
+	// Dictionaries are the names of the dictionaries found ("freedict-eng-deu").
+	Dictionaries []string
+	// Words is how many words the stored table holds (0 when Unchanged).
+	Words int
+	// Unchanged is true when the store's table was already built from these files.
+	Unchanged bool
+	// Removed is true when a table was removed because no dictionary is present.
+	Removed bool
+	Seconds float64
+}
+
+// Paraphrases brings the store's paraphrase table in line with the translating
+// dictionaries at bases (dictd paths without extension; those that do not exist are
+// left out): it rebuilds the table when the files differ from the ones it was built
+// from, and removes it when none is present. Building reads the dictionaries whole
+// (about 180 MB of text for FreeDict English-German) and takes some seconds, so it
+// happens once, not per ingest.
+func Paraphrases(ctx context.Context, store *memtree.Store, bases []string) (*ParaphraseResult, error) {
+	start := time.Now()
+	var present, parts []string
+	res := &ParaphraseResult{}
+	for _, b := range bases {
+		index, data, ok := pivot.Files(b)
+		if !ok {
+			continue
+		}
+		fp, err := fingerprint(index, data)
+		if err != nil {
+			return nil, err
+		}
+		present = append(present, b)
+		res.Dictionaries = append(res.Dictionaries, filepath.Base(b))
+		parts = append(parts, fp)
+	}
+	source := strings.Join(parts, "; ")
+	cur, err := store.ParaphraseSource(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if cur == source {
+		res.Unchanged = true
+		return res, nil
+	}
+	if len(present) == 0 {
+		if err := store.SetParaphrases(ctx, "", nil); err != nil {
+			return nil, err
+		}
+		res.Removed = true
+		return res, nil
+	}
+	dicts := make([]*pivot.Dictionary, len(present))
+	errs := make([]error, len(present))
+	var wg sync.WaitGroup
+	for i, b := range present {
+		wg.Go(func() { dicts[i], errs[i] = pivot.Read(ctx, b) })
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	entries, err := pivot.Build(ctx, dicts...)
+	if err != nil {
+		return nil, err
+	}
+	if err := store.SetParaphrases(ctx, source, entries); err != nil {
+		return nil, err
+	}
+	res.Words = len(entries)
+	res.Seconds = time.Since(start).Seconds()
+	return res, nil
+}
+
+// fingerprint names a dictionary's files by name, size and modification time.
+func fingerprint(files ...string) (string, error) {
+	var b strings.Builder
+	for i, f := range files {
+		fi, err := os.Stat(f)
+		if err != nil {
+			return "", fmt.Errorf("dictionary: %w", err)
+		}
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		fmt.Fprintf(&b, "%s:%d:%d", filepath.Base(f), fi.Size(), fi.ModTime().Unix())
+	}
+	return b.String(), nil
+}

@@ -1,0 +1,145 @@
+package memtree
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/openhuman/openhuman-core/internal/lexicon"
+	"github.com/openhuman/openhuman-core/internal/pivot"
+)
+
+// metaParaphraseSource is the meta key naming the dictionaries the paraphrase
+// table was built from.
+const metaParaphraseSource = "paraphrase_source"
+
+// SetParaphrases replaces the store's paraphrase table (internal/pivot's bilingual
+// pivot paraphrases) in one transaction and records source, the description of the
+// dictionaries it came from (see ParaphraseSource). An empty table with an empty
+// source removes it. Recall's offline expansion uses the table beside WordNet.
+func (s *Store) SetParaphrases(ctx context.Context, source string, entries []pivot.Entry) error {
+	if s.readOnly || s.w == nil {
+		return fmt.Errorf("set paraphrases: %w", ErrReadOnly)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("set paraphrases: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `DELETE FROM paraphrases`); err != nil {
+		return fmt.Errorf("set paraphrases: clear: %w", err)
+	}
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO paraphrases(word, terms) VALUES(?, ?)`)
+	if err != nil {
+		return fmt.Errorf("set paraphrases: %w", err)
+	}
+	defer ins.Close()
+	var b strings.Builder
+	for _, e := range entries {
+		b.Reset()
+		for i, p := range e.Paraphrases {
+			if strings.ContainsAny(p.Term, "\t\n") || p.Term == "" {
+				return fmt.Errorf("set paraphrases: %q: bad term %q", e.Word, p.Term)
+			}
+			if i > 0 {
+				b.WriteByte('\t')
+			}
+			b.WriteString(p.Term)
+			b.WriteByte('\t')
+			b.WriteString(strconv.FormatFloat(p.Weight, 'g', 3, 64))
+		}
+		if _, err := ins.ExecContext(ctx, e.Word, b.String()); err != nil {
+			return fmt.Errorf("set paraphrases: %q: %w", e.Word, err)
+		}
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?)
+		ON CONFLICT(key) DO UPDATE SET value = excluded.value`, metaParaphraseSource, source); err != nil {
+		return fmt.Errorf("set paraphrases: record source: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("set paraphrases: %w", err)
+	}
+	return nil
+}
+
+// ParaphraseSource returns the source recorded by the last SetParaphrases ("" when
+// the store has no paraphrase table).
+func (s *Store) ParaphraseSource(ctx context.Context) (string, error) {
+	db := s.w
+	if db == nil {
+		var err error
+		if db, err = s.readers(ctx); err != nil || db == nil {
+			return "", err
+		}
+	}
+	var v string
+	err := db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, metaParaphraseSource).Scan(&v)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("paraphrase source: %w", err)
+	}
+	return v, nil
+}
+
+// expand returns exp's expansions of word followed by the word's stored
+// paraphrases that exp did not give.
+func (s *Store) expand(ctx context.Context, db *sql.DB, exp Expander, word string) ([]Related, error) {
+	rs := exp.Expand(word)
+	ps, err := s.paraphrasesOf(ctx, db, word)
+	if err != nil || len(ps) == 0 {
+		return rs, err
+	}
+	seen := make(map[string]bool, len(rs))
+	for _, r := range rs {
+		seen[r.Term] = true
+	}
+	for _, p := range ps {
+		if !seen[p.Term] {
+			seen[p.Term] = true
+			rs = append(rs, p)
+		}
+	}
+	return rs, nil
+}
+
+// paraphrasesOf looks up word ("a_b" for a compound) and its WordNet base forms in
+// the paraphrase table; terms come back in the expander's form ("blood_test").
+func (s *Store) paraphrasesOf(ctx context.Context, db *sql.DB, word string) ([]Related, error) {
+	var out []Related
+	seen := map[string]bool{}
+	for _, key := range append([]string{word}, lexicon.Base(word)...) {
+		key = strings.ReplaceAll(key, "_", " ")
+		var terms string
+		err := db.QueryRowContext(ctx, `SELECT terms FROM paraphrases WHERE word = ?`, key).Scan(&terms)
+		if errors.Is(err, sql.ErrNoRows) {
+			continue
+		}
+		if err != nil {
+			if strings.Contains(err.Error(), "no such table") {
+				return nil, nil // a store written before schema version 3
+			}
+			return nil, fmt.Errorf("paraphrases of %q: %w", key, err)
+		}
+		fields := strings.Split(terms, "\t")
+		if len(fields)%2 != 0 {
+			return nil, fmt.Errorf("paraphrases of %q: stored terms %q are not term/weight pairs", key, terms)
+		}
+		for i := 0; i < len(fields); i += 2 {
+			w, err := strconv.ParseFloat(fields[i+1], 32)
+			if err != nil {
+				return nil, fmt.Errorf("paraphrases of %q: weight of %q: %w", key, fields[i], err)
+			}
+			t := strings.ReplaceAll(fields[i], " ", "_")
+			if !seen[t] && w > 0 {
+				seen[t] = true
+				out = append(out, Related{Term: t, Weight: float32(min(w, 1))})
+			}
+		}
+	}
+	return out, nil
+}
