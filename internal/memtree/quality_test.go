@@ -155,7 +155,7 @@ func corpusFixture(t *testing.T) (string, string) {
 			return
 		}
 		defer st.Close()
-		res, err := ingest.Paraphrases(context.Background(), st, config.DefaultPivotDictionaries)
+		res, err := ingest.Paraphrases(context.Background(), st, pivotDictionaries())
 		if err != nil {
 			corpusErr = err
 			return
@@ -166,6 +166,16 @@ func corpusFixture(t *testing.T) (string, string) {
 		t.Fatalf("build the paraphrase table: %v", corpusErr)
 	}
 	return corpusDir, corpusStore
+}
+
+// pivotDictionaries are the dictionaries the corpus store's paraphrase table is
+// built from: the default, or MEMTREE_QUALITY_PIVOT (comma-separated dictd paths)
+// to score others.
+func pivotDictionaries() []string {
+	if v := os.Getenv("MEMTREE_QUALITY_PIVOT"); v != "" {
+		return strings.Split(v, ",")
+	}
+	return config.DefaultPivotDictionaries
 }
 
 var (
@@ -290,7 +300,7 @@ func TestQualityOnCorpus(t *testing.T) {
 	paraphraseFloor := 0.2
 	if paraphrases {
 		paraphraseFloor = 0.22
-		t.Logf("recall expands with WordNet and the paraphrases pivoted through %s", strings.Join(config.DefaultPivotDictionaries, " and "))
+		t.Logf("recall expands with WordNet and the paraphrases pivoted through %s", strings.Join(pivotDictionaries(), " and "))
 	} else {
 		t.Logf("no FreeDict English-German dictionary at %s: recall expands with WordNet alone (apt-get install dict-freedict-eng-deu dict-freedict-deu-eng to score the paraphrase table too)", strings.Join(config.DefaultPivotDictionaries, " and "))
 	}

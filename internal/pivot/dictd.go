@@ -138,6 +138,19 @@ func decode64(s string) (int64, error) {
 	return n, nil
 }
 
+// trimSenseNumber removes the "2. " FreeDict puts before each sense of a word
+// with several.
+func trimSenseNumber(ln []byte) []byte {
+	i := 0
+	for i < len(ln) && ln[i] >= '0' && ln[i] <= '9' {
+		i++
+	}
+	if i > 0 && i+1 < len(ln) && ln[i] == '.' && ln[i+1] == ' ' {
+		return ln[i+2:]
+	}
+	return ln
+}
+
 // stripAnnotations removes FreeDict's grammar, usage and cross-reference marks:
 // <masc>, [Br.], (sth), {see}. An opening mark without its closing one is kept.
 func stripAnnotations(b []byte) []byte {
@@ -175,7 +188,7 @@ func translations(entry []byte) []string {
 		if len(bytes.TrimSpace(ln)) == 0 || ln[0] == ' ' || ln[0] == '\t' {
 			continue
 		}
-		s := string(bytes.ToLower(stripAnnotations(ln)))
+		s := string(bytes.ToLower(stripAnnotations(trimSenseNumber(ln))))
 		for _, part := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ';' }) {
 			t := strings.Join(strings.Fields(part), " ")
 			if t != "" && len(t) < 40 {

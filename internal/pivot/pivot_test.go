@@ -15,7 +15,7 @@ import (
 func TestReadParsesFreeDictEntries(t *testing.T) {
 	base := pivottest.WriteDictd(t, t.TempDir(), "freedict-eng-deu", []string{
 		"certificate /səˈtɪfɪkət/\nZertifikat <neut>, Bescheinigung <fem> [adm.]\n      \"a medical certificate\"  - ein ärztliches Attest\n see: {certificates}\n\n",
-		"check /tʃɛk/\nKontrolle <fem>; Prüfung (einer Sache) <fem>\nSchach <neut> [game]\n",
+		"check /tʃɛk/\nKontrolle <fem>; Prüfung (einer Sache) <fem>\n2. Schach <neut> [game]\n",
 	})
 	d, err := Read(context.Background(), base)
 	if err != nil {
