@@ -101,7 +101,7 @@ func buildParaphrases(ctx context.Context, store *memtree.Store, cfg *config.Con
 	res, err := ingest.Paraphrases(ctx, store, cfg.MemoryTree.PivotDictionaries)
 	switch {
 	case err != nil:
-		return fmt.Errorf("paraphrases from %s: %w (the text is ingested and searchable; recall expands with WordNet alone)", strings.Join(cfg.MemoryTree.PivotDictionaries, ", "), err)
+		return fmt.Errorf("paraphrases from %s: %w (the text is ingested and searchable; recall keeps the paraphrase table it had, or expands with WordNet alone)", strings.Join(cfg.MemoryTree.PivotDictionaries, ", "), err)
 	case res.Removed:
 		fmt.Fprintln(stderr, "ingest: no paraphrase dictionary is installed any more: removed the paraphrase table; recall expands with WordNet alone")
 	case res.Words > 0:

@@ -65,7 +65,7 @@ func TestIngestBuildsParaphrasesForRecall(t *testing.T) {
 		t.Fatalf("memory.recall's first hit is %v, want garage.md", first)
 	}
 
-	// A broken dictionary: the text stays ingested, ingest exits 1 naming the file.
+	// A broken dictionary: the text stays ingested, ingest exits 1 naming the file…
 	if err := os.WriteFile(enDe+".dict.dz", []byte("not gzip"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -74,5 +74,10 @@ func TestIngestBuildsParaphrasesForRecall(t *testing.T) {
 	out, err = e.command(ctx, "ingest", docs).CombinedOutput()
 	if err == nil || !strings.Contains(string(out), "freedict-eng-deu.dict.dz") || !strings.Contains(string(out), "WordNet alone") {
 		t.Fatalf("ingest with a corrupt dictionary: %v, want exit 1 naming the file:\n%s", err, out)
+	}
+	// …and the table built before is kept.
+	sc = callOK(t, cs, schemas, "memory.recall", `{"query":"quellmaus","k":3}`)
+	if hits, _ := sc["chunks"].([]any); len(hits) == 0 {
+		t.Fatalf("after a failed rebuild memory.recall lost the paraphrase: %v", sc)
 	}
 }
