@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -89,7 +90,7 @@ func (s *Store) ParaphraseSource(ctx context.Context) (string, error) {
 // expand returns exp's expansions of word followed by the word's stored
 // paraphrases that exp did not give.
 func (s *Store) expand(ctx context.Context, db *sql.DB, exp Expander, word string) ([]Related, error) {
-	rs := exp.Expand(word)
+	rs := slices.Clip(exp.Expand(word)) // appending must not write into the expander's array
 	ps, err := s.paraphrasesOf(ctx, db, word)
 	if err != nil || len(ps) == 0 {
 		return rs, err
