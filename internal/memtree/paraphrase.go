@@ -111,20 +111,42 @@ func (s *Store) expand(ctx context.Context, db *sql.DB, exp Expander, word strin
 // paraphrasesOf looks up word ("a_b" for a compound) and its WordNet base forms in
 // the paraphrase table; terms come back in the expander's form ("blood_test").
 func (s *Store) paraphrasesOf(ctx context.Context, db *sql.DB, word string) ([]Related, error) {
+	// The word and its bases ("cars" → "car"; Base lists a lemma itself first),
+	// each once, read in one statement.
+	var keys []string
+	var args []any
+	for _, k := range append([]string{word}, lexicon.Base(word)...) {
+		if k = strings.ReplaceAll(k, "_", " "); !slices.Contains(keys, k) {
+			keys = append(keys, k)
+			args = append(args, k)
+		}
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(keys)), ",")
+	rows, err := db.QueryContext(ctx, `SELECT word, terms FROM paraphrases WHERE word IN (`+ph+`)`, args...)
+	if err != nil {
+		if strings.Contains(err.Error(), "no such table") {
+			return nil, nil // a store written before schema version 3
+		}
+		return nil, fmt.Errorf("paraphrases of %q: %w", word, err)
+	}
+	defer rows.Close()
+	stored := map[string]string{}
+	for rows.Next() {
+		var k, terms string
+		if err := rows.Scan(&k, &terms); err != nil {
+			return nil, fmt.Errorf("paraphrases of %q: %w", word, err)
+		}
+		stored[k] = terms
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("paraphrases of %q: %w", word, err)
+	}
 	var out []Related
 	seen := map[string]bool{}
-	for _, key := range append([]string{word}, lexicon.Base(word)...) {
-		key = strings.ReplaceAll(key, "_", " ")
-		var terms string
-		err := db.QueryRowContext(ctx, `SELECT terms FROM paraphrases WHERE word = ?`, key).Scan(&terms)
-		if errors.Is(err, sql.ErrNoRows) {
+	for _, key := range keys {
+		terms, ok := stored[key]
+		if !ok {
 			continue
-		}
-		if err != nil {
-			if strings.Contains(err.Error(), "no such table") {
-				return nil, nil // a store written before schema version 3
-			}
-			return nil, fmt.Errorf("paraphrases of %q: %w", key, err)
 		}
 		fields := strings.Split(terms, "\t")
 		if len(fields)%2 != 0 {
