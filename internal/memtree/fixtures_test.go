@@ -56,7 +56,8 @@ func fixtureSources() []memtree.SourceInput {
 	}
 }
 
-func openFixture(t *testing.T) (*memtree.Store, string) {
+// openEmpty opens a new store in a temporary workspace, closed when the test ends.
+func openEmpty(t *testing.T) (*memtree.Store, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "memory_tree", "chunks.db")
 	st, err := memtree.Open(path)
@@ -64,6 +65,12 @@ func openFixture(t *testing.T) (*memtree.Store, string) {
 		t.Fatalf("Open: %v", err)
 	}
 	t.Cleanup(func() { st.Close() })
+	return st, path
+}
+
+func openFixture(t *testing.T) (*memtree.Store, string) {
+	t.Helper()
+	st, path := openEmpty(t)
 	for _, src := range fixtureSources() {
 		if _, err := st.Ingest(context.Background(), src); err != nil {
 			t.Fatalf("Ingest %s: %v", src.SourceID, err)

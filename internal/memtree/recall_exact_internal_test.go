@@ -11,11 +11,7 @@ import (
 // however much its expansions match); with a word the store never says there is none.
 func TestRecallExactList(t *testing.T) {
 	ctx := context.Background()
-	st, err := Open(filepath.Join(t.TempDir(), "memory_tree", "chunks.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTemp(t)
 	doc := func(name, text string) SourceInput {
 		return SourceInput{Kind: KindDocument, SourceID: "doc:" + name, Title: name,
 			Messages: []MessageInput{{Ref: "docs/" + name, TimestampMS: 1767261600000, Text: text}}}
@@ -60,4 +56,15 @@ func TestRecallExactList(t *testing.T) {
 	if l := exactList("rotation"); l != nil {
 		t.Errorf("exact list for a one-word query = %+v, want none (the bm25 list ranks it)", l)
 	}
+}
+
+// openTemp opens a new store in a temporary workspace, closed when the test ends.
+func openTemp(t *testing.T) *Store {
+	t.Helper()
+	st, err := Open(filepath.Join(t.TempDir(), "memory_tree", "chunks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	return st
 }

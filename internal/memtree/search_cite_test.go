@@ -3,7 +3,6 @@ package memtree_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -17,11 +16,7 @@ import (
 // query cites every message saying it.
 func TestSearchCitesMessagesSayingTwoWords(t *testing.T) {
 	ctx := context.Background()
-	st, err := memtree.Open(filepath.Join(t.TempDir(), "memory_tree", "chunks.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, _ := openEmpty(t)
 	src := memtree.SourceInput{
 		Kind: memtree.KindChat, SourceID: "slack:#finance", Title: "#finance", Provider: "slack",
 		Messages: []memtree.MessageInput{
@@ -55,11 +50,7 @@ func TestSearchCitesMessagesSayingTwoWords(t *testing.T) {
 // messages) does not count against that message.
 func TestSearchRanksChunksByTheirBestMessage(t *testing.T) {
 	ctx := context.Background()
-	st, err := memtree.Open(filepath.Join(t.TempDir(), "memory_tree", "chunks.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st, _ := openEmpty(t)
 	filler := strings.Repeat("The quarterly offsite agenda covers roadmap themes, staffing levels, travel logistics, "+
 		"venue catering options, shuttle timing from the station, dietary preferences, evening plans, "+
 		"badge pickup, parking validation, projector rentals, breakout rooms and the printed schedule. ", 1)

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,11 +16,7 @@ import (
 // similarity, and a chunk is listed once.
 func TestVectorSummaryStandsForItsNearestLeaf(t *testing.T) {
 	ctx := context.Background()
-	st, err := Open(filepath.Join(t.TempDir(), "memory_tree", "chunks.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer st.Close()
+	st := openTemp(t)
 	src := SourceInput{Kind: KindChat, SourceID: "slack:#ops", Title: "#ops", Provider: "slack"}
 	for i := range 12 {
 		src.Messages = append(src.Messages, MessageInput{
