@@ -111,8 +111,13 @@ type Summary struct {
 	Files, Sources, ChunksNew, ChunksUnchanged, ChunksRemoved, Entities, Failures int
 	Seconds                                                                       float64
 	Errors                                                                        []FileError
-	// Skipped counts files of no known format (and symbolic links), which are not failures.
-	Skipped int
+	// Skipped counts files of no known format (and symbolic links), which are not
+	// failures; SkippedBy counts them by reason and Skips names each.
+	Skipped   int
+	SkippedBy map[string]int
+	Skips     []FileError
+	// Warnings counts Notes.
+	Warnings int
 	// Notes are repairs and non-failures worth telling (unknown charset decoded as
 	// Latin-1, UTF-16 converted, empty file, ...).
 	Notes []FileError

@@ -25,6 +25,11 @@ type SourceInput struct {
 	// Origin names the file (and message number or byte offset) the source came from,
 	// for error messages and logs.
 	Origin string
+	// Merge adds Messages to those an earlier ingest stored under the same (Kind,
+	// SourceID) instead of replacing them: a stored message whose Ref is among
+	// Messages is replaced by the new one, every other stored message is kept. Chat
+	// exports set it, so a second export of a channel adds to the first.
+	Merge bool
 }
 
 // MessageInput is one message (or a whole document) inside a source.
