@@ -10,32 +10,45 @@ var (
 	reOnWrote      = regexp.MustCompile(`(?i)^\s*(on\s.+\s(wrote|schrieb|a écrit|escribió|skrev)\s*:|.{0,80}<[^>@\s]+@[^>\s]+>\s+(wrote|schrieb)\s*:)\s*$`)
 	reOnStart      = regexp.MustCompile(`(?i)^\s*on\s.{6,}`)
 	reWroteEnd     = regexp.MustCompile(`(?i)(wrote|schrieb|a écrit|escribió|skrev)\s*:\s*$`)
-	reOriginal     = regexp.MustCompile(`(?i)^\s*-{2,}\s*(original message|forwarded message|mensaje original|ursprüngliche nachricht)\s*-{2,}\s*$`)
-	reBeginFwd     = regexp.MustCompile(`(?i)^\s*begin forwarded message\s*:\s*$`)
+	reOriginal     = regexp.MustCompile(`(?i)^\s*-{2,}\s*(original message|mensaje original|ursprüngliche nachricht|message d'origine|messaggio originale|oorspronkelijk bericht|mensagem original)\s*-{2,}\s*$`)
 	reUnderline    = regexp.MustCompile(`^\s*_{10,}\s*$`)
-	reHdrFrom      = regexp.MustCompile(`(?i)^\s*\*?from\s*:\*?\s+\S`)
-	reHdrSentDate  = regexp.MustCompile(`(?i)^\s*\*?(sent|date)\s*:\*?\s+\S`)
-	reFooterPhrase = regexp.MustCompile(`(?i)(confidential|intended (solely |only )?(for )?(the )?(recipient|addressee)|unsubscribe|you('|’)re receiving this|you are receiving this|manage (your )?preferences|consider the environment before printing|office hours are|org\.? ?no\.|this (e-?mail|message)[^.]{0,60}(may contain|is intended|and any attachments)|^sent from my (phone|iphone|ipad|android|mobile))`)
+	reHdrFrom      = regexp.MustCompile(`(?i)^\s*\*?(from|von|de|da|van)\s*:\*?\s+\S`)
+	reHdrSentDate  = regexp.MustCompile(`(?i)^\s*\*?(sent|date|gesendet|envoyé|enviado|inviato|verzonden|datum)\s*:\*?\s+\S`)
+	reFooterPhrase = regexp.MustCompile(`(?i)(confidential(ity)? (notice|information|and privileged|or privileged)|privileged and confidential|intended (solely |only )?(for )?(the )?(recipient|addressee)|(to|click here to|you can|you may) unsubscribe|unsubscribe (here|from this|at any time|link)|you('|’)re receiving this|you are receiving this|manage (your )?preferences|consider the environment before printing|office hours are|org\.? ?no\.|this (e-?mail|message)[^.]{0,60}(may contain|is intended|and any attachments)|^sent from my (phone|iphone|ipad|android|mobile)|mailman/listinfo|^_{10,}\n.{0,80}mailing list)`)
 	reBlankRuns    = regexp.MustCompile(`\n{3,}`)
 )
 
-// cleanMailBody removes quoted reply history, the signature and trailing legal or
-// unsubscribe footers from a plain-text mail body, and tidies blank lines.
+// cleanMailBody removes what a mail client shows as history or boilerplate from a
+// plain-text body, and never the author's own lines:
+//   - quoted lines (">" blocks, wherever they are: top-, bottom- and interleaved
+//     replies keep every line the author wrote between and after them);
+//   - the attribution line ("On … wrote:", also split over two lines, and its
+//     German, French, Spanish and Scandinavian forms) right before a quoted block or
+//     at the end;
+//   - a signature ("-- " line) up to the next quoted block or the end;
+//   - an Outlook-style history ("-----Original Message-----", a "From: … Sent: …"
+//     header block, localised "Da:/Inviato:", an underline before one): it ends
+//     the message, as nothing of the author follows it;
+//   - trailing legal, unsubscribe and mailing-list footers.
+//
+// A forwarded message ("---------- Forwarded message ---------", "Begin forwarded
+// message:") is kept: it is text the person received and may have nowhere else.
 func cleanMailBody(s string) string {
 	s = strings.ReplaceAll(s, "\u00a0", " ")
 	lines := strings.Split(s, "\n")
+	quoted := func(l string) bool { return strings.HasPrefix(strings.TrimLeft(l, " \t"), ">") }
+	// nextContent is the index of the first non-blank line from i (len(lines) if none).
+	nextContent := func(i int) int {
+		for i < len(lines) && strings.TrimSpace(lines[i]) == "" {
+			i++
+		}
+		return i
+	}
 	cut := len(lines)
 	for i := 0; i < len(lines) && cut == len(lines); i++ {
 		l := lines[i]
-		t := strings.TrimRight(l, " \t")
 		switch {
-		case t == "--" || t == "-- " || l == "-- ":
-			cut = i
-		case reOnWrote.MatchString(l):
-			cut = i
-		case reOnStart.MatchString(l) && i+1 < len(lines) && reWroteEnd.MatchString(lines[i+1]) && !strings.HasPrefix(lines[i+1], ">"):
-			cut = i
-		case reOriginal.MatchString(l), reBeginFwd.MatchString(l):
+		case reOriginal.MatchString(l):
 			cut = i
 		case reUnderline.MatchString(l) && nextHas(lines, i+1, 3, reHdrFrom):
 			cut = i
@@ -44,12 +57,36 @@ func cleanMailBody(s string) string {
 		}
 	}
 	lines = lines[:cut]
-	kept := lines[:0]
-	for _, l := range lines {
-		if strings.HasPrefix(strings.TrimLeft(l, " "), ">") {
-			continue
+	drop := make([]bool, len(lines))
+	inSig := false
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		t := strings.TrimRight(l, " \t")
+		switch {
+		case quoted(l):
+			drop[i] = true
+			inSig = false
+		case t == "--" || l == "-- ":
+			drop[i] = true
+			inSig = true
+		case inSig:
+			drop[i] = true
+		case reOnWrote.MatchString(l):
+			if k := nextContent(i + 1); k == len(lines) || quoted(lines[k]) {
+				drop[i] = true
+			}
+		case reOnStart.MatchString(l) && i+1 < len(lines) && reWroteEnd.MatchString(lines[i+1]) && !quoted(lines[i+1]):
+			if k := nextContent(i + 2); k == len(lines) || quoted(lines[k]) {
+				drop[i], drop[i+1] = true, true
+				i++
+			}
 		}
-		kept = append(kept, strings.TrimRight(l, " \t"))
+	}
+	kept := make([]string, 0, len(lines))
+	for i, l := range lines {
+		if !drop[i] {
+			kept = append(kept, strings.TrimRight(l, " \t"))
+		}
 	}
 	paras := splitParagraphs(strings.Join(kept, "\n"))
 	for len(paras) > 0 && isFooter(paras[len(paras)-1]) {

@@ -29,9 +29,11 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -76,10 +78,14 @@ const (
 	KindChat      = "chat"
 	KindDocs      = "docs"
 	KindReference = "reference"
+	KindMaildir   = "maildir"
+	KindTelegram  = "telegram"
+	KindWhatsApp  = "whatsapp"
+	KindDiscord   = "discord"
 )
 
 // Kinds lists the values Options.Kind accepts (besides "" for detection).
-var Kinds = []string{KindMbox, KindEML, KindSlack, KindChat, KindDocs, KindReference}
+var Kinds = []string{KindMbox, KindEML, KindMaildir, KindSlack, KindChat, KindTelegram, KindWhatsApp, KindDiscord, KindDocs, KindReference}
 
 // Options tune a Run.
 type Options struct {
@@ -95,16 +101,32 @@ type FileError struct {
 	Err   error
 }
 
-// Error renders "path: where: err".
+// Error renders "path: where: err", the path quoted when it holds characters that
+// could forge an output line (newlines, terminal controls, invalid UTF-8).
 func (e FileError) Error() string {
+	p := SafeName(e.Path)
 	if e.Where == "" {
-		return e.Path + ": " + e.Err.Error()
+		return p + ": " + e.Err.Error()
 	}
-	return e.Path + ": " + e.Where + ": " + e.Err.Error()
+	return p + ": " + e.Where + ": " + e.Err.Error()
 }
 
 // Unwrap returns the cause.
 func (e FileError) Unwrap() error { return e.Err }
+
+// SafeName returns a file name fit for one output line: as it is when every
+// character is printable, else Go-quoted.
+func SafeName(p string) string {
+	if !utf8.ValidString(p) {
+		return strconv.Quote(p)
+	}
+	for _, r := range p {
+		if !unicode.IsPrint(r) && r != ' ' {
+			return strconv.Quote(p)
+		}
+	}
+	return p
+}
 
 // Summary reports what a Run did.
 type Summary struct {
@@ -116,36 +138,76 @@ type Summary struct {
 	Skipped   int
 	SkippedBy map[string]int
 	Skips     []FileError
-	// Warnings counts Notes.
+	// Notes are repairs and guesses worth telling (unknown charset decoded as
+	// Windows-1252, a date taken from the file time, a part of a message lost);
+	// Warnings counts them.
+	Notes    []FileError
 	Warnings int
-	// Notes are repairs and non-failures worth telling (unknown charset decoded as
-	// Latin-1, UTF-16 converted, empty file, ...).
-	Notes []FileError
+	// Unread names each path given to Run that yielded nothing, with why.
+	Unread []FileError
+	// Interrupted says the run was cancelled before it read everything.
+	Interrupted bool
 }
 
 // Line is the one-line summary printed after every ingest.
 func (s *Summary) Line() string {
-	return fmt.Sprintf("ingest: %d files, %d sources, %d chunks new, %d unchanged, %d removed, %d entities, %d failures, %.1f s",
-		s.Files, s.Sources, s.ChunksNew, s.ChunksUnchanged, s.ChunksRemoved, s.Entities, s.Failures, s.Seconds)
+	var b strings.Builder
+	fmt.Fprintf(&b, "ingest: %d files, %d sources, %d chunks new, %d unchanged, %d removed, %d entities, %d failures",
+		s.Files, s.Sources, s.ChunksNew, s.ChunksUnchanged, s.ChunksRemoved, s.Entities, s.Failures)
+	fmt.Fprintf(&b, ", %d skipped", s.Skipped)
+	if len(s.SkippedBy) > 0 {
+		reasons := make([]string, 0, len(s.SkippedBy))
+		for r := range s.SkippedBy {
+			reasons = append(reasons, r)
+		}
+		sort.Slice(reasons, func(i, j int) bool {
+			if s.SkippedBy[reasons[i]] != s.SkippedBy[reasons[j]] {
+				return s.SkippedBy[reasons[i]] > s.SkippedBy[reasons[j]]
+			}
+			return reasons[i] < reasons[j]
+		})
+		parts := make([]string, len(reasons))
+		for i, r := range reasons {
+			parts[i] = fmt.Sprintf("%d %s", s.SkippedBy[r], r)
+		}
+		fmt.Fprintf(&b, " (%s)", strings.Join(parts, "; "))
+	}
+	fmt.Fprintf(&b, ", %d warnings", s.Warnings)
+	if s.Interrupted {
+		b.WriteString(", interrupted")
+	}
+	fmt.Fprintf(&b, ", %.1f s", s.Seconds)
+	return b.String()
 }
 
-// task is one file (or Slack export folder) to read.
+// Skip reasons counted in Summary.SkippedBy.
+const (
+	reasonUnknown    = "not a known mail, chat or document format"
+	reasonSymlink    = "symbolic link: not followed"
+	reasonNotRegular = "not a regular file"
+	reasonHidden     = "hidden"
+)
+
+// task is one file or folder handed to a reader.
 type task struct {
-	path string // as walked
-	rel  string // slash path relative to the ingest root
-	kind string // resolved kind: mbox, eml, slack, chatjson (auto JSON), chat, reference, docs
+	in    input
+	r     reader
+	arg   int // index of the path given to Run it came from
+	files int // files it holds (1 for a file), for the progress bar
 }
 
 type runner struct {
 	w     Writer
-	mu    sync.Mutex // guards sum while the write pipeline runs
+	opt   Options
+	rep   *report
+	sum   *Summary
 	jobs  chan memtree.SourceInput
 	done  chan struct{}
-	opt   Options
-	log   *slog.Logger
-	sum   *Summary
-	mails []*mailMsg
-	seq   int
+	thr   threader
+	order []reader
+	// yield counts, per path given to Run, the sources and messages read from it.
+	yield []int
+	arg   int
 }
 
 // maxWalkDepth bounds folder nesting.
@@ -154,13 +216,23 @@ const maxWalkDepth = 64
 // Run ingests every path (files or folders) into w. It returns the summary; the
 // error is non-nil only when the run itself could not proceed (a bad Kind, a
 // cancelled context) — per-input problems are in Summary.Errors.
+//
+// The runner walks the paths, detects each file's or folder's format (readers()
+// lists them in the order they are asked), and hands it to its reader, which
+// streams sources to the write pipeline. Mail messages are threaded across all the
+// files of the run before they are written (see threader).
 func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, error) {
 	start := time.Now()
-	r := &runner{w: w, opt: opt, log: opt.Logger, sum: &Summary{}}
-	if r.log == nil {
-		r.log = slog.Default()
-	}
+	rep := newReport(opt.Logger)
+	r := &runner{w: w, opt: opt, rep: rep, sum: rep.sum, order: readers()}
 	defer func() { r.sum.Seconds = time.Since(start).Seconds() }()
+	defer r.thr.close()
+	if opt.Kind != KindAuto && r.forced() == nil {
+		return r.sum, fmt.Errorf("ingest: unknown kind %q: use one of %s, or leave it empty to detect", opt.Kind, strings.Join(Kinds, ", "))
+	}
+	if len(paths) == 0 {
+		return r.sum, errors.New("ingest: no paths given: name mail, chat or document files or folders to ingest")
+	}
 	if bw, ok := w.(BatchingWriter); ok {
 		b, err := bw.NewBatchWriter(ctx)
 		if err != nil {
@@ -172,64 +244,263 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		r.startPipeline(ctx, preparedSink{ctx, pw})
 		defer r.stopPipeline()
 	}
-	if opt.Kind != KindAuto && !contains(Kinds, opt.Kind) {
-		return r.sum, fmt.Errorf("ingest: unknown kind %q: use one of %s, or leave it empty to detect", opt.Kind, strings.Join(Kinds, ", "))
-	}
-	if len(paths) == 0 {
-		return r.sum, errors.New("ingest: no paths given: name mail, chat or document files or folders to ingest")
-	}
+	r.yield = make([]int, len(paths))
 	var tasks []task
-	for _, p := range paths {
+	fails := make([]int, len(paths)) // failures per path given
+	for i, p := range paths {
+		before := r.failures()
 		st, err := os.Stat(p)
 		if err != nil {
-			r.fail(FileError{Path: p, Err: fmt.Errorf("cannot read: %w", err)})
+			rep.fail(FileError{Path: p, Err: fmt.Errorf("cannot read: %w", err)})
 			continue
 		}
 		if st.IsDir() {
-			tasks = r.plan(p, p, 0, tasks)
-			continue
-		}
-		if k := r.classify(p); k != "" {
-			tasks = append(tasks, task{path: p, rel: filepath.ToSlash(filepath.Base(p)), kind: k})
+			tasks = r.plan(i, p, p, 0, tasks)
+		} else if t, ok := r.detectFile(i, filepath.Dir(p), p); ok {
+			tasks = append(tasks, t)
 		} else {
-			r.skip(p, "not a known mail, chat or document format (use --kind to force one)")
+			rep.skip(p, reasonUnknown)
 		}
+		fails[i] += r.failures() - before
+	}
+	files := 0
+	for _, t := range tasks {
+		files += t.files
 	}
 	var bar *progressbar.ProgressBar
-	if f, ok := opt.Progress.(*os.File); ok && term.IsTerminal(int(f.Fd())) && len(tasks) > 0 {
-		bar = progressbar.NewOptions(len(tasks)+1, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("ingest"),
+	if f, ok := opt.Progress.(*os.File); ok && term.IsTerminal(int(f.Fd())) && files > 0 {
+		bar = progressbar.NewOptions(files, progressbar.OptionSetWriter(f), progressbar.OptionSetDescription("ingest: files"),
 			progressbar.OptionShowCount(), progressbar.OptionClearOnFinish(), progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionSetWidth(30))
 	}
 	for _, t := range tasks {
-		if err := ctx.Err(); err != nil {
-			return r.sum, fmt.Errorf("ingest interrupted after %d sources: %w", r.sources(), err)
+		if ctx.Err() != nil {
+			break
 		}
-		r.runTask(ctx, t)
+		before := r.sum.Failures
+		r.arg = t.arg
+		if t.files == 1 && t.r.kind() != KindSlack && t.r.kind() != KindMaildir {
+			rep.file()
+		}
+		t.r.read(ctx, t.in, r, rep)
+		fails[t.arg] += r.failures() - before
 		if bar != nil {
-			_ = bar.Add(1)
+			_ = bar.Add(t.files)
 		}
 	}
-	for _, src := range threadMails(r.mails) {
-		if err := ctx.Err(); err != nil {
-			return r.sum, fmt.Errorf("ingest interrupted after %d sources: %w", r.sources(), err)
-		}
-		r.write(ctx, src)
+	if bar != nil {
+		_ = bar.Clear()
+	}
+	if ctx.Err() == nil {
+		r.writeThreads(ctx)
 	}
 	r.stopPipeline()
 	if o, ok := w.(Optimizer); ok && ctx.Err() == nil && r.sum.ChunksNew+r.sum.ChunksRemoved > 0 {
 		if err := o.Optimize(ctx); err != nil {
 			// Every source is stored; only query speed suffers until the next run.
-			r.log.Warn("ingest: could not compact the full-text index", "err", err)
+			r.rep.log.Warn("ingest: could not compact the full-text index", "err", err)
 		}
 	}
-	if bar != nil {
-		_ = bar.Finish()
+	for i, p := range paths {
+		if r.yield[i] > 0 || fails[i] > 0 || ctx.Err() != nil {
+			continue
+		}
+		r.sum.Unread = append(r.sum.Unread, FileError{Path: p, Err: errors.New(r.why(p, tasks, i))})
 	}
 	if err := ctx.Err(); err != nil {
-		return r.sum, fmt.Errorf("ingest interrupted after %d sources: %w", r.sources(), err)
+		r.sum.Interrupted = true
+		return r.sum, fmt.Errorf("ingest interrupted after %d sources: %w", r.sum.Sources, err)
 	}
 	return r.sum, nil
+}
+
+// why says why path (the i-th given to Run) yielded nothing.
+func (r *runner) why(p string, tasks []task, i int) string {
+	n := 0
+	for _, t := range tasks {
+		if t.arg == i {
+			n++
+		}
+	}
+	for _, fe := range r.sum.Errors {
+		if fe.Path == p {
+			return "nothing ingested: " + fe.Err.Error()
+		}
+	}
+	if n > 0 {
+		return fmt.Sprintf("nothing ingested: %d file(s) read, none held a message or text (see the warnings above)", n)
+	}
+	var reasons []string
+	counts := map[string]int{}
+	prefix := p + string(filepath.Separator)
+	for _, s := range r.sum.Skips {
+		if s.Path == p || strings.HasPrefix(s.Path, prefix) {
+			if counts[s.Err.Error()] == 0 {
+				reasons = append(reasons, s.Err.Error())
+			}
+			counts[s.Err.Error()]++
+		}
+	}
+	if len(reasons) == 0 {
+		return "nothing ingested: no files in it"
+	}
+	parts := make([]string, len(reasons))
+	for k, why := range reasons {
+		parts[k] = fmt.Sprintf("%d %s", counts[why], why)
+	}
+	return "nothing ingested: skipped " + strings.Join(parts, "; ") + " (use --kind to force a format)"
+}
+
+// forced returns the reader Options.Kind names (nil when none or unknown).
+func (r *runner) forced() reader {
+	for _, x := range r.order {
+		if x.kind() == r.opt.Kind {
+			return x
+		}
+	}
+	return nil
+}
+
+// detectFile finds the reader of one file.
+func (r *runner) detectFile(arg int, root, p string) (task, bool) {
+	in := input{path: p, root: root, rel: relTo(root, p)}
+	if f := r.forced(); f != nil {
+		in.forced = true
+		return task{in: in, r: f, arg: arg, files: 1}, true
+	}
+	head := readHead(p)
+	for _, x := range r.order {
+		if x.detect(p, false, head) {
+			return task{in: in, r: x, arg: arg, files: 1}, true
+		}
+	}
+	return task{}, false
+}
+
+// readHead returns the first headBytes of a file (nil when it cannot be read; the
+// reader then reports the error).
+func readHead(p string) []byte {
+	f, err := os.Open(p)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b := make([]byte, headBytes)
+	n, _ := io.ReadFull(f, b)
+	return b[:n]
+}
+
+// plan walks dir (never following symbolic links, skipping hidden entries) and
+// appends the files and folders to read.
+func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task {
+	if depth > maxWalkDepth {
+		r.rep.fail(FileError{Path: dir, Err: fmt.Errorf("folders nested deeper than %d levels: not descended", maxWalkDepth)})
+		return tasks
+	}
+	in := input{path: dir, root: root, rel: relTo(root, dir)}
+	f := r.forced()
+	for _, x := range r.order {
+		if (f == nil || f == x) && x.detect(dir, true, nil) {
+			in.forced = f != nil
+			return append(tasks, task{in: in, r: x, arg: arg, files: countFiles(dir, 0)})
+		}
+	}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		r.rep.fail(FileError{Path: dir, Err: fmt.Errorf("cannot list folder: %w", err)})
+		return tasks
+	}
+	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	for _, e := range entries {
+		name := e.Name()
+		p := filepath.Join(dir, name)
+		if strings.HasPrefix(name, ".") {
+			continue
+		}
+		switch {
+		case e.Type()&os.ModeSymlink != 0:
+			r.rep.skip(p, reasonSymlink)
+		case e.IsDir():
+			tasks = r.plan(arg, root, p, depth+1, tasks)
+		case e.Type().IsRegular():
+			if t, ok := r.detectFile(arg, root, p); ok {
+				tasks = append(tasks, t)
+			} else {
+				r.rep.skip(p, reasonUnknown)
+			}
+		default:
+			r.rep.skip(p, reasonNotRegular)
+		}
+	}
+	return tasks
+}
+
+// countFiles counts the regular files under dir (for the progress bar of a folder
+// reader), at most 1<<20.
+func countFiles(dir string, depth int) int {
+	entries, err := os.ReadDir(dir)
+	if err != nil || depth > maxWalkDepth {
+		return 0
+	}
+	n := 0
+	for _, e := range entries {
+		switch {
+		case e.Type().IsRegular():
+			n++
+		case e.IsDir():
+			n += countFiles(filepath.Join(dir, e.Name()), depth+1)
+		}
+		if n >= 1<<20 {
+			break
+		}
+	}
+	return n
+}
+
+func relTo(root, p string) string {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return filepath.ToSlash(p)
+	}
+	return filepath.ToSlash(rel)
+}
+
+func (r *runner) failures() int {
+	r.rep.mu.Lock()
+	defer r.rep.mu.Unlock()
+	return r.sum.Failures
+}
+
+// source is the output readers hand whole sources to: it writes them.
+func (r *runner) source(src memtree.SourceInput) {
+	r.yield[r.arg]++
+	if src.Origin == "" {
+		src.Origin = "(unknown file)"
+	}
+	r.write(context.Background(), src)
+}
+
+// mail is the output readers hand parsed mail to: it keeps it for threading.
+func (r *runner) mail(m *mailMsg) {
+	r.yield[r.arg]++
+	if err := r.thr.add(m); err != nil {
+		r.rep.fail(FileError{Path: m.origin, Err: err})
+	}
+}
+
+// writeThreads groups the run's mail into threads and writes one source each.
+func (r *runner) writeThreads(ctx context.Context) {
+	for _, th := range r.thr.threads() {
+		if ctx.Err() != nil {
+			return
+		}
+		src, err := r.thr.source(th)
+		if err != nil {
+			r.rep.fail(FileError{Path: th.msgs[0].origin, Where: "thread " + th.root, Err: err})
+			continue
+		}
+		r.write(ctx, src)
+	}
 }
 
 // sink is the write end of the pipeline: write stores one prepared source (maybe in
@@ -299,8 +570,8 @@ func (r *runner) startPipeline(ctx context.Context, out sink) {
 		var batch []written
 		flush := func() {
 			err := out.flush()
-			r.mu.Lock()
-			defer r.mu.Unlock()
+			r.rep.mu.Lock()
+			defer r.rep.mu.Unlock()
 			for _, w := range batch {
 				r.record(ctx, w.src, w.st, err)
 			}
@@ -340,9 +611,9 @@ func (r *runner) startPipeline(ctx context.Context, out sink) {
 			if err != nil || out.pending() == 0 {
 				// A failed source is final now; so is a source its own transaction
 				// committed.
-				r.mu.Lock()
+				r.rep.mu.Lock()
 				r.record(ctx, x.src, st, err)
-				r.mu.Unlock()
+				r.rep.mu.Unlock()
 			} else {
 				batch = append(batch, written{x.src, st})
 			}
@@ -363,126 +634,6 @@ func (r *runner) stopPipeline() {
 	r.jobs = nil
 }
 
-func (r *runner) sources() int {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	return r.sum.Sources
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
-}
-
-// plan walks dir (never following symbolic links, skipping hidden entries) and
-// appends the files to read.
-func (r *runner) plan(root, dir string, depth int, tasks []task) []task {
-	if depth > maxWalkDepth {
-		r.fail(FileError{Path: dir, Err: fmt.Errorf("folders nested deeper than %d levels: not descended", maxWalkDepth)})
-		return tasks
-	}
-	if (r.opt.Kind == KindAuto || r.opt.Kind == KindSlack) && isSlackExport(dir) {
-		return append(tasks, task{path: dir, rel: relTo(root, dir), kind: KindSlack})
-	}
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		r.fail(FileError{Path: dir, Err: fmt.Errorf("cannot list folder: %w", err)})
-		return tasks
-	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
-	for _, e := range entries {
-		name := e.Name()
-		p := filepath.Join(dir, name)
-		if strings.HasPrefix(name, ".") {
-			continue
-		}
-		switch {
-		case e.Type()&os.ModeSymlink != 0:
-			r.skip(p, "symbolic link: not followed")
-		case e.IsDir():
-			tasks = r.plan(root, p, depth+1, tasks)
-		case e.Type().IsRegular():
-			if k := r.classify(p); k != "" {
-				tasks = append(tasks, task{path: p, rel: relTo(root, p), kind: k})
-			} else {
-				r.skip(p, "not a known mail, chat or document format")
-			}
-		default:
-			r.skip(p, "not a regular file")
-		}
-	}
-	return tasks
-}
-
-func relTo(root, p string) string {
-	rel, err := filepath.Rel(root, p)
-	if err != nil {
-		return filepath.ToSlash(p)
-	}
-	return filepath.ToSlash(rel)
-}
-
-// classify resolves the kind of one file ("" = unknown, skipped).
-func (r *runner) classify(p string) string {
-	ext := strings.ToLower(filepath.Ext(p))
-	switch r.opt.Kind {
-	case KindMbox, KindEML, KindDocs, KindReference:
-		return r.opt.Kind
-	case KindChat:
-		return KindChat
-	case KindSlack:
-		return "" // Slack exports are folders
-	}
-	switch ext {
-	case ".mbox", ".mbx":
-		return KindMbox
-	case ".eml":
-		return KindEML
-	case ".json":
-		return "json"
-	case ".md", ".markdown", ".mdown", ".mkd", ".txt", ".text":
-		return KindDocs
-	case "":
-		if f, err := os.Open(p); err == nil {
-			head := make([]byte, 5)
-			n, _ := io.ReadFull(f, head)
-			f.Close()
-			if string(head[:n]) == "From " {
-				return KindMbox
-			}
-		}
-	}
-	return ""
-}
-
-func (r *runner) fail(fe FileError) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.failLocked(fe)
-}
-
-func (r *runner) failLocked(fe FileError) {
-	r.sum.Errors = append(r.sum.Errors, fe)
-	r.sum.Failures++
-	r.log.Debug("ingest: failed", "path", fe.Path, "where", fe.Where, "err", fe.Err)
-}
-
-func (r *runner) note(path, where, msg string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.sum.Notes = append(r.sum.Notes, FileError{Path: path, Where: where, Err: errors.New(msg)})
-	r.log.Info("ingest: "+msg, "path", path, "where", where)
-}
-
-func (r *runner) skip(path, why string) {
-	r.sum.Skipped++
-	r.log.Debug("ingest: skipped", "path", path, "why", why)
-}
-
 // write stores one source (through the pipeline when one runs) and adds its stats.
 func (r *runner) write(ctx context.Context, src memtree.SourceInput) {
 	if r.jobs != nil {
@@ -490,18 +641,18 @@ func (r *runner) write(ctx context.Context, src memtree.SourceInput) {
 		return
 	}
 	st, err := r.w.Ingest(ctx, src)
-	r.mu.Lock()
-	defer r.mu.Unlock()
+	r.rep.mu.Lock()
+	defer r.rep.mu.Unlock()
 	r.record(ctx, src, st, err)
 }
 
-// record adds one source's outcome to the summary; r.mu must be held.
+// record adds one source's outcome to the summary; r.rep.mu must be held.
 func (r *runner) record(ctx context.Context, src memtree.SourceInput, st memtree.IngestStats, err error) {
 	if err != nil {
 		if ctx.Err() != nil {
 			return
 		}
-		r.failLocked(FileError{Path: src.Origin, Where: "source " + src.SourceID, Err: fmt.Errorf("store: %w", err)})
+		r.rep.failLocked(FileError{Path: src.Origin, Where: "source " + src.SourceID, Err: fmt.Errorf("store: %w", err)})
 		return
 	}
 	r.sum.Sources++
@@ -511,165 +662,9 @@ func (r *runner) record(ctx context.Context, src memtree.SourceInput, st memtree
 	r.sum.Entities += st.Entities
 }
 
-func (r *runner) runTask(ctx context.Context, t task) {
-	switch t.kind {
-	case KindSlack:
-		srcs, errs, files, err := readSlackExport(t.path, func(p string) string { return p })
-		r.sum.Files += files
-		if err != nil {
-			r.fail(FileError{Path: t.path, Err: fmt.Errorf("Slack export: %w", err)})
-			return
-		}
-		for _, fe := range errs {
-			r.fail(fe)
-		}
-		for _, s := range srcs {
-			r.write(ctx, s)
-		}
-	case KindMbox:
-		r.sum.Files++
-		r.readMboxFile(t)
-	case KindEML:
-		r.sum.Files++
-		b, err := readFileLimited(t.path)
-		if err != nil {
-			r.fail(FileError{Path: t.path, Err: err})
-			return
-		}
-		r.addMail(t.path, "", b, time.Time{}, KindEML)
-	case KindDocs:
-		r.sum.Files++
-		r.readDoc(ctx, t)
-	default: // "json", chat, reference
-		r.sum.Files++
-		r.readJSONInput(ctx, t)
-	}
-}
-
-func (r *runner) readMboxFile(t task) {
-	err := readMbox(t.path, func(m mboxMessage) error {
-		where := fmt.Sprintf("message %d (byte %d)", m.num, m.offset)
-		if m.err != nil {
-			r.fail(FileError{Path: t.path, Where: where, Err: m.err})
-			return nil
-		}
-		r.addMail(t.path, where, m.raw, m.envDate, KindMbox)
-		return nil
-	})
-	switch {
-	case errors.Is(err, errEmpty):
-		r.note(t.path, "", "empty mbox: nothing to ingest")
-	case err != nil:
-		r.fail(FileError{Path: t.path, Err: err})
-	}
-}
-
-// addMail parses one message and queues it for threading.
-func (r *runner) addMail(path, where string, raw []byte, envDate time.Time, prov string) {
-	pm, err := parseMail(raw, envDate)
-	if err != nil {
-		r.fail(FileError{Path: path, Where: where, Err: err})
-		return
-	}
-	for _, n := range pm.notes {
-		r.note(path, where, n)
-	}
-	if pm.bodyErr != nil {
-		r.fail(FileError{Path: path, Where: where, Err: pm.bodyErr})
-	}
-	r.seq++
-	pm.m.seq = r.seq
-	pm.m.prov = prov
-	pm.m.origin = path
-	if where != "" {
-		pm.m.origin = path + " " + where
-	}
-	r.mails = append(r.mails, pm.m)
-}
-
-func (r *runner) readDoc(ctx context.Context, t task) {
-	b, err := readFileLimited(t.path)
-	if err != nil {
-		r.fail(FileError{Path: t.path, Err: err})
-		return
-	}
-	tf, err := decodeTextFile(b)
-	if errors.Is(err, errEmpty) {
-		r.note(t.path, "", "empty file: nothing to ingest")
-		return
-	}
-	if err != nil {
-		r.fail(FileError{Path: t.path, Err: err})
-		return
-	}
-	for _, n := range tf.notes {
-		r.note(t.path, "", n)
-	}
-	src, err := parseDocument(tf.text, t.rel, modTime(t.path))
-	if errors.Is(err, errEmpty) {
-		r.note(t.path, "", "no text: nothing to ingest")
-		return
-	}
-	if err != nil {
-		r.fail(FileError{Path: t.path, Err: err})
-		return
-	}
-	src.Origin = t.path
-	r.write(ctx, *src)
-}
-
 func modTime(p string) time.Time {
 	if st, err := os.Stat(p); err == nil {
 		return st.ModTime().UTC()
 	}
 	return time.Now().UTC()
-}
-
-func (r *runner) readJSONInput(ctx context.Context, t task) {
-	b, err := readFileLimited(t.path)
-	if err != nil {
-		r.fail(FileError{Path: t.path, Err: err})
-		return
-	}
-	b = trimUTF8BOM(b)
-	if err := checkJSON(b); err != nil {
-		if errors.Is(err, errEmpty) {
-			r.note(t.path, "", "empty file: nothing to ingest")
-			return
-		}
-		r.fail(FileError{Path: t.path, Err: err})
-		return
-	}
-	shape := "chat"
-	if t.kind != KindChat {
-		shape, err = jsonShape(b)
-		if err != nil {
-			if errors.Is(err, errUnknownJSON) && t.kind == "json" {
-				r.skip(t.path, err.Error())
-				r.sum.Files--
-				return
-			}
-			r.fail(FileError{Path: t.path, Err: err})
-			return
-		}
-	}
-	var src *memtree.SourceInput
-	switch shape {
-	case "chat":
-		src, err = parseChatBatch(b)
-	case "emailthread":
-		src, err = parseEmailThread(b)
-	default:
-		src, err = parseDocumentInput(b, t.rel, modTime(t.path))
-	}
-	if errors.Is(err, errEmpty) {
-		r.note(t.path, "", "no messages: nothing to ingest")
-		return
-	}
-	if err != nil {
-		r.fail(FileError{Path: t.path, Err: err})
-		return
-	}
-	src.Origin = t.path
-	r.write(ctx, *src)
 }

@@ -1,7 +1,6 @@
 package ingest
 
 import (
-	"bufio"
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,9 +9,9 @@ import (
 	"io"
 	"mime"
 	"net/mail"
-	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/emersion/go-message"
 	mcharset "github.com/emersion/go-message/charset"
@@ -27,41 +26,57 @@ const maxMessageBytes = 64 << 20
 // maxMIMEDepth bounds nested multiparts.
 const maxMIMEDepth = 16
 
-// errTruncated marks a message whose MIME structure ends early.
-var errTruncated = errors.New("message truncated")
-
 // mailMsg is one parsed message waiting to be threaded.
 type mailMsg struct {
-	id      string   // Message-ID without brackets (synthesised when missing)
-	refs    []string // References, oldest first
-	replyTo string   // In-Reply-To
+	id      string   // Message-ID without brackets (synthesised when missing or not one)
+	refs    []string // References that look like Message-IDs, oldest first
+	replyTo string   // In-Reply-To, when it looks like a Message-ID
 	date    time.Time
-	seq     int    // discovery order, breaks date ties
-	origin  string // "path" or "path message N"
-	prov    string // "mbox" or "eml"
-	msg     memtree.MessageInput
+	// dateGuessed says the message's time is not its Date header's (it had none,
+	// or an unreadable one): it comes from a Received header, the mbox separator,
+	// the Maildir name or the file time.
+	dateGuessed bool
+	seq         int    // discovery order, breaks date ties
+	origin      string // "path" or "path message N"
+	prov        string // "mbox", "eml" or "maildir"
+	msg         memtree.MessageInput
 }
 
 // parsedMail is the outcome of parsing one raw message.
 type parsedMail struct {
-	m     *mailMsg
-	notes []string // repairs (unknown charset, ...): worth a log line, not a failure
-	// bodyErr is a body decoding error: the headers were kept, the body was skipped.
+	m *mailMsg
+	// notes are repairs worth a debug line (a folded header fixed, a synthesised
+	// Message-ID); warnings are guesses and partial losses the person should see.
+	notes, warnings []string
+	// bodyErr is a body decoding error: the headers (and any text read before the
+	// error) were kept.
 	bodyErr error
 }
 
-// parseMail parses one raw RFC 5322 message (any newline convention). envDate is the
-// mbox "From " line date, used when the Date header is missing or unreadable.
-func parseMail(raw []byte, envDate time.Time) (*parsedMail, error) {
+// mailDates are the fallbacks parseMail uses when a message has no readable Date
+// header, in order after its Received headers: the mbox separator (or Maildir file
+// name) date, then the file's modification time.
+type mailDates struct {
+	envelope, file time.Time
+}
+
+// parseMail parses one raw RFC 5322 message (any newline convention; a BOM or a
+// leading mbox envelope line allowed).
+func parseMail(raw []byte, dates mailDates) (*parsedMail, error) {
 	raw = normalizeNewlines(raw)
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, errors.New("empty message")
 	}
-	ent, err := message.Read(bytes.NewReader(raw))
+	pm := &parsedMail{m: &mailMsg{}}
+	fixed, env, notes := repairHeader(raw)
+	if dates.envelope.IsZero() {
+		dates.envelope = env
+	}
+	pm.notes = append(pm.notes, notes...)
+	ent, err := message.ReadWithOptions(bytes.NewReader(fixed), &message.ReadOptions{MaxHeaderBytes: maxMessageBytes})
 	if ent == nil {
 		return nil, fmt.Errorf("unreadable header block: %w", err)
 	}
-	pm := &parsedMail{m: &mailMsg{}}
 	hd := newHeaderDecoder()
 	h := ent.Header
 	if h.Get("From") == "" && h.Get("Message-Id") == "" && h.Get("Subject") == "" && h.Get("Date") == "" {
@@ -72,13 +87,9 @@ func parseMail(raw []byte, envDate time.Time) (*parsedMail, error) {
 	m.id = firstMsgID(h.Get("Message-Id"))
 	m.refs = msgIDs(h.Get("References"))
 	m.replyTo = firstMsgID(h.Get("In-Reply-To"))
-	from := hd.addresses(h.Get("From"))
-	if len(from) > 0 {
-		m.msg.Author = from[0].Name
-		m.msg.AuthorAddr = strings.ToLower(from[0].Address)
-		if m.msg.Author == "" {
-			m.msg.Author = m.msg.AuthorAddr
-		}
+	m.msg.Author, m.msg.AuthorAddr = hd.sender(h.Get("From"))
+	if m.msg.Author == "" && m.msg.AuthorAddr == "" {
+		m.msg.Author, m.msg.AuthorAddr = hd.sender(h.Get("Sender"))
 	}
 	for _, a := range hd.addresses(h.Get("To")) {
 		m.msg.To = append(m.msg.To, formatAddress(a))
@@ -87,21 +98,16 @@ func parseMail(raw []byte, envDate time.Time) (*parsedMail, error) {
 		m.msg.Cc = append(m.msg.Cc, formatAddress(a))
 	}
 	m.msg.Subject = strings.TrimSpace(stripControls(hd.text(h.Get("Subject"))))
-	if d, derr := parseMailDate(h.Get("Date")); derr == nil {
-		m.date = d
-	} else if !envDate.IsZero() {
-		m.date = envDate
-		pm.notes = append(pm.notes, fmt.Sprintf("Date header %q unreadable; used the mbox separator date", h.Get("Date")))
-	} else {
-		pm.notes = append(pm.notes, fmt.Sprintf("Date header %q unreadable; message has no time", h.Get("Date")))
-	}
-	if !m.date.IsZero() {
-		m.msg.TimestampMS = m.date.UnixMilli()
-	}
+	m.date, m.dateGuessed, pm.warnings = messageDate(h, dates, pm.warnings)
+	m.msg.TimestampMS = m.date.UnixMilli()
 	if m.id == "" {
 		sum := sha256.Sum256(raw)
 		m.id = "noid-" + hex.EncodeToString(sum[:12]) + "@openhuman.invalid"
-		pm.notes = append(pm.notes, "no Message-ID; synthesised "+m.id)
+		if v := strings.TrimSpace(h.Get("Message-Id")); v != "" {
+			pm.notes = append(pm.notes, fmt.Sprintf("Message-ID %q is not one; synthesised %s", v, m.id))
+		} else {
+			pm.notes = append(pm.notes, "no Message-ID; synthesised "+m.id)
+		}
 	}
 	m.msg.Ref = m.id
 
@@ -109,20 +115,47 @@ func parseMail(raw []byte, envDate time.Time) (*parsedMail, error) {
 	if err != nil && message.IsUnknownCharset(err) {
 		acc.unknownCharset(h)
 	} else if err != nil && message.IsUnknownEncoding(err) {
-		acc.notes = append(acc.notes, "unknown Content-Transfer-Encoding "+h.Get("Content-Transfer-Encoding")+"; body read as it is")
+		acc.warnings = append(acc.warnings, "unknown Content-Transfer-Encoding "+h.Get("Content-Transfer-Encoding")+"; body read as it is")
 	}
 	text, berr := acc.walk(ent, 0, err != nil && message.IsUnknownCharset(err))
 	m.msg.Attachments = acc.attachments
 	m.msg.Text = cleanMailBody(text)
-	pm.notes = append(pm.notes, acc.notes...)
+	pm.warnings = append(pm.warnings, acc.warnings...)
 	if hd.unknown != "" {
-		pm.notes = append(pm.notes, "unknown charset "+hd.unknown+" in a header; decoded as UTF-8/Windows-1252")
-	}
-	if errors.Is(berr, errTruncated) {
-		return nil, berr
+		pm.warnings = append(pm.warnings, "unknown charset "+hd.unknown+" in a header; decoded as UTF-8/Windows-1252")
 	}
 	pm.bodyErr = berr
 	return pm, nil
+}
+
+// messageDate picks a message's time: its Date header (read leniently), else its
+// newest Received header, else the envelope date, else the file time; guessed is
+// true for all but the first. It never returns a time before earliestMailYear
+// while any source of a date is left.
+func messageDate(h message.Header, dates mailDates, warnings []string) (t time.Time, guessed bool, _ []string) {
+	raw := strings.TrimSpace(h.Get("Date"))
+	if d, ok := parseLooseDate(raw); ok {
+		if d.zoneGuessed {
+			warnings = append(warnings, fmt.Sprintf("Date header %q names no zone; read as UTC", raw))
+		}
+		return d.t, false, warnings
+	}
+	what := "no Date header"
+	if raw != "" {
+		what = fmt.Sprintf("Date header %q unreadable", raw)
+	}
+	for _, rcv := range h.Values("Received") {
+		if d, ok := receivedDate(rcv); ok {
+			return d.t, true, append(warnings, what+"; used the time the message was received")
+		}
+	}
+	if !dates.envelope.IsZero() && dates.envelope.Year() >= earliestMailYear {
+		return dates.envelope, true, append(warnings, what+"; used the mbox separator date")
+	}
+	if !dates.file.IsZero() {
+		return dates.file, true, append(warnings, what+"; used the file time")
+	}
+	return time.Now().UTC(), true, append(warnings, what+"; used the time of this ingest")
 }
 
 // formatAddress renders an address as "Name <addr>" or the bare address.
@@ -131,65 +164,6 @@ func formatAddress(a *mail.Address) string {
 		return strings.ToLower(a.Address)
 	}
 	return a.Name + " <" + strings.ToLower(a.Address) + ">"
-}
-
-// parseMailDate reads an RFC 5322 date, tolerating a trailing comment and a few
-// common deviations.
-func parseMailDate(s string) (time.Time, error) {
-	s = strings.TrimSpace(s)
-	if s == "" {
-		return time.Time{}, errors.New("no Date header")
-	}
-	if t, err := mail.ParseDate(s); err == nil {
-		return t, nil
-	}
-	if i := strings.IndexByte(s, '('); i > 0 {
-		if t, err := mail.ParseDate(strings.TrimSpace(s[:i])); err == nil {
-			return t, nil
-		}
-	}
-	for _, layout := range []string{time.RFC3339, "2006-01-02 15:04:05 -0700", "Mon, 2 Jan 2006 15:04:05 MST", time.ANSIC} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("unreadable date %q", s)
-}
-
-// msgIDs extracts every <id> from a References-style header, without brackets.
-func msgIDs(s string) []string {
-	var out []string
-	for {
-		i := strings.IndexByte(s, '<')
-		if i < 0 {
-			break
-		}
-		j := strings.IndexByte(s[i:], '>')
-		if j < 0 {
-			break
-		}
-		if id := strings.TrimSpace(s[i+1 : i+j]); id != "" {
-			out = append(out, id)
-		}
-		s = s[i+j+1:]
-	}
-	if len(out) == 0 {
-		// bare ids without brackets
-		for _, f := range strings.Fields(s) {
-			if strings.Contains(f, "@") {
-				out = append(out, strings.Trim(f, "<>,"))
-			}
-		}
-	}
-	return out
-}
-
-func firstMsgID(s string) string {
-	ids := msgIDs(s)
-	if len(ids) == 0 {
-		return ""
-	}
-	return ids[0]
 }
 
 // headerDecoder decodes RFC 2047 words, falling back for unknown charsets.
@@ -201,7 +175,7 @@ type headerDecoder struct {
 func newHeaderDecoder() *headerDecoder {
 	hd := &headerDecoder{}
 	hd.dec = &mime.WordDecoder{CharsetReader: func(cs string, in io.Reader) (io.Reader, error) {
-		if r, err := mcharset.Reader(cs, in); err == nil {
+		if r, err := lenientCharsetReader(cs, in); err == nil {
 			return r, nil
 		}
 		b, err := io.ReadAll(in)
@@ -216,6 +190,64 @@ func newHeaderDecoder() *headerDecoder {
 	return hd
 }
 
+// lenientCharsetReader converts a body or an encoded word from its declared
+// charset to UTF-8, except when the bytes are valid UTF-8 with non-ASCII characters
+// in them: then the label is wrong (a GB2312 or Latin-1 label on UTF-8 text is
+// common, and the converse almost never forms valid UTF-8) and the bytes are kept.
+// An unknown charset is an error, before anything is read from in.
+func lenientCharsetReader(cs string, in io.Reader) (io.Reader, error) {
+	switch strings.ToLower(strings.Trim(strings.TrimSpace(cs), `"'`)) {
+	case "utf-8", "utf8", "us-ascii", "ascii", "":
+		return in, nil
+	}
+	if _, err := mcharset.Reader(cs, strings.NewReader("")); err != nil {
+		return nil, err
+	}
+	return &lazyCharset{cs: cs, in: in}, nil
+}
+
+// lazyCharset decodes its input on the first Read (see lenientCharsetReader).
+type lazyCharset struct {
+	cs  string
+	in  io.Reader
+	out io.Reader
+}
+
+func (l *lazyCharset) Read(p []byte) (int, error) {
+	if l.out == nil {
+		b, err := io.ReadAll(io.LimitReader(l.in, maxMessageBytes))
+		if utf8.Valid(b) && hasNonASCII(b) {
+			l.out = bytes.NewReader(b)
+		} else if r, cerr := mcharset.Reader(l.cs, bytes.NewReader(b)); cerr == nil {
+			l.out = r
+		} else {
+			l.out = strings.NewReader(decodeFallback(b))
+		}
+		if err != nil {
+			l.out = io.MultiReader(l.out, errReader{err})
+		}
+	}
+	return l.out.Read(p)
+}
+
+type errReader struct{ err error }
+
+func (e errReader) Read([]byte) (int, error) { return 0, e.err }
+
+func hasNonASCII(b []byte) bool {
+	for _, c := range b {
+		if c >= 0x80 {
+			return true
+		}
+	}
+	return false
+}
+
+func init() {
+	// go-message converts bodies with this function; ours keeps mislabelled UTF-8.
+	message.CharsetReader = lenientCharsetReader
+}
+
 // text decodes an unstructured header (Subject).
 func (hd *headerDecoder) text(s string) string {
 	out, err := hd.dec.DecodeHeader(s)
@@ -223,6 +255,29 @@ func (hd *headerDecoder) text(s string) string {
 		return decodeFallback([]byte(s))
 	}
 	return sanitizeUTF8([]byte(out))
+}
+
+// sender reads a From (or Sender) header into a display name and an address:
+// RFC 5322 forms with encoded words, the Pipermail "user at host (Name)" form, and,
+// when nothing in it is an address, the decoded text as the name. The name is the
+// address when the header names none.
+func (hd *headerDecoder) sender(s string) (name, addr string) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return "", ""
+	}
+	if a, ok := pipermailSender(hd.text(s)); ok {
+		name, addr = a.Name, strings.ToLower(a.Address)
+	} else if list := hd.addresses(s); len(list) > 0 {
+		name, addr = list[0].Name, strings.ToLower(list[0].Address)
+	} else {
+		name = strings.TrimSpace(strings.Trim(stripControls(hd.text(s)), `"'`))
+	}
+	name = strings.TrimSpace(strings.Trim(name, `"'`))
+	if name == "" {
+		name = addr
+	}
+	return name, addr
 }
 
 // addresses parses an address list; an unparsable list degrades to bare addresses
@@ -242,14 +297,26 @@ func (hd *headerDecoder) addresses(s string) []*mail.Address {
 	var out []*mail.Address
 	for _, part := range strings.Split(s, ",") {
 		if a, err := p.Parse(part); err == nil {
+			a.Name = strings.TrimSpace(stripControls(sanitizeUTF8([]byte(a.Name))))
 			out = append(out, a)
 			continue
 		}
+		if a, ok := pipermailSender(part); ok {
+			out = append(out, a)
+			continue
+		}
+		var name []string
+		var addr string
 		for _, f := range strings.Fields(part) {
-			f = strings.Trim(f, "<>\"'")
-			if strings.Contains(f, "@") {
-				out = append(out, &mail.Address{Address: f})
+			t := strings.Trim(f, "<>\"'(),;")
+			if addr == "" && strings.Contains(t, "@") {
+				addr = t
+			} else if t != "" {
+				name = append(name, t)
 			}
+		}
+		if addr != "" {
+			out = append(out, &mail.Address{Name: strings.TrimSpace(stripControls(hd.text(strings.Join(name, " ")))), Address: addr})
 		}
 	}
 	return out
@@ -258,19 +325,22 @@ func (hd *headerDecoder) addresses(s string) []*mail.Address {
 // bodyAcc collects the readable text and the attachments of a MIME tree.
 type bodyAcc struct {
 	attachments []abi.Attachment
-	notes       []string
+	warnings    []string
 }
 
 func (acc *bodyAcc) unknownCharset(h message.Header) {
 	_, params, _ := h.ContentType()
-	acc.notes = append(acc.notes, fmt.Sprintf("unknown charset %q; body decoded as UTF-8/Windows-1252", params["charset"]))
+	acc.warnings = append(acc.warnings, fmt.Sprintf("unknown charset %q; body decoded as UTF-8/Windows-1252", params["charset"]))
 }
 
 // walk returns the best text of entity e (text/plain preferred, HTML converted).
-// rawCharset is true when go-message could not convert e's charset.
+// rawCharset is true when the charset of e could not be converted. A multipart
+// that breaks off (no closing boundary, a part cut short, a part whose headers
+// cannot be read) keeps every part read before the break; the error says what was
+// lost.
 func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string, error) {
 	if depth > maxMIMEDepth {
-		return "", fmt.Errorf("MIME parts nested deeper than %d", maxMIMEDepth)
+		return "", fmt.Errorf("MIME parts nested deeper than %d: their text is not read", maxMIMEDepth)
 	}
 	mt, params, cterr := e.Header.ContentType()
 	if cterr != nil || mt == "" {
@@ -283,11 +353,18 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 	}
 	if strings.HasPrefix(mt, "multipart/") {
 		mr := e.MultipartReader()
-		if mr == nil {
-			return "", fmt.Errorf("multipart part without a boundary")
+		if mr == nil || params["boundary"] == "" {
+			// no boundary: the body is all one part; read it as text
+			b, err := io.ReadAll(io.LimitReader(e.Body, maxMessageBytes))
+			s := stripControls(string(normalizeNewlines([]byte(decodeFallback(b)))))
+			if err != nil {
+				return s, fmt.Errorf("%s without a boundary, read as text: %w", mt, err)
+			}
+			return s, nil
 		}
 		var plain, html, other []string
 		var firstErr error
+		n := 0
 		for i := 1; ; i++ {
 			part, err := mr.NextPart()
 			if err == io.EOF {
@@ -297,12 +374,21 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 			if partRaw {
 				acc.unknownCharset(part.Header)
 			} else if err != nil && !message.IsUnknownEncoding(err) || part == nil {
-				return "", fmt.Errorf("%w: MIME part %d of %s has no end (%v); message skipped", errTruncated, i, mt, err)
+				what := "the message ends"
+				if n == 0 {
+					what = "before any part could be read"
+				}
+				lost := fmt.Errorf("MIME part %d of %s has no end or cannot be read (%v): kept the %d part(s) before it, the rest of the message is lost (%s)", i, mt, err, n, what)
+				if firstErr == nil {
+					firstErr = lost
+				}
+				break
 			}
+			n++
 			pmt, _, _ := part.Header.ContentType()
 			txt, perr := acc.walk(part, depth+1, partRaw)
 			if perr != nil && firstErr == nil {
-				firstErr = perr
+				firstErr = fmt.Errorf("MIME part %d: %w", i, perr)
 			}
 			switch {
 			case txt == "":
@@ -328,7 +414,19 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 		return joinNonEmpty(plain, html, other), firstErr
 	}
 	isText := mt == "text/plain" || mt == "text/html"
-	if disp == "attachment" || (!isText && mt != "message/rfc822") || (name != "" && disp != "inline") || mt == "message/rfc822" {
+	if mt == "message/rfc822" && disp != "attachment" {
+		// a forwarded or digest message: its text is what the person reads
+		b, err := io.ReadAll(io.LimitReader(e.Body, maxMessageBytes))
+		if err == nil {
+			if inner, perr := parseMail(b, mailDates{}); perr == nil {
+				acc.attachments = append(acc.attachments, inner.m.msg.Attachments...)
+				return forwardedText(inner.m), inner.bodyErr
+			}
+		}
+		acc.attachments = append(acc.attachments, abi.Attachment{Name: "forwarded message", ContentType: mt, Size: len(b)})
+		return "", nil
+	}
+	if disp == "attachment" || !isText || (name != "" && disp != "inline") {
 		if mt == "text/calendar" && name == "" && disp != "attachment" {
 			_, _ = io.Copy(io.Discard, e.Body)
 			return "", nil
@@ -336,13 +434,10 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 		n, err := io.Copy(io.Discard, e.Body)
 		if name == "" {
 			name = "unnamed"
-			if mt == "message/rfc822" {
-				name = "forwarded message"
-			}
 		}
 		acc.attachments = append(acc.attachments, abi.Attachment{Name: sanitizeUTF8([]byte(name)), ContentType: mt, Size: int(n)})
 		if err != nil {
-			return "", fmt.Errorf("attachment %q: %w", name, err)
+			return "", fmt.Errorf("attachment %q is cut short: %w", name, err)
 		}
 		return "", nil
 	}
@@ -358,10 +453,33 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 		s = htmlToText(s)
 	}
 	if err != nil {
-		enc := e.Header.Get("Content-Transfer-Encoding")
-		return "", fmt.Errorf("%s body (%s): %w; headers kept, body skipped", mt, strings.ToLower(enc), err)
+		enc := strings.ToLower(e.Header.Get("Content-Transfer-Encoding"))
+		if strings.TrimSpace(s) != "" {
+			return s, fmt.Errorf("%s body (%s) breaks off: %w; the text before the break is kept", mt, enc, err)
+		}
+		return "", fmt.Errorf("%s body (%s): %w; headers kept, body lost", mt, enc, err)
 	}
 	return s, nil
+}
+
+// forwardedText renders an attached message as the text a mail client shows for
+// it: a short header and its body.
+func forwardedText(m *mailMsg) string {
+	var b strings.Builder
+	b.WriteString("---- Forwarded message ----\n")
+	if m.msg.Author != "" {
+		fmt.Fprintf(&b, "From: %s\n", m.msg.Author)
+	}
+	if !m.dateGuessed {
+		fmt.Fprintf(&b, "Date: %s\n", m.date.Format("2006-01-02 15:04 -0700"))
+	}
+	if m.msg.Subject != "" {
+		fmt.Fprintf(&b, "Subject: %s\n", m.msg.Subject)
+	}
+	if t := strings.TrimSpace(m.msg.Text); t != "" {
+		b.WriteString("\n" + t)
+	}
+	return b.String()
 }
 
 func joinNonEmpty(lists ...[]string) string {
@@ -374,112 +492,4 @@ func joinNonEmpty(lists ...[]string) string {
 		}
 	}
 	return strings.Join(parts, "\n\n")
-}
-
-// mboxMessage is one raw message cut from an mbox file.
-type mboxMessage struct {
-	num     int   // 1-based
-	offset  int64 // byte offset of its "From " line
-	envDate time.Time
-	raw     []byte
-	err     error // set when the message could not be cut out whole
-}
-
-// readMbox streams an mboxrd file, calling fn for every message. A file whose first
-// non-blank line is not a "From " separator is rejected (not an mbox, or messages
-// run together without separators). fn errors stop the read.
-func readMbox(path string, fn func(mboxMessage) error) error {
-	f, err := os.Open(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	br := bufio.NewReaderSize(f, 64<<10)
-	var (
-		cur      *mboxMessage
-		buf      bytes.Buffer
-		off      int64
-		num      int
-		prevBlnk = true
-		started  bool
-	)
-	flush := func() error {
-		if cur == nil {
-			return nil
-		}
-		cur.raw = append([]byte(nil), buf.Bytes()...)
-		buf.Reset()
-		m := *cur
-		cur = nil
-		return fn(m)
-	}
-	for {
-		line, rerr := br.ReadSlice('\n')
-		if rerr == bufio.ErrBufferFull {
-			// a long line: gather it whole
-			full := append([]byte(nil), line...)
-			for rerr == bufio.ErrBufferFull {
-				line, rerr = br.ReadSlice('\n')
-				full = append(full, line...)
-			}
-			line = full
-		}
-		if rerr != nil && rerr != io.EOF {
-			return fmt.Errorf("byte %d: read: %w", off, rerr)
-		}
-		if n := len(line); n > 0 {
-			trimmed := bytes.TrimRight(line, "\r\n")
-			switch {
-			case bytes.HasPrefix(line, []byte("From ")) && prevBlnk:
-				if err := flush(); err != nil {
-					return err
-				}
-				num++
-				cur = &mboxMessage{num: num, offset: off, envDate: envelopeDate(string(trimmed))}
-				started = true
-			case !started:
-				if len(bytes.TrimSpace(line)) != 0 {
-					return fmt.Errorf("byte %d: first line is not a \"From \" separator: not an mbox file (messages without separators cannot be split safely; save each as .eml or export a real mbox)", off)
-				}
-			default:
-				if cur != nil && buf.Len()+len(line) > maxMessageBytes {
-					if cur.err == nil {
-						cur.err = fmt.Errorf("message larger than %d bytes; skipped", maxMessageBytes)
-					}
-				} else if cur != nil {
-					// mboxrd: a line ">From " (any number of '>') loses one '>'
-					j := 0
-					for j < len(line) && line[j] == '>' {
-						j++
-					}
-					if j > 0 && bytes.HasPrefix(line[j:], []byte("From ")) {
-						line = line[1:]
-					}
-					buf.Write(line)
-				}
-			}
-			prevBlnk = len(trimmed) == 0
-			off += int64(n)
-		}
-		if rerr == io.EOF {
-			break
-		}
-	}
-	if !started {
-		return errEmpty
-	}
-	return flush()
-}
-
-// envelopeDate reads the asctime date of an mbox "From addr date" line.
-func envelopeDate(line string) time.Time {
-	f := strings.Fields(line)
-	if len(f) < 7 {
-		return time.Time{}
-	}
-	t, err := time.Parse(time.ANSIC, strings.Join(f[len(f)-5:], " "))
-	if err != nil {
-		return time.Time{}
-	}
-	return t
 }

@@ -346,13 +346,17 @@ func TestMailBadInputs(t *testing.T) {
 		}
 		return out
 	}
-	if es := errFor("truncated.mbox"); len(es) != 1 || !strings.Contains(es[0].Where, "message 3") || !strings.Contains(es[0].Error(), "truncated") {
+	// A multipart cut off inside its attachment keeps its headers and every part
+	// read before the break; the error line says what was lost.
+	if es := errFor("truncated.mbox"); len(es) != 1 || !strings.Contains(es[0].Where, "message 3") || !strings.Contains(es[0].Error(), "kept in part") ||
+		!strings.Contains(es[0].Error(), `attachment "scan.pdf" is cut short`) {
 		t.Errorf("truncated.mbox errors = %v", es)
 	}
 	c.message(t, "m1@x.example")
 	c.message(t, "m2@x.example")
-	if c.byID("email:trunc@x.example") != nil {
-		t.Errorf("the truncated message must not be ingested")
+	if s := c.byID("email:trunc@x.example"); s == nil || s.Messages[0].Text != "Scan attached." || s.Messages[0].Author != "Ana" ||
+		len(s.Messages[0].Attachments) != 1 || s.Messages[0].Attachments[0].Name != "scan.pdf" {
+		t.Errorf("the truncated message must keep its headers, its text and name its attachment: %+v", s)
 	}
 	if es := errFor("no-separator.mbox"); len(es) != 1 || !strings.Contains(es[0].Error(), "byte 0") || !strings.Contains(es[0].Error(), "not an mbox") {
 		t.Errorf("no-separator.mbox errors = %v", es)

@@ -1,9 +1,13 @@
 package ingest
 
 import (
+	"encoding/json"
+	"fmt"
+	"os"
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -37,27 +41,148 @@ func (u *unionFind) union(a, b string) {
 	u.parent[rb] = ra
 }
 
-var reSubjectPrefix = regexp.MustCompile(`(?i)^\s*((re|fwd?|aw|wg|sv|vs|tr|rif|antw)\s*(\[\d+\])?\s*:\s*)+`)
+var reSubjectPrefix = regexp.MustCompile(`(?i)^\s*((re|fwd?|aw|wg|sv|vs|tr|rif|antw|odp|res|r)\s*(\[\d+\])?\s*:\s*|\[[^\]]{1,40}\]\s*)+`)
 
 // threadTitle strips reply and forward prefixes from a subject.
 func threadTitle(s string) string {
 	return strings.TrimSpace(reSubjectPrefix.ReplaceAllString(s, ""))
 }
 
-// threadMails groups messages into threads by References and In-Reply-To and
-// returns one source per thread, ordered by the thread's first message. A thread's
-// SourceID is "email:<root>", where the root is the earliest message of the thread
-// that refers to no other, or else the oldest ancestor the messages reference.
-// Duplicate Message-IDs keep the first copy read.
-func threadMails(msgs []*mailMsg) []memtree.SourceInput {
+// isReplySubject reports whether a subject carries a reply prefix ("Re:", "AW:").
+func isReplySubject(s string) bool {
+	loc := reSubjectPrefix.FindStringIndex(s)
+	return loc != nil && strings.Contains(strings.ToLower(s[:loc[1]]), ":")
+}
+
+// subjectWindow bounds how far apart (in time) a reply joined to a thread by its
+// subject may be from the thread's latest message.
+const subjectWindow = 60 * 24 * time.Hour
+
+// mailIndex is what the threader keeps in memory of one message: enough to thread
+// it. The message itself waits in the spill file.
+type mailIndex struct {
+	id, root    string
+	refs        []string
+	replyTo     string
+	date        time.Time
+	guessed     bool
+	seq         int
+	subject     string // threadTitle, lower case
+	reply       bool   // the subject has a reply prefix
+	people      []string
+	prov        string
+	origin      string
+	off, length int64
+}
+
+// threader collects the parsed mail of a run and groups it into threads at the
+// end. Messages are written to a temporary spill file as they arrive and only their
+// threading keys stay in memory (about 200 bytes a message), so a run's memory does
+// not grow with the size of the mail it reads.
+type threader struct {
+	spill *os.File
+	off   int64
+	idx   []*mailIndex
+	seq   int
+	err   error
+}
+
+// add keeps one message for threading.
+func (t *threader) add(m *mailMsg) error {
+	if t.err != nil {
+		return t.err
+	}
+	if t.spill == nil {
+		f, err := os.CreateTemp("", "openhuman-ingest-mail-*")
+		if err != nil {
+			t.err = fmt.Errorf("threading mail needs a temporary file: %w", err)
+			return t.err
+		}
+		os.Remove(f.Name()) // unlinked: gone when closed, even after a crash
+		t.spill = f
+	}
+	b, err := json.Marshal(&m.msg)
+	if err != nil {
+		return fmt.Errorf("encode message %s: %w", m.id, err)
+	}
+	if _, err := t.spill.WriteAt(b, t.off); err != nil {
+		t.err = fmt.Errorf("threading mail: write the temporary file: %w", err)
+		return t.err
+	}
+	t.seq++
+	mi := &mailIndex{id: m.id, refs: m.refs, replyTo: m.replyTo, date: m.date, guessed: m.dateGuessed, seq: t.seq,
+		subject: strings.ToLower(threadTitle(m.msg.Subject)), reply: isReplySubject(m.msg.Subject),
+		prov: m.prov, origin: m.origin, off: t.off, length: int64(len(b))}
+	mi.people = participants(&m.msg)
+	t.off += int64(len(b))
+	t.idx = append(t.idx, mi)
+	return nil
+}
+
+// participants lists the lower-case addresses of a message's sender and recipients.
+func participants(m *memtree.MessageInput) []string {
+	var out []string
+	add := func(a string) {
+		a = strings.ToLower(strings.TrimSpace(a))
+		if i := strings.LastIndexByte(a, '<'); i >= 0 {
+			a = strings.TrimSuffix(a[i+1:], ">")
+		}
+		if strings.Contains(a, "@") {
+			out = append(out, a)
+		}
+	}
+	add(m.AuthorAddr)
+	for _, r := range m.To {
+		add(r)
+	}
+	for _, r := range m.Cc {
+		add(r)
+	}
+	return out
+}
+
+func (t *threader) close() {
+	if t.spill != nil {
+		t.spill.Close()
+		t.spill = nil
+	}
+}
+
+// thread is one group of messages.
+type thread struct {
+	root string
+	msgs []*mailIndex
+}
+
+// threads groups the collected messages: by References and In-Reply-To (only
+// values that look like Message-IDs), then a reply that names no known message
+// joins the latest earlier thread with the same subject that shares a participant,
+// within subjectWindow. Duplicate copies (same Message-ID, date and sender) keep
+// the first read; a different message reusing a Message-ID is kept under a
+// suffixed ref. Threads are ordered by their first message.
+func (t *threader) threads() []thread {
 	uf := &unionFind{parent: map[string]string{}}
-	seen := map[string]bool{}
-	var uniq []*mailMsg
-	for _, m := range msgs {
-		if seen[m.id] {
+	type key struct {
+		id   string
+		date int64
+		from string
+	}
+	seen := map[key]bool{}
+	ids := map[string]int{}
+	var uniq []*mailIndex
+	for _, m := range t.idx {
+		k := key{m.id, m.date.Unix(), ""}
+		if len(m.people) > 0 {
+			k.from = m.people[0]
+		}
+		if seen[k] {
 			continue
 		}
-		seen[m.id] = true
+		seen[k] = true
+		if n := ids[m.id]; n > 0 {
+			m.id = fmt.Sprintf("%s#%d", m.id, n+1)
+		}
+		ids[m.id]++
 		uniq = append(uniq, m)
 		uf.find(m.id)
 		for _, r := range m.refs {
@@ -67,7 +192,66 @@ func threadMails(msgs []*mailMsg) []memtree.SourceInput {
 			uf.union(m.id, m.replyTo)
 		}
 	}
-	groups := map[string][]*mailMsg{}
+	// Subject fallback, in time order.
+	known := map[string]bool{}
+	for _, m := range uniq {
+		known[m.id] = true
+	}
+	order := append([]*mailIndex(nil), uniq...)
+	sort.SliceStable(order, func(i, j int) bool { return order[i].date.Before(order[j].date) })
+	type subjThread struct {
+		id     string
+		last   time.Time
+		people map[string]bool
+	}
+	bySubject := map[string][]*subjThread{}
+	for _, m := range order {
+		linked := false
+		for _, r := range append(append([]string(nil), m.refs...), m.replyTo) {
+			if r != "" && known[r] {
+				linked = true
+			}
+		}
+		if m.reply && !linked && len(m.subject) >= 3 {
+			cands := bySubject[m.subject]
+			for i := len(cands) - 1; i >= 0; i-- {
+				c := cands[i]
+				if m.date.Sub(c.last) > subjectWindow || c.last.Sub(m.date) > subjectWindow {
+					continue
+				}
+				shared := false
+				for _, p := range m.people {
+					if c.people[p] {
+						shared = true
+						break
+					}
+				}
+				if shared {
+					uf.union(m.id, c.id)
+					break
+				}
+			}
+		}
+		if m.subject != "" {
+			var st *subjThread
+			for _, c := range bySubject[m.subject] {
+				if uf.find(c.id) == uf.find(m.id) {
+					st = c
+				}
+			}
+			if st == nil {
+				st = &subjThread{id: m.id, people: map[string]bool{}}
+				bySubject[m.subject] = append(bySubject[m.subject], st)
+			}
+			if m.date.After(st.last) {
+				st.last = m.date
+			}
+			for _, p := range m.people {
+				st.people[p] = true
+			}
+		}
+	}
+	groups := map[string][]*mailIndex{}
 	var keys []string
 	for _, m := range uniq {
 		k := uf.find(m.id)
@@ -76,11 +260,7 @@ func threadMails(msgs []*mailMsg) []memtree.SourceInput {
 		}
 		groups[k] = append(groups[k], m)
 	}
-	type thread struct {
-		root string
-		msgs []*mailMsg
-	}
-	var threads []thread
+	var out []thread
 	for _, k := range keys {
 		g := groups[k]
 		sort.SliceStable(g, func(i, j int) bool {
@@ -89,42 +269,59 @@ func threadMails(msgs []*mailMsg) []memtree.SourceInput {
 			}
 			return g[i].seq < g[j].seq
 		})
-		threads = append(threads, thread{root: threadRoot(g), msgs: g})
+		out = append(out, thread{root: threadRoot(g), msgs: g})
 	}
-	sort.SliceStable(threads, func(i, j int) bool {
-		a, b := threads[i].msgs[0], threads[j].msgs[0]
+	sort.SliceStable(out, func(i, j int) bool {
+		a, b := out[i].msgs[0], out[j].msgs[0]
 		if !a.date.Equal(b.date) {
 			return a.date.Before(b.date)
 		}
 		return a.seq < b.seq
 	})
-	out := make([]memtree.SourceInput, 0, len(threads))
-	for _, t := range threads {
-		src := memtree.SourceInput{
-			Kind:     memtree.KindEmail,
-			SourceID: "email:" + t.root,
-			Provider: t.msgs[0].prov,
-			Origin:   t.msgs[0].origin,
-		}
-		for _, m := range t.msgs {
-			if m.id == t.root {
-				src.Title = threadTitle(m.msg.Subject)
-			}
-			src.Messages = append(src.Messages, m.msg)
-		}
-		if src.Title == "" {
-			src.Title = threadTitle(t.msgs[0].msg.Subject)
-		}
-		if src.Title == "" {
-			src.Title = "(no subject)"
-		}
-		out = append(out, src)
-	}
 	return out
 }
 
+// source reads a thread's messages back from the spill file and builds its
+// source: SourceID "email:<root>", titled by the root's subject. A source whose
+// messages' dates were guessed carries the tag "date-guessed".
+func (t *threader) source(th thread) (memtree.SourceInput, error) {
+	src := memtree.SourceInput{
+		Kind:     memtree.KindEmail,
+		SourceID: "email:" + th.root,
+		Provider: th.msgs[0].prov,
+		Origin:   th.msgs[0].origin,
+	}
+	guessed := false
+	for _, mi := range th.msgs {
+		b := make([]byte, mi.length)
+		if _, err := t.spill.ReadAt(b, mi.off); err != nil {
+			return src, fmt.Errorf("threading mail: read the temporary file back: %w", err)
+		}
+		var m memtree.MessageInput
+		if err := json.Unmarshal(b, &m); err != nil {
+			return src, fmt.Errorf("threading mail: decode message %s: %w", mi.id, err)
+		}
+		m.Ref = mi.id
+		if mi.id == th.root {
+			src.Title = threadTitle(m.Subject)
+		}
+		guessed = guessed || mi.guessed
+		src.Messages = append(src.Messages, m)
+	}
+	if src.Title == "" {
+		src.Title = threadTitle(src.Messages[0].Subject)
+	}
+	if src.Title == "" {
+		src.Title = "(no subject)"
+	}
+	if guessed {
+		src.Tags = append(src.Tags, "date-guessed")
+	}
+	return src, nil
+}
+
 // threadRoot picks the root id of a thread whose messages are sorted by date.
-func threadRoot(g []*mailMsg) string {
+func threadRoot(g []*mailIndex) string {
 	for _, m := range g {
 		if len(m.refs) == 0 && m.replyTo == "" {
 			return m.id

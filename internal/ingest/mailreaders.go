@@ -1,0 +1,250 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// mboxReader reads mbox files (see readMbox).
+type mboxReader struct{}
+
+func (mboxReader) kind() string { return KindMbox }
+
+func (mboxReader) detect(p string, dir bool, head []byte) bool {
+	if dir {
+		return false
+	}
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".mbox", ".mbx":
+		return true
+	case ".eml":
+		return false
+	}
+	head = bytes.TrimPrefix(head, []byte{0xEF, 0xBB, 0xBF})
+	head = bytes.TrimLeft(head, "\r\n")
+	first, rest, _ := bytes.Cut(head, []byte("\n"))
+	second, _, _ := bytes.Cut(rest, []byte("\n"))
+	return isSeparator(first, second, true)
+}
+
+func (mboxReader) read(ctx context.Context, in input, out output, rep *report) {
+	mtime := modTime(in.path)
+	err := readMbox(in.path, func(m mboxMessage) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		where := fmt.Sprintf("message %d (byte %d)", m.num, m.offset)
+		if m.err != nil {
+			rep.fail(FileError{Path: in.path, Where: where, Err: m.err})
+			return nil
+		}
+		emitMail(in.path, where, m.raw, mailDates{envelope: m.envDate, file: mtime}, KindMbox, out, rep)
+		return nil
+	})
+	switch {
+	case errors.Is(err, errEmpty):
+		rep.warn(in.path, "", "empty mbox: nothing to ingest")
+	case err != nil && ctx.Err() != nil:
+	case err != nil:
+		rep.fail(FileError{Path: in.path, Err: err})
+	}
+}
+
+// emitMail parses one raw message and hands it to out; what cannot be kept is
+// reported.
+func emitMail(path, where string, raw []byte, dates mailDates, prov string, out output, rep *report) {
+	pm, err := parseMail(raw, dates)
+	if err != nil {
+		rep.fail(FileError{Path: path, Where: where, Err: err})
+		return
+	}
+	for _, n := range pm.notes {
+		rep.log.Debug("ingest: "+n, "path", path, "where", where)
+	}
+	for _, w := range pm.warnings {
+		rep.warn(path, where, w)
+	}
+	if pm.bodyErr != nil {
+		rep.fail(FileError{Path: path, Where: where, Err: fmt.Errorf("message %s kept in part: %w", pm.m.id, pm.bodyErr)})
+	}
+	pm.m.prov = prov
+	pm.m.origin = path
+	if where != "" {
+		pm.m.origin = path + " " + where
+	}
+	out.mail(pm.m)
+}
+
+// emlReader reads files that hold one message: .eml, and files of any name whose
+// first lines are a mail header block (spool and Maildir-like folders, test suites'
+// "message.txt").
+type emlReader struct{}
+
+func (emlReader) kind() string { return KindEML }
+
+func (emlReader) detect(p string, dir bool, head []byte) bool {
+	if dir {
+		return false
+	}
+	switch strings.ToLower(filepath.Ext(p)) {
+	case ".eml", ".msg822":
+		return true
+	case "", ".txt", ".mail", ".email", ".msg", ".text":
+		return looksLikeMailHeader(head)
+	}
+	return false
+}
+
+// mailHeaderMarkers are fields only mail headers carry (a note with "Date:" and
+// "Title:" lines is not mail).
+var mailHeaderMarkers = []string{"from", "message-id", "received", "return-path", "mime-version", "delivered-to", "in-reply-to", "references"}
+
+// looksLikeMailHeader reports whether head starts with an RFC 5322 header block
+// (after a BOM and an optional mbox envelope line) of at least two fields, one of
+// them a field only mail carries.
+func looksLikeMailHeader(head []byte) bool {
+	head = bytes.TrimPrefix(head, []byte{0xEF, 0xBB, 0xBF})
+	lines := strings.Split(string(normalizeNewlines(head)), "\n")
+	if len(lines) > 0 && strings.HasPrefix(lines[0], "From ") {
+		lines = lines[1:]
+	}
+	fields, marked := 0, false
+	for i, l := range lines {
+		if l == "" {
+			break
+		}
+		if l[0] == ' ' || l[0] == '\t' {
+			if i == 0 {
+				return false
+			}
+			continue
+		}
+		if !reHeaderLine.MatchString(l) {
+			if i == 0 {
+				return false
+			}
+			if i == len(lines)-1 {
+				break // cut by the head's end
+			}
+			continue // a broken fold
+		}
+		fields++
+		key := strings.ToLower(l[:strings.IndexByte(l, ':')])
+		for _, m := range mailHeaderMarkers {
+			if key == m {
+				marked = true
+			}
+		}
+	}
+	return fields >= 2 && marked
+}
+
+func (emlReader) read(ctx context.Context, in input, out output, rep *report) {
+	b, err := readFileLimited(in.path)
+	if err != nil {
+		rep.fail(FileError{Path: in.path, Err: err})
+		return
+	}
+	emitMail(in.path, "", b, mailDates{file: modTime(in.path)}, KindEML, out, rep)
+}
+
+// maildirReader reads a Maildir: the messages of cur/ and new/ (tmp/ holds
+// deliveries in progress, not read), and its Maildir++ subfolders (".Sent/cur").
+type maildirReader struct{}
+
+func (maildirReader) kind() string { return KindMaildir }
+
+func (maildirReader) detect(p string, dir bool, _ []byte) bool {
+	return dir && isMaildir(p)
+}
+
+func isMaildir(p string) bool {
+	n := 0
+	for _, sub := range []string{"cur", "new", "tmp"} {
+		if st, err := os.Lstat(filepath.Join(p, sub)); err == nil && st.IsDir() {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+func (maildirReader) read(ctx context.Context, in input, out output, rep *report) {
+	readMaildir(ctx, in.path, 0, out, rep)
+}
+
+func readMaildir(ctx context.Context, dir string, depth int, out output, rep *report) {
+	for _, sub := range []string{"cur", "new"} {
+		d := filepath.Join(dir, sub)
+		entries, err := os.ReadDir(d)
+		if err != nil {
+			if !os.IsNotExist(err) {
+				rep.fail(FileError{Path: d, Err: fmt.Errorf("cannot list Maildir folder: %w", err)})
+			}
+			continue
+		}
+		sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+		for _, e := range entries {
+			if ctx.Err() != nil {
+				return
+			}
+			p := filepath.Join(d, e.Name())
+			switch {
+			case strings.HasPrefix(e.Name(), "."):
+				continue
+			case e.Type()&os.ModeSymlink != 0:
+				rep.skip(p, reasonSymlink)
+				continue
+			case !e.Type().IsRegular():
+				rep.skip(p, reasonNotRegular)
+				continue
+			}
+			rep.file()
+			b, err := readFileLimited(p)
+			if err != nil {
+				rep.fail(FileError{Path: p, Err: err})
+				continue
+			}
+			emitMail(p, "", b, mailDates{envelope: maildirTime(e.Name()), file: modTime(p)}, KindMaildir, out, rep)
+		}
+	}
+	if entries, err := os.ReadDir(filepath.Join(dir, "tmp")); err == nil && len(entries) > 0 {
+		rep.skip(filepath.Join(dir, "tmp"), "Maildir tmp/: deliveries in progress, not read")
+	}
+	if depth >= maxWalkDepth {
+		return
+	}
+	// Maildir++ subfolders: ".Sent", ".Archive.2024", each a Maildir.
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if strings.HasPrefix(e.Name(), ".") && e.Name() != "." && e.Name() != ".." && e.IsDir() && e.Type()&os.ModeSymlink == 0 {
+			if sub := filepath.Join(dir, e.Name()); isMaildir(sub) {
+				readMaildir(ctx, sub, depth+1, out, rep)
+			}
+		}
+	}
+}
+
+// maildirTime reads the delivery time a Maildir file name starts with
+// ("1700000000.M1P2.host:2,S").
+func maildirTime(name string) time.Time {
+	digits := name
+	if i := strings.IndexFunc(name, func(r rune) bool { return r < '0' || r > '9' }); i >= 0 {
+		digits = name[:i]
+	}
+	if len(digits) < 9 || len(digits) > 10 {
+		return time.Time{}
+	}
+	sec, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil {
+		return time.Time{}
+	}
+	return time.Unix(sec, 0).UTC()
+}
