@@ -14,7 +14,7 @@ var (
 	reUnderline    = regexp.MustCompile(`^\s*_{10,}\s*$`)
 	reHdrFrom      = regexp.MustCompile(`(?i)^\s*\*?(from|von|de|da|van)\s*:\*?\s+\S`)
 	reHdrSentDate  = regexp.MustCompile(`(?i)^\s*\*?(sent|date|gesendet|envoyé|enviado|inviato|verzonden|datum)\s*:\*?\s+\S`)
-	reFooterPhrase = regexp.MustCompile(`(?i)(confidential(ity)? (notice|information|and privileged|or privileged)|privileged and confidential|intended (solely |only )?(for )?(the )?(recipient|addressee)|(to|click here to|you can|you may) unsubscribe|unsubscribe (here|from this|at any time|link)|you('|’)re receiving this|you are receiving this|manage (your )?preferences|consider the environment before printing|office hours are|org\.? ?no\.|this (e-?mail|message)[^.]{0,60}(may contain|is intended|and any attachments)|^sent from my (phone|iphone|ipad|android|mobile)|mailman/listinfo|^_{10,}\n.{0,80}mailing list)`)
+	reFooterPhrase = regexp.MustCompile(`(?i)(confidential(ity)? (notice|information|and privileged|or privileged)|privileged and confidential|intended (solely |only )?(for )?(the )?(recipient|addressee)|(to|click here to|you can|you may) unsubscribe|unsubscribe (here|from this|at any time|link)|you('|’)re receiving this|you are receiving this|manage (your )?preferences|consider the environment before printing|office hours are|org\.? ?no\.|this (e-?mail|message)[^.]{0,60}(may contain|is intended|and any attachments)|^sent from my (phone|iphone|ipad|android|mobile)|mailman/listinfo|^-{5,} next part -{5,}|non-text attachment was scrubbed|^_{10,}\n.{0,80}mailing list)`)
 	reBlankRuns    = regexp.MustCompile(`\n{3,}`)
 )
 

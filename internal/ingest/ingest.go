@@ -106,9 +106,36 @@ type FileError struct {
 func (e FileError) Error() string {
 	p := SafeName(e.Path)
 	if e.Where == "" {
-		return p + ": " + e.Err.Error()
+		return p + ": " + oneLine(e.Err.Error())
 	}
-	return p + ": " + e.Where + ": " + e.Err.Error()
+	return p + ": " + oneLine(e.Where) + ": " + oneLine(e.Err.Error())
+}
+
+// oneLine escapes the control characters of s (a header quoted in an error may
+// hold a newline), so that it cannot break or forge an output line.
+func oneLine(s string) string {
+	clean := true
+	for _, r := range s {
+		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
+			fmt.Fprintf(&b, `\x%02x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // Unwrap returns the cause.

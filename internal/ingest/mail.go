@@ -15,6 +15,7 @@ import (
 
 	"github.com/emersion/go-message"
 	mcharset "github.com/emersion/go-message/charset"
+	"github.com/emersion/go-message/textproto"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -79,8 +80,11 @@ func parseMail(raw []byte, dates mailDates) (*parsedMail, error) {
 	}
 	hd := newHeaderDecoder()
 	h := ent.Header
+	if h.Len() == 0 {
+		return nil, errors.New("no header fields: not a mail message")
+	}
 	if h.Get("From") == "" && h.Get("Message-Id") == "" && h.Get("Subject") == "" && h.Get("Date") == "" {
-		return nil, errors.New("no From, Subject, Date or Message-ID header: not a mail message")
+		pm.notes = append(pm.notes, "no From, Subject, Date or Message-ID header")
 	}
 
 	m := pm.m
@@ -352,33 +356,47 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 		name = params["name"]
 	}
 	if strings.HasPrefix(mt, "multipart/") {
-		mr := e.MultipartReader()
-		if mr == nil || params["boundary"] == "" {
+		body, rerr := io.ReadAll(io.LimitReader(e.Body, maxMessageBytes))
+		boundary := params["boundary"]
+		if boundary == "" {
 			// no boundary: the body is all one part; read it as text
-			b, err := io.ReadAll(io.LimitReader(e.Body, maxMessageBytes))
-			s := stripControls(string(normalizeNewlines([]byte(decodeFallback(b)))))
-			if err != nil {
-				return s, fmt.Errorf("%s without a boundary, read as text: %w", mt, err)
-			}
-			return s, nil
+			s := stripControls(string(normalizeNewlines([]byte(decodeFallback(body)))))
+			acc.warnings = append(acc.warnings, mt+" without a boundary: body read as text")
+			return s, rerr
 		}
+		mr := textproto.NewMultipartReader(bytes.NewReader(body), boundary)
 		var plain, html, other []string
 		var firstErr error
 		n := 0
 		for i := 1; ; i++ {
-			part, err := mr.NextPart()
+			p, err := mr.NextPart()
 			if err == io.EOF {
 				break
+			}
+			var part *message.Entity
+			if err == nil {
+				part, err = message.New(message.Header{Header: p.Header}, p)
 			}
 			partRaw := err != nil && message.IsUnknownCharset(err)
 			if partRaw {
 				acc.unknownCharset(part.Header)
 			} else if err != nil && !message.IsUnknownEncoding(err) || part == nil {
-				what := "the message ends"
 				if n == 0 {
-					what = "before any part could be read"
+					// Nothing could be split off (a nested multipart reusing its
+					// parent's boundary, a boundary that never appears): keep the
+					// body's text as it is.
+					if txt := unsplitMultipart(body, boundary); txt != "" {
+						acc.warnings = append(acc.warnings, fmt.Sprintf("%s has no readable parts (%v): its body is kept as text", mt, err))
+						return txt, nil
+					}
+					break
 				}
-				lost := fmt.Errorf("MIME part %d of %s has no end or cannot be read (%v): kept the %d part(s) before it, the rest of the message is lost (%s)", i, mt, err, n, what)
+				if endsAfterLastBoundary(body, boundary) || strings.HasSuffix(err.Error(), "EOF") {
+					// the last boundary lacks its closing "--": nothing follows it
+					acc.warnings = append(acc.warnings, mt+" has no closing boundary; every part before it is kept")
+					break
+				}
+				lost := fmt.Errorf("MIME part %d of %s cannot be read (%v): kept the %d part(s) before it, the rest of the message is lost", i, mt, err, n)
 				if firstErr == nil {
 					firstErr = lost
 				}
@@ -386,6 +404,14 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 			}
 			n++
 			pmt, _, _ := part.Header.ContentType()
+			if part.Header.Len() == 0 {
+				// a closing boundary without its "--": nothing follows it
+				if b, _ := io.ReadAll(part.Body); len(bytes.TrimSpace(b)) == 0 {
+					continue
+				} else {
+					part.Body = bytes.NewReader(b)
+				}
+			}
 			txt, perr := acc.walk(part, depth+1, partRaw)
 			if perr != nil && firstErr == nil {
 				firstErr = fmt.Errorf("MIME part %d: %w", i, perr)
@@ -399,6 +425,11 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 			default:
 				other = append(other, txt)
 			}
+		}
+		if errors.Is(rerr, io.ErrUnexpectedEOF) {
+			acc.warnings = append(acc.warnings, mt+" ends without its closing boundary; what it holds is kept")
+		} else if rerr != nil && firstErr == nil {
+			firstErr = fmt.Errorf("%s body cut short: %w", mt, rerr)
 		}
 		if mt == "multipart/alternative" {
 			switch {
@@ -436,6 +467,10 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 			name = "unnamed"
 		}
 		acc.attachments = append(acc.attachments, abi.Attachment{Name: sanitizeUTF8([]byte(name)), ContentType: mt, Size: int(n)})
+		if errors.Is(err, io.ErrUnexpectedEOF) {
+			acc.warnings = append(acc.warnings, fmt.Sprintf("attachment %q ends without its closing boundary (the file may be cut short; attachments are named, not stored)", name))
+			return "", nil
+		}
 		if err != nil {
 			return "", fmt.Errorf("attachment %q is cut short: %w", name, err)
 		}
@@ -452,6 +487,10 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 	if mt == "text/html" {
 		s = htmlToText(s)
 	}
+	if errors.Is(err, io.ErrUnexpectedEOF) && strings.TrimSpace(s) != "" {
+		acc.warnings = append(acc.warnings, mt+" part ends without its closing boundary; its text is kept")
+		return s, nil
+	}
 	if err != nil {
 		enc := strings.ToLower(e.Header.Get("Content-Transfer-Encoding"))
 		if strings.TrimSpace(s) != "" {
@@ -460,6 +499,40 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 		return "", fmt.Errorf("%s body (%s): %w; headers kept, body lost", mt, enc, err)
 	}
 	return s, nil
+}
+
+// endsAfterLastBoundary reports whether only blank space follows the last
+// "--boundary" line of body.
+func endsAfterLastBoundary(body []byte, boundary string) bool {
+	i := bytes.LastIndex(body, []byte("--"+boundary))
+	return i >= 0 && len(bytes.TrimSpace(body[i+2+len(boundary):])) == 0
+}
+
+// unsplitMultipart returns the text of a multipart body that could not be split
+// into parts: the boundary lines and the part header blocks after them removed.
+func unsplitMultipart(body []byte, boundary string) string {
+	lines := strings.Split(string(normalizeNewlines([]byte(decodeFallback(body)))), "\n")
+	var out []string
+	inHeader := false
+	for _, l := range lines {
+		t := strings.TrimSpace(l)
+		if strings.HasPrefix(t, "--"+boundary) {
+			inHeader = true
+			continue
+		}
+		if inHeader {
+			if t == "" {
+				inHeader = false
+				continue
+			}
+			if reHeaderLine.MatchString(l) || l[0] == ' ' || l[0] == '\t' {
+				continue
+			}
+			inHeader = false
+		}
+		out = append(out, l)
+	}
+	return strings.TrimSpace(stripControls(strings.Join(out, "\n")))
 }
 
 // forwardedText renders an attached message as the text a mail client shows for

@@ -86,7 +86,21 @@ func isSeparator(line, nextLine []byte, afterBlank bool) bool {
 	if reEnvelope.Match(t) {
 		return headerNext || afterBlank
 	}
-	return afterBlank && reHeaderLine.Match(nextLine)
+	return afterBlank && isMailMarkerLine(nextLine)
+}
+
+// isMailMarkerLine reports whether line is a header field that starts real
+// messages (From:, Received:, Message-ID: ...), not any "Key: value" text.
+func isMailMarkerLine(line []byte) bool {
+	if !reHeaderLine.Match(line) {
+		return false
+	}
+	key := strings.ToLower(string(line[:bytes.IndexByte(line, ':')]))
+	switch key {
+	case "from", "received", "return-path", "message-id", "date", "subject", "to", "delivered-to", "mime-version", "x-mozilla-status":
+		return true
+	}
+	return false
 }
 
 // contentLength reads a Content-Length header value from a header block, -1 when
