@@ -21,15 +21,20 @@ func init() {
 	cmd := &cobra.Command{
 		Use:   "ingest PATH...",
 		Short: "Ingest mail, chat and document exports into the memory tree",
-		Long: `ingest reads mbox and .eml mail, Slack export folders, chat batch JSON, the
-reference JSON shapes (ChatBatch, EmailThread, DocumentInput) and Markdown/text
-documents, detecting the format per file or folder (--kind forces one), and writes
-them into the memory tree. Re-ingesting the same input adds nothing.
+		Long: `ingest reads mail (mbox, .eml and other single-message files, Maildir
+folders), chat (Slack export folders, Telegram Desktop JSON, WhatsApp "Export chat"
+text, DiscordChatExporter JSON, chat batch JSON), the reference JSON shapes
+(ChatBatch, EmailThread, DocumentInput) and Markdown/text documents, detecting the
+format per file or folder (--kind forces one), and writes them into the memory
+tree. Re-ingesting the same input adds nothing; a later export of a chat adds its
+messages to the earlier one's and removes none.
 
 A document's source_ref is its path relative to the folder named on the command
 line (or to the folder holding a file named directly).
 
-Each malformed input is reported on one line; everything else is still ingested.
+Each input that cannot be kept whole is reported on one line (error: what was
+lost; warning: what was repaired or guessed), as is each path named here that
+yields nothing; everything else is still ingested. The summary line comes last.
 The exit status is 1 when any input failed.
 
 With a dense embedder configured ([memory_tree] embedder, or
@@ -60,23 +65,38 @@ dictionary files change.`,
 			ctx := cmd.Context()
 			stderr := cmd.ErrOrStderr()
 			sum, runErr := ingest.Run(ctx, store, args, ingest.Options{Kind: kind, Progress: stderr, Logger: log})
+			// Every line about one input first, the summary line last: also after
+			// Ctrl-C and after a paraphrase or embedder failure, which count as
+			// failures so that "0 failures" never goes with exit status 1.
 			for _, fe := range sum.Errors {
 				fmt.Fprintln(stderr, "ingest: error:", fe.Error())
 			}
-			fmt.Fprintln(stderr, sum.Line())
+			for _, n := range sum.Notes {
+				fmt.Fprintln(stderr, "ingest: warning:", n.Error())
+			}
+			for _, u := range sum.Unread {
+				fmt.Fprintln(stderr, "ingest:", u.Error())
+			}
+			code := 0
 			if runErr != nil {
-				return &exitError{code: 1, err: runErr}
-			}
-			if err := buildParaphrases(ctx, store, cfg, stderr); err != nil {
-				fmt.Fprintln(stderr, "ingest: error:", err)
-				return &exitError{code: 1}
-			}
-			if err := embedMissing(ctx, store, cfg, stderr); err != nil {
-				fmt.Fprintln(stderr, "ingest: error:", err)
-				return &exitError{code: 1}
+				fmt.Fprintln(stderr, "ingest:", runErr)
+				code = 1
+			} else {
+				if err := buildParaphrases(ctx, store, cfg, stderr); err != nil {
+					fmt.Fprintln(stderr, "ingest: error:", err)
+					sum.Failures++
+				}
+				if err := embedMissing(ctx, store, cfg, stderr); err != nil {
+					fmt.Fprintln(stderr, "ingest: error:", err)
+					sum.Failures++
+				}
 			}
 			if sum.Failures > 0 {
-				return &exitError{code: 1}
+				code = 1
+			}
+			fmt.Fprintln(stderr, sum.Line())
+			if code != 0 {
+				return &exitError{code: code}
 			}
 			return nil
 		},

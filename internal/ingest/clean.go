@@ -1,9 +1,10 @@
 package ingest
 
 import (
-	"html"
 	"regexp"
 	"strings"
+
+	xhtml "golang.org/x/net/html"
 )
 
 var (
@@ -125,20 +126,23 @@ func splitParagraphs(s string) []string {
 	return out
 }
 
-// htmlToText turns an HTML body into plain text: head, style, script, comments and
-// quoted blockquotes are dropped, block elements become line breaks, links keep
-// their target as "label (url)", entities are decoded.
+// htmlToText turns an HTML body into the text a mail client shows: only text
+// content is kept (never attribute values, comments, head, style or script), quoted
+// blockquotes are dropped (they are history), block elements become line breaks,
+// list items "- ", and links keep their target as "label (url)". It uses the HTML5
+// tokenizer, so unclosed tags, stray '<' and '>' inside attributes and broken
+// markup read as a browser reads them.
 func htmlToText(s string) string {
 	var b strings.Builder
-	b.Grow(len(s))
-	lower := strings.ToLower(s)
-	skipUntil := "" // closing tag that ends a skipped element
-	quoteDepth := 0
+	b.Grow(len(s) / 2)
+	z := xhtml.NewTokenizer(strings.NewReader(s))
+	skip := 0       // depth inside head/style/script/title/template
+	quoteDepth := 0 // depth inside blockquote
 	var href string
 	var linkText strings.Builder
 	inLink := false
 	emit := func(t string) {
-		if quoteDepth > 0 || skipUntil != "" {
+		if quoteDepth > 0 || skip > 0 {
 			return
 		}
 		if inLink {
@@ -147,87 +151,72 @@ func htmlToText(s string) string {
 		}
 		b.WriteString(t)
 	}
-	for i := 0; i < len(s); {
-		if s[i] != '<' {
-			j := strings.IndexByte(s[i:], '<')
-			if j < 0 {
-				j = len(s) - i
-			}
-			emit(collapseSpaces(s[i : i+j]))
-			i += j
-			continue
-		}
-		if strings.HasPrefix(s[i:], "<!--") {
-			j := strings.Index(s[i+4:], "-->")
-			if j < 0 {
-				break
-			}
-			i += 4 + j + 3
-			continue
-		}
-		j := strings.IndexByte(s[i:], '>')
-		if j < 0 {
-			emit(collapseSpaces(s[i:]))
+	for {
+		tt := z.Next()
+		if tt == xhtml.ErrorToken {
 			break
 		}
-		tag := lower[i+1 : i+j]
-		raw := s[i+1 : i+j]
-		i += j + 1
-		closing := strings.HasPrefix(tag, "/")
-		name := strings.TrimPrefix(tag, "/")
-		if k := strings.IndexAny(name, " \t\n/"); k >= 0 {
-			name = name[:k]
-		}
-		if skipUntil != "" {
-			if closing && name == skipUntil {
-				skipUntil = ""
-			}
-			continue
-		}
-		switch name {
-		case "head", "style", "script", "title":
-			if !closing {
-				skipUntil = name
-			}
-		case "blockquote":
-			if closing {
-				if quoteDepth > 0 {
-					quoteDepth--
+		switch tt {
+		case xhtml.TextToken:
+			emit(collapseSpaces(string(z.Text())))
+		case xhtml.StartTagToken, xhtml.EndTagToken, xhtml.SelfClosingTagToken:
+			nameB, hasAttr := z.TagName()
+			name := string(nameB)
+			closing := tt == xhtml.EndTagToken
+			switch name {
+			case "head", "style", "script", "title", "template", "noscript":
+				if tt == xhtml.StartTagToken {
+					skip++
+				} else if closing && skip > 0 {
+					skip--
 				}
-			} else {
-				quoteDepth++
-			}
-		case "br":
-			emit("\n")
-		case "p", "div", "table", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "pre":
-			emit("\n\n")
-		case "tr":
-			emit("\n")
-		case "td", "th":
-			emit(" ")
-		case "li":
-			if !closing {
-				emit("\n- ")
-			}
-		case "a":
-			if quoteDepth > 0 {
-				continue
-			}
-			if !closing {
-				href = attr(raw, "href")
-				inLink = true
-				linkText.Reset()
-			} else if inLink {
-				inLink = false
-				label := strings.TrimSpace(linkText.String())
-				u := html.UnescapeString(href)
-				switch {
-				case (strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) && label != "" && label != u:
-					b.WriteString(label + " (" + u + ")")
-				case label == "" && u != "":
-					b.WriteString(u)
-				default:
-					b.WriteString(label)
+			case "blockquote":
+				if closing {
+					if quoteDepth > 0 {
+						quoteDepth--
+					}
+				} else if tt == xhtml.StartTagToken {
+					quoteDepth++
+				}
+			case "br":
+				emit("\n")
+			case "p", "div", "table", "ul", "ol", "h1", "h2", "h3", "h4", "h5", "h6", "hr", "pre", "section", "article", "header", "footer":
+				emit("\n\n")
+			case "tr":
+				emit("\n")
+			case "td", "th":
+				emit(" ")
+			case "li":
+				if !closing {
+					emit("\n- ")
+				}
+			case "a":
+				if quoteDepth > 0 || skip > 0 {
+					continue
+				}
+				if !closing {
+					href = ""
+					for hasAttr {
+						var k, v []byte
+						k, v, hasAttr = z.TagAttr()
+						if string(k) == "href" {
+							href = string(v)
+						}
+					}
+					inLink = true
+					linkText.Reset()
+				} else if inLink {
+					inLink = false
+					label := strings.TrimSpace(linkText.String())
+					u := strings.TrimSpace(href)
+					switch {
+					case (strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")) && label != "" && label != u:
+						b.WriteString(label + " (" + u + ")")
+					case label == "" && (strings.HasPrefix(u, "http://") || strings.HasPrefix(u, "https://")):
+						b.WriteString(u)
+					default:
+						b.WriteString(label)
+					}
 				}
 			}
 		}
@@ -235,16 +224,13 @@ func htmlToText(s string) string {
 	if inLink {
 		b.WriteString(linkText.String())
 	}
-	text := html.UnescapeString(b.String())
-	text = strings.ReplaceAll(text, "\u00a0", " ")
+	text := strings.ReplaceAll(b.String(), "\u00a0", " ")
 	lines := strings.Split(text, "\n")
 	for k, l := range lines {
 		lines[k] = strings.TrimSpace(l)
 	}
 	text = strings.Join(lines, "\n")
 	text = reBlankRuns.ReplaceAllString(text, "\n\n")
-	// a signature block written as "-- <br>" becomes a lone "--" line: keep the
-	// conventional delimiter so cleanMailBody can cut it.
 	return strings.TrimSpace(text)
 }
 
@@ -266,35 +252,4 @@ func collapseSpaces(s string) string {
 		out += " "
 	}
 	return out
-}
-
-// attr extracts an attribute value from the inside of a tag.
-func attr(tag, name string) string {
-	low := strings.ToLower(tag)
-	for from := 0; ; {
-		k := strings.Index(low[from:], name)
-		if k < 0 {
-			return ""
-		}
-		k += from
-		rest := strings.TrimLeft(tag[k+len(name):], " \t\n")
-		if k > 0 && !strings.ContainsRune(" \t\n", rune(low[k-1])) || !strings.HasPrefix(rest, "=") {
-			from = k + len(name)
-			continue
-		}
-		rest = strings.TrimLeft(rest[1:], " \t\n")
-		if rest == "" {
-			return ""
-		}
-		if q := rest[0]; q == '"' || q == '\'' {
-			if e := strings.IndexByte(rest[1:], q); e >= 0 {
-				return rest[1 : 1+e]
-			}
-			return rest[1:]
-		}
-		if e := strings.IndexAny(rest, " \t\n>"); e >= 0 {
-			return rest[:e]
-		}
-		return rest
-	}
 }

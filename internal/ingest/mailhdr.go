@@ -74,6 +74,12 @@ func parseLooseDate(s string) (looseDate, bool) {
 		return looseDate{}, false
 	}
 	if t, err := mail.ParseDate(s); err == nil {
+		// Go reads a zone abbreviation it does not know as offset 0: use the table.
+		if name, off := t.Zone(); off == 0 {
+			if o, ok := zoneOffsets[strings.ToUpper(name)]; ok && o != 0 {
+				t = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, time.FixedZone(name, o))
+			}
+		}
 		return checkYear(looseDate{t: t})
 	}
 	if m := reISODate.FindStringSubmatch(s); m != nil {
