@@ -49,6 +49,7 @@ type Prepared struct {
 	sums   []summaryNode
 	sumEnc []summaryJSON // aligned with sums
 	nEnts  int
+	rows   []mergeRow // a Merge source's messages as source_messages rows
 }
 
 // chunkJSON is a chunk's column values that Prepare encodes, off the writer.
@@ -64,12 +65,23 @@ type summaryJSON struct {
 
 // Prepare validates and chunks one source, extracts its entities and builds its
 // summary tree, without touching any store. A source with no text is rejected with
-// ErrInvalid.
+// ErrInvalid. Of a Merge source's messages sharing a Ref the last is kept; the
+// messages are encoded for source_messages here, and the merge with what the store
+// holds happens when the source is written (see mergeStored).
 func Prepare(in SourceInput) (*Prepared, error) {
+	return prepare(in, true)
+}
+
+// prepare is Prepare; encode says whether to encode a Merge source's messages for
+// source_messages (the union mergeStored prepares again needs no rows).
+func prepare(in SourceInput, encode bool) (*Prepared, error) {
 	if err := validateSource(&in); err != nil {
 		return nil, err
 	}
 	in.Messages = append([]MessageInput(nil), in.Messages...)
+	if in.Merge {
+		in.Messages = dedupeRefs(in.Messages)
+	}
 	sortMessages(in.Messages)
 	chunks := buildChunks(&in, maxChunkChars)
 	if len(chunks) == 0 {
@@ -98,7 +110,15 @@ func Prepare(in SourceInput) (*Prepared, error) {
 	for i, n := range sums {
 		sumEnc[i] = summaryJSON{children: jsonOf(n.Children), leaves: jsonOf(n.Leaves)}
 	}
-	return &Prepared{in: in, chunks: chunks, enc: enc, sums: sums, sumEnc: sumEnc, nEnts: len(ents)}, nil
+	p := &Prepared{in: in, chunks: chunks, enc: enc, sums: sums, sumEnc: sumEnc, nEnts: len(ents)}
+	if in.Merge && encode {
+		rows, err := mergeKeys(in.Messages)
+		if err != nil {
+			return nil, fmt.Errorf("ingest %s: %w", in.SourceID, err)
+		}
+		p.rows = rows
+	}
+	return p, nil
 }
 
 // SourceID names the prepared source.
@@ -107,7 +127,9 @@ func (p *Prepared) SourceID() string { return p.in.SourceID }
 // Ingest writes one source in one transaction: it chunks the messages, extracts
 // entities, builds the summary tree and replaces the chunk set an earlier ingest of
 // the same (Kind, SourceID) left. Identical input adds nothing (UnchangedChunks counts
-// it). A source with no text is rejected with ErrInvalid.
+// it). A source with Merge set is first merged with the messages earlier Merge
+// ingests of it stored (see SourceInput.Merge): what is written is their union. A
+// source with no text is rejected with ErrInvalid.
 func (s *Store) Ingest(ctx context.Context, in SourceInput) (IngestStats, error) {
 	if s.w == nil {
 		return IngestStats{}, fmt.Errorf("ingest %s: %w; open it with memtree.Open", in.SourceID, ErrReadOnly)
@@ -416,8 +438,11 @@ type entAgg struct {
 	TS      int64  `json:"t"`
 }
 
+// writeSource writes p (a Merge source: its union with what the store holds) in tx.
+// It reads only what tx sees and changes nothing in p, so writing p again on the
+// same store state (BatchWriter.replay) writes the same rows.
 func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *IngestStats, pend *pendingWrites) error {
-	in, chunks := &p.in, p.chunks
+	in := &p.in
 	now := time.Now().UnixMilli()
 	tags := in.Tags
 	if tags == nil {
@@ -430,6 +455,15 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 	if err != nil {
 		return fmt.Errorf("write source row: %w", err)
 	}
+	if in.Merge {
+		mp, err := s.mergeStored(ctx, tx, p, srcRow)
+		if err != nil {
+			return err
+		}
+		p, in = mp, &mp.in
+		st.Entities = p.nEnts
+	}
+	chunks := p.chunks
 	// Existing chunks of this source.
 	existing := map[string]int64{}
 	rows, err := s.txQuery(ctx, tx, qSourceChunks, srcRow)
@@ -448,6 +482,13 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("read existing chunks: %w", err)
+	}
+	if len(existing) > 0 && !in.Merge {
+		// A source written without Merge keeps no messages: drop those an earlier
+		// Merge ingest of it stored, which must not come back.
+		if _, err := s.txExec(ctx, tx, qDeleteMessages, srcRow); err != nil {
+			return fmt.Errorf("delete stored messages: %w", err)
+		}
 	}
 	if len(existing) > 0 {
 		keep := map[string]bool{}

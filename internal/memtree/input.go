@@ -12,7 +12,8 @@ const (
 // SourceInput is one source as parsed and cleaned by ingest: a mail thread, a chat
 // channel (or one chat batch file), or one document. The store chunks it, extracts
 // entities, builds summaries and writes it in one transaction, replacing the chunk set
-// a previous ingest of the same (Kind, SourceID) left.
+// a previous ingest of the same (Kind, SourceID) left (with Merge, adding its messages
+// to those that ingest stored).
 type SourceInput struct {
 	Kind     string // KindEmail, KindChat or KindDocument
 	SourceID string // stable logical id, e.g. "email:<root message-id>", "slack:#phoenix", "doc:notes/a.md"
@@ -27,8 +28,21 @@ type SourceInput struct {
 	Origin string
 	// Merge adds Messages to those an earlier ingest stored under the same (Kind,
 	// SourceID) instead of replacing them: a stored message whose Ref is among
-	// Messages is replaced by the new one, every other stored message is kept. Chat
-	// exports set it, so a second export of a channel adds to the first.
+	// Messages is replaced by the new one, every other stored message is kept, and
+	// the union is chunked and written as any source is (chunks of unchanged leading
+	// messages keep their ids; IngestStats count against the stored chunk set).
+	// Chat exports set it, so a second export of a channel (the next month, or one
+	// that overlaps) adds to the first and removes nothing.
+	//
+	// The store keeps each message of a Merge source losslessly (table
+	// source_messages, schema version 4), since chunks do not hold them whole.
+	// Refs are compared trimmed; of messages of one input sharing a Ref the last
+	// is kept. A message without a Ref cannot be matched: it is kept, and merges
+	// only with an identical message without a Ref (so re-ingesting the same
+	// export does not duplicate it). Re-ingesting what the store holds writes
+	// nothing. Writing the source without Merge replaces it and forgets its stored
+	// messages; a source stored before version 4 (or without Merge) has no stored
+	// messages, so its first Merge ingest replaces its chunks.
 	Merge bool
 }
 

@@ -8,7 +8,7 @@ import (
 )
 
 // schemaVersion is the version migrate brings a store to.
-const schemaVersion = 3
+const schemaVersion = 4
 
 // migration moves a store from version N-1 to N (its index + 1) inside one transaction.
 type migration func(ctx context.Context, tx *sql.Tx) error
@@ -27,6 +27,22 @@ var migrations = []migration{
 	// (internal/pivot), which recall's expansion uses beside WordNet. terms holds
 	// tab-separated term, weight pairs ("cert\t1\tattestation\t0.395").
 	execAll(`CREATE TABLE paraphrases(word TEXT PRIMARY KEY, terms TEXT NOT NULL) WITHOUT ROWID`),
+	// Version 4: the messages of sources ingested with SourceInput.Merge (chat
+	// exports), one row each, so that a later export of the same source can be
+	// merged with them: chunk rows cannot give the messages back (a chat chunk keeps
+	// "author (YYYY-MM-DD HH:MM): text" and loses the seconds, the author's address
+	// and each message's attachments). ref is the message's Ref (a message without
+	// one gets a key made of its content's hash and its occurrence, see mergeKeys);
+	// hash is 63 bits of the SHA-256 of msg_json, which the writer compares to tell
+	// an unchanged message without reading it; msg_json is the whole MessageInput.
+	// Only Merge sources have rows here; deleting a source deletes them (cascade).
+	execAll(`CREATE TABLE source_messages(
+		source_rowid INTEGER NOT NULL REFERENCES sources(rowid) ON DELETE CASCADE,
+		ref TEXT NOT NULL,
+		ts INTEGER NOT NULL,
+		hash INTEGER NOT NULL,
+		msg_json TEXT NOT NULL,
+		PRIMARY KEY(source_rowid, ref)) WITHOUT ROWID`),
 }
 
 const ftsTokenizer = `porter unicode61 remove_diacritics 2`

@@ -106,3 +106,42 @@ func TestStemMatchesFTSPorter(t *testing.T) {
 		}
 	}
 }
+
+// TestMigrationV4SourceMessages opens a version-3 store holding a source: Open adds
+// source_messages (version 4), the source stays, and a Merge ingest of it then keeps
+// its messages.
+func TestMigrationV4SourceMessages(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "v3.db")
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=foreign_keys(1)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := migrateTo(ctx, db, migrations[:3]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`INSERT INTO sources(kind, source_id, title) VALUES('chat', 'slack:#old', '#old')`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	st, err := Open(path)
+	if err != nil {
+		t.Fatalf("Open of a version-3 store: %v", err)
+	}
+	defer st.Close()
+	var v, n int
+	if err := st.w.QueryRow(`SELECT CAST(value AS INTEGER) FROM meta WHERE key='schema_version'`).Scan(&v); err != nil || v != 4 {
+		t.Fatalf("version after Open = %d, %v; want 4", v, err)
+	}
+	if err := st.w.QueryRow(`SELECT count(*) FROM sources WHERE source_id='slack:#old'`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("source of the version-3 store: %d, %v", n, err)
+	}
+	in := SourceInput{Kind: KindChat, SourceID: "slack:#old", Title: "#old", Merge: true,
+		Messages: []MessageInput{{Ref: "a", Author: "Ann", TimestampMS: 1_700_000_000_000, Text: "hello there"}}}
+	if _, err := st.Ingest(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	if err := st.w.QueryRow(`SELECT count(*) FROM source_messages`).Scan(&n); err != nil || n != 1 {
+		t.Errorf("stored messages = %d, %v; want 1", n, err)
+	}
+}
