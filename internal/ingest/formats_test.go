@@ -26,7 +26,7 @@ func TestSlackExport(t *testing.T) {
 		"slack/general/2026-01-06.json": `[{"type":"message","user":"U1","text":"broken`,
 	})
 	c, sum := runOn(t, Options{}, dir)
-	ph := c.byID("slack:#phoenix")
+	ph := c.byID("slack:#phoenix/2026-01")
 	if ph == nil || ph.Kind != "chat" || ph.Provider != "slack" {
 		t.Fatalf("phoenix source = %+v", ph)
 	}
@@ -40,17 +40,18 @@ func TestSlackExport(t *testing.T) {
 	if m.Text != "Sam Rivera pricing & tiers are in the doc (https://docs.example/p), see #general <3" {
 		t.Errorf("slack markup not resolved: %q", m.Text)
 	}
-	if ph.Messages[1].Ref != "slack:phoenix:1767600200.000400" || ph.Messages[1].Text != "reply > original" {
+	if ph.Messages[1].Ref != "slack:phoenix:1767600200.000400" ||
+		ph.Messages[1].Text != "(reply in thread to Ana Souza: «Sam Rivera pricing & tiers are in the doc (https://docs.exam…») reply > original" {
 		t.Errorf("thread reply out of order or unescaped wrongly: %+v", ph.Messages[1])
 	}
 	if ph.Messages[2].Text != "later in the day: https://plain.example/x and @here" {
 		t.Errorf("bare link / special mention: %q", ph.Messages[2].Text)
 	}
-	gen := c.byID("slack:#general")
+	gen := c.byID("slack:#general/2026-01")
 	if gen == nil || len(gen.Messages) != 1 || gen.Messages[0].Text != "this one is fine" {
 		t.Fatalf("general must keep its good message: %+v", gen)
 	}
-	if c.byID("slack:#empty") != nil {
+	if c.byID("slack:#empty/2026-01") != nil {
 		t.Errorf("a channel without a folder is no source")
 	}
 	if sum.Failures != 2 || len(sum.Errors) != 2 {

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -8,19 +9,32 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
-// isSlackExport reports whether dir looks like a Slack export folder.
-func isSlackExport(dir string) bool {
-	for _, f := range []string{"users.json", "channels.json"} {
-		st, err := os.Stat(filepath.Join(dir, f))
-		if err != nil || !st.Mode().IsRegular() {
-			return false
-		}
+// slackReader reads a Slack export folder: channels.json (and groups.json, dms.json,
+// mpims.json when present) names the conversations, each a folder of one JSON file
+// per day; users.json (optional) names the people. Every message a person can read
+// is kept: plain messages, bot messages and messages whose text is in attachments,
+// file shares and file comments, thread replies (named as such in their text). Each
+// conversation becomes one source per calendar month with Merge set (chatSources),
+// emitted when its folder is read, so a later export of the same workspace adds to
+// the months it shares with this one and removes nothing. Symbolic links are never
+// followed, anywhere in the export.
+type slackReader struct{}
+
+func (slackReader) kind() string { return KindSlack }
+
+// detect claims a folder holding channels.json (a symbolic link named so still
+// marks the folder; read refuses to follow it).
+func (slackReader) detect(p string, dir bool, _ []byte) bool {
+	if !dir {
+		return false
 	}
-	return true
+	st, err := os.Lstat(filepath.Join(p, "channels.json"))
+	return err == nil && (st.Mode().IsRegular() || st.Mode()&os.ModeSymlink != 0)
 }
 
 type slackUserJSON struct {
@@ -35,28 +49,59 @@ type slackUserJSON struct {
 	} `json:"profile"`
 }
 
-type slackChannelJSON struct {
-	ID   string `json:"id"`
-	Name string `json:"name"`
+// slackConvJSON is one entry of channels.json, groups.json, dms.json or mpims.json.
+type slackConvJSON struct {
+	ID      string   `json:"id"`
+	Name    string   `json:"name"`
+	Members []string `json:"members"`
+}
+
+type slackFileJSON struct {
+	Name     string `json:"name"`
+	Title    string `json:"title"`
+	Mimetype string `json:"mimetype"`
+	Size     int64  `json:"size"`
+}
+
+type slackAttachmentJSON struct {
+	Fallback string `json:"fallback"`
+	Pretext  string `json:"pretext"`
+	Title    string `json:"title"`
+	Text     string `json:"text"`
+	Fields   []struct {
+		Title string          `json:"title"`
+		Value json.RawMessage `json:"value"`
+	} `json:"fields"`
+	FromURL string `json:"from_url"`
+}
+
+type slackProfileJSON struct {
+	RealName    string `json:"real_name"`
+	DisplayName string `json:"display_name"`
+	Name        string `json:"name"`
 }
 
 type slackMsgJSON struct {
-	Type     string          `json:"type"`
-	Subtype  string          `json:"subtype"`
-	Text     string          `json:"text"`
-	User     string          `json:"user"`
-	Username string          `json:"username"`
-	BotID    string          `json:"bot_id"`
-	TS       json.RawMessage `json:"ts"`
-	Profile  *struct {
-		RealName string `json:"real_name"`
-		Name     string `json:"name"`
-	} `json:"user_profile"`
-	Files []struct {
-		Name     string `json:"name"`
-		Mimetype string `json:"mimetype"`
-		Size     int    `json:"size"`
-	} `json:"files"`
+	Type       string                 `json:"type"`
+	Subtype    string                 `json:"subtype"`
+	Text       string                 `json:"text"`
+	User       string                 `json:"user"`
+	Username   string                 `json:"username"`
+	BotID      string                 `json:"bot_id"`
+	TS         json.RawMessage        `json:"ts"`
+	ThreadTS   json.RawMessage        `json:"thread_ts"`
+	Profile    *slackProfileJSON      `json:"user_profile"`
+	BotProfile *struct{ Name string } `json:"bot_profile"`
+	Attach     []slackAttachmentJSON  `json:"attachments"`
+	Files      []slackFileJSON        `json:"files"`
+	File       *slackFileJSON         `json:"file"`
+	Comment    *struct {
+		User    string `json:"user"`
+		Comment string `json:"comment"`
+	} `json:"comment"`
+	Replies []struct {
+		TS json.RawMessage `json:"ts"`
+	} `json:"replies"`
 }
 
 // slackNoise are message subtypes that carry no conversation.
@@ -68,128 +113,503 @@ var slackNoise = map[string]bool{
 	"bot_add": true, "bot_remove": true, "channel_convert_to_private": true,
 }
 
+// slackMetaFiles are files of a Slack export's top folder that hold no messages.
+var slackMetaFiles = map[string]bool{
+	"integration_logs.json": true, "org_users.json": true, "canvases.json": true,
+	"file_conversations.json": true, "lists.json": true, "huddles.json": true,
+}
+
+// Skip reasons of the Slack reader.
+const (
+	reasonSlackUnlisted = "Slack folder not listed in channels.json, groups.json, dms.json or mpims.json"
+	reasonSlackOther    = "not part of a Slack export: not read"
+	reasonSlackNotDay   = "not a Slack day file"
+)
+
 // slackUser is what a user id resolves to.
 type slackUser struct{ name, handle string }
 
-// readSlackExport parses a Slack export folder into one source per channel. rel
-// names files relative to the ingest root for error messages. Per-file problems
-// are returned as FileErrors; the rest of the channel is still ingested.
-func readSlackExport(dir string, rel func(string) string) ([]memtree.SourceInput, []FileError, int, error) {
-	var errs []FileError
-	files := 0
-	users := map[string]slackUser{}
+// slackConv is one conversation of the export: its folder, the conversation id of
+// its sources ("#general", "@D0123"), and its title.
+type slackConv struct {
+	folder, conv, title string
+	members             []string // a DM's member ids, for its title
+}
+
+// slackExport is what the reader knows of the export while it reads the folders.
+type slackExport struct {
+	dir   string
+	users map[string]slackUser
+	chans map[string]string // channel id → name, for <#C…> links
+	rep   *report
+}
+
+func (slackReader) read(ctx context.Context, in input, out output, rep *report) {
+	x := &slackExport{dir: in.path, users: map[string]slackUser{}, chans: map[string]string{}, rep: rep}
+	haveUsers := false
 	var ul []slackUserJSON
-	if err := readJSONFile(filepath.Join(dir, "users.json"), &ul); err != nil {
-		return nil, nil, 1, fmt.Errorf("users.json: %w", err)
+	if x.readList("users.json", &ul) {
+		haveUsers = true
+		for _, u := range ul {
+			name := firstNonEmpty(u.Profile.RealName, u.RealName, u.Profile.DisplayName, u.Name, u.ID)
+			x.users[u.ID] = slackUser{name: name, handle: firstNonEmpty(u.Name, u.Profile.DisplayName, u.ID)}
+		}
 	}
-	files++
-	for _, u := range ul {
-		name := firstNonEmpty(u.Profile.RealName, u.RealName, u.Profile.DisplayName, u.Name, u.ID)
-		users[u.ID] = slackUser{name: name, handle: firstNonEmpty(u.Name, u.Profile.DisplayName, u.ID)}
+	var convs []slackConv
+	listed := map[string]bool{}
+	add := func(c slackConv) {
+		if listed[c.folder] || !safeFolderName(c.folder) {
+			return
+		}
+		listed[c.folder] = true
+		convs = append(convs, c)
 	}
-	var cl []slackChannelJSON
-	if err := readJSONFile(filepath.Join(dir, "channels.json"), &cl); err != nil {
-		return nil, nil, files + 1, fmt.Errorf("channels.json: %w", err)
-	}
-	files++
-	chans := map[string]string{}
-	var names []string
-	for _, c := range cl {
-		if c.Name == "" || strings.ContainsAny(c.Name, `/\`) || c.Name == "." || c.Name == ".." {
+	for _, list := range []string{"channels.json", "groups.json", "mpims.json"} {
+		var cl []slackConvJSON
+		if list != "channels.json" && !exists(filepath.Join(x.dir, list)) || !x.readList(list, &cl) {
 			continue
 		}
-		chans[c.ID] = c.Name
-		names = append(names, c.Name)
+		for _, c := range cl {
+			if c.Name == "" {
+				continue
+			}
+			if c.ID != "" {
+				x.chans[c.ID] = c.Name
+			}
+			add(slackConv{folder: c.Name, conv: "#" + c.Name, title: "#" + c.Name})
+		}
 	}
-	sort.Strings(names)
-	var out []memtree.SourceInput
-	for _, ch := range names {
-		cdir := filepath.Join(dir, ch)
-		entries, err := os.ReadDir(cdir)
-		if err != nil {
-			if !os.IsNotExist(err) {
-				errs = append(errs, FileError{Path: rel(cdir), Err: fmt.Errorf("read channel folder: %w", err)})
-			}
-			continue
-		}
-		src := memtree.SourceInput{Kind: memtree.KindChat, SourceID: "slack:#" + ch, Title: "#" + ch, Provider: "slack", Origin: rel(cdir)}
-		type tsMsg struct {
-			ts  float64
-			key string
-			m   memtree.MessageInput
-		}
-		var msgs []tsMsg
-		for _, e := range entries {
-			if e.Type()&os.ModeSymlink != 0 || !e.Type().IsRegular() || !strings.HasSuffix(e.Name(), ".json") || strings.HasPrefix(e.Name(), ".") {
-				continue
-			}
-			p := filepath.Join(cdir, e.Name())
-			files++
-			var day []slackMsgJSON
-			if err := readJSONFile(p, &day); err != nil {
-				errs = append(errs, FileError{Path: rel(p), Err: err})
-				continue
-			}
-			var bad []string
-			for i, jm := range day {
-				if jm.Type != "" && jm.Type != "message" || slackNoise[jm.Subtype] {
-					continue
-				}
-				tsStr, ts, ok := slackTS(jm.TS)
-				if !ok {
-					what := "no ts"
-					if len(jm.TS) > 0 && string(jm.TS) != `""` && string(jm.TS) != "null" {
-						what = "ts " + string(jm.TS) + " is not a number"
-					}
-					bad = append(bad, fmt.Sprintf("message %d (%s)", i+1, what))
-					continue
-				}
-				text := slackText(jm.Text, users, chans)
-				m := memtree.MessageInput{
-					Ref:         "slack:" + ch + ":" + tsStr,
-					TimestampMS: int64(ts*1000 + 0.5),
-					Text:        text,
-				}
-				if u, ok := users[jm.User]; ok {
-					m.Author, m.AuthorAddr = u.name, u.handle
-				} else if jm.Profile != nil && jm.Profile.RealName != "" {
-					m.Author, m.AuthorAddr = jm.Profile.RealName, jm.Profile.Name
-				} else {
-					m.Author = firstNonEmpty(jm.Username, jm.User, jm.BotID)
-				}
-				for _, f := range jm.Files {
-					m.Attachments = append(m.Attachments, attachmentOf(f.Name, f.Mimetype, f.Size))
-				}
-				if strings.TrimSpace(text) == "" && len(m.Attachments) == 0 {
-					continue
-				}
-				msgs = append(msgs, tsMsg{ts: ts, key: tsStr, m: m})
-			}
-			if len(bad) > 0 {
-				errs = append(errs, FileError{Path: rel(p),
-					Err: fmt.Errorf("%d message(s) skipped without a usable ts: %s; the rest of channel #%s is kept", len(bad), strings.Join(bad, ", "), ch)})
+	var dms []slackConvJSON
+	if exists(filepath.Join(x.dir, "dms.json")) && x.readList("dms.json", &dms) {
+		for _, c := range dms {
+			if c.ID != "" {
+				add(slackConv{folder: c.ID, conv: "@" + c.ID, members: c.Members})
 			}
 		}
+	}
+	if !haveUsers {
+		x.profilesFromMessages(ctx, convs)
+	}
+	for i := range convs {
+		if convs[i].title == "" {
+			convs[i].title = x.dmTitle(convs[i])
+		}
+	}
+	sort.Slice(convs, func(i, j int) bool { return convs[i].folder < convs[j].folder })
+	x.reportUnread(listed)
+	for _, c := range convs {
+		if ctx.Err() != nil {
+			return
+		}
+		msgs := x.readConv(ctx, c)
 		if len(msgs) == 0 {
 			continue
 		}
-		sort.SliceStable(msgs, func(i, j int) bool {
-			if msgs[i].ts != msgs[j].ts {
-				return msgs[i].ts < msgs[j].ts
+		origin := filepath.Join(x.dir, c.folder)
+		for _, src := range chatSources("slack", c.conv, c.title, msgs) {
+			src.Origin = origin
+			out.source(src)
+		}
+	}
+}
+
+// dmTitle names a DM by its members' names ("DM Ana Souza, Sam Rivera").
+func (x *slackExport) dmTitle(c slackConv) string {
+	names := make([]string, 0, len(c.members))
+	for _, id := range c.members {
+		if u, ok := x.users[id]; ok {
+			names = append(names, u.name)
+		} else if id != "" {
+			names = append(names, id)
+		}
+	}
+	if len(names) == 0 {
+		return "DM " + strings.TrimPrefix(c.conv, "@")
+	}
+	return "DM " + strings.Join(names, ", ")
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// safeFolderName refuses conversation names that would leave the export folder.
+func safeFolderName(n string) bool {
+	return n != "" && n != "." && n != ".." && !strings.ContainsAny(n, `/\`) && !strings.HasPrefix(n, ".")
+}
+
+// readList reads one of the export's top-level JSON lists into v. A missing file, a
+// symbolic link (skipped) or a malformed file (failed) reads as false.
+func (x *slackExport) readList(name string, v any) bool {
+	p := filepath.Join(x.dir, name)
+	st, err := os.Lstat(p)
+	switch {
+	case err != nil:
+		if !os.IsNotExist(err) || name == "channels.json" {
+			x.rep.fail(FileError{Path: p, Err: fmt.Errorf("Slack export: cannot read %s: %w", name, err)})
+		}
+		return false
+	case st.Mode()&os.ModeSymlink != 0:
+		x.rep.skip(p, reasonSymlink)
+		return false
+	case !st.Mode().IsRegular():
+		x.rep.skip(p, reasonNotRegular)
+		return false
+	}
+	x.rep.file()
+	if err := readJSONFile(p, v); err != nil {
+		what := "the conversations it lists are not read"
+		if name == "users.json" {
+			what = "people are named from their messages"
+		}
+		x.rep.fail(FileError{Path: p, Err: fmt.Errorf("Slack %s: %w; %s", name, err, what)})
+		return false
+	}
+	return true
+}
+
+// reportUnread reports the entries of the export folder that the reader does not
+// read: symbolic links, unlisted folders and files that are not Slack's.
+func (x *slackExport) reportUnread(listed map[string]bool) {
+	entries, err := os.ReadDir(x.dir)
+	if err != nil {
+		x.rep.fail(FileError{Path: x.dir, Err: fmt.Errorf("cannot list folder: %w", err)})
+		return
+	}
+	for _, e := range entries {
+		name := e.Name()
+		p := filepath.Join(x.dir, name)
+		switch {
+		case strings.HasPrefix(name, "."):
+		case e.Type()&os.ModeSymlink != 0:
+			if !slackTopFile(name) { // those are reported by readList
+				x.rep.skip(p, reasonSymlink)
 			}
-			return msgs[i].key < msgs[j].key
-		})
-		seen := map[string]bool{}
-		for _, m := range msgs {
-			if seen[m.m.Ref] {
+		case e.IsDir():
+			if !listed[name] {
+				x.rep.skip(p, reasonSlackUnlisted)
+			}
+		case slackTopFile(name) || slackMetaFiles[name]:
+		default:
+			x.rep.skip(p, reasonSlackOther)
+		}
+	}
+}
+
+// slackTopFile reports the top-level files the reader reads itself (and reports).
+func slackTopFile(name string) bool {
+	switch name {
+	case "users.json", "channels.json", "groups.json", "dms.json", "mpims.json":
+		return true
+	}
+	return false
+}
+
+// dayFiles lists the day files of a conversation folder in name order, reporting
+// what it does not read. ok is false when the folder is missing or refused.
+func (x *slackExport) dayFiles(c slackConv, report bool) ([]string, bool) {
+	cdir := filepath.Join(x.dir, c.folder)
+	st, err := os.Lstat(cdir)
+	if err != nil {
+		if report && !os.IsNotExist(err) {
+			x.rep.fail(FileError{Path: cdir, Err: fmt.Errorf("read channel folder: %w", err)})
+		}
+		return nil, false
+	}
+	if !st.IsDir() {
+		// A symbolic link is reported with the top folder's entries.
+		if report && st.Mode()&os.ModeSymlink == 0 {
+			x.rep.skip(cdir, reasonNotRegular)
+		}
+		return nil, false
+	}
+	entries, err := os.ReadDir(cdir)
+	if err != nil {
+		if report {
+			x.rep.fail(FileError{Path: cdir, Err: fmt.Errorf("read channel folder: %w", err)})
+		}
+		return nil, false
+	}
+	var files []string
+	for _, e := range entries {
+		name := e.Name()
+		p := filepath.Join(cdir, name)
+		switch {
+		case strings.HasPrefix(name, "."):
+		case e.Type()&os.ModeSymlink != 0:
+			if report {
+				x.rep.skip(p, reasonSymlink)
+			}
+		case !e.Type().IsRegular():
+			if report {
+				x.rep.skip(p, reasonNotRegular)
+			}
+		case !strings.EqualFold(filepath.Ext(name), ".json"):
+			if report {
+				x.rep.skip(p, reasonSlackNotDay)
+			}
+		default:
+			files = append(files, p)
+		}
+	}
+	sort.Strings(files)
+	return files, true
+}
+
+// profilesFromMessages names the people of an export without users.json from the
+// user_profile its messages carry (so mentions resolve in every channel, not only
+// after the person's first message). Problems are reported by the main pass.
+func (x *slackExport) profilesFromMessages(ctx context.Context, convs []slackConv) {
+	for _, c := range convs {
+		files, _ := x.dayFiles(c, false)
+		for _, p := range files {
+			if ctx.Err() != nil {
+				return
+			}
+			var day []json.RawMessage
+			if readJSONFile(p, &day) != nil {
 				continue
 			}
-			seen[m.m.Ref] = true
-			src.Messages = append(src.Messages, m.m)
+			for _, raw := range day {
+				var m struct {
+					User    string            `json:"user"`
+					Profile *slackProfileJSON `json:"user_profile"`
+				}
+				if json.Unmarshal(raw, &m) != nil || m.User == "" || m.Profile == nil {
+					continue
+				}
+				if _, ok := x.users[m.User]; !ok {
+					if u, ok := profileUser(m.Profile, m.User); ok {
+						x.users[m.User] = u
+					}
+				}
+			}
 		}
-		out = append(out, src)
 	}
-	return out, errs, files, nil
+}
+
+// profileUser names a person from a message's user_profile.
+func profileUser(p *slackProfileJSON, id string) (slackUser, bool) {
+	name := firstNonEmpty(p.RealName, p.DisplayName, p.Name)
+	if name == "" {
+		return slackUser{}, false
+	}
+	return slackUser{name: name, handle: firstNonEmpty(p.Name, p.DisplayName, id)}, true
+}
+
+// slackMsg is one message read from a day file, before thread names are added.
+type slackMsg struct {
+	ts       float64
+	key      string // the ts as written
+	threadTS string // the parent's ts for a thread reply
+	m        memtree.MessageInput
+}
+
+// readConv reads one conversation's day files and returns its messages in time
+// order, thread replies named.
+func (x *slackExport) readConv(ctx context.Context, c slackConv) []memtree.MessageInput {
+	files, ok := x.dayFiles(c, true)
+	if !ok {
+		return nil
+	}
+	var msgs []slackMsg
+	parentOf := map[string]string{} // reply ts → parent ts, from the parents' "replies"
+	for _, p := range files {
+		if ctx.Err() != nil {
+			return nil
+		}
+		x.rep.file()
+		var day []json.RawMessage
+		if err := readJSONFile(p, &day); err != nil {
+			x.rep.fail(FileError{Path: p, Err: fmt.Errorf("%w; the rest of %s is kept", err, c.title)})
+			continue
+		}
+		var bad []string
+		for i, raw := range day {
+			var jm slackMsgJSON
+			if err := json.Unmarshal(raw, &jm); err != nil {
+				bad = append(bad, fmt.Sprintf("message %d (%s)", i+1, describeJSONError(err, len(raw))))
+				continue
+			}
+			if jm.Type != "" && jm.Type != "message" || slackNoise[jm.Subtype] {
+				continue
+			}
+			tsStr, ts, ok := slackTS(jm.TS)
+			if !ok {
+				what := "no ts"
+				if len(jm.TS) > 0 && string(jm.TS) != `""` && string(jm.TS) != "null" {
+					what = "ts " + string(jm.TS) + " is not a number"
+				}
+				bad = append(bad, fmt.Sprintf("message %d (%s)", i+1, what))
+				continue
+			}
+			for _, r := range jm.Replies {
+				if rts, _, ok := slackTS(r.TS); ok && rts != tsStr {
+					parentOf[rts] = tsStr
+				}
+			}
+			m, ok := x.message(c, &jm, tsStr, ts)
+			if !ok {
+				continue
+			}
+			sm := slackMsg{ts: ts, key: tsStr, m: m}
+			if tts, _, ok := slackTS(jm.ThreadTS); ok && tts != tsStr {
+				sm.threadTS = tts
+			}
+			msgs = append(msgs, sm)
+		}
+		if len(bad) > 0 {
+			x.rep.fail(FileError{Path: p,
+				Err: fmt.Errorf("%d message(s) skipped without a usable ts or readable fields: %s; the rest of %s is kept", len(bad), strings.Join(bad, ", "), c.title)})
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	sort.SliceStable(msgs, func(i, j int) bool {
+		if msgs[i].ts != msgs[j].ts {
+			return msgs[i].ts < msgs[j].ts
+		}
+		return msgs[i].key < msgs[j].key
+	})
+	// One message per ts (a day file may repeat one of the day before).
+	byTS := make(map[string]int, len(msgs))
+	kept := msgs[:0]
+	for _, m := range msgs {
+		if _, dup := byTS[m.key]; dup {
+			continue
+		}
+		byTS[m.key] = len(kept)
+		kept = append(kept, m)
+	}
+	out := make([]memtree.MessageInput, len(kept))
+	for i, m := range kept {
+		out[i] = m.m
+		parent := m.threadTS
+		if parent == "" {
+			parent = parentOf[m.key]
+		}
+		if parent == "" {
+			continue
+		}
+		var prefix string
+		if j, ok := byTS[parent]; ok {
+			pm := kept[j].m
+			prefix = fmt.Sprintf("(reply in thread to %s: «%s»)", firstNonEmpty(pm.Author, pm.AuthorAddr, "unknown"), clip(pm.Text, 60))
+		} else {
+			prefix = "(reply in thread " + parent + ")"
+		}
+		out[i].Text = prefix + " " + out[i].Text
+	}
+	return out
+}
+
+// clip returns the first n characters of s on one line, "…" marking a cut.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n])) + "…"
+}
+
+// message turns one Slack message into a MessageInput; ok is false when it holds
+// nothing to read.
+func (x *slackExport) message(c slackConv, jm *slackMsgJSON, tsStr string, ts float64) (memtree.MessageInput, bool) {
+	m := memtree.MessageInput{Ref: "slack:" + c.folder + ":" + tsStr, TimestampMS: int64(ts*1000 + 0.5)}
+	user := jm.User
+	var text string
+	if jm.Subtype == "file_comment" && jm.Comment != nil {
+		user = firstNonEmpty(jm.Comment.User, jm.User)
+		text = x.text(jm.Comment.Comment)
+	} else {
+		text = x.text(jm.Text)
+		var lines []string
+		for _, a := range jm.Attach {
+			for _, s := range []string{a.Pretext, a.Title, a.Text} {
+				if t := strings.TrimSpace(x.text(s)); t != "" && t != text {
+					lines = append(lines, t)
+				}
+			}
+			for _, f := range a.Fields {
+				v := fieldValue(f.Value)
+				if t, v := strings.TrimSpace(x.text(f.Title)), strings.TrimSpace(x.text(v)); t != "" || v != "" {
+					lines = append(lines, strings.TrimPrefix(t+": "+v, ": "))
+				}
+			}
+		}
+		if strings.TrimSpace(text) == "" && len(lines) == 0 {
+			for _, a := range jm.Attach {
+				if t := strings.TrimSpace(x.text(a.Fallback)); t != "" {
+					lines = append(lines, t)
+				}
+			}
+		}
+		if len(lines) > 0 {
+			text = strings.TrimSpace(strings.TrimSpace(text) + "\n" + strings.Join(lines, "\n"))
+		}
+	}
+	files := jm.Files
+	if jm.File != nil {
+		files = append([]slackFileJSON{*jm.File}, files...)
+	}
+	var named []string
+	for _, f := range files {
+		name := firstNonEmpty(f.Name, f.Title)
+		if name == "" {
+			continue
+		}
+		m.Attachments = append(m.Attachments, attachmentOf(name, f.Mimetype, int(f.Size)))
+		named = append(named, "[file: "+name+"]")
+	}
+	if strings.TrimSpace(text) == "" && len(named) > 0 {
+		text = strings.Join(named, "\n")
+	}
+	m.Text = strings.TrimSpace(text)
+	if m.Text == "" {
+		return m, false
+	}
+	bot := jm.Subtype == "bot_message" || user == "" && jm.BotID != ""
+	switch u, ok := x.users[user]; {
+	case bot:
+		name := jm.Username
+		if name == "" && jm.BotProfile != nil {
+			name = jm.BotProfile.Name
+		}
+		m.Author = firstNonEmpty(name, jm.BotID, user)
+	case ok:
+		m.Author, m.AuthorAddr = u.name, u.handle
+	case jm.Profile != nil:
+		if pu, ok := profileUser(jm.Profile, user); ok {
+			m.Author, m.AuthorAddr = pu.name, pu.handle
+		}
+	}
+	if m.Author == "" {
+		m.Author = firstNonEmpty(jm.Username, user, jm.BotID)
+	}
+	return m, true
+}
+
+// fieldValue reads an attachment field's value (a string, or a number or boolean).
+func fieldValue(raw json.RawMessage) string {
+	var s string
+	if json.Unmarshal(raw, &s) == nil {
+		return s
+	}
+	v := strings.TrimSpace(string(raw))
+	if v == "null" {
+		return ""
+	}
+	return v
+}
+
+func (x *slackExport) text(s string) string {
+	if s == "" {
+		return ""
+	}
+	return slackText(s, x.users, x.chans)
 }
 
 // slackTS reads a Slack ts ("1767703815.204114", as a string or a number).

@@ -100,7 +100,7 @@ func TestIngestIntoStore(t *testing.T) {
 	if !refs["s1@x.example"] || !refs["s2@x.example"] {
 		t.Errorf("thread chunks must carry both message refs: %v", refs)
 	}
-	slack := sourceChunks(t, st, "slack:#phoenix")
+	slack := sourceChunks(t, st, "slack:#phoenix/2026-01")
 	if len(slack) != 1 || !strings.Contains(slack[0].Text, "Ana Souza ships #launch & more") {
 		t.Errorf("slack chunk = %+v", slack)
 	}
@@ -158,6 +158,7 @@ type evalItem struct {
 	Kind  string `json:"kind"`
 	Path  string `json:"path"`
 	Group string `json:"group"`
+	Time  string `json:"time"`
 }
 
 func readItems(t *testing.T, corpus string) []evalItem {
@@ -198,10 +199,19 @@ func TestCorpusIntoStore(t *testing.T) {
 	if sum.Failures != 0 {
 		t.Fatalf("the default corpus must ingest cleanly: %v", sum.Errors)
 	}
-	// expected sources per kind, from the generator's own labels
+	// expected sources per kind, from the generator's own labels: a chat
+	// conversation (batch channel or Slack channel) is one source per month
 	groups := map[string]bool{}
 	docs, batches := 0, map[string]bool{}
 	channels := map[string]bool{}
+	batchConv := map[string]string{} // batch file → platform:channel_label
+	month := func(it evalItem) string {
+		tm, err := time.Parse(time.RFC3339, it.Time)
+		if err != nil {
+			t.Fatalf("item %s: time %q: %v", it.Ref, it.Time, err)
+		}
+		return tm.UTC().Format("2006-01")
+	}
 	byGroup := map[string][]string{}
 	for _, it := range items {
 		switch it.Kind {
@@ -211,9 +221,22 @@ func TestCorpusIntoStore(t *testing.T) {
 		case "doc":
 			docs++
 		case "chat":
-			batches[it.Path] = true
+			conv, ok := batchConv[it.Path]
+			if !ok {
+				var cb struct {
+					Platform     string `json:"platform"`
+					ChannelLabel string `json:"channel_label"`
+				}
+				b, err := os.ReadFile(filepath.Join(corpus, filepath.FromSlash(it.Path)))
+				if err != nil || json.Unmarshal(b, &cb) != nil {
+					t.Fatalf("chat batch %s: %v", it.Path, err)
+				}
+				conv = cb.Platform + ":" + cb.ChannelLabel
+				batchConv[it.Path] = conv
+			}
+			batches[conv+"/"+month(it)] = true
 		case "slack":
-			channels[strings.Split(it.Ref, ":")[1]] = true
+			channels[strings.Split(it.Ref, ":")[1]+"/"+month(it)] = true
 		}
 	}
 	stats, err := st.Stats(ctx)
@@ -291,7 +314,7 @@ func TestCorpusIntoStore(t *testing.T) {
 	if err := json.Unmarshal(ub, &users); err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.ListChunks(ctx, abi.ChunksListRequest{SourceIDs: []string{"slack:#phoenix"}, Query: "<@U", K: 10})
+	res, err := st.ListChunks(ctx, abi.ChunksListRequest{SourceKinds: []string{"chat"}, Query: "<@U", K: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
