@@ -277,7 +277,7 @@ func TestSlackWithoutUsersJSON(t *testing.T) {
 		"dms.json":      `[{"id":"D1","members":["U1","U2"]}]`,
 		// alpha mentions U2 before U2's first message (in beta)
 		"alpha/2026-01-05.json": `[{"type":"message","user":"U1","text":"ask <@U2>","ts":"1767600100.000001","user_profile":{"real_name":"Ana Souza","display_name":"ana","name":"ana.souza"}}]`,
-		"beta/2026-01-06.json":  `[{"type":"message","user":"U2","text":"here","ts":"1767700100.000001","user_profile":{"real_name":"","display_name":"sam","name":"sam"}},
+		"beta/2026-01-06.json": `[{"type":"message","user":"U2","text":"here","ts":"1767700100.000001","user_profile":{"real_name":"","display_name":"sam","name":"sam"}},
 			{"type":"message","user":"U9","text":"who am I","ts":"1767700200.000001"}]`,
 		"private-ops/2026-01-05.json":     `[{"type":"message","user":"U1","text":"private note","ts":"1767600200.000001"}]`,
 		"mpdm-ana--sam-1/2026-01-05.json": `[{"type":"message","user":"U2","text":"group dm","ts":"1767600300.000001"}]`,
