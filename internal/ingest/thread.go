@@ -56,7 +56,7 @@ func isReplySubject(s string) bool {
 
 // subjectWindow bounds how far apart (in time) a reply joined to a thread by its
 // subject may be from the thread's latest message.
-const subjectWindow = 60 * 24 * time.Hour
+const subjectWindow = 7 * 24 * time.Hour
 
 // mailIndex is what the threader keeps in memory of one message: enough to thread
 // it. The message itself waits in the spill file.
@@ -69,7 +69,8 @@ type mailIndex struct {
 	seq         int
 	subject     string // threadTitle, lower case
 	reply       bool   // the subject has a reply prefix
-	people      []string
+	people      []string // sender and recipients' addresses
+	from        string   // sender's address
 	prov        string
 	origin      string
 	off, length int64
@@ -114,6 +115,7 @@ func (t *threader) add(m *mailMsg) error {
 		subject: strings.ToLower(threadTitle(m.msg.Subject)), reply: isReplySubject(m.msg.Subject),
 		prov: m.prov, origin: m.origin, off: t.off, length: int64(len(b))}
 	mi.people = participants(&m.msg)
+	mi.from = strings.ToLower(strings.TrimSpace(m.msg.AuthorAddr))
 	t.off += int64(len(b))
 	t.idx = append(t.idx, mi)
 	return nil
@@ -156,8 +158,8 @@ type thread struct {
 
 // threads groups the collected messages: by References and In-Reply-To (only
 // values that look like Message-IDs), then a reply that names no known message
-// joins the latest earlier thread with the same subject that shares a participant,
-// within subjectWindow. Duplicate copies (same Message-ID, date and sender) keep
+// joins the latest earlier thread with the same subject in which its sender took
+// part, within subjectWindow. Duplicate copies (same Message-ID, date and sender) keep
 // the first read; a different message reusing a Message-ID is kept under a
 // suffixed ref. Threads are ordered by their first message.
 func (t *threader) threads() []thread {
@@ -171,10 +173,7 @@ func (t *threader) threads() []thread {
 	ids := map[string]int{}
 	var uniq []*mailIndex
 	for _, m := range t.idx {
-		k := key{m.id, m.date.Unix(), ""}
-		if len(m.people) > 0 {
-			k.from = m.people[0]
-		}
+		k := key{m.id, m.date.Unix(), m.from}
 		if seen[k] {
 			continue
 		}
@@ -193,10 +192,6 @@ func (t *threader) threads() []thread {
 		}
 	}
 	// Subject fallback, in time order.
-	known := map[string]bool{}
-	for _, m := range uniq {
-		known[m.id] = true
-	}
 	order := append([]*mailIndex(nil), uniq...)
 	sort.SliceStable(order, func(i, j int) bool { return order[i].date.Before(order[j].date) })
 	type subjThread struct {
@@ -206,27 +201,18 @@ func (t *threader) threads() []thread {
 	}
 	bySubject := map[string][]*subjThread{}
 	for _, m := range order {
-		linked := false
-		for _, r := range append(append([]string(nil), m.refs...), m.replyTo) {
-			if r != "" && known[r] {
-				linked = true
-			}
-		}
-		if m.reply && !linked && len(m.subject) >= 3 {
+		// References that look like Message-IDs are authoritative, known or not;
+		// only a reply that names none is threaded by its subject.
+		if m.reply && len(m.refs) == 0 && m.replyTo == "" && len(m.subject) >= 3 {
 			cands := bySubject[m.subject]
 			for i := len(cands) - 1; i >= 0; i-- {
 				c := cands[i]
 				if m.date.Sub(c.last) > subjectWindow || c.last.Sub(m.date) > subjectWindow {
 					continue
 				}
-				shared := false
-				for _, p := range m.people {
-					if c.people[p] {
-						shared = true
-						break
-					}
-				}
-				if shared {
+				// the reply's sender took part in the thread (a list address
+				// that every message shares is not enough)
+				if m.from != "" && c.people[m.from] {
 					uf.union(m.id, c.id)
 					break
 				}
