@@ -221,6 +221,7 @@ type task struct {
 	r     reader
 	arg   int // index of the path given to Run it came from
 	files int // files it holds (1 for a file), for the progress bar
+	dir   bool
 }
 
 type runner struct {
@@ -306,8 +307,8 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		}
 		before := r.sum.Failures
 		r.arg = t.arg
-		if t.files == 1 && t.r.kind() != KindSlack && t.r.kind() != KindMaildir {
-			rep.file()
+		if !t.dir {
+			rep.file() // a folder reader counts the files it reads
 		}
 		t.r.read(ctx, t.in, r, rep)
 		fails[t.arg] += r.failures() - before
@@ -429,7 +430,7 @@ func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task
 	for _, x := range r.order {
 		if (f == nil || f == x) && x.detect(dir, true, nil) {
 			in.forced = f != nil
-			return append(tasks, task{in: in, r: x, arg: arg, files: countFiles(dir, 0)})
+			return append(tasks, task{in: in, r: x, arg: arg, files: countFiles(dir, 0), dir: true})
 		}
 	}
 	entries, err := os.ReadDir(dir)

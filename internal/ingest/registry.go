@@ -6,6 +6,7 @@ package ingest
 // the search, so the order settles overlaps (a WhatsApp export is a .txt file).
 func readers() []reader {
 	return []reader{
+		slackReader{},
 		maildirReader{},
 		mboxReader{},
 		emlReader{},
