@@ -215,6 +215,21 @@ const (
 	reasonHidden     = "hidden"
 )
 
+// unknownReason says why a file no reader recognised is skipped: formats people
+// often have that are not read get their own reason, with what to do instead.
+func unknownReason(p string) string {
+	base := strings.ToLower(filepath.Base(p))
+	switch {
+	case strings.HasPrefix(base, "messages") && strings.HasSuffix(base, ".html"):
+		return "Telegram HTML export: not read (export again with \"Machine-readable JSON\")"
+	case strings.HasSuffix(base, ".pst") || strings.HasSuffix(base, ".ost"):
+		return "Outlook data file: not read (export the folders as mbox or .eml)"
+	case strings.HasSuffix(base, ".zip") || strings.HasSuffix(base, ".tar") || strings.HasSuffix(base, ".gz") || strings.HasSuffix(base, ".tgz"):
+		return "archive: not read (unpack it first)"
+	}
+	return reasonUnknown
+}
+
 // task is one file or folder handed to a reader.
 type task struct {
 	in    input
@@ -287,7 +302,7 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		} else if t, ok := r.detectFile(i, filepath.Dir(p), p); ok {
 			tasks = append(tasks, t)
 		} else {
-			rep.skip(p, reasonUnknown)
+			rep.skip(p, unknownReason(p))
 		}
 		fails[i] += r.failures() - before
 	}
@@ -454,7 +469,7 @@ func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task
 			if t, ok := r.detectFile(arg, root, p); ok {
 				tasks = append(tasks, t)
 			} else {
-				r.rep.skip(p, reasonUnknown)
+				r.rep.skip(p, unknownReason(p))
 			}
 		default:
 			r.rep.skip(p, reasonNotRegular)
