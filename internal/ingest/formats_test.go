@@ -89,8 +89,8 @@ func TestChatBatchAndReferenceShapes(t *testing.T) {
 	if sum.Failures != 0 {
 		t.Fatalf("failures: %v", sum.Errors)
 	}
-	wa := c.byID("whatsapp:Family/2026-01-05")
-	if wa == nil || wa.Title != "Family (whatsapp)" || wa.Kind != "chat" || len(wa.Messages) != 2 || wa.Messages[0].Ref != "wa:1" || wa.Messages[0].Text != "first" {
+	wa := c.byID("whatsapp:Family/2026-01")
+	if wa == nil || wa.Title != "Family (whatsapp) (2026-01)" || !wa.Merge || wa.Kind != "chat" || len(wa.Messages) != 2 || wa.Messages[0].Ref != "wa:1" || wa.Messages[0].Text != "first" {
 		t.Fatalf("chat batch = %+v", wa)
 	}
 	th := c.byID("email:lease-1@x.example")

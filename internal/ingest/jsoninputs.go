@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"bytes"
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -10,6 +12,7 @@ import (
 	"math"
 	"net/mail"
 	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +21,109 @@ import (
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
+
+// jsonReader reads the reference's JSON input shapes, one file each: a chat batch
+// ({platform, channel_label, messages[{author, timestamp, text, source_ref}]}), an
+// email thread ({provider, thread_subject, messages[{from, to, cc, subject, sent_at,
+// body, source_ref}]}) and a document ({provider, title, body, modified_at,
+// source_ref}). It claims a .json file whose start shows one of the shapes (never a
+// Telegram or Discord export, which their readers own), and also a .json file that
+// looks meant as such input but is wrongly made (a top-level array of such objects,
+// nesting too deep), to report why it is not read.
+type jsonReader struct{}
+
+func (jsonReader) kind() string { return KindReference }
+
+func (jsonReader) detect(p string, dir bool, head []byte) bool {
+	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
+		return false
+	}
+	h := scanJSONHead(head)
+	return h.claimed()
+}
+
+func (jsonReader) read(_ context.Context, in input, out output, rep *report) {
+	readReferenceJSON(in, out, rep, "")
+}
+
+// chatBatchReader reads a JSON file as a chat batch (--kind chat forces it): any
+// other shape fails with the field that is wrong.
+type chatBatchReader struct{}
+
+func (chatBatchReader) kind() string { return KindChat }
+
+func (chatBatchReader) detect(p string, dir bool, head []byte) bool {
+	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
+		return false
+	}
+	h := scanJSONHead(head)
+	return h.shape() == "chat"
+}
+
+func (chatBatchReader) read(_ context.Context, in input, out output, rep *report) {
+	readReferenceJSON(in, out, rep, "chat")
+}
+
+// reasonNoJSONShape is the skip reason of a JSON file of no known shape.
+const reasonNoJSONShape = "JSON of no known export shape"
+
+// readReferenceJSON reads one JSON input file of the given shape ("" to tell it from
+// the file's keys). A file of no known shape is skipped, unless --kind forced the
+// reader: then it fails, as does a file of the wrong schema for its shape.
+func readReferenceJSON(in input, out output, rep *report, shape string) {
+	b, err := readFileLimited(in.path)
+	if err != nil {
+		rep.fail(FileError{Path: in.path, Err: err})
+		return
+	}
+	b = trimUTF8BOM(b)
+	if err := checkJSON(b); err != nil {
+		if errors.Is(err, errEmpty) {
+			rep.warn(in.path, "", "empty file: nothing to ingest")
+			return
+		}
+		rep.fail(FileError{Path: in.path, Err: err})
+		return
+	}
+	if shape == "" {
+		shape, err = jsonShape(b)
+		if err != nil {
+			if errors.Is(err, errUnknownJSON) && !in.forced {
+				rep.skip(in.path, reasonNoJSONShape)
+				return
+			}
+			rep.fail(FileError{Path: in.path, Err: err})
+			return
+		}
+	}
+	var srcs []memtree.SourceInput
+	switch shape {
+	case "chat":
+		srcs, err = parseChatBatch(b)
+	case "emailthread":
+		var src *memtree.SourceInput
+		if src, err = parseEmailThread(b); src != nil {
+			srcs = append(srcs, *src)
+		}
+	default:
+		var src *memtree.SourceInput
+		if src, err = parseDocumentInput(b, in.rel, modTime(in.path)); src != nil {
+			srcs = append(srcs, *src)
+		}
+	}
+	if errors.Is(err, errEmpty) {
+		rep.warn(in.path, "", "no messages: nothing to ingest")
+		return
+	}
+	if err != nil {
+		rep.fail(FileError{Path: in.path, Err: err})
+		return
+	}
+	for _, src := range srcs {
+		src.Origin = in.path
+		out.source(src)
+	}
+}
 
 // errUnknownJSON marks a JSON file that is none of the known input shapes.
 var errUnknownJSON = errors.New("JSON object is not a chat batch ({platform, channel_label, messages}), an email thread ({provider, thread_subject, messages}) or a document ({title, body, modified_at})")
@@ -59,7 +165,9 @@ func trimUTF8BOM(b []byte) []byte {
 	return b
 }
 
-// jsonShape names the input shape of a JSON object from its keys.
+// jsonShape names the input shape of a whole JSON file ("chat", "emailthread",
+// "document"), or fails: errUnknownJSON for an object of no known shape (or one of
+// a Telegram or Discord export, which their readers own).
 func jsonShape(b []byte) (string, error) {
 	var obj map[string]json.RawMessage
 	if err := decodeStrict(b, &obj); err != nil {
@@ -71,27 +179,206 @@ func jsonShape(b []byte) (string, error) {
 		}
 		return "", err
 	}
-	has := func(k string) bool { _, ok := obj[k]; return ok }
-	switch {
-	case has("thread_subject"):
-		return "emailthread", nil
-	case has("messages") && (has("platform") || has("channel_label")):
-		return "chat", nil
-	case has("messages"):
-		var msgs []map[string]json.RawMessage
-		if json.Unmarshal(obj["messages"], &msgs) == nil && len(msgs) > 0 {
-			if _, ok := msgs[0]["sent_at"]; ok {
-				return "emailthread", nil
-			}
-			if _, ok := msgs[0]["from"]; ok {
-				return "emailthread", nil
+	h := jsonHead{object: true, keys: map[string]bool{}, first: map[string]bool{}}
+	for k := range obj {
+		h.keys[k] = true
+	}
+	var msgs []map[string]json.RawMessage
+	if json.Unmarshal(obj["messages"], &msgs) == nil && len(msgs) > 0 {
+		for k, v := range msgs[0] {
+			h.first[k] = true
+			if k == "author" {
+				h.authorString = len(v) > 0 && v[0] == '"'
 			}
 		}
-		return "chat", nil
-	case has("body") || (has("title") && has("modified_at")):
-		return "document", nil
+	}
+	if shape := h.shape(); shape != "" {
+		return shape, nil
 	}
 	return "", errUnknownJSON
+}
+
+// jsonHead is what the start of a JSON file shows of its shape: the top-level
+// object's keys and the keys of its first message, or the keys of the first element
+// of a top-level array. The start may be cut anywhere: scanJSONHead stops quietly
+// at the first token it cannot read.
+type jsonHead struct {
+	object, array bool
+	keys          map[string]bool // top-level keys (of the first element for an array)
+	first         map[string]bool // keys of the first entry of "messages"
+	authorString  bool            // the first message's author is a string
+	tooDeep       bool            // nested deeper than maxJSONDepth
+}
+
+// shape names the input shape the head shows ("" for none). An object of a Telegram
+// export (a chat with type and id, or a whole export) or of a Discord export (guild)
+// is none: their readers own them.
+func (h *jsonHead) shape() string {
+	if !h.object {
+		return ""
+	}
+	has := func(k string) bool { return h.keys[k] }
+	switch {
+	case has("guild") || has("chats") || has("left_chats") || has("personal_information") || has("messages") && has("type") && has("id"):
+		return ""
+	case has("thread_subject"):
+		return "emailthread"
+	case has("messages") && (has("platform") || has("channel_label")):
+		return "chat"
+	case has("messages") && h.first["sent_at"]:
+		return "emailthread"
+	case has("messages") && h.first["author"] && h.authorString && h.first["timestamp"] && h.first["text"]:
+		return "chat"
+	case has("body") || has("title") && has("modified_at"):
+		return "document"
+	}
+	return ""
+}
+
+// claimed says the reference reader should read a file with this head: it has one
+// of the shapes, or it is a top-level array of such objects or nests too deep, which
+// read then fails with the reason (a .json file meant as input, wrongly made).
+func (h *jsonHead) claimed() bool {
+	if h.shape() != "" || h.tooDeep {
+		return true
+	}
+	if !h.array {
+		return false
+	}
+	for _, k := range []string{"platform", "channel_label", "thread_subject", "messages", "body", "modified_at"} {
+		if h.keys[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// scanJSONHead reads the shape of the JSON text that head starts.
+func scanJSONHead(head []byte) jsonHead {
+	h := jsonHead{keys: map[string]bool{}, first: map[string]bool{}}
+	head = trimUTF8BOM(head)
+	depth, inStr, esc := 0, false, false
+	for _, c := range head {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '[' || c == '{':
+			if depth++; depth > maxJSONDepth {
+				h.tooDeep = true
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(head))
+	tok, err := dec.Token()
+	if err != nil {
+		return h
+	}
+	switch tok {
+	case json.Delim('{'):
+		h.object = true
+		_ = scanObjectKeys(dec, func(k string) bool {
+			h.keys[k] = true
+			if k != "messages" {
+				return false
+			}
+			t, err := dec.Token()
+			if err != nil || t != json.Delim('[') {
+				if err == nil {
+					skipJSONValueRest(dec, t)
+				}
+				return true
+			}
+			if t, err = dec.Token(); err != nil || t == json.Delim(']') {
+				return true
+			}
+			if t != json.Delim('{') {
+				if !skipJSONValueRest(dec, t) {
+					return true
+				}
+			} else if scanObjectKeys(dec, func(k string) bool {
+				h.first[k] = true
+				if k == "author" {
+					t, err := dec.Token()
+					_, h.authorString = t.(string)
+					if err == nil && !h.authorString {
+						skipJSONValueRest(dec, t)
+					}
+					return true
+				}
+				return false
+			}); err != nil {
+				return true
+			}
+			skipJSONValueRest(dec, json.Delim('[')) // the other messages
+			return true
+		})
+	case json.Delim('['):
+		h.array = true
+		if t, err := dec.Token(); err == nil && t == json.Delim('{') {
+			_ = scanObjectKeys(dec, func(k string) bool { h.keys[k] = true; return false })
+		}
+	}
+	return h
+}
+
+// scanObjectKeys walks the keys of the object whose '{' dec just read, calling key
+// for each; key returns true when it consumed the key's value itself. It reads the
+// object's '}' and returns nil, or stops at the first token it cannot read.
+func scanObjectKeys(dec *json.Decoder, key func(string) bool) error {
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k, ok := t.(string)
+		if !ok {
+			return errors.New("not a key")
+		}
+		if key(k) {
+			continue
+		}
+		v, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if !skipJSONValueRest(dec, v) {
+			return io.ErrUnexpectedEOF
+		}
+	}
+	_, err := dec.Token()
+	return err
+}
+
+// skipJSONValueRest skips the rest of a value whose first token is t; false when the
+// input ends first.
+func skipJSONValueRest(dec *json.Decoder, t json.Token) bool {
+	if t != json.Delim('{') && t != json.Delim('[') {
+		return true
+	}
+	for depth := 1; depth > 0; {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+	}
+	return true
 }
 
 // flexTime reads a time given as epoch milliseconds (number or numeric string) or
@@ -133,9 +420,13 @@ type chatBatchJSON struct {
 	} `json:"messages"`
 }
 
-// parseChatBatch turns a chat batch file into one source:
-// SourceID "<platform>:<channel_label>/<YYYY-MM-DD of the first message>".
-func parseChatBatch(b []byte) (*memtree.SourceInput, error) {
+// parseChatBatch turns a chat batch file into its conversation's sources, one per
+// calendar month with Merge set (chatSources): "<platform>:<channel_label>/<YYYY-MM>",
+// so batch files of one channel add up however their messages fall. A message
+// without a source_ref is named "<platform>:<label>:<epoch ms>", or, when other
+// messages of the file share its time, that and a hash of its author and text, so
+// that none replaces another.
+func parseChatBatch(b []byte) ([]memtree.SourceInput, error) {
 	var cb chatBatchJSON
 	if err := decodeStrict(b, &cb); err != nil {
 		return nil, err
@@ -150,6 +441,14 @@ func parseChatBatch(b []byte) (*memtree.SourceInput, error) {
 		return nil, errEmpty
 	}
 	msgs := make([]memtree.MessageInput, 0, len(cb.Messages))
+	atTS := map[int64]int{} // messages without a source_ref per time
+	for _, m := range cb.Messages {
+		if strings.TrimSpace(m.SourceRef) == "" {
+			if ts, ok, err := flexTime(m.Timestamp); err == nil && ok {
+				atTS[ts]++
+			}
+		}
+	}
 	for i, m := range cb.Messages {
 		ts, ok, err := flexTime(m.Timestamp)
 		if err != nil || !ok {
@@ -162,6 +461,10 @@ func parseChatBatch(b []byte) (*memtree.SourceInput, error) {
 		ref := strings.TrimSpace(m.SourceRef)
 		if ref == "" {
 			ref = fmt.Sprintf("%s:%s:%d", cb.Platform, strings.TrimPrefix(cb.ChannelLabel, "#"), ts)
+			if atTS[ts] > 1 {
+				sum := sha256.Sum256([]byte(strings.TrimSpace(m.Author) + "\x00" + strings.TrimSpace(m.Text)))
+				ref += ":" + hex.EncodeToString(sum[:4])
+			}
 		}
 		msgs = append(msgs, memtree.MessageInput{
 			Ref: ref, Author: strings.TrimSpace(m.Author), TimestampMS: ts,
@@ -169,14 +472,8 @@ func parseChatBatch(b []byte) (*memtree.SourceInput, error) {
 		})
 	}
 	sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].TimestampMS < msgs[j].TimestampMS })
-	day := time.UnixMilli(msgs[0].TimestampMS).UTC().Format("2006-01-02")
-	return &memtree.SourceInput{
-		Kind:     memtree.KindChat,
-		SourceID: cb.Platform + ":" + cb.ChannelLabel + "/" + day,
-		Title:    cb.ChannelLabel + " (" + cb.Platform + ")",
-		Provider: cb.Platform,
-		Messages: msgs,
-	}, nil
+	platform, label := strings.TrimSpace(cb.Platform), strings.TrimSpace(cb.ChannelLabel)
+	return chatSources(platform, label, label+" ("+platform+")", msgs), nil
 }
 
 type emailThreadJSON struct {

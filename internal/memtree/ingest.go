@@ -455,10 +455,17 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 	if err != nil {
 		return fmt.Errorf("write source row: %w", err)
 	}
+	// ours says which chunks hold a message of the input, when p is merged with
+	// stored messages the input lacks: only those count as unchanged, so that the
+	// exports of one source, each re-ingested, count each chunk about once.
+	var ours func(c *chunk) bool
 	if in.Merge {
 		mp, err := s.mergeStored(ctx, tx, p, srcRow)
 		if err != nil {
 			return err
+		}
+		if mp != p {
+			ours = inputChunk(p)
 		}
 		p, in = mp, &mp.in
 		st.Entities = p.nEnts
@@ -523,7 +530,9 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 	changed := st.RemovedChunks > 0
 	for i, c := range chunks {
 		if _, ok := existing[c.ID]; ok {
-			st.UnchangedChunks++
+			if ours == nil || ours(&chunks[i]) {
+				st.UnchangedChunks++
+			}
 			continue
 		}
 		var ref any

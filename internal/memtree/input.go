@@ -62,7 +62,8 @@ type MessageInput struct {
 // IngestStats reports what writing one source changed.
 type IngestStats struct {
 	NewChunks       int // chunks written that did not exist before
-	UnchangedChunks int // chunks whose id already existed (same content)
-	RemovedChunks   int // chunks of an earlier ingest of this source that no longer exist
-	Entities        int // distinct entities referenced by the source
+	UnchangedChunks int // chunks whose id already existed (same content); of a Merge source, those holding a message of the input
+
+	RemovedChunks int // chunks of an earlier ingest of this source that no longer exist
+	Entities      int // distinct entities referenced by the source
 }

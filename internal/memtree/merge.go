@@ -200,6 +200,26 @@ func (s *Store) mergeStored(ctx context.Context, tx *sql.Tx, p *Prepared, srcRow
 	return mp, nil
 }
 
+// inputChunk returns whether a chunk of p merged with stored messages holds one of
+// p's own messages (a chunk without refs is counted as p's).
+func inputChunk(p *Prepared) func(c *chunk) bool {
+	mine := make(map[string]bool, len(p.rows))
+	for _, r := range p.rows {
+		mine[r.key] = true
+	}
+	return func(c *chunk) bool {
+		if len(c.Refs) == 0 {
+			return true
+		}
+		for _, r := range c.Refs {
+			if mine[r] {
+				return true
+			}
+		}
+		return false
+	}
+}
+
 // Writer statements of Merge sources, prepared at Open.
 var (
 	qStoredMessageKeys = writerSQL(`SELECT ref, hash FROM source_messages WHERE source_rowid=?`)

@@ -1,0 +1,197 @@
+package ingest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+func TestJSONReaderDetect(t *testing.T) {
+	bigText := strings.Repeat("x", 2*headBytes)
+	cases := []struct {
+		name, head string
+		want, chat bool
+	}{
+		{"chat batch", `{"platform":"slack","channel_label":"#eng","messages":[]}`, true, true},
+		{"chat batch, keys after a long first message", `{"messages":[{"author":"Ana","timestamp":1767600000000,"text":"` + bigText + `"}],"platform":"x","channel_label":"y"}`, true, true},
+		{"chat batch, label after the messages", `{"messages":[{"author":"Ana","timestamp":1,"text":"a"},{"author":"Bo","timestamp":2,"text":"b"}],"channel_label":"y"}`, true, true},
+		{"email thread", `{"provider":"gmail","thread_subject":"Lease","messages":[]}`, true, false},
+		{"email thread without subject", `{"messages":[{"from":"a@x.example","sent_at":1,"body":"hi"}]}`, true, false},
+		{"document", `{"title":"Notes","body":"text","modified_at":1767600000000}`, true, false},
+		{"document, body only", "\ufeff" + `{"body":"text"}`, true, false},
+		{"top-level array of batches", `[{"platform":"x","channel_label":"y","messages":[]}]`, true, false},
+		{"nested too deep", strings.Repeat("[", 100), true, false},
+		{"telegram chat", `{"name":"Ana","type":"personal_chat","id":123,"messages":[{"id":1,"type":"message","date":"2026-01-05T10:00:00","from":"Ana","text":"hi"}]}`, false, false},
+		{"telegram export", `{"about":"Here is the data you requested","personal_information":{"user_id":1},"chats":{"about":"","list":[]}}`, false, false},
+		{"discord export", `{"guild":{"id":"1","name":"G"},"channel":{"id":"2","name":"general"},"messages":[{"id":"3","timestamp":"2026-01-05T10:00:00+00:00","content":"hi","author":{"name":"ana"}}]}`, false, false},
+		{"package.json", `{"name":"some-package","version":"1.0.0"}`, false, false},
+		{"messages of unknown shape", `{"messages":[{"who":"x"}]}`, false, false},
+		{"array of numbers", `[1,2,3]`, false, false},
+		{"slack day file", `[{"type":"message","user":"U1","text":"hi","ts":"1767600100.000200"}]`, false, false},
+		{"empty", ``, false, false},
+		{"not JSON", `hello there`, false, false},
+	}
+	for _, c := range cases {
+		head := []byte(c.head)
+		if len(head) > headBytes {
+			head = head[:headBytes]
+		}
+		if got := (jsonReader{}).detect("x/in.json", false, head); got != c.want {
+			t.Errorf("%s: jsonReader detect = %v, want %v", c.name, got, c.want)
+		}
+		if got := (chatBatchReader{}).detect("x/in.json", false, head); got != c.chat {
+			t.Errorf("%s: chatBatchReader detect = %v, want %v", c.name, got, c.chat)
+		}
+	}
+	if (jsonReader{}).detect("x/in.txt", false, []byte(`{"body":"text"}`)) || (jsonReader{}).detect("x", true, nil) {
+		t.Error("only .json files are JSON input")
+	}
+	if !(jsonReader{}).detect("x/IN.JSON", false, []byte(`{"body":"text"}`)) {
+		t.Error("the extension is case-insensitive")
+	}
+}
+
+func TestChatBatchMonthsAndRefs(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"eng.json": `{"platform":"slack","channel_label":"#eng","messages":[
+			{"author":"Ana","timestamp":"2026-02-02T09:00:00Z","text":"February"},
+			{"author":"Ana","timestamp":1767600000000,"text":" first ","source_ref":"eng:1"},
+			{"author":"Bo","timestamp":1767600060000,"text":"same second A"},
+			{"author":"Cy","timestamp":1767600060000,"text":"same second B"}]}`,
+	})
+	out, rep := runReader(t, jsonReader{}, filepath.Join(dir, "eng.json"))
+	if rep.sum.Failures != 0 {
+		t.Fatal(rep.sum.Errors)
+	}
+	if len(out.sources) != 2 {
+		t.Fatalf("sources = %+v, want January and February", out.sources)
+	}
+	jan, feb := out.sources[0], out.sources[1]
+	if jan.SourceID != "slack:#eng/2026-01" || jan.Title != "#eng (slack) (2026-01)" || !jan.Merge || jan.Kind != memtree.KindChat ||
+		jan.Provider != "slack" || jan.Origin != filepath.Join(dir, "eng.json") {
+		t.Errorf("January = %+v", jan)
+	}
+	if feb.SourceID != "slack:#eng/2026-02" || len(feb.Messages) != 1 || feb.Messages[0].Ref != "slack:eng:1770022800000" {
+		t.Errorf("February = %+v", feb)
+	}
+	if len(jan.Messages) != 3 || jan.Messages[0].Ref != "eng:1" || jan.Messages[0].Text != "first" || jan.Messages[0].Author != "Ana" {
+		t.Fatalf("January messages = %+v", jan.Messages)
+	}
+	a, b := jan.Messages[1].Ref, jan.Messages[2].Ref
+	if a == b || !strings.HasPrefix(a, "slack:eng:1767600060000:") || !strings.HasPrefix(b, "slack:eng:1767600060000:") {
+		t.Errorf("messages of one time without a source_ref get distinct refs: %q, %q", a, b)
+	}
+}
+
+// TestChatBatchFilesOfOneDayBothStay ingests two batch files of one channel whose
+// first messages fall on the same day (which once gave them one source id, so the
+// second replaced the first) into a real store: both stay.
+func TestChatBatchFilesOfOneDayBothStay(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"a.json": `{"platform":"whatsapp","channel_label":"Family","messages":[
+			{"author":"Rosa","timestamp":"2026-01-05T08:00:00Z","text":"The zeppelin lands at noon","source_ref":"wa:1"}]}`,
+		"b.json": `{"platform":"whatsapp","channel_label":"Family","messages":[
+			{"author":"Ana","timestamp":"2026-01-05T20:00:00Z","text":"The submarine left the harbour","source_ref":"wa:2"},
+			{"author":"Ana","timestamp":"2026-01-07T20:00:00Z","text":"Back home","source_ref":"wa:3"}]}`,
+	})
+	st := openStore(t)
+	ctx := context.Background()
+	for _, f := range []string{"a.json", "b.json", "a.json"} {
+		out, rep := runReader(t, jsonReader{}, filepath.Join(dir, f))
+		if rep.sum.Failures != 0 || len(out.sources) != 1 {
+			t.Fatalf("%s: %v, %+v", f, rep.sum.Errors, out.sources)
+		}
+		res, err := st.Ingest(ctx, out.sources[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.RemovedChunks != 0 {
+			t.Errorf("%s removed %d chunks", f, res.RemovedChunks)
+		}
+	}
+	for _, q := range []string{"zeppelin", "submarine", "back home"} {
+		res, err := st.Search(ctx, abi.SearchRequest{Query: q, K: 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Chunks) != 1 {
+			t.Errorf("search %q: %d hits, want 1", q, len(res.Chunks))
+		}
+	}
+	stats, err := st.Stats(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if stats.Sources["chat"] != 1 {
+		t.Errorf("chat sources = %d, want 1 (whatsapp:Family/2026-01)", stats.Sources["chat"])
+	}
+}
+
+func TestJSONReaderShapesAndFailures(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"thread.json": `{"provider":"gmail","thread_subject":"Re: Lease renewal","messages":[
+			{"from":"Ana Souza <ana@mailbox.example>","to":["sam@kestrel.example"],"subject":"Lease renewal","sent_at":1767600000000,"body":"Renew?","source_ref":"<lease-1@x.example>"}]}`,
+		"doc.json":      `{"provider":"notion","title":"Packing list","body":"Passport\nCharger","modified_at":1767600000000,"source_ref":"notion:abc"}`,
+		"other.json":    `{"name":"some-package","version":"1.0.0"}`,
+		"array.json":    `[{"platform":"x","channel_label":"y","messages":[]}]`,
+		"deep.json":     strings.Repeat("[", 10000) + "1" + strings.Repeat("]", 10000),
+		"nomsgs.json":   `{"platform":"x","channel_label":"y","messages":[]}`,
+		"empty.json":    "",
+		"bad-ts.json":   `{"platform":"x","channel_label":"y","messages":[{"author":"a","timestamp":"yesterday","text":"t"}]}`,
+		"telegram.json": `{"name":"Ana","type":"personal_chat","id":123,"messages":[{"id":1,"type":"message","from":"Ana","text":"hi"}]}`,
+	})
+	read := func(r reader, name string, forced bool) (*collectOutput, *report) {
+		p := filepath.Join(dir, name)
+		out, rep := &collectOutput{}, newReport(nil)
+		r.read(context.Background(), input{path: p, root: dir, rel: name, forced: forced}, out, rep)
+		return out, rep
+	}
+	out, rep := read(jsonReader{}, "thread.json", false)
+	if rep.sum.Failures != 0 || len(out.sources) != 1 || out.sources[0].SourceID != "email:lease-1@x.example" || out.sources[0].Merge {
+		t.Errorf("email thread = %+v, %v", out.sources, rep.sum.Errors)
+	}
+	out, rep = read(jsonReader{}, "doc.json", false)
+	if rep.sum.Failures != 0 || len(out.sources) != 1 || out.sources[0].SourceID != "doc:notion:abc" || out.sources[0].Kind != memtree.KindDocument {
+		t.Errorf("document = %+v, %v", out.sources, rep.sum.Errors)
+	}
+	// Unknown shapes: skipped when detected, failed when --kind forced the reader.
+	for _, name := range []string{"other.json", "telegram.json"} {
+		out, rep = read(jsonReader{}, name, false)
+		if len(out.sources) != 0 || rep.sum.Failures != 0 || rep.sum.SkippedBy[reasonNoJSONShape] != 1 {
+			t.Errorf("%s not forced: sources %d, failures %v, skips %v", name, len(out.sources), rep.sum.Errors, rep.sum.SkippedBy)
+		}
+		out, rep = read(jsonReader{}, name, true)
+		if len(out.sources) != 0 || rep.sum.Failures != 1 || !strings.Contains(rep.sum.Errors[0].Error(), "not a chat batch") {
+			t.Errorf("%s forced: sources %d, failures %v", name, len(out.sources), rep.sum.Errors)
+		}
+	}
+	// A chat batch forced on an email thread fails naming the field.
+	out, rep = read(chatBatchReader{}, "thread.json", true)
+	if len(out.sources) != 0 || rep.sum.Failures != 1 || !strings.Contains(rep.sum.Errors[0].Error(), `field "platform"`) {
+		t.Errorf("chat forced on an email thread: %+v, %v", out.sources, rep.sum.Errors)
+	}
+	for name, want := range map[string]string{
+		"array.json":  "top-level JSON array",
+		"deep.json":   "nested deeper than 64",
+		"bad-ts.json": `message 1: field "timestamp"`,
+	} {
+		out, rep = read(jsonReader{}, name, false)
+		if len(out.sources) != 0 || rep.sum.Failures != 1 || !strings.Contains(rep.sum.Errors[0].Error(), want) {
+			t.Errorf("%s: %+v, errors %v, want %q", name, out.sources, rep.sum.Errors, want)
+		}
+	}
+	for _, name := range []string{"nomsgs.json", "empty.json"} {
+		out, rep = read(jsonReader{}, name, false)
+		if len(out.sources) != 0 || rep.sum.Failures != 0 || rep.sum.Warnings != 1 {
+			t.Errorf("%s: %+v, failures %v, %d warnings; want one warning", name, out.sources, rep.sum.Errors, rep.sum.Warnings)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "thread.json")); err != nil {
+		t.Fatal(err)
+	}
+}
