@@ -576,11 +576,34 @@ func (c *stdioConn) writeResult(id json.RawMessage, result json.RawMessage) {
 
 func (c *stdioConn) writeLine(line []byte) {
 	line = bytes.TrimRight(line, "\n")
+	if !utf8.Valid(line) {
+		// Never write invalid UTF-8: strict clients drop the session. In valid JSON
+		// non-ASCII bytes only occur inside strings, so the repair keeps it JSON.
+		c.log.Warn("mcp: an outgoing frame held invalid UTF-8; replaced with U+FFFD")
+		line = repairUTF8(line)
+	}
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if _, err := c.out.Write(append(line, '\n')); err != nil {
 		c.log.Warn("mcp: writing to stdout failed", "err", err)
 	}
+}
+
+// repairUTF8 replaces each byte that does not start a valid UTF-8 sequence with
+// U+FFFD, as encoding/json does for Go strings (so a repaired result reads the
+// same as any other string the SDK encodes).
+func repairUTF8(b []byte) []byte {
+	out := make([]byte, 0, len(b)+8)
+	for len(b) > 0 {
+		r, size := utf8.DecodeRune(b)
+		if r == utf8.RuneError && size == 1 {
+			out = utf8.AppendRune(out, utf8.RuneError)
+		} else {
+			out = append(out, b[:size]...)
+		}
+		b = b[size:]
+	}
+	return out
 }
 
 // outgoing is what the writer needs from a frame the SDK writes.

@@ -15,6 +15,7 @@ import (
 	"sort"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -296,10 +297,17 @@ func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, e
 		return errorResult(msg), nil, e
 	}
 	e.Outcome = audit.OutcomeOK
-	text := buf.String()
+	// A module's JSON may hold strings that are not valid UTF-8. JSON text outside
+	// strings is ASCII, so replacing each invalid byte sequence with U+FFFD keeps it
+	// valid JSON; the text block and structuredContent carry the same repaired bytes.
+	result := buf.Bytes()
+	if !utf8.Valid(result) {
+		result = repairUTF8(result)
+		s.log.Warn("mcp: tool result held invalid UTF-8; replaced with U+FFFD", "tool", name)
+	}
 	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: text}},
-		StructuredContent: json.RawMessage(buf.Bytes()),
+		Content:           []mcp.Content{&mcp.TextContent{Text: string(result)}},
+		StructuredContent: json.RawMessage(result),
 	}, nil, e
 }
 

@@ -104,6 +104,9 @@ func (f *fakeDispatcher) Call(ctx context.Context, c runtime.Call) (*runtime.Out
 		return nil, errors.New("memory store unavailable: open chunks.db: disk I/O error; run openhuman-core doctor")
 	case "test.bad":
 		return &runtime.Outcome{Result: json.RawMessage(`[1,2]`)}, nil
+	case "test.utf8":
+		// A module's result whose strings hold bytes that are not UTF-8.
+		return &runtime.Outcome{Result: json.RawMessage("{\"chunks\":[],\"s\":\"\xff\xfe ok\",\"\xc3\":\"caf\xc3\xa9\"}")}, nil
 	}
 	args := map[string]any{}
 	if len(c.Arguments) > 0 && string(c.Arguments) != "null" {
