@@ -468,8 +468,7 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 		}
 		acc.attachments = append(acc.attachments, abi.Attachment{Name: sanitizeUTF8([]byte(name)), ContentType: mt, Size: int(n)})
 		if errors.Is(err, io.ErrUnexpectedEOF) {
-			acc.warnings = append(acc.warnings, fmt.Sprintf("attachment %q ends without its closing boundary (the file may be cut short; attachments are named, not stored)", name))
-			return "", nil
+			return "", fmt.Errorf("attachment %q (%s) ends without its closing boundary: the file is cut short after %d bytes (attachments are named, not stored; the text is kept)", name, mt, n)
 		}
 		if err != nil {
 			return "", fmt.Errorf("attachment %q is cut short: %w", name, err)

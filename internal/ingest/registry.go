@@ -8,7 +8,9 @@ func readers() []reader {
 	return []reader{
 		slackReader{},
 		maildirReader{},
+		jsonReader{},
 		mboxReader{},
 		emlReader{},
+		chatBatchReader{}, // --kind chat only: it forces the chat batch shape
 	}
 }
