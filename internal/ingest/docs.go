@@ -1,7 +1,12 @@
 package ingest
 
 import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
 	"path"
+	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -10,7 +15,95 @@ import (
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
-// frontMatter is the subset of YAML front matter a document may carry.
+// docsReader reads Markdown and plain-text documents: one source per file, its
+// front matter (YAML) or leading Logseq property block giving the title, tags and
+// date. Obsidian [[wikilinks]] and #tags in the body become entities in the store
+// (memtree's document entity extraction).
+//
+// A document's SourceID is "doc:" + the file's absolute, cleaned path (slash
+// separated), its message's Ref (source_ref) the path relative to the ingest root.
+// The id therefore names the ingest root (p1/todo.md and p2/todo.md ingested in one
+// run are two documents), stays the same on every run over the same root, and is
+// also the same when the file is reached through another root that holds it
+// (ingesting ~/notes, later ~/notes/projects), so overlapping ingests never store a
+// file twice.
+type docsReader struct{}
+
+func (docsReader) kind() string { return KindDocs }
+
+// docExts are the file name extensions read as documents.
+var docExts = map[string]bool{".md": true, ".markdown": true, ".mdown": true, ".mkd": true, ".txt": true, ".text": true}
+
+func (docsReader) detect(p string, dir bool, _ []byte) bool {
+	return !dir && docExts[strings.ToLower(filepath.Ext(p))]
+}
+
+func (docsReader) read(_ context.Context, in input, out output, rep *report) {
+	b, err := readFileLimited(in.path)
+	if err != nil {
+		rep.fail(FileError{Path: in.path, Err: err})
+		return
+	}
+	tf, err := decodeTextFile(b)
+	if errors.Is(err, errEmpty) {
+		rep.warn(in.path, "", "empty file: nothing to ingest")
+		return
+	}
+	if err != nil {
+		rep.fail(FileError{Path: in.path, Err: err})
+		return
+	}
+	for _, n := range tf.notes {
+		rep.warn(in.path, "", n)
+	}
+	mtime, note := docFileTime(in.path, time.Now())
+	src, err := parseDocument(tf.text, in.rel, mtime)
+	if errors.Is(err, errEmpty) {
+		rep.warn(in.path, "", "no text: nothing to ingest")
+		return
+	}
+	if err != nil {
+		rep.fail(FileError{Path: in.path, Err: err})
+		return
+	}
+	if note != "" && src.Messages[0].TimestampMS == mtime.UnixMilli() {
+		rep.warn(in.path, "", note)
+	}
+	src.SourceID = docSourceID(in.path)
+	src.Origin = in.path
+	out.source(*src)
+}
+
+// docSourceID is "doc:" + the absolute, cleaned, slash-separated path of the file.
+func docSourceID(p string) string {
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		abs = filepath.Clean(p)
+	}
+	return "doc:" + filepath.ToSlash(abs)
+}
+
+// plausibleFileTime is the earliest file modification time taken as a document's
+// time: archives and build systems stamp files with the Unix epoch (1970-01-01) or
+// the DOS epoch (1980-01-01), which say nothing about the document.
+var plausibleFileTime = time.Date(1980, 1, 2, 0, 0, 0, 0, time.UTC)
+
+// docFileTime returns the file's modification time, or now with a note when the
+// file has none that is plausible.
+func docFileTime(p string, now time.Time) (time.Time, string) {
+	st, err := os.Stat(p)
+	if err != nil {
+		return now.UTC(), "no file time: dated at ingest"
+	}
+	mt := st.ModTime().UTC()
+	if mt.Before(plausibleFileTime) {
+		return now.UTC(), fmt.Sprintf("file time %s is an archive placeholder, not a date: dated at ingest", mt.Format("2006-01-02"))
+	}
+	return mt, ""
+}
+
+// frontMatter is the subset of YAML front matter (or of a Logseq page's leading
+// property block) a document may carry.
 type frontMatter struct {
 	title string
 	date  time.Time
@@ -99,6 +192,98 @@ func splitFrontMatter(text string) (frontMatter, string) {
 	return fm, strings.TrimLeft(after, "\n")
 }
 
+// reLogseqProp is one Logseq property line, `key:: value`.
+var reLogseqProp = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_.-]*)::(?:[ \t]+(.*))?$`)
+
+// splitLogseqProps separates a Logseq page's leading property block (the lines
+// `key:: value` the page starts with, up to the first other line) from the body,
+// reading title::, tags:: (a comma list of names, [[links]] and #tags), and
+// date:: / created:: (a date, a [[journal link]] or epoch milliseconds). Property
+// lines further down belong to blocks and stay in the body. alias:: and the other
+// keys are dropped with the block.
+func splitLogseqProps(text string) (frontMatter, string) {
+	var fm frontMatter
+	body := strings.TrimLeft(text, "\n")
+	n := 0
+	for body != "" {
+		line, rest, _ := strings.Cut(body, "\n")
+		m := reLogseqProp.FindStringSubmatch(strings.TrimRight(line, " \t"))
+		if m == nil {
+			break
+		}
+		n++
+		body = rest
+		v := strings.TrimSpace(m[2])
+		switch strings.ToLower(m[1]) {
+		case "title":
+			fm.title = v
+		case "tags":
+			fm.tags = append(fm.tags, logseqList(v)...)
+		case "date", "created", "created-at", "created_at":
+			if t, ok := logseqDate(v); ok && (strings.EqualFold(m[1], "date") || fm.date.IsZero()) {
+				fm.date = t
+			}
+		}
+	}
+	if n == 0 {
+		return fm, text
+	}
+	return fm, strings.TrimLeft(body, "\n")
+}
+
+// logseqList splits a Logseq list value: "a, b", "[[a b]], [[c]]", "#d #[[e f]]".
+func logseqList(v string) []string {
+	var out []string
+	for {
+		v = strings.TrimLeft(v, " \t,")
+		if v == "" {
+			return out
+		}
+		var item string
+		switch {
+		case strings.HasPrefix(v, "[[") || strings.HasPrefix(v, "#[["):
+			v = v[strings.Index(v, "[[")+2:]
+			end := strings.Index(v, "]]")
+			if end < 0 {
+				end = len(v)
+			}
+			item, v = v[:end], strings.TrimPrefix(v[end:], "]]")
+		case strings.HasPrefix(v, "#"):
+			end := strings.IndexAny(v, " \t,")
+			if end < 0 {
+				end = len(v)
+			}
+			item, v = v[1:end], v[end:]
+		default:
+			end := strings.IndexByte(v, ',')
+			if end < 0 {
+				end = len(v)
+			}
+			item, v = v[:end], v[end:]
+		}
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+}
+
+var reOrdinal = regexp.MustCompile(`\b(\d{1,2})(?:st|nd|rd|th)\b`)
+
+// logseqDate reads a Logseq property date: one parseDocDate reads, a journal link
+// "[[Mar 15th, 2024]]", or epoch milliseconds.
+func logseqDate(v string) (time.Time, bool) {
+	v = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(v), "[["), "]]"))
+	if len(v) == 13 {
+		if ms, err := strconv.ParseInt(v, 10, 64); err == nil {
+			return time.UnixMilli(ms).UTC(), true
+		}
+	}
+	if t, ok := parseDocDate(v); ok {
+		return t, true
+	}
+	return parseDocDate(reOrdinal.ReplaceAllString(v, "$1"))
+}
+
 // yamlScalar unquotes a simple YAML scalar.
 func yamlScalar(s string) string {
 	s = strings.TrimSpace(s)
@@ -117,9 +302,22 @@ func yamlScalar(s string) string {
 	return s
 }
 
-// parseDocDate reads the date forms documents use.
+// reDocDateTime is an ISO-style date with an optional time and zone, the forms
+// front matter uses: "2013-05-08", "2013-05-08 23:46", "2013-05-08 23:46:11 +0200",
+// "2013-05-08T23:46:11+02:00", "2013-05-08T23:46:11.5Z", "2013-05-08 23:46:11 UTC".
+// Jekyll's own posts also hold "2023-01-29 18:30:22 2023 -0800" (the year repeated
+// before the zone): the repeat is accepted when it is the date's year.
+var reDocDateTime = regexp.MustCompile(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:T|[ \t]+)(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(?:[ \t]+(\d{4}))?[ \t]*(Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?$`)
+
+// parseDocDate reads the date forms documents use. A date with a zone keeps its
+// instant; one without is taken as UTC. The result is in UTC.
 func parseDocDate(s string) (time.Time, bool) {
-	for _, layout := range []string{"2006-01-02", time.RFC3339, "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02T15:04:05", "2006/01/02", "January 2, 2006", "2 January 2006"} {
+	s = strings.TrimSpace(s)
+	if m := reDocDateTime.FindStringSubmatch(s); m != nil {
+		return isoDate(m)
+	}
+	for _, layout := range []string{time.RFC3339, "2006/01/02", "2006/01/02 15:04", "2006/01/02 15:04:05",
+		"January 2, 2006", "Jan 2, 2006", "2 January 2006", "2 Jan 2006", time.RFC1123Z, time.RFC1123, "Mon, 2 Jan 2006 15:04:05 -0700"} {
 		if t, err := time.Parse(layout, s); err == nil {
 			return t.UTC(), true
 		}
@@ -127,15 +325,54 @@ func parseDocDate(s string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-var reNameDate = regexp.MustCompile(`(^|[^0-9])(20\d\d|19\d\d)-(0[1-9]|1[0-2])-(0[1-9]|[12]\d|3[01])([^0-9]|$)`)
-
-// dateFromName finds a YYYY-MM-DD date in a file name.
-func dateFromName(name string) (time.Time, bool) {
-	m := reNameDate.FindStringSubmatch(name)
-	if m == nil {
+// isoDate builds the time reDocDateTime matched, rejecting impossible fields.
+func isoDate(m []string) (time.Time, bool) {
+	num := func(s string) int {
+		n, _ := strconv.Atoi(s)
+		return n
+	}
+	y, mo, d := num(m[1]), num(m[2]), num(m[3])
+	h, mi, sec := num(m[4]), num(m[5]), num(m[6])
+	if m[8] != "" && m[8] != m[1] {
 		return time.Time{}, false
 	}
-	return parseDocDate(m[2] + "-" + m[3] + "-" + m[4])
+	ns := 0
+	if m[7] != "" {
+		ns = num((m[7] + "000000000")[:9])
+	}
+	loc := time.UTC
+	if z := m[9]; z != "" && z != "Z" && z != "UTC" && z != "GMT" {
+		z = strings.ReplaceAll(z, ":", "")
+		off := num(z[1:3]) * 3600
+		if len(z) == 5 {
+			off += num(z[3:5]) * 60
+		}
+		if z[0] == '-' {
+			off = -off
+		}
+		if off < -14*3600 || off > 14*3600 {
+			return time.Time{}, false
+		}
+		loc = time.FixedZone("", off)
+	}
+	t := time.Date(y, time.Month(mo), d, h, mi, sec, ns, loc)
+	if t.Year() != y || int(t.Month()) != mo || t.Day() != d || t.Hour() != h || t.Minute() != mi || t.Second() != sec {
+		return time.Time{}, false // 2013-02-30, 25:00, ...
+	}
+	return t.UTC(), true
+}
+
+var reNameDate = regexp.MustCompile(`(^|[^0-9])(20\d\d|19\d\d)([-_])(0[1-9]|1[0-2])([-_])(0[1-9]|[12]\d|3[01])([^0-9]|$)`)
+
+// dateFromName finds a YYYY-MM-DD (Jekyll posts, daily notes) or YYYY_MM_DD
+// (Logseq journals) date in a file name.
+func dateFromName(name string) (time.Time, bool) {
+	for _, m := range reNameDate.FindAllStringSubmatch(name, -1) {
+		if m[3] == m[5] {
+			return parseDocDate(m[2] + "-" + m[4] + "-" + m[6])
+		}
+	}
+	return time.Time{}, false
 }
 
 // firstHeading returns the text of the first "# " heading of a Markdown body.
@@ -155,11 +392,22 @@ func firstHeading(body string) string {
 }
 
 // parseDocument turns a Markdown or text file into one document source. rel is the
-// path relative to the ingest root (slash-separated): it is the SourceID suffix and
-// the message's source_ref. The time is the front-matter date, else a YYYY-MM-DD in
-// the file name, else mtime.
+// path relative to the ingest root (slash-separated): the message's source_ref; the
+// SourceID is "doc:" + rel, which docsReader replaces by docSourceID. The title is the front matter's (or Logseq title::),
+// else the first "# " heading, else the file name; the time is the front-matter
+// (or Logseq date::) date, else a date in the file name, else mtime.
 func parseDocument(text, rel string, mtime time.Time) (*memtree.SourceInput, error) {
 	fm, body := splitFrontMatter(text)
+	if lp, rest := splitLogseqProps(body); rest != body {
+		body = rest
+		if fm.title == "" {
+			fm.title = lp.title
+		}
+		if fm.date.IsZero() {
+			fm.date = lp.date
+		}
+		fm.tags = append(fm.tags, lp.tags...)
+	}
 	body = strings.TrimSpace(body)
 	if body == "" && fm.title == "" {
 		return nil, errEmpty
