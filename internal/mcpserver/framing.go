@@ -238,7 +238,16 @@ func (c *stdioConn) filter(line []byte) []byte {
 
 	c.mu.Lock()
 	initForwarded, initDone := c.initForwarded, c.initDone
+	busy := c.pending[key] > 0
 	c.mu.Unlock()
+	if busy {
+		// The SDK would run both and answer once (the client could not tell the
+		// answers apart anyway); the second gets an error of its own right away.
+		c.log.Warn("mcp: rejected a request whose id is still in flight", "id", string(m.id), "method", m.method)
+		c.writeError(m.id, codeInvalidRequest, "Invalid Request",
+			fmt.Sprintf("duplicate request id %s is still in flight: use a new id for each request", m.id))
+		return nil
+	}
 	switch m.method {
 	case "initialize":
 		if p, ok := m.raw["params"]; !ok || string(p) == "null" {
