@@ -162,24 +162,30 @@ func TestSlackThreadReplies(t *testing.T) {
 			{"type":"message","user":"U2","text":"(old export: no thread_ts)","ts":"1767600250.000350"},
 			{"type":"message","user":"U1","text":"Orphan reply","ts":"1767600300.000400","thread_ts":"1767500000.000100"}
 		]`,
+		// a reply a day later, in a later day file: far from its parent
+		"phoenix/2026-01-06.json": `[{"type":"message","user":"U2","text":"Shipped","ts":"1767700100.000500","thread_ts":"1767600100.000200"}]`,
 	})
 	out, _ := runReader(t, slackReader{}, dir)
 	msgs := slackMsgs(t, out, "#phoenix")
-	if len(msgs) != 4 {
+	if len(msgs) != 5 {
 		t.Fatalf("messages = %+v", msgs)
 	}
 	if !strings.HasPrefix(msgs[0].Text, "Should we ship   on Friday?") {
 		t.Errorf("the parent keeps its text: %q", msgs[0].Text)
 	}
-	quote := "(reply in thread to Ana Souza: «Should we ship on Friday? word word word word word word word…»)"
-	if got := msgs[1].Text; got != quote+" Yes" {
-		t.Errorf("reply = %q, want %q", got, quote+" Yes")
+	// Replies a few messages below their parent name it; farther ones quote it.
+	if got := msgs[1].Text; got != "(reply in thread to Ana Souza) Yes" {
+		t.Errorf("reply = %q", got)
 	}
-	if got := msgs[2].Text; got != quote+" (old export: no thread_ts)" {
+	if got := msgs[2].Text; got != "(reply in thread to Ana Souza) (old export: no thread_ts)" {
 		t.Errorf("reply listed in replies = %q", got)
 	}
 	if got := msgs[3].Text; got != "(reply in thread 1767500000.000100) Orphan reply" {
 		t.Errorf("reply to a parent outside the export = %q", got)
+	}
+	quote := "(reply in thread to Ana Souza: «Should we ship on Friday? word word word word word word word…»)"
+	if got := msgs[4].Text; got != quote+" Shipped" {
+		t.Errorf("reply a day later = %q, want %q", got, quote+" Shipped")
 	}
 	if msgs[1].Author != "Sam Rivera" || msgs[1].Ref != "slack:phoenix:1767600200.000300" {
 		t.Errorf("reply = %+v", msgs[1])

@@ -24,6 +24,14 @@ const (
 	chatMaxMessages = 8
 )
 
+// ChatChunkGapMS and ChatChunkMessages are where a chat chunk ends at the latest
+// (a pause, a number of messages), for ingesters that tell whether two messages
+// may share a chunk.
+const (
+	ChatChunkGapMS    = chatGapMS
+	ChatChunkMessages = chatMaxMessages
+)
+
 // chunk is one chunk built from a source, before it is written.
 type chunk struct {
 	ID          string
