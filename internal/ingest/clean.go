@@ -11,7 +11,8 @@ var (
 	reOnWrote      = regexp.MustCompile(`(?i)^\s*(on\s.+\s(wrote|schrieb|a écrit|escribió|skrev)\s*:|.{0,80}<[^>@\s]+@[^>\s]+>\s+(wrote|schrieb)\s*:)\s*$`)
 	reOnStart      = regexp.MustCompile(`(?i)^\s*on\s.{6,}`)
 	reWroteEnd     = regexp.MustCompile(`(?i)(wrote|schrieb|a écrit|escribió|skrev)\s*:\s*$`)
-	reOriginal     = regexp.MustCompile(`(?i)^\s*-{2,}\s*(original message|mensaje original|ursprüngliche nachricht|message d'origine|messaggio originale|oorspronkelijk bericht|mensagem original)\s*-{2,}\s*$`)
+	reOriginal     = regexp.MustCompile(`(?i)^\s*-{2,}\s*(original message|forwarded message|weitergeleitete nachricht|message transféré|mensaje reenviado|messaggio inoltrato|mensaje original|ursprüngliche nachricht|message d'origine|messaggio originale|oorspronkelijk bericht|mensagem original)\s*-{2,}\s*$`)
+	reBeginFwd     = regexp.MustCompile(`(?i)^\s*begin forwarded message\s*:\s*$`)
 	reUnderline    = regexp.MustCompile(`^\s*_{10,}\s*$`)
 	reHdrFrom      = regexp.MustCompile(`(?i)^\s*\*?(from|von|de|da|van)\s*:\*?\s+\S`)
 	reHdrSentDate  = regexp.MustCompile(`(?i)^\s*\*?(sent|date|gesendet|envoyé|enviado|inviato|verzonden|datum)\s*:\*?\s+\S`)
@@ -28,12 +29,14 @@ var (
 //     at the end;
 //   - a signature ("-- " line) up to the next quoted block or the end;
 //   - an Outlook-style history ("-----Original Message-----", a "From: … Sent: …"
-//     header block, localised "Da:/Inviato:", an underline before one): it ends
-//     the message, as nothing of the author follows it;
+//     header block, localised "Da:/Inviato:", an underline before one) and a
+//     forwarded copy ("---------- Forwarded message ---------", "Begin forwarded
+//     message:"): it ends the message, as nothing of the author follows it, and
+//     the person received the forwarded or quoted message itself;
 //   - trailing legal, unsubscribe and mailing-list footers.
 //
-// A forwarded message ("---------- Forwarded message ---------", "Begin forwarded
-// message:") is kept: it is text the person received and may have nowhere else.
+// A message attached whole (message/rfc822, a digest's parts) is not a quote:
+// walk keeps its text under an "[attached message]" line.
 func cleanMailBody(s string) string {
 	s = strings.ReplaceAll(s, "\u00a0", " ")
 	lines := strings.Split(s, "\n")
@@ -49,7 +52,7 @@ func cleanMailBody(s string) string {
 	for i := 0; i < len(lines) && cut == len(lines); i++ {
 		l := lines[i]
 		switch {
-		case reOriginal.MatchString(l):
+		case reOriginal.MatchString(l), reBeginFwd.MatchString(l):
 			cut = i
 		case reUnderline.MatchString(l) && nextHas(lines, i+1, 3, reHdrFrom):
 			cut = i

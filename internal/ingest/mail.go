@@ -538,7 +538,7 @@ func unsplitMultipart(body []byte, boundary string) string {
 // it: a short header and its body.
 func forwardedText(m *mailMsg) string {
 	var b strings.Builder
-	b.WriteString("---- Forwarded message ----\n")
+	b.WriteString("[attached message]\n")
 	if m.msg.Author != "" {
 		fmt.Fprintf(&b, "From: %s\n", m.msg.Author)
 	}

@@ -67,8 +67,8 @@ type mailIndex struct {
 	date        time.Time
 	guessed     bool
 	seq         int
-	subject     string // threadTitle, lower case
-	reply       bool   // the subject has a reply prefix
+	subject     string   // threadTitle, lower case
+	reply       bool     // the subject has a reply prefix
 	people      []string // sender and recipients' addresses
 	from        string   // sender's address
 	prov        string
