@@ -51,6 +51,7 @@ type stdioConn struct {
 
 	mu            sync.Mutex
 	pending       map[string]int // canonical id -> requests passed on and not yet answered
+	writing       int            // answers taken off pending whose frames are being written
 	answered      chan struct{}  // closed and replaced whenever a response is written
 	initForwarded bool
 	initKey       string          // canonical id of the first initialize passed on
@@ -137,7 +138,7 @@ func (c *stdioConn) drain() {
 	defer deadline.Stop()
 	for {
 		c.mu.Lock()
-		n := 0
+		n := c.writing
 		for _, v := range c.pending {
 			n += v
 		}
@@ -654,15 +655,26 @@ func (c *stdioConn) writeFromSDK(p []byte) (int, error) {
 			}
 		}
 	}
-	suppress := false
-	if len(answered) == 1 && frame[0] == '{' {
-		c.mu.Lock()
-		if c.cancelled[answered[0]] {
-			delete(c.cancelled, answered[0])
-			suppress = true
-		}
-		c.mu.Unlock()
+	// The ids are freed before the frame is written, so a client that reuses an id
+	// as soon as it reads the answer is not told the id is still in flight; until
+	// the frame is out they count as writing, which the EOF drain waits for too.
+	suppress, moved := false, 0
+	c.mu.Lock()
+	if len(answered) == 1 && frame[0] == '{' && c.cancelled[answered[0]] {
+		delete(c.cancelled, answered[0])
+		suppress = true
 	}
+	for _, k := range answered {
+		if c.pending[k] > 0 {
+			c.pending[k]--
+			if c.pending[k] == 0 {
+				delete(c.pending, k)
+			}
+			moved++
+		}
+	}
+	c.writing += moved
+	c.mu.Unlock()
 	if suppress {
 		c.log.Debug("mcp: answer to a cancelled request not sent", "id", idLabel(answered[0]))
 	} else {
@@ -670,14 +682,7 @@ func (c *stdioConn) writeFromSDK(p []byte) (int, error) {
 	}
 	if len(answered) > 0 {
 		c.mu.Lock()
-		for _, k := range answered {
-			if c.pending[k] > 0 {
-				c.pending[k]--
-				if c.pending[k] == 0 {
-					delete(c.pending, k)
-				}
-			}
-		}
+		c.writing -= moved
 		close(c.answered)
 		c.answered = make(chan struct{})
 		c.mu.Unlock()
