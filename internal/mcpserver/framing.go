@@ -16,8 +16,13 @@ import (
 	"unicode/utf8"
 )
 
-// MaxLineBytes is the largest JSON-RPC message (one line) the server accepts.
+// MaxLineBytes is the largest JSON-RPC message (one line, a batch included) the
+// server accepts.
 const MaxLineBytes = 1 << 20
+
+// MaxBatch is the largest number of messages in one JSON-RPC batch (protocol
+// 2025-03-26 and older), as for serve's /rpc; a longer batch is refused whole.
+const MaxBatch = 100
 
 // requestIDMetaKey is the _meta key under which the line filter hands a
 // tools/call's JSON-RPC id to the tool handler (the SDK does not expose it).
@@ -369,10 +374,6 @@ func (c *stdioConn) filterBatch(line []byte) []byte {
 		c.writeError(nil, codeInvalidRequest, "Invalid Request", data)
 		return nil
 	}
-	var elems []json.RawMessage
-	if err := json.Unmarshal(line, &elems); err != nil || len(elems) == 0 {
-		return reject("batch must not be empty")
-	}
 	c.mu.Lock()
 	version, initialized := c.version, c.initResult != nil
 	c.mu.Unlock()
@@ -381,6 +382,15 @@ func (c *stdioConn) filterBatch(line []byte) []byte {
 	}
 	if version >= "2025-06-18" {
 		return reject(fmt.Sprintf("this session speaks MCP %s, which has no JSON-RPC batches (removed in 2025-06-18); send one message per line", version))
+	}
+	// The line is at most MaxLineBytes (readLine); the count is checked while
+	// splitting, so nothing of an oversized batch is kept or run.
+	elems, err := splitBatch(line, MaxBatch)
+	switch {
+	case errors.Is(err, errBatchTooLong):
+		return reject(fmt.Sprintf("batch has more than %d messages; at most %d are accepted in one batch, split it", MaxBatch, MaxBatch))
+	case err != nil || len(elems) == 0:
+		return reject("batch must not be empty")
 	}
 	out := make([]json.RawMessage, 0, len(elems))
 	var notes []byte // notifications, passed on as lines of their own (see below)
@@ -434,6 +444,30 @@ func (c *stdioConn) filterBatch(line []byte) []byte {
 		return notes
 	}
 	return append(notes, compactLine(mustMarshal(out))...)
+}
+
+// errBatchTooLong is splitBatch's answer to a batch of more than max messages.
+var errBatchTooLong = errors.New("batch too long")
+
+// splitBatch returns the elements of a JSON array (already known to be valid
+// JSON), or errBatchTooLong as soon as it finds more than limit.
+func splitBatch(line []byte, limit int) ([]json.RawMessage, error) {
+	dec := json.NewDecoder(bytes.NewReader(line))
+	if _, err := dec.Token(); err != nil { // '['
+		return nil, fmt.Errorf("read batch: %w", err)
+	}
+	var elems []json.RawMessage
+	for dec.More() {
+		if len(elems) == limit {
+			return nil, errBatchTooLong
+		}
+		var e json.RawMessage
+		if err := dec.Decode(&e); err != nil {
+			return nil, fmt.Errorf("read batch element %d: %w", len(elems), err)
+		}
+		elems = append(elems, e)
+	}
+	return elems, nil
 }
 
 // noteCancel remembers a cancelled pending request: MCP says its answer is not

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -95,4 +96,78 @@ func TestDuplicateInFlightID(t *testing.T) {
 	}
 	// The session is over: the cleanup's wait must not block again.
 	ss.done <- nil
+}
+
+// batchOf is a JSON-RPC batch of n messages made by msg(i).
+func batchOf(n int, msg func(i int) string) string {
+	parts := make([]string, n)
+	for i := range parts {
+		parts[i] = msg(i)
+	}
+	return "[" + strings.Join(parts, ",") + "]"
+}
+
+// Batches are capped by count (MaxBatch) and bytes (MaxLineBytes): an oversized
+// batch is answered with one error and none of it runs; the session goes on.
+func TestBatchCaps(t *testing.T) {
+	f := newFake()
+	s, _, _, _ := newServer(t, f)
+	ss := openSession(t, s)
+	ss.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"old","version":"0"}}}`)
+	ss.next()
+	ss.send(initializedLine)
+
+	search := func(i int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"memory.search","arguments":{"query":"q"}}}`, 1000+i)
+	}
+	huge := batchOf(8000, search)
+	if len(huge) > MaxLineBytes {
+		t.Fatalf("the 8000-call batch is %d bytes: it would test the byte cap, not the count cap", len(huge))
+	}
+	ss.send(huge)
+	m := ss.next()
+	if m["id"] != nil || errCode(m) != -32600 || !strings.Contains(errData(m), fmt.Sprintf("batch has more than %d messages", MaxBatch)) {
+		t.Fatalf("8000-call batch answered %v, want one -32600 error", m)
+	}
+	ss.send(`{"jsonrpc":"2.0","id":"after-huge","method":"ping"}`)
+	if m := ss.next(); m["id"] != "after-huge" || m["result"] == nil {
+		t.Fatalf("ping after the refused batch: %v (an error for each batch element, or no answer, came first)", m)
+	}
+	if n := len(f.Calls()); n != 0 {
+		t.Fatalf("%d calls of the refused batch ran, want none", n)
+	}
+
+	// MaxBatch+1 is refused, MaxBatch is served.
+	ss.send(batchOf(MaxBatch+1, search))
+	if m := ss.next(); errCode(m) != -32600 || !strings.Contains(errData(m), "split it") {
+		t.Fatalf("batch of %d: %v", MaxBatch+1, m)
+	}
+	ss.send(batchOf(MaxBatch, search))
+	if !ss.out.Scan() {
+		t.Fatal("no answer to a batch of MaxBatch calls")
+	}
+	var arr []map[string]any
+	if err := json.Unmarshal(ss.out.Bytes(), &arr); err != nil || len(arr) != MaxBatch {
+		t.Fatalf("batch of %d answered with %d elements (%v): %.200s", MaxBatch, len(arr), err, ss.out.Text())
+	}
+	if n := len(f.Calls()); n != MaxBatch {
+		t.Errorf("%d calls ran, want %d", n, MaxBatch)
+	}
+
+	// A batch longer than the line cap is refused before it is parsed.
+	pad := strings.Repeat("x", 20000)
+	big := batchOf(60, func(i int) string {
+		return fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"memory.search","arguments":{"query":%q}}}`, 5000+i, pad)
+	})
+	ss.send(big)
+	if m := ss.next(); errCode(m) != -32600 || !strings.Contains(errData(m), fmt.Sprintf("request of %d bytes exceeds the %d-byte limit", len(big), MaxLineBytes)) {
+		t.Fatalf("%d-byte batch: %v", len(big), m)
+	}
+	ss.send(`{"jsonrpc":"2.0","id":"after-big","method":"ping"}`)
+	if m := ss.next(); m["id"] != "after-big" || m["result"] == nil {
+		t.Fatalf("ping after the oversized batch: %v", m)
+	}
+	if n := len(f.Calls()); n != MaxBatch {
+		t.Errorf("%d calls ran after the oversized batch, want still %d", n, MaxBatch)
+	}
 }
