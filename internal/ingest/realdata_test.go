@@ -1,0 +1,1155 @@
+package ingest_test
+
+// TestRealData is the evaluation over ../shared/realdata: export files that real
+// tools and people wrote (see its README). It ingests each folder into its own store
+// and compares what the store holds with what an independent reading of the files
+// finds. The independent reading is written here, in package ingest_test, so it can
+// only use the package's exported API (Run) and never its parsers: mail is read with
+// net/mail, mime, mime/multipart, mime/quotedprintable and golang.org/x/text,
+// Slack and Telegram with encoding/json, WhatsApp and documents line by line.
+//
+// Per folder:
+//   - expected: the messages a person would see in the files (counting methods
+//     below, at each expect* function);
+//   - stored: the expected messages the store holds, counted from the refs of its
+//     chunks of the folder's kind (email, chat or document; a mail stored as a
+//     document does not count). For mail, an expected message with a Message-ID is
+//     stored when a chunk cites that id; the messages without one are matched
+//     against the stored refs that are no Message-ID found anywhere in the folder's
+//     files (ingest synthesises those), so a split message or an embedded one
+//     never makes up for a lost one. For chats and documents it is the number of
+//     distinct refs, at most the number expected (a surplus is logged);
+//   - own text: for each expected mail message, the longest line of the author's own
+//     text (see ownText) must be in the text of a stored chunk citing the message
+//     (compared without whitespace, which chunking and reflowing move); a message
+//     whose own text this reading cannot determine is "not judged";
+//   - ts<1980: chunks whose ts, ts_start or ts_end is before 1980 (0 included);
+//   - named: the losses the summary names, per message: an error about a message
+//     (Where set) names one, an error or skip about a whole file names the messages
+//     expected in it.
+//
+// Targets, overall and per folder: >= 99 % of the messages stored, >= 97 % of the
+// judged ones with their own text intact, no chunk dated before 1980, and every
+// message not stored named (named >= expected - stored).
+//
+// OPENHUMAN_REALDATA_TABLE=path also writes the table there (Markdown);
+// OPENHUMAN_REALDATA_VERBOSE=1 logs the messages expected in each file.
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"html"
+	"io"
+	"mime"
+	"mime/multipart"
+	"mime/quotedprintable"
+	"net/mail"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/encoding"
+	"golang.org/x/text/encoding/htmlindex"
+	"golang.org/x/text/encoding/ianaindex"
+
+	"github.com/openhuman/openhuman-core/internal/ingest"
+	"github.com/openhuman/openhuman-core/internal/memtree"
+)
+
+// realDataFolders are the folders evaluated, each with the kind of its messages.
+var realDataFolders = []struct{ dir, kind string }{
+	{"mail/spamscope", "mail"},
+	{"mail/nodemailer", "mail"},
+	{"mail/mimekit", "mail"},
+	{"mail/perceval/mbox", "mail"},
+	{"mail/perceval/pipermail", "mail"},
+	{"mail/perceval/hyperkitty", "mail"},
+	{"mail/perceval/utils", "mail"},
+	{"slack/houstondatavis", "slack"},
+	{"slack/sev_export", "slack"},
+	{"chat/telegram", "telegram"},
+	{"chat/whatsapp", "whatsapp"},
+	{"docs/obsidian-help", "docs"},
+	{"docs/jekyll-posts", "docs"},
+}
+
+// The targets.
+const (
+	targetStoredPct = 99.0
+	targetIntactPct = 97.0
+)
+
+// expMsg is one message the independent reading expects in the store.
+type expMsg struct {
+	file string // absolute path of the file holding it
+	id   string // Message-ID, lower case, without brackets ("" when none or not one)
+	own  string // the longest line of its own text, whitespace removed ("" = not judged)
+	why  string // why own is "" (for the log)
+}
+
+// expectation is the independent reading of one folder.
+type expectation struct {
+	msgs     []expMsg
+	perFile  map[string]int  // absolute path -> messages expected in it
+	allIDs   map[string]bool // every Message-ID anywhere in the files (mail)
+	excluded []string        // files not counted, with the reason
+}
+
+func (e *expectation) add(m expMsg) {
+	e.msgs = append(e.msgs, m)
+	e.perFile[m.file]++
+}
+
+// storeView is what the test reads back from a store.
+type storeView struct {
+	refs     map[string][]int // ref (lower case for mail) -> indexes into texts of the sources citing it
+	texts    []string         // per source, its chunks' text in seq order, whitespace removed
+	allTexts []int            // indexes of every source's text
+	chunks   int
+	before80 int
+}
+
+// row is one line of the table.
+type row struct {
+	folder                                    string
+	expected, stored, judged, intact, before  int
+	failures, skips, warnings, missing, named int
+	seconds                                   float64
+}
+
+func pct(n, d int) float64 {
+	if d == 0 {
+		return 100
+	}
+	return 100 * float64(n) / float64(d)
+}
+
+func TestRealData(t *testing.T) {
+	base := filepath.Join("..", "..", "..", "shared", "realdata")
+	if st, err := os.Stat(base); err != nil || !st.IsDir() {
+		t.Skip("the real-data evaluation needs ../shared/realdata (beside the repository); it is not there")
+	}
+	var rows []row
+	var total row
+	total.folder = "all"
+	for _, f := range realDataFolders {
+		dir, err := filepath.Abs(filepath.Join(base, filepath.FromSlash(f.dir)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(dir); err != nil {
+			t.Errorf("%s: %v", f.dir, err)
+			continue
+		}
+		r := evalFolder(t, f.dir, dir, f.kind)
+		rows = append(rows, r)
+		total.expected += r.expected
+		total.stored += r.stored
+		total.judged += r.judged
+		total.intact += r.intact
+		total.before += r.before
+		total.failures += r.failures
+		total.skips += r.skips
+		total.warnings += r.warnings
+		total.missing += r.missing
+		total.named += r.named
+		total.seconds += r.seconds
+	}
+	table := renderTable(append(rows, total))
+	t.Log("\n" + table)
+	if p := os.Getenv("OPENHUMAN_REALDATA_TABLE"); p != "" {
+		head := fmt.Sprintf("Real-data evaluation (TestRealData), %s\n\n", time.Now().UTC().Format("2006-01-02 15:04 MST"))
+		if err := os.WriteFile(p, []byte(head+table), 0o644); err != nil {
+			t.Errorf("write table: %v", err)
+		}
+	}
+	for _, r := range append(rows, total) {
+		if r.expected > 0 && pct(r.stored, r.expected) < targetStoredPct {
+			t.Errorf("%s: %d of %d messages stored (%.1f %%), target %.0f %%", r.folder, r.stored, r.expected, pct(r.stored, r.expected), targetStoredPct)
+		}
+		if r.judged > 0 && pct(r.intact, r.judged) < targetIntactPct {
+			t.Errorf("%s: own text intact in %d of %d judged messages (%.1f %%), target %.0f %%", r.folder, r.intact, r.judged, pct(r.intact, r.judged), targetIntactPct)
+		}
+		if r.before > 0 {
+			t.Errorf("%s: %d chunks dated before 1980, target 0", r.folder, r.before)
+		}
+		if r.named < r.missing {
+			t.Errorf("%s: %d messages not stored, only %d named in the summary's errors and skips", r.folder, r.missing, r.named)
+		}
+	}
+}
+
+func renderTable(rows []row) string {
+	var b strings.Builder
+	b.WriteString("| folder | expected | stored | % stored | own text judged | intact | % intact | ts<1980 | failures | skips | warnings | missing | named | s |\n")
+	b.WriteString("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+	for _, r := range rows {
+		judged, intact, ipct := "-", "-", "-"
+		if r.judged > 0 {
+			judged, intact, ipct = fmt.Sprint(r.judged), fmt.Sprint(r.intact), fmt.Sprintf("%.1f", pct(r.intact, r.judged))
+		}
+		fmt.Fprintf(&b, "| %s | %d | %d | %.1f | %s | %s | %s | %d | %d | %d | %d | %d | %d | %.1f |\n",
+			r.folder, r.expected, r.stored, pct(r.stored, r.expected), judged, intact, ipct, r.before, r.failures, r.skips, r.warnings, r.missing, r.named, r.seconds)
+	}
+	return b.String()
+}
+
+// evalFolder ingests dir into a fresh store and compares it with the independent
+// reading.
+func evalFolder(t *testing.T, name, dir, kind string) row {
+	t.Helper()
+	var exp *expectation
+	switch kind {
+	case "mail":
+		exp = expectMail(t, dir)
+	case "slack":
+		exp = expectSlack(t, dir)
+	case "telegram":
+		exp = expectTelegram(t, dir)
+	case "whatsapp":
+		exp = expectWhatsApp(t, dir)
+	default:
+		exp = expectDocs(t, dir)
+	}
+	for _, x := range exp.excluded {
+		t.Logf("%s: not counted: %s", name, x)
+	}
+	if os.Getenv("OPENHUMAN_REALDATA_VERBOSE") != "" {
+		var files []string
+		for f := range exp.perFile {
+			files = append(files, f)
+		}
+		sort.Strings(files)
+		for _, f := range files {
+			t.Logf("%s: expected %d in %s", name, exp.perFile[f], filepath.Base(f))
+		}
+		for _, m := range exp.msgs {
+			if m.own != "" {
+				t.Logf("%s: own text of %s <%s>: %s", name, filepath.Base(m.file), m.id, clip(m.own, 120))
+			}
+		}
+	}
+	dbPath := filepath.Join(t.TempDir(), "memory_tree", "chunks.db")
+	st, err := memtree.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	start := time.Now()
+	sum, err := ingest.Run(ctx, st, []string{dir}, ingest.Options{})
+	secs := time.Since(start).Seconds()
+	if cerr := st.Close(); cerr != nil {
+		t.Errorf("%s: close store: %v", name, cerr)
+	}
+	if err != nil {
+		t.Errorf("%s: ingest: %v", name, err)
+	}
+	if sum == nil {
+		sum = &ingest.Summary{}
+	}
+	storeKind := map[string]string{"mail": memtree.KindEmail, "slack": memtree.KindChat, "telegram": memtree.KindChat,
+		"whatsapp": memtree.KindChat, "docs": memtree.KindDocument}[kind]
+	sv := readStore(t, dbPath, storeKind, kind == "mail")
+	r := row{folder: name, expected: len(exp.msgs), failures: sum.Failures, skips: sum.Skipped, warnings: sum.Warnings,
+		before: sv.before80, seconds: secs}
+	if kind == "mail" {
+		r.stored, r.judged, r.intact = judgeMail(t, name, exp, sv)
+	} else {
+		r.stored = min(len(sv.refs), len(exp.msgs))
+		if len(sv.refs) > len(exp.msgs) {
+			t.Logf("%s: the store holds %d message refs, %d more than expected", name, len(sv.refs), len(sv.refs)-len(exp.msgs))
+		}
+	}
+	r.missing = max(0, r.expected-r.stored)
+	r.named = namedLosses(sum, exp)
+	for i, e := range sum.Errors {
+		if i == 5 {
+			t.Logf("%s: ... %d more errors", name, len(sum.Errors)-5)
+			break
+		}
+		t.Logf("%s: error: %s", name, clip(e.Error(), 300))
+	}
+	for why, n := range sum.SkippedBy {
+		t.Logf("%s: skipped %d: %s", name, n, why)
+	}
+	return r
+}
+
+// namedLosses counts the messages the summary names as not kept.
+func namedLosses(sum *ingest.Summary, exp *expectation) int {
+	n := 0
+	fileCount := func(p string) int {
+		abs, err := filepath.Abs(p)
+		if err != nil {
+			return 0
+		}
+		if c, ok := exp.perFile[abs]; ok {
+			return c
+		}
+		// a folder named whole (a Slack export that could not be read)
+		c := 0
+		for f, k := range exp.perFile {
+			if strings.HasPrefix(f, abs+string(filepath.Separator)) {
+				c += k
+			}
+		}
+		return c
+	}
+	for _, e := range sum.Errors {
+		if e.Where != "" {
+			n++
+		} else {
+			n += fileCount(e.Path)
+		}
+	}
+	for _, s := range sum.Skips {
+		n += fileCount(s.Path)
+	}
+	return n
+}
+
+// readStore reads the chunks of the given kind back from the store file (read-only).
+func readStore(t *testing.T, path, kind string, lowerRefs bool) *storeView {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT kind, source_id, ts, ts_start, ts_end, text, source_refs_json FROM chunks ORDER BY source_id, seq`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	sv := &storeView{refs: map[string][]int{}}
+	cutoff := time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	var texts []strings.Builder
+	srcIdx := map[string]int{}
+	for rows.Next() {
+		var k, sid, text, refsJSON string
+		var ts, t0, t1 int64
+		if err := rows.Scan(&k, &sid, &ts, &t0, &t1, &text, &refsJSON); err != nil {
+			t.Fatal(err)
+		}
+		sv.chunks++
+		if ts < cutoff || t0 < cutoff || t1 < cutoff {
+			sv.before80++
+		}
+		if k != kind {
+			continue
+		}
+		i, ok := srcIdx[k+"\x00"+sid]
+		if !ok {
+			i = len(texts)
+			srcIdx[k+"\x00"+sid] = i
+			texts = append(texts, strings.Builder{})
+		}
+		texts[i].WriteString(noSpace(text))
+		var refs []string
+		if err := json.Unmarshal([]byte(refsJSON), &refs); err != nil {
+			t.Fatalf("chunk of %s: refs %q: %v", sid, refsJSON, err)
+		}
+		for _, r := range refs {
+			if lowerRefs {
+				r = strings.ToLower(r)
+			}
+			if l := sv.refs[r]; len(l) == 0 || l[len(l)-1] != i {
+				sv.refs[r] = append(l, i)
+			}
+		}
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for i := range texts {
+		sv.texts = append(sv.texts, texts[i].String())
+		sv.allTexts = append(sv.allTexts, i)
+	}
+	return sv
+}
+
+// noSpace removes every space character (and the invisible ones mail and HTML
+// carry) for comparisons that line breaks, reflowing and chunking cannot upset.
+func noSpace(s string) string {
+	return strings.Map(func(r rune) rune {
+		if unicode.IsSpace(r) || r == '\u200b' || r == '\u200c' || r == '\u200d' || r == '\ufeff' || r == '\u00ad' {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+// judgeMail counts the expected mail messages stored and, of those whose own text
+// is known, the ones whose own text a chunk citing them holds.
+func judgeMail(t *testing.T, name string, exp *expectation, sv *storeView) (stored, judged, intact int) {
+	t.Helper()
+	synthetic := map[string]bool{} // stored refs that are no Message-ID of the files
+	for r := range sv.refs {
+		if !exp.allIDs[r] {
+			synthetic[r] = true
+		}
+	}
+	noID := 0
+	var lost, broken []string
+	for _, m := range exp.msgs {
+		srcs := sv.allTexts
+		if m.id == "" {
+			noID++
+		} else if s, ok := sv.refs[m.id]; ok {
+			stored++
+			srcs = s
+		} else {
+			lost = append(lost, fmt.Sprintf("<%s> in %s", m.id, filepath.Base(m.file)))
+			srcs = nil
+		}
+		if m.own == "" {
+			continue
+		}
+		judged++
+		found := false
+		for _, i := range srcs {
+			if strings.Contains(sv.texts[i], m.own) {
+				found = true
+				break
+			}
+		}
+		if found {
+			intact++
+		} else if srcs != nil {
+			broken = append(broken, fmt.Sprintf("%s <%s>: %.80q", filepath.Base(m.file), m.id, m.own))
+		}
+	}
+	stored += min(noID, len(synthetic))
+	if noID > len(synthetic) {
+		lost = append(lost, fmt.Sprintf("%d of %d messages without a Message-ID", noID-len(synthetic), noID))
+	}
+	logSome(t, name+": not stored", lost)
+	logSome(t, name+": own text not found", broken)
+	notJudged := map[string][]string{}
+	var whys []string
+	for _, m := range exp.msgs {
+		if m.own == "" {
+			if notJudged[m.why] == nil {
+				whys = append(whys, m.why)
+			}
+			notJudged[m.why] = append(notJudged[m.why], filepath.Base(m.file))
+		}
+	}
+	for _, why := range whys {
+		t.Logf("%s: own text not judged for %d (%s): %s", name, len(notJudged[why]), clip(why, 120), clip(strings.Join(notJudged[why], ", "), 300))
+	}
+	return stored, judged, intact
+}
+
+// clip shortens s to at most n bytes (at a rune boundary) for the log.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n] + "…"
+}
+
+func logSome(t *testing.T, what string, l []string) {
+	t.Helper()
+	for i, s := range l {
+		if i == 8 {
+			t.Logf("%s: ... %d more", what, len(l)-8)
+			return
+		}
+		t.Logf("%s: %s", what, s)
+	}
+}
+
+// walkFiles lists the regular files under dir, in name order, leaving out hidden
+// files and folders (ingest does not read them either).
+func walkFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var out []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if p != dir && strings.HasPrefix(d.Name(), ".") {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() {
+			out = append(out, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func newExpectation() *expectation {
+	return &expectation{perFile: map[string]int{}, allIDs: map[string]bool{}}
+}
+
+// ---- mail ----
+
+// Mail counting. Every file under the folder is read:
+//   - files that are not RFC 5322 text are not mail and not counted: HTML and XML
+//     (Pipermail's index pages, Bugzilla exports in perceval/utils), JSON, images,
+//     and binary files (spamscope's mail_outlook_1 is an Outlook .msg, an OLE
+//     compound file that no RFC 5322 reader reads);
+//   - an mbox is a file whose first line (after a byte-order mark) is a "From "
+//     line; its messages start at each "From " line that begins a line and is
+//     followed by a header block (header lines up to a blank line) holding one of
+//     From:, To:, Date:, Subject:, Message-ID:, Received:, Return-Path:,
+//     MIME-Version:. That admits separators with no blank line before them
+//     (MimeKit's content-length.mbox.txt: 29 messages) and refuses unescaped body
+//     lines ("From Russia with love" followed by "Year: 1963" in unmunged.mbox.txt:
+//     2 messages, not 3);
+//   - any other file is one message when its first header block holds From:,
+//     Subject:, Date: or Message-ID: (a bounce's headers without them, or a saved
+//     MHTML page, is no message a mail client lists);
+//   - messages are counted once per Message-ID: test suites keep the same message
+//     in several files (an .eml and its .anonymized.eml), which a store keeps once.
+func expectMail(t *testing.T, dir string) *expectation {
+	t.Helper()
+	e := newExpectation()
+	seen := map[string]bool{}
+	for _, p := range walkFiles(t, dir) {
+		switch strings.ToLower(filepath.Ext(p)) {
+		case ".html", ".htm", ".xml", ".json", ".png", ".jpg", ".gif", ".pdf":
+			e.excluded = append(e.excluded, filepath.Base(p)+" (not mail: "+strings.ToLower(filepath.Ext(p))+" file)")
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+		if bytes.HasPrefix(b, []byte{0xd0, 0xcf, 0x11, 0xe0}) || bytes.IndexByte(b[:min(len(b), 8192)], 0) >= 0 {
+			e.excluded = append(e.excluded, filepath.Base(p)+" (binary, not RFC 5322 text: an Outlook .msg or similar)")
+			continue
+		}
+		for _, id := range reAnyMsgID.FindAllSubmatch(b, -1) {
+			if v := msgID(string(id[1])); v != "" {
+				e.allIDs[v] = true
+			}
+		}
+		msgs := splitMbox(b)
+		if msgs == nil {
+			if !hasMailHeader(b) {
+				e.excluded = append(e.excluded, filepath.Base(p)+" (no From:, Subject:, Date: or Message-ID: header: not a message)")
+				continue
+			}
+			msgs = [][]byte{b}
+		}
+		for _, raw := range msgs {
+			m := expMsg{file: p, id: headerMsgID(raw)}
+			if m.id != "" {
+				if seen[m.id] {
+					continue
+				}
+				seen[m.id] = true
+			}
+			m.own, m.why = ownText(raw)
+			e.add(m)
+		}
+	}
+	return e
+}
+
+var (
+	reAnyMsgID  = regexp.MustCompile(`(?im)^Message-ID:[ \t]*(.*)$`)
+	reHeaderLn  = regexp.MustCompile(`^[!-9;-~]+:`)
+	reKeyHeader = regexp.MustCompile(`(?i)^(From|To|Date|Subject|Message-ID|Received|Return-Path|MIME-Version):`)
+	reMsgID     = regexp.MustCompile(`^<?([^<>\s@]+@[^<>\s@]+)>?$`)
+)
+
+// msgID returns a Message-ID header value without brackets, lower case, or "" when
+// it is not one.
+func msgID(v string) string {
+	m := reMsgID.FindStringSubmatch(strings.TrimSpace(v))
+	if m == nil {
+		return ""
+	}
+	return strings.ToLower(m[1])
+}
+
+// lines splits b into lines without their line endings.
+func lines(b []byte) []string {
+	s := strings.ReplaceAll(string(b), "\r\n", "\n")
+	return strings.Split(s, "\n")
+}
+
+// headerBlock returns the header lines at the start of ls (up to the first blank
+// line) and whether every one is a header line or a continuation.
+func headerBlock(ls []string) ([]string, bool) {
+	for i, l := range ls {
+		if strings.TrimSpace(l) == "" {
+			return ls[:i], i > 0
+		}
+		if i == 0 && (l[0] == ' ' || l[0] == '\t') {
+			return nil, false
+		}
+		if l[0] != ' ' && l[0] != '\t' && !reHeaderLn.MatchString(l) {
+			return ls[:i], false
+		}
+		if i == 500 {
+			return ls[:i], false
+		}
+	}
+	return ls, len(ls) > 0
+}
+
+// splitMbox returns the messages of an mbox (nil when b is no mbox), without their
+// "From " lines.
+func splitMbox(b []byte) [][]byte {
+	ls := lines(b)
+	first := 0
+	for first < len(ls) && strings.TrimSpace(ls[first]) == "" {
+		first++
+	}
+	if first == len(ls) || !strings.HasPrefix(ls[first], "From ") {
+		return nil
+	}
+	var starts []int
+	for i := first; i < len(ls); i++ {
+		if !strings.HasPrefix(ls[i], "From ") {
+			continue
+		}
+		hb, ok := headerBlock(ls[i+1:])
+		if !ok {
+			continue
+		}
+		for _, h := range hb {
+			if reKeyHeader.MatchString(h) {
+				starts = append(starts, i)
+				break
+			}
+		}
+	}
+	if len(starts) == 0 || starts[0] != first {
+		return nil
+	}
+	var out [][]byte
+	for k, s := range starts {
+		end := len(ls)
+		if k+1 < len(starts) {
+			end = starts[k+1]
+		}
+		out = append(out, []byte(strings.Join(ls[s+1:end], "\n")))
+	}
+	return out
+}
+
+// hasMailHeader reports whether the first header block of b (lenient: its lines up
+// to the first blank line) holds From:, Subject:, Date: or Message-ID:.
+func hasMailHeader(b []byte) bool {
+	for _, l := range lines(b) {
+		if strings.TrimSpace(l) == "" {
+			return false
+		}
+		if regexp.MustCompile(`(?i)^(From|Subject|Date|Message-ID):`).MatchString(l) {
+			return true
+		}
+	}
+	return false
+}
+
+// headerMsgID returns the Message-ID of the message's own header block.
+func headerMsgID(raw []byte) string {
+	hb, _ := headerBlock(lines(raw))
+	for i, l := range hb {
+		if len(l) > 11 && strings.EqualFold(l[:11], "message-id:") {
+			v := l[11:]
+			for j := i + 1; j < len(hb) && (hb[j][0] == ' ' || hb[j][0] == '\t'); j++ {
+				v += hb[j]
+			}
+			return msgID(v)
+		}
+	}
+	return ""
+}
+
+// ownText returns the longest line of the author's own text of one message,
+// whitespace removed, or "" and why not. The text is the first text/plain part that
+// is no attachment (in a multipart/alternative the plain part, else the HTML one;
+// never a part inside an attached message/rfc822), decoded from its transfer
+// encoding and charset. Its own lines are those before a signature ("-- "), a
+// quoted-message header (-----Original Message-----, a forwarded-message line, a
+// line of underscores that opens a list footer or an Outlook reply header), the
+// "-------------- next part --------------" note a Mailman archive puts where it
+// removed an attachment, or a PGP signature, that are not quoted (">") and not an attribution ("On ... wrote:"), nor
+// "Sent from my ...". In HTML, the text runs between tags, outside <head>, <style>,
+// <script> and <blockquote>, before a reply header.
+func ownText(raw []byte) (string, string) {
+	msg, err := mail.ReadMessage(bytes.NewReader(raw))
+	if err != nil {
+		return "", "net/mail cannot read the header: " + err.Error()
+	}
+	text, isHTML, why := pickPart(msg.Header.Get("Content-Type"), msg.Header.Get("Content-Transfer-Encoding"), msg.Body, 0)
+	if why != "" {
+		return "", why
+	}
+	var line string
+	if isHTML {
+		line = longestHTMLText(text)
+	} else {
+		line = longestOwnLine(text)
+	}
+	if line = noSpace(line); line == "" {
+		return "", "no own text (empty body or attachments only)"
+	}
+	return line, ""
+}
+
+// pickPart returns the decoded text of the part that holds the message's text.
+func pickPart(ctype, cte string, body io.Reader, depth int) (text string, isHTML bool, why string) {
+	if depth > 10 {
+		return "", false, "multiparts nested too deep"
+	}
+	if strings.TrimSpace(ctype) == "" {
+		ctype = "text/plain"
+	}
+	mt, params, err := mime.ParseMediaType(ctype)
+	if err != nil {
+		return "", false, "unreadable Content-Type " + ctype
+	}
+	switch {
+	case strings.HasPrefix(mt, "multipart/"):
+		if params["boundary"] == "" {
+			return "", false, "multipart without a boundary"
+		}
+		mr := multipart.NewReader(body, params["boundary"])
+		var htmlText string
+		haveHTML := false
+		for {
+			p, err := mr.NextRawPart()
+			if err != nil {
+				break // the end, or a multipart that never closes: what was read counts
+			}
+			if d, _, _ := mime.ParseMediaType(p.Header.Get("Content-Disposition")); d == "attachment" {
+				continue
+			}
+			pt, ph, pwhy := pickPart(p.Header.Get("Content-Type"), p.Header.Get("Content-Transfer-Encoding"), p, depth+1)
+			if pwhy != "" {
+				if pwhy == "no text part" {
+					continue
+				}
+				return "", false, pwhy
+			}
+			if !ph {
+				return pt, false, ""
+			}
+			if !haveHTML {
+				htmlText, haveHTML = pt, true
+				if mt != "multipart/alternative" {
+					return htmlText, true, ""
+				}
+			}
+		}
+		if haveHTML {
+			return htmlText, true, ""
+		}
+		return "", false, "no text part"
+	case mt == "text/plain" || mt == "text/html":
+		b, err := decodeCTE(cte, body)
+		if err != nil {
+			return "", false, err.Error()
+		}
+		s, why := decodeCharset(params["charset"], b)
+		if why != "" {
+			return "", false, why
+		}
+		return s, mt == "text/html", ""
+	default:
+		return "", false, "no text part"
+	}
+}
+
+// decodeCTE undoes a Content-Transfer-Encoding.
+func decodeCTE(cte string, r io.Reader) ([]byte, error) {
+	b, err := io.ReadAll(r)
+	if err != nil && err != io.ErrUnexpectedEOF {
+		return nil, fmt.Errorf("body unreadable: %v", err)
+	} // a part of a multipart that never closes ends with the file: what was read counts
+	switch strings.ToLower(strings.TrimSpace(cte)) {
+	case "", "7bit", "8bit", "binary":
+		return b, nil
+	case "quoted-printable":
+		out, err := io.ReadAll(quotedprintable.NewReader(bytes.NewReader(b)))
+		if err != nil {
+			return nil, fmt.Errorf("quoted-printable does not decode: %v", err)
+		}
+		return out, nil
+	case "base64":
+		clean := strings.Map(func(r rune) rune {
+			if unicode.IsSpace(r) {
+				return -1
+			}
+			return r
+		}, string(b))
+		out, err := base64.StdEncoding.DecodeString(clean)
+		if err != nil {
+			if out, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(clean, "=")); err != nil {
+				return nil, fmt.Errorf("base64 does not decode: %v", err)
+			}
+		}
+		return out, nil
+	default:
+		return nil, fmt.Errorf("unknown transfer encoding %q", cte)
+	}
+}
+
+// decodeCharset decodes b from charset; "" and why when the text cannot be known:
+// an unknown charset, bytes the charset does not hold, undeclared 8-bit bytes that
+// are no UTF-8, or a single-byte charset declared on bytes that are UTF-8 (a
+// mislabel a reader may repair either way).
+func decodeCharset(cs string, b []byte) (string, string) {
+	cs = strings.ToLower(strings.Trim(strings.TrimSpace(cs), `"'`))
+	ascii := true
+	for _, c := range b {
+		if c >= 0x80 {
+			ascii = false
+			break
+		}
+	}
+	if ascii && !strings.Contains(cs, "2022") && !strings.Contains(cs, "utf-7") && !strings.Contains(cs, "utf-16") {
+		return string(b), ""
+	}
+	switch cs {
+	case "", "us-ascii", "ascii", "utf-8", "utf8":
+		if utf8.Valid(b) {
+			return string(b), ""
+		}
+		return "", fmt.Sprintf("bytes that are not UTF-8 under charset %q", cs)
+	}
+	var enc encoding.Encoding
+	enc, err := htmlindex.Get(cs)
+	if err != nil || enc == nil {
+		if enc, err = ianaindex.MIME.Encoding(cs); err != nil || enc == nil {
+			return "", fmt.Sprintf("unknown charset %q", cs)
+		}
+	}
+	if utf8.Valid(b) && !strings.HasPrefix(cs, "utf") && !strings.Contains(cs, "2022") && !strings.Contains(cs, "gb") &&
+		!strings.Contains(cs, "big5") && !strings.Contains(cs, "jis") && !strings.Contains(cs, "euc") && !strings.Contains(cs, "ks_c") {
+		return "", fmt.Sprintf("charset %q declared on UTF-8 bytes", cs)
+	}
+	out, err := enc.NewDecoder().Bytes(b)
+	if err != nil || bytes.ContainsRune(out, utf8.RuneError) {
+		return "", fmt.Sprintf("bytes that charset %q does not hold", cs)
+	}
+	return string(out), ""
+}
+
+var (
+	// reAttribution is the line a reply puts above the quoted message: "On <date>,
+	// <name> wrote:" (and its translations), or Gmail's "2015-11-21 13:05 GMT+01:00
+	// Name <addr>:".
+	reAttribution = regexp.MustCompile(`(?i)^(on\b.*|.*\b)(wrote|writes|schrieb|a écrit|escribió|scrisse):\s*$|^\d{4}-\d{2}-\d{2}.*>\s*:$`)
+	reSentFrom    = regexp.MustCompile(`(?i)^[-\s]*sent from my `)
+	reStopLine    = regexp.MustCompile(`(?i)^(-{2,}\s*original message\s*-{2,}|-{2,}\s*forwarded message\s*-{2,}|-{2,}\s*next part\s*-{2,}|begin forwarded message:|_{10,}|-----begin pgp signature-----)`)
+)
+
+// longestOwnLine returns the longest own line of a plain-text body.
+func longestOwnLine(text string) string {
+	best := ""
+	for _, l := range strings.Split(strings.ReplaceAll(text, "\r\n", "\n"), "\n") {
+		if l == "-- " || l == "--" || l == "-- \r" {
+			break
+		}
+		s := strings.TrimSpace(l)
+		if reStopLine.MatchString(s) {
+			break
+		}
+		if strings.HasPrefix(s, ">") || reAttribution.MatchString(s) || reSentFrom.MatchString(s) ||
+			strings.HasPrefix(s, "-----BEGIN PGP SIGNED MESSAGE") || strings.HasPrefix(s, "Hash: ") || !hasWord(s) {
+			continue
+		}
+		if utf8.RuneCountInString(s) > utf8.RuneCountInString(best) {
+			best = s
+		}
+	}
+	return best
+}
+
+// hasWord reports whether s holds a letter or digit (a rule of dashes is no text).
+func hasWord(s string) bool {
+	return strings.IndexFunc(s, func(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }) >= 0
+}
+
+var reTag = regexp.MustCompile(`(?s)<!--.*?-->|<[^>]*>`)
+
+// inlineTags are the HTML elements inside a run of text: a text run goes on across
+// them ("This is an <b>html</b> body."). Every other tag, <a> included (a link may
+// be rendered with its address), ends the run.
+var inlineTags = map[string]bool{"b": true, "i": true, "u": true, "em": true, "strong": true, "span": true, "font": true,
+	"small": true, "big": true, "sub": true, "sup": true, "code": true, "tt": true, "s": true, "strike": true, "mark": true}
+
+// longestHTMLText returns the longest run of text of an HTML body.
+func longestHTMLText(h string) string {
+	best := ""
+	skip := map[string]int{} // open head/style/script/blockquote/title elements
+	var run strings.Builder
+	// flush ends the current run; false once it is a reply header, where own text ends.
+	flush := func() bool {
+		s := strings.Join(strings.Fields(html.UnescapeString(run.String())), " ")
+		run.Reset()
+		if reStopLine.MatchString(s) || s == "From:" || strings.HasPrefix(s, "From: ") && strings.Contains(s, "Sent:") {
+			return false
+		}
+		if !reAttribution.MatchString(s) && !reSentFrom.MatchString(s) && hasWord(s) && utf8.RuneCountInString(s) > utf8.RuneCountInString(best) {
+			best = s
+		}
+		return true
+	}
+	pos := 0
+	for _, loc := range reTag.FindAllStringIndex(h, -1) {
+		if skip["head"]+skip["style"]+skip["script"]+skip["blockquote"]+skip["title"] == 0 {
+			run.WriteString(h[pos:loc[0]])
+		}
+		pos = loc[1]
+		tag := strings.ToLower(h[loc[0]:loc[1]])
+		if strings.HasPrefix(tag, "<!--") {
+			continue
+		}
+		if strings.Contains(tag, "gmail_quote") || strings.Contains(tag, "divrplyfwdmsg") || strings.Contains(tag, "moz-cite-prefix") {
+			flush()
+			return best
+		}
+		name := strings.TrimLeft(tag, "</")
+		if i := strings.IndexAny(name, " \t\r\n/>"); i >= 0 {
+			name = name[:i]
+		}
+		if inlineTags[name] {
+			continue
+		}
+		if !flush() {
+			return best
+		}
+		switch name {
+		case "head", "style", "script", "blockquote", "title":
+			if strings.HasPrefix(tag, "</") {
+				if skip[name] > 0 {
+					skip[name]--
+				}
+			} else if !strings.HasSuffix(tag, "/>") {
+				skip[name]++
+			}
+		}
+	}
+	if skip["head"]+skip["style"]+skip["script"]+skip["blockquote"]+skip["title"] == 0 {
+		run.WriteString(h[pos:])
+	}
+	flush()
+	return best
+}
+
+// ---- Slack ----
+
+// slackNoise are the subtypes of channel events, not messages a person wrote.
+var slackNoise = map[string]bool{
+	"channel_join": true, "channel_leave": true, "channel_topic": true, "channel_purpose": true, "channel_name": true,
+	"channel_archive": true, "channel_unarchive": true, "group_join": true, "group_leave": true, "group_topic": true,
+	"group_purpose": true, "group_name": true, "group_archive": true, "group_unarchive": true, "pinned_item": true,
+	"unpinned_item": true, "bot_add": true, "bot_remove": true, "bot_enable": true, "bot_disable": true,
+	"channel_convert_to_private": true, "tombstone": true, "message_deleted": true, "reminder_add": true,
+}
+
+// Slack counting: each channel folder's day files (JSON arrays) hold the messages;
+// a message counts when it has a "ts", a subtype not in slackNoise, and some
+// content: non-blank text, an attachment with text, fallback, pretext or title, a
+// file ("file" or "files"), or a file comment. A (channel, ts) counts once.
+// users.json, channels.json and integration_logs.json are no messages.
+func expectSlack(t *testing.T, dir string) *expectation {
+	t.Helper()
+	e := newExpectation()
+	seen := map[string]bool{}
+	for _, p := range walkFiles(t, dir) {
+		if filepath.Dir(p) == dir || filepath.Ext(p) != ".json" {
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msgs []struct {
+			Ts          string `json:"ts"`
+			Subtype     string `json:"subtype"`
+			Text        string `json:"text"`
+			Attachments []struct {
+				Text, Fallback, Pretext, Title string
+			} `json:"attachments"`
+			File    json.RawMessage   `json:"file"`
+			Files   []json.RawMessage `json:"files"`
+			Comment *struct {
+				Comment string `json:"comment"`
+			} `json:"comment"`
+		}
+		if err := json.Unmarshal(b, &msgs); err != nil {
+			e.excluded = append(e.excluded, filepath.Base(p)+" (no JSON array of messages)")
+			continue
+		}
+		channel := filepath.Base(filepath.Dir(p))
+		for _, m := range msgs {
+			if m.Ts == "" || slackNoise[m.Subtype] || seen[channel+"\x00"+m.Ts] {
+				continue
+			}
+			content := strings.TrimSpace(m.Text) != "" || len(m.Files) > 0 || (len(m.File) > 0 && string(m.File) != "null") ||
+				(m.Comment != nil && strings.TrimSpace(m.Comment.Comment) != "")
+			for _, a := range m.Attachments {
+				if strings.TrimSpace(a.Text+a.Fallback+a.Pretext+a.Title) != "" {
+					content = true
+				}
+			}
+			if content {
+				seen[channel+"\x00"+m.Ts] = true
+				e.add(expMsg{file: p})
+			}
+		}
+	}
+	return e
+}
+
+// ---- Telegram ----
+
+// Telegram counting: the messages of type "message" (service events, such as a
+// group's creation or a member joining, are not) of every chat in a Telegram
+// Desktop JSON export (one chat's result.json, or a full export's chats.list).
+func expectTelegram(t *testing.T, dir string) *expectation {
+	t.Helper()
+	e := newExpectation()
+	type chat struct {
+		Messages []struct {
+			Type string `json:"type"`
+		} `json:"messages"`
+	}
+	for _, p := range walkFiles(t, dir) {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var export struct {
+			chat
+			Chats struct {
+				List []chat `json:"list"`
+			} `json:"chats"`
+		}
+		if filepath.Ext(p) != ".json" || json.Unmarshal(b, &export) != nil {
+			e.excluded = append(e.excluded, filepath.Base(p)+" (not a Telegram JSON export)")
+			continue
+		}
+		for _, c := range append(export.Chats.List, export.chat) {
+			for _, m := range c.Messages {
+				if m.Type == "message" {
+					e.add(expMsg{file: p})
+				}
+			}
+		}
+	}
+	return e
+}
+
+// ---- WhatsApp ----
+
+// reWhatsApp is a message's first line in a WhatsApp "Export chat" file, Android
+// ("06.08.2016, 13:23 - Name: text") or iOS ("[15-01-20 02:22:56] Name: text"),
+// any date order and separator, 12- or 24-hour clock.
+var reWhatsApp = regexp.MustCompile(`^\[?\d{1,4}[./-]\d{1,2}[./-]\d{1,4},? \d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:\s?[APap]\.?[Mm]\.?)?\]?(?: -)? ([^:]+): (.*)$`)
+
+// WhatsApp counting: lines that start with a message's date-and-time header
+// followed by "Name: " (continuation lines of a multi-line message start with
+// neither; system lines such as "X joined" have no "Name: "). The end-to-end
+// encryption notice some exports put under the group's name ("Pokemon Chat:
+// Messages and calls are end-to-end encrypted...") is a system line, not counted.
+func expectWhatsApp(t *testing.T, dir string) *expectation {
+	t.Helper()
+	e := newExpectation()
+	for _, p := range walkFiles(t, dir) {
+		if strings.ToLower(filepath.Ext(p)) != ".txt" {
+			e.excluded = append(e.excluded, filepath.Base(p)+" (not a WhatsApp text export)")
+			continue
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(f)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			l := strings.TrimLeft(sc.Text(), "\ufeff\u200e\u200f")
+			m := reWhatsApp.FindStringSubmatch(l)
+			if m == nil || strings.HasPrefix(m[2], "Messages and calls are end-to-end encrypted") {
+				continue
+			}
+			e.add(expMsg{file: p})
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return e
+}
+
+// ---- documents ----
+
+// Document counting: the Markdown and text files (.md .markdown .mdown .mkd .txt
+// .text) whose body, after a leading "---" front-matter block, is not blank. The
+// vault's attachments (images, icons, CSS, JSON) are no documents.
+func expectDocs(t *testing.T, dir string) *expectation {
+	t.Helper()
+	e := newExpectation()
+	other := 0
+	for _, p := range walkFiles(t, dir) {
+		switch strings.ToLower(filepath.Ext(p)) {
+		case ".md", ".markdown", ".mdown", ".mkd", ".txt", ".text":
+		default:
+			other++
+			continue
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := strings.ReplaceAll(strings.TrimPrefix(string(b), "\ufeff"), "\r\n", "\n")
+		if strings.HasPrefix(s, "---\n") {
+			rest := s[4:]
+			for off := 0; off < len(rest); {
+				end := strings.IndexByte(rest[off:], '\n')
+				if end < 0 {
+					end = len(rest) - off
+				}
+				if l := strings.TrimRight(rest[off:off+end], " \t"); l == "---" || l == "..." {
+					s = rest[min(len(rest), off+end+1):]
+					break
+				}
+				off += end + 1
+			}
+		}
+		if strings.TrimSpace(s) == "" {
+			e.excluded = append(e.excluded, filepath.Base(p)+" (no text after the front matter)")
+			continue
+		}
+		e.add(expMsg{file: p})
+	}
+	if other > 0 {
+		e.excluded = append(e.excluded, fmt.Sprintf("%d attachments (images, icons, CSS, JSON): no documents", other))
+	}
+	return e
+}
