@@ -45,7 +45,10 @@ type Entry struct {
 	Arguments    map[string]any `json:"arguments"`
 	Outcome      string         `json:"outcome"`
 	Error        string         `json:"error,omitempty"`
-	DurationMS   float64        `json:"duration_ms"`
+	// ErrorID ties the short message a client was given to this line's Error
+	// (the detail) and to the server log's line about it.
+	ErrorID    string  `json:"error_id,omitempty"`
+	DurationMS float64 `json:"duration_ms"`
 }
 
 // MarshalJSON writes Time as RFC 3339 with nanoseconds in UTC.

@@ -9,11 +9,14 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/openhuman/openhuman-core/internal/audit"
 )
 
 // MaxLineBytes is the largest JSON-RPC message (one line, a batch included) the
@@ -663,8 +666,7 @@ type outgoing struct {
 }
 
 // writeFromSDK writes one frame from the SDK, noting which requests it answers.
-// An error with code 0 (the SDK's code for some parameter failures) is rewritten
-// to a JSON-RPC code so clients see a standard error.
+// Errors are cleaned first (cleanSDKError).
 func (c *stdioConn) writeFromSDK(p []byte) (int, error) {
 	frame := bytes.TrimSpace(p)
 	var answered []string
@@ -675,17 +677,32 @@ func (c *stdioConn) writeFromSDK(p []byte) (int, error) {
 				answered = append(answered, key)
 				c.noteInitAnswer(key, o.Result)
 			}
-			if o.Error != nil && o.Error.Code == 0 {
-				frame = rewriteZeroCode(frame, o.Error.Message)
+			if o.Error != nil {
+				if e, changed := c.cleanSDKError(o.Error.Code, o.Error.Message, o.Error.Data); changed {
+					frame = replaceError(frame, e)
+				}
 			}
 		}
 	} else if len(frame) > 0 && frame[0] == '[' {
 		var batch []outgoing
 		if err := json.Unmarshal(frame, &batch); err == nil {
-			for _, o := range batch {
+			var elems []json.RawMessage
+			rewrite := false
+			if json.Unmarshal(frame, &elems) != nil || len(elems) != len(batch) {
+				elems = nil
+			}
+			for i, o := range batch {
 				if key, err := canonicalID(o.ID); err == nil && o.Method == nil {
 					answered = append(answered, key)
 				}
+				if o.Error != nil && elems != nil {
+					if e, changed := c.cleanSDKError(o.Error.Code, o.Error.Message, o.Error.Data); changed {
+						elems[i], rewrite = replaceError(elems[i], e), true
+					}
+				}
+			}
+			if rewrite {
+				frame = mustMarshal(elems)
 			}
 		}
 	}
@@ -754,15 +771,93 @@ func (c *stdioConn) noteInitAnswer(key string, result json.RawMessage) {
 	close(c.initDone)
 }
 
-func rewriteZeroCode(frame []byte, message string) []byte {
+// cleanSDKError rewrites an error the SDK answered with, when it must not reach
+// the client as it is: code 0 (the SDK's code for some parameter failures)
+// becomes a JSON-RPC code; an unmarshalling error, which quotes the raw request,
+// is reworded without it; an internal error is replaced by a short message with
+// an error id, under which the log keeps the detail.
+func (c *stdioConn) cleanSDKError(code int, message string, data json.RawMessage) (wireError, bool) {
+	e := wireError{Code: code, Message: message}
+	if len(data) > 0 {
+		var d string
+		if json.Unmarshal(data, &d) == nil {
+			e.Data = d
+		}
+	}
+	changed := false
+	if code == 0 {
+		e.Code, e.Message, e.Data, changed = codeInternalError, "Internal error", message, true
+		if strings.Contains(message, "unmarshal") || strings.Contains(message, "params") {
+			e.Code, e.Message = codeInvalidParams, "Invalid params"
+		}
+	}
+	text := e.Message + " " + e.Data
+	switch {
+	case strings.Contains(text, "unmarshal"):
+		e.Message, e.Data, changed = "Invalid params", describeUnmarshal(text), true
+		if e.Code == codeInternalError {
+			e.Code = codeInvalidParams
+		}
+	case e.Code == codeInternalError:
+		id := audit.NewErrorID()
+		c.log.Warn("mcp: internal error answered to the client", "error_id", id, "err", strings.TrimSpace(text))
+		e.Message, e.Data, changed = "Internal error", fmt.Sprintf("internal error (error id %s); the openhuman-core log has the details", id), true
+	}
+	return e, changed
+}
+
+// replaceError puts e in place of the "error" member of one response object.
+func replaceError(frame []byte, e wireError) []byte {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(frame, &m); err != nil {
 		return frame
 	}
-	code, short := codeInternalError, "Internal error"
-	if strings.Contains(message, "unmarshal") || strings.Contains(message, "params") {
-		code, short = codeInvalidParams, "Invalid params"
-	}
-	m["error"] = mustMarshal(wireError{Code: code, Message: short, Data: message})
+	m["error"] = mustMarshal(e)
 	return mustMarshal(m)
+}
+
+var (
+	reHandling    = regexp.MustCompile(`handling '([^']{1,64})'`)
+	reStructField = regexp.MustCompile(`Go struct field ([A-Za-z0-9_.]{1,200}) of type ([][*A-Za-z0-9_.{} ]{1,100})`)
+)
+
+// describeUnmarshal says what was wrong with a request's params from the SDK's
+// unmarshalling error ("handling 'tools/call': invalid params: unmarshaling
+// "<raw params>" into a *mcp.CallToolParamsRaw: json: cannot unmarshal "5}"
+// into Go struct field mcp.CallToolParamsRaw.name of type string") without
+// repeating any of the request's bytes.
+func describeUnmarshal(msg string) string {
+	method := "the request's"
+	if m := reHandling.FindStringSubmatch(msg); m != nil {
+		method = m[1]
+	}
+	f := reStructField.FindStringSubmatch(msg)
+	if f == nil {
+		return fmt.Sprintf("%s params do not have the shape MCP defines for this method", method)
+	}
+	path := strings.Split(strings.TrimPrefix(f[1], "mcp."), ".")
+	field := strings.Join(path[1:], ".")
+	if field == "" {
+		return fmt.Sprintf("%s params must be %s", method, goTypeKind(f[2]))
+	}
+	return fmt.Sprintf("%s params: %s must be %s", method, field, goTypeKind(f[2]))
+}
+
+// goTypeKind names the JSON kind a Go type decodes from.
+func goTypeKind(t string) string {
+	t = strings.TrimLeft(strings.TrimSpace(t), "*")
+	switch {
+	case t == "string":
+		return "a string"
+	case t == "bool":
+		return "a boolean"
+	case strings.HasPrefix(t, "[]"):
+		return "an array"
+	case strings.HasPrefix(t, "int"), strings.HasPrefix(t, "uint"), strings.HasPrefix(t, "float"):
+		return "a number"
+	case t == "interface {}" || t == "any" || strings.HasSuffix(t, "RawMessage"):
+		return "a JSON value"
+	default:
+		return "an object"
+	}
 }

@@ -3,11 +3,17 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/openhuman/openhuman-core/runtime"
+	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // A tool result holding invalid UTF-8 reaches stdout repaired (each invalid byte
@@ -169,5 +175,120 @@ func TestBatchCaps(t *testing.T) {
 	}
 	if n := len(f.Calls()); n != MaxBatch {
 		t.Errorf("%d calls ran after the oversized batch, want still %d", n, MaxBatch)
+	}
+}
+
+var reErrorID = regexp.MustCompile(`\(error id ([0-9a-f]{12})\)`)
+
+// errorIDIn returns the error id a client message names, or "".
+func errorIDIn(s string) string {
+	if m := reErrorID.FindStringSubmatch(s); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+// failingDispatcher answers some tools with the internal failures seen in the
+// field, and the rest like fakeDispatcher.
+type failingDispatcher struct{ *fakeDispatcher }
+
+func (d failingDispatcher) Call(ctx context.Context, c runtime.Call) (*runtime.Outcome, error) {
+	switch c.Tool {
+	case "test.sql":
+		return &runtime.Outcome{ToolError: &abi.Error{Code: abi.CodeUnavailable,
+			Message: "memory_chunks_list failed: SQL logic error: too many SQL variables; check the store or service and try again (see the server log)"}}, nil
+	case "test.corrupt":
+		return &runtime.Outcome{ToolError: &abi.Error{Code: abi.CodeInternal, Message: "host function memory_search failed: database disk image is malformed (11)"}}, nil
+	case "test.start":
+		return nil, errors.New("tool test.start exited with code 4026531839 (module stderr: /home/ann/.openhuman/tools/x.wasm)")
+	case "test.oom":
+		return nil, errors.New("tool test.oom ran out of memory at its 4 MiB limit")
+	case "test.web":
+		return &runtime.Outcome{ToolError: &abi.Error{Code: abi.CodeUnavailable, Message: "SearXNG at http://127.0.0.1:9/search is unreachable; is it running?"}}, nil
+	case "test.unloaded":
+		return nil, errors.New("tool test.unloaded is unavailable: compile /home/ann/.openhuman/tools/x.wasm: invalid section")
+	}
+	return d.fakeDispatcher.Call(ctx, c)
+}
+
+// Internal failures reach the client as a stable message with an error id; the
+// audit line and the server log carry the same id with the detail. Errors about
+// the params stay descriptive and never quote the request.
+func TestInternalErrorsAreNotQuoted(t *testing.T) {
+	tools := []string{"test.sql", "test.corrupt", "test.start", "test.oom", "test.unloaded"}
+	f := newFake(append(tools, "test.web")...)
+	f.tools[len(f.tools)-1].Module.Capabilities = []string{abi.CapWebSearXNG}
+	s, al, auditPath, logs := newServer(t, f, func(o *Options) { o.Dispatcher = failingDispatcher{f} })
+	input := []string{initLine, initializedLine}
+	for i, name := range tools {
+		input = append(input, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":%q,"arguments":{}}}`, 10+i, name))
+	}
+	input = append(input,
+		`{"jsonrpc":"2.0","id":19,"method":"tools/call","params":{"name":"test.web","arguments":{}}}`,
+		`{"jsonrpc":"2.0","id":20,"method":"tools/call","params":{"name":5,"arguments":{"query":"SECRET-QUERY"}}}`,
+		`{"jsonrpc":"2.0","id":21,"method":"tools/list","params":{"cursor":{"x":"SECRET-CURSOR"}}}`,
+		`{"jsonrpc":"2.0","id":22,"method":"ping","params":{"_meta":"SECRET-META"}}`)
+	ids := byID(t, serveAll(t, s, lines(input...)))
+
+	want := map[string]struct{ prefix, hidden string }{
+		"test.sql":      {"test.sql could not read the store or service it needs (error id ", "SQL"},
+		"test.corrupt":  {"test.corrupt failed: internal error (error id ", "malformed"},
+		"test.start":    {"test.start did not finish within its time limit and was stopped (error id ", "4026531839"},
+		"test.oom":      {"test.oom ran out of memory in its sandbox and was stopped (error id ", "4 MiB"},
+		"test.unloaded": {"test.unloaded is unavailable: its module is not loaded (error id ", "/home/ann"},
+	}
+	al.Close()
+	auditLog, err := os.ReadFile(auditPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTool := map[string]map[string]any{}
+	for _, l := range strings.Split(strings.TrimSpace(string(auditLog)), "\n") {
+		var e map[string]any
+		if err := json.Unmarshal([]byte(l), &e); err != nil {
+			t.Fatal(err)
+		}
+		byTool[e["tool"].(string)] = e
+	}
+	for i, name := range tools {
+		m := ids[fmt.Sprint(10+i)]
+		res, _ := m["result"].(map[string]any)
+		if res == nil || res["isError"] != true {
+			t.Errorf("%s: %v, want an isError result", name, m)
+			continue
+		}
+		text := res["content"].([]any)[0].(map[string]any)["text"].(string)
+		id := errorIDIn(text)
+		if !strings.HasPrefix(text, want[name].prefix) || id == "" || strings.Contains(text, want[name].hidden) {
+			t.Errorf("%s: client text %q, want %q… with an error id and without %q", name, text, want[name].prefix, want[name].hidden)
+		}
+		e := byTool[name]
+		if e["error_id"] != id || !strings.Contains(fmt.Sprint(e["error"]), want[name].hidden) {
+			t.Errorf("%s: audit line %v, want error_id %s and the detail", name, e, id)
+		}
+		logLine := ""
+		for _, l := range strings.Split(logs.String(), "\n") {
+			if strings.Contains(l, "error_id="+id) {
+				logLine = l
+			}
+		}
+		if !strings.Contains(logLine, want[name].hidden) {
+			t.Errorf("%s: no server log line with error_id=%s and the detail:\n%s", name, id, logs.String())
+		}
+	}
+	// A web tool's unavailable message is about the user's own SearXNG: kept.
+	if res, _ := ids["19"]["result"].(map[string]any); res == nil ||
+		res["content"].([]any)[0].(map[string]any)["text"] != "SearXNG at http://127.0.0.1:9/search is unreachable; is it running?" {
+		t.Errorf("web tool unavailable: %v, want the tool's message", ids["19"])
+	}
+	for id, want := range map[string]string{
+		"20": "tools/call params: name must be a string",
+		"21": "tools/list params: cursor must be a string",
+		"22": "ping params: _meta must be an object",
+	} {
+		m := ids[id]
+		if errCode(m) != -32602 || !strings.Contains(errData(m), want) || strings.Contains(errData(m), "SECRET") || strings.Contains(errData(m), "unmarshal") {
+			t.Errorf("id %s: %v, want -32602 %q without the request's bytes", id, m, want)
+		}
 	}
 }

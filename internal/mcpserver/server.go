@@ -22,6 +22,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/runtime"
+	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // ServerName is the serverInfo.name reported to clients.
@@ -72,6 +73,7 @@ type Server struct {
 	ordered []*mcp.Tool          // tools/list, in the dispatcher's order
 	prints  map[string][]byte    // tool name -> fingerprint of what the SDK has
 	byName  map[string]*mcp.Tool // current tools
+	web     map[string]bool      // tools whose module reads only the web (SearXNG), not memory
 }
 
 // New builds a server and registers the dispatcher's current tools.
@@ -127,6 +129,7 @@ func (s *Server) Refresh() {
 	ordered := make([]*mcp.Tool, 0, len(tools))
 	prints := make(map[string][]byte, len(tools))
 	byName := make(map[string]*mcp.Tool, len(tools))
+	web := map[string]bool{}
 	for _, t := range tools {
 		mt, err := convertTool(t)
 		if err != nil {
@@ -138,6 +141,9 @@ func (s *Server) Refresh() {
 			continue
 		}
 		fp, _ := json.Marshal(mt)
+		if slices.Contains(t.Module.Capabilities, abi.CapWebSearXNG) && !slices.Contains(t.Module.Capabilities, abi.CapMemoryRead) {
+			web[mt.Name] = true
+		}
 		ordered = append(ordered, mt)
 		prints[mt.Name] = fp
 		byName[mt.Name] = mt
@@ -156,7 +162,7 @@ func (s *Server) Refresh() {
 			changed = append(changed, mt)
 		}
 	}
-	s.ordered, s.prints, s.byName = ordered, prints, byName
+	s.ordered, s.prints, s.byName, s.web = ordered, prints, byName, web
 	s.mu.Unlock()
 
 	sort.Strings(removed)
@@ -254,11 +260,11 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		s.opts.Audit.Record(entry)
 
 		level := slog.LevelDebug
-		if entry.Outcome == audit.OutcomeError {
+		if entry.Outcome == audit.OutcomeError || entry.ErrorID != "" {
 			level = slog.LevelWarn
 		}
 		s.log.Log(ctx, level, "mcp: tools/call", "id", reqID, "tool", name, "client", label,
-			"arg_keys", argKeys(args), "outcome", entry.Outcome, "duration_ms", entry.DurationMS, "err", entry.Error)
+			"arg_keys", argKeys(args), "outcome", entry.Outcome, "duration_ms", entry.DurationMS, "err", entry.Error, "error_id", entry.ErrorID)
 		if rpcErr != nil {
 			return nil, rpcErr
 		}
@@ -278,17 +284,39 @@ func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, e
 	case errors.Is(err, runtime.ErrUnknownTool):
 		e.Outcome, e.Error = audit.OutcomeError, err.Error()
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}, e
+	case err != nil && errors.Is(ctx.Err(), context.Canceled):
+		msg := fmt.Sprintf("%s was cancelled by the client", name)
+		e.Outcome, e.Error = audit.OutcomeError, msg+": "+err.Error()
+		return errorResult(msg), nil, e
 	case err != nil:
-		msg := callErrorMessage(ctx, name, err)
-		e.Outcome, e.Error = audit.OutcomeError, msg
-		return errorResult(msg), nil, e
+		// The runtime's text (sandbox traps, exit codes, compile errors, host
+		// paths) stays in the logs; the client gets a stable message and the id.
+		e.Outcome, e.Error, e.ErrorID = audit.OutcomeError, err.Error(), audit.NewErrorID()
+		return errorResult(failureMessage(name, audit.FailureKind(err), e.ErrorID)), nil, e
 	case out == nil:
-		msg := name + " failed: the runtime returned no outcome (internal error; please report it)"
-		e.Outcome, e.Error = audit.OutcomeError, msg
-		return errorResult(msg), nil, e
+		e.Outcome, e.Error, e.ErrorID = audit.OutcomeError, "the runtime returned no outcome", audit.NewErrorID()
+		return errorResult(failureMessage(name, audit.FailureInternal, e.ErrorID)), nil, e
 	case out.ToolError != nil:
-		e.Outcome, e.Error = audit.ToolErrorOutcome(out.ToolError.Code), out.ToolError.Message
-		return errorResult(out.ToolError.Message), nil, e
+		te := out.ToolError
+		e.Outcome, e.Error = audit.ToolErrorOutcome(te.Code), te.Message
+		switch te.Code {
+		case abi.CodeInvalidParams, abi.CodeNotFound:
+			// Written by the tool about the request: the model can act on it.
+			return errorResult(te.Message), nil, e
+		case abi.CodeUnavailable:
+			if s.webOnly(name) {
+				// About the user's own SearXNG ("unreachable; is it running?",
+				// "add json to search.formats"): the user can act on it.
+				return errorResult(te.Message), nil, e
+			}
+			// The memory store failed ("database disk image is malformed", "too
+			// many SQL variables"): nothing the model can act on.
+			e.ErrorID = audit.NewErrorID()
+			return errorResult(fmt.Sprintf("%s could not read the store or service it needs (error id %s); try again later, or ask the user to check the openhuman-core log", name, e.ErrorID)), nil, e
+		default:
+			e.ErrorID = audit.NewErrorID()
+			return errorResult(failureMessage(name, audit.FailureInternal, e.ErrorID)), nil, e
+		}
 	}
 	var buf bytes.Buffer
 	if cerr := json.Compact(&buf, out.Result); cerr != nil || buf.Len() == 0 || buf.Bytes()[0] != '{' {
@@ -311,19 +339,30 @@ func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, e
 	}, nil, e
 }
 
+// webOnly reports whether tool's module reads the web (SearXNG) and not memory.
+func (s *Server) webOnly(tool string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.web[tool]
+}
+
 func errorResult(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
 }
 
-// callErrorMessage words a failure of the call itself (not one the tool reported).
-func callErrorMessage(ctx context.Context, name string, err error) string {
-	switch {
-	case errors.Is(ctx.Err(), context.Canceled):
-		return fmt.Sprintf("%s was cancelled by the client", name)
-	case errors.Is(err, context.DeadlineExceeded):
-		return fmt.Sprintf("%s did not finish within its time limit and was stopped: %v; try a narrower request, or raise timeout_ms for this module in policy.toml", name, err)
+// failureMessage is what a client is told about a call that failed outside the
+// tool's own reporting: stable words per kind of failure and the error id under
+// which the log and the audit line keep the detail.
+func failureMessage(name, kind, id string) string {
+	switch kind {
+	case audit.FailureTimeout:
+		return fmt.Sprintf("%s did not finish within its time limit and was stopped (error id %s); try a narrower request, or raise timeout_ms for this module in policy.toml", name, id)
+	case audit.FailureMemory:
+		return fmt.Sprintf("%s ran out of memory in its sandbox and was stopped (error id %s); try a narrower request, or raise memory_mib for this module in policy.toml", name, id)
+	case audit.FailureUnavailable:
+		return fmt.Sprintf("%s is unavailable: its module is not loaded (error id %s); `openhuman-core tools list` shows why", name, id)
 	default:
-		return fmt.Sprintf("%s failed: %v", name, err)
+		return fmt.Sprintf("%s failed: internal error (error id %s); the openhuman-core log and audit log have the details", name, id)
 	}
 }
 

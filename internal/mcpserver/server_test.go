@@ -572,8 +572,13 @@ func TestClientCalls(t *testing.T) {
 	}
 
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "test.fail", Arguments: map[string]any{}})
-	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "test.fail failed: memory store unavailable") {
-		t.Errorf("failing tool: %v %+v", err, res)
+	failText := ""
+	if err == nil && res.IsError {
+		failText = res.Content[0].(*mcp.TextContent).Text
+	}
+	failID := errorIDIn(failText)
+	if failID == "" || !strings.HasPrefix(failText, "test.fail failed: internal error (error id ") || strings.Contains(failText, "disk I/O") {
+		t.Errorf("failing tool: %v %q, want a stable message with an error id and no internal text", err, failText)
 	}
 	res, err = cs.CallTool(ctx, &mcp.CallToolParams{Name: "test.bad", Arguments: map[string]any{}})
 	if err != nil || !res.IsError || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, "not a JSON object") {
@@ -592,10 +597,14 @@ func TestClientCalls(t *testing.T) {
 	al.Close()
 	data, _ := os.ReadFile(auditPath)
 	text = string(data)
-	for _, want := range []string{`"outcome":"tool_error:invalid_params"`, `"outcome":"error"`, `"error":"test.fail failed: memory store unavailable`, `"session":"mcp:claude-desktop"`, `"host_calls":{"memory_search":1}`} {
+	for _, want := range []string{`"outcome":"tool_error:invalid_params"`, `"outcome":"error"`, `"session":"mcp:claude-desktop"`, `"host_calls":{"memory_search":1}`,
+		`"error":"memory store unavailable: open chunks.db: disk I/O error; run openhuman-core doctor","error_id":"` + failID + `"`} {
 		if !strings.Contains(text, want) {
 			t.Errorf("audit log lacks %s:\n%s", want, text)
 		}
+	}
+	if !strings.Contains(logs.String(), "error_id="+failID) {
+		t.Errorf("the server log lacks error_id=%s:\n%s", failID, logs.String())
 	}
 	if !strings.Contains(logs.String(), "arg_keys") || !strings.Contains(logs.String(), "duration_ms") {
 		t.Errorf("debug log lacks the call details:\n%s", logs.String())

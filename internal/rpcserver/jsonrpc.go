@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/openhuman/openhuman-core/internal/audit"
 )
 
 // JSON-RPC 2.0 error codes used by the server. The -3200x codes are server-defined.
@@ -35,6 +37,28 @@ type Error struct {
 	Code    int    `json:"code"`
 	Message string `json:"message"`
 	Data    string `json:"data"`
+
+	// detail is what went wrong when Data is only a stable message with ErrorID:
+	// written to the log and the audit line, never sent.
+	detail string
+	// errorID ties Data to the log and the audit line; "" when Data says it all.
+	errorID string
+}
+
+// logged is the error's text for the log and the audit line.
+func (e *Error) logged() string {
+	if e.detail != "" {
+		return e.detail
+	}
+	return e.Data
+}
+
+// hiddenErr is an error whose detail must not reach the client: Data is the
+// stable message format (given the error id as its last %s), the detail is kept
+// for the log and the audit line under the id.
+func hiddenErr(code int, detail, format string, args ...any) *Error {
+	id := audit.NewErrorID()
+	return &Error{Code: code, Message: codeMessages[code], Data: fmt.Sprintf(format, append(args, id)...), detail: detail, errorID: id}
 }
 
 func (e *Error) Error() string { return fmt.Sprintf("%s (%d): %s", e.Message, e.Code, e.Data) }
@@ -80,7 +104,7 @@ func parseRequest(raw json.RawMessage) (*request, *response) {
 	}
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, errorResponse(nil, rpcErr(CodeInvalidRequest, "request object is malformed: %v", err))
+		return nil, errorResponse(nil, rpcErr(CodeInvalidRequest, "request object is malformed"))
 	}
 	req := &request{}
 	idRaw, hasID := m["id"]
@@ -157,7 +181,7 @@ func paramsObject(params json.RawMessage) (map[string]json.RawMessage, *Error) {
 		return nil, rpcErr(CodeInvalidParams, "params must be an object or null, got %s", t)
 	}
 	if err := json.Unmarshal(params, &m); err != nil {
-		return nil, rpcErr(CodeInvalidParams, "params object is malformed: %v", err)
+		return nil, rpcErr(CodeInvalidParams, "params object is malformed")
 	}
 	return m, nil
 }

@@ -148,7 +148,7 @@ func TestRegistryGet(t *testing.T) {
 // degraded with the error and its time, then available again after a success.
 func TestRegistryHealthIsLive(t *testing.T) {
 	e := newTestEnv(t, false)
-	wantErr(t, e.call(t, "openhuman.memory_tree_search", `{"query":"boom"}`), CodeInternalError, "trapped")
+	wantErr(t, e.call(t, "openhuman.memory_tree_search", `{"query":"boom"}`), CodeInternalError, "internal error (error id ")
 	for _, id := range []string{"memory.search", "memory_tree.search"} {
 		en := entryByID(registryList(t, e), id)
 		if en.Health != HealthDegraded || !strings.Contains(en.LastError, "unreachable") || en.LastErrorAt == nil || en.LastErrorAt.IsZero() ||

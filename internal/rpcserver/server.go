@@ -214,7 +214,8 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 				"request body is larger than %d bytes, the cap for /rpc: send smaller params or split the batch", mbe.Limit)))
 			return
 		}
-		writeJSON(w, http.StatusBadRequest, errorResponse(nil, rpcErr(CodeParseError, "could not read the request body: %v", err)))
+		s.log.Warn("rpc: reading a request body failed", "err", err)
+		writeJSON(w, http.StatusBadRequest, errorResponse(nil, rpcErr(CodeParseError, "could not read the whole request body")))
 		return
 	}
 	client := clientLabel(r.Header.Get(AgentHeader))
@@ -244,7 +245,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	}
 	var batch []json.RawMessage
 	if err := json.Unmarshal(trimmed, &batch); err != nil {
-		writeJSON(w, http.StatusOK, errorResponse(nil, rpcErr(CodeParseError, "batch is malformed: %v", err)))
+		writeJSON(w, http.StatusOK, errorResponse(nil, rpcErr(CodeParseError, "batch is malformed: it must be a JSON array of request objects")))
 		return
 	}
 	if len(batch) == 0 {
@@ -291,6 +292,9 @@ func (s *Server) handleOne(ctx context.Context, raw json.RawMessage, client stri
 	start := time.Now()
 	result, rerr := s.dispatch(ctx, req, client)
 	s.log.Debug("rpc", "method", req.Method, "client", client, "ms", float64(time.Since(start).Microseconds())/1000, "error", errString(rerr))
+	if rerr != nil && rerr.errorID != "" && !toolMethod(req.Method) {
+		s.log.Warn("rpc: internal error answered to the client", "method", req.Method, "client", client, "error_id", rerr.errorID, "err", rerr.detail)
+	}
 	if req.Notification {
 		return nil
 	}
@@ -304,7 +308,14 @@ func errString(e *Error) string {
 	if e == nil {
 		return ""
 	}
-	return e.Data
+	return e.logged()
+}
+
+// toolMethod reports whether method dispatches into a tool module (callTool logs
+// and audits those itself).
+func toolMethod(method string) bool {
+	_, ok := controllerByMethod[method]
+	return ok
 }
 
 // dispatch runs one method.
@@ -366,43 +377,63 @@ func (s *Server) callTool(ctx context.Context, c controller, req *request, clien
 	case out != nil && out.ToolError != nil:
 		entry.Outcome, entry.Error = audit.ToolErrorOutcome(out.ToolError.Code), out.ToolError.Message
 	case rerr != nil:
-		entry.Outcome, entry.Error = audit.OutcomeError, rerr.Data
+		entry.Outcome, entry.Error = audit.OutcomeError, rerr.logged()
+	}
+	if rerr != nil {
+		entry.ErrorID = rerr.errorID
 	}
 	s.opts.Audit.Record(entry)
-	if entry.Outcome == audit.OutcomeError {
-		s.log.Warn("rpc: tool call failed", "method", req.Method, "tool", c.Tool, "client", client, "err", entry.Error)
+	if entry.Outcome == audit.OutcomeError || entry.ErrorID != "" {
+		s.log.Warn("rpc: tool call failed", "method", req.Method, "tool", c.Tool, "client", client, "err", entry.Error, "error_id", entry.ErrorID)
 	}
 	return result, rerr
 }
 
-// shape maps a dispatcher answer to a result or a JSON-RPC error.
+// shape maps a dispatcher answer to a result or a JSON-RPC error. What the
+// runtime or a store said goes to the log and the audit line under an error id;
+// the client gets a stable message with the id.
 func (s *Server) shape(ctx context.Context, c controller, method string, out *runtime.Outcome, err error) (json.RawMessage, *Error) {
 	if err != nil {
 		switch {
 		case errors.Is(err, runtime.ErrUnknownTool):
-			return nil, rpcErr(CodeUnavailable, "%s: no loaded module serves tool %s (%v); `openhuman-core tools list` shows why", method, c.Tool, err)
+			return nil, rpcErr(CodeUnavailable, "%s: no loaded module serves tool %s; `openhuman-core tools list` shows why", method, c.Tool)
 		case ctx.Err() != nil:
-			return nil, rpcErr(CodeInternalError, "%s: the call was cancelled (the client went away, or the request ran past its %s budget): %v", method, RequestTimeout, err)
+			return nil, hiddenErr(CodeInternalError, err.Error(), "%s: the call was cancelled: the client went away, or the request ran past its %s budget (error id %s)", method, RequestTimeout)
 		}
-		if reason := s.unavailableReason(c.Tool); reason != "" {
-			return nil, rpcErr(CodeUnavailable, "%s: tool %s is unavailable: %s", method, c.Tool, reason)
+		if st := s.unavailableModule(c.Tool); st != nil {
+			return nil, hiddenErr(CodeUnavailable, fmt.Sprintf("%v; module %s is %s: %s", err, st.Module.Name, st.State, orDefault(st.Error, "no reason given")),
+				"%s: tool %s is unavailable: its module %s is %s (error id %s); openhuman.tool_registry_get shows why", method, c.Tool, st.Module.Name, st.State)
 		}
-		return nil, rpcErr(CodeInternalError, "%s: %v", method, err)
+		switch audit.FailureKind(err) {
+		case audit.FailureTimeout:
+			return nil, hiddenErr(CodeInternalError, err.Error(), "%s: tool %s did not finish within its deadline and was stopped (error id %s); try a narrower request, or raise timeout_ms for its module in policy.toml", method, c.Tool)
+		case audit.FailureMemory:
+			return nil, hiddenErr(CodeInternalError, err.Error(), "%s: tool %s ran out of memory in its sandbox and was stopped (error id %s); try a narrower request, or raise memory_mib for its module in policy.toml", method, c.Tool)
+		case audit.FailureUnavailable:
+			return nil, hiddenErr(CodeUnavailable, err.Error(), "%s: tool %s is unavailable: its module is not loaded (error id %s); openhuman.tool_registry_get shows why", method, c.Tool)
+		}
+		return nil, hiddenErr(CodeInternalError, err.Error(), "%s: internal error (error id %s); the openhuman-core log and audit log have the details", method)
 	}
 	if out == nil {
-		return nil, rpcErr(CodeInternalError, "%s: tool %s returned no outcome (internal error; please report it)", method, c.Tool)
+		return nil, hiddenErr(CodeInternalError, "the runtime returned no outcome", "%s: internal error (error id %s); please report it", method)
 	}
 	if te := out.ToolError; te != nil {
-		code := CodeInternalError
 		switch te.Code {
 		case "invalid_params":
-			code = CodeInvalidParams
+			return nil, rpcErr(CodeInvalidParams, "%s", orDefault(te.Message, c.Tool+" reported invalid_params with no message"))
 		case "not_found":
-			code = CodeNotFound
+			return nil, rpcErr(CodeNotFound, "%s", orDefault(te.Message, c.Tool+" reported not_found with no message"))
 		case "unavailable":
-			code = CodeUnavailable
+			if c.Tool == searxngTool {
+				// About the user's own SearXNG ("unreachable; is it running?"):
+				// the user can act on it.
+				return nil, rpcErr(CodeUnavailable, "%s", orDefault(te.Message, c.Tool+" reported unavailable with no message"))
+			}
+			// The memory store failed ("database disk image is malformed", "too
+			// many SQL variables"): nothing the client can act on.
+			return nil, hiddenErr(CodeUnavailable, te.Message, "%s: tool %s could not read the store or service it needs (error id %s); try again later, or check the openhuman-core log", method, c.Tool)
 		}
-		return nil, rpcErr(code, "%s", orDefault(te.Message, c.Tool+" reported "+te.Code+" with no message"))
+		return nil, hiddenErr(CodeInternalError, te.Code+": "+te.Message, "%s: tool %s failed: internal error (error id %s); the openhuman-core log and audit log have the details", method, c.Tool)
 	}
 	if t := jsonType(out.Result); t != "object" || !json.Valid(out.Result) {
 		return nil, rpcErr(CodeInternalError, "%s: tool %s returned a result that is not a JSON object; report this to the module's author", method, c.Tool)
@@ -410,9 +441,9 @@ func (s *Server) shape(ctx context.Context, c controller, method string, out *ru
 	return out.Result, nil
 }
 
-// unavailableReason says why tool's module cannot answer (refused, failed, disabled),
-// or "" when it is loaded.
-func (s *Server) unavailableReason(tool string) string {
+// unavailableModule is the status of tool's module when it cannot answer
+// (refused, failed, disabled), or nil when it is loaded.
+func (s *Server) unavailableModule(tool string) *runtime.ModuleStatus {
 	for _, st := range s.d.Status() {
 		for _, n := range st.Tools {
 			if n != tool {
@@ -420,12 +451,12 @@ func (s *Server) unavailableReason(tool string) string {
 			}
 			switch st.State {
 			case runtime.StateReady, runtime.StateCompiling:
-				return ""
+				return nil
 			}
-			return fmt.Sprintf("module %s is %s: %s", st.Module.Name, st.State, orDefault(st.Error, "no reason given"))
+			return &st
 		}
 	}
-	return ""
+	return nil
 }
 
 // registryList answers openhuman.tool_registry_list.
@@ -484,7 +515,7 @@ func firstKey(m map[string]json.RawMessage) string {
 func marshalResult(v any) (json.RawMessage, *Error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, rpcErr(CodeInternalError, "encode result: %v", err)
+		return nil, hiddenErr(CodeInternalError, fmt.Sprintf("encode result: %v", err), "could not encode the result: internal error (error id %s)")
 	}
 	return b, nil
 }

@@ -346,8 +346,12 @@ func TestControllerMethods(t *testing.T) {
 			}
 		}
 	}
-	// A module trap is an internal error naming the tool.
-	wantErr(t, e.call(t, "openhuman.memory_tree_search", `{"query":"boom"}`), CodeInternalError, "openhuman.memory_tree_search: module memory.search.wasm trapped")
+	// A module trap is an internal error naming the method and an error id, not the trap.
+	r := e.call(t, "openhuman.memory_tree_search", `{"query":"boom"}`)
+	wantErr(t, r, CodeInternalError, "openhuman.memory_tree_search: internal error (error id ")
+	if strings.Contains(r.Error.Data, "trapped") {
+		t.Errorf("the trap reached the client: %+v", r.Error)
+	}
 }
 
 func TestSearxngDisabled(t *testing.T) {
@@ -445,7 +449,11 @@ func TestFailedModuleIsUnavailable(t *testing.T) {
 	e.host.statuses[0].State = "failed"
 	e.host.statuses[0].Error = "compile memory.search.wasm: invalid magic number"
 	e.host.mu.Unlock()
-	wantErr(t, e.call(t, "openhuman.memory_tree_search", `{"query":"x"}`), CodeUnavailable, "module memory.search.wasm is failed: compile memory.search.wasm: invalid magic number")
+	r := e.call(t, "openhuman.memory_tree_search", `{"query":"x"}`)
+	wantErr(t, r, CodeUnavailable, "tool memory.search is unavailable: its module memory.search.wasm is failed (error id ")
+	if strings.Contains(r.Error.Data, "magic") {
+		t.Errorf("the compile error reached the client: %+v", r.Error)
+	}
 }
 
 func TestAuditRecordsEveryToolCall(t *testing.T) {

@@ -1,0 +1,115 @@
+package rpcserver
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/openhuman/openhuman-core/internal/audit"
+	"github.com/openhuman/openhuman-core/runtime"
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+type lockedBuf struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuf) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+func (l *lockedBuf) String() string { l.mu.Lock(); defer l.mu.Unlock(); return l.b.String() }
+
+// failingHost answers memory.search queries named after the internal failures seen
+// in the field with those failures; everything else like fakeHost.
+type failingHost struct{ *fakeHost }
+
+func (f failingHost) Call(ctx context.Context, c runtime.Call) (*runtime.Outcome, error) {
+	var args struct{ Query string }
+	json.Unmarshal(c.Arguments, &args)
+	switch args.Query {
+	case "sql":
+		return &runtime.Outcome{ToolError: &abi.Error{Code: abi.CodeUnavailable,
+			Message: "memory_chunks_list failed: SQL logic error: too many SQL variables; check the store or service and try again (see the server log)"}}, nil
+	case "corrupt":
+		return &runtime.Outcome{ToolError: &abi.Error{Code: abi.CodeInternal, Message: "host function memory_search failed: database disk image is malformed (11)"}}, nil
+	case "down":
+		return &runtime.Outcome{ToolError: &abi.Error{Code: abi.CodeUnavailable, Message: "SearXNG at http://127.0.0.1:9/search is unreachable; is it running?"}}, nil
+	case "start":
+		return nil, errors.New("tool memory.search exited with code 4026531839 (module stderr: /home/ann/x)")
+	}
+	return f.fakeHost.Call(ctx, c)
+}
+
+var reErrorID = regexp.MustCompile(`\(error id ([0-9a-f]{12})\)`)
+
+// Internal failures reach the client as a stable message with an error id; the
+// audit line and the server log carry the same id with the detail.
+func TestInternalErrorsAreNotQuoted(t *testing.T) {
+	dir := t.TempDir()
+	logs := &lockedBuf{}
+	log := slog.New(slog.NewTextHandler(logs, nil))
+	al := audit.New(audit.Options{Dir: dir, Logger: log})
+	s, err := New(failingHost{newFakeHost(true)}, Options{Token: testToken, Audit: al, Logger: log, SearXNGEnabled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	e := &testEnv{srv: s, http: hs}
+	cases := []struct {
+		query, data, hidden string
+		code                int
+	}{
+		{"sql", "openhuman.memory_tree_search: tool memory.search could not read the store or service it needs (error id ", "SQL", CodeUnavailable},
+		{"corrupt", "openhuman.memory_tree_search: tool memory.search failed: internal error (error id ", "malformed", CodeInternalError},
+		{"start", "openhuman.memory_tree_search: tool memory.search did not finish within its deadline and was stopped (error id ", "4026531839", CodeInternalError},
+	}
+	ids := map[string]string{}
+	for _, tc := range cases {
+		r := e.call(t, "openhuman.memory_tree_search", fmt.Sprintf(`{"query":%q}`, tc.query))
+		wantErr(t, r, tc.code, tc.data)
+		m := reErrorID.FindStringSubmatch(r.Error.Data)
+		if m == nil || strings.Contains(r.Error.Data, tc.hidden) || strings.Contains(r.Error.Data, "/home/ann") {
+			t.Errorf("%s: %+v, want an error id and no internal text", tc.query, *r.Error)
+			continue
+		}
+		ids[tc.query] = m[1]
+	}
+	// SearXNG's unavailable message is about the user's own service: kept.
+	wantErr(t, e.call(t, "openhuman.tools_searxng_search", `{"query":"down"}`), CodeUnavailable, "SearXNG at http://127.0.0.1:9/search is unreachable; is it running?")
+	al.Close()
+	data, err := os.ReadFile(filepath.Join(dir, audit.FileName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if len(lines) != len(cases)+1 {
+		t.Fatalf("%d audit lines, want %d:\n%s", len(lines), len(cases), data)
+	}
+	for i, tc := range cases {
+		var a map[string]any
+		json.Unmarshal([]byte(lines[i]), &a)
+		if a["error_id"] != ids[tc.query] || !strings.Contains(fmt.Sprint(a["error"]), tc.hidden) {
+			t.Errorf("%s: audit line %s, want error_id %s with the detail", tc.query, lines[i], ids[tc.query])
+		}
+		found := false
+		for _, l := range strings.Split(logs.String(), "\n") {
+			found = found || strings.Contains(l, "error_id="+ids[tc.query]) && strings.Contains(l, tc.hidden)
+		}
+		if !found {
+			t.Errorf("%s: no log line with error_id=%s and the detail:\n%s", tc.query, ids[tc.query], logs.String())
+		}
+	}
+}
