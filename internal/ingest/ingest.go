@@ -1,23 +1,29 @@
 // Package ingest reads mail, chat and document exports, cleans them, and writes
 // them into the memory tree.
 //
-// Sources are written in batches (memtree.BatchWriter: up to 256 sources or 250 ms
-// per transaction). A source that fails is rolled back alone
-// and reported; a killed ingest loses at most the open batch and never leaves part of
-// a source (WAL, synchronous=NORMAL); a cancelled one commits the sources written so
-// far. Each source's outcome is recorded once its batch commits.
+// Shape: each format has one reader (the reader interface in reader.go; the list in
+// registry.go) that says whether it recognises a file or folder and streams what it
+// reads to an output. The runner only walks the paths, detects, hands each input to
+// its reader, batches the writes and reports. Mail messages go to a threader that
+// spills them to an unlinked temporary file and keeps only their threading keys in
+// memory, then writes one source per thread once every file is read (threads span
+// files: a Maildir holds one message per file).
 //
-// Formats are detected per file or folder (Options.Kind forces one): mbox and .eml
-// mail (threaded by References/In-Reply-To), Slack export folders, generic chat
-// batch JSON, the reference's JSON input shapes (ChatBatch, EmailThread,
-// DocumentInput), and Markdown / plain-text documents. A document's source_ref is
-// its path relative to the ingest root: the folder given on the command line, or
-// the folder holding a file given directly (so ingesting <corpus> records
-// "docs/projects/x.md", ingesting <corpus>/docs records "projects/x.md").
+// Sources are written in batches (memtree.BatchWriter: up to 256 sources or 250 ms
+// per transaction). A source that fails is rolled back alone and reported; a
+// killed ingest loses at most the open batch and never leaves part of a source
+// (WAL, synchronous=NORMAL); a cancelled one commits the sources written so far.
+// Each source's outcome is recorded once its batch commits.
+//
+// Chat sources are one per conversation per month with memtree's Merge, so a later
+// export adds to an earlier one. A document's source id is its absolute path; its
+// source_ref is its path relative to the ingest root (the folder given on the
+// command line, or the folder holding a file given directly).
 //
 // Bad input never stops a run: each malformed file (or message) yields one
 // FileError naming the file and, where it applies, the message number or byte
-// offset; everything else is still ingested.
+// offset, and saying what was lost; repairs and guesses are warnings; every path
+// given that yields nothing is named in Summary.Unread with why.
 package ingest
 
 import (
