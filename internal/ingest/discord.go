@@ -1,0 +1,276 @@
+package ingest
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// discordReader reads a channel exported by DiscordChatExporter as JSON
+// ({"guild", "channel", "messages"}). A channel becomes one source per month
+// (chatSources) under "discord:<guild id>/<channel id>".
+type discordReader struct{}
+
+func (discordReader) kind() string { return "discord" }
+
+func (discordReader) detect(p string, dir bool, head []byte) bool {
+	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
+		return false
+	}
+	h := tgScanHead(head)
+	if !h.object {
+		return false
+	}
+	for _, k := range []string{"guild", "channel", "messages"} {
+		if _, ok := h.keys[k]; !ok {
+			return false
+		}
+	}
+	return true
+}
+
+type dcExportJSON struct {
+	Guild struct {
+		ID   json.RawMessage `json:"id"`
+		Name json.RawMessage `json:"name"`
+	} `json:"guild"`
+	Channel struct {
+		ID       json.RawMessage `json:"id"`
+		Name     json.RawMessage `json:"name"`
+		Category json.RawMessage `json:"category"`
+		Type     json.RawMessage `json:"type"`
+	} `json:"channel"`
+	Messages []json.RawMessage `json:"messages"`
+}
+
+type dcMsgJSON struct {
+	ID        json.RawMessage `json:"id"`
+	Type      json.RawMessage `json:"type"`
+	Timestamp json.RawMessage `json:"timestamp"`
+	Content   json.RawMessage `json:"content"`
+	Author    json.RawMessage `json:"author"`
+	// the rest are decoded one by one, so a wrong shape costs only that part
+	Attachments json.RawMessage `json:"attachments"`
+	Embeds      json.RawMessage `json:"embeds"`
+	Stickers    json.RawMessage `json:"stickers"`
+	Reference   json.RawMessage `json:"reference"`
+}
+
+type dcAuthorJSON struct {
+	ID            json.RawMessage `json:"id"`
+	Name          json.RawMessage `json:"name"`
+	Discriminator json.RawMessage `json:"discriminator"`
+	Nickname      json.RawMessage `json:"nickname"`
+}
+
+type dcMsg struct {
+	id, author, addr, replyTo string
+	ms                        int64
+	content                   string
+	atts                      []abi.Attachment
+}
+
+func (discordReader) read(ctx context.Context, in input, out output, rep *report) {
+	path := in.path
+	b, err := readFileLimited(path)
+	if err != nil {
+		rep.fail(FileError{Path: path, Err: err})
+		return
+	}
+	b = trimUTF8BOM(b)
+	if err := checkJSON(b); err != nil {
+		if errors.Is(err, errEmpty) {
+			rep.warn(path, "", "empty file: nothing to ingest")
+			return
+		}
+		rep.fail(FileError{Path: path, Err: err})
+		return
+	}
+	var ex dcExportJSON
+	if err := decodeStrict(b, &ex); err != nil {
+		rep.fail(FileError{Path: path, Err: err})
+		return
+	}
+	guildID, chanID := tgRawString(ex.Guild.ID), tgRawString(ex.Channel.ID)
+	if chanID == "" {
+		rep.fail(FileError{Path: path, Err: errors.New(`field "channel".id is missing: not a DiscordChatExporter export, nothing ingested`)})
+		return
+	}
+	if guildID == "" {
+		guildID = "0"
+	}
+	title := strings.TrimSpace(tgClean(tgRawString(ex.Guild.Name)) + " #" + tgClean(tgRawString(ex.Channel.Name)))
+	var msgs []dcMsg
+	empty := 0
+	for i, rm := range ex.Messages {
+		if i%256 == 0 && ctx.Err() != nil {
+			return
+		}
+		var jm dcMsgJSON
+		if err := json.Unmarshal(rm, &jm); err != nil {
+			rep.fail(FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: tgDecodeErr(err)})
+			continue
+		}
+		id := tgRawString(jm.ID)
+		where := "message id " + id
+		if id == "" {
+			where = fmt.Sprintf("message %d (no id)", i+1)
+		}
+		ts := strings.TrimSpace(tgRawString(jm.Timestamp))
+		if ts == "" {
+			rep.fail(FileError{Path: path, Where: where, Err: errors.New("message has no timestamp: not ingested")})
+			continue
+		}
+		t, err := time.Parse(time.RFC3339Nano, ts)
+		if err != nil {
+			rep.fail(FileError{Path: path, Where: where, Err: fmt.Errorf("timestamp %q is not an RFC 3339 time: message not ingested", ts)})
+			continue
+		}
+		m := dcMsg{id: id, ms: t.UnixMilli()}
+		var a dcAuthorJSON
+		if json.Unmarshal(jm.Author, &a) == nil {
+			name := tgClean(tgRawString(a.Name))
+			m.author = firstNonEmpty(tgClean(tgRawString(a.Nickname)), name, tgRawString(a.ID))
+			m.addr = name
+			if d := strings.TrimSpace(tgRawString(a.Discriminator)); name != "" && d != "" && strings.Trim(d, "0") != "" {
+				m.addr = name + "#" + d
+			}
+		}
+		var ref struct {
+			MessageID json.RawMessage `json:"messageId"`
+			ChannelID json.RawMessage `json:"channelId"`
+		}
+		if json.Unmarshal(jm.Reference, &ref) == nil {
+			if c := tgRawString(ref.ChannelID); c == "" || c == chanID {
+				m.replyTo = tgRawString(ref.MessageID)
+			}
+		}
+		var lines []string
+		content := tgClean(tgRawString(jm.Content))
+		if content != "" {
+			lines = append(lines, content)
+		}
+		lines = append(lines, dcEmbeds(jm.Embeds)...)
+		var atts []struct {
+			URL      json.RawMessage `json:"url"`
+			FileName json.RawMessage `json:"fileName"`
+			Size     json.RawMessage `json:"fileSizeBytes"`
+		}
+		if json.Unmarshal(jm.Attachments, &atts) == nil {
+			for _, at := range atts {
+				name := tgClean(tgRawString(at.FileName))
+				if name == "" {
+					name = tgFileName(dcURLBase(tgRawString(at.URL)))
+				}
+				if name == "" {
+					name = "attachment"
+				}
+				m.atts = append(m.atts, attachmentOf(name, tgMime(name, ""), tgRawInt(at.Size)))
+				if content == "" {
+					lines = append(lines, "[attachment "+name+"]")
+				}
+			}
+		}
+		var stickers []struct {
+			Name json.RawMessage `json:"name"`
+		}
+		if content == "" && json.Unmarshal(jm.Stickers, &stickers) == nil {
+			for _, s := range stickers {
+				lines = append(lines, strings.TrimSpace("[sticker "+tgClean(tgRawString(s.Name)))+"]")
+			}
+		}
+		m.content = strings.Join(lines, "\n")
+		if m.content == "" && len(m.atts) == 0 {
+			empty++
+			continue
+		}
+		msgs = append(msgs, m)
+	}
+	if empty > 0 {
+		rep.warn(path, "", fmt.Sprintf("%d message(s) with no content, embed or attachment not kept", empty))
+	}
+	if len(msgs) == 0 {
+		return
+	}
+	authorOf := map[string]string{}
+	for _, m := range msgs {
+		if m.id != "" {
+			if _, dup := authorOf[m.id]; !dup {
+				authorOf[m.id] = m.author
+			}
+		}
+	}
+	seen := map[string]int{}
+	res := make([]memtree.MessageInput, 0, len(msgs))
+	for i, m := range msgs {
+		text := m.content
+		if a := authorOf[m.replyTo]; m.replyTo != "" && a != "" {
+			text = "(reply to " + a + ") " + text
+		}
+		ref := "discord:" + chanID + ":" + m.id
+		if m.id == "" {
+			ref = fmt.Sprintf("discord:%s:@%d", chanID, i)
+		} else if n := seen[m.id]; n > 0 {
+			ref = fmt.Sprintf("%s#%d", ref, n+1)
+		}
+		seen[m.id]++
+		res = append(res, memtree.MessageInput{
+			Ref: ref, Author: m.author, AuthorAddr: m.addr, TimestampMS: m.ms, Text: text, Attachments: m.atts,
+		})
+	}
+	sort.SliceStable(res, func(i, j int) bool { return res[i].TimestampMS < res[j].TimestampMS })
+	for _, src := range chatSources("discord", guildID+"/"+chanID, title, res) {
+		src.Origin = path
+		out.source(src)
+	}
+}
+
+// dcEmbeds renders embeds as lines: title, description, then "name: value" per field.
+func dcEmbeds(raw json.RawMessage) []string {
+	var embeds []struct {
+		Title       json.RawMessage `json:"title"`
+		Description json.RawMessage `json:"description"`
+		Fields      []struct {
+			Name  json.RawMessage `json:"name"`
+			Value json.RawMessage `json:"value"`
+		} `json:"fields"`
+	}
+	if json.Unmarshal(raw, &embeds) != nil {
+		return nil
+	}
+	var lines []string
+	for _, e := range embeds {
+		if t := tgClean(tgRawString(e.Title)); t != "" {
+			lines = append(lines, t)
+		}
+		if d := tgClean(tgRawString(e.Description)); d != "" {
+			lines = append(lines, d)
+		}
+		for _, f := range e.Fields {
+			n, v := tgClean(tgRawString(f.Name)), tgClean(tgRawString(f.Value))
+			switch {
+			case n != "" && v != "":
+				lines = append(lines, n+": "+v)
+			case n != "" || v != "":
+				lines = append(lines, n+v)
+			}
+		}
+	}
+	return lines
+}
+
+// dcURLBase is the last path segment of a URL, without its query.
+func dcURLBase(u string) string {
+	if i := strings.IndexAny(u, "?#"); i >= 0 {
+		u = u[:i]
+	}
+	return u
+}

@@ -1,0 +1,138 @@
+package ingest
+
+import (
+	"context"
+	"testing"
+)
+
+const dcFixture = `{
+  "guild": {"id": "100", "name": "My Server", "iconUrl": "https://cdn.example/icon.png"},
+  "channel": {"id": "200", "type": "GuildTextChat", "categoryId": "3", "category": "Text Channels", "name": "general", "topic": null},
+  "dateRange": {"after": null, "before": null},
+  "exportedAt": "2024-01-01T00:00:00+00:00",
+  "messages": [
+    {"id": "1", "type": "Default", "timestamp": "2020-01-01T12:00:00.123+00:00", "timestampEdited": null, "callEndedTimestamp": null, "isPinned": false,
+     "content": "Hello all",
+     "author": {"id": "10", "name": "alice", "discriminator": "1234", "nickname": "Alice A", "color": null, "isBot": false, "roles": [], "avatarUrl": "u"},
+     "attachments": [], "embeds": [], "stickers": [], "reactions": [], "mentions": []},
+    {"id": "2", "type": "Reply", "timestamp": "2020-01-01T13:00:01+01:00", "content": "Hi back",
+     "author": {"id": "11", "name": "bob", "discriminator": "0000", "nickname": "bob", "isBot": false},
+     "attachments": [], "embeds": [], "reference": {"messageId": "1", "channelId": "200", "guildId": "100"}},
+    {"id": "3", "type": "Default", "timestamp": "2020-01-01T12:05:00+00:00", "content": "",
+     "author": {"id": "11", "name": "bob", "discriminator": "0000", "nickname": null},
+     "attachments": [{"id": "a", "url": "https://cdn.discordapp.com/attachments/1/2/pic.png?ex=1", "fileName": "pic.png", "fileSizeBytes": 12345}]},
+    {"id": "4", "type": "Default", "timestamp": "2020-01-01T12:06:00+00:00", "content": "check this",
+     "author": {"id": "10", "name": "alice", "discriminator": "1234", "nickname": "Alice A"},
+     "attachments": [{"url": "https://cdn.discordapp.com/attachments/1/2/notes.txt", "fileSizeBytes": 10}],
+     "embeds": [{"title": "Release 1.0", "url": "https://ex.com/r", "description": "Notes here", "fields": [{"name": "Version", "value": "1.0", "isInline": false}, {"name": "", "value": "bare value"}]}]},
+    {"id": "5", "type": "Reply", "timestamp": "2020-01-01T12:07:00+00:00", "content": "unknown ref",
+     "author": {"id": "12", "name": "carol", "discriminator": "0"}, "reference": {"messageId": "999", "channelId": "200"}},
+    {"id": "6", "type": "Default", "timestamp": "not a time", "content": "x", "author": {"id": "12", "name": "carol"}},
+    {"id": "7", "type": "Default", "timestamp": "2020-01-01T12:08:00+00:00", "content": "", "author": {"id": "12", "name": "carol"}, "attachments": [], "embeds": []},
+    {"id": "8", "type": "ThreadCreated", "timestamp": "2020-02-01T00:00:00+00:00", "content": "Started a thread.", "author": {"id": "12", "name": "carol"}},
+    {"id": "9", "type": "Default", "timestamp": "2020-02-01T00:01:00+00:00", "content": "",
+     "author": {"id": "12", "name": "carol"}, "embeds": [{"title": "", "description": "only an embed"}]}
+  ],
+  "messageCount": 9
+}`
+
+func TestDiscordExport(t *testing.T) {
+	p := tgTestFile(t, "My Server - general [200].json", dcFixture)
+	out, rep := runReader(t, discordReader{}, p)
+	msgs := tgTestMsgs(t, out)
+	if len(msgs) != 7 {
+		t.Errorf("%d messages, want 7", len(msgs))
+	}
+	tgTestWant(t, msgs, "discord:200:1", "Alice A", "alice#1234", 1577880000123, "Hello all")
+	tgTestWant(t, msgs, "discord:200:2", "bob", "bob", 1577880001000, "(reply to Alice A) Hi back")
+	m := tgTestWant(t, msgs, "discord:200:3", "bob", "bob", 1577880300000, "[attachment pic.png]")
+	if len(m.Attachments) != 1 || m.Attachments[0].Name != "pic.png" || m.Attachments[0].ContentType != "image/png" || m.Attachments[0].Size != 12345 {
+		t.Errorf("attachments %+v", m.Attachments)
+	}
+	m = tgTestWant(t, msgs, "discord:200:4", "Alice A", "alice#1234", 1577880360000, "check this\nRelease 1.0\nNotes here\nVersion: 1.0\nbare value")
+	if len(m.Attachments) != 1 || m.Attachments[0].Name != "notes.txt" || m.Attachments[0].Size != 10 {
+		t.Errorf("attachments %+v", m.Attachments)
+	}
+	tgTestWant(t, msgs, "discord:200:5", "carol", "carol", 1577880420000, "unknown ref")
+	tgTestWant(t, msgs, "discord:200:8", "carol", "carol", 1580515200000, "Started a thread.")
+	tgTestWant(t, msgs, "discord:200:9", "carol", "carol", 1580515260000, "only an embed")
+	ids := map[string]string{}
+	for _, s := range out.sources {
+		ids[s.SourceID] = s.Title
+		if s.Provider != "discord" || s.Origin != p {
+			t.Errorf("source %s provider %q origin %q", s.SourceID, s.Provider, s.Origin)
+		}
+	}
+	if len(ids) != 2 || ids["discord:100/200/2020-01"] != "My Server #general (2020-01)" || ids["discord:100/200/2020-02"] != "My Server #general (2020-02)" {
+		t.Errorf("sources %v", ids)
+	}
+	if rep.sum.Failures != 1 || !tgTestHasNote(rep, true, p, "message id 6", "not a time") {
+		t.Errorf("failures %v, want one for message id 6", rep.sum.Errors)
+	}
+	if rep.sum.Warnings != 1 || !tgTestHasNote(rep, false, "1 message(s) with no content") {
+		t.Errorf("warnings %v", rep.sum.Notes)
+	}
+}
+
+func TestDiscordDetect(t *testing.T) {
+	r := discordReader{}
+	if !r.detect("x/c.json", false, []byte(dcFixture)) || !r.detect("x/c.json", false, []byte(dcFixture[:700])) {
+		t.Error("DiscordChatExporter file not detected")
+	}
+	for name, s := range map[string]string{
+		"chat batch":     `{"platform":"x","channel_label":"y","messages":[]}`,
+		"slack day file": `[{"type":"message","user":"U1","text":"hi","ts":"1.0"}]`,
+		"telegram":       tgSingleChat,
+		"nested":         `{"export":{"guild":{},"channel":{},"messages":[]}}`,
+		"no messages":    `{"guild":{"id":"1"},"channel":{"id":"2"}}`,
+	} {
+		if r.detect("x/c.json", false, []byte(s)) {
+			t.Errorf("%s: detected", name)
+		}
+	}
+	if (telegramReader{}).detect("x/c.json", false, []byte(dcFixture)) {
+		t.Error("Telegram reader detects a Discord export")
+	}
+	if r.detect("x/c.txt", false, []byte(dcFixture)) {
+		t.Error("detected a .txt file")
+	}
+}
+
+func TestDiscordMalformed(t *testing.T) {
+	for name, s := range map[string]string{
+		"truncated":       dcFixture[:900],
+		"syntax":          `{"guild":{"id":"1"},"channel":{"id":"2"},"messages":[,]}`,
+		"messages string": `{"guild":{"id":"1"},"channel":{"id":"2"},"messages":"x"}`,
+		"no channel id":   `{"guild":{"id":"1"},"channel":{"name":"c"},"messages":[]}`,
+	} {
+		p := tgTestFile(t, "c.json", s)
+		out, rep := runReader(t, discordReader{}, p)
+		if rep.sum.Failures != 1 || len(out.sources) != 0 {
+			t.Errorf("%s: failures %v, %d sources; want one failure", name, rep.sum.Errors, len(out.sources))
+		}
+		if name != "no channel id" && !tgTestHasNote(rep, true, p, "byte ") {
+			t.Errorf("%s: failure does not name the byte offset: %v", name, rep.sum.Errors)
+		}
+	}
+	// odd values cost at most their message
+	p := tgTestFile(t, "c.json", `{"guild":null,"channel":{"id":2},"messages":[1,
+	  {"id":"a","timestamp":"2020-01-01T00:00:00Z","content":"ok","author":"x","attachments":{},"embeds":[1],"reference":[]}]}`)
+	out, rep := runReader(t, discordReader{}, p)
+	msgs := tgTestMsgs(t, out)
+	tgTestWant(t, msgs, "discord:2:a", "", "", 1577836800000, "ok")
+	if rep.sum.Failures != 1 || len(out.sources) != 1 || out.sources[0].SourceID != "discord:0/2/2020-01" {
+		t.Errorf("failures %v sources %d", rep.sum.Errors, len(out.sources))
+	}
+	// every prefix: no panic
+	for n := 0; n <= len(dcFixture); n += 11 {
+		p := tgTestFile(t, "c.json", dcFixture[:n])
+		tgTestRead(context.Background(), discordReader{}, p)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	p = tgTestFile(t, "c.json", dcFixture)
+	out, rep = tgTestRead(ctx, discordReader{}, p)
+	if len(out.sources) != 0 || rep.sum.Failures != 0 {
+		t.Errorf("cancelled: %d sources, failures %v", len(out.sources), rep.sum.Errors)
+	}
+}

@@ -1,0 +1,657 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"mime"
+	"path"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// telegramReader reads the machine-readable JSON export of Telegram Desktop
+// ("Export chat history" gives one chat, "Export Telegram data" the whole account
+// with chats.list and left_chats.list). Each chat becomes one source per month
+// (chatSources); service messages (joins, pins, calls) are skipped unless they
+// carry text. HTML exports are not read.
+type telegramReader struct{}
+
+func (telegramReader) kind() string { return "telegram" }
+
+// telegramChatTypes are the values of a chat's "type" in Telegram Desktop exports.
+var telegramChatTypes = map[string]bool{
+	"personal_chat": true, "bot_chat": true, "private_group": true, "private_supergroup": true,
+	"public_supergroup": true, "private_channel": true, "public_channel": true,
+	"saved_messages": true, "replies": true, "verification_codes": true,
+}
+
+func (telegramReader) detect(p string, dir bool, head []byte) bool {
+	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
+		return false
+	}
+	h := tgScanHead(head)
+	if !h.object {
+		return false
+	}
+	if _, ok := h.keys["messages"]; ok && telegramChatTypes[h.keys["type"]] {
+		return true
+	}
+	if _, ok := h.keys["personal_information"]; ok {
+		return true
+	}
+	return h.sub["chats"]["list"] || h.sub["left_chats"]["list"]
+}
+
+// tgHead is what the first bytes of a JSON document show: whether the top-level
+// value is an object, its keys (with the value when it is a string) and, for
+// object values, their keys.
+type tgHead struct {
+	object bool
+	keys   map[string]string
+	sub    map[string]map[string]bool
+}
+
+// tgScanHead reads the top two levels of a JSON object from head, which may be cut
+// anywhere: it stops quietly at the first token it cannot read. The Discord reader
+// uses it too.
+func tgScanHead(head []byte) tgHead {
+	h := tgHead{keys: map[string]string{}, sub: map[string]map[string]bool{}}
+	dec := json.NewDecoder(bytes.NewReader(trimUTF8BOM(head)))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return h
+	}
+	h.object = true
+	type frame struct {
+		obj       bool
+		expectKey bool
+		top       string // the top-level key this container is the value of ("" for the top object)
+	}
+	stack := []frame{{obj: true, expectKey: true}}
+	curKey := ""
+	for len(stack) > 0 {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		f := &stack[len(stack)-1]
+		depth := len(stack)
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 && stack[len(stack)-1].obj {
+				stack[len(stack)-1].expectKey = true
+			}
+			continue
+		}
+		if f.obj && f.expectKey {
+			k, _ := tok.(string)
+			f.expectKey = false
+			switch depth {
+			case 1:
+				curKey = k
+				h.keys[k] = ""
+			case 2:
+				if f.top != "" {
+					if h.sub[f.top] == nil {
+						h.sub[f.top] = map[string]bool{}
+					}
+					h.sub[f.top][k] = true
+				}
+			}
+			continue
+		}
+		if d, ok := tok.(json.Delim); ok {
+			top := f.top
+			if depth == 1 {
+				top = curKey
+			}
+			stack = append(stack, frame{obj: d == '{', expectKey: d == '{', top: top})
+			continue
+		}
+		if depth == 1 {
+			if s, ok := tok.(string); ok {
+				h.keys[curKey] = s
+			}
+		}
+		if f.obj {
+			f.expectKey = true
+		}
+	}
+	return h
+}
+
+// tgChatJSON is one chat. Fields are decoded leniently (raw) so that one odd value
+// costs at most that value.
+type tgChatJSON struct {
+	Name     json.RawMessage   `json:"name"`
+	Type     json.RawMessage   `json:"type"`
+	ID       json.RawMessage   `json:"id"`
+	Messages []json.RawMessage `json:"messages"`
+}
+
+type tgMsgJSON struct {
+	ID            json.RawMessage `json:"id"`
+	Type          json.RawMessage `json:"type"`
+	Date          json.RawMessage `json:"date"`
+	DateUnix      json.RawMessage `json:"date_unixtime"`
+	From          json.RawMessage `json:"from"`
+	FromID        json.RawMessage `json:"from_id"`
+	Actor         json.RawMessage `json:"actor"`
+	ActorID       json.RawMessage `json:"actor_id"`
+	Text          json.RawMessage `json:"text"`
+	TextEntities  json.RawMessage `json:"text_entities"`
+	ReplyTo       json.RawMessage `json:"reply_to_message_id"`
+	ForwardedFrom json.RawMessage `json:"forwarded_from"`
+	Photo         json.RawMessage `json:"photo"`
+	PhotoSize     json.RawMessage `json:"photo_file_size"`
+	File          json.RawMessage `json:"file"`
+	FileName      json.RawMessage `json:"file_name"`
+	FileSize      json.RawMessage `json:"file_size"`
+	MimeType      json.RawMessage `json:"mime_type"`
+	MediaType     json.RawMessage `json:"media_type"`
+	StickerEmoji  json.RawMessage `json:"sticker_emoji"`
+	Poll          json.RawMessage `json:"poll"`
+	Location      json.RawMessage `json:"location_information"`
+	Contact       json.RawMessage `json:"contact_information"`
+	PlaceName     json.RawMessage `json:"place_name"`
+	Address       json.RawMessage `json:"address"`
+}
+
+// tgMsg is one message as read, before replies are resolved.
+type tgMsg struct {
+	id, author, addr string
+	ms               int64
+	replyTo          string
+	text             string
+	atts             []abi.Attachment
+}
+
+func (telegramReader) read(ctx context.Context, in input, out output, rep *report) {
+	b, err := readFileLimited(in.path)
+	if err != nil {
+		rep.fail(FileError{Path: in.path, Err: err})
+		return
+	}
+	b = trimUTF8BOM(b)
+	if err := checkJSON(b); err != nil {
+		if errors.Is(err, errEmpty) {
+			rep.warn(in.path, "", "empty file: nothing to ingest")
+			return
+		}
+		rep.fail(FileError{Path: in.path, Err: err})
+		return
+	}
+	var top map[string]json.RawMessage
+	if err := decodeStrict(b, &top); err != nil {
+		rep.fail(FileError{Path: in.path, Err: err})
+		return
+	}
+	tr := &tgRead{in: in, out: out, rep: rep}
+	if pi, ok := top["personal_information"]; ok {
+		var p struct {
+			UserID    json.RawMessage `json:"user_id"`
+			FirstName json.RawMessage `json:"first_name"`
+			LastName  json.RawMessage `json:"last_name"`
+		}
+		if json.Unmarshal(pi, &p) == nil {
+			tr.selfID = tgRawString(p.UserID)
+			tr.selfName = strings.TrimSpace(tgRawString(p.FirstName) + " " + tgRawString(p.LastName))
+		}
+	}
+	var chats []json.RawMessage
+	var where []string
+	if _, ok := top["messages"]; ok {
+		chats = append(chats, b)
+		where = append(where, "")
+	}
+	for _, key := range []string{"chats", "left_chats"} {
+		raw, ok := top[key]
+		if !ok || tgIsNull(raw) {
+			continue
+		}
+		var l struct {
+			List []json.RawMessage `json:"list"`
+		}
+		if err := json.Unmarshal(raw, &l); err != nil {
+			rep.fail(FileError{Path: in.path, Where: key, Err: tgDecodeErr(err)})
+			continue
+		}
+		for i, c := range l.List {
+			chats = append(chats, c)
+			where = append(where, fmt.Sprintf("%s.list[%d]", key, i))
+		}
+	}
+	if len(chats) == 0 {
+		rep.fail(FileError{Path: in.path, Err: errors.New("JSON object has neither \"messages\" nor \"chats\".list: not a Telegram Desktop export, nothing ingested")})
+		return
+	}
+	for i, c := range chats {
+		if ctx.Err() != nil {
+			return
+		}
+		tr.chat(ctx, c, where[i])
+	}
+}
+
+// tgRead holds what one file's chats share.
+type tgRead struct {
+	in               input
+	out              output
+	rep              *report
+	selfID, selfName string
+	warnedLocal      bool
+}
+
+func (tr *tgRead) chat(ctx context.Context, raw json.RawMessage, where string) {
+	path := tr.in.path
+	var c tgChatJSON
+	if err := json.Unmarshal(raw, &c); err != nil {
+		tr.rep.fail(FileError{Path: path, Where: strings.TrimSpace("chat " + where), Err: tgDecodeErr(err)})
+		return
+	}
+	name := tgClean(tgRawString(c.Name))
+	typ := tgRawString(c.Type)
+	chatID := tgRawString(c.ID)
+	if chatID == "" {
+		chatID = name
+	}
+	if chatID == "" {
+		if len(c.Messages) > 0 {
+			tr.rep.fail(FileError{Path: path, Where: strings.TrimSpace("chat " + where),
+				Err: fmt.Errorf("chat has neither an id nor a name: its %d message(s) are not ingested", len(c.Messages))})
+		}
+		return
+	}
+	if len(c.Messages) == 0 {
+		return
+	}
+	chatWhere := "chat " + chatID
+	var msgs []tgMsg
+	idCount := map[string]int{}
+	empty := 0
+	for i, rm := range c.Messages {
+		if i%256 == 0 && ctx.Err() != nil {
+			return
+		}
+		var jm tgMsgJSON
+		if err := json.Unmarshal(rm, &jm); err != nil {
+			tr.rep.fail(FileError{Path: path, Where: fmt.Sprintf("%s, message %d", chatWhere, i+1), Err: tgDecodeErr(err)})
+			continue
+		}
+		id := tgRawString(jm.ID)
+		msgWhere := fmt.Sprintf("%s, message id %s", chatWhere, id)
+		if id == "" {
+			msgWhere = fmt.Sprintf("%s, message %d (no id)", chatWhere, i+1)
+		}
+		mtype := tgRawString(jm.Type)
+		text := tgText(jm.Text)
+		if text == "" {
+			text = tgText(jm.TextEntities)
+		}
+		if mtype == "service" && text == "" {
+			continue
+		}
+		ms, local, err := tgTime(jm)
+		if err != nil {
+			tr.rep.fail(FileError{Path: path, Where: msgWhere, Err: err})
+			continue
+		}
+		if local && !tr.warnedLocal {
+			tr.warnedLocal = true
+			tr.rep.warn(path, msgWhere, "message dates read as local time of this machine ("+tgLocalZone()+"): the export has no date_unixtime and its dates carry no zone")
+		}
+		m := tgMsg{id: id, ms: ms, replyTo: tgRawString(jm.ReplyTo)}
+		if mtype == "service" {
+			m.author = tgClean(firstNonEmpty(tgRawString(jm.Actor), tgRawString(jm.ActorID)))
+			m.addr = tgClean(tgRawString(jm.ActorID))
+		} else {
+			m.author = tgClean(firstNonEmpty(tgRawString(jm.From), tgRawString(jm.FromID)))
+			m.addr = tgClean(tgRawString(jm.FromID))
+		}
+		media := tgMedia(jm, &m.atts)
+		if text == "" {
+			text = media
+		}
+		if fw := tgClean(tgRawString(jm.ForwardedFrom)); fw != "" && text != "" {
+			text = "(forwarded from " + fw + ") " + text
+		}
+		m.text = text
+		if text == "" && len(m.atts) == 0 {
+			empty++
+			continue
+		}
+		if id != "" {
+			idCount[id]++
+		}
+		msgs = append(msgs, m)
+	}
+	if empty > 0 {
+		tr.rep.warn(path, chatWhere, fmt.Sprintf("%d message(s) with no text and no media not kept", empty))
+	}
+	if len(msgs) == 0 {
+		return
+	}
+	title := tr.title(typ, name, chatID, msgs)
+	authorOf := map[string]string{}
+	for _, m := range msgs {
+		if m.id != "" && idCount[m.id] == 1 {
+			authorOf[m.id] = m.author
+		}
+	}
+	dups := 0
+	seen := map[string]int{}
+	out := make([]memtree.MessageInput, 0, len(msgs))
+	for i, m := range msgs {
+		text := m.text
+		if m.replyTo != "" {
+			if a, ok := authorOf[m.replyTo]; ok && a != "" {
+				text = "(reply to " + a + ") " + text
+			}
+		}
+		ref := "telegram:" + chatID + ":" + m.id
+		if m.id == "" {
+			ref = fmt.Sprintf("telegram:%s:@%d", chatID, i)
+		} else if n := seen[m.id]; n > 0 {
+			dups++
+			ref = fmt.Sprintf("%s#%d", ref, n+1)
+		}
+		seen[m.id]++
+		out = append(out, memtree.MessageInput{
+			Ref: ref, Author: m.author, AuthorAddr: m.addr, TimestampMS: m.ms, Text: text, Attachments: m.atts,
+		})
+	}
+	if dups > 0 {
+		tr.rep.warn(path, chatWhere, fmt.Sprintf("%d message(s) repeat an id used earlier in the chat: their refs get a #n suffix and replies to those ids are not resolved", dups))
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].TimestampMS < out[j].TimestampMS })
+	for _, src := range chatSources("telegram", chatID, title, out) {
+		src.Origin = path
+		tr.out.source(src)
+	}
+}
+
+// title names a chat: its name, "Saved Messages", or for a personal chat without a
+// name the other participant.
+func (tr *tgRead) title(typ, name, chatID string, msgs []tgMsg) string {
+	switch {
+	case typ == "saved_messages":
+		return "Saved Messages"
+	case name != "":
+		return name
+	case typ == "replies":
+		return "Replies"
+	case typ == "personal_chat":
+		for _, m := range msgs {
+			if m.addr == "user"+chatID && m.author != "" {
+				return m.author
+			}
+		}
+		for _, m := range msgs {
+			if m.author != "" && m.addr != "user"+tr.selfID && m.author != tr.selfName {
+				return m.author
+			}
+		}
+	}
+	return "Telegram chat " + chatID
+}
+
+// tgLocalZone names the machine's time zone for warnings: "Europe/Berlin, CET,
+// UTC+01:00", or "CET, UTC+01:00" when the zone has no name.
+func tgLocalZone() string {
+	abbr, off := time.Now().Zone()
+	sign := '+'
+	if off < 0 {
+		sign, off = '-', -off
+	}
+	z := fmt.Sprintf("%s, UTC%c%02d:%02d", abbr, sign, off/3600, off%3600/60)
+	if name := time.Local.String(); name != "" && name != "Local" {
+		return name + ", " + z
+	}
+	return z
+}
+
+// tgTime reads a message's time: date_unixtime when it is there (and not zero, as
+// in anonymised exports), else "date" as local wall time (local=true).
+func tgTime(jm tgMsgJSON) (ms int64, local bool, err error) {
+	if s := tgRawString(jm.DateUnix); s != "" {
+		if n, perr := strconv.ParseInt(s, 10, 64); perr == nil && n > 0 && n < 1e11 {
+			return n * 1000, false, nil
+		}
+	}
+	d := strings.TrimSpace(tgRawString(jm.Date))
+	if d == "" {
+		return 0, false, errors.New("message has no date: not ingested")
+	}
+	for _, layout := range []string{"2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02T15:04"} {
+		if t, perr := time.ParseInLocation(layout, d, time.Local); perr == nil {
+			return t.UnixMilli(), true, nil
+		}
+	}
+	if t, perr := time.Parse(time.RFC3339Nano, d); perr == nil {
+		return t.UnixMilli(), false, nil
+	}
+	return 0, false, fmt.Errorf("date %q is not a date: message not ingested", d)
+}
+
+// tgText flattens a Telegram text value: a string, or an array of strings and
+// entities {"type", "text", "href"}. A text_link keeps "label (url)" when the label
+// is not the URL itself.
+func tgText(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || tgIsNull(raw) {
+		return ""
+	}
+	if raw[0] == '"' {
+		return tgClean(tgRawString(raw))
+	}
+	if raw[0] != '[' {
+		return ""
+	}
+	var parts []json.RawMessage
+	if json.Unmarshal(raw, &parts) != nil {
+		return ""
+	}
+	var sb strings.Builder
+	for _, p := range parts {
+		p = bytes.TrimSpace(p)
+		if len(p) == 0 {
+			continue
+		}
+		if p[0] == '"' {
+			sb.WriteString(tgRawString(p))
+			continue
+		}
+		var e struct {
+			Type json.RawMessage `json:"type"`
+			Text json.RawMessage `json:"text"`
+			Href json.RawMessage `json:"href"`
+		}
+		if json.Unmarshal(p, &e) != nil {
+			continue
+		}
+		t, href := tgRawString(e.Text), strings.TrimSpace(tgRawString(e.Href))
+		if href != "" && href != strings.TrimSpace(t) && strings.TrimSpace(t) != "" {
+			sb.WriteString(t + " (" + href + ")")
+		} else if t == "" {
+			sb.WriteString(href)
+		} else {
+			sb.WriteString(t)
+		}
+	}
+	return tgClean(sb.String())
+}
+
+// tgMedia describes a message's media as text ("[photo]", "[sticker 😀]", "[file
+// a.pdf]", a poll, a location, a contact) and adds its files to atts.
+func tgMedia(jm tgMsgJSON, atts *[]abi.Attachment) string {
+	var parts []string
+	if photo := tgRawString(jm.Photo); photo != "" {
+		name := tgFileName(photo)
+		*atts = append(*atts, attachmentOf(firstNonEmpty(name, "photo"), tgMime(name, ""), tgRawInt(jm.PhotoSize)))
+		parts = append(parts, "[photo]")
+	}
+	file := tgRawString(jm.File)
+	mtype := tgRawString(jm.MediaType)
+	if file != "" || mtype != "" {
+		name := tgClean(firstNonEmpty(tgRawString(jm.FileName), tgFileName(file)))
+		ctype := tgRawString(jm.MimeType)
+		label := ""
+		switch mtype {
+		case "sticker":
+			label = strings.TrimSpace("sticker " + tgClean(tgRawString(jm.StickerEmoji)))
+		case "voice_message":
+			label = "voice message"
+		case "video_message":
+			label = "video message"
+		case "animation":
+			label = "animation"
+		case "video_file":
+			label = strings.TrimSpace("video " + name)
+		case "audio_file":
+			label = strings.TrimSpace("audio " + name)
+		case "":
+			label = strings.TrimSpace("file " + name)
+		default:
+			label = strings.TrimSpace(strings.ReplaceAll(mtype, "_", " ") + " " + name)
+		}
+		parts = append(parts, "["+label+"]")
+		if file != "" || name != "" {
+			attName := name
+			if attName == "" {
+				attName = firstNonEmpty(strings.ReplaceAll(mtype, "_", " "), "file")
+			}
+			*atts = append(*atts, attachmentOf(attName, tgMime(name, ctype), tgRawInt(jm.FileSize)))
+		}
+	}
+	if !tgIsNull(jm.Poll) && len(jm.Poll) > 0 {
+		var p struct {
+			Question json.RawMessage `json:"question"`
+			Answers  []struct {
+				Text json.RawMessage `json:"text"`
+			} `json:"answers"`
+		}
+		if json.Unmarshal(jm.Poll, &p) == nil {
+			s := "[poll] " + tgText(p.Question)
+			for _, a := range p.Answers {
+				if t := tgText(a.Text); t != "" {
+					s += "\n- " + t
+				}
+			}
+			parts = append(parts, strings.TrimSpace(s))
+		}
+	}
+	if !tgIsNull(jm.Location) && len(jm.Location) > 0 {
+		var l struct {
+			Lat json.RawMessage `json:"latitude"`
+			Lon json.RawMessage `json:"longitude"`
+		}
+		if json.Unmarshal(jm.Location, &l) == nil {
+			s := "[location " + tgRawString(l.Lat) + ", " + tgRawString(l.Lon)
+			if place := tgClean(strings.TrimSpace(tgRawString(jm.PlaceName) + " " + tgRawString(jm.Address))); place != "" {
+				s += ": " + place
+			}
+			parts = append(parts, s+"]")
+		}
+	}
+	if !tgIsNull(jm.Contact) && len(jm.Contact) > 0 {
+		var c struct {
+			First json.RawMessage `json:"first_name"`
+			Last  json.RawMessage `json:"last_name"`
+			Phone json.RawMessage `json:"phone_number"`
+		}
+		if json.Unmarshal(jm.Contact, &c) == nil {
+			s := tgClean(strings.Join(strings.Fields(tgRawString(c.First)+" "+tgRawString(c.Last)+" "+tgRawString(c.Phone)), " "))
+			parts = append(parts, strings.TrimSpace("[contact "+s)+"]")
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// tgFileName is the base name of an exported file path, or "" when the export did
+// not include the file ("(File not included. Change data exporting settings to
+// download.)").
+func tgFileName(p string) string {
+	p = strings.TrimSpace(p)
+	if p == "" || strings.HasPrefix(p, "(") {
+		return ""
+	}
+	return tgClean(path.Base(filepath.ToSlash(p)))
+}
+
+// tgMime is the given content type, else the one the file name's extension implies.
+func tgMime(name, ctype string) string {
+	if ctype = strings.TrimSpace(ctype); ctype != "" {
+		return ctype
+	}
+	if ext := path.Ext(name); ext != "" {
+		if t := mime.TypeByExtension(strings.ToLower(ext)); t != "" {
+			if i := strings.IndexByte(t, ';'); i >= 0 {
+				t = t[:i]
+			}
+			return t
+		}
+	}
+	return ""
+}
+
+// tgRawString reads a raw JSON scalar as a string: a string's value, a number's or
+// boolean's literal; "" for null, objects and arrays.
+func tgRawString(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || tgIsNull(raw) {
+		return ""
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return ""
+		}
+		return s
+	case '{', '[':
+		return ""
+	}
+	return string(raw)
+}
+
+// tgRawInt reads a raw JSON number (or numeric string) as an int; 0 when it is not one.
+func tgRawInt(raw json.RawMessage) int {
+	n, err := strconv.ParseInt(strings.TrimSpace(tgRawString(raw)), 10, 64)
+	if err != nil || n < 0 || n > 1<<40 {
+		return 0
+	}
+	return int(n)
+}
+
+func tgIsNull(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
+}
+
+// tgClean makes text from an export safe to store: valid UTF-8, LF line ends, no
+// control characters, no surrounding space. The WhatsApp and Discord readers use it.
+func tgClean(s string) string {
+	return strings.TrimSpace(stripControls(sanitizeUTF8(normalizeNewlines([]byte(s)))))
+}
+
+// tgDecodeErr describes an error decoding part of a file (no byte offset: the
+// decoder's offset would be relative to that part).
+func tgDecodeErr(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "(value)"
+		}
+		return fmt.Errorf("field %q is a JSON %s, expected %s: not ingested", field, te.Value, te.Type)
+	}
+	return fmt.Errorf("not readable: %v", err)
+}
