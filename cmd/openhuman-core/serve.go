@@ -35,8 +35,13 @@ module as the MCP tool, with the MCP tool's params), openhuman.tool_registry_lis
 openhuman.tool_registry_get.
 
 The bearer token is OPENHUMAN_CORE_TOKEN, or one generated once into <workspace>/core.token
-(mode 0600) and printed on stderr. Binding to a non-loopback address requires
-OPENHUMAN_CORE_TOKEN to be set explicitly.`,
+(mode 0600) and printed on stderr that once. Binding to a non-loopback address requires
+OPENHUMAN_CORE_TOKEN to be set explicitly.
+
+Requests must name this server in their Host header (and Origin header, when a browser sends
+one): 127.0.0.1, localhost or [::1] on the port serve listens on, the address it listens on, or
+a name in [server] allowed_hosts of config.toml. Others get 403, so a web page on another site
+cannot reach serve through a DNS name rebound to 127.0.0.1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runServe(cmd.Context(), addr, cmd.ErrOrStderr())
@@ -86,6 +91,7 @@ func runServe(ctx context.Context, addr string, stderr io.Writer) error {
 		Version:        Version(),
 		SearXNGEnabled: cfg.SearXNG.Enabled,
 		KnownTools:     builtinManifests(log),
+		AllowedHosts:   cfg.Server.AllowedHosts,
 		Audit:          al,
 		Logger:         log,
 	})
@@ -103,13 +109,14 @@ func runServe(ctx context.Context, addr string, stderr io.Writer) error {
 			}
 		}
 	}()
+	// The token is printed once, when it is generated; later starts say where it is.
 	switch source {
 	case rpcserver.TokenFromEnv:
 		fmt.Fprintf(stderr, "openhuman-core serve: bearer token from %s\n", rpcserver.TokenEnv)
 	case rpcserver.TokenFromGenerated:
-		fmt.Fprintf(stderr, "openhuman-core serve: generated bearer token (saved to %s): %s\n", cfg.TokenPath(), token)
+		fmt.Fprintf(stderr, "openhuman-core serve: generated bearer token (saved to %s, mode 0600; printed only this once): %s\n", cfg.TokenPath(), token)
 	default:
-		fmt.Fprintf(stderr, "openhuman-core serve: bearer token (from %s): %s\n", cfg.TokenPath(), token)
+		fmt.Fprintf(stderr, "openhuman-core serve: bearer token in %s\n", cfg.TokenPath())
 	}
 	fmt.Fprintf(stderr, "openhuman-core serve: listening on http://%s (POST /rpc, GET /health); Ctrl-C stops\n", ln.Addr())
 	if err := rpcserver.Serve(ctx, ln, srv.Handler(), rpcserver.DefaultShutdownTimeout, log); err != nil {

@@ -94,6 +94,11 @@ type Autonomy struct {
 type Server struct {
 	Host string `toml:"host"`
 	Port int    `toml:"port"`
+	// AllowedHosts are further names (host or host:port; a bare host means on
+	// the port serve listens on) that the Host and Origin headers of a request
+	// may carry, besides 127.0.0.1, localhost and [::1] on that port. Others are
+	// refused with 403, which keeps web pages on other sites out (DNS rebinding).
+	AllowedHosts []string `toml:"allowed_hosts"`
 }
 
 // Tools configures third-party tool modules.
@@ -264,6 +269,11 @@ func (c *Config) validate(file string) error {
 	}
 	if c.Server.Port < 0 || c.Server.Port > 65535 {
 		bad("server.port", fmt.Sprintf("must be 0..65535, got %d", c.Server.Port))
+	}
+	for _, h := range c.Server.AllowedHosts {
+		if h = strings.TrimSpace(h); h == "" || strings.ContainsAny(h, "/ ,") {
+			bad("server.allowed_hosts", fmt.Sprintf("each entry must be a host or host:port such as \"myhost.local:7788\", got %q", h))
+		}
 	}
 	if c.Audit.MaxFileMiB < 1 || c.Audit.MaxFiles < 1 {
 		bad("audit", "max_file_mib and max_files must be positive")

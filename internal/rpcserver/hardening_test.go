@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -111,5 +114,79 @@ func TestInternalErrorsAreNotQuoted(t *testing.T) {
 		if !found {
 			t.Errorf("%s: no log line with error_id=%s and the detail:\n%s", tc.query, ids[tc.query], logs.String())
 		}
+	}
+}
+
+// hostRequest sends one request with the given Host and Origin ("" = default Host, no Origin).
+func hostRequest(t *testing.T, base, method, path, host, origin, body string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(method, base+path, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if host != "" {
+		req.Host = host
+	}
+	if origin != "" {
+		req.Header.Set("Origin", origin)
+	}
+	req.Header.Set("Authorization", "Bearer "+testToken)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
+}
+
+// Host and Origin must name this server (DNS-rebinding defence): the loopback
+// names on the bound port, the bound address, and [server] allowed_hosts.
+func TestHostAndOriginChecked(t *testing.T) {
+	s, err := New(newFakeHost(false), Options{Token: testToken, AllowedHosts: []string{"myhost.local", "box.example:9000"},
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	defer hs.Close()
+	u, _ := url.Parse(hs.URL)
+	port := u.Port()
+	rpc := `{"jsonrpc":"2.0","id":1,"method":"openhuman.tool_registry_list"}`
+	cases := []struct {
+		name, host, origin string
+		want               int
+		msg                string
+	}{
+		{"curl: no Origin, default Host", "", "", 200, ""},
+		{"localhost", "localhost:" + port, "", 200, ""},
+		{"LOCALHOST upper case", "LOCALHOST:" + port, "", 200, ""},
+		{"[::1]", "[::1]:" + port, "", 200, ""},
+		{"same-origin page", "", "http://127.0.0.1:" + port, 200, ""},
+		{"page on localhost", "localhost:" + port, "http://localhost:" + port, 200, ""},
+		{"configured bare name", "myhost.local:" + port, "http://myhost.local:" + port, 200, ""},
+		{"configured host:port", "box.example:9000", "", 200, ""},
+		{"rebinding name", "evil.example:" + port, "", 403, `Host \"evil.example:` + port + `\" is not an address of this server`},
+		{"rebinding name, no port", "evil.example", "", 403, "forbidden_host"},
+		{"loopback on another port", "127.0.0.1:1", "", 403, "forbidden_host"},
+		{"configured name on another port", "myhost.local:1", "", 403, "forbidden_host"},
+		{"page of another site", "", "http://evil.example:" + port, 403, `Origin \"http://evil.example:` + port + `\" is not this server`},
+		{"https page of another site", "", "https://evil.example", 403, "forbidden_origin"},
+		{"opaque origin", "", "null", 403, "forbidden_origin"},
+		{"localhost page on another port", "", "http://localhost:3000", 403, "forbidden_origin"},
+	}
+	for _, tc := range cases {
+		for _, ep := range []struct{ method, path, body string }{{"GET", "/health", ""}, {"POST", "/rpc", rpc}} {
+			status, body := hostRequest(t, hs.URL, ep.method, ep.path, tc.host, tc.origin, ep.body)
+			if status != tc.want || !strings.Contains(body, tc.msg) {
+				t.Errorf("%s: %s %s: HTTP %d %s, want %d containing %q", tc.name, ep.method, ep.path, status, body, tc.want, tc.msg)
+			}
+			if status == 403 && (strings.Contains(body, "version") || strings.Contains(body, "tools")) {
+				t.Errorf("%s: a refused request got data: %s", tc.name, body)
+			}
+		}
+	}
+	if _, body := hostRequest(t, hs.URL, "GET", "/health", "evil.example:"+port, "", ""); !strings.Contains(body, "allowed_hosts") || !strings.Contains(body, "localhost:"+port) {
+		t.Errorf("the refusal does not say what is accepted and how to add a name: %s", body)
 	}
 }

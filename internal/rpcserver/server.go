@@ -61,6 +61,10 @@ type Options struct {
 	// on a loaded 2-core machine, where unbounded calls also hit their deadlines
 	// waiting for a sandbox.
 	MaxInFlightPerTool int
+	// AllowedHosts are further names (host or host:port; a bare host means on the
+	// port a request arrived on) accepted in the Host and Origin headers besides
+	// 127.0.0.1, localhost and [::1] ([server] allowed_hosts).
+	AllowedHosts []string
 	// Audit receives one entry per tool call (nil: no audit log).
 	Audit *audit.Log
 	// Logger receives the server's logs (default slog.Default()).
@@ -112,8 +116,9 @@ func New(d Dispatcher, opts Options) (*Server, error) {
 	return s, nil
 }
 
-// Handler returns the HTTP handler: GET /health (open) and POST /rpc (bearer token).
-func (s *Server) Handler() http.Handler { return s.mux }
+// Handler returns the HTTP handler: GET /health (open) and POST /rpc (bearer
+// token), both only for requests whose Host and Origin name this server.
+func (s *Server) Handler() http.Handler { return s.checkHost(s.mux) }
 
 // NewHTTPServer returns an http.Server for h with read, write and idle timeouts. Its
 // BaseContext is not cancelled by ctx, so in-flight calls finish during Shutdown.
