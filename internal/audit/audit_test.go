@@ -309,3 +309,44 @@ func BenchmarkRecord(b *testing.B) {
 	}
 	l.Close()
 }
+
+// Keys that hold secrets or personal identifiers are redacted whatever their case
+// or separators, at any depth (objects in objects, objects in arrays), and only
+// their values: the keys stay so a reviewer sees what was sent.
+func TestRedactsSensitiveKeys(t *testing.T) {
+	secrets := []string{"jwt", "JWT", "id_jwt", "ssn", "SSN", "user-ssn", "card_number", "Card-Number", "cardNumber", "CARDNUMBER",
+		"credit_card", "cvv", "CVV2", "cvc", "iban", "IBAN", "ibanNumber", "secret", "Client-Secret", "password", "PassWord", "token",
+		"id_token", "api_key", "API-KEY", "apiKey", "authorization", "Authorization", "proxy_authorization", "cookie", "Set-Cookie",
+		"session", "SESSION", "session_id", "sessionid", "Session-Token"}
+	obj := map[string]any{}
+	for i, k := range secrets {
+		obj[k] = fmt.Sprintf("SECRET-%d", i)
+	}
+	nested := map[string]any{"query": "kept", "filters": map[string]any{"owner": map[string]any{"ssn": "SECRET-ssn", "name": "ann"}},
+		"people": []any{map[string]any{"card_number": "SECRET-card", "city": "Oslo"}}, "headers": map[string]any{"Cookie": "SECRET-cookie"}}
+	for k, v := range nested {
+		obj[k] = v
+	}
+	raw, _ := json.Marshal(obj)
+	got := SummarizeArguments(raw)
+	for _, k := range secrets {
+		if got[k] != Redacted {
+			t.Errorf("%s = %#v, want %s", k, got[k], Redacted)
+		}
+	}
+	b, _ := json.Marshal(got)
+	if strings.Contains(string(b), "SECRET") {
+		t.Errorf("summary leaks a secret: %s", b)
+	}
+	owner := got["filters"].(map[string]any)["owner"].(map[string]any)
+	person := got["people"].([]any)[0].(map[string]any)
+	if got["query"] != "kept" || owner["name"] != "ann" || person["city"] != "Oslo" {
+		t.Errorf("values of ordinary keys were lost: %s", b)
+	}
+	for _, k := range []string{"query", "k", "source_ids", "entity_ids", "since_ms", "sources", "keyword", "author", "bossname", "lessons",
+		"caribbean", "ticket_count", "cards", "categories", "language", "card_notes", "company", "expand"} {
+		if IsSecretKey(k) {
+			t.Errorf("IsSecretKey(%q) = true, want false (an ordinary argument)", k)
+		}
+	}
+}

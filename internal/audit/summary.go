@@ -24,8 +24,10 @@ const (
 // SummarizeArguments turns a tool call's JSON arguments into what the audit log
 // keeps: every key with its value, strings longer than MaxStringChars truncated to
 // "<prefix>…(N chars)", values of secret-looking keys (token, key, secret, password,
-// auth, …) replaced by Redacted, deep or long structures shortened. Arguments that
-// are not a JSON object are summarised under the key "_invalid".
+// authorization, cookie, session, jwt, ssn, card_number, cvv, iban, …; see
+// IsSecretKey) replaced by Redacted at any depth, deep or long structures
+// shortened. Arguments that are not a JSON object are summarised under the key
+// "_invalid".
 func SummarizeArguments(raw json.RawMessage) map[string]any {
 	out := map[string]any{}
 	if len(bytes.TrimSpace(raw)) == 0 || bytes.Equal(bytes.TrimSpace(raw), []byte("null")) {
@@ -125,12 +127,17 @@ func jsonType(v any) string {
 	}
 }
 
-// secretSubstrings mark a key as secret wherever they occur in it.
-var secretSubstrings = []string{"token", "secret", "password", "passwd", "passphrase", "credential", "cookie", "apikey", "privatekey", "bearer", "signature"}
+// secretSubstrings mark a key as secret wherever they occur in it, once it is
+// lowercased and stripped of everything but letters and digits (so "card_number",
+// "Card-Number" and "cardNumber" all contain "cardnumber").
+var secretSubstrings = []string{"token", "secret", "password", "passwd", "passphrase", "credential", "cookie", "apikey", "privatekey", "bearer", "signature",
+	"authorization", "jwt", "cvv", "cardnumber", "creditcard", "ccnumber", "securitycode", "socialsecurity", "sessionid"}
 
 // secretWords mark a key as secret when they are a whole word of it
-// (words split at '_', '-', '.', spaces and camelCase boundaries).
-var secretWords = map[string]bool{"key": true, "keys": true, "auth": true, "authorization": true, "authentication": true, "pwd": true, "pin": true, "otp": true, "session": true, "sid": true}
+// (words split at '_', '-', '.', spaces and camelCase boundaries): too short or
+// too common to match inside other words ("ssn" is in "bossname").
+var secretWords = map[string]bool{"key": true, "keys": true, "auth": true, "authorization": true, "authentication": true, "pwd": true, "pin": true, "otp": true,
+	"session": true, "sid": true, "ssn": true, "cvc": true, "iban": true, "pan": true}
 
 // IsSecretKey reports whether an argument key looks like it holds a secret.
 func IsSecretKey(key string) bool {
