@@ -35,6 +35,7 @@ const requestIDMetaKey = "openhuman-core/request_id"
 const (
 	codeParseError     = -32700
 	codeInvalidRequest = -32600
+	codeMethodNotFound = -32601
 	codeInvalidParams  = -32602
 	codeInternalError  = -32603
 )
@@ -285,12 +286,21 @@ func (c *stdioConn) filter(line []byte) []byte {
 		c.initForwarded, c.initKey = true, key
 		c.mu.Unlock()
 	case "ping":
-	default:
+	case "tools/list", "tools/call":
 		if !initForwarded {
 			c.writeError(m.id, codeInvalidRequest, "Invalid Request",
 				fmt.Sprintf("%s before initialize: send initialize first", m.method))
 			return nil
 		}
+	default:
+		if strings.HasPrefix(m.method, "notifications/") {
+			c.writeError(m.id, codeInvalidRequest, "Invalid Request",
+				fmt.Sprintf("%s is a notification: send it without an id", clip(m.method)))
+			return nil
+		}
+		c.log.Debug("mcp: method not found", "id", string(m.id), "method", clip(m.method))
+		c.writeError(m.id, codeMethodNotFound, "Method not found", methodNotFound(m.method))
+		return nil
 	}
 	out := line
 	if m.method == "tools/call" {
@@ -301,6 +311,27 @@ func (c *stdioConn) filter(line []byte) []byte {
 	c.mu.Unlock()
 	c.log.Debug("mcp: request", "id", string(m.id), "method", m.method)
 	return compactLine(out)
+}
+
+// servedMethods are the requests this server answers: it declares only the
+// tools capability, so resources/*, prompts/*, logging/*, completion/* are not
+// found (the SDK would answer some of them with empty lists).
+var servedMethods = map[string]bool{"initialize": true, "ping": true, "tools/list": true, "tools/call": true}
+
+func methodNotFound(method string) string {
+	return fmt.Sprintf("method %q not found: this server offers only tools (initialize, ping, tools/list, tools/call)", clip(method))
+}
+
+// clip shortens a client-chosen name for messages and logs.
+func clip(s string) string {
+	if len(s) <= 64 {
+		return s
+	}
+	cut := 64
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 // Kinds of incoming messages.
@@ -410,6 +441,8 @@ func (c *stdioConn) filterBatch(line []byte) []byte {
 			return reject(fmt.Sprintf("batch element %d: %s", i, rej.data))
 		case kind == kindRequest && m.method == "initialize":
 			return reject(fmt.Sprintf("batch element %d: initialize must not be part of a batch", i))
+		case kind == kindRequest && !servedMethods[m.method]:
+			return reject(fmt.Sprintf("batch element %d: %s", i, methodNotFound(m.method)))
 		case kind == kindRequest || kind == kindResponse:
 			c.mu.Lock()
 			busy := c.pending[key] > 0

@@ -292,3 +292,46 @@ func TestInternalErrorsAreNotQuoted(t *testing.T) {
 		}
 	}
 }
+
+// Only the tools capability is declared: other MCP methods are not found (also in
+// a batch), and a tools/list cursor (this server never gives one) is invalid.
+func TestUndeclaredMethodsAndCursor(t *testing.T) {
+	s, _, _, _ := newServer(t, newFake())
+	ss := openSession(t, s)
+	ss.send(initLine)
+	ss.next()
+	ss.send(initializedLine)
+	for i, line := range []string{
+		`{"jsonrpc":"2.0","id":%d,"method":"resources/list"}`,
+		`{"jsonrpc":"2.0","id":%d,"method":"resources/templates/list"}`,
+		`{"jsonrpc":"2.0","id":%d,"method":"prompts/list"}`,
+		`{"jsonrpc":"2.0","id":%d,"method":"logging/setLevel","params":{"level":"debug"}}`,
+		`{"jsonrpc":"2.0","id":%d,"method":"completion/complete","params":{}}`,
+	} {
+		ss.send(fmt.Sprintf(line, 10+i))
+		m := ss.next()
+		if m["id"] != float64(10+i) || errCode(m) != -32601 || m["result"] != nil || !strings.Contains(errData(m), "offers only tools") {
+			t.Errorf("%s: %v, want -32601 method not found", line, m)
+		}
+	}
+	for _, cursor := range []string{`"bogus"`, `"0"`} {
+		ss.send(`{"jsonrpc":"2.0","id":"c","method":"tools/list","params":{"cursor":` + cursor + `}}`)
+		if m := ss.next(); m["id"] != "c" || errCode(m) != -32602 || !strings.Contains(errData(m), "invalid cursor") {
+			t.Errorf("cursor %s: %v, want -32602 invalid cursor", cursor, m)
+		}
+	}
+	ss.send(`{"jsonrpc":"2.0","id":"nc","method":"tools/list","params":{}}`)
+	if m := ss.next(); m["id"] != "nc" || len(m["result"].(map[string]any)["tools"].([]any)) != 6 {
+		t.Errorf("tools/list without a cursor: %v", m)
+	}
+
+	// A batch (2025-03-26) with an undeclared method is refused whole.
+	s2, _, _, _ := newServer(t, newFake())
+	old := openSession(t, s2)
+	old.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"old","version":"0"}}}`)
+	old.next()
+	old.send(`[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","id":3,"method":"prompts/list"}]`)
+	if m := old.next(); errCode(m) != -32600 || !strings.Contains(errData(m), `batch element 1: method "prompts/list" not found`) {
+		t.Errorf("batch with prompts/list: %v", m)
+	}
+}

@@ -223,11 +223,16 @@ func compactRaw(raw json.RawMessage) json.RawMessage {
 }
 
 // listInOrder answers tools/list from the dispatcher's order (the SDK would sort
-// by name) without pagination.
+// by name) without pagination, refusing a cursor.
 func (s *Server) listInOrder(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if method != "tools/list" {
 			return next(ctx, method, req)
+		}
+		if lr, ok := req.(*mcp.ListToolsRequest); ok && lr.Params != nil && lr.Params.Cursor != "" {
+			// This server never hands out a cursor (one page holds every tool).
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
+				Message: fmt.Sprintf("invalid cursor %q: tools/list returns every tool in one page and gives no nextCursor; call it without a cursor", clip(lr.Params.Cursor))}
 		}
 		s.mu.Lock()
 		tools := slices.Clone(s.ordered)
