@@ -3,11 +3,14 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/term"
 
 	"github.com/openhuman/openhuman-core/internal/mcpserver"
 	"github.com/openhuman/openhuman-core/internal/toolwatch"
@@ -44,14 +47,30 @@ func init() {
 }
 
 func runMCP(cmd *cobra.Command, _ []string) error {
-	log := setupLogging(os.Stderr)
-	cfg, err := loadConfig(log)
-	if err != nil {
-		return err
-	}
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	return serveMCP(ctx, os.Stdin, os.Stdout, os.Stderr, isTerminal(os.Stdin))
+}
+
+// terminalHint is printed on stderr when stdin is a terminal: a person who ran
+// `openhuman-core mcp` by hand learns why nothing happens.
+const terminalHint = "openhuman-core mcp: waiting for an MCP client on stdin (newline-delimited JSON-RPC); see README → Connect an MCP client"
+
+// isTerminal reports whether f is a terminal.
+func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
+
+// serveMCP runs the MCP server on stdin/stdout until stdin ends or ctx is done.
+// stdout carries protocol frames only; logs and the hint go to stderr.
+func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, interactive bool) error {
+	log := setupLogging(stderr)
+	if interactive {
+		fmt.Fprintln(stderr, terminalHint)
+	}
+	cfg, err := loadConfig(log)
+	if err != nil {
+		return err
 	}
 	host, closeHost, err := openHost(ctx, cfg, log)
 	if err != nil {
@@ -95,7 +114,7 @@ func runMCP(cmd *cobra.Command, _ []string) error {
 	}()
 
 	log.Debug("mcp server ready", "version", Version(), "store", cfg.StorePath(), "searxng", cfg.SearXNG.Enabled, "tools", len(host.Tools()))
-	err = srv.Serve(ctx, os.Stdin, os.Stdout)
+	err = srv.Serve(ctx, stdin, stdout)
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return nil // interrupted: a normal way to stop a stdio server
 	}
