@@ -51,6 +51,9 @@ func cleanMailBody(s string) string {
 	cut := len(lines)
 	for i := 0; i < len(lines) && cut == len(lines); i++ {
 		l := lines[i]
+		if !strings.Contains(l, "--") && !strings.Contains(l, ":") && !strings.Contains(l, "__") {
+			continue // none of the history markers below can match
+		}
 		switch {
 		case reOriginal.MatchString(l), reBeginFwd.MatchString(l):
 			cut = i
@@ -75,6 +78,8 @@ func cleanMailBody(s string) string {
 			inSig = true
 		case inSig:
 			drop[i] = true
+		case !endsWithColon(l) && (i+1 >= len(lines) || !endsWithColon(lines[i+1])):
+			// an attribution ends with "wrote:" on this line or the next
 		case reOnWrote.MatchString(l):
 			if k := nextContent(i + 1); k == len(lines) || quoted(lines[k]) {
 				drop[i] = true
@@ -99,6 +104,11 @@ func cleanMailBody(s string) string {
 	return strings.TrimSpace(strings.Join(paras, "\n\n"))
 }
 
+// endsWithColon reports whether l ends with ':' (after trailing blanks).
+func endsWithColon(l string) bool {
+	return strings.HasSuffix(strings.TrimRight(l, " \t"), ":")
+}
+
 // nextHas reports whether one of the n lines from i matches re.
 func nextHas(lines []string, i, n int, re *regexp.Regexp) bool {
 	for j := i; j < len(lines) && j < i+n; j++ {
@@ -115,8 +125,19 @@ func isFooter(p string) bool {
 	if len(p) > 900 {
 		return false
 	}
-	return reFooterPhrase.MatchString(p)
+	low := strings.ToLower(p)
+	for _, k := range footerStems {
+		if strings.Contains(low, k) {
+			return reFooterPhrase.MatchString(p)
+		}
+	}
+	return false
 }
+
+// footerStems are substrings one of which every reFooterPhrase match holds: a
+// paragraph with none of them is not matched against the (slower) expression.
+var footerStems = []string{"confidential", "intended", "unsubscribe", "receiving this", "preferences", "environment before",
+	"office hours", "org.", "org no", "this e", "this message", "sent from my", "listinfo", "next part", "scrubbed", "mailing list"}
 
 // splitParagraphs splits on blank lines and drops empty paragraphs.
 func splitParagraphs(s string) []string {

@@ -1,7 +1,9 @@
 package ingest
 
 import (
+	"fmt"
 	"os"
+	"reflect"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -290,5 +292,34 @@ func TestUnreadPathsAreNamed(t *testing.T) {
 	}
 	if sum.Skipped != 2 || sum.SkippedBy[reasonUnknown] != 2 || !strings.Contains(sum.Line(), "2 skipped (2 not a known") {
 		t.Errorf("skips: %d %v %q", sum.Skipped, sum.SkippedBy, sum.Line())
+	}
+}
+
+// The threader's spill file gives back exactly what it was given: a run that
+// spills every message stores the same sources as one that holds them in memory.
+func TestThreaderSpillRoundTrip(t *testing.T) {
+	mbox := ""
+	for i := 0; i < 30; i++ {
+		id := "sp" + strconv.Itoa(i) + "@x.example"
+		extra := []string{"Content-Type: text/plain; charset=utf-8"}
+		if i%3 != 0 {
+			root := "sp" + strconv.Itoa(i-i%3) + "@x.example"
+			extra = append(extra, "In-Reply-To: <"+root+">", "References: <"+root+">")
+		}
+		mbox += "From ana@mailbox.example Mon Jan  5 10:00:00 2026\n" +
+			hdr("Ana Souza <ana@mailbox.example>", "Thread "+strconv.Itoa(i/3), "Mon, 05 Jan 2026 10:"+fmt.Sprintf("%02d", i)+":00 +0000", id, extra...) +
+			"\nText number " + strconv.Itoa(i) + " with ünïcödé.\n\n"
+	}
+	dir := writeFiles(t, map[string]string{"spill.mbox": mbox})
+	held, _ := runOn(t, Options{}, dir)
+	old := spillAfter
+	spillAfter = 0
+	defer func() { spillAfter = old }()
+	spilled, sum := runOn(t, Options{}, dir)
+	if sum.Failures != 0 || len(held.srcs) != 10 {
+		t.Fatalf("failures %v, %d threads", sum.Errors, len(held.srcs))
+	}
+	if !reflect.DeepEqual(held.srcs, spilled.srcs) {
+		t.Errorf("spilled sources differ from held ones:\n%+v\n%+v", spilled.srcs[0], held.srcs[0])
 	}
 }

@@ -285,6 +285,12 @@ func (l *mboxLines) endsAtSeparator(after []byte) bool {
 // envelopeDate reads the asctime date of an mbox "From addr date" line.
 func envelopeDate(line string) time.Time {
 	f := strings.Fields(line)
+	if len(f) >= 7 {
+		// the common form: "From addr Mon Jan  5 10:00:00 2026"
+		if t, err := time.Parse(time.ANSIC, strings.Join(f[len(f)-5:], " ")); err == nil && t.Year() >= earliestMailYear {
+			return t
+		}
+	}
 	for i := 1; i+3 < len(f); i++ {
 		if _, ok := monthNum(f[i]); ok {
 			if t, ok := parseLooseDate(strings.Join(f[max(i-1, 1):], " ")); ok {

@@ -74,13 +74,21 @@ type mailIndex struct {
 	prov        string
 	origin      string
 	off, length int64
+	msg         *memtree.MessageInput // held in memory (nil: in the spill file)
 }
 
+// spillAfter is how many bytes of message text the threader holds in memory before
+// it writes further messages to its spill file: small and medium runs never pay for
+// the file, large ones stay bounded.
+var spillAfter int64 = 64 << 20
+
 // threader collects the parsed mail of a run and groups it into threads at the
-// end. Messages are written to a temporary spill file as they arrive and only their
-// threading keys stay in memory (about 200 bytes a message), so a run's memory does
-// not grow with the size of the mail it reads.
+// end. The first spillAfter bytes of messages stay in memory; later ones are written
+// to a temporary spill file as they arrive and only their threading keys stay in
+// memory (a few hundred bytes a message), so a run's memory grows with the number of
+// messages, not with the size of the mail it reads.
 type threader struct {
+	held  int64 // bytes of the messages held in memory
 	spill *os.File
 	off   int64
 	idx   []*mailIndex
@@ -92,6 +100,19 @@ type threader struct {
 func (t *threader) add(m *mailMsg) error {
 	if t.err != nil {
 		return t.err
+	}
+	t.seq++
+	mi := &mailIndex{id: m.id, refs: m.refs, replyTo: m.replyTo, date: m.date, guessed: m.dateGuessed, seq: t.seq,
+		subject: strings.ToLower(threadTitle(m.msg.Subject)), reply: isReplySubject(m.msg.Subject),
+		prov: m.prov, origin: m.origin}
+	mi.people = participants(&m.msg)
+	mi.from = strings.ToLower(strings.TrimSpace(m.msg.AuthorAddr))
+	if size := int64(len(m.msg.Text) + len(m.msg.Subject) + 256); t.held+size <= spillAfter {
+		t.held += size
+		msg := m.msg
+		mi.msg = &msg
+		t.idx = append(t.idx, mi)
+		return nil
 	}
 	if t.spill == nil {
 		f, err := os.CreateTemp("", "openhuman-ingest-mail-*")
@@ -110,12 +131,7 @@ func (t *threader) add(m *mailMsg) error {
 		t.err = fmt.Errorf("threading mail: write the temporary file: %w", err)
 		return t.err
 	}
-	t.seq++
-	mi := &mailIndex{id: m.id, refs: m.refs, replyTo: m.replyTo, date: m.date, guessed: m.dateGuessed, seq: t.seq,
-		subject: strings.ToLower(threadTitle(m.msg.Subject)), reply: isReplySubject(m.msg.Subject),
-		prov: m.prov, origin: m.origin, off: t.off, length: int64(len(b))}
-	mi.people = participants(&m.msg)
-	mi.from = strings.ToLower(strings.TrimSpace(m.msg.AuthorAddr))
+	mi.off, mi.length = t.off, int64(len(b))
 	t.off += int64(len(b))
 	t.idx = append(t.idx, mi)
 	return nil
@@ -279,13 +295,17 @@ func (t *threader) source(th thread) (memtree.SourceInput, error) {
 	}
 	guessed := false
 	for _, mi := range th.msgs {
-		b := make([]byte, mi.length)
-		if _, err := t.spill.ReadAt(b, mi.off); err != nil {
-			return src, fmt.Errorf("threading mail: read the temporary file back: %w", err)
-		}
 		var m memtree.MessageInput
-		if err := json.Unmarshal(b, &m); err != nil {
-			return src, fmt.Errorf("threading mail: decode message %s: %w", mi.id, err)
+		if mi.msg != nil {
+			m, mi.msg = *mi.msg, nil
+		} else {
+			b := make([]byte, mi.length)
+			if _, err := t.spill.ReadAt(b, mi.off); err != nil {
+				return src, fmt.Errorf("threading mail: read the temporary file back: %w", err)
+			}
+			if err := json.Unmarshal(b, &m); err != nil {
+				return src, fmt.Errorf("threading mail: decode message %s: %w", mi.id, err)
+			}
 		}
 		m.Ref = mi.id
 		if mi.id == th.root {
