@@ -3,8 +3,8 @@ package ingest
 import (
 	"fmt"
 	"os"
-	"reflect"
 	"path/filepath"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
