@@ -61,9 +61,9 @@ const subjectWindow = 7 * 24 * time.Hour
 // mailIndex is what the threader keeps in memory of one message: enough to thread
 // it. The message itself waits in the spill file.
 type mailIndex struct {
-	id, root    string
-	refs        []string
-	replyTo     string
+	id          string
+	firstRef    string // the oldest Message-ID it names (References, else In-Reply-To)
+	hasRefs     bool
 	date        time.Time
 	guessed     bool
 	seq         int
@@ -88,7 +88,10 @@ var spillAfter int64 = 64 << 20
 // memory (a few hundred bytes a message), so a run's memory grows with the number of
 // messages, not with the size of the mail it reads.
 type threader struct {
-	held  int64 // bytes of the messages held in memory
+	uf    *unionFind            // Message-IDs joined by References and In-Reply-To
+	first map[string]*mailIndex // the first message read with each Message-ID
+	dups  map[string]int        // how many other messages reused a Message-ID
+	held  int64                 // bytes of the messages held in memory
 	spill *os.File
 	off   int64
 	idx   []*mailIndex
@@ -101,12 +104,41 @@ func (t *threader) add(m *mailMsg) error {
 	if t.err != nil {
 		return t.err
 	}
+	if t.uf == nil {
+		t.uf = &unionFind{parent: map[string]string{}}
+		t.first, t.dups = map[string]*mailIndex{}, map[string]int{}
+	}
+	from := strings.ToLower(strings.TrimSpace(m.msg.AuthorAddr))
+	id := m.id
+	if f, ok := t.first[m.id]; ok {
+		if f.date.Unix() == m.date.Unix() && f.from == from {
+			return nil // another copy of a message already read (Inbox and Archive)
+		}
+		// a different message reusing the Message-ID
+		t.dups[m.id]++
+		id = fmt.Sprintf("%s#%d", m.id, t.dups[m.id]+1)
+	}
 	t.seq++
-	mi := &mailIndex{id: m.id, refs: m.refs, replyTo: m.replyTo, date: m.date, guessed: m.dateGuessed, seq: t.seq,
+	mi := &mailIndex{id: id, date: m.date, guessed: m.dateGuessed, seq: t.seq, from: from,
 		subject: strings.ToLower(threadTitle(m.msg.Subject)), reply: isReplySubject(m.msg.Subject),
-		prov: m.prov, origin: m.origin}
+		prov: m.prov, origin: m.origin, hasRefs: len(m.refs) > 0 || m.replyTo != ""}
+	if id == m.id {
+		t.first[id] = mi
+	}
+	switch {
+	case len(m.refs) > 0:
+		mi.firstRef = m.refs[0]
+	case m.replyTo != "":
+		mi.firstRef = m.replyTo
+	}
+	t.uf.find(id)
+	for _, r := range m.refs {
+		t.uf.union(id, r)
+	}
+	if m.replyTo != "" {
+		t.uf.union(id, m.replyTo)
+	}
 	mi.people = participants(&m.msg)
-	mi.from = strings.ToLower(strings.TrimSpace(m.msg.AuthorAddr))
 	if size := int64(len(m.msg.Text) + len(m.msg.Subject) + 256); t.held+size <= spillAfter {
 		t.held += size
 		msg := m.msg
@@ -179,34 +211,11 @@ type thread struct {
 // the first read; a different message reusing a Message-ID is kept under a
 // suffixed ref. Threads are ordered by their first message.
 func (t *threader) threads() []thread {
-	uf := &unionFind{parent: map[string]string{}}
-	type key struct {
-		id   string
-		date int64
-		from string
+	uf := t.uf
+	if uf == nil {
+		return nil
 	}
-	seen := map[key]bool{}
-	ids := map[string]int{}
-	var uniq []*mailIndex
-	for _, m := range t.idx {
-		k := key{m.id, m.date.Unix(), m.from}
-		if seen[k] {
-			continue
-		}
-		seen[k] = true
-		if n := ids[m.id]; n > 0 {
-			m.id = fmt.Sprintf("%s#%d", m.id, n+1)
-		}
-		ids[m.id]++
-		uniq = append(uniq, m)
-		uf.find(m.id)
-		for _, r := range m.refs {
-			uf.union(m.id, r)
-		}
-		if m.replyTo != "" {
-			uf.union(m.id, m.replyTo)
-		}
-	}
+	uniq := t.idx
 	// Subject fallback, in time order.
 	order := append([]*mailIndex(nil), uniq...)
 	sort.SliceStable(order, func(i, j int) bool { return order[i].date.Before(order[j].date) })
@@ -219,7 +228,7 @@ func (t *threader) threads() []thread {
 	for _, m := range order {
 		// References that look like Message-IDs are authoritative, known or not;
 		// only a reply that names none is threaded by its subject.
-		if m.reply && len(m.refs) == 0 && m.replyTo == "" && len(m.subject) >= 3 {
+		if m.reply && !m.hasRefs && len(m.subject) >= 3 {
 			cands := bySubject[m.subject]
 			for i := len(cands) - 1; i >= 0; i-- {
 				c := cands[i]
@@ -329,17 +338,13 @@ func (t *threader) source(th thread) (memtree.SourceInput, error) {
 // threadRoot picks the root id of a thread whose messages are sorted by date.
 func threadRoot(g []*mailIndex) string {
 	for _, m := range g {
-		if len(m.refs) == 0 && m.replyTo == "" {
+		if !m.hasRefs {
 			return m.id
 		}
 	}
 	// The root is not present: the oldest ancestor named by the earliest message.
-	m := g[0]
-	if len(m.refs) > 0 {
-		return m.refs[0]
+	if g[0].firstRef != "" {
+		return g[0].firstRef
 	}
-	if m.replyTo != "" {
-		return m.replyTo
-	}
-	return m.id
+	return g[0].id
 }
