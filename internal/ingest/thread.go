@@ -80,10 +80,10 @@ type mailIndex struct {
 // spillAfter is how many bytes of message text the threader holds in memory before
 // it writes further messages to its spill file: small and medium runs never pay for
 // the file, large ones stay bounded.
-var spillAfter int64 = 64 << 20
+var spillAfter int64 = 16 << 20
 
 // threader collects the parsed mail of a run and groups it into threads at the
-// end. The first spillAfter bytes of messages stay in memory; later ones are written
+// end. The first spillAfter bytes (16 MiB) of messages stay in memory; later ones are written
 // to a temporary spill file as they arrive and only their threading keys stay in
 // memory (a few hundred bytes a message), so a run's memory grows with the number of
 // messages, not with the size of the mail it reads.
