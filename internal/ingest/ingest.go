@@ -257,6 +257,10 @@ type runner struct {
 	// yield counts, per path given to Run, the sources and messages read from it.
 	yield []int
 	arg   int
+	// pending holds Merge sources gathered by coalesce, by source id.
+	pending      map[string]*memtree.SourceInput
+	pendingOrder []string
+	pendingBytes int
 }
 
 // maxWalkDepth bounds folder nesting.
@@ -341,6 +345,7 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		_ = bar.Clear()
 	}
 	if ctx.Err() == nil {
+		r.flushPending(ctx)
 		r.writeThreads(ctx)
 	}
 	r.stopPipeline()
@@ -526,7 +531,48 @@ func (r *runner) source(src memtree.SourceInput) {
 	if src.Origin == "" {
 		src.Origin = "(unknown file)"
 	}
+	if src.Merge {
+		r.coalesce(src)
+		return
+	}
 	r.write(context.Background(), src)
+}
+
+// coalesceBytes bounds the chat messages the runner gathers before it writes them.
+var coalesceBytes = 32 << 20
+
+// coalesce gathers the Merge sources of a run by source id (chat exports split
+// over many files put the same month of a channel in many of them) and writes them
+// when coalesceBytes of messages are waiting and at the end of the run: a month is
+// then merged with the store once per flush instead of once per file, which
+// re-chunked the whole month each time.
+func (r *runner) coalesce(src memtree.SourceInput) {
+	if r.pending == nil {
+		r.pending = map[string]*memtree.SourceInput{}
+	}
+	p := r.pending[src.SourceID]
+	if p == nil {
+		cp := src
+		cp.Messages = append([]memtree.MessageInput(nil), src.Messages...)
+		r.pending[src.SourceID] = &cp
+		r.pendingOrder = append(r.pendingOrder, src.SourceID)
+	} else {
+		p.Messages = append(p.Messages, src.Messages...)
+	}
+	for _, m := range src.Messages {
+		r.pendingBytes += len(m.Text) + len(m.Author) + len(m.Ref) + 64
+	}
+	if r.pendingBytes >= coalesceBytes {
+		r.flushPending(context.Background())
+	}
+}
+
+// flushPending writes the gathered Merge sources, in the order they first came.
+func (r *runner) flushPending(ctx context.Context) {
+	for _, id := range r.pendingOrder {
+		r.write(ctx, *r.pending[id])
+	}
+	r.pending, r.pendingOrder, r.pendingBytes = nil, nil, 0
 }
 
 // mail is the output readers hand parsed mail to: it keeps it for threading.
