@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -193,5 +194,46 @@ func TestJSONReaderShapesAndFailures(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "thread.json")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A run gathers chat files of one month into one write (coalesce); flushed after
+// every file or once at the end, the store holds the same messages.
+func TestChatCoalescingKeepsEveryMessage(t *testing.T) {
+	files := map[string]string{}
+	for i := 0; i < 6; i++ {
+		files[fmt.Sprintf("part-%d.json", i)] = fmt.Sprintf(`{"platform":"slack","channel_label":"#ops","messages":[
+			{"author":"Rosa","timestamp":"2026-01-%02dT08:00:00Z","text":"word%da alpha","source_ref":"ops:%da"},
+			{"author":"Ana","timestamp":"2026-01-%02dT09:00:00Z","text":"word%db beta","source_ref":"ops:%db"}]}`, i+3, i, i, i+3, i, i)
+	}
+	dir := writeFiles(t, files)
+	count := func(st *memtree.Store) int {
+		n := 0
+		for i := 0; i < 6; i++ {
+			for _, w := range []string{"a", "b"} {
+				res, err := st.Search(context.Background(), abi.SearchRequest{Query: fmt.Sprintf("word%d%s", i, w), K: 5})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n += len(res.Chunks)
+			}
+		}
+		return n
+	}
+	once := openStore(t)
+	sum, err := Run(context.Background(), once, []string{dir}, Options{})
+	if err != nil || sum.Failures != 0 || sum.Sources != 1 {
+		t.Fatalf("coalesced run: %v %v sources=%d", err, sum.Errors, sum.Sources)
+	}
+	old := coalesceBytes
+	coalesceBytes = 1
+	defer func() { coalesceBytes = old }()
+	each := openStore(t)
+	sum2, err := Run(context.Background(), each, []string{dir}, Options{})
+	if err != nil || sum2.Failures != 0 || sum2.Sources != 6 || sum2.ChunksRemoved != 0 {
+		t.Fatalf("per-file run: %v %v %s", err, sum2.Errors, sum2.Line())
+	}
+	if a, b := count(once), count(each); a != 12 || b != 12 {
+		t.Errorf("messages found: coalesced %d, per file %d, want 12 each", a, b)
 	}
 }
