@@ -268,3 +268,25 @@ func quoteList(list []string) string {
 	}
 	return "[" + strings.Join(q, ", ") + "]"
 }
+
+// AgentAllowed reports whether the provenance label of a caller (e.g. "mcp:claude-desktop",
+// "rpc:ci-bot", "mcp") is admitted by an allowed_agents list: "*" admits every caller,
+// an entry ending in "*" admits labels with that prefix ("mcp:*"), any other entry
+// admits exactly that label (compared case-insensitively; labels are lowercase).
+func AgentAllowed(allowed []string, label string) bool {
+	label = strings.ToLower(strings.TrimSpace(label))
+	for _, a := range allowed {
+		a = strings.ToLower(strings.TrimSpace(a))
+		switch {
+		case a == "*":
+			return true
+		case strings.HasSuffix(a, "*"):
+			if strings.HasPrefix(label, strings.TrimSuffix(a, "*")) {
+				return true
+			}
+		case a == label:
+			return true
+		}
+	}
+	return false
+}

@@ -295,3 +295,24 @@ func TestReadGate(t *testing.T) {
 		t.Errorf("unknown level: %v", err)
 	}
 }
+
+func TestAgentAllowed(t *testing.T) {
+	for _, c := range []struct {
+		allowed []string
+		label   string
+		want    bool
+	}{
+		{[]string{"*"}, "mcp:anything", true},
+		{[]string{"rpc:only-this-agent"}, "rpc:only-this-agent", true},
+		{[]string{"rpc:only-this-agent"}, "mcp:some-other-client", false},
+		{[]string{"rpc:only-this-agent"}, "rpc", false},
+		{[]string{"rpc:only-this-agent"}, "rpc:only-this-agent-2", false},
+		{[]string{"mcp:*"}, "mcp:claude-desktop", true},
+		{[]string{"mcp:*"}, "rpc:claude-desktop", false},
+		{nil, "mcp", false},
+	} {
+		if got := AgentAllowed(c.allowed, c.label); got != c.want {
+			t.Errorf("AgentAllowed(%q, %q) = %v, want %v", c.allowed, c.label, got, c.want)
+		}
+	}
+}

@@ -6,11 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -31,6 +33,9 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTool, c.Tool)
 	}
 	m := st.module
+	if !policy.AgentAllowed(st.tool.AllowedAgents, c.Client) {
+		return nil, h.agentRefusal(st, c.Client)
+	}
 	if err := m.waitReady(ctx); err != nil {
 		return nil, fmt.Errorf("tool %s is unavailable: %w", c.Tool, err)
 	}
@@ -172,4 +177,16 @@ func (h *Host) explain(parent, cctx context.Context, tool string, m *module, in 
 	}
 	h.logger.Warn("tool call failed", "tool", tool, "module", m.info.Name, "err", msg, "detail", err.Error())
 	return msg
+}
+
+// agentRefusal names the policy entry whose allowed_agents refuses client.
+func (h *Host) agentRefusal(st *servedTool, client string) error {
+	e := &AgentRefusal{Tool: st.tool.Name, Client: client, Allowed: slices.Clone(st.tool.AllowedAgents)}
+	if g := st.module.grant; g != nil && g.Entry != nil {
+		e.Entry = fmt.Sprintf("[[module]] file = %q", g.Entry.File)
+		if g.Entry.Line > 0 {
+			e.Entry = fmt.Sprintf("at line %d (%s)", g.Entry.Line, e.Entry)
+		}
+	}
+	return e
 }

@@ -4,6 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/openhuman/openhuman-core/policy"
@@ -114,4 +117,38 @@ type ModuleStatus struct {
 // the host (see internal/searxng).
 type SearxngClient interface {
 	Search(ctx context.Context, req abi.SearxngRequest) (*abi.SearxngReply, error)
+}
+
+// ErrAgentNotAllowed is matched (errors.Is) by an *AgentRefusal: the policy's
+// allowed_agents for the tool's module does not admit the caller.
+var ErrAgentNotAllowed = errors.New("agent not allowed")
+
+// AgentRefusal is the error of a call whose client label the tool's
+// allowed_agents does not admit. Its text names the policy entry and is meant for
+// the client as is (it carries no host path beyond the policy file's line).
+type AgentRefusal struct {
+	Tool    string
+	Client  string
+	Allowed []string
+	Entry   string // "policy.toml:4 ([[module]] file = \"x.wasm\")", "" for first-party
+}
+
+func (e *AgentRefusal) Error() string {
+	where := "the policy"
+	if e.Entry != "" {
+		where = "the policy entry " + e.Entry
+	}
+	return fmt.Sprintf("agent %q may not call %s: %s sets allowed_agents = %s for it; add %q there to allow this agent",
+		e.Client, e.Tool, where, quoteAgents(e.Allowed), e.Client)
+}
+
+// Is makes errors.Is(err, ErrAgentNotAllowed) true.
+func (e *AgentRefusal) Is(target error) bool { return target == ErrAgentNotAllowed }
+
+func quoteAgents(list []string) string {
+	q := make([]string, len(list))
+	for i, a := range list {
+		q[i] = strconv.Quote(a)
+	}
+	return "[" + strings.Join(q, ", ") + "]"
 }

@@ -55,3 +55,12 @@ func sessionLabel(ss *mcp.ServerSession) string {
 	}
 	return LabelFor(p.ClientInfo.Name)
 }
+
+// sessionOf is the server session a request came in on (nil if none).
+func sessionOf(req mcp.Request) *mcp.ServerSession {
+	if req == nil {
+		return nil
+	}
+	ss, _ := req.GetSession().(*mcp.ServerSession)
+	return ss
+}

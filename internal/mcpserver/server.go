@@ -21,6 +21,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openhuman/openhuman-core/internal/audit"
+	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -74,6 +75,7 @@ type Server struct {
 	prints  map[string][]byte    // tool name -> fingerprint of what the SDK has
 	byName  map[string]*mcp.Tool // current tools
 	web     map[string]bool      // tools whose module reads only the web (SearXNG), not memory
+	agents  map[string][]string  // tool name -> allowed_agents (absent: every client)
 }
 
 // New builds a server and registers the dispatcher's current tools.
@@ -130,6 +132,7 @@ func (s *Server) Refresh() {
 	prints := make(map[string][]byte, len(tools))
 	byName := make(map[string]*mcp.Tool, len(tools))
 	web := map[string]bool{}
+	agents := map[string][]string{}
 	for _, t := range tools {
 		mt, err := convertTool(t)
 		if err != nil {
@@ -143,6 +146,9 @@ func (s *Server) Refresh() {
 		fp, _ := json.Marshal(mt)
 		if slices.Contains(t.Module.Capabilities, abi.CapWebSearXNG) && !slices.Contains(t.Module.Capabilities, abi.CapMemoryRead) {
 			web[mt.Name] = true
+		}
+		if len(t.AllowedAgents) > 0 {
+			agents[mt.Name] = slices.Clone(t.AllowedAgents)
 		}
 		ordered = append(ordered, mt)
 		prints[mt.Name] = fp
@@ -162,7 +168,7 @@ func (s *Server) Refresh() {
 			changed = append(changed, mt)
 		}
 	}
-	s.ordered, s.prints, s.byName, s.web = ordered, prints, byName, web
+	s.ordered, s.prints, s.byName, s.web, s.agents = ordered, prints, byName, web, agents
 	s.mu.Unlock()
 
 	sort.Strings(removed)
@@ -234,8 +240,16 @@ func (s *Server) listInOrder(next mcp.MethodHandler) mcp.MethodHandler {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams,
 				Message: fmt.Sprintf("invalid cursor %q: tools/list returns every tool in one page and gives no nextCursor; call it without a cursor", clip(lr.Params.Cursor))}
 		}
+		// A session sees only the tools its provenance label may call (the policy's
+		// allowed_agents); a call to another is refused by the runtime all the same.
+		label := sessionLabel(sessionOf(req))
 		s.mu.Lock()
-		tools := slices.Clone(s.ordered)
+		tools := make([]*mcp.Tool, 0, len(s.ordered))
+		for _, mt := range s.ordered {
+			if allowed, ok := s.agents[mt.Name]; !ok || policy.AgentAllowed(allowed, label) {
+				tools = append(tools, mt)
+			}
+		}
 		s.mu.Unlock()
 		// Cacheable only matters to 2026-07-28 clients; say what the SDK's default would.
 		return &mcp.ListToolsResult{Tools: tools, Cacheable: mcp.Cacheable{CacheScope: "public"}}, nil
@@ -285,7 +299,12 @@ func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, e
 		e.ModuleSHA256 = out.ModuleSHA256
 		e.Capabilities = audit.Capabilities{HostCalls: out.Usage.HostCalls, BytesIn: out.Usage.BytesIn, BytesOut: out.Usage.BytesOut}
 	}
+	var refusal *runtime.AgentRefusal
 	switch {
+	case errors.As(err, &refusal):
+		// The policy refuses this client; the text names the entry and is safe to send.
+		e.Outcome, e.Error = audit.OutcomeError, refusal.Error()
+		return errorResult(refusal.Error()), nil, e
 	case errors.Is(err, runtime.ErrUnknownTool):
 		e.Outcome, e.Error = audit.OutcomeError, err.Error()
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}, e

@@ -44,7 +44,9 @@
 // Calls reach the guest with client label `rpc`, or `rpc:<agent>` when the request has
 // an `X-OpenHuman-Agent` header; the header is normalised like MCP client names (trim,
 // lowercase, runs of non-ASCII-alphanumerics become `-`, `-` trimmed, at most 64
-// characters) and a value that normalises to nothing falls back to `rpc`.
+// characters) and a value that normalises to nothing falls back to `rpc`. The label is
+// checked against the tool's `allowed_agents` (policy.toml) by the runtime: a caller it
+// does not admit gets error -32004 naming the tool, the policy entry and the list.
 //
 // # Registry
 //

@@ -18,6 +18,7 @@ const (
 	CodeNotFound       = -32001
 	CodeUnavailable    = -32002
 	CodeDisabled       = -32003
+	CodeForbidden      = -32004 // the policy's allowed_agents does not admit the caller
 )
 
 // codeMessages are the short phrases sent in error.message.
@@ -30,6 +31,7 @@ var codeMessages = map[int]string{
 	CodeNotFound:       "Not found",
 	CodeUnavailable:    "Tool unavailable",
 	CodeDisabled:       "Tool disabled",
+	CodeForbidden:      "Agent not allowed",
 }
 
 // Error is a JSON-RPC error object; Data is always a readable sentence.

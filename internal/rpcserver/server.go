@@ -399,7 +399,11 @@ func (s *Server) callTool(ctx context.Context, c controller, req *request, clien
 // the client gets a stable message with the id.
 func (s *Server) shape(ctx context.Context, c controller, method string, out *runtime.Outcome, err error) (json.RawMessage, *Error) {
 	if err != nil {
+		var refusal *runtime.AgentRefusal
 		switch {
+		case errors.As(err, &refusal):
+			// The policy refuses this agent; the text names the entry and is safe to send.
+			return nil, rpcErr(CodeForbidden, "%s: %v", method, refusal)
 		case errors.Is(err, runtime.ErrUnknownTool):
 			return nil, rpcErr(CodeUnavailable, "%s: no loaded module serves tool %s; `openhuman-core tools list` shows why", method, c.Tool)
 		case ctx.Err() != nil:

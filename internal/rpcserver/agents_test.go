@@ -1,0 +1,96 @@
+package rpcserver
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/policy"
+	"github.com/openhuman/openhuman-core/runtime"
+)
+
+// renamedHost serves the real c.hello module (examples/c-hello) under the
+// controller tool tree.list_sources, so a JSON-RPC method reaches a third-party
+// module the policy pins to one agent. Everything else is the real runtime.
+type renamedHost struct{ *runtime.Host }
+
+func (h renamedHost) Call(ctx context.Context, c runtime.Call) (*runtime.Outcome, error) {
+	if c.Tool == "tree.list_sources" {
+		c.Tool, c.Arguments = "c.hello", []byte(`{"name":"rpc"}`)
+	}
+	return h.Host.Call(ctx, c)
+}
+
+// A module whose policy entry sets allowed_agents = ["rpc:only-this-agent"] is
+// refused to any other agent, with the entry and the allowed list named; the
+// named agent gets its answer.
+func TestAllowedAgentsEnforced(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	dbPath := filepath.Join(dir, "chunks.db")
+	w, err := memtree.Open(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w.Close()
+	store, err := memtree.OpenReadOnly(dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { store.Close() })
+	tools := filepath.Join(dir, "tools")
+	if err := os.Mkdir(tools, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hello, err := os.ReadFile(filepath.Join("..", "..", "examples", "c-hello", "hello.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(tools, "hello.wasm"), hello, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pol, err := policy.Parse([]byte(fmt.Sprintf("[[module]]\nfile = \"hello.wasm\"\nsha256 = %q\ngrant = [\"memory.read\"]\nallowed_agents = [\"rpc:only-this-agent\"]\n",
+		sha256Hex(hello))), filepath.Join(dir, "policy.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	host, err := runtime.New(ctx, runtime.Options{Reader: store, ToolsDir: tools, Policy: pol, Autonomy: "readonly", Logger: quiet, CacheDir: "-"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Close(context.Background()) })
+	wctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	if err := host.WaitReady(wctx); err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(renamedHost{host}, Options{Token: testToken, Version: "9.9.9-test", Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(s.Handler())
+	t.Cleanup(hs.Close)
+
+	body := `{"jsonrpc":"2.0","id":1,"method":"openhuman.memory_tree_list_sources","params":{}}`
+	for _, agent := range []string{"some-other-client", ""} {
+		_, out := post(t, hs.URL, testToken, body, AgentHeader, agent)
+		got := string(out)
+		if !strings.Contains(got, fmt.Sprint(CodeForbidden)) || !strings.Contains(got, `allowed_agents = [\"rpc:only-this-agent\"]`) ||
+			!strings.Contains(got, `file = \"hello.wasm\"`) || !strings.Contains(got, "c.hello") || strings.Contains(got, "greeting") {
+			t.Errorf("agent %q: not refused with the policy entry named: %s", agent, got)
+		}
+	}
+	_, out := post(t, hs.URL, testToken, body, AgentHeader, "only-this-agent")
+	if !strings.Contains(string(out), `"greeting"`) || strings.Contains(string(out), `"error"`) {
+		t.Errorf("the allowed agent did not get its answer: %s", out)
+	}
+}
