@@ -396,7 +396,7 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 					acc.warnings = append(acc.warnings, mt+" has no closing boundary; every part before it is kept")
 					break
 				}
-				lost := fmt.Errorf("MIME part %d of %s cannot be read (%v): kept the %d part(s) before it, the rest of the message is lost", i, mt, err, n)
+				lost := fmt.Errorf("MIME part %d of %s cannot be read (%s): kept the %d part(s) before it, the rest of the message is lost", i, mt, clip(err.Error(), 120), n)
 				if firstErr == nil {
 					firstErr = lost
 				}
