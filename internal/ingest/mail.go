@@ -164,6 +164,7 @@ func messageDate(h message.Header, dates mailDates, warnings []string) (t time.T
 
 // formatAddress renders an address as "Name <addr>" or the bare address.
 func formatAddress(a *mail.Address) string {
+	a = &mail.Address{Name: sanitizeUTF8([]byte(a.Name)), Address: sanitizeUTF8([]byte(a.Address))}
 	if a.Name == "" {
 		return strings.ToLower(a.Address)
 	}
@@ -278,10 +279,11 @@ func (hd *headerDecoder) sender(s string) (name, addr string) {
 		name = strings.TrimSpace(strings.Trim(stripControls(hd.text(s)), `"'`))
 	}
 	name = strings.TrimSpace(strings.Trim(name, `"'`))
+	addr = sanitizeUTF8([]byte(addr))
 	if name == "" {
 		name = addr
 	}
-	return name, addr
+	return sanitizeUTF8([]byte(name)), addr
 }
 
 // addresses parses an address list; an unparsable list degrades to bare addresses

@@ -251,14 +251,16 @@ func msgIDs(s string) []string {
 			break
 		}
 		bracketed = true
-		if id := strings.TrimSpace(rest[i+1 : i+j]); validMsgID(id) {
+		// 8-bit junk in an id is replaced the same way wherever the id appears, so
+		// a reply still names its parent and the ref stays valid UTF-8
+		if id := strings.ToValidUTF8(strings.TrimSpace(rest[i+1:i+j]), "\uFFFD"); validMsgID(id) {
 			out = append(out, id)
 		}
 		rest = rest[i+j+1:]
 	}
 	if !bracketed {
 		for _, f := range strings.Fields(s) {
-			if f = strings.Trim(f, "<>,;\"'"); validMsgID(f) {
+			if f = strings.ToValidUTF8(strings.Trim(f, "<>,;\"'"), "\uFFFD"); validMsgID(f) {
 				out = append(out, f)
 			}
 		}
