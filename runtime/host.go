@@ -266,7 +266,7 @@ func (h *Host) loadBuiltin(b BuiltinModule) *module {
 	}
 	grant := h.pol.Builtin(man)
 	h.fill(m, man, grant)
-	if err := policy.CheckModule(mod, man, grant.Capabilities); err != nil {
+	if err := policy.CheckLoad(mod, man, grant, false); err != nil {
 		return refuse(m, StateRefused, fmt.Sprintf("%s: %v", b.Name, err))
 	}
 	if slices.Contains(man.Capabilities, abi.CapWebSearXNG) && !h.opt.SearXNGEnabled {
@@ -345,7 +345,7 @@ func (h *Host) loadFile(path string) *module {
 		return refuse(m, StateRefused, err.Error())
 	}
 	h.fill(m, man, grant)
-	if err := policy.CheckModule(mod, man, grant.Capabilities); err != nil {
+	if err := policy.CheckLoad(mod, man, grant, true); err != nil {
 		return refuse(m, StateRefused, fmt.Sprintf("refused %s: %v", name, err))
 	}
 	if slices.Contains(man.Capabilities, abi.CapWebSearXNG) && !h.opt.SearXNGEnabled {

@@ -266,11 +266,11 @@ func Audit(module []byte, opts Options) (*Report, error) {
 	r.ABI = man.ABI
 	r.Manifest = manifestOf(man)
 
-	var granted []string
+	var grant *policy.Grant
 	if opts.Builtin {
 		g := pol.Builtin(man)
 		r.Verdict.Grant = grantOf(g)
-		granted = g.Capabilities
+		grant = g
 		if opts.PinnedSHA256 != "" && opts.PinnedSHA256 != r.SHA256 {
 			refuse("builtin module digest %s does not match the digest pinned at build time (%s); rebuild the binary", r.SHA256, opts.PinnedSHA256)
 		}
@@ -278,16 +278,19 @@ func Audit(module []byte, opts Options) (*Report, error) {
 		g, err := pol.Admit(filepath.Base(name), r.SHA256, man)
 		if err != nil {
 			refuse("%v", err)
-			granted = man.Capabilities // judge the imports against what it asks for
+			// Judge the rest against what it asks for, under the default limits.
+			grant = &policy.Grant{Capabilities: man.Capabilities, Limits: policy.EffectiveLimits(man.Limits, pol.Defaults)}
 		} else {
 			r.Verdict.Grant = grantOf(g)
-			granted = g.Capabilities
+			grant = g
 		}
 		if err := signature.Admit(st, pol.Trust.RequireSignature); err != nil {
 			refuse("%v", err)
 		}
 	}
-	if err := policy.CheckModule(mod, man, granted); err != nil {
+	// The loader's own check (runtime.Host calls the same function): static gate,
+	// exports, memory against memory_mib, first-party names.
+	if err := policy.CheckLoad(mod, man, grant, !opts.Builtin); err != nil {
 		var ge *policy.GateError
 		if errors.As(err, &ge) {
 			for _, p := range ge.Problems {

@@ -190,6 +190,8 @@ type Module struct {
 	CustomSections []CustomSectionInfo
 	// FuncTypeIndices are the type indices of the module's own (non-imported) functions.
 	FuncTypeIndices []uint32
+	// Memories are the declared limits (in 64 KiB pages) of every memory, imported first.
+	Memories []Limits
 }
 
 // ImportedFuncCount is the number of function imports (they come first in the function index space).
@@ -371,25 +373,55 @@ func (r *reader) valType(what string) (ValType, error) {
 }
 
 func (r *reader) limits(what string) error {
+	_, err := r.readLimits(what)
+	return err
+}
+
+// Limits are the declared limits of a memory or table (pages or entries).
+type Limits struct {
+	Min    uint64
+	Max    uint64
+	HasMax bool
+}
+
+func (r *reader) readLimits(what string) (Limits, error) {
+	var l Limits
 	flags, err := r.byte(what + " flags")
 	if err != nil {
-		return err
+		return l, err
 	}
 	if flags > 0x07 {
 		r.pos--
-		return r.errf("unknown %s flags 0x%02x", what, flags)
+		return l, r.errf("unknown %s flags 0x%02x", what, flags)
 	}
 	bits := uint(32)
 	if flags&0x04 != 0 {
 		bits = 64
 	}
-	if _, err := r.uleb(what+" minimum", bits); err != nil {
-		return err
+	if l.Min, err = r.uleb(what+" minimum", bits); err != nil {
+		return l, err
 	}
 	if flags&0x01 != 0 {
-		if _, err := r.uleb(what+" maximum", bits); err != nil {
+		if l.Max, err = r.uleb(what+" maximum", bits); err != nil {
+			return l, err
+		}
+		l.HasMax = true
+	}
+	return l, nil
+}
+
+// parseMemories reads the memory section's declared limits.
+func parseMemories(r *reader, m *Module) error {
+	n, err := r.u32("memory count")
+	if err != nil {
+		return err
+	}
+	for i := uint32(0); i < n; i++ {
+		l, err := r.readLimits("memory limits")
+		if err != nil {
 			return err
 		}
+		m.Memories = append(m.Memories, l)
 	}
 	return nil
 }
@@ -451,6 +483,8 @@ func Parse(b []byte) (*Module, error) {
 			err = parseFunctions(sr, m)
 		case SectionExport:
 			err = parseExports(sr, m)
+		case SectionMemory:
+			err = parseMemories(sr, m)
 		default:
 			sr.pos = end // other sections are not needed for auditing
 		}
@@ -544,9 +578,11 @@ func parseImports(r *reader, m *Module) error {
 				return err
 			}
 		case KindMemory:
-			if err := r.limits("memory limits"); err != nil {
+			l, err := r.readLimits("memory limits")
+			if err != nil {
 				return err
 			}
+			m.Memories = append(m.Memories, l)
 		case KindGlobal:
 			if _, err := r.valType("global type"); err != nil {
 				return err
