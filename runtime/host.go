@@ -114,23 +114,7 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 	}
 	h.baseCtx, h.cancelBase = context.WithCancel(context.WithoutCancel(ctx))
 	if opt.CacheDir != "-" {
-		dir := opt.CacheDir
-		if dir == "" {
-			ucd, err := os.UserCacheDir()
-			if err != nil {
-				return nil, fmt.Errorf("runtime: locating the compilation cache (set Options.CacheDir): %w", err)
-			}
-			dir = filepath.Join(ucd, "openhuman", "wazero")
-		}
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return nil, fmt.Errorf("runtime: creating the compilation cache %s: %w", dir, err)
-		}
-		_ = os.Chmod(dir, 0o700)
-		cache, err := wazero.NewCompilationCacheWithDir(dir)
-		if err != nil {
-			return nil, fmt.Errorf("runtime: opening the compilation cache %s: %w", dir, err)
-		}
-		h.cache = cache
+		h.cache = openCache(opt.CacheDir, h.logger)
 	}
 	workers := min(max(goruntime.GOMAXPROCS(0), 1), 4)
 	for i := 0; i < workers; i++ {

@@ -34,6 +34,8 @@ type module struct {
 	grant    *policy.Grant
 	wasm     []byte
 	funcs    *hostFuncs
+	// noCache compiles without the disk cache (set before a retry by compile).
+	noCache bool
 
 	ready chan struct{} // closed when compilation finished (ok or not)
 
@@ -112,6 +114,13 @@ func (m *module) compile(ctx context.Context) {
 	defer close(m.ready)
 	start := time.Now()
 	err := m.doCompile(ctx)
+	if err != nil && m.host.cache != nil && ctx.Err() == nil {
+		// A cache that cannot be written (full disk) or holds an entry wazero
+		// cannot use must not leave the tool failed: compile once more in memory.
+		m.host.logger.Warn("compiling with the compilation cache failed; compiling in memory", "module", m.info.Name, "err", err)
+		m.noCache = true
+		err = m.doCompile(ctx)
+	}
 	if err != nil {
 		m.setState(StateFailed, err.Error())
 		m.host.logger.Error("tool module failed to load", "module", m.info.Name, "err", err)
@@ -135,7 +144,7 @@ func (m *module) runtimeConfig() wazero.RuntimeConfig {
 	rc := wazero.NewRuntimeConfig().
 		WithMemoryLimitPages(pages).
 		WithCloseOnContextDone(true)
-	if m.host.cache != nil {
+	if m.host.cache != nil && !m.noCache {
 		rc = rc.WithCompilationCache(m.host.cache)
 	}
 	return rc

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -62,5 +63,41 @@ func TestMCPTerminalHint(t *testing.T) {
 	}
 	if strings.Contains(stdout, "waiting") || strings.Count(stdout, "\n") != 2 {
 		t.Errorf("stdout holds more than the 2 frames:\n%s", stdout)
+	}
+}
+
+// With no HOME (so no user cache directory) and a read-only cache, `mcp` still
+// starts, answers on stdout, and says once on stderr that it compiles in memory.
+func TestMCPStartsWithoutUsableCache(t *testing.T) {
+	ro := t.TempDir() // XDG_CACHE_HOME whose openhuman/wazero is read-only
+	if err := os.MkdirAll(filepath.Join(ro, "openhuman", "wazero"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(filepath.Join(ro, "openhuman", "wazero"), 0o500); err != nil {
+		t.Fatal(err)
+	}
+	for name, cache := range map[string]string{"no-HOME": "", "read-only": ro} {
+		t.Run(name, func(t *testing.T) {
+			t.Setenv("OPENHUMAN_HOME", t.TempDir())
+			t.Setenv("OPENHUMAN_WORKSPACE", "")
+			t.Setenv("HOME", "")
+			t.Setenv("XDG_CACHE_HOME", cache)
+			r, w, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer r.Close()
+			go func() { io.WriteString(w, mcpSmoke); w.Close() }()
+			var stdout, stderr bytes.Buffer
+			if err := serveMCP(context.Background(), r, &stdout, &stderr, false); err != nil {
+				t.Fatalf("mcp did not run: %v\nstderr:\n%s", err, stderr.String())
+			}
+			if n := strings.Count(stdout.String(), `"result"`); n != 2 || !strings.Contains(stdout.String(), "memory.search") {
+				t.Errorf("stdout does not carry the two answers:\n%s", stdout.String())
+			}
+			if n := strings.Count(stderr.String(), "compilation cache not used"); n != 1 {
+				t.Errorf("stderr has %d cache warnings, want 1:\n%s", n, stderr.String())
+			}
+		})
 	}
 }

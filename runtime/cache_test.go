@@ -1,0 +1,119 @@
+package runtime
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// startWithCache starts a host serving the echo guest with the given CacheDir
+// and checks that it serves a call; it returns the host and its log.
+func startWithCache(t *testing.T, dir string) (*Host, string) {
+	t.Helper()
+	logs := &logBuffer{}
+	h, err := New(context.Background(), Options{Reader: newFakeReader(), CacheDir: dir,
+		Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))},
+		Logger:   slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
+	if err != nil {
+		t.Fatalf("the host did not start with cache dir %q: %v", dir, err)
+	}
+	t.Cleanup(func() { h.Close(context.Background()) })
+	out, err := call(t, h, "echo", `{"x":1}`)
+	if err != nil || out.ToolError != nil {
+		t.Fatalf("echo call: %v %+v\n%s", err, out, logs.String())
+	}
+	return h, logs.String()
+}
+
+func warnings(log string) []string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, `"level":"WARN"`) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// An unusable cache never stops the host: it compiles in memory and warns once.
+func TestUnusableCacheFallsBackToMemory(t *testing.T) {
+	readOnly := filepath.Join(t.TempDir(), "ro")
+	if err := os.Mkdir(readOnly, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	worldWritable := filepath.Join(t.TempDir(), "ww")
+	if err := os.Mkdir(worldWritable, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(worldWritable, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string]struct{ dir, why string }{
+		"read-only":         {readOnly, "is read-only"},
+		"writable-by-other": {worldWritable, "may be written by other users"},
+	}
+	if os.Getuid() == 0 {
+		foreign := filepath.Join(t.TempDir(), "foreign")
+		if err := os.Mkdir(foreign, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chown(foreign, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		cases["foreign-owner"] = struct{ dir, why string }{foreign, "is owned by uid 65534"}
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			h, log := startWithCache(t, c.dir)
+			w := warnings(log)
+			if h.cache != nil || len(w) != 1 || !strings.Contains(w[0], "compiling tool modules in memory") || !strings.Contains(w[0], c.why) {
+				t.Errorf("cache used=%v, warnings %q; want one warning saying %q", h.cache != nil, w, c.why)
+			}
+			if entries, _ := os.ReadDir(c.dir); len(entries) != 0 {
+				t.Errorf("something was written into the refused cache dir: %v", entries)
+			}
+		})
+	}
+	t.Run("no-HOME", func(t *testing.T) {
+		t.Setenv("HOME", "")
+		t.Setenv("XDG_CACHE_HOME", "")
+		h, log := startWithCache(t, "")
+		w := warnings(log)
+		if h.cache != nil || len(w) != 1 || !strings.Contains(w[0], "set XDG_CACHE_HOME or HOME") {
+			t.Errorf("cache used=%v, warnings %q; want one warning naming HOME", h.cache != nil, w)
+		}
+	})
+	t.Run("usable", func(t *testing.T) {
+		dir := filepath.Join(t.TempDir(), "ok")
+		h, log := startWithCache(t, dir)
+		if h.cache == nil || len(warnings(log)) != 0 {
+			t.Errorf("a private cache dir was not used: %s", log)
+		}
+	})
+}
+
+// A corrupt cache entry does not leave the module failed: it is compiled again
+// in memory, with a warning.
+func TestCorruptCacheEntryIsRecompiled(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	h, _ := startWithCache(t, dir)
+	h.Close(context.Background())
+	n := 0
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		n++
+		return os.WriteFile(p, []byte("not a compiled module"), 0o600)
+	})
+	if err != nil || n == 0 {
+		t.Fatalf("corrupting %d cache entries: %v", n, err)
+	}
+	_, log := startWithCache(t, dir) // fails the test if the echo call fails
+	if w := warnings(log); len(w) != 1 || !strings.Contains(w[0], "compiling in memory") {
+		t.Errorf("want one warning about compiling in memory, got %q", w)
+	}
+}
