@@ -5,7 +5,6 @@ import (
 	"slices"
 
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
-	toolswasm "github.com/openhuman/openhuman-core/tools-wasm"
 )
 
 // pageBytes is the size of one WebAssembly memory page.
@@ -18,12 +17,14 @@ const pageBytes = 64 << 10
 //   - the static gate and the ABI's exports (CheckModule);
 //   - the declared memory against the effective memory_mib: a memory whose initial
 //     (or declared maximum) size is above it could never be instantiated;
-//   - for a third-party module, its tool names against every first-party tool
-//     name, whether or not that tool is served now (searxng_search stays reserved
-//     while SearXNG is disabled).
+//   - for a third-party module, its tool names against reserved: every
+//     first-party tool name (tools-wasm's Names), whether or not that tool is
+//     served now (searxng_search stays reserved while SearXNG is disabled); nil
+//     for a first-party module. The caller passes the list, so this package does
+//     not depend on the module catalogue (whose tests import policy).
 //
 // Every problem found is listed in one *GateError.
-func CheckLoad(mod *wasmbin.Module, m *Manifest, g *Grant, thirdParty bool) error {
+func CheckLoad(mod *wasmbin.Module, m *Manifest, g *Grant, reserved []string) error {
 	var problems []string
 	if err := CheckModule(mod, m, g.Capabilities); err != nil {
 		if ge, ok := err.(*GateError); ok {
@@ -42,12 +43,9 @@ func CheckLoad(mod *wasmbin.Module, m *Manifest, g *Grant, thirdParty bool) erro
 				i, mem.Max, mem.Max*pageBytes>>20, g.Limits.MemoryMiB, limitPages, CapMemoryMiB))
 		}
 	}
-	if thirdParty {
-		reserved := toolswasm.Names()
-		for _, t := range m.Tools {
-			if slices.Contains(reserved, t.Name) {
-				problems = append(problems, fmt.Sprintf("tool name %q is a first-party tool name (reserved whether or not it is served now); rename the tool in this module's manifest", t.Name))
-			}
+	for _, t := range m.Tools {
+		if slices.Contains(reserved, t.Name) {
+			problems = append(problems, fmt.Sprintf("tool name %q is a first-party tool name (reserved whether or not it is served now); rename the tool in this module's manifest", t.Name))
 		}
 	}
 	if len(problems) > 0 {

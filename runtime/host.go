@@ -28,6 +28,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
+	"github.com/openhuman/openhuman-core/tools-wasm/firstparty"
 )
 
 // MaxModuleBytes bounds a module file read from the tools directory.
@@ -250,7 +251,7 @@ func (h *Host) loadBuiltin(b BuiltinModule) *module {
 	}
 	grant := h.pol.Builtin(man)
 	h.fill(m, man, grant)
-	if err := policy.CheckLoad(mod, man, grant, false); err != nil {
+	if err := policy.CheckLoad(mod, man, grant, nil); err != nil {
 		return refuse(m, StateRefused, fmt.Sprintf("%s: %v", b.Name, err))
 	}
 	if slices.Contains(man.Capabilities, abi.CapWebSearXNG) && !h.opt.SearXNGEnabled {
@@ -329,7 +330,7 @@ func (h *Host) loadFile(path string) *module {
 		return refuse(m, StateRefused, err.Error())
 	}
 	h.fill(m, man, grant)
-	if err := policy.CheckLoad(mod, man, grant, true); err != nil {
+	if err := policy.CheckLoad(mod, man, grant, firstparty.Catalogue); err != nil {
 		return refuse(m, StateRefused, fmt.Sprintf("refused %s: %v", name, err))
 	}
 	if slices.Contains(man.Capabilities, abi.CapWebSearXNG) && !h.opt.SearXNGEnabled {

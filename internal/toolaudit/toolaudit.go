@@ -16,6 +16,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/signature"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
+	"github.com/openhuman/openhuman-core/tools-wasm/firstparty"
 )
 
 // Schema identifies the JSON layout of a Report; it changes only when a field is
@@ -290,7 +291,7 @@ func Audit(module []byte, opts Options) (*Report, error) {
 	}
 	// The loader's own check (runtime.Host calls the same function): static gate,
 	// exports, memory against memory_mib, first-party names.
-	if err := policy.CheckLoad(mod, man, grant, !opts.Builtin); err != nil {
+	if err := policy.CheckLoad(mod, man, grant, reservedNames(opts.Builtin)); err != nil {
 		var ge *policy.GateError
 		if errors.As(err, &ge) {
 			for _, p := range ge.Problems {
@@ -330,4 +331,13 @@ func grantOf(g *policy.Grant) *Grant {
 		out.AllowedAgents = []string{}
 	}
 	return out
+}
+
+// reservedNames lists the tool names a third-party module may not take: every
+// first-party tool name (none for a first-party module).
+func reservedNames(builtin bool) []string {
+	if builtin {
+		return nil
+	}
+	return firstparty.Catalogue
 }
