@@ -95,24 +95,67 @@ func TestUnusableCacheFallsBackToMemory(t *testing.T) {
 	})
 }
 
-// A corrupt cache entry does not leave the module failed: it is compiled again
-// in memory, with a warning.
-func TestCorruptCacheEntryIsRecompiled(t *testing.T) {
+// cacheEntries lists the compiled-module entries of a cache dir (not the key or MACs).
+func cacheEntries(t *testing.T, dir string) []string {
+	t.Helper()
+	a := &cacheAuth{dir: dir}
+	var out []string
+	if err := a.entries(func(p, _ string) error { out = append(out, p); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if len(out) == 0 {
+		t.Fatalf("no entries in the cache %s", dir)
+	}
+	return out
+}
+
+// An entry whose contents were replaced (forged or corrupt) fails its MAC and is
+// deleted before wazero reads it; the module is compiled again and re-signed.
+func TestForgedCacheEntryIsDeleted(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
 	h, _ := startWithCache(t, dir)
 	h.Close(context.Background())
-	n := 0
-	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
+	entries := cacheEntries(t, dir)
+	for _, p := range entries {
+		if _, err := os.Stat(p + cacheMACExt); err != nil {
+			t.Fatalf("entry %s was not signed: %v", p, err)
 		}
-		n++
-		return os.WriteFile(p, []byte("not a compiled module"), 0o600)
-	})
-	if err != nil || n == 0 {
-		t.Fatalf("corrupting %d cache entries: %v", n, err)
+		if err := os.WriteFile(p, []byte("forged native code"), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	_, log := startWithCache(t, dir) // fails the test if the echo call fails
+	if w := warnings(log); len(w) != 1 || !strings.Contains(w[0], "deleted entries without a valid MAC") {
+		t.Errorf("want one warning about deleted entries, got %q", w)
+	}
+	for _, p := range cacheEntries(t, dir) {
+		data, _ := os.ReadFile(p)
+		if string(data) == "forged native code" {
+			t.Errorf("the forged entry %s is still in the cache", p)
+		}
+	}
+}
+
+// An entry wazero cannot use although its MAC is valid does not leave the module
+// failed: it is compiled again in memory, with a warning.
+func TestUnusableCacheEntryIsRecompiled(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	h, _ := startWithCache(t, dir)
+	h.Close(context.Background())
+	for _, p := range cacheEntries(t, dir) {
+		if err := os.WriteFile(p, []byte("not a compiled module"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(p + cacheMACExt)
+	}
+	a, err := openCacheAuth(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.sign(); err != nil {
+		t.Fatal(err)
+	}
+	_, log := startWithCache(t, dir)
 	if w := warnings(log); len(w) != 1 || !strings.Contains(w[0], "compiling in memory") {
 		t.Errorf("want one warning about compiling in memory, got %q", w)
 	}

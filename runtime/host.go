@@ -61,7 +61,9 @@ type Host struct {
 	logger *slog.Logger
 	pol    *policy.Policy
 	cache  wazero.CompilationCache
-	pool   *pool // live instances, all modules
+	// cacheAuth signs the entries wazero writes (nil without a disk cache).
+	cacheAuth *cacheAuth
+	pool      *pool // live instances, all modules
 
 	compileQueue chan *module
 	compileWG    sync.WaitGroup
@@ -115,7 +117,7 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 	}
 	h.baseCtx, h.cancelBase = context.WithCancel(context.WithoutCancel(ctx))
 	if opt.CacheDir != "-" {
-		h.cache = openCache(opt.CacheDir, h.logger)
+		h.cache, h.cacheAuth = openCache(opt.CacheDir, h.logger)
 	}
 	workers := min(max(goruntime.GOMAXPROCS(0), 1), 4)
 	for i := 0; i < workers; i++ {

@@ -126,6 +126,12 @@ func (m *module) compile(ctx context.Context) {
 		m.host.logger.Error("tool module failed to load", "module", m.info.Name, "err", err)
 		return
 	}
+	if a := m.host.cacheAuth; a != nil && !m.noCache {
+		if err := a.sign(); err != nil {
+			// Unsigned entries are deleted at the next start: only a recompile lost.
+			m.host.logger.Warn("compilation cache: signing new entries failed", "err", err)
+		}
+	}
 	m.setState(StateReady, "")
 	m.host.logger.Debug("tool module compiled", "module", m.info.Name, "duration", time.Since(start))
 	// One warm instance, if a slot is free right now.

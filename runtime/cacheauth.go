@@ -1,0 +1,148 @@
+package runtime
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+)
+
+// Cache entries are native code the host runs outside the sandbox, so each one is
+// authenticated: an HMAC-SHA256 of its path and contents under a per-user key kept
+// 0600 in the cache directory, stored beside the entry. An entry without a valid
+// MAC is deleted before wazero can read it (wazero then compiles again).
+const (
+	cacheKeyName = ".openhuman-cache.key"
+	cacheMACExt  = ".oh-mac"
+	cacheKeySize = 32
+)
+
+type cacheAuth struct {
+	dir string
+	key []byte
+	mu  sync.Mutex // one signing walk at a time
+	// removed counts the entries verify deleted when the cache was opened.
+	removed int
+}
+
+// openCacheAuth reads the cache's key, creating it on first use. A key that is not
+// a private regular file of this user makes the cache unusable.
+func openCacheAuth(dir string) (*cacheAuth, error) {
+	path := filepath.Join(dir, cacheKeyName)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err == nil {
+		key := make([]byte, cacheKeySize)
+		if _, err := rand.Read(key); err != nil {
+			f.Close()
+			return nil, fmt.Errorf("making the compilation cache key: %w", err)
+		}
+		_, werr := f.Write(key)
+		if cerr := f.Close(); werr == nil {
+			werr = cerr
+		}
+		if werr != nil {
+			_ = os.Remove(path)
+			return nil, fmt.Errorf("writing the compilation cache key %s: %w", path, werr)
+		}
+		return &cacheAuth{dir: dir, key: key}, nil
+	}
+	if !errors.Is(err, fs.ErrExist) {
+		return nil, fmt.Errorf("creating the compilation cache key %s: %w", path, err)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, fmt.Errorf("compilation cache key %s: %w", path, err)
+	}
+	if !fi.Mode().IsRegular() || fi.Mode().Perm()&0o077 != 0 || fi.Size() != cacheKeySize {
+		return nil, fmt.Errorf("compilation cache key %s is not a private %d-byte file (mode %s, %d bytes)", path, cacheKeySize, fi.Mode(), fi.Size())
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Getuid() {
+		return nil, fmt.Errorf("compilation cache key %s is owned by uid %d, not by this user", path, st.Uid)
+	}
+	key, err := os.ReadFile(path)
+	if err != nil || len(key) != cacheKeySize {
+		return nil, fmt.Errorf("reading the compilation cache key %s: %w", path, errors.Join(err, errors.New("wrong size")))
+	}
+	return &cacheAuth{dir: dir, key: key}, nil
+}
+
+func (a *cacheAuth) mac(rel string, data []byte) []byte {
+	h := hmac.New(sha256.New, a.key)
+	h.Write([]byte(rel))
+	h.Write([]byte{0})
+	h.Write(data)
+	return h.Sum(nil)
+}
+
+// entries walks the cache's entries (not the key, MACs, probes or wazero's
+// temporary files).
+func (a *cacheAuth) entries(fn func(path, rel string) error) error {
+	return filepath.WalkDir(a.dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() || name == cacheKeyName || strings.HasSuffix(name, cacheMACExt) || strings.HasSuffix(name, ".tmp") || strings.HasPrefix(name, ".write-probe-") {
+			return nil
+		}
+		rel, err := filepath.Rel(a.dir, p)
+		if err != nil {
+			return err
+		}
+		return fn(p, rel)
+	})
+}
+
+// verify deletes every entry that is not a regular file with a valid MAC and
+// returns how many it deleted.
+func (a *cacheAuth) verify() (int, error) {
+	removed := 0
+	err := a.entries(func(p, rel string) error {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		if fi.Mode().IsRegular() {
+			data, derr := os.ReadFile(p)
+			sum, serr := os.ReadFile(p + cacheMACExt)
+			if derr == nil && serr == nil && hmac.Equal(sum, a.mac(rel, data)) {
+				return nil
+			}
+		}
+		removed++
+		_ = os.Remove(p + cacheMACExt)
+		if err := os.Remove(p); err != nil {
+			return fmt.Errorf("removing the unauthenticated cache entry %s: %w", p, err)
+		}
+		return nil
+	})
+	return removed, err
+}
+
+// sign writes the MAC of every entry that has none (entries wazero wrote in this
+// process; the directory is private to this user).
+func (a *cacheAuth) sign() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.entries(func(p, rel string) error {
+		if _, err := os.Lstat(p + cacheMACExt); err == nil {
+			return nil
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		tmp := p + cacheMACExt + ".tmp"
+		if err := os.WriteFile(tmp, a.mac(rel, data), 0o600); err != nil {
+			return fmt.Errorf("writing the MAC of cache entry %s: %w", p, err)
+		}
+		return os.Rename(tmp, p+cacheMACExt)
+	})
+}
