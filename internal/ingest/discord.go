@@ -80,18 +80,8 @@ type dcMsg struct {
 
 func (discordReader) read(ctx context.Context, in input, out output, rep *report) {
 	path := in.path
-	b, err := readFileLimited(path)
-	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
-		return
-	}
-	b = trimUTF8BOM(b)
-	if err := checkJSON(b); err != nil {
-		if errors.Is(err, errEmpty) {
-			rep.warn(path, "", "empty file: nothing to ingest")
-			return
-		}
-		rep.fail(FileError{Path: path, Err: err})
+	b, ok := readJSONExport(path, rep)
+	if !ok {
 		return
 	}
 	var ex dcExportJSON

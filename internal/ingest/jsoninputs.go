@@ -71,20 +71,11 @@ const reasonNoJSONShape = "JSON of no known export shape"
 // the file's keys). A file of no known shape is skipped, unless --kind forced the
 // reader: then it fails, as does a file of the wrong schema for its shape.
 func readReferenceJSON(in input, out output, rep *report, shape string) {
-	b, err := readFileLimited(in.path)
-	if err != nil {
-		rep.fail(FileError{Path: in.path, Err: err})
+	b, ok := readJSONExport(in.path, rep)
+	if !ok {
 		return
 	}
-	b = trimUTF8BOM(b)
-	if err := checkJSON(b); err != nil {
-		if errors.Is(err, errEmpty) {
-			rep.warn(in.path, "", "empty file: nothing to ingest")
-			return
-		}
-		rep.fail(FileError{Path: in.path, Err: err})
-		return
-	}
+	var err error
 	if shape == "" {
 		shape, err = jsonShape(b)
 		if err != nil {
@@ -143,6 +134,26 @@ func readFileLimited(path string) ([]byte, error) {
 		return nil, fmt.Errorf("file larger than %d MiB: not ingested; split it", maxFileBytes>>20)
 	}
 	return b, nil
+}
+
+// readJSONExport reads one JSON export file, its BOM dropped and its JSON
+// checked; ok is false when it holds nothing to read, which rep then says (an
+// empty file is a warning, anything else a failure).
+func readJSONExport(path string, rep *report) (b []byte, ok bool) {
+	b, err := readFileLimited(path)
+	if err == nil {
+		b = trimUTF8BOM(b)
+		err = checkJSON(b)
+	}
+	switch {
+	case errors.Is(err, errEmpty):
+		rep.warn(path, "", "empty file: nothing to ingest")
+		return nil, false
+	case err != nil:
+		rep.fail(FileError{Path: path, Err: err})
+		return nil, false
+	}
+	return b, true
 }
 
 // readJSONFile reads, guards and strictly decodes one JSON file into v.

@@ -176,18 +176,8 @@ type tgMsg struct {
 }
 
 func (telegramReader) read(ctx context.Context, in input, out output, rep *report) {
-	b, err := readFileLimited(in.path)
-	if err != nil {
-		rep.fail(FileError{Path: in.path, Err: err})
-		return
-	}
-	b = trimUTF8BOM(b)
-	if err := checkJSON(b); err != nil {
-		if errors.Is(err, errEmpty) {
-			rep.warn(in.path, "", "empty file: nothing to ingest")
-			return
-		}
-		rep.fail(FileError{Path: in.path, Err: err})
+	b, ok := readJSONExport(in.path, rep)
+	if !ok {
 		return
 	}
 	var top map[string]json.RawMessage
