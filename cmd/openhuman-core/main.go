@@ -11,35 +11,12 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
-	"runtime/debug"
 	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/openhuman/openhuman-core/internal/config"
 )
-
-// version is set with -ldflags "-X main.version=..."; otherwise it comes from the
-// module's build information.
-var version = ""
-
-// Version reports the version the binary was built with.
-func Version() string {
-	if version != "" {
-		return version
-	}
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		if v := bi.Main.Version; v != "" && v != "(devel)" {
-			return v
-		}
-		for _, s := range bi.Settings {
-			if s.Key == "vcs.revision" && len(s.Value) >= 12 {
-				return "0.1.0-dev+" + s.Value[:12]
-			}
-		}
-	}
-	return "0.1.0-dev"
-}
 
 // globalFlags are shared by every subcommand.
 type globalFlags struct {

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -225,6 +226,9 @@ func decodeFile(file string, data []byte, cfg *Config) error {
 		var de *toml.DecodeError
 		if errors.As(err, &de) {
 			row, col := de.Position()
+			if msg := typeMismatch(de); msg != "" {
+				return fmt.Errorf("%s:%d:%d: %s", file, row, col, msg)
+			}
 			return fmt.Errorf("%s:%d:%d: %s", file, row, col, de.Error())
 		}
 		return fmt.Errorf("%s: %w", file, err)
@@ -237,6 +241,36 @@ func decodeFile(file string, data []byte, cfg *Config) error {
 		cfg.Tools.Policy = filepath.Join(base, cfg.Tools.Policy)
 	}
 	return nil
+}
+
+// reTypeMismatch matches go-toml's wording of a value of the wrong type.
+var reTypeMismatch = regexp.MustCompile(`cannot decode TOML (\w+) into (?:struct field )?\S+? of type (\S+)`)
+
+// typeMismatch rewrites a wrong-type error in the file's own terms: the key and
+// the type it takes ("searxng.enabled: expected true or false, got a string"),
+// or "" when de is another error.
+func typeMismatch(de *toml.DecodeError) string {
+	m := reTypeMismatch.FindStringSubmatch(de.Error())
+	if m == nil {
+		return ""
+	}
+	key := strings.Join(de.Key(), ".")
+	if key == "" {
+		key = "a key"
+	}
+	want := map[string]string{
+		"bool": "true or false", "int": "a whole number", "int64": "a whole number",
+		"string": "a quoted string", "[]string": `an array of quoted strings (["a", "b"])`,
+	}[m[2]]
+	if want == "" {
+		want = "a value of type " + m[2]
+	}
+	got := map[string]string{"string": "a string", "integer": "a number", "float": "a number", "boolean": "true/false",
+		"array": "an array", "table": "a table", "inline": "a table"}[strings.ToLower(m[1])]
+	if got == "" {
+		got = "a " + strings.ToLower(m[1])
+	}
+	return fmt.Sprintf("%s: expected %s, got %s", key, want, got)
 }
 
 func (c *Config) validate(file string) error {

@@ -144,7 +144,10 @@ func TestEmbedderEnvAppliedWhole(t *testing.T) {
 func TestFileErrorsNameFileLineAndKey(t *testing.T) {
 	home := t.TempDir()
 	cases := []struct{ body, want string }{
-		{"[searxng]\nmax_results = \"ten\"\n", "config.toml:2"},
+		{"[searxng]\nmax_results = \"ten\"\n", "config.toml:2:15: searxng.max_results: expected a whole number, got a string"},
+		{"[searxng]\nenabled = \"yes\"\n", "config.toml:2:11: searxng.enabled: expected true or false, got a string"},
+		{"[server]\nallowed_hosts = \"x\"\n", "server.allowed_hosts: expected an array of quoted strings"},
+		{"[memory_tree]\nmodel = 3\n", "memory_tree.model: expected a quoted string, got a number"},
 		{"[searxng]\nmaxresults = 10\n", `unknown key "searxng.maxresults"`},
 		{"[searxng]\nmax_results = 99\n", "searxng.max_results: must be 1..50, got 99"},
 		{"[autonomy]\nlevel = \"godmode\"\n", "autonomy.level"},
@@ -153,7 +156,7 @@ func TestFileErrorsNameFileLineAndKey(t *testing.T) {
 	for _, c := range cases {
 		p := writeFile(t, home, c.body)
 		_, _, err := Load("", envMap(map[string]string{"OPENHUMAN_HOME": home}))
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), p) {
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), p) || strings.Contains(err.Error(), "struct field") {
 			t.Errorf("body %q: err = %v, want it to name %s and contain %q", c.body, err, p, c.want)
 		}
 	}
