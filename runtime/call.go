@@ -60,7 +60,7 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	in, err := h.pool.acquire(ctx, m)
 	if err != nil {
 		if ctx.Err() != nil {
-			err = fmt.Errorf("tool %s: %w", c.Tool, err)
+			err = &CallFailure{ModuleSHA256: m.info.SHA256, Err: fmt.Errorf("tool %s: %w", c.Tool, err)}
 		} else {
 			err = h.explain(ctx, ctx, c.Tool, m, nil, err)
 		}
@@ -175,8 +175,13 @@ func (h *Host) explain(parent, cctx context.Context, tool string, m *module, in 
 	if stderr != "" {
 		msg = fmt.Errorf("%w (module stderr: %s)", msg, stderr)
 	}
-	h.logger.Warn("tool call failed", "tool", tool, "module", m.info.Name, "err", msg, "detail", err.Error())
-	return msg
+	if parent.Err() != nil {
+		// The caller went away or cancelled: a normal end of a call, not a fault.
+		h.logger.Debug("tool call cancelled", "tool", tool, "module", m.info.Name, "err", msg)
+	} else {
+		h.logger.Warn("tool call failed", "tool", tool, "module", m.info.Name, "err", msg, "detail", err.Error())
+	}
+	return &CallFailure{ModuleSHA256: m.info.SHA256, Err: msg}
 }
 
 // agentRefusal names the policy entry whose allowed_agents refuses client.

@@ -79,6 +79,27 @@ type Outcome struct {
 	Duration     time.Duration
 }
 
+// CallFailure is the error of a call that reached a module and failed in its
+// sandbox (trap, deadline, memory limit, cancellation, malformed result): it names
+// the module's digest for the audit log. Error and Unwrap are those of Err.
+type CallFailure struct {
+	ModuleSHA256 string
+	Err          error
+}
+
+func (e *CallFailure) Error() string { return e.Err.Error() }
+func (e *CallFailure) Unwrap() error { return e.Err }
+
+// ModuleDigest is the sha256 of the module a failed call ran in, or "" when the
+// call did not reach one.
+func ModuleDigest(err error) string {
+	var cf *CallFailure
+	if errors.As(err, &cf) {
+		return cf.ModuleSHA256
+	}
+	return ""
+}
+
 // Load states of a module.
 const (
 	StateCompiling = "compiling"

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -95,6 +96,12 @@ dictionary files change.`,
 				code = 1
 			}
 			fmt.Fprintln(stderr, sum.Line())
+			// What status shows as the last ingest: one meta row, written even after
+			// Ctrl-C (with a fresh context) so the record says the run was cut short.
+			rec := memtree.IngestRecord{Time: time.Now().UTC(), Roots: absRoots(args), Summary: sum.Line(), Interrupted: ctx.Err() != nil}
+			if err := store.RecordIngest(context.WithoutCancel(ctx), rec); err != nil {
+				log.Warn("ingest: could not record the run for status", "err", err)
+			}
 			if code != 0 {
 				return &exitError{code: code}
 			}
@@ -103,6 +110,18 @@ dictionary files change.`,
 	}
 	cmd.Flags().StringVar(&kind, "kind", "", "force the input format: "+strings.Join(ingest.Kinds, ", "))
 	rootCmd.AddCommand(cmd)
+}
+
+// absRoots makes the paths named on the command line absolute, for the record.
+func absRoots(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		if a, err := filepath.Abs(p); err == nil {
+			p = a
+		}
+		out[i] = p
+	}
+	return out
 }
 
 func ingestKindKnown(s string) bool {

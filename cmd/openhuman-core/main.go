@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -91,12 +92,55 @@ func (e *exitError) Error() string {
 func (e *exitError) Unwrap() error { return e.err }
 func (e *exitError) ExitCode() int { return e.code }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
+// usageErrors makes every command-line mistake exit 2 with a pointer to --help: bad
+// flags (cobra's flag error function), wrong arguments (each command's Args
+// validator), and what cobra reports before any command runs (an unknown command,
+// a missing required flag).
+func usageErrors(root *cobra.Command) {
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError(c, err)
+	})
+	var walk func(c *cobra.Command)
+	walk = func(c *cobra.Command) {
+		if args := c.Args; args != nil {
+			c.Args = func(cmd *cobra.Command, a []string) error {
+				if err := args(cmd, a); err != nil {
+					return usageError(cmd, err)
+				}
+				return nil
+			}
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+}
+
+// usageError is a command-line mistake: exit status 2, with where to read more.
+func usageError(c *cobra.Command, err error) error {
+	return &exitError{code: 2, err: fmt.Errorf("%w (see %s --help)", err, c.CommandPath())}
+}
+
+// cobraUsageError reports whether err is one of cobra's own usage errors that come
+// before any validator runs.
+func cobraUsageError(err error) bool {
+	msg := err.Error()
+	for _, p := range []string{"unknown command ", "required flag(s) ", "unknown flag: ", "unknown shorthand flag: ", "invalid argument ", "flag needs an argument"} {
+		if strings.HasPrefix(msg, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// execute runs the command line and returns the process's exit status, printing
+// any error on stderr.
+func execute(ctx context.Context, args []string, stderr io.Writer) int {
+	rootCmd.SetArgs(args)
 	err := rootCmd.ExecuteContext(ctx)
 	if err == nil {
-		return
+		return 0
 	}
 	code := 1
 	var ec exitCoder
@@ -104,9 +148,21 @@ func main() {
 		code = ec.ExitCode()
 		var ee *exitError
 		if errors.As(err, &ee) && ee.err == nil {
-			os.Exit(code)
+			return code
 		}
+	} else if cobraUsageError(err) {
+		code = 2
+		err = fmt.Errorf("%w (see openhuman-core --help)", err)
 	}
-	fmt.Fprintln(os.Stderr, "openhuman-core:", err)
+	fmt.Fprintln(stderr, "openhuman-core:", err)
+	return code
+}
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	usageErrors(rootCmd)
+	code := execute(ctx, os.Args[1:], os.Stderr)
+	stop()
 	os.Exit(code)
 }

@@ -41,8 +41,8 @@ The server exits 0 at end of input, after answering every request it has read.`,
 }
 
 func init() {
-	// stdout belongs to the protocol: help and usage go to stderr.
-	mcpCmd.SetOut(os.Stderr)
+	// Help goes to stdout like every command's (`mcp --help` starts no server, so
+	// no protocol frame can be mixed with it).
 	rootCmd.AddCommand(mcpCmd)
 }
 

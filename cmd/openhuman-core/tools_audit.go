@@ -36,13 +36,13 @@ func toolsGroup() *cobra.Command {
 type auditFlags struct {
 	policyFile string
 	json       bool
-	builtin    bool
+	builtin    string
 }
 
 func init() {
 	var f auditFlags
 	cmd := &cobra.Command{
-		Use:   "audit FILE.wasm | --builtin NAME|all",
+		Use:   "audit (FILE.wasm | --builtin NAME|all)",
 		Short: "Show what a tool module can touch and whether the policy would load it (never runs it)",
 		Long: `audit reads a tool module without executing it and reports its sha256, ABI, embedded
 manifest (tools, schemas, requested capabilities and limits), every import classified
@@ -55,17 +55,28 @@ valid WebAssembly module or cannot be read.`,
   openhuman-core tools audit timeline.wasm --policy ./policy.toml --json
   openhuman-core tools audit --builtin memory.search
   openhuman-core tools audit --builtin all --json`,
-		Args: cobra.ExactArgs(1),
+		Args: func(cmd *cobra.Command, args []string) error {
+			if f.builtin != "" {
+				if len(args) > 0 {
+					return fmt.Errorf("give FILE.wasm or --builtin NAME, not both")
+				}
+				return nil
+			}
+			if len(args) != 1 {
+				return fmt.Errorf("give one FILE.wasm to audit, or --builtin NAME|all for the modules in this binary")
+			}
+			return nil
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			log := setupLogging(cmd.ErrOrStderr())
-			if f.builtin {
-				return runAuditBuiltin(cmd.OutOrStdout(), log, args[0], f)
+			if f.builtin != "" {
+				return runAuditBuiltin(cmd.OutOrStdout(), log, f.builtin, f)
 			}
 			return runAudit(cmd.OutOrStdout(), log, args[0], f)
 		},
 	}
 	cmd.Flags().StringVar(&f.policyFile, "policy", "", "policy file (default: the configured policy, $OPENHUMAN_HOME/policy.toml)")
-	cmd.Flags().BoolVar(&f.builtin, "builtin", false, "audit the first-party module embedded in this binary that serves tool NAME (or is named NAME, e.g. memory; or all of them)")
+	cmd.Flags().StringVar(&f.builtin, "builtin", "", "audit the first-party module embedded in this binary that serves tool NAME (or is named NAME, e.g. memory; or all of them)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the stable JSON report (schema openhuman.audit/1)")
 	toolsGroup().AddCommand(cmd)
 }

@@ -40,8 +40,9 @@ public key to KEYFILE.pub, and prints the public key in the form policy.toml's
 signature over the module bytes without that section: code, data and the packed
 manifest are all covered, so pack first, then sign. The module is rewritten in place
 unless -o is given.`,
-		Example: `  openhuman-core tools pack timeline.wasm --manifest tool.toml
-  openhuman-core tools sign timeline.wasm --key ~/.config/openhuman/signing.key`,
+		Example: `  openhuman-core tools pack timeline.wasm --manifest tool.toml -o timeline.packed.wasm
+  openhuman-core tools sign timeline.packed.wasm --key ~/.config/openhuman/signing.key -o timeline.signed.wasm
+  openhuman-core tools sign timeline.packed.wasm --key ~/.config/openhuman/signing.key   # in place`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runSign(cmd.OutOrStdout(), args[0], keyFile, out)

@@ -22,6 +22,9 @@ const FileName = "audit.jsonl"
 const (
 	OutcomeOK    = "ok"
 	OutcomeError = "error"
+	// OutcomeCancelled is a call the client cancelled or gave up on: a normal end,
+	// logged at debug level.
+	OutcomeCancelled = "cancelled"
 )
 
 // ToolErrorOutcome is the outcome of a call whose tool reported an error with code.
@@ -49,6 +52,9 @@ type Entry struct {
 	// (the detail) and to the server log's line about it.
 	ErrorID    string  `json:"error_id,omitempty"`
 	DurationMS float64 `json:"duration_ms"`
+	// Details says what a command-line action did (forget: the sources and the
+	// rows it deleted); tool calls leave it empty.
+	Details map[string]any `json:"details,omitempty"`
 }
 
 // MarshalJSON writes Time as RFC 3339 with nanoseconds in UTC.

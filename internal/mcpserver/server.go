@@ -298,6 +298,8 @@ func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, e
 	if out != nil {
 		e.ModuleSHA256 = out.ModuleSHA256
 		e.Capabilities = audit.Capabilities{HostCalls: out.Usage.HostCalls, BytesIn: out.Usage.BytesIn, BytesOut: out.Usage.BytesOut}
+	} else {
+		e.ModuleSHA256 = runtime.ModuleDigest(err) // a call that failed in its module
 	}
 	var refusal *runtime.AgentRefusal
 	switch {
@@ -310,7 +312,7 @@ func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, e
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}, e
 	case err != nil && errors.Is(ctx.Err(), context.Canceled):
 		msg := fmt.Sprintf("%s was cancelled by the client", name)
-		e.Outcome, e.Error = audit.OutcomeError, msg+": "+err.Error()
+		e.Outcome, e.Error = audit.OutcomeCancelled, msg+": "+err.Error()
 		return errorResult(msg), nil, e
 	case err != nil:
 		// The runtime's text (sandbox traps, exit codes, compile errors, host

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
@@ -85,6 +86,12 @@ type realEnv struct {
 
 func newRealEnv(t testing.TB, timeoutMS int) *realEnv {
 	t.Helper()
+	return newRealEnvWith(t, timeoutMS, slog.New(slog.NewTextHandler(io.Discard, nil)), nil)
+}
+
+// newRealEnvWith is newRealEnv with the runtime's and server's logger and an audit log.
+func newRealEnvWith(t testing.TB, timeoutMS int, quiet *slog.Logger, al *audit.Log) *realEnv {
+	t.Helper()
 	ctx := context.Background()
 	dir := t.TempDir()
 	dbPath := filepath.Join(dir, "workspace", "memory_tree", "chunks.db")
@@ -138,7 +145,6 @@ func newRealEnv(t testing.TB, timeoutMS int) *realEnv {
 		}
 		builtins = append(builtins, runtime.BuiltinModule{Name: m.Name + ".wasm", SHA256: m.SHA256, Wasm: m.Wasm})
 	}
-	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	host, err := runtime.New(ctx, runtime.Options{
 		Reader: stallingReader{store}, Builtins: builtins, ToolsDir: tools, Policy: pol,
 		Autonomy: "readonly", Logger: quiet, // CacheDir "": the shared on-disk compilation cache
@@ -152,7 +158,7 @@ func newRealEnv(t testing.TB, timeoutMS int) *realEnv {
 	if err := host.WaitReady(wctx); err != nil {
 		t.Fatalf("WaitReady: %v", err)
 	}
-	s, err := New(host, Options{Token: testToken, Version: "9.9.9-test", SearXNGEnabled: false, Logger: quiet})
+	s, err := New(host, Options{Token: testToken, Version: "9.9.9-test", SearXNGEnabled: false, Logger: quiet, Audit: al})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -377,10 +377,15 @@ func (s *Server) callTool(ctx context.Context, c controller, req *request, clien
 	if out != nil {
 		entry.ModuleSHA256 = out.ModuleSHA256
 		entry.Capabilities = audit.Capabilities{HostCalls: out.Usage.HostCalls, BytesIn: out.Usage.BytesIn, BytesOut: out.Usage.BytesOut}
+	} else {
+		entry.ModuleSHA256 = runtime.ModuleDigest(err) // a call that failed in its module
 	}
 	switch {
 	case out != nil && out.ToolError != nil:
 		entry.Outcome, entry.Error = audit.ToolErrorOutcome(out.ToolError.Code), out.ToolError.Message
+	case err != nil && errors.Is(ctx.Err(), context.Canceled):
+		// The client went away: a normal end of a call, logged at debug level.
+		entry.Outcome, entry.Error = audit.OutcomeCancelled, rerr.logged()
 	case rerr != nil:
 		entry.Outcome, entry.Error = audit.OutcomeError, rerr.logged()
 	}
@@ -388,6 +393,9 @@ func (s *Server) callTool(ctx context.Context, c controller, req *request, clien
 		entry.ErrorID = rerr.errorID
 	}
 	s.opts.Audit.Record(entry)
+	if entry.Outcome == audit.OutcomeCancelled {
+		s.log.Debug("rpc: tool call cancelled", "method", req.Method, "tool", c.Tool, "client", client)
+	}
 	if entry.Outcome == audit.OutcomeError || entry.ErrorID != "" {
 		s.log.Warn("rpc: tool call failed", "method", req.Method, "tool", c.Tool, "client", client, "err", entry.Error, "error_id", entry.ErrorID)
 	}
@@ -406,8 +414,10 @@ func (s *Server) shape(ctx context.Context, c controller, method string, out *ru
 			return nil, rpcErr(CodeForbidden, "%s: %v", method, refusal)
 		case errors.Is(err, runtime.ErrUnknownTool):
 			return nil, rpcErr(CodeUnavailable, "%s: no loaded module serves tool %s; `openhuman-core tools list` shows why", method, c.Tool)
+		case errors.Is(ctx.Err(), context.Canceled):
+			return nil, rpcErr(CodeInternalError, "%s: the call was cancelled: the client went away", method)
 		case ctx.Err() != nil:
-			return nil, hiddenErr(CodeInternalError, err.Error(), "%s: the call was cancelled: the client went away, or the request ran past its %s budget (error id %s)", method, RequestTimeout)
+			return nil, hiddenErr(CodeInternalError, err.Error(), "%s: the call was cancelled: the request ran past its %s budget (error id %s)", method, RequestTimeout)
 		}
 		if st := s.unavailableModule(c.Tool); st != nil {
 			return nil, hiddenErr(CodeUnavailable, fmt.Sprintf("%v; module %s is %s: %s", err, st.Module.Name, st.State, orDefault(st.Error, "no reason given")),
