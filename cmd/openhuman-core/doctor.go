@@ -129,7 +129,8 @@ func runDoctor(ctx context.Context, log *slog.Logger) []doctorCheck {
 		add("config", checkOK, "no config.toml; the defaults apply ("+filepath.Join(cfg.Home, "config.toml")+")", "")
 	}
 
-	if _, err := policy.Load(cfg.Tools.Policy); err != nil {
+	_, polErr := policy.Load(cfg.Tools.Policy)
+	if err := polErr; err != nil {
 		add("policy", checkFail, err.Error(), "correct "+cfg.Tools.Policy+" (sdk/AUTHORING.md → policy.toml), or move it aside to serve the first-party tools only")
 	} else if _, err := os.Stat(cfg.Tools.Policy); err != nil {
 		add("policy", checkOK, "no policy.toml; first-party tools only ("+cfg.Tools.Policy+")", "")
@@ -139,7 +140,11 @@ func runDoctor(ctx context.Context, log *slog.Logger) []doctorCheck {
 
 	add(checkCache(compileCacheDir()))
 	add(checkStore(ctx, cfg.StorePath()))
-	add(checkToolsDir(ctx, cfg, log))
+	if polErr != nil {
+		add("tools", checkSkip, "not checked: the modules load only once policy.toml parses", "")
+	} else {
+		add(checkToolsDir(ctx, cfg, log))
+	}
 
 	if cfg.SearXNG.Enabled {
 		add(checkSearXNG(ctx, cfg.SearXNG))

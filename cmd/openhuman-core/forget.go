@@ -42,12 +42,12 @@ only: no MCP tool or HTTP method can delete.`,
 			if before != "" {
 				t, err := parseDate(before)
 				if err != nil {
-					return &exitError{code: 2, err: fmt.Errorf("--before %q: %w", before, err)}
+					return usageError(cmd, fmt.Errorf("--before %q: %w", before, err))
 				}
 				f.Before = t
 			}
 			if len(args) == 0 && root == "" && before == "" {
-				return &exitError{code: 2, err: fmt.Errorf("forget: name the sources to delete: SOURCE_ID..., --root PATH or --before DATE (see openhuman-core forget --help)")}
+				return usageError(cmd, fmt.Errorf("forget: name the sources to delete: SOURCE_ID..., --root PATH or --before DATE"))
 			}
 			return runForget(cmd, f, dryRun, asJSON)
 		},
