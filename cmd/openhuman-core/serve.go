@@ -27,12 +27,15 @@ func newServeCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the read controllers and the tool registry over HTTP JSON-RPC",
-		Long: `serve answers JSON-RPC 2.0 at POST /rpc (bearer token required) and GET /health (open).
+		Long: `serve answers JSON-RPC 2.0 at POST /rpc (bearer token required), and GET /health,
+GET / (a short description) and GET /schema (an OpenRPC document of every method), which
+are open.
 
 Methods: openhuman.memory_tree_search, _recall, _get_chunk, _list_chunks, _top_entities,
-_list_sources, openhuman.tools_searxng_search (each dispatched into the same WebAssembly
-module as the MCP tool, with the MCP tool's params), openhuman.tool_registry_list and
-openhuman.tool_registry_get.
+_list_sources, openhuman.tools_searxng_search and openhuman.tools_web_search (the same
+SearXNG search; each dispatched into the same WebAssembly module as the MCP tool, with the
+MCP tool's params), openhuman.tool_registry_list and openhuman.tool_registry_get (an agent
+named in the X-OpenHuman-Agent header sees only the tools its allowed_agents admit).
 
 The bearer token is OPENHUMAN_CORE_TOKEN, or one generated once into <workspace>/core.token
 (mode 0600) and printed on stderr that once. Binding to a non-loopback address requires
@@ -118,7 +121,7 @@ func runServe(ctx context.Context, addr string, stderr io.Writer) error {
 	default:
 		fmt.Fprintf(stderr, "openhuman-core serve: bearer token in %s\n", cfg.TokenPath())
 	}
-	fmt.Fprintf(stderr, "openhuman-core serve: listening on http://%s (POST /rpc, GET /health); Ctrl-C stops\n", ln.Addr())
+	fmt.Fprintf(stderr, "openhuman-core serve: listening on http://%s (POST /rpc; GET /, /health, /schema); Ctrl-C stops\n", ln.Addr())
 	if err := rpcserver.Serve(ctx, ln, srv.Handler(), rpcserver.DefaultShutdownTimeout, log); err != nil {
 		return err
 	}

@@ -93,4 +93,21 @@ func TestAllowedAgentsEnforced(t *testing.T) {
 	if !strings.Contains(string(out), `"greeting"`) || strings.Contains(string(out), `"error"`) {
 		t.Errorf("the allowed agent did not get its answer: %s", out)
 	}
+
+	// The registry lists the tool only to the agent that may call it.
+	list := `{"jsonrpc":"2.0","id":2,"method":"openhuman.tool_registry_list"}`
+	get := `{"jsonrpc":"2.0","id":3,"method":"openhuman.tool_registry_get","params":{"tool_id":"c.hello"}}`
+	for agent, visible := range map[string]bool{"only-this-agent": true, "some-other-client": false, "": false} {
+		_, l := post(t, hs.URL, testToken, list, AgentHeader, agent)
+		_, g := post(t, hs.URL, testToken, get, AgentHeader, agent)
+		if strings.Contains(string(l), `"tool_id":"c.hello"`) != visible || strings.Contains(string(g), `"tool_id":"c.hello"`) != visible {
+			t.Errorf("agent %q: c.hello listed %v, want %v:\nlist %s\nget %s", agent, !visible, visible, l, g)
+		}
+		if !visible && !strings.Contains(string(g), "tool not found in registry: c.hello") {
+			t.Errorf("agent %q: get of a hidden tool: %s", agent, g)
+		}
+		if !strings.Contains(string(l), `"tool_id":"memory.search"`) && !strings.Contains(string(l), `"tool_id":"tools.searxng_search"`) {
+			t.Errorf("agent %q: the registry lost the tools everyone may call: %s", agent, l)
+		}
+	}
 }

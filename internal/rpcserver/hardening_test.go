@@ -176,12 +176,12 @@ func TestHostAndOriginChecked(t *testing.T) {
 		{"localhost page on another port", "", "http://localhost:3000", 403, "forbidden_origin"},
 	}
 	for _, tc := range cases {
-		for _, ep := range []struct{ method, path, body string }{{"GET", "/health", ""}, {"POST", "/rpc", rpc}} {
+		for _, ep := range []struct{ method, path, body string }{{"GET", "/health", ""}, {"POST", "/rpc", rpc}, {"GET", "/", ""}, {"GET", "/schema", ""}} {
 			status, body := hostRequest(t, hs.URL, ep.method, ep.path, tc.host, tc.origin, ep.body)
 			if status != tc.want || !strings.Contains(body, tc.msg) {
 				t.Errorf("%s: %s %s: HTTP %d %s, want %d containing %q", tc.name, ep.method, ep.path, status, body, tc.want, tc.msg)
 			}
-			if status == 403 && (strings.Contains(body, "version") || strings.Contains(body, "tools")) {
+			if status == 403 && (strings.Contains(body, "version") || strings.Contains(body, "tools") || strings.Contains(body, "openrpc")) {
 				t.Errorf("%s: a refused request got data: %s", tc.name, body)
 			}
 		}

@@ -289,7 +289,12 @@ func TestRealRuntime(t *testing.T) {
 		if hp.Health != HealthUnavailable || hp.Enabled || !strings.Contains(hp.HealthReason, "path_open") || hp.Module.Origin != "directory" {
 			t.Fatalf("refused module entry: %+v", hp)
 		}
-		wantErr(t, e.call(t, "openhuman.tool_registry_get", `{"tool_id":"tools.web_search"}`), CodeNotFound, "tool not found in registry: tools.web_search")
+		got.Tool = Entry{}
+		resultOf(t, e.call(t, "openhuman.tool_registry_get", `{"tool_id":"tools.web_search"}`), &got)
+		if ws := got.Tool; ws.Health != HealthDisabled || ws.Enabled || ws.Route.Method != "openhuman.tools_web_search" ||
+			ws.Module.SHA256 != e.mods["searxng_search"].SHA256 || string(ws.InputSchema) != string(ts.InputSchema) {
+			t.Fatalf("tools.web_search entry: %+v", ws)
+		}
 
 		var list struct{ Tools []Entry }
 		resultOf(t, e.call(t, "openhuman.tool_registry_list", ``), &list)
@@ -304,13 +309,13 @@ func TestRealRuntime(t *testing.T) {
 		}
 		for _, id := range []string{"memory.search", "memory.recall", "tree.read_chunk", "tree.browse", "tree.top_entities", "tree.list_sources",
 			"searxng_search", "hostile.path_open", "memory_tree.search", "memory_tree.recall", "memory_tree.get_chunk", "memory_tree.list_chunks",
-			"memory_tree.top_entities", "memory_tree.list_sources", "tools.searxng_search"} {
+			"memory_tree.top_entities", "memory_tree.list_sources", "tools.searxng_search", "tools.web_search"} {
 			if !ids[id] {
 				t.Errorf("registry lacks %s", id)
 			}
 		}
-		if len(list.Tools) != 15 {
-			t.Errorf("registry has %d entries, want 15", len(list.Tools))
+		if len(list.Tools) != 16 {
+			t.Errorf("registry has %d entries, want 16", len(list.Tools))
 		}
 	})
 

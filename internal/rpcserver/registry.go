@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
 )
 
@@ -48,14 +49,18 @@ var controllers = []controller{
 	{"memory_tree", "top_entities", "tree.top_entities"},
 	{"memory_tree", "list_sources", "tree.list_sources"},
 	{"tools", "searxng_search", searxngTool},
+	// The controller-backed web search of the reference's registry, routed to
+	// SearXNG (the only web search here): the same module, params and result.
+	{"tools", "web_search", searxngTool},
 }
 
-// controllerByMethod and controllerByTool index controllers.
-var controllerByMethod, controllerByTool = func() (map[string]controller, map[string]controller) {
-	bm, bt := map[string]controller{}, map[string]controller{}
+// controllerByMethod and controllerByTool index controllers; a tool's first
+// controller is its MCP entry's rpc_method.
+var controllerByMethod, controllerByTool = func() (map[string]controller, map[string][]controller) {
+	bm, bt := map[string]controller{}, map[string][]controller{}
 	for _, c := range controllers {
 		bm[c.Method()] = c
-		bt[c.Tool] = c
+		bt[c.Tool] = append(bt[c.Tool], c)
 	}
 	return bm, bt
 }()
@@ -154,6 +159,21 @@ type knownTool struct {
 	status *runtime.ModuleStatus
 }
 
+// RegistryFor is the registry as the agent with provenance label client sees it: a
+// tool whose allowed_agents do not admit it is not listed. Entries with no
+// allowed_agents (a module that was refused or never loaded, listed so that an
+// operator sees why) serve nobody and stay listed.
+func (s *Server) RegistryFor(client string) []Entry {
+	all := s.Registry()
+	out := all[:0]
+	for _, e := range all {
+		if len(e.AllowedAgents) == 0 || policy.AgentAllowed(e.AllowedAgents, client) {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // Registry builds the registry entries from the dispatcher's live Tools() and Status(),
 // sorted by tool_id and unique (the first of duplicate ids is kept and the rest logged).
 func (s *Server) Registry() []Entry {
@@ -223,7 +243,7 @@ func (s *Server) Registry() []Entry {
 	for _, k := range known {
 		h := s.healthOf(k)
 		entries = append(entries, s.mcpEntry(k, h))
-		if c, ok := controllerByTool[k.tool.Name]; ok {
+		for _, c := range controllerByTool[k.tool.Name] {
 			entries = append(entries, s.controllerEntry(c, k, h))
 		}
 	}
@@ -355,8 +375,8 @@ func (s *Server) mcpEntry(k knownTool, h health) Entry {
 	e.Description = k.tool.Description
 	e.Transport = TransportMCP
 	route := Route{Protocol: "mcp", Method: "tools/call", Tool: k.tool.Name}
-	if c, ok := controllerByTool[k.tool.Name]; ok {
-		route.RPCMethod = c.Method()
+	if cs := controllerByTool[k.tool.Name]; len(cs) > 0 {
+		route.RPCMethod = cs[0].Method()
 	}
 	e.Route = route
 	e.Tags = tagsFor("mcp", e.ToolID)

@@ -47,7 +47,7 @@ func TestRegistryListShape(t *testing.T) {
 		"memory_tree.get_chunk", "memory_tree.list_chunks", "memory_tree.list_sources",
 		"memory_tree.recall", "memory_tree.search", "memory_tree.top_entities",
 		"searxng_search", "timeline.recent",
-		"tools.searxng_search",
+		"tools.searxng_search", "tools.web_search",
 		"tree.browse", "tree.list_sources", "tree.read_chunk", "tree.top_entities",
 	}
 	if !reflect.DeepEqual(ids, want) {
@@ -87,7 +87,7 @@ func TestRegistryListShape(t *testing.T) {
 	}
 
 	// SearXNG off: both entries present, disabled, with the module's real schema.
-	for _, id := range []string{"searxng_search", "tools.searxng_search"} {
+	for _, id := range []string{"searxng_search", "tools.searxng_search", "tools.web_search"} {
 		en := entryByID(entries, id)
 		if en.Enabled || en.Health != HealthDisabled || !strings.Contains(en.HealthReason, "OPENHUMAN_SEARXNG_ENABLED") ||
 			!strings.Contains(string(en.InputSchema), "max_results") || !strings.Contains(string(en.OutputSchema), "results") {
@@ -112,7 +112,7 @@ func TestRegistryListShape(t *testing.T) {
 func TestRegistrySearxngEnabled(t *testing.T) {
 	e := newTestEnv(t, true)
 	entries := registryList(t, e)
-	for _, id := range []string{"searxng_search", "tools.searxng_search"} {
+	for _, id := range []string{"searxng_search", "tools.searxng_search", "tools.web_search"} {
 		en := entryByID(entries, id)
 		if en == nil || !en.Enabled || en.Health != HealthAvailable || !reflect.DeepEqual(en.Module.Capabilities, []string{"web.searxng"}) {
 			t.Errorf("%s = %+v", id, en)
@@ -139,7 +139,15 @@ func TestRegistryGet(t *testing.T) {
 	wantErr(t, e.call(t, "openhuman.tool_registry_get", `{"tool_id":"   "}`), CodeInvalidParams, "tool_id must be a non-empty string")
 	wantErr(t, e.call(t, "openhuman.tool_registry_get", `{"tool_id":5}`), CodeInvalidParams, "tool_id must be a string, got number")
 	wantErr(t, e.call(t, "openhuman.tool_registry_get", `{"tool_id":"memory.search","verbose":true}`), CodeInvalidParams, "unknown param 'verbose' for tool_registry.get")
-	wantErr(t, e.call(t, "openhuman.tool_registry_get", `{"tool_id":"tools.web_search"}`), CodeNotFound, "tool not found in registry: tools.web_search")
+	// tools.web_search: the reference's controller-backed web search, routed to SearXNG.
+	r = e.call(t, "openhuman.tool_registry_get", `{"tool_id":"tools.web_search"}`)
+	if r.Error != nil || json.Unmarshal(r.Result, &got) != nil || got.Tool.Transport != TransportJSONRPC || got.Tool.Route.Method != "openhuman.tools_web_search" ||
+		got.Tool.Title != "Web Search" || !reflect.DeepEqual(got.Tool.Tags, []string{"controller", "tools", "retrieval"}) ||
+		got.Tool.Health != HealthDisabled || got.Tool.Enabled || !strings.Contains(string(got.Tool.InputSchema), `"query"`) {
+		t.Fatalf("get tools.web_search: %s %+v", r.Result, r.Error)
+	}
+	wantErr(t, e.call(t, "openhuman.tools_web_search", `{"query":"x"}`), CodeDisabled, "SearXNG search is not enabled")
+	wantErr(t, e.call(t, "openhuman.tool_registry_get", `{"tool_id":"tools.nope"}`), CodeNotFound, "tool not found in registry: tools.nope")
 	wantErr(t, e.call(t, "openhuman.tool_registry_get", `[1]`), CodeInvalidParams, "params must be an object or null, got array")
 	wantErr(t, e.call(t, "openhuman.tool_registry_list", `{"x":1}`), CodeInvalidParams, "unknown param 'x' for tool_registry.list")
 }

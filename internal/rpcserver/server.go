@@ -104,20 +104,27 @@ func New(d Dispatcher, opts Options) (*Server, error) {
 	}
 	s := &Server{d: d, opts: opts, log: opts.Logger, inflight: map[string]chan struct{}{}}
 	for _, c := range controllers {
-		s.inflight[c.Tool] = make(chan struct{}, opts.MaxInFlightPerTool)
+		if s.inflight[c.Tool] == nil {
+			s.inflight[c.Tool] = make(chan struct{}, opts.MaxInFlightPerTool)
+		}
 	}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("/health", s.serveHealth)
 	s.mux.HandleFunc("/rpc", s.serveRPC)
+	s.mux.HandleFunc("/schema", s.serveSchema)
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == "/" {
+			s.serveIndex(w, r)
+			return
+		}
 		writeJSON(w, http.StatusNotFound, map[string]any{"ok": false, "error": "not_found",
-			"message": fmt.Sprintf("no route %s; use POST /rpc (JSON-RPC 2.0) or GET /health", r.URL.Path)})
+			"message": fmt.Sprintf("no route %s; use POST /rpc (JSON-RPC 2.0), GET /health, GET /schema or GET /", r.URL.Path)})
 	})
 	return s, nil
 }
 
-// Handler returns the HTTP handler: GET /health (open) and POST /rpc (bearer
-// token), both only for requests whose Host and Origin name this server.
+// Handler returns the HTTP handler: GET /, /health and /schema (open) and POST /rpc
+// (bearer token), all only for requests whose Host and Origin name this server.
 func (s *Server) Handler() http.Handler { return s.checkHost(s.mux) }
 
 // NewHTTPServer returns an http.Server for h with read, write and idle timeouts. Its
@@ -327,9 +334,9 @@ func toolMethod(method string) bool {
 func (s *Server) dispatch(ctx context.Context, req *request, client string) (json.RawMessage, *Error) {
 	switch req.Method {
 	case "openhuman.tool_registry_list":
-		return s.registryList(req.Params)
+		return s.registryList(req.Params, client)
 	case "openhuman.tool_registry_get":
-		return s.registryGet(req.Params)
+		return s.registryGet(req.Params, client)
 	}
 	c, ok := controllerByMethod[req.Method]
 	if !ok {
@@ -479,7 +486,7 @@ func (s *Server) unavailableModule(tool string) *runtime.ModuleStatus {
 }
 
 // registryList answers openhuman.tool_registry_list.
-func (s *Server) registryList(params json.RawMessage) (json.RawMessage, *Error) {
+func (s *Server) registryList(params json.RawMessage, client string) (json.RawMessage, *Error) {
 	m, perr := paramsObject(params)
 	if perr != nil {
 		return nil, perr
@@ -487,11 +494,11 @@ func (s *Server) registryList(params json.RawMessage) (json.RawMessage, *Error) 
 	if k := firstKey(m); k != "" {
 		return nil, rpcErr(CodeInvalidParams, "unknown param '%s' for tool_registry.list (it takes no params)", k)
 	}
-	return marshalResult(map[string]any{"tools": s.Registry()})
+	return marshalResult(map[string]any{"tools": s.RegistryFor(client)})
 }
 
 // registryGet answers openhuman.tool_registry_get.
-func (s *Server) registryGet(params json.RawMessage) (json.RawMessage, *Error) {
+func (s *Server) registryGet(params json.RawMessage, client string) (json.RawMessage, *Error) {
 	m, perr := paramsObject(params)
 	if perr != nil {
 		return nil, perr
@@ -512,7 +519,7 @@ func (s *Server) registryGet(params json.RawMessage) (json.RawMessage, *Error) {
 	if id == "" {
 		return nil, rpcErr(CodeInvalidParams, "tool_id must be a non-empty string")
 	}
-	for _, e := range s.Registry() {
+	for _, e := range s.RegistryFor(client) {
 		if e.ToolID == id {
 			return marshalResult(map[string]any{"tool": e})
 		}
