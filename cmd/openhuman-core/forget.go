@@ -35,7 +35,7 @@ Each run that deletes something is written to the audit log
 (<workspace>/audit/audit.jsonl, tool "forget"). forget is a command-line action
 only: no MCP tool or HTTP method can delete.`,
 		Example: `  openhuman-core forget --dry-run --root ~/exports/old-mail.mbox
-  openhuman-core forget 'email:<CA+abc@mail.example>' 'doc:/home/me/notes/draft.md'
+  openhuman-core forget 'email:CA+abc@mail.example' 'doc:/home/me/notes/draft.md'
   openhuman-core forget --before 2019-01-01`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := memtree.ForgetFilter{SourceIDs: args, Root: root}
