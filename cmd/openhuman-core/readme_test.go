@@ -127,6 +127,16 @@ func TestReadme(t *testing.T) {
 			}
 		}
 	}
+	// The Chinese translation shows the same commands, snippets and configs.
+	zh := readmeBlocks(t, filepath.Join(root, "README.zh-CN.md"))
+	if len(zh) != len(blocks) {
+		t.Errorf("README.zh-CN.md has %d code blocks, README.md %d: translate the change", len(zh), len(blocks))
+	}
+	for i := range min(len(zh), len(blocks)) {
+		if zh[i].Lang != blocks[i].Lang || zh[i].Text != blocks[i].Text || zh[i].Skip != blocks[i].Skip {
+			t.Errorf("README.zh-CN.md:%d differs from README.md:%d: keep the code blocks identical", zh[i].Line, blocks[i].Line)
+		}
+	}
 	if ran < 4 || tomls < 2 {
 		t.Errorf("ran %d sh blocks and %d toml blocks; the README lost its runnable examples?", ran, tomls)
 	}
