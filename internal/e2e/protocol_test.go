@@ -151,8 +151,8 @@ func TestHelpAndArgs(t *testing.T) {
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
-		if stdout.Len() != 0 || !strings.Contains(stderr.String(), "openhuman-core mcp") {
-			t.Errorf("%v: help must go to stderr only; stdout %q", args, stdout.String())
+		if stderr.Len() != 0 || !strings.Contains(stdout.String(), "openhuman-core mcp") {
+			t.Errorf("%v: help goes to stdout (it starts no server), nothing to stderr; stderr %q", args, stderr.String())
 		}
 	}
 	cmd := e.command(context.Background(), "mcp", "extra")
