@@ -391,7 +391,7 @@ func TestHelpAndUsageExitCodes(t *testing.T) {
 	if out, _, _ := e.run("", "tools", "audit", "--help"); !strings.Contains(out, "--builtin string") {
 		t.Errorf("tools audit --builtin is not a NAME flag:\n%s", out)
 	}
-	for _, args := range [][]string{{"--bogus"}, {"mcp", "--bogus"}, {"mcp", "extra"}, {"nosuch"}, {"tools", "audit"}, {"tools", "pack", "x.wasm"},
+	for _, args := range [][]string{{"--bogus"}, {"mcp", "--bogus"}, {"mcp", "extra"}, {"nosuch"}, {"tools", "nosuch"}, {"tools", "audit"}, {"tools", "pack", "x.wasm"},
 		{"forget", "--before", "someday"}, {"status", "extra"}, {"ingest"}} {
 		_, errOut, code := e.run("", args...)
 		if code != 2 || !strings.Contains(errOut, "--help") {

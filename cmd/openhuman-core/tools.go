@@ -26,6 +26,9 @@ var toolsCmd = &cobra.Command{
 "openhuman.manifest" custom section. Third-party modules live in the tools directory
 (default ~/.openhuman/tools/) and load only when policy.toml pins their sha256 and
 grants what their manifest asks for.`,
+	// Runnable, so that an unknown subcommand is a usage error (exit 2), not help.
+	Args: cobra.NoArgs,
+	RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 }
 
 type packFlags struct {
