@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -312,6 +313,33 @@ func TestDoctor(t *testing.T) {
 			t.Errorf("doctor output lacks %s:\n%s", re, out)
 		}
 	}
+	// SearXNG and the embedder are checked only when enabled: a SearXNG that does not
+	// answer fails, an Ollama-style embedder that answers passes.
+	ollama := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/api/embed" {
+			http.NotFound(w, r)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		io.WriteString(w, `{"model":"toy","embeddings":[[0.1,0.2,0.3]]}`)
+	}))
+	defer ollama.Close()
+	dead := httptest.NewServer(http.NotFoundHandler())
+	deadURL := dead.URL
+	dead.Close() // nothing listens there any more
+	e.extra = []string{"OPENHUMAN_SEARXNG_ENABLED=true", "OPENHUMAN_SEARXNG_BASE_URL=" + deadURL,
+		"OPENHUMAN_MEMORY_EMBEDDER=ollama", "OPENHUMAN_MEMORY_EMBED_ENDPOINT=" + ollama.URL, "OPENHUMAN_MEMORY_EMBED_MODEL=toy"}
+	out, _, code = e.run("", "doctor")
+	for _, re := range []string{`(?m)^FAIL +searxng .*does not answer`, `(?m)^ +fix: start SearXNG`, `(?m)^ok +embedder +ollama toy at http://127\.0\.0\.1:\d+ answers`} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("doctor output lacks %s:\n%s", re, out)
+		}
+	}
+	if code != 1 {
+		t.Errorf("doctor with SearXNG down: exit %d, want 1", code)
+	}
+	e.extra = nil
+
 	// --json carries the same verdicts.
 	out, _, _ = e.run("", "doctor", "--json")
 	var rep struct {
