@@ -28,6 +28,15 @@ var (
 	binErr  error
 )
 
+// TestMain removes the binary builtBinary built.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 // builtBinary builds openhuman-core once per test run (go build, as a user does).
 func builtBinary(t *testing.T) string {
 	t.Helper()
