@@ -8,6 +8,6 @@ const goVersion = "go1.26.8"
 
 // digests pins the sha256 of each packed module (after decompression), by file stem.
 var digests = map[string]string{
-	"memory":         "1f7e5ac4f52feafb5b39cf93817cba0541eeefe701533680d5e25db5b873dea1",
-	"searxng_search": "c7ce956e1e505e90071053f87959f6aece782553a87d853a5bbebb2133e51854",
+	"memory":         "071d709a8cdf2265213bb2bf167c1f469e9738eb64d6e110099e60d6535a137a",
+	"searxng_search": "686bc208be688e68298f67ead5f99d2dc56920c2db566e15b79f642ea182f6c3",
 }

@@ -1,0 +1,176 @@
+package memtree
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// namedSource is a source with its display name for one user e-mail hint, and that
+// name folded for the display-name query.
+type namedSource struct {
+	abi.Source
+	fold string
+}
+
+// ListSources lists one page of the ingested sources, most recent first, with their
+// display names: those of the kinds asked (all when none) whose display name
+// contains the query (case-insensitive; all when empty). Total counts them all; Next
+// is the offset of the following page. K 0 means abi.MaxK.
+//
+// The sources of a store generation (meta.generation, bumped by every ingest
+// commit) are read once, in the order of the sources_recent index, and kept named
+// per hint, so another process's ingest is seen on the next call and a page costs a
+// slice (a scan of the names with kinds or a query), not a query.
+func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error) {
+	k := req.K
+	if k == 0 {
+		k = abi.MaxK
+	}
+	if err := checkK("list sources", k); err != nil {
+		return nil, err
+	}
+	if req.Offset < 0 || req.Offset > abi.MaxOffset {
+		return nil, fmt.Errorf("list sources: offset must be 0..%d, got %d: %w", abi.MaxOffset, req.Offset, ErrInvalid)
+	}
+	if err := checkFilter("list sources", "kinds", req.Kinds, abi.MaxKindChars); err != nil {
+		return nil, err
+	}
+	if n := utf8.RuneCountInString(req.Query); n > abi.MaxQueryChars {
+		return nil, fmt.Errorf("list sources: query has %d characters, at most %d are allowed: %w", n, abi.MaxQueryChars, ErrInvalid)
+	}
+	if n := utf8.RuneCountInString(req.UserEmailHint); n > abi.MaxIDChars {
+		return nil, fmt.Errorf("list sources: user_email_hint has %d characters, at most %d are allowed: %w", n, abi.MaxIDChars, ErrInvalid)
+	}
+	db, err := s.readers(ctx)
+	if err != nil {
+		return nil, err
+	}
+	res := &abi.SourcesResult{Sources: []abi.Source{}}
+	if db == nil {
+		res.Hint = EmptyHint
+		return res, nil
+	}
+	all, err := s.namedSources(ctx, db, req.UserEmailHint)
+	if err != nil {
+		return nil, err
+	}
+	if len(all) == 0 {
+		res.Hint = EmptyHint
+		return res, nil
+	}
+	kinds := map[string]bool{}
+	for _, kd := range req.Kinds {
+		if kd = strings.ToLower(strings.TrimSpace(kd)); kd != "" {
+			kinds[kd] = true
+		}
+	}
+	q := strings.ToLower(strings.TrimSpace(req.Query))
+	var page []namedSource
+	if len(kinds) == 0 && q == "" {
+		res.Total = len(all)
+		if req.Offset < len(all) {
+			page = all[req.Offset:min(len(all), req.Offset+k)]
+		}
+	} else {
+		for i := range all {
+			src := &all[i]
+			if len(kinds) > 0 && !kinds[src.SourceKind] || q != "" && !strings.Contains(src.fold, q) {
+				continue
+			}
+			if res.Total >= req.Offset && len(page) < k {
+				page = append(page, *src)
+			}
+			res.Total++
+		}
+	}
+	res.Sources = make([]abi.Source, len(page))
+	for i, p := range page {
+		src := p.Source
+		src.Title = clipRunes(src.Title, hitTitleMaxChars)
+		src.DisplayName = clipRunes(src.DisplayName, hitTitleMaxChars)
+		res.Sources[i] = src
+	}
+	n := fitCount(res.Sources, resultBase, func(src *abi.Source) int {
+		return 160 + jsonStrLen(src.SourceKind) + jsonStrLen(src.SourceID) + jsonStrLen(src.DisplayName) + jsonStrLen(src.Title)
+	})
+	res.Sources = res.Sources[:n]
+	if end := req.Offset + n; end < res.Total {
+		res.Next = end
+	}
+	return res, nil
+}
+
+// namedSources returns the sources of the current generation, newest first, with
+// display names for userEmailHint; the lists of the last few hints are cached. The
+// slice is shared: callers must not modify it.
+func (s *Store) namedSources(ctx context.Context, db *sql.DB, userEmailHint string) ([]namedSource, error) {
+	rows, err := s.sourceRows(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	c := &s.bc
+	c.mu.Lock()
+	named, ok := c.named[userEmailHint]
+	c.mu.Unlock()
+	if ok {
+		return named, nil
+	}
+	named = make([]namedSource, len(rows))
+	for i, src := range rows {
+		src.DisplayName = DisplayName(src.SourceKind, src.SourceID, src.Title, userEmailHint)
+		named[i] = namedSource{Source: src, fold: strings.ToLower(src.DisplayName)}
+	}
+	c.mu.Lock()
+	if c.srcOK && len(c.sources) > 0 && len(rows) > 0 && &c.sources[0] == &rows[0] { // still this generation
+		if c.named == nil || len(c.named) >= 16 {
+			c.named = map[string][]namedSource{}
+		}
+		c.named[userEmailHint] = named
+	}
+	c.mu.Unlock()
+	return named, nil
+}
+
+// entityTotal returns how many entities of kind ("" = all) the store holds, counted
+// once per store generation.
+func (s *Store) entityTotal(ctx context.Context, db *sql.DB, kind string) (int, error) {
+	gen, err := generation(ctx, db)
+	if err != nil {
+		return 0, err
+	}
+	c := &s.bc
+	c.mu.Lock()
+	if c.entTotals != nil && c.entGen == gen {
+		n := c.entTotals[kind]
+		c.mu.Unlock()
+		return n, nil
+	}
+	c.mu.Unlock()
+	rows, err := db.QueryContext(ctx, `SELECT kind, count(*) FROM entities INDEXED BY entities_kind_top GROUP BY kind`)
+	if err != nil {
+		return 0, fmt.Errorf("count entities: %w", err)
+	}
+	defer rows.Close()
+	totals := map[string]int{}
+	for rows.Next() {
+		var kd string
+		var n int
+		if err := rows.Scan(&kd, &n); err != nil {
+			return 0, fmt.Errorf("count entities: %w", err)
+		}
+		totals[kd] += n
+		totals[""] += n
+	}
+	if err := rows.Err(); err != nil {
+		return 0, fmt.Errorf("count entities: %w", err)
+	}
+	c.mu.Lock()
+	c.entTotals, c.entGen = totals, gen
+	c.mu.Unlock()
+	return totals[kind], nil
+}
