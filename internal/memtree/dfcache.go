@@ -111,6 +111,8 @@ type browseCache struct {
 
 	entGen    string         // generation of entTotals
 	entTotals map[string]int // entity count by kind, "" = all (sources.go)
+	srcCntGen string         // generation of srcCounts
+	srcCounts map[string]int // listed sources by kind, "" = all (sources.go)
 }
 
 // chunkTimes returns every chunk's timestamp by rowid for generation gen (read by the
@@ -161,8 +163,7 @@ func (s *Store) sourceRows(ctx context.Context, db *sql.DB) ([]abi.Source, error
 	if c.srcOK && c.srcGen == gen {
 		return c.sources, nil
 	}
-	rows, err := db.QueryContext(ctx, `SELECT kind, source_id, title, chunk_count, first_ms, last_ms FROM sources
-		WHERE chunk_count > 0 ORDER BY last_ms DESC, source_id`)
+	rows, err := db.QueryContext(ctx, sourcesQuery)
 	if err != nil {
 		return nil, fmt.Errorf("list sources: %w", err)
 	}

@@ -228,7 +228,7 @@ func manySources(t testing.TB, st *memtree.Store, n int) {
 }
 
 func TestListSourcesPages(t *testing.T) {
-	st, _ := openEmpty(t)
+	st, path := openEmpty(t)
 	ctx := context.Background()
 	const n = 1234
 	manySources(t, st, n)
@@ -285,6 +285,31 @@ func TestListSourcesPages(t *testing.T) {
 	for _, s := range res.Sources {
 		if s.SourceKind != "email" || !strings.Contains(s.DisplayName, "gamma") {
 			t.Errorf("email+gamma page holds %+v", s)
+		}
+	}
+	// A first page while the source list is not loaded (read through the index)
+	// is the same page as one cut from the loaded list.
+	for _, req := range []abi.SourcesListRequest{{K: 10, Kinds: []string{"email", "document"}, Offset: 40}, {K: 50, Offset: 900}, {K: 3}} {
+		cold, err := memtree.OpenReadOnly(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		a, err := cold.ListSources(ctx, req)
+		cold.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := st.ListSources(ctx, abi.SourcesListRequest{K: 50, Query: "0"}) // loads the list (every name holds a 0)
+		if err != nil || b.Total != n {
+			t.Fatalf("query loads the list: %v, total %d", err, b.Total)
+		}
+		if b, err = st.ListSources(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+		ja, _ := json.Marshal(a)
+		jb, _ := json.Marshal(b)
+		if string(ja) != string(jb) || len(a.Sources) == 0 {
+			t.Errorf("%+v:\nfirst page read through the index: %s\nfrom the loaded list:           %s", req, ja, jb)
 		}
 	}
 	// K 0 (a module built before paging) gets the largest page; past the end, none.

@@ -10,6 +10,12 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
+// sourcesQuery reads the sources with chunks, newest first, walking the
+// sources_listed index (schema 5; sources_recent on an older store a reader opens)
+// instead of sorting.
+const sourcesQuery = `SELECT kind, source_id, title, chunk_count, first_ms, last_ms FROM sources
+	WHERE chunk_count > 0 ORDER BY last_ms DESC, source_id`
+
 // namedSource is a source with its display name for one user e-mail hint, and that
 // name folded for the display-name query.
 type namedSource struct {
@@ -55,14 +61,6 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 		res.Hint = EmptyHint
 		return res, nil
 	}
-	all, err := s.namedSources(ctx, db, req.UserEmailHint)
-	if err != nil {
-		return nil, err
-	}
-	if len(all) == 0 {
-		res.Hint = EmptyHint
-		return res, nil
-	}
 	kinds := map[string]bool{}
 	for _, kd := range req.Kinds {
 		if kd = strings.ToLower(strings.TrimSpace(kd)); kd != "" {
@@ -71,21 +69,38 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 	}
 	q := strings.ToLower(strings.TrimSpace(req.Query))
 	var page []namedSource
-	if len(kinds) == 0 && q == "" {
-		res.Total = len(all)
-		if req.Offset < len(all) {
-			page = all[req.Offset:min(len(all), req.Offset+k)]
+	if q == "" && req.Offset+k <= coldPageDepth && !s.sourcesCached(ctx, db, req.UserEmailHint) {
+		// A first page after the store changed: read it through the index instead
+		// of loading every source (130–260 ms at 68k sources).
+		if page, res.Total, err = s.sourcesPage(ctx, db, kinds, req.UserEmailHint, k, req.Offset); err != nil {
+			return nil, err
 		}
 	} else {
-		for i := range all {
-			src := &all[i]
-			if len(kinds) > 0 && !kinds[src.SourceKind] || q != "" && !strings.Contains(src.fold, q) {
-				continue
+		all, err := s.namedSources(ctx, db, req.UserEmailHint)
+		if err != nil {
+			return nil, err
+		}
+		if len(kinds) == 0 && q == "" {
+			res.Total = len(all)
+			if req.Offset < len(all) {
+				page = all[req.Offset:min(len(all), req.Offset+k)]
 			}
-			if res.Total >= req.Offset && len(page) < k {
-				page = append(page, *src)
+		} else {
+			for i := range all {
+				src := &all[i]
+				if len(kinds) > 0 && !kinds[src.SourceKind] || q != "" && !strings.Contains(src.fold, q) {
+					continue
+				}
+				if res.Total >= req.Offset && len(page) < k {
+					page = append(page, *src)
+				}
+				res.Total++
 			}
-			res.Total++
+		}
+	}
+	if res.Total == 0 {
+		if err := s.emptyHint(ctx, db, &res.Hint); err != nil {
+			return nil, err
 		}
 	}
 	res.Sources = make([]abi.Source, len(page))
@@ -103,6 +118,129 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 		res.Next = end
 	}
 	return res, nil
+}
+
+// sourceCountsQuery counts the listed sources by kind (from sources_listed alone).
+const sourceCountsQuery = `SELECT kind, count(*) FROM sources WHERE chunk_count > 0 GROUP BY kind`
+
+// listedQuery returns q (over "FROM sources") made to read the sources_listed index
+// when the store has it (schema 5; a reader may open an older store, which a
+// writer migrates at its next ingest): the planner, without statistics, would
+// otherwise pick the (kind, source_id) index and sort or read the table.
+func listedQuery(ctx context.Context, db *sql.DB, q string) (string, error) {
+	var n int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type='index' AND name='sources_listed'`).Scan(&n); err != nil {
+		return "", fmt.Errorf("list sources: %w", err)
+	}
+	if n == 0 {
+		return q, nil
+	}
+	return strings.Replace(q, "FROM sources", "FROM sources INDEXED BY sources_listed", 1), nil
+}
+
+// coldPageDepth is how deep (offset + k) a page is read through the index while
+// the source list of the store's generation is not loaded; deeper pages and
+// display-name queries load it.
+const coldPageDepth = 1000
+
+// sourcesCached reports whether the source list of the current generation is
+// loaded and named for userEmailHint.
+func (s *Store) sourcesCached(ctx context.Context, db *sql.DB, userEmailHint string) bool {
+	gen, err := generation(ctx, db)
+	if err != nil {
+		return false
+	}
+	c := &s.bc
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.named[userEmailHint]
+	return ok && c.srcOK && c.srcGen == gen
+}
+
+// sourcesPage reads one page of the sources of kinds (all when empty) through the
+// sources_recent index, and their total from the per-generation counts.
+func (s *Store) sourcesPage(ctx context.Context, db *sql.DB, kinds map[string]bool, userEmailHint string, k, offset int) ([]namedSource, int, error) {
+	counts, err := s.sourceCounts(ctx, db)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := counts[""]
+	q, err := listedQuery(ctx, db, sourcesQuery)
+	if err != nil {
+		return nil, 0, err
+	}
+	var args []any
+	if len(kinds) > 0 {
+		total = 0
+		var ph []string
+		for kd := range kinds {
+			total += counts[kd]
+			ph = append(ph, "?")
+			args = append(args, kd)
+		}
+		q = strings.Replace(q, "WHERE chunk_count > 0", "WHERE chunk_count > 0 AND kind IN ("+strings.Join(ph, ",")+")", 1)
+	}
+	rows, err := db.QueryContext(ctx, q+` LIMIT ? OFFSET ?`, append(args, k, offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list sources: %w", err)
+	}
+	defer rows.Close()
+	var page []namedSource
+	for rows.Next() {
+		var src abi.Source
+		if err := rows.Scan(&src.SourceKind, &src.SourceID, &src.Title, &src.ChunkCount, &src.FirstMS, &src.MostRecentMS); err != nil {
+			return nil, 0, fmt.Errorf("list sources: %w", err)
+		}
+		src.DisplayName = DisplayName(src.SourceKind, src.SourceID, src.Title, userEmailHint)
+		page = append(page, namedSource{Source: src})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list sources: %w", err)
+	}
+	return page, total, nil
+}
+
+// sourceCounts returns how many sources with chunks the store holds by kind ("" =
+// all), counted once per store generation.
+func (s *Store) sourceCounts(ctx context.Context, db *sql.DB) (map[string]int, error) {
+	gen, err := generation(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	c := &s.bc
+	c.mu.Lock()
+	if c.srcCounts != nil && c.srcCntGen == gen {
+		m := c.srcCounts
+		c.mu.Unlock()
+		return m, nil
+	}
+	c.mu.Unlock()
+	q, err := listedQuery(ctx, db, sourceCountsQuery)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, fmt.Errorf("count sources: %w", err)
+	}
+	defer rows.Close()
+	m := map[string]int{}
+	for rows.Next() {
+		var kd string
+		var n int
+		if err := rows.Scan(&kd, &n); err != nil {
+			return nil, fmt.Errorf("count sources: %w", err)
+		}
+		m[kd] += n
+		m[""] += n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count sources: %w", err)
+	}
+	c.mu.Lock()
+	c.srcCounts, c.srcCntGen = m, gen
+	c.mu.Unlock()
+	return m, nil
 }
 
 // namedSources returns the sources of the current generation, newest first, with
