@@ -23,7 +23,14 @@ import (
 func sourcesEnv(t *testing.T, n int) *env {
 	t.Helper()
 	e := newEnv(t)
-	st, err := memtree.Open(filepath.Join(e.workspace, "memory_tree", "chunks.db"))
+	writeSources(t, filepath.Join(e.workspace, "memory_tree", "chunks.db"), n)
+	return e
+}
+
+// writeSources writes the n sources of sourcesEnv into the store at path.
+func writeSources(t testing.TB, path string, n int) {
+	t.Helper()
+	st, err := memtree.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -56,7 +63,6 @@ func sourcesEnv(t *testing.T, n int) *env {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	return e
 }
 
 // pageAll walks tree.list_sources page by page with call (one page's arguments →

@@ -86,9 +86,16 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 				page = all[req.Offset:min(len(all), req.Offset+k)]
 			}
 		} else {
+			one := "" // the kind when one is asked: compared without a map lookup
+			if len(kinds) == 1 {
+				for kd := range kinds {
+					one = kd
+				}
+			}
 			for i := range all {
 				src := &all[i]
-				if len(kinds) > 0 && !kinds[src.SourceKind] || q != "" && !strings.Contains(src.fold, q) {
+				if one != "" && src.SourceKind != one || one == "" && len(kinds) > 0 && !kinds[src.SourceKind] ||
+					q != "" && !strings.Contains(src.fold, q) {
 					continue
 				}
 				if res.Total >= req.Offset && len(page) < k {
