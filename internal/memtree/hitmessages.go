@@ -137,18 +137,45 @@ func addHitMessages(ctx context.Context, db *sql.DB, hits []abi.ChunkHit) (int, 
 		}
 	}
 	near := map[int64][]*hitChunk{} // source rowid → chunks near a hit
-	for _, i := range neighbours {
-		c := chunks[hits[i].ID]
-		more, err := readHitChunks(ctx, db, `c.source_rowid=? AND c.seq BETWEEN ? AND ?`,
-			c.sourceRowID, c.seq-neighbourChunks, c.seq+neighbourChunks)
+	if len(neighbours) > 0 {
+		ranges := make([][3]int64, 0, len(neighbours))
+		for _, i := range neighbours {
+			c := chunks[hits[i].ID]
+			ranges = append(ranges, [3]int64{c.sourceRowID, int64(c.seq - neighbourChunks), int64(c.seq + neighbourChunks)})
+		}
+		more, err := readHitChunks(ctx, db, `c.rowid IN (SELECT c2.rowid FROM json_each(?) j JOIN chunks c2
+			ON c2.source_rowid=json_extract(j.value, '$[0]') AND c2.seq BETWEEN json_extract(j.value, '$[1]') AND json_extract(j.value, '$[2]'))`,
+			jsonArg(ranges))
 		if err != nil {
 			return 0, err
 		}
 		for _, m := range more {
-			near[c.sourceRowID] = append(near[c.sourceRowID], m)
+			near[m.sourceRowID] = append(near[m.sourceRowID], m)
 		}
 	}
 	stored := map[srcRef]storedMessage{}
+	if len(wantStored) > 0 {
+		// Only Merge sources keep their messages: ask for the pairs of those.
+		var rowids []int64
+		seen := map[int64]bool{}
+		for _, w := range wantStored {
+			if !seen[w.rowid] {
+				seen[w.rowid] = true
+				rowids = append(rowids, w.rowid)
+			}
+		}
+		keeps, err := sourcesWithMessages(ctx, db, rowids)
+		if err != nil {
+			return 0, err
+		}
+		kept := wantStored[:0]
+		for _, w := range wantStored {
+			if keeps[w.rowid] {
+				kept = append(kept, w)
+			}
+		}
+		wantStored = kept
+	}
 	if len(wantStored) > 0 {
 		pairs := make([][2]any, len(wantStored))
 		for i, w := range wantStored {
@@ -212,6 +239,29 @@ func addHitMessages(ctx context.Context, db *sql.DB, hits []abi.ChunkHit) (int, 
 	bound := max(abi.HitMessageMinChars, min(abi.HitMessageMaxChars, abi.HitMessageBudgetChars/total))
 	boundTexts(hits, bound)
 	return bound, nil
+}
+
+// sourcesWithMessages returns which of the sources (by rowid) keep their messages
+// in source_messages.
+func sourcesWithMessages(ctx context.Context, db *sql.DB, rowids []int64) (map[int64]bool, error) {
+	rows, err := db.QueryContext(ctx, `SELECT j.value FROM json_each(?) j
+		WHERE EXISTS (SELECT 1 FROM source_messages m WHERE m.source_rowid=j.value)`, jsonArg(rowids))
+	if err != nil {
+		return nil, fmt.Errorf("read cited messages: %w", err)
+	}
+	defer rows.Close()
+	out := map[int64]bool{}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("read cited messages: %w", err)
+		}
+		out[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read cited messages: %w", err)
+	}
+	return out, nil
 }
 
 // boundTexts cuts every hit message's text to at most n characters.
