@@ -23,8 +23,8 @@ import (
 //     "author (YYYY-MM-DD HH:MM): text", so its time is known to the minute; an
 //     e-mail as "From:/To:/Cc:/Date: YYYY-MM-DD/Subject:" headers, a blank line and
 //     the body, so its time is known to the day; a document passage has no author
-//     and the document's time. The first message of a chunk has the chunk's exact
-//     time (ts is its first message's).
+//     and the document's time. The first and last messages of a chunk have exact
+//     times (ts and ts_end: a source's messages are in time order).
 //
 // No UTC offset is stored (ingest keeps instants), so times are given in UTC.
 
@@ -47,7 +47,7 @@ type hitChunk struct {
 	sourceRowID int64
 	kind, title string
 	seq         int
-	ts          int64
+	ts, tsEnd   int64 // the times of its first and (messages are in time order) last message
 	text        string
 	refs        []string
 	spans       [][2]int
@@ -323,7 +323,8 @@ func fromChunk(c *hitChunk, ref string) abi.HitMessage {
 		return out
 	}
 	seg := c.text[sp[0]:sp[1]]
-	first := sp[0] == 0 // the chunk's first message: its time is the chunk's
+	first := sp[0] == 0          // the chunk's first message: its time is the chunk's
+	last := sp[1] == len(c.text) // its last: its time is the chunk's end
 	switch c.kind {
 	case KindChat:
 		if m := reChatPrefix.FindStringSubmatch(seg); m != nil {
@@ -358,8 +359,11 @@ func fromChunk(c *hitChunk, ref string) abi.HitMessage {
 		}
 		first = true
 	}
-	if first && c.ts != 0 {
+	switch {
+	case first && c.ts != 0:
 		out.Time, out.TimePrecision = isoTime(c.ts), abi.PrecisionMS
+	case last && c.tsEnd != 0:
+		out.Time, out.TimePrecision = isoTime(c.tsEnd), abi.PrecisionMS
 	}
 	out.Text = strings.TrimSpace(seg)
 	return out
@@ -402,7 +406,7 @@ func clipRunes(s string, n int) string {
 
 // readHitChunks reads the chunks matching cond (over chunks c) with their messages' spans, by id.
 func readHitChunks(ctx context.Context, db *sql.DB, cond string, args ...any) (map[string]*hitChunk, error) {
-	rows, err := db.QueryContext(ctx, `SELECT c.id, c.source_rowid, c.kind, c.title, c.seq, c.ts, c.text, c.source_refs_json, c.ref_spans_json
+	rows, err := db.QueryContext(ctx, `SELECT c.id, c.source_rowid, c.kind, c.title, c.seq, c.ts, c.ts_end, c.text, c.source_refs_json, c.ref_spans_json
 		FROM chunks c WHERE `+cond, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read cited messages: %w", err)
@@ -412,7 +416,7 @@ func readHitChunks(ctx context.Context, db *sql.DB, cond string, args ...any) (m
 	for rows.Next() {
 		var id, refs, spans string
 		c := &hitChunk{}
-		if err := rows.Scan(&id, &c.sourceRowID, &c.kind, &c.title, &c.seq, &c.ts, &c.text, &refs, &spans); err != nil {
+		if err := rows.Scan(&id, &c.sourceRowID, &c.kind, &c.title, &c.seq, &c.ts, &c.tsEnd, &c.text, &refs, &spans); err != nil {
 			return nil, fmt.Errorf("read cited messages: %w", err)
 		}
 		if json.Unmarshal([]byte(refs), &c.refs) != nil || json.Unmarshal([]byte(spans), &c.spans) != nil || len(c.spans) != len(c.refs) {

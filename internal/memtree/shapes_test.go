@@ -65,10 +65,11 @@ func TestHitMessagesFromChunkText(t *testing.T) {
 	if res.MessageTextMaxChars != abi.HitMessageMaxChars {
 		t.Errorf("message_text_max_chars = %d, want %d for a few messages", res.MessageTextMaxChars, abi.HitMessageMaxChars)
 	}
-	// The thread's second mail: author from its From line, the day from its Date line.
+	// The thread's second (and last) mail: author from its From line, the exact
+	// time of the chunk's last message.
 	m := messageOf(t, res.Chunks, "brakes-2@garage.example")
-	want := abi.HitMessage{Ref: "brakes-2@garage.example", Author: "Bob Stone <bob@garage.example>", Time: "2026-02-04T00:00:00Z",
-		TimePrecision: abi.PrecisionDay, Text: "Pads and rotors come to 420 EUR including labour. See https://garage.example/quote/77. #brakes"}
+	want := abi.HitMessage{Ref: "brakes-2@garage.example", Author: "Bob Stone <bob@garage.example>", Time: "2026-02-04T10:30:00Z",
+		TimePrecision: abi.PrecisionMS, Text: "Pads and rotors come to 420 EUR including labour. See https://garage.example/quote/77. #brakes"}
 	if m != want {
 		t.Errorf("second mail:\n got %+v\nwant %+v", m, want)
 	}
@@ -90,7 +91,7 @@ func TestHitMessagesFromChunkText(t *testing.T) {
 	}
 	checkMessageOrder(t, res.Chunks)
 	m = messageOf(t, res.Chunks, "slack:phoenix:2")
-	want = abi.HitMessage{Ref: "slack:phoenix:2", Author: "Erik Lund", Time: "2026-03-02T14:10:00Z", TimePrecision: abi.PrecisionMinute,
+	want = abi.HitMessage{Ref: "slack:phoenix:2", Author: "Erik Lund", Time: "2026-03-02T14:10:00Z", TimePrecision: abi.PrecisionMS,
 		Text: "Reviewed. The rollout slips one week because of the billing migration."}
 	if m != want {
 		t.Errorf("chat message:\n got %+v\nwant %+v", m, want)
@@ -109,6 +110,36 @@ func TestHitMessagesFromChunkText(t *testing.T) {
 	}
 	if rec.MessageTextMaxChars == 0 {
 		t.Error("recall result does not state its message text bound")
+	}
+
+	// A message in the middle of a chunk: the minute of its chat line, the day of
+	// its mail's Date line.
+	for _, src := range []memtree.SourceInput{
+		{Kind: memtree.KindChat, SourceID: "slack:#mid", Title: "#mid", Provider: "slack", Messages: []memtree.MessageInput{
+			{Ref: "mid:1", Author: "Ann", TimestampMS: ms("2026-05-01T10:00:00Z"), Text: "morning"},
+			{Ref: "mid:2", Author: "Ben", TimestampMS: ms("2026-05-01T10:05:31Z"), Text: "the walrus escaped the aquarium"},
+			{Ref: "mid:3", Author: "Ann", TimestampMS: ms("2026-05-01T10:07:00Z"), Text: "oh no"}}},
+		{Kind: memtree.KindEmail, SourceID: "email:mid-1@x.example", Title: "Penguins", Provider: "mbox", Messages: []memtree.MessageInput{
+			{Ref: "mid-1@x.example", Author: "Ann", AuthorAddr: "ann@x.example", TimestampMS: ms("2026-05-02T08:00:00Z"), Text: "Any news?"},
+			{Ref: "mid-2@x.example", Author: "Ben", AuthorAddr: "ben@x.example", TimestampMS: ms("2026-05-02T09:12:13Z"), Text: "The penguin colony moved north."},
+			{Ref: "mid-3@x.example", Author: "Ann", AuthorAddr: "ann@x.example", TimestampMS: ms("2026-05-03T07:00:00Z"), Text: "Thanks!"}}},
+	} {
+		if _, err := st.Ingest(ctx, src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct{ query, ref, author, time, precision, text string }{
+		{"walrus aquarium", "mid:2", "Ben", "2026-05-01T10:05:00Z", abi.PrecisionMinute, "the walrus escaped the aquarium"},
+		{"penguin colony", "mid-2@x.example", "Ben <ben@x.example>", "2026-05-02T00:00:00Z", abi.PrecisionDay, "The penguin colony moved north."},
+	} {
+		res, err := st.Search(ctx, abi.SearchRequest{Query: c.query, K: 3})
+		if err != nil {
+			t.Fatal(err)
+		}
+		m := messageOf(t, res.Chunks, c.ref)
+		if m.Author != c.author || m.Time != c.time || m.TimePrecision != c.precision || m.Text != c.text {
+			t.Errorf("%s: %+v", c.query, m)
+		}
 	}
 }
 
