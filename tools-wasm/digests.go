@@ -8,6 +8,6 @@ const goVersion = "go1.26.8"
 
 // digests pins the sha256 of each packed module (after decompression), by file stem.
 var digests = map[string]string{
-	"memory":         "071d709a8cdf2265213bb2bf167c1f469e9738eb64d6e110099e60d6535a137a",
+	"memory":         "d2e5ba205ddd6a9b77e4f015ec0e020507cbf0de5a9b6c2a493d1e94cfe52158",
 	"searxng_search": "686bc208be688e68298f67ead5f99d2dc56920c2db566e15b79f642ea182f6c3",
 }

@@ -162,7 +162,36 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 		c.Attachments = nil
 	}
 	c.Title = clipRunes(c.Title, hitTitleMaxChars)
+	fitChunk(&c)
 	return &abi.ChunkResult{Chunk: c}, nil
+}
+
+// fitChunk keeps a chunk's JSON under abi.MaxResultBytes: its text is at most a
+// chunk's size, so only its lists can outgrow it (a message with thousands of
+// attachments, ids of pathological length); they are cut from the end —
+// attachments, then entities, then source_refs (source_ref stays).
+func fitChunk(c *abi.Chunk) {
+	size := resultBase + jsonStrLen(c.ID) + jsonStrLen(c.SourceKind) + jsonStrLen(c.SourceID) + jsonStrLen(c.SourceRef) +
+		jsonStrLen(c.Title) + jsonStrLen(c.Text) + strsLen(c.SourceRefs) + strsLen(c.Tags) + strsLen(c.Entities)
+	for _, a := range c.Attachments {
+		size += 64 + jsonStrLen(a.Name) + jsonStrLen(a.ContentType)
+	}
+	for size > abi.MaxResultBytes && len(c.Attachments) > 0 {
+		a := c.Attachments[len(c.Attachments)-1]
+		size -= 64 + jsonStrLen(a.Name) + jsonStrLen(a.ContentType)
+		c.Attachments = c.Attachments[:len(c.Attachments)-1]
+	}
+	for size > abi.MaxResultBytes && len(c.Entities) > 0 {
+		size -= jsonStrLen(c.Entities[len(c.Entities)-1]) + 1
+		c.Entities = c.Entities[:len(c.Entities)-1]
+	}
+	for size > abi.MaxResultBytes && len(c.SourceRefs) > 1 {
+		size -= jsonStrLen(c.SourceRefs[len(c.SourceRefs)-1]) + 1
+		c.SourceRefs = c.SourceRefs[:len(c.SourceRefs)-1]
+	}
+	if len(c.Attachments) == 0 {
+		c.Attachments = nil
+	}
 }
 
 // maxChunkAttachments bounds the attachments GetChunk lists (the first ones noted).
