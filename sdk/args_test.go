@@ -302,3 +302,13 @@ func FuzzArgs(f *testing.F) {
 		check(err)
 	})
 }
+
+func TestCountItems(t *testing.T) {
+	for raw, want := range map[string]int{
+		`[]`: 0, `[ ]`: 0, `["a"]`: 1, `["a","b"]`: 2, `[ "a" , "b" ,"c"]`: 3, `[["x","y"],{"a":1,"b":2},"q,\"]"]`: 3, `[1]`: 1, `[{}]`: 1, `[[]]`: 1,
+	} {
+		if got := countItems(json.RawMessage(raw)); got != want {
+			t.Errorf("countItems(%s) = %d, want %d", raw, got, want)
+		}
+	}
+}

@@ -8,6 +8,6 @@ const goVersion = "go1.26.8"
 
 // digests pins the sha256 of each packed module (after decompression), by file stem.
 var digests = map[string]string{
-	"memory":         "d2e5ba205ddd6a9b77e4f015ec0e020507cbf0de5a9b6c2a493d1e94cfe52158",
-	"searxng_search": "686bc208be688e68298f67ead5f99d2dc56920c2db566e15b79f642ea182f6c3",
+	"memory":         "92629e5292fbd9496fe92c4a9cc6aa9ef0a94681e6e5770cf991b5c28358b4f6",
+	"searxng_search": "c1364e9a9efb9c10117840f910b2941cb289eed2187b35dc44d50ebd953432df",
 }

@@ -522,6 +522,20 @@ func fitHits(hits []abi.ChunkHit, bound *int, rest int) ([]abi.ChunkHit, int) {
 	return hits[:n], len(hits) - n
 }
 
+// nextOffset is the offset of the page after one at offset that kept n of the had
+// items it read, of total; 0 after the last page. A page that could keep none (an
+// item alone above the result budget) moves past that item rather than asking for
+// it again.
+func nextOffset(offset, n, had, total int) int {
+	if n == 0 && had > 0 {
+		n = 1
+	}
+	if end := offset + n; end < total {
+		return end
+	}
+	return 0
+}
+
 // fitCount returns how many of items fit in abi.MaxResultBytes beside rest bytes of
 // other fields, size bounding each item's encoded size.
 func fitCount[T any](items []T, rest int, size func(*T) int) int {

@@ -180,3 +180,13 @@ func TestFitChunkCutsLists(t *testing.T) {
 		t.Fatalf("a small chunk lost lists: %+v", small)
 	}
 }
+
+func TestNextOffset(t *testing.T) {
+	for _, c := range []struct{ offset, n, had, total, want int }{
+		{0, 50, 50, 120, 50}, {100, 20, 20, 120, 0}, {0, 10, 50, 120, 10}, {30, 0, 50, 120, 31}, {119, 0, 1, 120, 0}, {200, 0, 0, 120, 0},
+	} {
+		if got := nextOffset(c.offset, c.n, c.had, c.total); got != c.want {
+			t.Errorf("nextOffset(%d, %d, %d, %d) = %d, want %d", c.offset, c.n, c.had, c.total, got, c.want)
+		}
+	}
+}

@@ -222,10 +222,9 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 		return nil, err
 	}
 	n := fitCount(res.Chunks, resultBase+jsonStrLen(res.Hint), hitSize)
+	had := len(res.Chunks)
 	res.Chunks = res.Chunks[:n]
-	if end := req.Offset + n; end < res.Total {
-		res.Next = end
-	}
+	res.Next = nextOffset(req.Offset, n, had, res.Total)
 	return res, nil
 }
 
@@ -618,10 +617,9 @@ func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*a
 	n := fitCount(res.Entities, resultBase+jsonStrLen(res.Hint), func(e *abi.Entity) int {
 		return 128 + jsonStrLen(e.EntityID) + jsonStrLen(e.Kind) + jsonStrLen(e.Surface)
 	})
+	had := len(res.Entities)
 	res.Entities = res.Entities[:n]
-	if end := req.Offset + n; end < res.Total {
-		res.Next = end
-	}
+	res.Next = nextOffset(req.Offset, n, had, res.Total)
 	if res.Total == 0 {
 		if err := s.emptyHint(ctx, db, &res.Hint); err != nil {
 			return nil, err

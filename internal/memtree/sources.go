@@ -120,10 +120,9 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 	n := fitCount(res.Sources, resultBase, func(src *abi.Source) int {
 		return 160 + jsonStrLen(src.SourceKind) + jsonStrLen(src.SourceID) + jsonStrLen(src.DisplayName) + jsonStrLen(src.Title)
 	})
+	had := len(res.Sources)
 	res.Sources = res.Sources[:n]
-	if end := req.Offset + n; end < res.Total {
-		res.Next = end
-	}
+	res.Next = nextOffset(req.Offset, n, had, res.Total)
 	return res, nil
 }
 
