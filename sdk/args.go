@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -16,11 +17,11 @@ import (
 const DefaultK = 10
 
 // MaxK is the largest `k` (and `max_results`) a caller may ask for.
-const MaxK = 50
+const MaxK = abi.MaxK
 
-// MaxOffset is the largest `offset` tree.browse accepts; deeper pages should be
+// MaxOffset is the largest `offset` the paged tools accept; deeper pages should be
 // reached by narrowing the filters instead.
-const MaxOffset = 1_000_000
+const MaxOffset = abi.MaxOffset
 
 // Args is a tool's arguments object, parsed once and read with typed accessors that
 // produce the argument error messages every tool shares. JSON null counts as absent
@@ -141,6 +142,78 @@ func (a *Args) StringArray(name string) ([]string, error) {
 	return out, nil
 }
 
+// LimitedStringArray is StringArray for an array of at most maxItems elements of
+// at most maxChars characters each (the input schema's maxItems and maxLength):
+// "argument `name` has N items; at most M are allowed" and "an item of argument
+// `name` has N characters; at most M are allowed".
+func (a *Args) LimitedStringArray(name string, maxItems, maxChars int) ([]string, error) {
+	if v := a.value(name); v != nil && jsonType(v) == "array" {
+		if n := countItems(v); n > maxItems {
+			return nil, InvalidParams("argument `%s` has %d items; at most %d are allowed (split the filter over several calls)", name, n, maxItems)
+		}
+	}
+	out, err := a.StringArray(name)
+	if err != nil {
+		return nil, err
+	}
+	for _, s := range out {
+		if n := utf8.RuneCountInString(s); n > maxChars {
+			return nil, InvalidParams("an item of argument `%s` has %d characters; at most %d are allowed", name, n, maxChars)
+		}
+	}
+	return out, nil
+}
+
+// countItems counts the elements of the JSON array v (already validated by
+// ParseArgs) with one pass over its bytes and no allocation, so an argument of
+// 100,000 values is refused quickly inside a guest.
+func countItems(v json.RawMessage) int {
+	n, depth, inStr, empty := 0, 0, false, true
+	for i := 0; i < len(v); i++ {
+		c := v[i]
+		if inStr {
+			switch c {
+			case '\\':
+				i++
+			case '"':
+				inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			inStr = true
+		case '[', '{':
+			depth++
+		case ']', '}':
+			depth--
+		case ',':
+			if depth == 1 {
+				n++
+			}
+		case ' ', '\t', '\n', '\r':
+			continue
+		}
+		if depth >= 1 && c != '[' || depth > 1 {
+			empty = false
+		}
+	}
+	if empty {
+		return 0
+	}
+	return n + 1
+}
+
+// CheckLength refuses the string value s of argument name when it is longer than
+// maxChars characters (the input schema's maxLength): "argument `name` has N
+// characters; at most M are allowed".
+func CheckLength(name, s string, maxChars int) error {
+	if n := utf8.RuneCountInString(s); n > maxChars {
+		return InvalidParams("argument `%s` has %d characters; at most %d are allowed", name, n, maxChars)
+	}
+	return nil
+}
+
 // K returns the `k` argument: absent or null → DefaultK; otherwise a positive integer
 // no greater than MaxK (see PositiveInt for the messages).
 func (a *Args) K() (int, error) {
@@ -188,7 +261,7 @@ func (a *Args) Offset() (int, error) {
 	}
 	n, fits := fitsAtMost(mag, MaxOffset)
 	if !fits {
-		return 0, InvalidParams("argument `%s` must not exceed %d (got %s); narrow the listing with filters (source_ids, entity_ids, since_ms, until_ms) instead of paging this deep", name, MaxOffset, mag)
+		return 0, InvalidParams("argument `%s` must not exceed %d (got %s); narrow the listing with the tool's filters instead of paging this deep", name, MaxOffset, mag)
 	}
 	return int(n), nil
 }

@@ -203,8 +203,8 @@ func TestOffset(t *testing.T) {
 		{`{"offset":null}`, 0, ""},
 		{`{"offset":0}`, 0, ""},
 		{`{"offset":1000000}`, 1000000, ""},
-		{`{"offset":1000001}`, 0, "argument `offset` must not exceed 1000000 (got 1000001); narrow the listing with filters (source_ids, entity_ids, since_ms, until_ms) instead of paging this deep"},
-		{`{"offset":99999999999999999999999}`, 0, "argument `offset` must not exceed 1000000 (got 99999999999999999999999); narrow the listing with filters (source_ids, entity_ids, since_ms, until_ms) instead of paging this deep"},
+		{`{"offset":1000001}`, 0, "argument `offset` must not exceed 1000000 (got 1000001); narrow the listing with the tool's filters instead of paging this deep"},
+		{`{"offset":99999999999999999999999}`, 0, "argument `offset` must not exceed 1000000 (got 99999999999999999999999); narrow the listing with the tool's filters instead of paging this deep"},
 		{`{"offset":-3}`, 0, "argument `offset` must be a non-negative integer"},
 		{`{"offset":1.5}`, 0, "argument `offset` must be a non-negative integer"},
 		{`{"offset":"2"}`, 0, "argument `offset` must be a non-negative integer"},
@@ -301,4 +301,14 @@ func FuzzArgs(f *testing.F) {
 		_, err = a.StringArray("source_kinds")
 		check(err)
 	})
+}
+
+func TestCountItems(t *testing.T) {
+	for raw, want := range map[string]int{
+		`[]`: 0, `[ ]`: 0, `["a"]`: 1, `["a","b"]`: 2, `[ "a" , "b" ,"c"]`: 3, `[["x","y"],{"a":1,"b":2},"q,\"]"]`: 3, `[1]`: 1, `[{}]`: 1, `[[]]`: 1,
+	} {
+		if got := countItems(json.RawMessage(raw)); got != want {
+			t.Errorf("countItems(%s) = %d, want %d", raw, got, want)
+		}
+	}
 }

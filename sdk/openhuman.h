@@ -47,21 +47,28 @@
  *   caller as-is: {"error": <the same object>}.
  *
  *   capability memory.read  (request JSON -> "ok" JSON)
- *     memory_search   {"query":"phoenix","k":10}      -> {"chunks":[hit...],"hint"?}
- *     memory_recall   {"query":"...","k":10}          -> {"chunks":[hit...],"mode":"lexical|hybrid|semantic","note"?}
+ *     memory_search   {"query":"phoenix","k":10}      -> {"chunks":[hit...],"message_text_max_chars"?,"omitted"?,"hint"?}
+ *     memory_recall   {"query":"...","k":10}          -> {"chunks":[hit...],"mode":"lexical|hybrid|semantic",
+ *                                                          "message_text_max_chars"?,"omitted"?,"note"?}
  *     chunk_get       {"id":"<32 hex>"}               -> {"chunk":{id,source_kind,source_id,text,...}}
  *     chunks_list     {"source_kinds"?,"source_ids"?,"entity_ids"?,"since_ms"?,"until_ms"?,
- *                      "query"?,"k":10,"offset"?}      -> {"chunks":[hit...],"total":N}
- *     entities_top    {"kind"?,"k":10}                -> {"entities":[{entity_id,kind,surface,count,last_seen_ms}]}
- *     sources_list    {"user_email_hint"?}            -> {"sources":[{source_kind,source_id,display_name,chunk_count,...}]}
+ *                      "query"?,"k":10,"offset"?}      -> {"chunks":[hit...],"total":N,"next"?}
+ *     entities_top    {"kind"?,"k":10,"offset"?}      -> {"entities":[{entity_id,kind,surface,count,last_seen_ms}],"total":N,"next"?}
+ *     sources_list    {"kinds"?,"query"?,"k"?,"offset"?,"user_email_hint"?}
+ *                                                     -> {"sources":[{source_kind,source_id,display_name,chunk_count,...}],"total":N,"next"?}
+ *   Lists are pages: k is 1..50 (sources_list: 0 or absent = 50), "next" is the offset of
+ *   the following page (absent after the last); array filters hold at most 100 values.
+ *   Every result stays under 1 MiB by construction.
  *   capability web.searxng
  *     searxng_search  {"query":"...","categories"?:["general","news","images"],
  *                      "language"?,"max_results"?}    -> {"status":200,"max_results":10,"body":"<raw SearXNG JSON>"}
  *   always
  *     log(level i32, ptr i32, len i32)        a UTF-8 line to the host log (rate-limited)
  *
- *   Hit shape: {id, source_kind, source_id, source_ref?, title?, timestamp_ms, snippet,
- *   score?, seq, tags?}. The Go types in sdk/abi/abi.go are the reference for every shape.
+ *   Hit shape: {id, source_kind, source_id, source_ref?, source_refs?, title?, timestamp_ms,
+ *   snippet, score?, seq, tags?, messages?}; a search/recall hit's messages are its cited
+ *   messages [{ref, author?, time? (RFC 3339, UTC), time_precision? (ms|minute|day), text,
+ *   truncated?}]. The Go types in sdk/abi/abi.go are the reference for every shape.
  *
  * CAPABILITIES AND THE STATIC GATE
  *   A module may import only the functions of the capabilities its manifest requests

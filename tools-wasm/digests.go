@@ -8,6 +8,6 @@ const goVersion = "go1.26.8"
 
 // digests pins the sha256 of each packed module (after decompression), by file stem.
 var digests = map[string]string{
-	"memory":         "1f7e5ac4f52feafb5b39cf93817cba0541eeefe701533680d5e25db5b873dea1",
-	"searxng_search": "c7ce956e1e505e90071053f87959f6aece782553a87d853a5bbebb2133e51854",
+	"memory":         "92629e5292fbd9496fe92c4a9cc6aa9ef0a94681e6e5770cf991b5c28358b4f6",
+	"searxng_search": "c1364e9a9efb9c10117840f910b2941cb289eed2187b35dc44d50ebd953432df",
 }

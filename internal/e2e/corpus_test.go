@@ -31,7 +31,7 @@ func sharedDataDir() string {
 // ingestedWorkspace returns a workspace with a store ingested once per test run:
 // from the generated corpus when ../shared/data is present, else from a small
 // fixture written here.
-func ingestedWorkspace(t *testing.T) string {
+func ingestedWorkspace(t testing.TB) string {
 	t.Helper()
 	corpusOnce.Do(func() {
 		root, err := os.MkdirTemp("", "openhuman-e2e-store-")

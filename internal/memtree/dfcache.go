@@ -107,7 +107,12 @@ type browseCache struct {
 	srcGen  string
 	sources []abi.Source // display names not set
 	srcOK   bool
-	named   map[string][]abi.Source // by user e-mail hint, display names set
+	named   map[string][]namedSource // by user e-mail hint, display names set (sources.go)
+
+	entGen    string         // generation of entTotals
+	entTotals map[string]int // entity count by kind, "" = all (sources.go)
+	srcCntGen string         // generation of srcCounts
+	srcCounts map[string]int // listed sources by kind, "" = all (sources.go)
 }
 
 // chunkTimes returns every chunk's timestamp by rowid for generation gen (read by the
@@ -158,8 +163,7 @@ func (s *Store) sourceRows(ctx context.Context, db *sql.DB) ([]abi.Source, error
 	if c.srcOK && c.srcGen == gen {
 		return c.sources, nil
 	}
-	rows, err := db.QueryContext(ctx, `SELECT kind, source_id, title, chunk_count, first_ms, last_ms FROM sources
-		WHERE chunk_count > 0 ORDER BY last_ms DESC, source_id`)
+	rows, err := db.QueryContext(ctx, sourcesQuery)
 	if err != nil {
 		return nil, fmt.Errorf("list sources: %w", err)
 	}
@@ -177,33 +181,4 @@ func (s *Store) sourceRows(ctx context.Context, db *sql.DB) ([]abi.Source, error
 	}
 	c.sources, c.srcGen, c.srcOK, c.named = out, gen, true, nil
 	return out, nil
-}
-
-// namedSources returns a copy of the sources of the current generation with display
-// names for userEmailHint; the named lists of the last few hints are cached.
-func (s *Store) namedSources(ctx context.Context, db *sql.DB, userEmailHint string) ([]abi.Source, error) {
-	rows, err := s.sourceRows(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	c := &s.bc
-	c.mu.Lock()
-	named, ok := c.named[userEmailHint]
-	c.mu.Unlock()
-	if !ok {
-		named = make([]abi.Source, len(rows))
-		for i, src := range rows {
-			src.DisplayName = DisplayName(src.SourceKind, src.SourceID, src.Title, userEmailHint)
-			named[i] = src
-		}
-		c.mu.Lock()
-		if c.srcOK && len(c.sources) > 0 && len(rows) > 0 && &c.sources[0] == &rows[0] { // still this generation
-			if c.named == nil || len(c.named) >= 16 {
-				c.named = map[string][]abi.Source{}
-			}
-			c.named[userEmailHint] = named
-		}
-		c.mu.Unlock()
-	}
-	return append(make([]abi.Source, 0, len(named)), named...), nil
 }

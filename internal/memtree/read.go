@@ -14,7 +14,7 @@ import (
 )
 
 // MaxK is the largest k (and page size) a read accepts.
-const MaxK = 50
+const MaxK = abi.MaxK
 
 // snippetChars bounds snippets built without FTS.
 const snippetChars = 300
@@ -41,6 +41,7 @@ func scanHit(r rowScanner, extra ...any) (abi.ChunkHit, error) {
 		return h, err
 	}
 	h.SourceRef = ref.String
+	h.Title = clipRunes(h.Title, hitTitleMaxChars)
 	_ = json.Unmarshal([]byte(refs), &h.SourceRefs)
 	_ = json.Unmarshal([]byte(tags), &h.Tags)
 	if len(h.SourceRefs) == 0 {
@@ -150,11 +151,51 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 	if len(c.Tags) == 0 {
 		c.Tags = nil
 	}
+	if len(c.Attachments) > maxChunkAttachments {
+		c.Attachments = c.Attachments[:maxChunkAttachments]
+	}
+	for i := range c.Attachments {
+		c.Attachments[i].Name = clipRunes(c.Attachments[i].Name, 255)
+		c.Attachments[i].ContentType = clipRunes(c.Attachments[i].ContentType, 100)
+	}
 	if len(c.Attachments) == 0 {
 		c.Attachments = nil
 	}
+	c.Title = clipRunes(c.Title, hitTitleMaxChars)
+	fitChunk(&c)
 	return &abi.ChunkResult{Chunk: c}, nil
 }
+
+// fitChunk keeps a chunk's JSON under abi.MaxResultBytes: its text is at most a
+// chunk's size, so only its lists can outgrow it (a message with thousands of
+// attachments, ids of pathological length); they are cut from the end —
+// attachments, then entities, then source_refs (source_ref stays).
+func fitChunk(c *abi.Chunk) {
+	size := resultBase + jsonStrLen(c.ID) + jsonStrLen(c.SourceKind) + jsonStrLen(c.SourceID) + jsonStrLen(c.SourceRef) +
+		jsonStrLen(c.Title) + jsonStrLen(c.Text) + strsLen(c.SourceRefs) + strsLen(c.Tags) + strsLen(c.Entities)
+	for _, a := range c.Attachments {
+		size += 64 + jsonStrLen(a.Name) + jsonStrLen(a.ContentType)
+	}
+	for size > abi.MaxResultBytes && len(c.Attachments) > 0 {
+		a := c.Attachments[len(c.Attachments)-1]
+		size -= 64 + jsonStrLen(a.Name) + jsonStrLen(a.ContentType)
+		c.Attachments = c.Attachments[:len(c.Attachments)-1]
+	}
+	for size > abi.MaxResultBytes && len(c.Entities) > 0 {
+		size -= jsonStrLen(c.Entities[len(c.Entities)-1]) + 1
+		c.Entities = c.Entities[:len(c.Entities)-1]
+	}
+	for size > abi.MaxResultBytes && len(c.SourceRefs) > 1 {
+		size -= jsonStrLen(c.SourceRefs[len(c.SourceRefs)-1]) + 1
+		c.SourceRefs = c.SourceRefs[:len(c.SourceRefs)-1]
+	}
+	if len(c.Attachments) == 0 {
+		c.Attachments = nil
+	}
+}
+
+// maxChunkAttachments bounds the attachments GetChunk lists (the first ones noted).
+const maxChunkAttachments = 100
 
 // likeEscape escapes LIKE wildcards with backslash.
 func likeEscape(s string) string {
@@ -176,11 +217,49 @@ const substringScanBudget = 20000
 // substring that starts mid-word is not found). So no query scans the whole table,
 // and `total` always counts what the page is drawn from.
 func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
+	res, err := s.listChunks(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	n := fitCount(res.Chunks, resultBase+jsonStrLen(res.Hint), hitSize)
+	had := len(res.Chunks)
+	res.Chunks = res.Chunks[:n]
+	res.Next = nextOffset(req.Offset, n, had, res.Total)
+	return res, nil
+}
+
+// checkFilter refuses an array filter with more than abi.MaxFilterItems values or a
+// value longer than maxChars characters.
+func checkFilter(op, name string, vals []string, maxChars int) error {
+	if len(vals) > abi.MaxFilterItems {
+		return fmt.Errorf("%s: %s has %d values, at most %d are allowed; narrow the listing in several calls: %w", op, name, len(vals), abi.MaxFilterItems, ErrInvalid)
+	}
+	for _, v := range vals {
+		if n := utf8.RuneCountInString(v); n > maxChars {
+			return fmt.Errorf("%s: a value of %s has %d characters, at most %d are allowed: %w", op, name, n, maxChars, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
 	if err := checkK("list chunks", req.K); err != nil {
 		return nil, err
 	}
-	if req.Offset < 0 {
-		return nil, fmt.Errorf("list chunks: offset must be >= 0, got %d: %w", req.Offset, ErrInvalid)
+	if req.Offset < 0 || req.Offset > abi.MaxOffset {
+		return nil, fmt.Errorf("list chunks: offset must be 0..%d, got %d: %w", abi.MaxOffset, req.Offset, ErrInvalid)
+	}
+	if err := checkFilter("list chunks", "source_kinds", req.SourceKinds, abi.MaxKindChars); err != nil {
+		return nil, err
+	}
+	if err := checkFilter("list chunks", "source_ids", req.SourceIDs, abi.MaxIDChars); err != nil {
+		return nil, err
+	}
+	if err := checkFilter("list chunks", "entity_ids", req.EntityIDs, abi.MaxIDChars); err != nil {
+		return nil, err
+	}
+	if n := utf8.RuneCountInString(req.Query); n > abi.MaxQueryChars {
+		return nil, fmt.Errorf("list chunks: query has %d characters, at most %d are allowed: %w", n, abi.MaxQueryChars, ErrInvalid)
 	}
 	if req.SinceMS != nil && req.UntilMS != nil && *req.SinceMS > *req.UntilMS {
 		return nil, fmt.Errorf("list chunks: since_ms %d is after until_ms %d: %w", *req.SinceMS, *req.UntilMS, ErrInvalid)
@@ -493,6 +572,12 @@ func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*a
 	if err := checkK("top entities", req.K); err != nil {
 		return nil, err
 	}
+	if req.Offset < 0 || req.Offset > abi.MaxOffset {
+		return nil, fmt.Errorf("top entities: offset must be 0..%d, got %d: %w", abi.MaxOffset, req.Offset, ErrInvalid)
+	}
+	if n := utf8.RuneCountInString(req.Kind); n > abi.MaxKindChars {
+		return nil, fmt.Errorf("top entities: kind has %d characters, at most %d are allowed: %w", n, abi.MaxKindChars, ErrInvalid)
+	}
 	db, err := s.readers(ctx)
 	if err != nil {
 		return nil, err
@@ -503,13 +588,16 @@ func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*a
 		return res, nil
 	}
 	kind := strings.ToLower(strings.TrimSpace(req.Kind))
+	if res.Total, err = s.entityTotal(ctx, db, kind); err != nil {
+		return nil, fmt.Errorf("top entities: %w", err)
+	}
 	var rows *sql.Rows
 	if kind == "" {
 		rows, err = db.QueryContext(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities
-			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ?`, req.K)
+			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, req.K, req.Offset)
 	} else {
 		rows, err = db.QueryContext(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities WHERE kind=?
-			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ?`, kind, req.K)
+			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, kind, req.K, req.Offset)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("top entities: %w", err)
@@ -520,12 +608,19 @@ func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*a
 		if err := rows.Scan(&e.EntityID, &e.Kind, &e.Surface, &e.Count, &e.LastSeenMS); err != nil {
 			return nil, fmt.Errorf("top entities: %w", err)
 		}
+		e.Surface = clipRunes(e.Surface, hitTitleMaxChars)
 		res.Entities = append(res.Entities, e)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("top entities: %w", err)
 	}
-	if len(res.Entities) == 0 {
+	n := fitCount(res.Entities, resultBase+jsonStrLen(res.Hint), func(e *abi.Entity) int {
+		return 128 + jsonStrLen(e.EntityID) + jsonStrLen(e.Kind) + jsonStrLen(e.Surface)
+	})
+	had := len(res.Entities)
+	res.Entities = res.Entities[:n]
+	res.Next = nextOffset(req.Offset, n, had, res.Total)
+	if res.Total == 0 {
 		if err := s.emptyHint(ctx, db, &res.Hint); err != nil {
 			return nil, err
 		}
@@ -563,29 +658,6 @@ func DisplayName(kind, sourceID, title, userEmailHint string) string {
 		return t
 	}
 	return rest
-}
-
-// ListSources lists every ingested source, newest first, with its display name. The
-// list is cached per store generation (meta.generation, bumped by every ingest
-// commit), so another process's ingest is seen on the next call.
-func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error) {
-	db, err := s.readers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res := &abi.SourcesResult{Sources: []abi.Source{}}
-	if db == nil {
-		res.Hint = EmptyHint
-		return res, nil
-	}
-	// Cached per store generation and hint: the sources change only when ingest runs.
-	if res.Sources, err = s.namedSources(ctx, db, req.UserEmailHint); err != nil {
-		return nil, err
-	}
-	if len(res.Sources) == 0 {
-		res.Hint = EmptyHint
-	}
-	return res, nil
 }
 
 // sortHits orders hits by score descending, then timestamp descending, then id.

@@ -119,7 +119,7 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 	if err := citeHits(ctx, newMessages(db), res.Chunks, stems, nil, 1); err != nil {
 		return nil, fmt.Errorf("recall %q: %w", query, err)
 	}
-	return res, nil
+	return s.finishRecall(ctx, db, res)
 }
 
 // rankedList is one ranking to fuse.

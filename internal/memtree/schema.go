@@ -8,7 +8,7 @@ import (
 )
 
 // schemaVersion is the version migrate brings a store to.
-const schemaVersion = 4
+const schemaVersion = 5
 
 // migration moves a store from version N-1 to N (its index + 1) inside one transaction.
 type migration func(ctx context.Context, tx *sql.Tx) error
@@ -43,6 +43,10 @@ var migrations = []migration{
 		hash INTEGER NOT NULL,
 		msg_json TEXT NOT NULL,
 		PRIMARY KEY(source_rowid, ref)) WITHOUT ROWID`),
+	// Version 5: the sources tree.list_sources lists (those with chunks), newest
+	// first, with their kind: pages and per-kind totals are read from this index
+	// alone (at 68k sources, counting through the table took 100+ ms a generation).
+	execAll(`CREATE INDEX IF NOT EXISTS sources_listed ON sources(last_ms DESC, source_id, kind, chunk_count) WHERE chunk_count > 0`),
 }
 
 const ftsTokenizer = `porter unicode61 remove_diacritics 2`

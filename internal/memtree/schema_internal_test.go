@@ -130,8 +130,8 @@ func TestMigrationV4SourceMessages(t *testing.T) {
 	}
 	defer st.Close()
 	var v, n int
-	if err := st.w.QueryRow(`SELECT CAST(value AS INTEGER) FROM meta WHERE key='schema_version'`).Scan(&v); err != nil || v != 4 {
-		t.Fatalf("version after Open = %d, %v; want 4", v, err)
+	if err := st.w.QueryRow(`SELECT CAST(value AS INTEGER) FROM meta WHERE key='schema_version'`).Scan(&v); err != nil || v != schemaVersion {
+		t.Fatalf("version after Open = %d, %v; want %d", v, err, schemaVersion)
 	}
 	if err := st.w.QueryRow(`SELECT count(*) FROM sources WHERE source_id='slack:#old'`).Scan(&n); err != nil || n != 1 {
 		t.Errorf("source of the version-3 store: %d, %v", n, err)

@@ -209,7 +209,7 @@ func (s *Store) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchR
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
 	res.Chunks = hits
-	return res, nil
+	return s.finishSearch(ctx, db, res)
 }
 
 func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query string, k int) ([]abi.ChunkHit, error) {

@@ -142,14 +142,54 @@ type ChunksListRequest struct {
 
 // EntitiesTopRequest is the argument of entities_top.
 type EntitiesTopRequest struct {
-	Kind string `json:"kind,omitempty"`
-	K    int    `json:"k"`
+	Kind   string `json:"kind,omitempty"`
+	K      int    `json:"k"`
+	Offset int    `json:"offset,omitempty"`
 }
 
-// SourcesListRequest is the argument of sources_list.
+// SourcesListRequest is the argument of sources_list: one page of the sources, most
+// recent first. K 0 means MaxK (a module built before paging sends none).
 type SourcesListRequest struct {
 	UserEmailHint string `json:"user_email_hint,omitempty"`
+	// Kinds keeps sources of these kinds only (chat, email, document); empty = all.
+	Kinds []string `json:"kinds,omitempty"`
+	// Query keeps sources whose display name contains it (case-insensitive).
+	Query  string `json:"query,omitempty"`
+	K      int    `json:"k,omitempty"`
+	Offset int    `json:"offset,omitempty"`
 }
+
+// Bounds of the read requests and results, shared by the host's read API, the
+// first-party tools' argument checks and their input schemas (maxItems, maxLength).
+const (
+	// MaxK is the largest k (page size) of every read.
+	MaxK = 50
+	// MaxOffset is the deepest offset a paged read accepts.
+	MaxOffset = 1_000_000
+	// MaxFilterItems is the most values an array filter (source_kinds, source_ids,
+	// entity_ids, kinds) may hold.
+	MaxFilterItems = 100
+	// MaxQueryChars is the longest query (characters) a read accepts.
+	MaxQueryChars = 1000
+	// MaxIDChars is the longest source or entity id (characters) a filter accepts.
+	MaxIDChars = 4096
+	// MaxKindChars is the longest kind name a filter accepts.
+	MaxKindChars = 32
+	// MaxResultBytes is the budget of one read result's JSON: each read keeps its
+	// result under it by construction (bounded fields, then fewer items and a
+	// `next`/`omitted` that says so), below the runtime's 1 MiB result cap with
+	// room for the {"result":…} envelope.
+	MaxResultBytes = 960 << 10
+	// MaxHitMessages is the most cited messages a search or recall hit carries in
+	// Messages (its source_refs may cite more).
+	MaxHitMessages = 10
+	// HitMessageMaxChars and HitMessageMinChars bound the text of one cited
+	// message; the bound a result applies (its MessageTextMaxChars) is
+	// HitMessageBudgetChars shared among the result's messages, within them.
+	HitMessageMaxChars    = 800
+	HitMessageMinChars    = 100
+	HitMessageBudgetChars = 40000
+)
 
 // SearxngRequest is the argument of searxng_search. Categories are already
 // normalised (general, news, images). The host builds the URL; the guest never does.
@@ -172,6 +212,34 @@ type SearxngReply struct {
 	Body        string `json:"body"`
 }
 
+// Time precisions of HitMessage.TimePrecision.
+const (
+	PrecisionMS     = "ms"
+	PrecisionMinute = "minute"
+	PrecisionDay    = "day"
+)
+
+// HitMessage is one message a search or recall hit cites, with what a client needs
+// to answer from it without reading the chunk: who wrote it, when, and its text.
+type HitMessage struct {
+	// Ref is the message's source_ref (Message-ID, slack:<channel>:<ts>, batch
+	// ref, document path).
+	Ref string `json:"ref"`
+	// Author is the sender as the store knows them ("" when unknown, and for
+	// documents): a chat display name, or an e-mail From ("Name <addr>").
+	Author string `json:"author,omitempty"`
+	// Time is when the message was sent, RFC 3339 / ISO 8601 in UTC ("Z"): the
+	// store keeps instants, not the sender's UTC offset. "" when unknown.
+	Time string `json:"time,omitempty"`
+	// TimePrecision says how much of Time is known: PrecisionMS (exact),
+	// PrecisionMinute (seconds are zero) or PrecisionDay (the time of day is zero).
+	TimePrecision string `json:"time_precision,omitempty"`
+	// Text is the message's text, at most the result's MessageTextMaxChars
+	// characters (cut on a word boundary, ending in "…", Truncated set).
+	Text      string `json:"text"`
+	Truncated bool   `json:"truncated,omitempty"`
+}
+
 // ChunkHit is one chunk in a search, recall or browse result. Every hit cites where
 // it came from.
 type ChunkHit struct {
@@ -186,11 +254,20 @@ type ChunkHit struct {
 	Score       float64  `json:"score,omitempty"`
 	Seq         int      `json:"seq"`
 	Tags        []string `json:"tags,omitempty"`
+	// Messages are the cited messages (search and recall only), in the order of
+	// the cited refs (SourceRef first, then the rest of SourceRefs), at most
+	// MaxHitMessages.
+	Messages []HitMessage `json:"messages,omitempty"`
 }
 
 // SearchResult is the result of memory_search / memory.search.
 type SearchResult struct {
 	Chunks []ChunkHit `json:"chunks"`
+	// MessageTextMaxChars is the bound applied to each hit message's text in this
+	// result (characters).
+	MessageTextMaxChars int `json:"message_text_max_chars,omitempty"`
+	// Omitted counts hits left out to keep the result under MaxResultBytes.
+	Omitted int `json:"omitted,omitempty"`
 	// Hint tells a person what to do when the store is empty.
 	Hint string `json:"hint,omitempty"`
 }
@@ -206,6 +283,9 @@ const (
 type RecallResult struct {
 	Chunks []ChunkHit `json:"chunks"`
 	Mode   string     `json:"mode"`
+	// MessageTextMaxChars and Omitted are as in SearchResult.
+	MessageTextMaxChars int `json:"message_text_max_chars,omitempty"`
+	Omitted             int `json:"omitted,omitempty"`
 	// Note says why a mode was chosen when recall fell back (e.g. embedder unreachable).
 	Note string `json:"note,omitempty"`
 	Hint string `json:"hint,omitempty"`
@@ -246,7 +326,9 @@ type ChunkResult struct {
 type ListResult struct {
 	Chunks []ChunkHit `json:"chunks"`
 	Total  int        `json:"total"`
-	Hint   string     `json:"hint,omitempty"`
+	// Next is the offset of the next page, 0 (absent) after the last.
+	Next int    `json:"next,omitempty"`
+	Hint string `json:"hint,omitempty"`
 }
 
 // Entity is one canonical entity with its reference count.
@@ -261,7 +343,11 @@ type Entity struct {
 // EntitiesResult is the result of entities_top / tree.top_entities.
 type EntitiesResult struct {
 	Entities []Entity `json:"entities"`
-	Hint     string   `json:"hint,omitempty"`
+	// Total is how many entities (of the kind asked) there are.
+	Total int `json:"total"`
+	// Next is the offset of the next page, 0 (absent) after the last.
+	Next int    `json:"next,omitempty"`
+	Hint string `json:"hint,omitempty"`
 }
 
 // Source is one ingested source (a mail thread, a chat channel, a document).
@@ -278,7 +364,11 @@ type Source struct {
 // SourcesResult is the result of sources_list / tree.list_sources.
 type SourcesResult struct {
 	Sources []Source `json:"sources"`
-	Hint    string   `json:"hint,omitempty"`
+	// Total is how many sources match the kinds and query.
+	Total int `json:"total"`
+	// Next is the offset of the next page, 0 (absent) after the last.
+	Next int    `json:"next,omitempty"`
+	Hint string `json:"hint,omitempty"`
 }
 
 // WebResult is one normalised SearXNG result.

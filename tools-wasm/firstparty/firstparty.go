@@ -37,6 +37,13 @@ const (
 // chunkIDLen is the length of a chunk id: 128 bits in lowercase hex.
 const chunkIDLen = 32
 
+// maxKinds is the most values a kinds filter takes (the schemas' maxItems; there
+// are three kinds, repeats are harmless).
+const maxKinds = 10
+
+// maxEmailChars is the longest user_email_hint (an address is at most 320).
+const maxEmailChars = 320
+
 // Catalogue lists the first-party tools in the order the MCP server lists them.
 var Catalogue = []string{
 	ToolMemorySearch, ToolMemoryRecall, ToolReadChunk, ToolBrowse,
@@ -139,6 +146,9 @@ func MemorySearch(args json.RawMessage, m Memory) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := sdk.CheckLength("query", q, abi.MaxQueryChars); err != nil {
+		return nil, err
+	}
 	k, err := a.K()
 	if err != nil {
 		return nil, err
@@ -159,6 +169,9 @@ func MemoryRecall(args json.RawMessage, m Memory) (json.RawMessage, error) {
 	}
 	q, err := a.RequiredString("query")
 	if err != nil {
+		return nil, err
+	}
+	if err := sdk.CheckLength("query", q, abi.MaxQueryChars); err != nil {
 		return nil, err
 	}
 	k, err := a.K()
@@ -230,16 +243,16 @@ func Browse(args json.RawMessage, m Memory) (json.RawMessage, error) {
 		return nil, err
 	}
 	var req abi.ChunksListRequest
-	if req.SourceKinds, err = a.StringArray("source_kinds"); err != nil {
+	if req.SourceKinds, err = a.LimitedStringArray("source_kinds", maxKinds, abi.MaxKindChars); err != nil {
 		return nil, err
 	}
 	for i, s := range req.SourceKinds {
 		req.SourceKinds[i] = strings.ToLower(s)
 	}
-	if req.SourceIDs, err = a.StringArray("source_ids"); err != nil {
+	if req.SourceIDs, err = a.LimitedStringArray("source_ids", abi.MaxFilterItems, abi.MaxIDChars); err != nil {
 		return nil, err
 	}
-	if req.EntityIDs, err = a.StringArray("entity_ids"); err != nil {
+	if req.EntityIDs, err = a.LimitedStringArray("entity_ids", abi.MaxFilterItems, abi.MaxIDChars); err != nil {
 		return nil, err
 	}
 	if req.SinceMS, err = a.Millis("since_ms"); err != nil {
@@ -252,6 +265,9 @@ func Browse(args json.RawMessage, m Memory) (json.RawMessage, error) {
 		return nil, sdk.InvalidParams("argument `since_ms` (%d) must not be after `until_ms` (%d)", *req.SinceMS, *req.UntilMS)
 	}
 	if req.Query, _, err = a.OptionalString("query"); err != nil {
+		return nil, err
+	}
+	if err := sdk.CheckLength("query", req.Query, abi.MaxQueryChars); err != nil {
 		return nil, err
 	}
 	if req.K, err = a.K(); err != nil {
@@ -267,10 +283,11 @@ func Browse(args json.RawMessage, m Memory) (json.RawMessage, error) {
 	return shape(abi.FnChunksList, raw, `{"chunks":[`, func(r *abi.ListResult) { r.Chunks = hits(r.Chunks) })
 }
 
-// TopEntities is tree.top_entities: the most-referenced entities, optionally of one
-// kind (lowercased). Arguments: kind, k.
+// TopEntities is tree.top_entities: one page of the most-referenced entities,
+// optionally of one kind (lowercased), with the total and the next page's offset.
+// Arguments: kind, k, offset.
 func TopEntities(args json.RawMessage, m Memory) (json.RawMessage, error) {
-	a, err := sdk.ParseArgs(args, "kind", "k")
+	a, err := sdk.ParseArgs(args, "kind", "k", "offset")
 	if err != nil {
 		return nil, err
 	}
@@ -278,11 +295,18 @@ func TopEntities(args json.RawMessage, m Memory) (json.RawMessage, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := sdk.CheckLength("kind", kind, abi.MaxKindChars); err != nil {
+		return nil, err
+	}
 	k, err := a.K()
 	if err != nil {
 		return nil, err
 	}
-	raw, err := m.TopEntities(abi.EntitiesTopRequest{Kind: strings.ToLower(kind), K: k})
+	offset, err := a.Offset()
+	if err != nil {
+		return nil, err
+	}
+	raw, err := m.TopEntities(abi.EntitiesTopRequest{Kind: strings.ToLower(kind), K: k, Offset: offset})
 	if err != nil {
 		return nil, hostErr(abi.FnEntitiesTop, err)
 	}
@@ -293,19 +317,42 @@ func TopEntities(args json.RawMessage, m Memory) (json.RawMessage, error) {
 	})
 }
 
-// ListSources is tree.list_sources: every ingested source with its chunk count and
-// activity. Argument: user_email_hint (the user's own address, left out of
+// ListSources is tree.list_sources: one page of the ingested sources, most recent
+// first, with chunk counts and activity, the total that match and the next page's
+// offset. Arguments: kinds (chat, email, document), query (a substring of the
+// display name), k, offset, user_email_hint (the user's own address, left out of
 // email display names).
 func ListSources(args json.RawMessage, m Memory) (json.RawMessage, error) {
-	a, err := sdk.ParseArgs(args, "user_email_hint")
+	a, err := sdk.ParseArgs(args, "kinds", "query", "k", "offset", "user_email_hint")
 	if err != nil {
 		return nil, err
 	}
-	hint, _, err := a.OptionalString("user_email_hint")
-	if err != nil {
+	var req abi.SourcesListRequest
+	if req.Kinds, err = a.LimitedStringArray("kinds", maxKinds, abi.MaxKindChars); err != nil {
 		return nil, err
 	}
-	raw, err := m.ListSources(abi.SourcesListRequest{UserEmailHint: hint})
+	for i, s := range req.Kinds {
+		req.Kinds[i] = strings.ToLower(s)
+	}
+	if req.Query, _, err = a.OptionalString("query"); err != nil {
+		return nil, err
+	}
+	if err := sdk.CheckLength("query", req.Query, abi.MaxQueryChars); err != nil {
+		return nil, err
+	}
+	if req.K, err = a.K(); err != nil {
+		return nil, err
+	}
+	if req.Offset, err = a.Offset(); err != nil {
+		return nil, err
+	}
+	if req.UserEmailHint, _, err = a.OptionalString("user_email_hint"); err != nil {
+		return nil, err
+	}
+	if err := sdk.CheckLength("user_email_hint", req.UserEmailHint, maxEmailChars); err != nil {
+		return nil, err
+	}
+	raw, err := m.ListSources(req)
 	if err != nil {
 		return nil, hostErr(abi.FnSourcesList, err)
 	}

@@ -92,6 +92,17 @@ var hit = abi.ChunkHit{
 	SourceRef: "<m1@example.com>", Title: "Phoenix launch", TimestampMS: 1767225600000, Snippet: "the [phoenix] launch", Score: 3.5, Seq: 0,
 }
 
+// cited is hit as search and recall return it: with its cited messages.
+var cited = func() abi.ChunkHit {
+	h := hit
+	h.SourceRefs = []string{"<m1@example.com>", "<m2@example.com>"}
+	h.Messages = []abi.HitMessage{
+		{Ref: "<m1@example.com>", Author: "Alice <alice@example.com>", Time: "2026-01-01T00:00:00Z", TimePrecision: abi.PrecisionMS, Text: "The phoenix launch is on."},
+		{Ref: "<m2@example.com>", Author: "Bob <bob@example.com>", Time: "2026-01-02T00:00:00Z", TimePrecision: abi.PrecisionDay, Text: "Great, see…", Truncated: true},
+	}
+	return h
+}()
+
 // outputSchema returns the resolved output schema of tool as declared in the
 // tool.toml of the module that serves it (firstparty.Modules).
 func outputSchema(t *testing.T, tool string) *jsonschema.Resolved {
@@ -157,13 +168,13 @@ func wantErr(t *testing.T, err error, code, msg string) {
 }
 
 func TestMemorySearch(t *testing.T) {
-	s := &store{search: &abi.SearchResult{Chunks: []abi.ChunkHit{hit}}}
+	s := &store{search: &abi.SearchResult{Chunks: []abi.ChunkHit{cited}, MessageTextMaxChars: 800, Omitted: 1}}
 	raw, err := MemorySearch(json.RawMessage(`{"query":"  phoenix  "}`), s)
 	res := dec[abi.SearchResult](t, raw, err)
 	if s.lastReq != (abi.SearchRequest{Query: "phoenix", K: 10}) {
 		t.Fatalf("host request = %+v, want trimmed query and k=10", s.lastReq)
 	}
-	if len(res.Chunks) != 1 || !reflect.DeepEqual(res.Chunks[0], hit) {
+	if len(res.Chunks) != 1 || !reflect.DeepEqual(res.Chunks[0], cited) || res.MessageTextMaxChars != 800 || res.Omitted != 1 {
 		t.Fatalf("result = %+v", res)
 	}
 	conforms(t, ToolMemorySearch, raw)
@@ -194,6 +205,7 @@ func TestMemorySearch(t *testing.T) {
 		{`{"query":"x","k":51}`, "argument `k` must not exceed 50 (got 51)"},
 		{`{"query":"x","limit":5}`, "unexpected argument `limit`"},
 		{`"phoenix"`, "arguments must be an object, got string"},
+		{`{"query":"` + strings.Repeat("é", 1001) + `"}`, "argument `query` has 1001 characters; at most 1000 are allowed"},
 	} {
 		_, err := MemorySearch(json.RawMessage(c.args), &store{})
 		wantErr(t, err, abi.CodeInvalidParams, c.msg)
@@ -206,7 +218,7 @@ func TestMemorySearch(t *testing.T) {
 }
 
 func TestMemoryRecall(t *testing.T) {
-	s := &store{recall: &abi.RecallResult{Chunks: []abi.ChunkHit{hit}, Mode: abi.ModeLexical, Note: "no embedder configured"}}
+	s := &store{recall: &abi.RecallResult{Chunks: []abi.ChunkHit{cited}, Mode: abi.ModeLexical, Note: "no embedder configured", MessageTextMaxChars: 400}}
 	raw, err := MemoryRecall(json.RawMessage(`{"query":"rocket release","k":3}`), s)
 	res := dec[abi.RecallResult](t, raw, err)
 	if s.lastReq != (abi.RecallRequest{Query: "rocket release", K: 3}) {
@@ -261,13 +273,13 @@ func TestReadChunk(t *testing.T) {
 }
 
 func TestBrowse(t *testing.T) {
-	s := &store{list: &abi.ListResult{Chunks: []abi.ChunkHit{hit}, Total: 41}}
+	s := &store{list: &abi.ListResult{Chunks: []abi.ChunkHit{hit}, Total: 41, Next: 10}}
 	raw, err := Browse(json.RawMessage(`{}`), s)
 	res := dec[abi.ListResult](t, raw, err)
 	if !reflect.DeepEqual(s.lastReq, abi.ChunksListRequest{K: 10}) {
 		t.Fatalf("{} → host request %+v, want only k=10", s.lastReq)
 	}
-	if res.Total != 41 || len(res.Chunks) != 1 {
+	if res.Total != 41 || res.Next != 10 || len(res.Chunks) != 1 {
 		t.Fatalf("result = %+v", res)
 	}
 	conforms(t, ToolBrowse, raw)
@@ -299,6 +311,11 @@ func TestBrowse(t *testing.T) {
 		{`{"since_ms":10,"until_ms":5}`, "argument `since_ms` (10) must not be after `until_ms` (5)"},
 		{`{"offset":-1}`, "argument `offset` must be a non-negative integer"},
 		{`{"query":""}`, "argument `query` must not be empty when provided"},
+		{`{"entity_ids":[` + strings.Repeat(`"topic:x",`, 100000) + `"topic:y"]}`, "argument `entity_ids` has 100001 items; at most 100 are allowed (split the filter over several calls)"},
+		{`{"source_ids":[` + strings.Repeat(`"a",`, 100) + `"b"]}`, "argument `source_ids` has 101 items; at most 100 are allowed (split the filter over several calls)"},
+		{`{"source_kinds":[` + strings.Repeat(`"chat",`, 10) + `"email"]}`, "argument `source_kinds` has 11 items; at most 10 are allowed (split the filter over several calls)"},
+		{`{"source_ids":["` + strings.Repeat("x", 4097) + `"]}`, "an item of argument `source_ids` has 4097 characters; at most 4096 are allowed"},
+		{`{"query":"` + strings.Repeat("x", 1001) + `"}`, "argument `query` has 1001 characters; at most 1000 are allowed"},
 	} {
 		_, err := Browse(json.RawMessage(c.args), &store{})
 		wantErr(t, err, abi.CodeInvalidParams, c.msg)
@@ -306,15 +323,19 @@ func TestBrowse(t *testing.T) {
 }
 
 func TestTopEntities(t *testing.T) {
-	s := &store{entities: &abi.EntitiesResult{Entities: []abi.Entity{{EntityID: "email:alice@example.com", Kind: "email", Surface: "alice@example.com", Count: 7, LastSeenMS: 1767225600000}}}}
+	s := &store{entities: &abi.EntitiesResult{Entities: []abi.Entity{{EntityID: "email:alice@example.com", Kind: "email", Surface: "alice@example.com", Count: 7, LastSeenMS: 1767225600000}}, Total: 12, Next: 10}}
 	raw, err := TopEntities(json.RawMessage(`{}`), s)
 	if res := dec[abi.EntitiesResult](t, raw, err); s.lastReq != (abi.EntitiesTopRequest{K: 10}) || len(res.Entities) != 1 {
 		t.Fatalf("{}: %s, req %+v", raw, s.lastReq)
 	}
 	conforms(t, ToolTopEntities, raw)
-	if _, err := TopEntities(json.RawMessage(`{"kind":" Email ","k":50}`), s); err != nil || s.lastReq != (abi.EntitiesTopRequest{Kind: "email", K: 50}) {
-		t.Fatalf("kind+k: %v, %+v", err, s.lastReq)
+	if _, err := TopEntities(json.RawMessage(`{"kind":" Email ","k":50,"offset":100}`), s); err != nil || s.lastReq != (abi.EntitiesTopRequest{Kind: "email", K: 50, Offset: 100}) {
+		t.Fatalf("kind+k+offset: %v, %+v", err, s.lastReq)
 	}
+	_, err = TopEntities(json.RawMessage(`{"kind":"`+strings.Repeat("k", 33)+`"}`), s)
+	wantErr(t, err, abi.CodeInvalidParams, "argument `kind` has 33 characters; at most 32 are allowed")
+	_, err = TopEntities(json.RawMessage(`{"offset":-3}`), s)
+	wantErr(t, err, abi.CodeInvalidParams, "argument `offset` must be a non-negative integer")
 	_, err = TopEntities(json.RawMessage(`{"kind":"  "}`), s)
 	wantErr(t, err, abi.CodeInvalidParams, "argument `kind` must not be empty when provided")
 	raw, err = TopEntities(json.RawMessage(`{}`), &store{entities: &abi.EntitiesResult{}})
@@ -325,9 +346,9 @@ func TestTopEntities(t *testing.T) {
 }
 
 func TestListSources(t *testing.T) {
-	s := &store{sources: &abi.SourcesResult{Sources: []abi.Source{{SourceKind: "chat", SourceID: "slack:#eng", DisplayName: "#eng", ChunkCount: 3, FirstMS: 1, MostRecentMS: 2}}}}
+	s := &store{sources: &abi.SourcesResult{Sources: []abi.Source{{SourceKind: "chat", SourceID: "slack:#eng", DisplayName: "#eng", ChunkCount: 3, FirstMS: 1, MostRecentMS: 2}}, Total: 20000, Next: 10}}
 	raw, err := ListSources(json.RawMessage(`{}`), s)
-	if res := dec[abi.SourcesResult](t, raw, err); s.lastReq != (abi.SourcesListRequest{}) || len(res.Sources) != 1 {
+	if res := dec[abi.SourcesResult](t, raw, err); !reflect.DeepEqual(s.lastReq, abi.SourcesListRequest{K: 10}) || len(res.Sources) != 1 || res.Total != 20000 || res.Next != 10 {
 		t.Fatalf("{}: %s, %+v", raw, s.lastReq)
 	}
 	conforms(t, ToolListSources, raw)
@@ -336,8 +357,24 @@ func TestListSources(t *testing.T) {
 		t.Fatalf("empty: %s", raw)
 	}
 	conforms(t, ToolListSources, raw)
-	if _, err := ListSources(json.RawMessage(`{"user_email_hint":" alice@example.com "}`), s); err != nil || s.lastReq != (abi.SourcesListRequest{UserEmailHint: "alice@example.com"}) {
+	if _, err := ListSources(json.RawMessage(`{"user_email_hint":" alice@example.com "}`), s); err != nil || !reflect.DeepEqual(s.lastReq, abi.SourcesListRequest{UserEmailHint: "alice@example.com", K: 10}) {
 		t.Fatalf("hint: %v, %+v", err, s.lastReq)
+	}
+	want := abi.SourcesListRequest{Kinds: []string{"email", "chat"}, Query: "phoenix", K: 50, Offset: 19950}
+	if _, err := ListSources(json.RawMessage(`{"kinds":[" Email ","chat",""],"query":" phoenix ","k":50,"offset":19950}`), s); err != nil || !reflect.DeepEqual(s.lastReq, want) {
+		t.Fatalf("paged: %v, %+v, want %+v", err, s.lastReq, want)
+	}
+	for _, c := range []struct{ args, msg string }{
+		{`{"k":51}`, "argument `k` must not exceed 50 (got 51)"},
+		{`{"k":0}`, "argument `k` must be greater than zero"},
+		{`{"offset":1000001}`, "argument `offset` must not exceed 1000000 (got 1000001); narrow the listing with the tool's filters instead of paging this deep"},
+		{`{"kinds":"email"}`, "argument `kinds` must be an array of strings, got string"},
+		{`{"kinds":[` + strings.Repeat(`"chat",`, 10) + `"email"]}`, "argument `kinds` has 11 items; at most 10 are allowed (split the filter over several calls)"},
+		{`{"query":""}`, "argument `query` must not be empty when provided"},
+		{`{"user_email_hint":"` + strings.Repeat("a", 321) + `"}`, "argument `user_email_hint` has 321 characters; at most 320 are allowed"},
+	} {
+		_, err := ListSources(json.RawMessage(c.args), &store{})
+		wantErr(t, err, abi.CodeInvalidParams, c.msg)
 	}
 	_, err = ListSources(json.RawMessage(`{"limit":5}`), s)
 	wantErr(t, err, abi.CodeInvalidParams, "unexpected argument `limit`")
