@@ -220,7 +220,11 @@ func (h *Host) compileWorker() {
 		// adds its own: the startup peak with seven modules (the first-party set before
 		// the memory tools shared one module) from the cache drops from
 		// ≈ 226 to ≈ 207 MB VmHWM for a few ms of GC per module (RATIONALE "Memory").
-		goruntime.GC()
+		// After the last queued module freeAfterCompile collects anyway: a second
+		// full GC here would only compete with the first calls for the CPU.
+		if len(h.compileQueue) > 0 {
+			goruntime.GC()
+		}
 		h.compileWG.Done()
 	}
 }
