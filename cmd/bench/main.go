@@ -528,7 +528,11 @@ func benchCalls(o options, rep *report, systems []*system, store *memtree.Store,
 		}
 		fts.add(x)
 
-		x = x[:0]
+		// Query by query: the read API in this process, then each server, so a change
+		// of the machine's load falls on all of them alike.
+		direct, directR := []time.Duration{}, []time.Duration{}
+		viaS := make([][]time.Duration, len(sessions))
+		viaR := make([][]time.Duration, len(sessions))
 		for _, q := range qs {
 			t0 := time.Now()
 			res, err := store.Search(ctx, abi.SearchRequest{Query: q, K: 10})
@@ -538,48 +542,38 @@ func benchCalls(o options, rep *report, systems []*system, store *memtree.Store,
 			if _, err := json.Marshal(res); err != nil { // the host encodes what it hands the guest
 				return err
 			}
-			x = append(x, time.Since(t0))
-		}
-		apiS.add(x)
-		direct := slices.Clone(x)
-
-		for i, srv := range sessions {
-			x = x[:0]
-			for _, q := range qs {
+			direct = append(direct, time.Since(t0))
+			for i, srv := range sessions {
 				_, d, err := srv.call("memory.search", map[string]any{"query": q, "k": 10})
 				if err != nil {
 					return fmt.Errorf("%s: %w", systems[i].name, err)
 				}
-				x = append(x, d)
+				viaS[i] = append(viaS[i], d)
 			}
-			mcpS[i].add(x)
-			overhead[i] = append(overhead[i], pct(x, 50)-pct(direct, 50))
-			overheadRatio[i] = append(overheadRatio[i], float64(pct(x, 50))/float64(pct(direct, 50)))
-		}
-
-		x = x[:0]
-		for _, q := range qs {
-			t0 := time.Now()
-			res, err := store.Recall(ctx, abi.RecallRequest{Query: q, K: 10})
+			t0 = time.Now()
+			rres, err := store.Recall(ctx, abi.RecallRequest{Query: q, K: 10})
 			if err != nil {
 				return err
 			}
-			if _, err := json.Marshal(res); err != nil {
+			if _, err := json.Marshal(rres); err != nil {
 				return err
 			}
-			x = append(x, time.Since(t0))
-		}
-		apiR.add(x)
-		for i, srv := range sessions {
-			x = x[:0]
-			for _, q := range qs {
+			directR = append(directR, time.Since(t0))
+			for i, srv := range sessions {
 				_, d, err := srv.call("memory.recall", map[string]any{"query": q, "k": 10})
 				if err != nil {
 					return fmt.Errorf("%s: %w", systems[i].name, err)
 				}
-				x = append(x, d)
+				viaR[i] = append(viaR[i], d)
 			}
-			mcpR[i].add(x)
+		}
+		apiS.add(direct)
+		apiR.add(directR)
+		for i := range sessions {
+			mcpS[i].add(viaS[i])
+			mcpR[i].add(viaR[i])
+			overhead[i] = append(overhead[i], pct(viaS[i], 50)-pct(direct, 50))
+			overheadRatio[i] = append(overheadRatio[i], float64(pct(viaS[i], 50))/float64(pct(direct, 50)))
 		}
 
 		// Protocol floors: ping and a trivial tools/call on the go-sdk server, ping on ours.
@@ -648,7 +642,11 @@ func benchCalls(o options, rep *report, systems []*system, store *memtree.Store,
 	for i := range systems {
 		rs := slices.Clone(overheadRatio[i])
 		slices.Sort(rs)
-		ohText[i] = fmt.Sprintf("%s (%.2f× the direct call)", ms(oh[i]), rs[len(rs)/2])
+		sign := ""
+		if oh[i] < 0 { // the machine's load moved between the two measurements
+			sign = "−"
+		}
+		ohText[i] = fmt.Sprintf("%s%s (%.2f× the direct call)", sign, ms(max(oh[i], -oh[i])), rs[len(rs)/2])
 	}
 	cells := []string{"memory.search through MCP − read API, p50", "go-sdk trivial tools/call " + ms(median(floorCall.p50)) + "; direct API p50 " + ms(median(apiS.p50)), ohText[0], ""}
 	if len(systems) > 1 {
