@@ -213,6 +213,7 @@ func (h *Host) LimitGoMemory(headroom int64) (done <-chan int64) {
 }
 
 func (h *Host) compileWorker() {
+	<-h.cacheReady
 	for m := range h.compileQueue {
 		m.compile(h.baseCtx)
 		// Collect each module's decode and instantiation garbage before the next one

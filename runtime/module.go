@@ -120,7 +120,6 @@ func (m *module) compile(ctx context.Context) {
 		m.host.logger.Error("tool module refused", "module", m.info.Name, "err", err)
 		return
 	}
-	<-m.host.cacheReady // unpacking (above) overlaps the cache's MAC check
 	err := m.doCompile(ctx)
 	if err != nil && m.host.cache != nil && ctx.Err() == nil {
 		// A cache that cannot be written (full disk) or holds an entry wazero
