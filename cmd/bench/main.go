@@ -354,31 +354,48 @@ func benchStartup(o options, rep *report, systems []*system, qs []string, tmp st
 	firstC := make([][]time.Duration, len(systems))
 	for r := 0; r < o.rounds; r++ {
 		q := map[string]any{"query": qs[r%len(qs)]}
-		d, _, err := startupRound(o.floor, []string{"-mode", "bare"}, nil, "", nil)
-		if err != nil {
-			return fmt.Errorf("floor bare: %w", err)
+		// Every variant once per round, starting at a different one each round.
+		steps := []func() error{
+			func() error {
+				d, _, err := startupRound(o.floor, []string{"-mode", "bare"}, nil, "", nil)
+				if err != nil {
+					return fmt.Errorf("floor bare: %w", err)
+				}
+				bare = append(bare, d)
+				return nil
+			},
+			func() error {
+				d, f, err := startupRound(o.floor, []string{"-mode", "sdk"}, nil, "memory.search", q)
+				if err != nil {
+					return fmt.Errorf("floor sdk: %w", err)
+				}
+				sdkInit, sdkFirst = append(sdkInit, d), append(sdkFirst, f)
+				return nil
+			},
 		}
-		bare = append(bare, d)
-		d, f, err := startupRound(o.floor, []string{"-mode", "sdk"}, nil, "memory.search", q)
-		if err != nil {
-			return fmt.Errorf("floor sdk: %w", err)
-		}
-		sdkInit, sdkFirst = append(sdkInit, d), append(sdkFirst, f)
 		for i, s := range systems {
-			d, f, err := startupRound(s.bin, []string{"mcp"}, s.env(s.cache), "memory.search", q)
-			if err != nil {
-				return fmt.Errorf("%s warm: %w", s.name, err)
-			}
-			initW[i], firstW[i] = append(initW[i], d), append(firstW[i], f)
+			steps = append(steps, func() error {
+				d, f, err := startupRound(s.bin, []string{"mcp"}, s.env(s.cache), "memory.search", q)
+				if err != nil {
+					return fmt.Errorf("%s warm: %w", s.name, err)
+				}
+				initW[i], firstW[i] = append(initW[i], d), append(firstW[i], f)
+				return nil
+			}, func() error {
+				cold := filepath.Join(tmp, s.name, fmt.Sprintf("cold%d", r))
+				defer os.RemoveAll(cold)
+				_, f, err := startupRound(s.bin, []string{"mcp"}, s.env(cold), "memory.search", q)
+				if err != nil {
+					return fmt.Errorf("%s cold: %w", s.name, err)
+				}
+				firstC[i] = append(firstC[i], f)
+				return nil
+			})
 		}
-		for i, s := range systems {
-			cold := filepath.Join(tmp, s.name, fmt.Sprintf("cold%d", r))
-			_, f, err := startupRound(s.bin, []string{"mcp"}, s.env(cold), "memory.search", q)
-			if err != nil {
-				return fmt.Errorf("%s cold: %w", s.name, err)
+		for k := range steps {
+			if err := steps[(r+k)%len(steps)](); err != nil {
+				return err
 			}
-			firstC[i] = append(firstC[i], f)
-			os.RemoveAll(cold)
 		}
 	}
 	sdkI, bareI := median(sdkInit), median(bare)
@@ -533,38 +550,50 @@ func benchCalls(o options, rep *report, systems []*system, store *memtree.Store,
 		direct, directR := []time.Duration{}, []time.Duration{}
 		viaS := make([][]time.Duration, len(sessions))
 		viaR := make([][]time.Duration, len(sessions))
-		for _, q := range qs {
-			t0 := time.Now()
-			res, err := store.Search(ctx, abi.SearchRequest{Query: q, K: 10})
-			if err != nil {
-				return err
-			}
-			if _, err := json.Marshal(res); err != nil { // the host encodes what it hands the guest
-				return err
-			}
-			direct = append(direct, time.Since(t0))
-			for i, srv := range sessions {
-				_, d, err := srv.call("memory.search", map[string]any{"query": q, "k": 10})
+		for j, q := range qs {
+			// Each query once per system, starting at a different system each time,
+			// so that no system always runs first (cold) or last.
+			steps := make([]func() error, 0, 2*(len(sessions)+1))
+			steps = append(steps, func() error {
+				t0 := time.Now()
+				res, err := store.Search(ctx, abi.SearchRequest{Query: q, K: 10})
 				if err != nil {
-					return fmt.Errorf("%s: %w", systems[i].name, err)
+					return err
 				}
-				viaS[i] = append(viaS[i], d)
-			}
-			t0 = time.Now()
-			rres, err := store.Recall(ctx, abi.RecallRequest{Query: q, K: 10})
-			if err != nil {
-				return err
-			}
-			if _, err := json.Marshal(rres); err != nil {
-				return err
-			}
-			directR = append(directR, time.Since(t0))
-			for i, srv := range sessions {
-				_, d, err := srv.call("memory.recall", map[string]any{"query": q, "k": 10})
+				if _, err := json.Marshal(res); err != nil { // the host encodes what it hands the guest
+					return err
+				}
+				direct = append(direct, time.Since(t0))
+				t0 = time.Now()
+				rres, err := store.Recall(ctx, abi.RecallRequest{Query: q, K: 10})
 				if err != nil {
-					return fmt.Errorf("%s: %w", systems[i].name, err)
+					return err
 				}
-				viaR[i] = append(viaR[i], d)
+				if _, err := json.Marshal(rres); err != nil {
+					return err
+				}
+				directR = append(directR, time.Since(t0))
+				return nil
+			})
+			for i, srv := range sessions {
+				steps = append(steps, func() error {
+					_, d, err := srv.call("memory.search", map[string]any{"query": q, "k": 10})
+					if err != nil {
+						return fmt.Errorf("%s: %w", systems[i].name, err)
+					}
+					viaS[i] = append(viaS[i], d)
+					_, d, err = srv.call("memory.recall", map[string]any{"query": q, "k": 10})
+					if err != nil {
+						return fmt.Errorf("%s: %w", systems[i].name, err)
+					}
+					viaR[i] = append(viaR[i], d)
+					return nil
+				})
+			}
+			for k := range steps {
+				if err := steps[(j+r+k)%len(steps)](); err != nil {
+					return err
+				}
 			}
 		}
 		apiS.add(direct)
