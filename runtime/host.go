@@ -40,6 +40,12 @@ type BuiltinModule struct {
 	Name   string // e.g. "memory.wasm" (one module may serve several tools)
 	SHA256 string // hex sha256 of Wasm
 	Wasm   []byte
+	// Manifest and Load, set instead of Wasm, defer the module's bytes until it
+	// is compiled in the background: the tools are listed from Manifest (equal to
+	// the module's manifest section), and Load returns the module verified against
+	// SHA256 (lazy.go).
+	Manifest []byte
+	Load     func() ([]byte, error)
 }
 
 // Options configure a Host.
@@ -63,7 +69,10 @@ type Host struct {
 	cache  wazero.CompilationCache
 	// cacheAuth signs the entries wazero writes (nil without a disk cache).
 	cacheAuth *cacheAuth
-	pool      *pool // live instances, all modules
+	// cacheReady is closed once cache and cacheAuth are set (opened in the
+	// background by New); read them only after it.
+	cacheReady chan struct{}
+	pool       *pool // live instances, all modules
 
 	compileQueue chan *module
 	compileWG    sync.WaitGroup
@@ -116,8 +125,16 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 		tools:        map[string]*servedTool{},
 	}
 	h.baseCtx, h.cancelBase = context.WithCancel(context.WithoutCancel(ctx))
+	// Opening the cache checks the MAC of every entry: off the path to the
+	// initialize answer, the compile workers wait for it (cacheReady).
+	h.cacheReady = make(chan struct{})
 	if opt.CacheDir != "-" {
-		h.cache, h.cacheAuth = openCache(opt.CacheDir, h.logger)
+		go func() {
+			defer close(h.cacheReady)
+			h.cache, h.cacheAuth = openCache(opt.CacheDir, h.logger)
+		}()
+	} else {
+		close(h.cacheReady)
 	}
 	workers := min(max(goruntime.GOMAXPROCS(0), 1), 4)
 	for i := 0; i < workers; i++ {
@@ -196,13 +213,18 @@ func (h *Host) LimitGoMemory(headroom int64) (done <-chan int64) {
 }
 
 func (h *Host) compileWorker() {
+	<-h.cacheReady
 	for m := range h.compileQueue {
 		m.compile(h.baseCtx)
 		// Collect each module's decode and instantiation garbage before the next one
 		// adds its own: the startup peak with seven modules (the first-party set before
 		// the memory tools shared one module) from the cache drops from
 		// ≈ 226 to ≈ 207 MB VmHWM for a few ms of GC per module (RATIONALE "Memory").
-		goruntime.GC()
+		// After the last queued module freeAfterCompile collects anyway: a second
+		// full GC here would only compete with the first calls for the CPU.
+		if len(h.compileQueue) > 0 {
+			goruntime.GC()
+		}
 		h.compileWG.Done()
 	}
 }
@@ -236,6 +258,9 @@ func (h *Host) newHostFuncs(name string) *hostFuncs {
 }
 
 func (h *Host) loadBuiltin(b BuiltinModule) *module {
+	if b.Wasm == nil && b.Load != nil {
+		return h.loadLazyBuiltin(b)
+	}
 	sum := sha256.Sum256(b.Wasm)
 	digest := hex.EncodeToString(sum[:])
 	m := newModule(h, ModuleInfo{Name: b.Name, SHA256: digest, Origin: OriginBuiltin}, b.Wasm)
@@ -529,6 +554,7 @@ func (h *Host) Close(ctx context.Context) error {
 	for _, m := range mods {
 		m.shutdown(ctx)
 	}
+	<-h.cacheReady
 	if h.cache != nil {
 		return h.cache.Close(ctx)
 	}

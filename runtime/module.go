@@ -33,7 +33,9 @@ type module struct {
 	manifest *policy.Manifest
 	grant    *policy.Grant
 	wasm     []byte
-	funcs    *hostFuncs
+	// load supplies wasm for a first-party module loaded lazily (lazy.go).
+	load  func() ([]byte, error)
+	funcs *hostFuncs
 	// noCache compiles without the disk cache (set before a retry by compile).
 	noCache bool
 
@@ -113,6 +115,11 @@ func (m *module) currentState() (string, string) {
 func (m *module) compile(ctx context.Context) {
 	defer close(m.ready)
 	start := time.Now()
+	if err := m.unpackLazy(); err != nil {
+		m.setState(StateRefused, err.Error())
+		m.host.logger.Error("tool module refused", "module", m.info.Name, "err", err)
+		return
+	}
 	err := m.doCompile(ctx)
 	if err != nil && m.host.cache != nil && ctx.Err() == nil {
 		// A cache that cannot be written (full disk) or holds an entry wazero

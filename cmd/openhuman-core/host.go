@@ -56,14 +56,14 @@ func openHost(ctx context.Context, cfg *config.Config, log *slog.Logger) (*runti
 		store.Close()
 		return nil, nil, fmt.Errorf("load the tool policy: %w", err)
 	}
-	mods, err := toolswasm.Modules()
+	mods, err := toolswasm.Catalogue() // unpacked when compiled, in the background
 	if err != nil {
 		store.Close()
 		return nil, nil, fmt.Errorf("load the embedded tool modules (the binary looks damaged; rebuild or reinstall it): %w", err)
 	}
 	builtins := make([]runtime.BuiltinModule, 0, len(mods))
 	for _, m := range mods {
-		builtins = append(builtins, runtime.BuiltinModule{Name: m.Name + ".wasm", SHA256: m.SHA256, Wasm: m.Wasm})
+		builtins = append(builtins, runtime.BuiltinModule{Name: m.Name + ".wasm", SHA256: m.SHA256, Manifest: m.Manifest, Load: m.Load})
 	}
 	host, err := runtime.New(ctx, runtime.Options{
 		Reader:         store,

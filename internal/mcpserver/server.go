@@ -282,8 +282,10 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		if entry.Outcome == audit.OutcomeError || entry.ErrorID != "" {
 			level = slog.LevelWarn
 		}
-		s.log.Log(ctx, level, "mcp: tools/call", "id", reqID, "tool", name, "client", label,
-			"arg_keys", argKeys(args), "outcome", entry.Outcome, "duration_ms", entry.DurationMS, "err", entry.Error, "error_id", entry.ErrorID)
+		if s.log.Enabled(ctx, level) { // argKeys decodes the arguments: only for a line that is written
+			s.log.Log(ctx, level, "mcp: tools/call", "id", reqID, "tool", name, "client", label,
+				"arg_keys", argKeys(args), "outcome", entry.Outcome, "duration_ms", entry.DurationMS, "err", entry.Error, "error_id", entry.ErrorID)
+		}
 		if rpcErr != nil {
 			return nil, rpcErr
 		}

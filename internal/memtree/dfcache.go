@@ -47,8 +47,17 @@ func (s *Store) snapshot(ctx context.Context, db *sql.DB) (*dfCache, error) {
 		return c, nil
 	}
 	c.gen, c.df, c.people = g, map[string]int{}, map[string][]string{}
-	if err := db.QueryRowContext(ctx, `SELECT count(*), coalesce(max(ts_end),0) FROM chunks`).Scan(&c.n, &c.maxTS); err != nil {
+	// Two queries, each with a cheap plan: count(*) alone scans the narrowest
+	// index of chunks, and the newest time is each source's last_ms (ingest keeps
+	// it the max ts_end of the source's chunks), found at the head of
+	// sources_recent. The one query `count(*), max(ts_end) FROM chunks` read every
+	// row of chunks, text included: 111,891 pages on a 138k-chunk store, 0.2 s warm
+	// and seconds cold, on the first search after every ingest.
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&c.n); err != nil {
 		return nil, fmt.Errorf("count chunks: %w", err)
+	}
+	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(last_ms),0) FROM sources`).Scan(&c.maxTS); err != nil {
+		return nil, fmt.Errorf("newest chunk time: %w", err)
 	}
 	rows, err := db.QueryContext(ctx, `SELECT id FROM entities WHERE kind='person'`)
 	if err != nil {

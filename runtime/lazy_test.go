@@ -1,0 +1,99 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/openhuman/openhuman-core/internal/wasmbin"
+	"github.com/openhuman/openhuman-core/policy"
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// lazyBuiltin describes wasm as a lazily loaded first-party module, counting loads.
+func lazyBuiltin(t *testing.T, name string, wasm []byte, loads *atomic.Int32, loadErr error) BuiltinModule {
+	t.Helper()
+	man, found, err := wasmbin.CustomSection(wasm, policy.ManifestSection)
+	if err != nil || !found {
+		t.Fatalf("no manifest section: %v", err)
+	}
+	return BuiltinModule{Name: name, SHA256: digest(wasm), Manifest: man, Load: func() ([]byte, error) {
+		loads.Add(1)
+		return wasm, loadErr
+	}}
+}
+
+// A lazily loaded builtin lists its tools from the manifest without loading its
+// bytes, loads them once to compile, and serves calls.
+func TestLazyBuiltinListsFromManifestAndLoadsOnce(t *testing.T) {
+	var loads atomic.Int32
+	h, err := New(context.Background(), Options{Reader: newFakeReader(), CacheDir: "-",
+		Builtins: []BuiltinModule{lazyBuiltin(t, "echo.wasm", echoModule(t, ""), &loads, nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	if n := len(h.Tools()); n != len(echoTools) {
+		t.Fatalf("listed %d tools, want %d", n, len(echoTools))
+	}
+	mustResult(t, h, "echo", `{"x":1}`, nil)
+	if n := loads.Load(); n != 1 {
+		t.Fatalf("Load called %d times, want once", n)
+	}
+}
+
+// A disabled lazily loaded builtin (SearXNG off) is never unpacked.
+func TestLazyDisabledBuiltinIsNeverLoaded(t *testing.T) {
+	var loads atomic.Int32
+	wasm := pack(t, guest(t, "echo"), manifest(abi.Version, []string{abi.CapWebSearXNG}, "", tool{name: "web"}))
+	h, err := New(context.Background(), Options{Reader: newFakeReader(), CacheDir: "-",
+		Builtins: []BuiltinModule{lazyBuiltin(t, "web.wasm", wasm, &loads, nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.WaitReady(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.Close(context.Background())
+	if n := loads.Load(); n != 0 || len(h.Status()) != 1 || h.Status()[0].State != StateDisabled {
+		t.Fatalf("loads = %d, status %+v; want a disabled module never loaded", n, h.Status())
+	}
+}
+
+// A lazily loaded builtin whose bytes cannot be had, or do not carry the manifest
+// it was listed with, is refused with the reason, and its calls fail.
+func TestLazyBuiltinLoadFailures(t *testing.T) {
+	other := pack(t, guest(t, "echo"), manifest(abi.Version, []string{abi.CapMemoryRead}, "", tool{name: "echo"}))
+	cases := map[string]struct {
+		mod  func(*atomic.Int32) BuiltinModule
+		want string
+	}{
+		"load error": {func(n *atomic.Int32) BuiltinModule {
+			return lazyBuiltin(t, "echo.wasm", echoModule(t, ""), n, errors.New("module is corrupt"))
+		}, "module is corrupt"},
+		"manifest differs": {func(n *atomic.Int32) BuiltinModule {
+			b := lazyBuiltin(t, "echo.wasm", echoModule(t, ""), n, nil)
+			b.Load = func() ([]byte, error) { n.Add(1); return other, nil }
+			return b
+		}, "differs from the manifest it was listed with"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			var loads atomic.Int32
+			h, err := New(context.Background(), Options{Reader: newFakeReader(), CacheDir: "-", Builtins: []BuiltinModule{c.mod(&loads)}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer h.Close(context.Background())
+			_, err = call(t, h, "echo", `{}`)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("call = %v, want an error saying %q", err, c.want)
+			}
+			if st := h.Status()[0]; st.State != StateRefused || !strings.Contains(st.Error, c.want) {
+				t.Fatalf("status %s %q, want refused saying %q", st.State, st.Error, c.want)
+			}
+		})
+	}
+}
