@@ -201,7 +201,7 @@ func TestStatusForgetReingest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Schema != StatusSchema || s.Version == "" || s.Store.Path != store || !s.Store.Exists || s.Store.Bytes < fi.Size() || s.Store.SchemaVersion != 4 {
+	if s.Schema != StatusSchema || s.Version == "" || s.Store.Path != store || !s.Store.Exists || s.Store.Bytes < fi.Size() || s.Store.SchemaVersion != s.Store.BinarySchemaVersion || s.Store.SchemaVersion < 4 {
 		t.Errorf("store fields: %+v", s.Store)
 	}
 	if fmt.Sprint(s.Store.Sources) != "map[document:2 email:1]" || s.Store.TotalChunks < 3 || s.Store.Summaries < 3 || s.Store.Entities == 0 {
