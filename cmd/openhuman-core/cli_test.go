@@ -135,17 +135,18 @@ type statusJSON struct {
 	Schema  string `json:"schema"`
 	Version string `json:"version"`
 	Store   struct {
-		Path          string         `json:"path"`
-		Exists        bool           `json:"exists"`
-		Bytes         int64          `json:"bytes"`
-		SchemaVersion int            `json:"schema_version"`
-		Sources       map[string]int `json:"sources"`
-		Chunks        map[string]int `json:"chunks"`
-		TotalChunks   int            `json:"total_chunks"`
-		Summaries     int            `json:"summaries"`
-		Entities      int            `json:"entities"`
-		Vectors       map[string]int `json:"vectors"`
-		LastIngest    *struct {
+		Path                string         `json:"path"`
+		Exists              bool           `json:"exists"`
+		Bytes               int64          `json:"bytes"`
+		SchemaVersion       int            `json:"schema_version"`
+		BinarySchemaVersion int            `json:"binary_schema_version"`
+		Sources             map[string]int `json:"sources"`
+		Chunks              map[string]int `json:"chunks"`
+		TotalChunks         int            `json:"total_chunks"`
+		Summaries           int            `json:"summaries"`
+		Entities            int            `json:"entities"`
+		Vectors             map[string]int `json:"vectors"`
+		LastIngest          *struct {
 			Time    time.Time `json:"time"`
 			Roots   []string  `json:"roots"`
 			Summary string    `json:"summary"`
