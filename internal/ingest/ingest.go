@@ -585,17 +585,18 @@ func (r *runner) mail(m *mailMsg) {
 
 // writeThreads groups the run's mail into threads and writes one source each.
 func (r *runner) writeThreads(ctx context.Context) {
-	for _, th := range r.thr.threads() {
+	r.thr.eachThread(func(src memtree.SourceInput) bool {
 		if ctx.Err() != nil {
-			return
-		}
-		src, err := r.thr.source(th)
-		if err != nil {
-			r.rep.fail(FileError{Path: th.msgs[0].origin, Where: "thread " + th.root, Err: err})
-			continue
+			return false
 		}
 		r.write(ctx, src)
-	}
+		return true
+	}, func(origin, root string, err error) {
+		if origin == "" {
+			origin = "(mail of this run)"
+		}
+		r.rep.fail(FileError{Path: origin, Where: "thread " + root, Err: err})
+	})
 }
 
 // sink is the write end of the pipeline: write stores one prepared source (maybe in
