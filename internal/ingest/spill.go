@@ -44,7 +44,7 @@ func appendSpillRec(b []byte, r *spillRec) []byte {
 		b = appendStr(b, a.ContentType)
 		b = binary.AppendVarint(b, int64(a.Size))
 	}
-	return b
+	return appendStr(b, m.ReplyTo)
 }
 
 var errSpillRec = errors.New("truncated or damaged record")
@@ -139,6 +139,7 @@ func decodeSpillRec(b []byte) (*spillRec, error) {
 			a.Size = int(d.varint())
 		}
 	}
+	m.ReplyTo = d.str()
 	if d.err != nil {
 		return nil, d.err
 	}
