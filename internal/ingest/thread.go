@@ -49,21 +49,18 @@ const (
 )
 
 // mailRec is what the threader keeps in memory of one message: the keys threading
-// needs, as fixed-size numbers (about 56 bytes). Strings (ids, subjects,
+// needs, as fixed-size numbers (48 bytes). Strings (ids, subjects,
 // addresses) are kept as 64-bit hashes; the message itself, with the strings the
 // sources need back, waits in the spill file (or, for the first spillAfter bytes,
 // in memory).
 type mailRec struct {
-	date     int64  // UnixNano
-	subj     uint64 // hash of the lower-case threadTitle
-	from     uint64 // hash of the sender's lower-case address
-	off      int64  // offset in the spill file; -1: held in memory
-	length   uint32 // bytes in the spill file
-	node     uint32 // the node of its id (Message-ID, or a suffixed one for a reused id)
-	firstRef uint32 // the node of the oldest Message-ID it names, noNode if none
-	pOff     uint32 // its participants in threader.people
-	pN       uint16
-	flags    uint8
+	date   int64  // UnixNano
+	subj   uint64 // hash of the lower-case threadTitle
+	from   uint64 // hash of the sender's lower-case address
+	off    int64  // offset in the spill file; -1: held in memory
+	length uint32 // bytes in the spill file
+	node   uint32 // the node of its id (Message-ID, or a suffixed one for a reused id)
+	flags  uint8
 }
 
 // spillRec is one message as the threader stores it until its thread is written:
@@ -89,7 +86,6 @@ type threader struct {
 	nodeMsg []int32           // node → the first message read with that id (-1: none)
 	dups    map[uint32]int    // how many other messages reused a node's Message-ID
 	recs    []mailRec
-	people  []uint64 // participants' address hashes, by mailRec.pOff/pN
 	held    map[int32]*spillRec
 	heldN   int64 // bytes held in memory
 	spill   *os.File
@@ -166,7 +162,7 @@ func (t *threader) add(m *mailMsg) error {
 		t.nodeMsg[n] = int32(len(t.recs))
 	}
 	subject := strings.ToLower(threadTitle(m.msg.Subject))
-	rec := mailRec{date: m.date.UnixNano(), from: from, node: n, firstRef: noNode}
+	rec := mailRec{date: m.date.UnixNano(), from: from, node: n}
 	if fromAddr != "" {
 		rec.flags |= recFrom
 	}
@@ -194,22 +190,11 @@ func (t *threader) add(m *mailMsg) error {
 	case m.replyTo != "":
 		sr.firstRef = m.replyTo
 	}
-	if sr.firstRef != "" {
-		rec.firstRef = t.node(sr.firstRef)
-	}
 	for _, r := range m.refs {
 		t.union(n, t.node(r))
 	}
 	if m.replyTo != "" {
 		t.union(n, t.node(m.replyTo))
-	}
-	rec.pOff = uint32(len(t.people))
-	for _, p := range participants(&m.msg) {
-		if rec.pN == 1<<16-1 {
-			break
-		}
-		t.people = append(t.people, t.hash(p))
-		rec.pN++
 	}
 	idx := int32(len(t.recs))
 	if size := int64(len(m.msg.Text) + len(m.msg.Subject) + 256); t.heldN+size <= spillAfter {
@@ -278,8 +263,20 @@ type stPerson struct {
 // order, such a reply joins the latest earlier thread with the same subject in
 // which its sender took part, whose latest message is within subjectWindow of it.
 // References that look like Message-IDs are authoritative, known or not; only a
-// reply that names none is threaded by its subject.
-func (t *threader) subjectFallback() {
+// reply that names none is threaded by its subject. The participants of a thread
+// matter only for subjects such a reply carries (few, often none): only messages
+// with those subjects are read back for them, and without any such reply nothing
+// is done.
+func (t *threader) subjectFallback() error {
+	asked := map[uint64]bool{}
+	for i := range t.recs {
+		if m := &t.recs[i]; m.flags&(recReply|recHasRefs|recLongSubj) == recReply|recLongSubj {
+			asked[m.subj] = true
+		}
+	}
+	if len(asked) == 0 {
+		return nil
+	}
 	order := make([]int32, len(t.recs))
 	for i := range order {
 		order[i] = int32(i)
@@ -314,8 +311,8 @@ func (t *threader) subjectFallback() {
 				}
 			}
 		}
-		if m.flags&recSubject == 0 {
-			continue
+		if m.flags&recSubject == 0 || !asked[m.subj] {
+			continue // no reply looks for threads of this subject
 		}
 		st := noNode
 		root := t.find(m.node)
@@ -332,10 +329,15 @@ func (t *threader) subjectFallback() {
 		if m.date > threads[st].last {
 			threads[st].last = m.date
 		}
-		for _, p := range t.people[m.pOff : m.pOff+uint32(m.pN)] {
-			people[stPerson{st, p}] = struct{}{}
+		sr, err := t.peek(i)
+		if err != nil {
+			return err
+		}
+		for _, p := range participants(&sr.msg) {
+			people[stPerson{st, t.hash(p)}] = struct{}{}
 		}
 	}
+	return nil
 }
 
 func cmpInt64(a, b int64) int {
@@ -365,7 +367,10 @@ func (t *threader) eachThread(fn func(memtree.SourceInput) bool, fail func(origi
 	if len(t.recs) == 0 {
 		return
 	}
-	t.subjectFallback()
+	if err := t.subjectFallback(); err != nil {
+		// Threads still form by their references; replies without any stay apart.
+		fail("", "(subjects)", err)
+	}
 	// group[i]: the first message (by date, then reading order) of i's thread.
 	first := make([]int32, len(t.parent))
 	for i := range first {
@@ -418,16 +423,23 @@ func (t *threader) eachThread(fn func(memtree.SourceInput) bool, fail func(origi
 			break
 		}
 	}
-	t.recs, t.people, t.held = nil, nil, nil
+	t.recs, t.held = nil, nil
 }
 
-// read returns message i from memory or the spill file.
+// read returns message i from memory (forgetting it there) or the spill file.
 func (t *threader) read(i int32) (*spillRec, error) {
+	sr, err := t.peek(i)
+	if t.recs[i].off < 0 {
+		delete(t.held, i)
+	}
+	return sr, err
+}
+
+// peek returns message i from memory or the spill file.
+func (t *threader) peek(i int32) (*spillRec, error) {
 	rec := &t.recs[i]
 	if rec.off < 0 {
-		sr := t.held[i]
-		delete(t.held, i)
-		return sr, nil
+		return t.held[i], nil
 	}
 	if t.err != nil {
 		return nil, t.err
