@@ -127,7 +127,7 @@ func (j *mailJob) deliver(out output, rep *report) {
 
 // mailPoolBytes bounds the raw messages a mailPool holds (queued, parsing, parsed
 // and waiting for their turn).
-const mailPoolBytes = 32 << 20
+const mailPoolBytes = 8 << 20
 
 // mailPool parses raw messages on one goroutine per core and hands them to out in
 // the order they were submitted, from one goroutine, so that a large mbox or

@@ -33,7 +33,7 @@ const subjectWindow = 7 * 24 * time.Hour
 // spillAfter is how many bytes of message text the threader holds in memory before
 // it writes further messages to its spill file: small and medium runs never pay for
 // the file, large ones stay bounded.
-var spillAfter int64 = 16 << 20
+var spillAfter int64 = 4 << 20
 
 // noNode marks a missing node index.
 const noNode = ^uint32(0)
@@ -76,7 +76,7 @@ type spillRec struct {
 // 64-bit hash of the id (two different ids share a hash with a probability of about
 // n²/2⁶⁵: 3·10⁻⁸ for a million ids), each message's threading keys are a fixed-size
 // mailRec, and the messages themselves go to an unlinked temporary spill file once
-// the first spillAfter bytes (16 MiB) are held in memory. When every file is read,
+// the first spillAfter bytes (4 MiB) are held in memory. When every file is read,
 // threads are formed from the records and written one at a time, each read back
 // from the spill file, so no more than one thread's messages is ever in memory.
 type threader struct {
