@@ -4,10 +4,19 @@
 // Shape: each format has one reader (the reader interface in reader.go; the list in
 // registry.go) that says whether it recognises a file or folder and streams what it
 // reads to an output. The runner only walks the paths, detects, hands each input to
-// its reader, batches the writes and reports. Mail messages go to a threader that
-// spills them to an unlinked temporary file and keeps only their threading keys in
-// memory, then writes one source per thread once every file is read (threads span
-// files: a Maildir holds one message per file).
+// its reader, batches the writes and reports. Mail messages are parsed on every
+// core (mailPool) and handed in file order to a threader that spills them to an
+// unlinked temporary file and keeps 48 bytes of threading keys a message in memory
+// (plus its Message-ID's node in a hashed union-find), then writes one source per
+// thread once every file is read (threads span files: a Maildir holds one message
+// per file).
+//
+// Memory is bounded whatever the input's size, but for the threader's keys: the
+// parse pool holds at most 8 MiB of raw mail, chat coalescing 16 MiB of messages,
+// the write pipeline 8 MiB of source text in flight (two sources always, so the
+// largest source, a busy conversation's month, sets the peak), the store its page
+// cache. With a debug logger (ingest --verbose) Run logs one line saying where the
+// time went.
 //
 // Sources are written in batches (memtree.BatchWriter: up to 256 sources or 250 ms
 // per transaction). A source that fails is rolled back alone and reported; a
