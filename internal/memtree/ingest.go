@@ -330,6 +330,9 @@ type pendingWrites struct {
 	chunks, sums []int64
 	ents         map[string]*entAgg // by entity id: the batch's mentions
 	links        []entLink
+	// changed says a source of the batch changed the store: sync bumps the store
+	// generation once for all of them (readers see a batch whole, at its commit).
+	changed bool
 }
 
 // entLink links an entity to a chunk that mentions it.
@@ -414,6 +417,11 @@ func (f *pendingWrites) syncTimed(ctx context.Context, s *Store, tx *sql.Tx, tim
 	if len(f.sums) > 0 {
 		if _, err := s.txExec(ctx, tx, qIndexSummaries, jsonOf(f.sums)); err != nil {
 			return fmt.Errorf("index %d summaries for full-text search: %w", len(f.sums), err)
+		}
+	}
+	if f.changed {
+		if _, err := s.txExec(ctx, tx, qBumpGeneration); err != nil {
+			return fmt.Errorf("bump store generation: %w", err)
 		}
 	}
 	*f = pendingWrites{}
@@ -623,9 +631,7 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 		}
 	}
 	if changed {
-		if _, err := s.txExec(ctx, tx, qBumpGeneration); err != nil {
-			return fmt.Errorf("bump store generation: %w", err)
-		}
+		pend.changed = true // bumped once per batch, by pend.sync
 	}
 	return nil
 }
