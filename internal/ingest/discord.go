@@ -212,9 +212,13 @@ func (discordReader) read(ctx context.Context, in input, out output, rep *report
 			ref = fmt.Sprintf("%s#%d", ref, n+1)
 		}
 		seen[m.id]++
-		res = append(res, memtree.MessageInput{
+		mi := memtree.MessageInput{
 			Ref: ref, Author: m.author, AuthorAddr: m.addr, TimestampMS: m.ms, Text: text, Attachments: m.atts,
-		})
+		}
+		if m.replyTo != "" {
+			mi.ReplyTo = "discord:" + chanID + ":" + m.replyTo
+		}
+		res = append(res, mi)
 	}
 	sort.SliceStable(res, func(i, j int) bool { return res[i].TimestampMS < res[j].TimestampMS })
 	for _, src := range chatSources("discord", guildID+"/"+chanID, title, res) {

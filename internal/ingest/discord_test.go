@@ -44,7 +44,9 @@ func TestDiscordExport(t *testing.T) {
 		t.Errorf("%d messages, want 7", len(msgs))
 	}
 	tgTestWant(t, msgs, "discord:200:1", "Alice A", "alice#1234", 1577880000123, "Hello all")
-	tgTestWant(t, msgs, "discord:200:2", "bob", "bob", 1577880001000, "(reply to Alice A) Hi back")
+	if m := tgTestWant(t, msgs, "discord:200:2", "bob", "bob", 1577880001000, "(reply to Alice A) Hi back"); m.ReplyTo != "discord:200:1" {
+		t.Errorf("reply links to %q, want discord:200:1", m.ReplyTo)
+	}
 	m := tgTestWant(t, msgs, "discord:200:3", "bob", "bob", 1577880300000, "[attachment pic.png]")
 	if len(m.Attachments) != 1 || m.Attachments[0].Name != "pic.png" || m.Attachments[0].ContentType != "image/png" || m.Attachments[0].Size != 12345 {
 		t.Errorf("attachments %+v", m.Attachments)

@@ -41,7 +41,7 @@ func TestSlackExport(t *testing.T) {
 		t.Errorf("slack markup not resolved: %q", m.Text)
 	}
 	if ph.Messages[1].Ref != "slack:phoenix:1767600200.000400" ||
-		ph.Messages[1].Text != "(reply in thread to Ana Souza) reply > original" {
+		ph.Messages[1].Text != "reply > original" || ph.Messages[1].ReplyTo != "slack:phoenix:1767600100.000200" {
 		t.Errorf("thread reply out of order or unescaped wrongly: %+v", ph.Messages[1])
 	}
 	if ph.Messages[2].Text != "later in the day: https://plain.example/x and @here" {

@@ -4,10 +4,19 @@
 // Shape: each format has one reader (the reader interface in reader.go; the list in
 // registry.go) that says whether it recognises a file or folder and streams what it
 // reads to an output. The runner only walks the paths, detects, hands each input to
-// its reader, batches the writes and reports. Mail messages go to a threader that
-// spills them to an unlinked temporary file and keeps only their threading keys in
-// memory, then writes one source per thread once every file is read (threads span
-// files: a Maildir holds one message per file).
+// its reader, batches the writes and reports. Mail messages are parsed on every
+// core (mailPool) and handed in file order to a threader that spills them to an
+// unlinked temporary file and keeps 48 bytes of threading keys a message in memory
+// (plus its Message-ID's node in a hashed union-find), then writes one source per
+// thread once every file is read (threads span files: a Maildir holds one message
+// per file).
+//
+// Memory is bounded whatever the input's size, but for the threader's keys: the
+// parse pool holds at most 8 MiB of raw mail, chat coalescing 16 MiB of messages,
+// the write pipeline 8 MiB of source text in flight (two sources always, so the
+// largest source, a busy conversation's month, sets the peak), the store its page
+// cache. With a debug logger (ingest --verbose) Run logs one line saying where the
+// time went.
 //
 // Sources are written in batches (memtree.BatchWriter: up to 256 sources or 250 ms
 // per transaction). A source that fails is rolled back alone and reported; a
@@ -250,8 +259,10 @@ type runner struct {
 	opt   Options
 	rep   *report
 	sum   *Summary
-	jobs  chan memtree.SourceInput
+	jobs  chan job
 	done  chan struct{}
+	bud   *budget
+	times *runTimes
 	thr   threader
 	order []reader
 	// yield counts, per path given to Run, the sources and messages read from it.
@@ -277,7 +288,7 @@ const maxWalkDepth = 64
 func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, error) {
 	start := time.Now()
 	rep := newReport(opt.Logger)
-	r := &runner{w: w, opt: opt, rep: rep, sum: rep.sum, order: readers()}
+	r := &runner{w: w, opt: opt, rep: rep, sum: rep.sum, order: readers(), times: rep.times}
 	defer func() { r.sum.Seconds = time.Since(start).Seconds() }()
 	defer r.thr.close()
 	if opt.Kind != KindAuto && r.forced() == nil {
@@ -330,12 +341,14 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		if ctx.Err() != nil {
 			break
 		}
-		before := r.sum.Failures
+		before := r.failures()
 		r.arg = t.arg
 		if !t.dir {
 			rep.file() // a folder reader counts the files it reads
 		}
+		t0, thr0, blk0 := time.Now(), r.times.thread, r.times.blocked
 		t.r.read(ctx, t.in, r, rep)
+		r.times.add(&r.times.read, time.Since(t0)-(r.times.thread-thr0)-(r.times.blocked-blk0))
 		fails[t.arg] += r.failures() - before
 		if bar != nil {
 			_ = bar.Add(t.files)
@@ -350,11 +363,14 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 	}
 	r.stopPipeline()
 	if o, ok := w.(Optimizer); ok && ctx.Err() == nil && r.sum.ChunksNew+r.sum.ChunksRemoved > 0 {
+		t0 := time.Now()
 		if err := o.Optimize(ctx); err != nil {
 			// Every source is stored; only query speed suffers until the next run.
 			r.rep.log.Warn("ingest: could not compact the full-text index", "err", err)
 		}
+		r.times.optimize = time.Since(t0)
 	}
+	r.rep.log.Debug(r.times.line(time.Since(start)))
 	for i, p := range paths {
 		if r.yield[i] > 0 || fails[i] > 0 || ctx.Err() != nil {
 			continue
@@ -539,7 +555,7 @@ func (r *runner) source(src memtree.SourceInput) {
 }
 
 // coalesceBytes bounds the chat messages the runner gathers before it writes them.
-var coalesceBytes = 32 << 20
+var coalesceBytes = 16 << 20
 
 // coalesce gathers the Merge sources of a run by source id (chat exports split
 // over many files put the same month of a channel in many of them) and writes them
@@ -578,167 +594,29 @@ func (r *runner) flushPending(ctx context.Context) {
 // mail is the output readers hand parsed mail to: it keeps it for threading.
 func (r *runner) mail(m *mailMsg) {
 	r.yield[r.arg]++
+	t0 := time.Now()
 	if err := r.thr.add(m); err != nil {
 		r.rep.fail(FileError{Path: m.origin, Err: err})
 	}
+	r.times.add(&r.times.thread, time.Since(t0))
 }
 
 // writeThreads groups the run's mail into threads and writes one source each.
 func (r *runner) writeThreads(ctx context.Context) {
-	for _, th := range r.thr.threads() {
+	t0, blk0 := time.Now(), r.times.blocked
+	defer func() { r.times.add(&r.times.thread, time.Since(t0)-(r.times.blocked-blk0)) }()
+	r.thr.eachThread(func(src memtree.SourceInput) bool {
 		if ctx.Err() != nil {
-			return
-		}
-		src, err := r.thr.source(th)
-		if err != nil {
-			r.rep.fail(FileError{Path: th.msgs[0].origin, Where: "thread " + th.root, Err: err})
-			continue
+			return false
 		}
 		r.write(ctx, src)
-	}
-}
-
-// sink is the write end of the pipeline: write stores one prepared source (maybe in
-// an open batch), flush commits what write left open, due says a flush is wanted now
-// and wait how long the open batch may wait for another source.
-type sink interface {
-	write(p *memtree.Prepared) (memtree.IngestStats, error)
-	flush() error
-	due() bool
-	wait() time.Duration
-	pending() int
-}
-
-// preparedSink commits every source in its own transaction.
-type preparedSink struct {
-	ctx context.Context
-	pw  PreparedWriter
-}
-
-func (s preparedSink) write(p *memtree.Prepared) (memtree.IngestStats, error) {
-	return s.pw.IngestPrepared(s.ctx, p)
-}
-func (preparedSink) flush() error        { return nil }
-func (preparedSink) due() bool           { return false }
-func (preparedSink) wait() time.Duration { return 0 }
-func (preparedSink) pending() int        { return 0 }
-
-// batchSink groups sources into memtree batches.
-type batchSink struct{ b *memtree.BatchWriter }
-
-func (s batchSink) write(p *memtree.Prepared) (memtree.IngestStats, error) { return s.b.Write(p) }
-func (s batchSink) flush() error                                           { return s.b.Flush() }
-func (s batchSink) due() bool                                              { return s.b.Due() }
-func (s batchSink) wait() time.Duration                                    { return s.b.Remaining() }
-func (s batchSink) pending() int                                           { return s.b.Pending() }
-
-// startPipeline runs preparation and writing on two goroutines fed by write, so
-// parsing, preparing and committing overlap. The writer records a source's outcome
-// once its batch commits (a failed commit fails every source of the batch); it commits
-// a batch when it is due, when no source arrives before the batch's time is up, and at
-// the end of the run (also a cancelled one: the whole sources written so far stay).
-func (r *runner) startPipeline(ctx context.Context, out sink) {
-	type prepared struct {
-		src memtree.SourceInput
-		p   *memtree.Prepared
-		err error
-	}
-	type written struct {
-		src memtree.SourceInput
-		st  memtree.IngestStats
-	}
-	r.jobs = make(chan memtree.SourceInput, 16)
-	r.done = make(chan struct{})
-	ready := make(chan prepared, 16)
-	go func() {
-		defer close(ready)
-		for src := range r.jobs {
-			if ctx.Err() != nil {
-				continue
-			}
-			p, err := memtree.Prepare(src)
-			ready <- prepared{src: src, p: p, err: err}
+		return true
+	}, func(origin, root string, err error) {
+		if origin == "" {
+			origin = "(mail of this run)"
 		}
-	}()
-	go func() {
-		defer close(r.done)
-		var batch []written
-		flush := func() {
-			err := out.flush()
-			r.rep.mu.Lock()
-			defer r.rep.mu.Unlock()
-			for _, w := range batch {
-				r.record(ctx, w.src, w.st, err)
-			}
-			batch = batch[:0]
-		}
-		defer flush()
-		var timer *time.Timer
-		for {
-			var expired <-chan time.Time
-			if out.pending() > 0 {
-				if timer == nil {
-					timer = time.NewTimer(out.wait())
-				} else {
-					timer.Reset(out.wait())
-				}
-				expired = timer.C
-			}
-			var x prepared
-			var ok bool
-			select {
-			case x, ok = <-ready:
-			case <-expired:
-				flush()
-				continue
-			}
-			if !ok {
-				return
-			}
-			if ctx.Err() != nil {
-				continue
-			}
-			var st memtree.IngestStats
-			err := x.err
-			if err == nil {
-				st, err = out.write(x.p)
-			}
-			if err != nil || out.pending() == 0 {
-				// A failed source is final now; so is a source its own transaction
-				// committed.
-				r.rep.mu.Lock()
-				r.record(ctx, x.src, st, err)
-				r.rep.mu.Unlock()
-			} else {
-				batch = append(batch, written{x.src, st})
-			}
-			if out.due() {
-				flush()
-			}
-		}
-	}()
-}
-
-// stopPipeline waits for every queued source to be written (idempotent).
-func (r *runner) stopPipeline() {
-	if r.jobs == nil {
-		return
-	}
-	close(r.jobs)
-	<-r.done
-	r.jobs = nil
-}
-
-// write stores one source (through the pipeline when one runs) and adds its stats.
-func (r *runner) write(ctx context.Context, src memtree.SourceInput) {
-	if r.jobs != nil {
-		r.jobs <- src
-		return
-	}
-	st, err := r.w.Ingest(ctx, src)
-	r.rep.mu.Lock()
-	defer r.rep.mu.Unlock()
-	r.record(ctx, src, st, err)
+		r.rep.fail(FileError{Path: origin, Where: "thread " + root, Err: err})
+	})
 }
 
 // record adds one source's outcome to the summary; r.rep.mu must be held.

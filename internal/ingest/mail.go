@@ -52,6 +52,8 @@ type parsedMail struct {
 	// bodyErr is a body decoding error: the headers (and any text read before the
 	// error) were kept.
 	bodyErr error
+	// clean is how long cleaning the body took.
+	clean time.Duration
 }
 
 // mailDates are the fallbacks parseMail uses when a message has no readable Date
@@ -123,7 +125,9 @@ func parseMail(raw []byte, dates mailDates) (*parsedMail, error) {
 	}
 	text, berr := acc.walk(ent, 0, err != nil && message.IsUnknownCharset(err))
 	m.msg.Attachments = acc.attachments
+	t0 := time.Now()
 	m.msg.Text = cleanMailBody(text)
+	pm.clean = time.Since(t0)
 	pm.warnings = append(pm.warnings, acc.warnings...)
 	if hd.unknown != "" {
 		pm.warnings = append(pm.warnings, "unknown charset "+hd.unknown+" in a header; decoded as UTF-8/Windows-1252")

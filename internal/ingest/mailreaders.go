@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -37,18 +39,20 @@ func (mboxReader) detect(p string, dir bool, head []byte) bool {
 
 func (mboxReader) read(ctx context.Context, in input, out output, rep *report) {
 	mtime := modTime(in.path)
+	pool := newMailPool(out, rep)
 	err := readMbox(in.path, func(m mboxMessage) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		where := fmt.Sprintf("message %d (byte %d)", m.num, m.offset)
 		if m.err != nil {
-			rep.fail(FileError{Path: in.path, Where: where, Err: m.err})
+			pool.submit(&mailJob{path: in.path, where: where, cut: m.err})
 			return nil
 		}
-		emitMail(in.path, where, m.raw, mailDates{envelope: m.envDate, file: mtime}, KindMbox, out, rep)
+		pool.submit(&mailJob{path: in.path, where: where, raw: m.raw, dates: mailDates{envelope: m.envDate, file: mtime}, prov: KindMbox})
 		return nil
 	})
+	pool.close()
 	switch {
 	case errors.Is(err, errEmpty):
 		rep.warn(in.path, "", "empty mbox: nothing to ingest")
@@ -61,11 +65,49 @@ func (mboxReader) read(ctx context.Context, in input, out output, rep *report) {
 // emitMail parses one raw message and hands it to out; what cannot be kept is
 // reported.
 func emitMail(path, where string, raw []byte, dates mailDates, prov string, out output, rep *report) {
-	pm, err := parseMail(raw, dates)
-	if err != nil {
-		rep.fail(FileError{Path: path, Where: where, Err: err})
+	j := &mailJob{path: path, where: where, raw: raw, dates: dates, prov: prov}
+	j.parse(rep.times)
+	j.deliver(out, rep)
+}
+
+// mailJob is one raw message to parse and hand on.
+type mailJob struct {
+	path, where string
+	raw         []byte
+	dates       mailDates
+	prov        string
+	cut         error // the message could not be cut out of its file: report it only
+	pm          *parsedMail
+	err         error
+	size        int64         // what the job counts against its pool's budget
+	done        chan struct{} // closed once parsed
+}
+
+func (j *mailJob) parse(times *runTimes) {
+	if j.cut != nil {
 		return
 	}
+	t0 := time.Now()
+	j.pm, j.err = parseMail(j.raw, j.dates)
+	j.raw = nil
+	times.add(&times.parse, time.Since(t0))
+	if j.pm != nil {
+		times.add(&times.clean, j.pm.clean)
+	}
+}
+
+// deliver reports what parse found and hands the message to out.
+func (j *mailJob) deliver(out output, rep *report) {
+	path, where := j.path, j.where
+	if j.cut != nil {
+		rep.fail(FileError{Path: path, Where: where, Err: j.cut})
+		return
+	}
+	if j.err != nil {
+		rep.fail(FileError{Path: path, Where: where, Err: j.err})
+		return
+	}
+	pm := j.pm
 	for _, n := range pm.notes {
 		rep.log.Debug("ingest: "+n, "path", path, "where", where)
 	}
@@ -75,12 +117,72 @@ func emitMail(path, where string, raw []byte, dates mailDates, prov string, out 
 	if pm.bodyErr != nil {
 		rep.fail(FileError{Path: path, Where: where, Err: fmt.Errorf("message %s kept in part: %w", pm.m.id, pm.bodyErr)})
 	}
-	pm.m.prov = prov
+	pm.m.prov = j.prov
 	pm.m.origin = path
 	if where != "" {
 		pm.m.origin = path + " " + where
 	}
 	out.mail(pm.m)
+}
+
+// mailPoolBytes bounds the raw messages a mailPool holds (queued, parsing, parsed
+// and waiting for their turn).
+const mailPoolBytes = 8 << 20
+
+// mailPool parses raw messages on one goroutine per core and hands them to out in
+// the order they were submitted, from one goroutine, so that a large mbox or
+// Maildir is parsed on every core while threading sees the messages in file order
+// (which keeps the first of two copies of a message, as a sequential read does).
+type mailPool struct {
+	out     output
+	rep     *report
+	bud     *budget
+	work    chan *mailJob
+	order   chan *mailJob
+	workers sync.WaitGroup
+	done    chan struct{}
+}
+
+func newMailPool(out output, rep *report) *mailPool {
+	n := runtime.GOMAXPROCS(0)
+	p := &mailPool{out: out, rep: rep, bud: newBudget(mailPoolBytes),
+		work: make(chan *mailJob, 4*n), order: make(chan *mailJob, 16*n), done: make(chan struct{})}
+	for range n {
+		p.workers.Add(1)
+		go func() {
+			defer p.workers.Done()
+			for j := range p.work {
+				j.parse(rep.times)
+				close(j.done)
+			}
+		}()
+	}
+	go func() {
+		defer close(p.done)
+		for j := range p.order {
+			<-j.done
+			j.deliver(p.out, p.rep)
+			p.bud.release(j.size)
+		}
+	}()
+	return p
+}
+
+// submit queues one message; it blocks while the pool is full.
+func (p *mailPool) submit(j *mailJob) {
+	j.done = make(chan struct{})
+	j.size = int64(len(j.raw) + len(j.path) + 256)
+	p.bud.acquire(j.size)
+	p.order <- j
+	p.work <- j
+}
+
+// close waits until every submitted message is handed on.
+func (p *mailPool) close() {
+	close(p.work)
+	close(p.order)
+	p.workers.Wait()
+	<-p.done
 }
 
 // emlReader reads files that hold one message: .eml, and files of any name whose
@@ -177,10 +279,12 @@ func isMaildir(p string) bool {
 }
 
 func (maildirReader) read(ctx context.Context, in input, out output, rep *report) {
-	readMaildir(ctx, in.path, 0, out, rep)
+	pool := newMailPool(out, rep)
+	readMaildir(ctx, in.path, 0, pool, rep)
+	pool.close()
 }
 
-func readMaildir(ctx context.Context, dir string, depth int, out output, rep *report) {
+func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep *report) {
 	for _, sub := range []string{"cur", "new"} {
 		d := filepath.Join(dir, sub)
 		entries, err := os.ReadDir(d)
@@ -209,10 +313,10 @@ func readMaildir(ctx context.Context, dir string, depth int, out output, rep *re
 			rep.file()
 			b, err := readFileLimited(p)
 			if err != nil {
-				rep.fail(FileError{Path: p, Err: err})
+				pool.submit(&mailJob{path: p, cut: err})
 				continue
 			}
-			emitMail(p, "", b, mailDates{envelope: maildirTime(e.Name()), file: modTime(p)}, KindMaildir, out, rep)
+			pool.submit(&mailJob{path: p, raw: b, dates: mailDates{envelope: maildirTime(e.Name()), file: modTime(p)}, prov: KindMaildir})
 		}
 	}
 	if entries, err := os.ReadDir(filepath.Join(dir, "tmp")); err == nil && len(entries) > 0 {
@@ -226,7 +330,7 @@ func readMaildir(ctx context.Context, dir string, depth int, out output, rep *re
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") && e.Name() != "." && e.Name() != ".." && e.IsDir() && e.Type()&os.ModeSymlink == 0 {
 			if sub := filepath.Join(dir, e.Name()); isMaildir(sub) {
-				readMaildir(ctx, sub, depth+1, out, rep)
+				readMaildir(ctx, sub, depth+1, pool, rep)
 			}
 		}
 	}

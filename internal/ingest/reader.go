@@ -52,13 +52,15 @@ type report struct {
 	mu  sync.Mutex
 	log *slog.Logger
 	sum *Summary
+	// times collects where the run's time goes (never nil).
+	times *runTimes
 }
 
 func newReport(log *slog.Logger) *report {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &report{log: log, sum: &Summary{}}
+	return &report{log: log, sum: &Summary{}, times: &runTimes{}}
 }
 
 // fail records an input (or part of one) that could not be kept.

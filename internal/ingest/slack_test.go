@@ -2,8 +2,11 @@ package ingest
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -170,22 +173,21 @@ func TestSlackThreadReplies(t *testing.T) {
 	if len(msgs) != 5 {
 		t.Fatalf("messages = %+v", msgs)
 	}
-	if !strings.HasPrefix(msgs[0].Text, "Should we ship   on Friday?") {
-		t.Errorf("the parent keeps its text: %q", msgs[0].Text)
+	if !strings.HasPrefix(msgs[0].Text, "Should we ship   on Friday?") || msgs[0].ReplyTo != "" {
+		t.Errorf("the parent keeps its text and replies to nothing: %+v", msgs[0])
 	}
-	// Replies a few messages below their parent name it; farther ones quote it.
-	if got := msgs[1].Text; got != "(reply in thread to Ana Souza) Yes" {
-		t.Errorf("reply = %q", got)
-	}
-	if got := msgs[2].Text; got != "(reply in thread to Ana Souza) (old export: no thread_ts)" {
-		t.Errorf("reply listed in replies = %q", got)
-	}
-	if got := msgs[3].Text; got != "(reply in thread 1767500000.000100) Orphan reply" {
-		t.Errorf("reply to a parent outside the export = %q", got)
-	}
-	quote := "(reply in thread to Ana Souza: «Should we ship on Friday? word word word word word word word…»)"
-	if got := msgs[4].Text; got != quote+" Shipped" {
-		t.Errorf("reply a day later = %q, want %q", got, quote+" Shipped")
+	// Each reply links to its parent as metadata (by thread_ts, by the parent's
+	// "replies", or to a parent outside the export); the text is the reply's own.
+	parent := "slack:phoenix:1767600100.000200"
+	for i, want := range []struct{ text, replyTo string }{
+		{"Yes", parent},
+		{"(old export: no thread_ts)", parent},
+		{"Orphan reply", "slack:phoenix:1767500000.000100"},
+		{"Shipped", parent},
+	} {
+		if m := msgs[i+1]; m.Text != want.text || m.ReplyTo != want.replyTo {
+			t.Errorf("reply %d = %q replying to %q, want %q replying to %q", i+1, m.Text, m.ReplyTo, want.text, want.replyTo)
+		}
 	}
 	if msgs[1].Author != "Sam Rivera" || msgs[1].Ref != "slack:phoenix:1767600200.000300" {
 		t.Errorf("reply = %+v", msgs[1])
@@ -378,5 +380,63 @@ func TestSlackSecondExportMerges(t *testing.T) {
 	}
 	if stats.Sources["chat"] != 2 {
 		t.Errorf("chat sources = %d, want 2 (January, February)", stats.Sources["chat"])
+	}
+}
+
+// A thread reply's link to its parent is stored with the message (source_messages)
+// and survives a later export of the same channel merged into it, while the chunk
+// text holds only what people wrote.
+func TestSlackReplyLinkStored(t *testing.T) {
+	first := slackExportDir(t, map[string]string{
+		"phoenix/2026-01-05.json": `[
+			{"type":"message","user":"U1","text":"Should we ship on Friday?","ts":"1767600100.000200","thread_ts":"1767600100.000200"},
+			{"type":"message","user":"U2","text":"Yes, Friday works","ts":"1767600200.000300","thread_ts":"1767600100.000200"}]`,
+	})
+	second := slackExportDir(t, map[string]string{
+		"phoenix/2026-01-09.json": `[{"type":"message","user":"U2","text":"Shipped it","ts":"1767900100.000500","thread_ts":"1767600100.000200"}]`,
+	})
+	st := openStore(t)
+	for _, dir := range []string{first, second} {
+		if sum, err := Run(context.Background(), st, []string{dir}, Options{}); err != nil || sum.Failures != 0 {
+			t.Fatalf("ingest %s: %v %v", dir, err, sum.Errors)
+		}
+	}
+	db, err := sql.Open("sqlite", "file:"+st.Path()+"?mode=ro")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	links := map[string]string{}
+	rows, err := db.Query(`SELECT ref, msg_json FROM source_messages`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var ref, js string
+		if err := rows.Scan(&ref, &js); err != nil {
+			t.Fatal(err)
+		}
+		var m struct {
+			ReplyTo string `json:"rt"`
+		}
+		if err := json.Unmarshal([]byte(js), &m); err != nil {
+			t.Fatal(err)
+		}
+		links[ref] = m.ReplyTo
+	}
+	rows.Close()
+	parent := "slack:phoenix:1767600100.000200"
+	want := map[string]string{parent: "", "slack:phoenix:1767600200.000300": parent, "slack:phoenix:1767900100.000500": parent}
+	if !reflect.DeepEqual(links, want) {
+		t.Errorf("stored links = %v, want %v", links, want)
+	}
+	chunks := sourceChunks(t, st, "slack:#phoenix/2026-01")
+	if len(chunks) == 0 {
+		t.Fatal("no chunks for #phoenix")
+	}
+	for _, c := range chunks {
+		if strings.Contains(c.Text, "reply in thread") {
+			t.Errorf("chunk text carries the link as words: %q", c.Text)
+		}
 	}
 }

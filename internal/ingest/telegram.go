@@ -355,9 +355,13 @@ func (tr *tgRead) chat(ctx context.Context, raw json.RawMessage, where string) {
 			ref = fmt.Sprintf("%s#%d", ref, n+1)
 		}
 		seen[m.id]++
-		out = append(out, memtree.MessageInput{
+		mi := memtree.MessageInput{
 			Ref: ref, Author: m.author, AuthorAddr: m.addr, TimestampMS: m.ms, Text: text, Attachments: m.atts,
-		})
+		}
+		if m.replyTo != "" {
+			mi.ReplyTo = "telegram:" + chatID + ":" + m.replyTo
+		}
+		out = append(out, mi)
 	}
 	if dups > 0 {
 		tr.rep.warn(path, chatWhere, fmt.Sprintf("%d message(s) repeat an id used earlier in the chat: their refs get a #n suffix and replies to those ids are not resolved", dups))

@@ -137,7 +137,9 @@ func TestTelegramSingleChat(t *testing.T) {
 		t.Errorf("%d messages, want 12 (14 less a service message without text and one without a date)", len(msgs))
 	}
 	tgTestWant(t, msgs, "telegram:4242:1", "Alice", "user111", 1577977445000, "Hello")
-	tgTestWant(t, msgs, "telegram:4242:2", "Bob", "user222", 1577977505000, "(reply to Alice) See the docs (https://ex.com/d) and https://go.dev!")
+	if m := tgTestWant(t, msgs, "telegram:4242:2", "Bob", "user222", 1577977505000, "(reply to Alice) See the docs (https://ex.com/d) and https://go.dev!"); m.ReplyTo != "telegram:4242:1" {
+		t.Errorf("reply links to %q, want telegram:4242:1", m.ReplyTo)
+	}
 	if _, ok := msgs["telegram:4242:3"]; ok {
 		t.Error("service message without text was kept")
 	}
@@ -160,7 +162,9 @@ func TestTelegramSingleChat(t *testing.T) {
 	tgTestWant(t, msgs, "telegram:4242:8", "Bob", "user222", 1577977865000, "(forwarded from Carol) fwd text")
 	local := time.Date(2020, 1, 3, 10, 0, 0, 0, time.Local).UnixMilli()
 	tgTestWant(t, msgs, "telegram:4242:9", "Alice", "user111", local, "old export, no unixtime")
-	tgTestWant(t, msgs, "telegram:4242:11", "Bob", "user222", 1577977925000, "reply to something older")
+	if m := tgTestWant(t, msgs, "telegram:4242:11", "Bob", "user222", 1577977925000, "reply to something older"); m.ReplyTo != "telegram:4242:999" {
+		t.Errorf("reply to a message outside the export links to %q, want telegram:4242:999", m.ReplyTo)
+	}
 	m = tgTestWant(t, msgs, "telegram:4242:12", "Bob", "user222", 1577977985000, "caption")
 	if len(m.Attachments) != 1 || m.Attachments[0].Name != "photo" {
 		t.Errorf("not-included photo attachments %+v", m.Attachments)

@@ -32,7 +32,7 @@ func validateSource(in *SourceInput) error {
 		return fmt.Errorf("ingest %s: source id or title is not valid UTF-8: %w", where, ErrInvalid)
 	}
 	for i, m := range in.Messages {
-		if !utf8.ValidString(m.Text) || !utf8.ValidString(m.Author) || !utf8.ValidString(m.Subject) || !utf8.ValidString(m.Ref) {
+		if !utf8.ValidString(m.Text) || !utf8.ValidString(m.Author) || !utf8.ValidString(m.Subject) || !utf8.ValidString(m.Ref) || !utf8.ValidString(m.ReplyTo) {
 			return fmt.Errorf("ingest %s: message %d (ref %q) is not valid UTF-8; decode it before ingesting: %w", where, i+1, m.Ref, ErrInvalid)
 		}
 	}
@@ -50,6 +50,9 @@ type Prepared struct {
 	sumEnc []summaryJSON // aligned with sums
 	nEnts  int
 	rows   []mergeRow // a Merge source's messages as source_messages rows
+	// Chunking and Summaries are how long Prepare took to chunk the source (with
+	// its entities) and to build its summary tree.
+	Chunking, Summaries time.Duration
 }
 
 // chunkJSON is a chunk's column values that Prepare encodes, off the writer.
@@ -83,7 +86,9 @@ func prepare(in SourceInput, encode bool) (*Prepared, error) {
 		in.Messages = dedupeRefs(in.Messages)
 	}
 	sortMessages(in.Messages)
+	start := time.Now()
 	chunks := buildChunks(&in, maxChunkChars)
+	chunking := time.Since(start)
 	if len(chunks) == 0 {
 		where := in.Origin
 		if where == "" {
@@ -105,12 +110,14 @@ func prepare(in SourceInput, encode bool) (*Prepared, error) {
 		}
 		enc[i] = chunkJSON{refs: jsonOf(refs), spans: jsonOf(c.Spans), attachments: jsonOf(c.Attachments), tokens: tokenCount(c.Text)}
 	}
+	start = time.Now()
 	sums := buildSummaries(&in, chunks)
 	sumEnc := make([]summaryJSON, len(sums))
 	for i, n := range sums {
 		sumEnc[i] = summaryJSON{children: jsonOf(n.Children), leaves: jsonOf(n.Leaves)}
 	}
-	p := &Prepared{in: in, chunks: chunks, enc: enc, sums: sums, sumEnc: sumEnc, nEnts: len(ents)}
+	p := &Prepared{in: in, chunks: chunks, enc: enc, sums: sums, sumEnc: sumEnc, nEnts: len(ents),
+		Chunking: chunking, Summaries: time.Since(start)}
 	if in.Merge && encode {
 		rows, err := mergeKeys(in.Messages)
 		if err != nil {
@@ -209,7 +216,21 @@ type BatchWriter struct {
 	// DefaultBatchSources and DefaultBatchDuration.
 	MaxSources  int
 	MaxDuration time.Duration
+
+	times BatchTimes
 }
+
+// BatchTimes says where a BatchWriter's time went, summed over its batches: Rows
+// writing the sources' rows (chunks, summaries, messages, and the merge of a Merge
+// source with what the store holds), Merge the part of Rows that prepared merged
+// sources again, Entities the batches' entity counts and links, FTS indexing the
+// new chunks and summaries for full-text search, Commit committing.
+type BatchTimes struct {
+	Rows, Merge, Entities, FTS, Commit time.Duration
+}
+
+// Times returns where the writer's time went so far.
+func (b *BatchWriter) Times() BatchTimes { return b.times }
 
 // NewBatchWriter starts a batch writer on a store opened with Open. The first
 // transaction begins with the first Write.
@@ -262,7 +283,9 @@ func (b *BatchWriter) Write(p *Prepared) (IngestStats, error) {
 		b.tx, b.n, b.began = tx, 0, time.Now()
 	}
 	ctx := b.txCtx
-	if err := b.s.writeSource(ctx, b.tx, p, &st, &b.pend); err != nil {
+	start := time.Now()
+	defer func() { b.times.Rows += time.Since(start) }()
+	if err := b.s.writeSource(ctx, b.tx, p, &st, &b.pend, &b.times); err != nil {
 		if rerr := b.replay(); rerr != nil {
 			b.broken = fmt.Errorf("batch of %d sources rolled back after source %s failed: %w", b.n, id, rerr)
 		}
@@ -289,7 +312,7 @@ func (b *BatchWriter) replay() error {
 	b.tx = tx
 	for _, p := range b.written {
 		var st IngestStats
-		if err := b.s.writeSource(b.txCtx, tx, p, &st, &b.pend); err != nil {
+		if err := b.s.writeSource(b.txCtx, tx, p, &st, &b.pend, &b.times); err != nil {
 			return fmt.Errorf("write source %s again: %w", p.in.SourceID, err)
 		}
 	}
@@ -307,6 +330,9 @@ type pendingWrites struct {
 	chunks, sums []int64
 	ents         map[string]*entAgg // by entity id: the batch's mentions
 	links        []entLink
+	// changed says a source of the batch changed the store: sync bumps the store
+	// generation once for all of them (readers see a batch whole, at its commit).
+	changed bool
 }
 
 // entLink links an entity to a chunk that mentions it.
@@ -339,6 +365,15 @@ func (f *pendingWrites) addEntity(id, kind, surface string, ts int64) {
 // triggers remove rows from the index, which must hold them; removing a chunk reads
 // and refreshes its entities from their links) and before the batch commits.
 func (f *pendingWrites) sync(ctx context.Context, s *Store, tx *sql.Tx) error {
+	return f.syncTimed(ctx, s, tx, nil)
+}
+
+// syncTimed is sync, adding the time it takes to times (nil: not counted).
+func (f *pendingWrites) syncTimed(ctx context.Context, s *Store, tx *sql.Tx, times *BatchTimes) error {
+	if times == nil {
+		times = &BatchTimes{}
+	}
+	start := time.Now()
 	if len(f.ents) > 0 {
 		list := make([]*entAgg, 0, len(f.ents))
 		for _, a := range f.ents {
@@ -371,6 +406,9 @@ func (f *pendingWrites) sync(ctx context.Context, s *Store, tx *sql.Tx) error {
 			return fmt.Errorf("link %d entities: %w", len(f.links), err)
 		}
 	}
+	mid := time.Now()
+	times.Entities += mid.Sub(start)
+	defer func() { times.FTS += time.Since(mid) }()
 	if len(f.chunks) > 0 {
 		if _, err := s.txExec(ctx, tx, qIndexChunks, jsonOf(f.chunks)); err != nil {
 			return fmt.Errorf("index %d chunks for full-text search: %w", len(f.chunks), err)
@@ -379,6 +417,11 @@ func (f *pendingWrites) sync(ctx context.Context, s *Store, tx *sql.Tx) error {
 	if len(f.sums) > 0 {
 		if _, err := s.txExec(ctx, tx, qIndexSummaries, jsonOf(f.sums)); err != nil {
 			return fmt.Errorf("index %d summaries for full-text search: %w", len(f.sums), err)
+		}
+	}
+	if f.changed {
+		if _, err := s.txExec(ctx, tx, qBumpGeneration); err != nil {
+			return fmt.Errorf("bump store generation: %w", err)
 		}
 	}
 	*f = pendingWrites{}
@@ -394,7 +437,7 @@ func (b *BatchWriter) Flush() error {
 	tx, n, broken, pend := b.tx, b.n, b.broken, b.pend
 	b.tx, b.n, b.broken, b.pend, b.written = nil, 0, nil, pendingWrites{}, nil
 	if broken == nil {
-		if err := pend.sync(b.txCtx, b.s, tx); err != nil {
+		if err := pend.syncTimed(b.txCtx, b.s, tx, &b.times); err != nil {
 			broken = err
 		}
 	}
@@ -404,6 +447,8 @@ func (b *BatchWriter) Flush() error {
 		}
 		return fmt.Errorf("ingest: %d sources not stored: %w", n, broken)
 	}
+	start := time.Now()
+	defer func() { b.times.Commit += time.Since(start) }()
 	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("ingest: commit batch of %d sources: %w", n, err)
 	}
@@ -441,7 +486,7 @@ type entAgg struct {
 // writeSource writes p (a Merge source: its union with what the store holds) in tx.
 // It reads only what tx sees and changes nothing in p, so writing p again on the
 // same store state (BatchWriter.replay) writes the same rows.
-func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *IngestStats, pend *pendingWrites) error {
+func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *IngestStats, pend *pendingWrites, times *BatchTimes) error {
 	in := &p.in
 	now := time.Now().UnixMilli()
 	tags := in.Tags
@@ -460,7 +505,9 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 	// exports of one source, each re-ingested, count each chunk about once.
 	var ours func(c *chunk) bool
 	if in.Merge {
+		start := time.Now()
 		mp, err := s.mergeStored(ctx, tx, p, srcRow)
+		times.Merge += time.Since(start)
 		if err != nil {
 			return err
 		}
@@ -510,7 +557,7 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 			}
 			if st.RemovedChunks == 0 {
 				// The delete trigger removes the row from the index, which must hold it.
-				if err := pend.sync(ctx, s, tx); err != nil {
+				if err := pend.syncTimed(ctx, s, tx, times); err != nil {
 					return err
 				}
 			}
@@ -584,9 +631,7 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 		}
 	}
 	if changed {
-		if _, err := s.txExec(ctx, tx, qBumpGeneration); err != nil {
-			return fmt.Errorf("bump store generation: %w", err)
-		}
+		pend.changed = true // bumped once per batch, by pend.sync
 	}
 	return nil
 }

@@ -57,6 +57,12 @@ type MessageInput struct {
 	TimestampMS int64  // UTC epoch milliseconds
 	Text        string // cleaned body text (quoted history, signatures and footers removed)
 	Attachments []abi.Attachment
+	// ReplyTo is the Ref of the message this one answers (a Slack thread reply's
+	// parent, "slack:<channel>:<thread_ts>"; a Telegram or Discord reply's
+	// message), whether or not that message is in the input: the thread link kept
+	// as metadata rather than as words of the text. A Merge source stores it with
+	// the message (source_messages).
+	ReplyTo string
 }
 
 // IngestStats reports what writing one source changed.

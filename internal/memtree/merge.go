@@ -47,6 +47,7 @@ type storedMessage struct {
 	TimestampMS int64            `json:"t,omitempty"`
 	Text        string           `json:"x,omitempty"`
 	Attachments []abi.Attachment `json:"at,omitempty"`
+	ReplyTo     string           `json:"rt,omitempty"`
 }
 
 // mergeRow is one message of a Merge source encoded for source_messages.
@@ -87,7 +88,7 @@ func mergeKeys(ms []MessageInput) ([]mergeRow, error) {
 	anon := map[string]int{}
 	for i, m := range ms {
 		b, err := json.Marshal(storedMessage{Ref: m.Ref, Author: m.Author, AuthorAddr: m.AuthorAddr, To: m.To, Cc: m.Cc,
-			Subject: m.Subject, TimestampMS: m.TimestampMS, Text: m.Text, Attachments: m.Attachments})
+			Subject: m.Subject, TimestampMS: m.TimestampMS, Text: m.Text, Attachments: m.Attachments, ReplyTo: m.ReplyTo})
 		if err != nil {
 			return nil, fmt.Errorf("encode message %d (ref %q): %w", i+1, m.Ref, err)
 		}
@@ -110,7 +111,7 @@ func mergeKeys(ms []MessageInput) ([]mergeRow, error) {
 
 func (sm *storedMessage) input() MessageInput {
 	return MessageInput{Ref: sm.Ref, Author: sm.Author, AuthorAddr: sm.AuthorAddr, To: sm.To, Cc: sm.Cc,
-		Subject: sm.Subject, TimestampMS: sm.TimestampMS, Text: sm.Text, Attachments: sm.Attachments}
+		Subject: sm.Subject, TimestampMS: sm.TimestampMS, Text: sm.Text, Attachments: sm.Attachments, ReplyTo: sm.ReplyTo}
 }
 
 // mergeStored merges the Merge source p with the messages the store holds for it
