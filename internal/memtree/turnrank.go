@@ -3,6 +3,7 @@ package memtree
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
@@ -68,34 +69,49 @@ func chatAuthor(msg string) (author, text string) {
 // pause when it is not among the hits already (at most one per hit, in hit order).
 func nextChunks(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, snipTerms []string) ([]abi.ChunkHit, error) {
 	have := map[string]bool{}
+	var ids []string
 	for _, h := range hits {
 		have[h.ID] = true
+		if h.SourceKind == KindChat {
+			ids = append(ids, h.ID)
+		}
 	}
-	var out []abi.ChunkHit
-	for _, h := range hits {
-		if h.SourceKind != KindChat {
-			continue
-		}
-		// Only a chunk that continues the exchange: one that starts after a pause
-		// (chatGapMS) is another conversation.
-		row := db.QueryRowContext(ctx, `SELECT `+hitColumns+`, c.text FROM chunks c, chunks p
-			WHERE p.id = ? AND c.source_rowid = p.source_rowid AND c.seq = p.seq + 1
-			AND c.ts_start - p.ts_end <= ?`, h.ID, chatGapMS)
-		var text string
-		n, err := scanHit(row, &text)
-		if err == sql.ErrNoRows {
-			continue
-		}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	idsJSON, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the next chunks: %w", err)
+	}
+	// Only a chunk that continues the exchange: one that starts after a pause
+	// (chatGapMS) is another conversation. One query for all hits.
+	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.text, p.id FROM chunks p
+		JOIN chunks c ON c.source_rowid = p.source_rowid AND c.seq = p.seq + 1
+		WHERE p.id IN (SELECT value FROM json_each(?)) AND c.ts_start - p.ts_end <= ?`, string(idsJSON), chatGapMS)
+	if err != nil {
+		return nil, fmt.Errorf("read the next chunks: %w", err)
+	}
+	defer rows.Close()
+	after := map[string]abi.ChunkHit{} // previous chunk id → next chunk
+	for rows.Next() {
+		var text, prev string
+		n, err := scanHit(rows, &text, &prev)
 		if err != nil {
-			return nil, fmt.Errorf("read the next chunk of %s: %w", h.ID, err)
+			return nil, fmt.Errorf("read the next chunks: %w", err)
 		}
-		if have[n.ID] {
-			continue
-		}
-		have[n.ID] = true
 		n.Snippet = plainSnippet(text, snipTerms)
 		n.Score = 0
-		out = append(out, n)
+		after[prev] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the next chunks: %w", err)
+	}
+	var out []abi.ChunkHit
+	for _, id := range ids {
+		if n, ok := after[id]; ok && !have[n.ID] {
+			have[n.ID] = true
+			out = append(out, n)
+		}
 	}
 	return out, nil
 }
