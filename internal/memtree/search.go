@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -51,9 +52,20 @@ func entityFilter(ids, names []string) (string, []any) {
 
 // ftsChunks ranks chunks matching expr by bm25 under filter f, skipping ids in skip.
 func ftsChunks(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool) ([]abi.ChunkHit, error) {
+	return ftsRanked(ctx, db, expr, f, limit, skip, nil)
+}
+
+// ftsRanked is ftsChunks; with plain (the words to show) each snippet is cut from
+// the chunk's start around the first of them instead of by FTS5's snippet(), which
+// tokenizes every returned chunk again (the fill level returns many).
+func ftsRanked(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool, plain []string) ([]abi.ChunkHit, error) {
 	// ORDER BY rank lets FTS5 sort before the outer query steps, so snippet() runs
 	// only for the rows returned.
-	q := `SELECT ` + hitColumns + `, snippet(chunks_fts, 0, '', '', '…', 40), rank
+	snip := `snippet(chunks_fts, 0, '', '', '…', 40)`
+	if plain != nil {
+		snip = `substr(c.text, 1, 2000)`
+	}
+	q := `SELECT ` + hitColumns + `, ` + snip + `, rank
 		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
 		WHERE chunks_fts MATCH ? AND rank MATCH 'bm25(1.0, 1.0)'` + f.sql() + ` ORDER BY rank LIMIT ?`
 	args := append(append([]any{expr}, f.args...), limit+len(skip))
@@ -73,7 +85,11 @@ func ftsChunks(ctx context.Context, db *sql.DB, expr string, f filter, limit int
 		if skip[h.ID] {
 			continue
 		}
-		h.Snippet = strings.Join(strings.Fields(snip), " ")
+		if plain != nil {
+			h.Snippet = windowSnippet(snip, plain)
+		} else {
+			h.Snippet = strings.Join(strings.Fields(snip), " ")
+		}
 		h.Score = -r
 		out = append(out, h)
 		if len(out) == limit {
@@ -405,7 +421,7 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 			}
 		}
 		if len(ranked) > 0 {
-			hs, err := ftsChunks(ctx, db, orExpr(ranked), f, k+dupSlack-len(out), seen)
+			hs, err := ftsRanked(ctx, db, orExpr(ranked), f, k+dupSlack-len(out), seen, append(append([]string{}, snipTerms...), words(orWords(ranked))...))
 			if err != nil {
 				return nil, nil, err
 			}
@@ -444,6 +460,52 @@ const recentLevel = 900
 // fillLevel is the level of the first hits rank found only through words too
 // common to rank (and of the newest chunks under a restriction).
 const fillLevel = 1000
+
+// windowSnippet is plainSnippet on the part of text around the first of terms (a
+// chunk's text can be long; the snippet is short).
+func windowSnippet(text string, terms []string) string {
+	best := -1
+	lower := strings.ToLower(text)
+	for _, t := range terms {
+		if t == "" {
+			continue
+		}
+		if i := strings.Index(lower, t); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
+	}
+	if len(lower) != len(text) {
+		best = -1 // case folding changed byte offsets: no cut
+	}
+	from, to := 0, len(text)
+	if best > 200 {
+		from = best - 200
+	}
+	if to-from > 8*snippetChars+400 {
+		to = from + 8*snippetChars + 400
+	}
+	for from > 0 && from < len(text) && !utf8.RuneStart(text[from]) {
+		from++
+	}
+	for to < len(text) && !utf8.RuneStart(text[to]) {
+		to++
+	}
+	out := plainSnippet(text[from:to], terms)
+	if from > 0 && !strings.HasPrefix(out, "…") {
+		out = "…" + out
+	}
+	return out
+}
+
+// orWords joins the words of ts.
+func orWords(ts []term) string {
+	var b strings.Builder
+	for _, t := range ts {
+		b.WriteString(t.Word)
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
 
 // maxFillDF is the document frequency above which a word fills search's last places
 // unranked (see rank).

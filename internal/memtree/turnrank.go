@@ -99,7 +99,7 @@ func nextChunks(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, snipTerms 
 		if err != nil {
 			return nil, fmt.Errorf("read the next chunks: %w", err)
 		}
-		n.Snippet = plainSnippet(text, snipTerms)
+		n.Snippet = windowSnippet(text, snipTerms)
 		n.Score = 0
 		after[prev] = n
 	}
