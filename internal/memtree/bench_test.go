@@ -214,3 +214,52 @@ func BenchmarkIngest(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkLoCoMo reports search and recall latency (p50/p95 per call, k = 50) over
+// the questions of one LoCoMo conversation (../shared/locomo/26.json), on a store
+// built from it as TestLoCoMo builds it.
+func BenchmarkLoCoMo(b *testing.B) {
+	c, err := loadLocomo(filepath.Join(locomoDir(), "26.json"))
+	if err != nil {
+		b.Skipf("LoCoMo conversation not present at %s: %v", locomoDir(), err)
+	}
+	st := buildLocomoStore(b, c, b.TempDir())
+	b.Cleanup(func() { st.Close() })
+	var qs []string
+	for _, q := range c.qa {
+		if q.Category >= 1 && q.Category <= 4 {
+			qs = append(qs, q.Question)
+		}
+	}
+	ctx := context.Background()
+	b.Run("search", func(b *testing.B) {
+		p50p95(b, func(i int) error {
+			_, err := st.Search(ctx, abi.SearchRequest{Query: qs[i%len(qs)], K: 50})
+			return err
+		})
+	})
+	b.Run("recall", func(b *testing.B) {
+		p50p95(b, func(i int) error {
+			_, err := st.Recall(ctx, abi.RecallRequest{Query: qs[i%len(qs)], K: 50})
+			return err
+		})
+	})
+}
+
+// p50p95 runs fn b.N times and reports the median and 95th percentile latency in ms.
+func p50p95(b *testing.B, fn func(i int) error) {
+	b.Helper()
+	ds := make([]time.Duration, 0, b.N)
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t0 := time.Now()
+		if err := fn(i); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(t0))
+	}
+	b.StopTimer()
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, "p50-ms")
+	b.ReportMetric(float64(ds[len(ds)*95/100].Microseconds())/1000, "p95-ms")
+}

@@ -38,25 +38,33 @@ const (
 //     on seed 3 to 0.821 but cost related 0.02–0.04 and entity up to 0.03;
 //   - litRef, litFloor: literal evidence ρ = min(1, literal hits / litRef) ×
 //     known², where known is the share of query words the store contains; the bm25
-//     list keeps litFloor + (1 − litFloor) × ρ of its weight.
+//     list keeps litFloor + (1 − litFloor) × ρ of its weight. litRef was chosen on
+//     a store of 3,432 chunks; a smaller store cannot hold 22 hits of a precise
+//     word, so the reference is at most litShare of the store's chunks (at least
+//     1): on a LoCoMo conversation (about 80 chunks) one chunk saying "sunrise" is
+//     full evidence, not a word said in passing. With ρ = 1 search's list leads
+//     (leadThenFuse).
 //
 // Measured: association alone (assoc 6, ρ from hits only) related 0.08 → 0.445,
 // paraphrase 0.025; adding known², coverage³ and the expansion boost gives
 // paraphrase 0.11, related 0.42, keyword 0.86.
 var tune = struct {
-	chunks, summaries, expansion, expBoost, expUnknown, assoc, cover, exact, litRef, litFloor float64
-	exactN                                                                                    int
-}{chunks: 3, summaries: 0.3, expansion: 1, expBoost: 2, expUnknown: 8, assoc: 6, cover: 3, exact: 1, exactN: 3, litRef: 22, litFloor: 0.15}
+	chunks, summaries, expansion, expBoost, expUnknown, assoc, cover, exact, litRef, litShare, litFloor float64
+	exactN                                                                                              int
+}{chunks: 3, summaries: 0.3, expansion: 1, expBoost: 2, expUnknown: 8, assoc: 6, cover: 3, exact: 1, exactN: 3, litRef: 22, litShare: 22.0 / 3432, litFloor: 0.15}
 
 // Recall finds chunks by meaning. Offline (no embedder, or the embedder failed) it
 // fuses, by weighted reciprocal rank, bm25 over chunks, bm25 over summaries
 // (expanded to their best leaves), a coordination ranking over the query words'
 // WordNet expansions, and one over the words the store itself associates with rare
 // query words (recall_assoc.go); the less literal evidence the query has in the
-// store, the more the last two count (Mode "lexical"). Near-duplicate hits are
-// moved below distinct ones. With an embedder it fuses those with a vector scan,
-// weighted by the literal evidence the query lacks (Mode "hybrid"; "semantic" when
-// only vectors found anything).
+// store, the more the last two count (Mode "lexical"). When the query has full
+// literal evidence, search's list (conversation-aware, turnrank.go) leads whole and
+// the fusion only adds below it; otherwise the chunks saying only common query words
+// come after the fusion. Near-duplicate hits are moved below distinct ones. With an
+// embedder it fuses those with a vector scan, weighted by the literal evidence the
+// query lacks, under the same rule (Mode "hybrid"; "semantic" when only vectors
+// found anything).
 func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallResult, error) {
 	if err := checkK("recall", req.K); err != nil {
 		return nil, err
@@ -82,7 +90,7 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 		res.Hint = EmptyHint
 		return res, nil
 	}
-	lists, stems, rho, err := s.lexicalLists(ctx, db, snap, query)
+	lead, tail, lists, stems, rho, err := s.lexicalLists(ctx, db, snap, query)
 	if err != nil {
 		return nil, fmt.Errorf("recall %q: %w", query, err)
 	}
@@ -115,9 +123,34 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 			}
 		}
 	}
-	res.Chunks = fuse(lists, req.K)
-	if err := citeHits(ctx, newMessages(db), res.Chunks, stems, nil, 1); err != nil {
+	res.Chunks = leadThenFuse(lead, lists, tail, req.K)
+	// Hits search found keep its citations (conversation-aware, turnrank.go); the
+	// others cite the messages saying a query word or one of its expansions.
+	inLead := map[string]bool{}
+	for _, h := range lead {
+		inLead[h.ID] = true
+	}
+	fromSearch := map[string]bool{}
+	for _, l := range append(lists, rankedList{hits: tail}) {
+		if l.name == "chunks" || l.name == "" {
+			for _, h := range l.hits {
+				fromSearch[h.ID] = true
+			}
+		}
+	}
+	var idx []int
+	var sub []abi.ChunkHit
+	for i, h := range res.Chunks {
+		if !fromSearch[h.ID] || (!inLead[h.ID] && h.SourceKind != KindChat) {
+			idx = append(idx, i)
+			sub = append(sub, h)
+		}
+	}
+	if err := citeHits(ctx, newMessages(db), sub, stems, nil, 1); err != nil {
 		return nil, fmt.Errorf("recall %q: %w", query, err)
+	}
+	for x, i := range idx {
+		res.Chunks[i] = sub[x]
 	}
 	return s.finishRecall(ctx, db, res)
 }
@@ -127,6 +160,47 @@ type rankedList struct {
 	name   string
 	weight float64
 	hits   []abi.ChunkHit
+}
+
+// leadThenFuse puts lead (search's hits that say the query's words: its literal
+// evidence) first, in search's order, and fills the remaining places with the fusion
+// of lists without them: expansions, associations, summaries and vectors add below
+// the literal matches and never push them down (issue 16: fused, they diluted the
+// top ranks; on LoCoMo recall@5 was 29 against search's 54).
+func leadThenFuse(lead []abi.ChunkHit, lists []rankedList, tail []abi.ChunkHit, k int) []abi.ChunkHit {
+	out := make([]abi.ChunkHit, 0, k)
+	seen := map[string]bool{}
+	for _, h := range lead {
+		if len(out) == k {
+			return out
+		}
+		seen[h.ID] = true
+		out = append(out, h)
+	}
+	rest := make([]rankedList, 0, len(lists))
+	for _, l := range lists {
+		var hs []abi.ChunkHit
+		for _, h := range l.hits {
+			if !seen[h.ID] {
+				hs = append(hs, h)
+			}
+		}
+		rest = append(rest, rankedList{name: l.name, weight: l.weight, hits: hs})
+	}
+	for _, h := range fuse(rest, k-len(out)) {
+		seen[h.ID] = true
+		out = append(out, h)
+	}
+	for _, h := range tail {
+		if len(out) == k {
+			break
+		}
+		if !seen[h.ID] {
+			seen[h.ID] = true
+			out = append(out, h)
+		}
+	}
+	return out
 }
 
 // fuse combines lists by weighted reciprocal rank; each hit's Score is its fused score.
@@ -170,16 +244,29 @@ func fuse(lists []rankedList, k int) []abi.ChunkHit {
 // words the store associates with the query words (recall_assoc.go), which leaves
 // out the chunks that say a query word themselves. rho is the query's literal
 // evidence in [0, 1].
-func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, query string) ([]rankedList, []string, float64, error) {
-	var lists []rankedList
-	hits, err := s.search(ctx, db, snap, query, recallDepth)
+func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, query string) (lead, tail []abi.ChunkHit, lists []rankedList, stems []string, rho float64, err error) {
+	hits, level, err := s.search(ctx, db, snap, query, recallDepth)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, nil, 0, err
 	}
+	// The literal evidence: the hits saying the query's rarer words (the levels
+	// before the fill with common words). The rest of search's list (common words,
+	// the newest chunks under a restriction, the chunks that follow a hit in its
+	// conversation) comes after the fusion, unless search's list leads whole.
+	var strong []abi.ChunkHit
+	for _, h := range hits {
+		if l, ok := level[h.ID]; ok && l < fillLevel {
+			strong = append(strong, h)
+		} else {
+			tail = append(tail, h)
+		}
+	}
+	evidence := len(strong)
 	pq := parseQuery(query, snap)
 	// Literal evidence: a query whose words the store lacks or says in few chunks is
 	// worded unlike the store's text; then recall leans on expansions and associations.
-	rho := math.Min(1, float64(len(hits))/tune.litRef)
+	litRef := min(tune.litRef, max(1, tune.litShare*float64(snap.n)))
+	rho = math.Min(1, float64(evidence)/litRef)
 	nw, known := 0, 0
 	for _, w := range words(pq.Text) {
 		if stopwords[w] || len(w) < 2 {
@@ -188,7 +275,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		nw++
 		df, err := s.docFreq(ctx, db, stem(w))
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, nil, 0, err
 		}
 		if df > 0 {
 			known++
@@ -205,11 +292,16 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		// (recall entity 0.798 → 0.848).
 		rho = 1
 	}
-	lists = append(lists, rankedList{name: "chunks", weight: tune.chunks * (tune.litFloor + (1-tune.litFloor)*rho), hits: hits})
+	lists = append(lists, rankedList{name: "chunks", weight: tune.chunks * (tune.litFloor + (1-tune.litFloor)*rho), hits: strong})
+	if rho >= 1 {
+		// Full literal evidence: search's list leads whole (with its
+		// conversation-aware citations); the other lists only fill what it leaves.
+		lead, tail = hits, nil
+	}
 
 	terms, err := s.queryTerms(ctx, db, pq.Text)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, nil, 0, err
 	}
 	if nw >= 2 && known == nw && len(terms) >= 2 {
 		// Chunks that say every query word keep a place however little literal
@@ -217,18 +309,18 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		// otherwise drowned in expansions and associations).
 		exact, err := ftsChunks(ctx, db, andExpr(terms), filter{}, tune.exactN, nil)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, nil, 0, err
 		}
 		if len(exact) > 0 {
 			lists = append(lists, rankedList{name: "exact", weight: tune.exact, hits: exact})
 		}
 	}
 	terms = pruneFrequent(terms, snap.n)
-	stems := stemsOf(terms)
+	stems = stemsOf(terms)
 	if len(terms) > 0 && tune.summaries > 0 {
 		sh, err := summaryChunks(ctx, db, snap, orExpr(terms), terms, recallDepth)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, nil, 0, err
 		}
 		lists = append(lists, rankedList{name: "summaries", weight: tune.summaries, hits: sh})
 	}
@@ -237,11 +329,11 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		// measured to add little here (keyword 0.862 → 0.859, temporal 0.845 → 0.837)
 		// and cost a third
 		// of recall's time at 100k records.
-		return lists, stems, rho, nil
+		return lead, tail, lists, stems, rho, nil
 	}
 	groups, err := s.expansionGroups(ctx, db, snap, s.currentExpander(), pq.Text)
 	if err != nil {
-		return nil, nil, 0, err
+		return nil, nil, nil, nil, 0, err
 	}
 	var eg [][]wterm
 	for _, g := range groups {
@@ -256,14 +348,14 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		// With little literal evidence, the chunks that say a query word are the bm25
 		// list's job: this list then holds only what matches through expansions.
 		var skip map[int64]bool
-		if len(terms) > 0 && float64(len(hits)) < tune.litRef {
+		if len(terms) > 0 && float64(evidence) < tune.litRef {
 			if skip, err = rowidSet(ctx, db, orExpr(terms)); err != nil {
-				return nil, nil, 0, err
+				return nil, nil, nil, nil, 0, err
 			}
 		}
 		eh, err := setRank(ctx, db, eg, skip, false, recallDepth)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, nil, 0, err
 		}
 		lists = append(lists, rankedList{name: "expansion", weight: tune.expansion * (1 + tune.expBoost*(1-rho) + tune.expUnknown*unknown), hits: eh})
 	}
@@ -274,7 +366,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		}
 		ag, members, err := s.associationGroups(ctx, db, snap, groups, own)
 		if err != nil {
-			return nil, nil, 0, err
+			return nil, nil, nil, nil, 0, err
 		}
 		if len(ag) > 0 {
 			for _, g := range ag {
@@ -285,17 +377,17 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 			// Chunks that say an associated word themselves are the other lists' job.
 			skip, err := rowidSet(ctx, db, strings.Join(members, " OR "))
 			if err != nil {
-				return nil, nil, 0, err
+				return nil, nil, nil, nil, 0, err
 			}
 			ah, err := setRank(ctx, db, ag, skip, true, recallDepth)
 			if err != nil {
-				return nil, nil, 0, err
+				return nil, nil, nil, nil, 0, err
 			}
 			w := tune.assoc * (1 - rho) * math.Pow(float64(len(ag))/float64(len(groups)), tune.cover)
 			lists = append(lists, rankedList{name: "association", weight: w, hits: ah})
 		}
 	}
-	return lists, stems, rho, nil
+	return lead, tail, lists, stems, rho, nil
 }
 
 // summaryHits is how many summaries recall expands, and summaryLeaves how many

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -51,9 +52,20 @@ func entityFilter(ids, names []string) (string, []any) {
 
 // ftsChunks ranks chunks matching expr by bm25 under filter f, skipping ids in skip.
 func ftsChunks(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool) ([]abi.ChunkHit, error) {
+	return ftsRanked(ctx, db, expr, f, limit, skip, nil)
+}
+
+// ftsRanked is ftsChunks; with plain (the words to show) each snippet is cut from
+// the chunk's start around the first of them instead of by FTS5's snippet(), which
+// tokenizes every returned chunk again (the fill level returns many).
+func ftsRanked(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool, plain []string) ([]abi.ChunkHit, error) {
 	// ORDER BY rank lets FTS5 sort before the outer query steps, so snippet() runs
 	// only for the rows returned.
-	q := `SELECT ` + hitColumns + `, snippet(chunks_fts, 0, '', '', '…', 40), rank
+	snip := `snippet(chunks_fts, 0, '', '', '…', 40)`
+	if plain != nil {
+		snip = `substr(c.text, 1, 2000)`
+	}
+	q := `SELECT ` + hitColumns + `, ` + snip + `, rank
 		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
 		WHERE chunks_fts MATCH ? AND rank MATCH 'bm25(1.0, 1.0)'` + f.sql() + ` ORDER BY rank LIMIT ?`
 	args := append(append([]any{expr}, f.args...), limit+len(skip))
@@ -73,7 +85,11 @@ func ftsChunks(ctx context.Context, db *sql.DB, expr string, f filter, limit int
 		if skip[h.ID] {
 			continue
 		}
-		h.Snippet = strings.Join(strings.Fields(snip), " ")
+		if plain != nil {
+			h.Snippet = windowSnippet(snip, plain)
+		} else {
+			h.Snippet = strings.Join(strings.Fields(snip), " ")
+		}
 		h.Score = -r
 		out = append(out, h)
 		if len(out) == limit {
@@ -175,10 +191,13 @@ func knownEntities(ctx context.Context, db *sql.DB, ids []string) ([]string, err
 
 // Search finds chunks by keywords with FTS5 bm25 over the full text. User words are
 // quoted (never FTS syntax); stopwords and terms in more than 20 % of chunks are
-// dropped unless nothing would be left; all words must match first, then any word
-// fills the remaining places. A person or address the store knows restricts the
-// search to chunks linked to them; a date or month phrase restricts it to chunks
-// whose time range overlaps that window (both are dropped when nothing matches).
+// dropped from the ranked levels unless nothing would be left; all words must match
+// first, then fewer, then any, and the remaining places are filled with chunks
+// saying the common words, so k is filled whenever the store has candidates. A
+// person or address the store knows restricts the search to chunks linked to them; a
+// date or month phrase restricts it to chunks whose time range overlaps that window
+// (both are dropped when nothing matches). Chat chunks are ranked and cited by turn,
+// with the turns that answer a matching turn (turnrank.go).
 func (s *Store) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchResult, error) {
 	if err := checkK("search", req.K); err != nil {
 		return nil, err
@@ -204,7 +223,7 @@ func (s *Store) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchR
 		res.Hint = EmptyHint
 		return res, nil
 	}
-	hits, err := s.search(ctx, db, snap, query, req.K)
+	hits, _, err := s.search(ctx, db, snap, query, req.K)
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
@@ -212,17 +231,21 @@ func (s *Store) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchR
 	return s.finishSearch(ctx, db, res)
 }
 
-func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query string, k int) ([]abi.ChunkHit, error) {
+// search ranks chunks for query (see Search) and gives the rank level each hit came
+// from (see rank: below orLevel a hit says at least two of the query's rarer words,
+// or its only one; below fillLevel at least one; a hit without a level is a chunk
+// that follows a hit in its conversation).
+func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query string, k int) (hits []abi.ChunkHit, level map[string]int, err error) {
 	pq := parseQuery(query, snap)
 	ents, err := knownEntities(ctx, db, pq.Entities)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	terms, err := s.queryTerms(ctx, db, pq.Text)
+	all, err := s.queryTerms(ctx, db, pq.Text)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	terms = pruneFrequent(terms, snap.n)
+	terms := pruneFrequent(all, snap.n)
 	var snipTerms []string
 	for _, t := range terms {
 		snipTerms = append(snipTerms, t.Word)
@@ -259,58 +282,104 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 	}
 	for i, f := range tries {
 		restricted := i < len(tries)-1
-		hits, err := s.rank(ctx, db, snap, terms, f, restricted, k, snipTerms, byMsg)
+		hits, level, err := s.rank(ctx, db, snap, terms, all, f, restricted, k, snipTerms, byMsg)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if len(hits) > 0 {
-			// A plain keyword query (no person, no date) cites the messages that say
-			// at least two of its words when any does: a message matching one word
-			// (often only its subject or an address) is rarely what was asked for.
-			// Search recall@10 on keyword queries, corpus seeds 1/2/3: 0.887/0.949/0.893
-			// → 0.896/0.958/0.904; entity and temporal queries are not affected.
-			minCite := 1
-			if !hasTime && !hasEnt && len(terms) >= 2 {
-				minCite = 2
+		if len(hits) == 0 {
+			continue
+		}
+		// A plain keyword query (no person, no date) cites the messages that say
+		// at least two of its words when any does: a message matching one word
+		// (often only its subject or an address) is rarely what was asked for.
+		// Search recall@10 on keyword queries, corpus seeds 1/2/3: 0.887/0.949/0.893
+		// → 0.896/0.958/0.904; entity and temporal queries are not affected.
+		minCite := 1
+		if !hasTime && !hasEnt && len(terms) >= 2 {
+			minCite = 2
+		}
+		cited := map[string]bool{}
+		if hasChat(hits) && len(all) > 0 {
+			// Conversations: rank and cite by turn (turnrank.go).
+			next, err := nextChunks(ctx, db, hits, snipTerms)
+			if err != nil {
+				return nil, nil, err
 			}
-			if err := citeHits(ctx, msgs, hits, stemsOf(terms), pq.Names, minCite); err != nil {
-				return nil, err
+			if hits, cited, err = orderByTurns(ctx, msgs, snap, append(hits, next...), level, all, minCite); err != nil {
+				return nil, nil, err
 			}
-			return hits, nil
+			hits = demoteDuplicates(hits)
+		}
+		if len(hits) > k {
+			hits = hits[:k]
+		}
+		var rest []int
+		var sub []abi.ChunkHit
+		for j, h := range hits {
+			if !cited[h.ID] {
+				rest = append(rest, j)
+				sub = append(sub, h)
+			}
+		}
+		if err := citeHits(ctx, msgs, sub, stemsOf(terms), pq.Names, minCite); err != nil {
+			return nil, nil, err
+		}
+		for x, j := range rest {
+			hits[j] = sub[x]
+		}
+		return hits, level, nil
+	}
+	return []abi.ChunkHit{}, map[string]int{}, nil
+}
+
+// hasChat says whether most hits are chat chunks (a conversation's turns, which
+// search ranks by turn; other hits keep their order by message).
+func hasChat(hs []abi.ChunkHit) bool {
+	n := 0
+	for _, h := range hs {
+		if h.SourceKind == KindChat {
+			n++
 		}
 	}
-	return []abi.ChunkHit{}, nil
+	return 2*n > len(hs)
 }
 
 // rank runs AND, then coordination levels (chunks holding n-1, n-2, … of the n
-// words), then OR bm25 queries under f; when f is a restriction (entity or
-// time) the remaining places are filled with its newest chunks. With byMsg (a plain
-// keyword query: no person, no date) the AND and coordination levels are each
-// ordered by their chunks' best message (byMessage).
-func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms []term, f filter, restricted bool, k int, snipTerms []string, byMsg *messages) ([]abi.ChunkHit, error) {
-	level := func(hs []abi.ChunkHit) ([]abi.ChunkHit, error) {
+// words), then OR bm25 queries under f, then (to fill k whenever the store has
+// candidates) OR over every content word of the query including those too common to
+// rank (all: the unpruned terms), each level ranked after the previous one; when f
+// is a restriction (entity or time) the remaining places are filled with its newest
+// chunks. With byMsg (a plain keyword query: no person, no date) the AND and
+// coordination levels are each ordered by their chunks' best message (byMessage).
+// level gives each hit's level (0 = all words; higher = fewer).
+func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all []term, f filter, restricted bool, k int, snipTerms []string, byMsg *messages) ([]abi.ChunkHit, map[string]int, error) {
+	lv := func(hs []abi.ChunkHit) ([]abi.ChunkHit, error) {
 		if byMsg == nil {
 			return hs, nil
 		}
 		return byMessage(ctx, byMsg, snap, hs, terms)
 	}
 	seen := map[string]bool{}
+	level := map[string]int{}
+	cur := 0
 	var out []abi.ChunkHit
 	add := func(hs []abi.ChunkHit) {
 		for _, h := range hs {
 			if !seen[h.ID] && len(out) < k+dupSlack {
 				seen[h.ID] = true
+				level[h.ID] = cur
 				out = append(out, h)
 			}
 		}
+		cur++
 	}
 	if len(terms) > 0 {
 		hs, err := ftsChunks(ctx, db, andExpr(terms), f, k+dupSlack, nil)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		if hs, err = level(hs); err != nil {
-			return nil, err
+		if hs, err = lv(hs); err != nil {
+			return nil, nil, err
 		}
 		add(hs)
 		// Coordination levels: chunks with more of the words before those with fewer.
@@ -321,17 +390,47 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms []ter
 			}
 			hs, err := ftsChunks(ctx, db, expr, f, k+dupSlack-len(out), seen)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
 			}
-			if hs, err = level(hs); err != nil {
-				return nil, err
+			if hs, err = lv(hs); err != nil {
+				return nil, nil, err
 			}
 			add(hs)
 		}
 		if len(out) < k+dupSlack && len(terms) > 1 {
+			cur = orLevel
 			hs, err := ftsChunks(ctx, db, orExpr(terms), f, k+dupSlack-len(out), seen)
 			if err != nil {
-				return nil, err
+				return nil, nil, err
+			}
+			add(hs)
+		}
+	}
+	// Fill: the words too common to rank alone still find chunks a plain OR bm25
+	// would return. Words in at most maxFillDF chunks are ranked by bm25; commoner
+	// ones (a large store) take their first matches unranked, so no query reads a
+	// whole posting list.
+	cur = fillLevel
+	if len(out) < k+dupSlack && len(all) > len(terms) {
+		var ranked, common []term
+		for _, t := range all {
+			if t.DF <= maxFillDF {
+				ranked = append(ranked, t)
+			} else {
+				common = append(common, t)
+			}
+		}
+		if len(ranked) > 0 {
+			hs, err := ftsRanked(ctx, db, orExpr(ranked), f, k+dupSlack-len(out), seen, append(append([]string{}, snipTerms...), words(orWords(ranked))...))
+			if err != nil {
+				return nil, nil, err
+			}
+			add(hs)
+		}
+		if len(common) > 0 && len(out) < k+dupSlack {
+			hs, err := ftsFirst(ctx, db, orExpr(common), f, k+dupSlack-len(out), seen)
+			if err != nil {
+				return nil, nil, err
 			}
 			add(hs)
 		}
@@ -339,18 +438,107 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms []ter
 	out = demoteDuplicates(out)
 	if restricted && len(out) < k && (len(terms) == 0 || len(out) > 0 || len(f.where) > 0) {
 		if len(terms) > 0 && len(out) == 0 {
-			return out, nil // the restriction matched none of the words: relax it instead
+			return out, level, nil // the restriction matched none of the words: relax it instead
 		}
 		hs, err := recentChunks(ctx, db, f, k-len(out), seen, snipTerms)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
+		cur = recentLevel // the person or date matched: literal evidence too
 		add(hs)
 	}
-	if len(out) > k {
-		out = out[:k]
+	return out, level, nil
+}
+
+// orLevel is the level of the hits that say one of several rarer query words.
+const orLevel = 500
+
+// recentLevel is the level of the newest chunks under a restriction (a person or a
+// date the query names) that say none of its words.
+const recentLevel = 900
+
+// fillLevel is the level of the first hits rank found only through words too
+// common to rank (and of the newest chunks under a restriction).
+const fillLevel = 1000
+
+// windowSnippet is plainSnippet on the part of text around the first of terms (a
+// chunk's text can be long; the snippet is short).
+func windowSnippet(text string, terms []string) string {
+	best := -1
+	lower := strings.ToLower(text)
+	for _, t := range terms {
+		if t == "" {
+			continue
+		}
+		if i := strings.Index(lower, t); i >= 0 && (best < 0 || i < best) {
+			best = i
+		}
 	}
-	return out, nil
+	if len(lower) != len(text) {
+		best = -1 // case folding changed byte offsets: no cut
+	}
+	from, to := 0, len(text)
+	if best > 200 {
+		from = best - 200
+	}
+	if to-from > 8*snippetChars+400 {
+		to = from + 8*snippetChars + 400
+	}
+	for from > 0 && from < len(text) && !utf8.RuneStart(text[from]) {
+		from++
+	}
+	for to < len(text) && !utf8.RuneStart(text[to]) {
+		to++
+	}
+	out := plainSnippet(text[from:to], terms)
+	if from > 0 && !strings.HasPrefix(out, "…") {
+		out = "…" + out
+	}
+	return out
+}
+
+// orWords joins the words of ts.
+func orWords(ts []term) string {
+	var b strings.Builder
+	for _, t := range ts {
+		b.WriteString(t.Word)
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+// maxFillDF is the document frequency above which a word fills search's last places
+// unranked (see rank).
+const maxFillDF = 5000
+
+// ftsFirst lists the first chunks (by rowid, newest rowids first) matching expr
+// under f, skipping ids in skip, without ranking: FTS5 stops after limit matches.
+func ftsFirst(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool) ([]abi.ChunkHit, error) {
+	q := `SELECT ` + hitColumns + `, snippet(chunks_fts, 0, '', '', '…', 40)
+		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
+		WHERE chunks_fts MATCH ?` + f.sql() + ` ORDER BY chunks_fts.rowid DESC LIMIT ?`
+	rows, err := db.QueryContext(ctx, q, append(append([]any{expr}, f.args...), limit+len(skip))...)
+	if err != nil {
+		return nil, fmt.Errorf("full-text query: %w", err)
+	}
+	defer rows.Close()
+	var out []abi.ChunkHit
+	for rows.Next() {
+		var snip string
+		h, err := scanHit(rows, &snip)
+		if err != nil {
+			return nil, fmt.Errorf("full-text query: %w", err)
+		}
+		if skip[h.ID] {
+			continue
+		}
+		h.Snippet = strings.Join(strings.Fields(snip), " ")
+		out = append(out, h)
+		if len(out) == limit {
+			break
+		}
+	}
+	return out, rows.Err()
 }
 
 // dupSlack is how many extra candidates rank fetches so near-duplicates can be

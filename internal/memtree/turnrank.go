@@ -1,0 +1,370 @@
+package memtree
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// Conversation-aware ranking and citation (issue 16, item 2).
+//
+// A chat chunk packs up to chatMaxMessages consecutive turns. What a person asks
+// about is usually said in one turn, and the answer is often in the turn after it,
+// by the other speaker ("How long have you been married?" — "5 years already!"),
+// which shares no word with the question. So search scores chat turns, not chunks:
+// each turn by bm25 over its own text (idf from the store, length normalised
+// against the turns being ranked); each turn then also receives a share of the score
+// of the turn before it when another person wrote that one (the reply) and a smaller
+// share when the same person continues; a question naming a participant favours
+// that participant's turns. The chunk following a candidate in the same source is
+// read too, so a chunk boundary between a question and its answer cannot hide the
+// answer. A chunk ranks by its best turn (plus chunkShare of its own bm25), and a
+// chat hit cites its turns best first, those scoring at least citeShare of the next
+// hit's best turn (at least its best one), so the refs a client walks in rank order
+// come close to a ranking of the turns themselves.
+
+const (
+	replyShare    = 0.5 // share of a turn's score given to the next turn by another person
+	continueShare = 0.2 // share given to the next turn by the same person
+	speakerBoost  = 0.5 // a turn by a participant the query names scores 1 + this
+	// citeShare: a chat hit cites its turns scoring at least this share of the next
+	// hit's best (besides its best one and those saying two query words). 0.5 gave
+	// LoCoMo search recall@50 80.8 against 75.5, but cost the generated corpus's
+	// keyword queries (search recall@10 over refs 0.906 → 0.897): extra refs per hit
+	// push other hits' refs out of a short list.
+	citeShare = 0.8
+)
+
+// chatTurn is one message of a candidate chat chunk.
+type chatTurn struct {
+	hit    int // index in the candidate hits
+	msg    int // index of the message in its chunk
+	ref    string
+	author string // folded
+	words  []string
+	s, f   float64 // own score; with what earlier turns pass on
+	n      int     // distinct query words it says
+}
+
+// chatAuthor splits a rendered chat message "Author (YYYY-MM-DD HH:MM): text" into
+// the author and the text.
+func chatAuthor(msg string) (author, text string) {
+	i := strings.Index(msg, "): ")
+	if i < 0 || i > 200 {
+		return "", msg
+	}
+	j := strings.LastIndex(msg[:i], " (")
+	if j < 0 {
+		return "", msg
+	}
+	return msg[:j], msg[i+3:]
+}
+
+// nextChunks returns the chunk that follows each chat hit in its source without a
+// pause when it is not among the hits already (at most one per hit, in hit order).
+func nextChunks(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, snipTerms []string) ([]abi.ChunkHit, error) {
+	have := map[string]bool{}
+	var ids []string
+	for _, h := range hits {
+		have[h.ID] = true
+		if h.SourceKind == KindChat {
+			ids = append(ids, h.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	idsJSON, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the next chunks: %w", err)
+	}
+	// Only a chunk that continues the exchange: one that starts after a pause
+	// (chatGapMS) is another conversation. One query for all hits.
+	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.text, p.id FROM chunks p
+		JOIN chunks c ON c.source_rowid = p.source_rowid AND c.seq = p.seq + 1
+		WHERE p.id IN (SELECT value FROM json_each(?)) AND c.ts_start - p.ts_end <= ?`, string(idsJSON), chatGapMS)
+	if err != nil {
+		return nil, fmt.Errorf("read the next chunks: %w", err)
+	}
+	defer rows.Close()
+	after := map[string]abi.ChunkHit{} // previous chunk id → next chunk
+	for rows.Next() {
+		var text, prev string
+		n, err := scanHit(rows, &text, &prev)
+		if err != nil {
+			return nil, fmt.Errorf("read the next chunks: %w", err)
+		}
+		n.Snippet = windowSnippet(text, snipTerms)
+		n.Score = 0
+		after[prev] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the next chunks: %w", err)
+	}
+	var out []abi.ChunkHit
+	for _, id := range ids {
+		if n, ok := after[id]; ok && !have[n.ID] {
+			have[n.ID] = true
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
+
+// orderByTurns ranks hits (some of them chat chunks) by their best message as
+// described above, keeping level order when keepLevels (level of a hit not in
+// level: after all), and sets each chat hit's citations. terms are the query's
+// content words (common ones included: bm25's idf weighs them). It returns the hits
+// reordered and the ids of the hits it cited.
+func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi.ChunkHit, level map[string]int, terms []term, minCite int) ([]abi.ChunkHit, map[string]bool, error) {
+	ids := make([]string, len(hits))
+	for i, h := range hits {
+		ids[i] = h.ID
+	}
+	chunks, err := msgs.read(ctx, ids)
+	if err != nil {
+		return nil, nil, fmt.Errorf("score turns: %w", err)
+	}
+	// Turns of chat hits, and other hits' messages (scored like byMessage).
+	type other struct {
+		hit   int
+		words []string
+	}
+	var turns []chatTurn
+	var others []other
+	authors := map[string]bool{}
+	for i, h := range hits {
+		c, ok := chunks[h.ID]
+		if !ok {
+			continue
+		}
+		if h.SourceKind == KindChat && len(c.spans) > 0 && len(c.spans) == len(h.SourceRefs) {
+			for m := range c.spans {
+				seg, ok := c.message(m)
+				if !ok {
+					continue
+				}
+				a, text := chatAuthor(seg)
+				a = strings.Join(words(a), " ")
+				if a != "" {
+					authors[a] = true
+				}
+				turns = append(turns, chatTurn{hit: i, msg: m, ref: h.SourceRefs[m], author: a, words: words(text)})
+			}
+			continue
+		}
+		segs := []string{c.text}
+		if len(c.spans) > 0 {
+			segs = segs[:0]
+			for m := range c.spans {
+				if seg, ok := c.message(m); ok {
+					segs = append(segs, seg)
+				}
+			}
+		}
+		for _, seg := range segs {
+			others = append(others, other{hit: i, words: append(words(c.title), words(seg)...)})
+		}
+	}
+	// Query words that name a participant select that participant's turns instead of
+	// being matched as words.
+	nameOf := map[string][]string{} // name word → authors it names
+	for a := range authors {
+		for _, w := range strings.Fields(a) {
+			nameOf[w] = append(nameOf[w], a)
+		}
+	}
+	named := map[string]bool{}
+	var scoring []term
+	for _, t := range terms {
+		if as, ok := nameOf[t.Word]; ok && len(as) < len(authors) {
+			for _, a := range as {
+				named[a] = true
+			}
+			continue
+		}
+		scoring = append(scoring, t)
+	}
+	total, count := 0.0, 0
+	for _, t := range turns {
+		total += float64(len(t.words))
+		count++
+	}
+	for _, o := range others {
+		total += float64(len(o.words))
+		count++
+	}
+	avg := max(1, total/float64(max(count, 1)))
+	bm := bm25Scorer(msgs, snap, scoring, avg)
+	wantStem := map[string]bool{}
+	for _, t := range scoring {
+		wantStem[t.Stem] = true
+	}
+
+	bmAll := bm25Scorer(msgs, snap, terms, avg) // other messages: a name is a word
+	for i := range turns {
+		t := &turns[i]
+		t.s = bm(t.words)
+		seen := map[string]bool{}
+		for _, w := range t.words {
+			if st := msgs.stem(w); wantStem[st] && !seen[st] {
+				seen[st] = true
+				t.n++
+			}
+		}
+		if named[t.author] {
+			t.s *= 1 + speakerBoost
+		}
+		t.f = t.s
+	}
+	// What a turn says passes on to the turns that answer or continue it, across
+	// consecutive chunks of one source.
+	seq := make([]int, len(turns))
+	for i := range seq {
+		seq[i] = i
+	}
+	sort.SliceStable(seq, func(a, b int) bool {
+		ta, tb := turns[seq[a]], turns[seq[b]]
+		ha, hb := hits[ta.hit], hits[tb.hit]
+		if ha.SourceID != hb.SourceID {
+			return ha.SourceID < hb.SourceID
+		}
+		if ha.Seq != hb.Seq {
+			return ha.Seq < hb.Seq
+		}
+		return ta.msg < tb.msg
+	})
+	for x := 1; x < len(seq); x++ {
+		prev, t := &turns[seq[x-1]], &turns[seq[x]]
+		ph, th := hits[prev.hit], hits[t.hit]
+		if prev.hit != t.hit && (ph.SourceID != th.SourceID || th.Seq != ph.Seq+1) {
+			continue
+		}
+		share := replyShare
+		if prev.author == t.author {
+			share = continueShare
+		}
+		t.f += share * prev.s
+	}
+	best := make([]float64, len(hits))
+	noOwn := make([]bool, len(hits))
+	for _, t := range turns {
+		best[t.hit] = max(best[t.hit], t.s)
+	}
+	// A chunk none of whose turns says a query word ranks by what its turns receive
+	// from the turns before them (the answer after a chunk boundary). A chunk that
+	// says the words ranks by its own best turn: ranking by the received score too
+	// cost the generated corpus's keyword queries (search recall@10 0.906 → 0.897).
+	for _, t := range turns {
+		if best[t.hit] == 0 || noOwn[t.hit] {
+			noOwn[t.hit] = true
+			best[t.hit] = max(best[t.hit], t.f)
+		}
+	}
+	isChat := make([]bool, len(hits))
+	for _, t := range turns {
+		isChat[t.hit] = true
+	}
+	for _, o := range others {
+		best[o.hit] = max(best[o.hit], bmAll(o.words))
+	}
+	score := make(map[string]float64, len(hits))
+	order := make([]int, len(hits))
+	for i, h := range hits {
+		order[i] = i
+		score[h.ID] = best[i] + chunkShare*h.Score
+	}
+	lev := func(i int) int {
+		if l, ok := level[hits[i].ID]; ok {
+			return l
+		}
+		return 1 << 30
+	}
+	sort.SliceStable(order, func(a, b int) bool {
+		la, lb := lev(order[a]), lev(order[b])
+		if la != lb {
+			return la < lb
+		}
+		return score[hits[order[a]].ID] > score[hits[order[b]].ID]
+	})
+	out := make([]abi.ChunkHit, len(hits))
+	pos := make([]int, len(hits)) // hit index → position in out
+	for p, i := range order {
+		out[p] = hits[i]
+		out[p].Score = score[hits[i].ID]
+		pos[i] = p
+	}
+	// Citations: each chat hit's turns best first, down to citeShare of the next
+	// hit's best turn.
+	byHit := map[int][]chatTurn{}
+	for _, t := range turns {
+		byHit[t.hit] = append(byHit[t.hit], t)
+	}
+	cited := map[string]bool{}
+	for i, ts := range byHit {
+		p := pos[i]
+		next := best[i] // the last hit: its own best
+		if p+1 < len(out) {
+			next = best[order[p+1]]
+		}
+		sort.SliceStable(ts, func(a, b int) bool { return ts[a].f > ts[b].f })
+		// A turn saying at least minWords of the query's words is cited however it
+		// ranks (as citeHits does for other messages); another (saying fewer, or
+		// none but answering a turn that does) when its score ranks it near the
+		// next hit's best (the last hit: its own).
+		minWords, most := 1, 0
+		for _, t := range ts {
+			most = max(most, t.n)
+		}
+		if most >= minCite {
+			minWords = minCite
+		}
+		var refs []string
+		for j, t := range ts {
+			if j == 0 || t.n >= minWords || (t.f > 0 && t.f >= citeShare*next) {
+				refs = append(refs, t.ref)
+			}
+		}
+		if ts[0].f <= 0 {
+			continue // nothing said here: citeHits decides (all refs stay)
+		}
+		out[p].SourceRefs = refs
+		out[p].SourceRef = refs[0]
+		cited[out[p].ID] = true
+	}
+	return out, cited, nil
+}
+
+// bm25Scorer returns the bm25 of a message's words for terms, lengths normalised
+// against avg.
+func bm25Scorer(msgs *messages, snap *dfCache, terms []term, avg float64) func([]string) float64 {
+	want := make(map[string]int, len(terms))
+	idfs := make([]float64, len(terms))
+	for i, t := range terms {
+		want[t.Stem] = i
+		idfs[i] = idf(snap.n, max(t.DF, 1))
+	}
+	tf := make([]int, len(terms))
+	return func(ws []string) float64 {
+		clear(tf)
+		for _, w := range ws {
+			if i, ok := want[msgs.stem(w)]; ok {
+				tf[i]++
+			}
+		}
+		norm := bm25K1 * (1 - bm25B + bm25B*float64(len(ws))/avg)
+		sc := 0.0
+		for i, n := range tf {
+			if n > 0 {
+				f := float64(n)
+				sc += idfs[i] * f * (bm25K1 + 1) / (f + norm)
+			}
+		}
+		return sc
+	}
+}
