@@ -767,18 +767,16 @@ func (c *stdioConn) writeFromSDK(p []byte) (int, error) {
 	} else {
 		c.writeLine(frame)
 	}
-	if c.onInit != nil {
-		c.mu.Lock()
-		f := c.onInit
-		if c.initResult == nil {
-			f = nil
-		} else {
-			c.onInit = nil
-		}
-		c.mu.Unlock()
-		if f != nil {
-			f()
-		}
+	c.mu.Lock()
+	onInit := c.onInit
+	if c.initResult == nil {
+		onInit = nil
+	} else {
+		c.onInit = nil
+	}
+	c.mu.Unlock()
+	if onInit != nil {
+		onInit()
 	}
 	if len(answered) > 0 {
 		c.mu.Lock()
