@@ -59,6 +59,11 @@ type Options struct {
 	CacheDir       string          // "" = os.UserCacheDir()/openhuman/wazero (0700); "-" = no disk cache
 	Autonomy       string          // read gate level
 	Logger         *slog.Logger
+	// Hold, when set, holds the background work (opening the compilation cache,
+	// compiling) until it is closed, so that it does not compete for the CPU with
+	// the answer to the client's initialize (issue 19; RATIONALE "The path to
+	// initialize"). A call that needs a module waits for it as before.
+	Hold <-chan struct{}
 }
 
 // Host owns every loaded tool module.
@@ -127,11 +132,21 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 	h.baseCtx, h.cancelBase = context.WithCancel(context.WithoutCancel(ctx))
 	// Opening the cache checks the MAC of every entry: off the path to the
 	// initialize answer, the compile workers wait for it (cacheReady).
+	// Hold, when set, delays both (cacheReady stays open until then).
 	h.cacheReady = make(chan struct{})
-	if opt.CacheDir != "-" {
+	if opt.CacheDir != "-" || opt.Hold != nil {
 		go func() {
 			defer close(h.cacheReady)
-			h.cache, h.cacheAuth = openCache(opt.CacheDir, h.logger)
+			if opt.Hold != nil {
+				select {
+				case <-opt.Hold:
+				case <-h.baseCtx.Done():
+					return
+				}
+			}
+			if opt.CacheDir != "-" {
+				h.cache, h.cacheAuth = openCache(opt.CacheDir, h.logger)
+			}
 		}()
 	} else {
 		close(h.cacheReady)

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
@@ -95,5 +96,43 @@ func TestLazyBuiltinLoadFailures(t *testing.T) {
 				t.Fatalf("status %s %q, want refused saying %q", st.State, st.Error, c.want)
 			}
 		})
+	}
+}
+
+// With Hold set, nothing is unpacked or compiled until it is closed; the tools are
+// listed meanwhile, and a host closed while holding closes without compiling.
+func TestHoldDelaysCompiling(t *testing.T) {
+	var loads atomic.Int32
+	hold := make(chan struct{})
+	h, err := New(context.Background(), Options{Reader: newFakeReader(), CacheDir: t.TempDir(), Hold: hold,
+		Builtins: []BuiltinModule{lazyBuiltin(t, "echo.wasm", echoModule(t, ""), &loads, nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close(context.Background())
+	if n := len(h.Tools()); n != len(echoTools) {
+		t.Fatalf("listed %d tools while holding, want %d", n, len(echoTools))
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := h.WaitReady(ctx); err == nil {
+		t.Fatal("modules became ready while the host was told to hold")
+	}
+	if n := loads.Load(); n != 0 {
+		t.Fatalf("Load called %d times while holding, want 0", n)
+	}
+	close(hold)
+	mustResult(t, h, "echo", `{"x":1}`, nil)
+	if n := loads.Load(); n != 1 {
+		t.Fatalf("Load called %d times after the hold, want once", n)
+	}
+
+	held, err := New(context.Background(), Options{Reader: newFakeReader(), CacheDir: "-", Hold: make(chan struct{}),
+		Builtins: []BuiltinModule{lazyBuiltin(t, "echo.wasm", echoModule(t, ""), &loads, nil)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := held.Close(context.Background()); err != nil {
+		t.Fatalf("closing a host still holding: %v", err)
 	}
 }

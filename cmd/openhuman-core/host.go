@@ -29,6 +29,13 @@ const hostCloseGrace = 500 * time.Millisecond
 // embedded first-party modules, and the runtime, which compiles modules in the
 // background. The returned function releases all of it.
 func openHost(ctx context.Context, cfg *config.Config, log *slog.Logger) (*runtime.Host, func(), error) {
+	return openHostHeld(ctx, cfg, log, nil)
+}
+
+// openHostHeld is openHost whose background compiles wait until hold is closed
+// (nil: they start at once); see runtime.Options.Hold.
+func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hold <-chan struct{}) (*runtime.Host, func(), error) {
+	start := time.Now()
 	store, err := memtree.OpenReadOnly(cfg.StorePath())
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the memory tree read-only at %s: %w (check the file's permissions, or move it aside and run openhuman-core ingest again)", cfg.StorePath(), err)
@@ -41,6 +48,7 @@ func openHost(ctx context.Context, cfg *config.Config, log *slog.Logger) (*runti
 		store.SetEmbedder(emb)
 		log.Debug("dense embedder configured", "embedder", cfg.MemoryTree.Embedder, "model", emb.Model())
 	}
+	tStore := time.Since(start)
 	var sx runtime.SearxngClient
 	if cfg.SearXNG.Enabled {
 		c, err := searxng.New(cfg.SearXNG)
@@ -56,6 +64,7 @@ func openHost(ctx context.Context, cfg *config.Config, log *slog.Logger) (*runti
 		store.Close()
 		return nil, nil, fmt.Errorf("load the tool policy: %w", err)
 	}
+	tPolicy := time.Since(start)
 	mods, err := toolswasm.Catalogue() // unpacked when compiled, in the background
 	if err != nil {
 		store.Close()
@@ -65,6 +74,7 @@ func openHost(ctx context.Context, cfg *config.Config, log *slog.Logger) (*runti
 	for _, m := range mods {
 		builtins = append(builtins, runtime.BuiltinModule{Name: m.Name + ".wasm", SHA256: m.SHA256, Manifest: m.Manifest, Load: m.Load})
 	}
+	tCatalogue := time.Since(start)
 	host, err := runtime.New(ctx, runtime.Options{
 		Reader:         store,
 		SearXNG:        sx,
@@ -74,11 +84,13 @@ func openHost(ctx context.Context, cfg *config.Config, log *slog.Logger) (*runti
 		Policy:         pol,
 		Autonomy:       cfg.Autonomy.Level,
 		Logger:         log,
+		Hold:           hold,
 	})
 	if err != nil {
 		store.Close()
 		return nil, nil, fmt.Errorf("start the tool runtime: %w", err)
 	}
+	log.Debug("tool host open", "store_ms", ms(tStore), "policy_ms", ms(tPolicy), "catalogue_ms", ms(tCatalogue), "runtime_ms", ms(time.Since(start)))
 	// Once every module is warm, a soft Go memory limit of what is in use plus
 	// headroom keeps a busy session near its warm footprint (runtime/RATIONALE.md,
 	// "Memory"); GOMEMLIMIT in the environment wins.

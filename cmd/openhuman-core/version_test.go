@@ -1,7 +1,11 @@
 package main
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"testing"
 )
 
@@ -35,5 +39,67 @@ func TestVersionFromBuildInfo(t *testing.T) {
 		if got := versionFrom(c.bi, c.git); got != c.want {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
+	}
+}
+
+// readGitRevision reads the same commit and release tag as git does, for loose,
+// packed, lightweight and annotated tags and for a linked worktree.
+func TestReadGitRevisionMatchesGit(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed; the direct reader has nothing to be compared with")
+	}
+	dir := t.TempDir()
+	git := func(d string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-C", d}, args...)...)
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@x.example", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@x.example", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	repo := filepath.Join(dir, "repo")
+	sub := filepath.Join(repo, "cmd", "x")
+	if err := os.MkdirAll(sub, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	git(repo, "init", "-q")
+	commit := func(msg string) string {
+		if err := os.WriteFile(filepath.Join(sub, "f"), []byte(msg), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		git(repo, "add", ".")
+		git(repo, "commit", "-q", "-m", msg)
+		return git(repo, "rev-parse", "HEAD")
+	}
+	check := func(name, d, wantTag, wantRev string) {
+		t.Helper()
+		tag, rev, ok := readGitRevision(d)
+		if !ok || tag != wantTag || rev != wantRev[:12] {
+			t.Errorf("%s: readGitRevision = %q, %q, %v; want %q, %q", name, tag, rev, ok, wantTag, wantRev[:12])
+		}
+	}
+	first := commit("one")
+	check("untagged", sub, "", first)
+	git(repo, "tag", "-a", "-m", "release", "v0.1.0")
+	check("annotated loose tag at HEAD", sub, "v0.1.0", first)
+	second := commit("two")
+	check("annotated loose tag of an older commit", sub, "", second)
+	git(repo, "tag", "v0.2.0")
+	check("lightweight tag at HEAD", sub, "v0.2.0", second)
+	git(repo, "pack-refs", "--all")
+	check("packed tags", sub, "v0.2.0", second)
+	third := commit("three")
+	git(repo, "tag", "-a", "-m", "r", "v0.3.0")
+	git(repo, "pack-refs", "--all")
+	check("packed annotated tag (peeled line)", sub, "v0.3.0", third)
+	wt := filepath.Join(dir, "wt")
+	git(repo, "worktree", "add", "-q", "-b", "side", wt, first)
+	check("linked worktree", wt, "v0.1.0", first)
+	if _, _, ok := readGitRevision(t.TempDir()); ok {
+		// A temp dir may sit inside some checkout on an odd machine; only a
+		// found revision that git disagrees with would be wrong.
+		t.Log("temp dir is inside a git checkout")
 	}
 }

@@ -68,6 +68,7 @@ type stdioConn struct {
 	initDone      chan struct{}   // closed when initResult is known (or the first initialize failed)
 	cancelled     map[string]bool // pending requests the client cancelled: their answers are not sent
 	version       string          // protocol version the first initialize negotiated
+	onInit        func()          // Options.OnInitialized; nil once called
 
 	buf    []byte // the next line for the SDK
 	eof    bool
@@ -765,6 +766,17 @@ func (c *stdioConn) writeFromSDK(p []byte) (int, error) {
 		c.log.Debug("mcp: answer to a cancelled request not sent", "id", idLabel(answered[0]))
 	} else {
 		c.writeLine(frame)
+	}
+	c.mu.Lock()
+	onInit := c.onInit
+	if c.initResult == nil {
+		onInit = nil
+	} else {
+		c.onInit = nil
+	}
+	c.mu.Unlock()
+	if onInit != nil {
+		onInit()
 	}
 	if len(answered) > 0 {
 		c.mu.Lock()

@@ -61,6 +61,11 @@ type Options struct {
 	SearXNGEnabled bool
 	// DrainTimeout bounds the wait for in-flight answers at EOF (default DefaultDrainTimeout).
 	DrainTimeout time.Duration
+	// OnInitialized, when set, is called once per session right after the
+	// session's first successful initialize answer has been written: the moment
+	// work held back so as not to delay that answer (compiling tool modules) can
+	// start.
+	OnInitialized func()
 }
 
 // Server is an MCP server over one Dispatcher. One Server may serve several
@@ -412,6 +417,7 @@ func argKeys(raw json.RawMessage) []string {
 // Only compact JSON lines are written to out.
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	conn := newStdioConn(in, out, s.log, s.opts.DrainTimeout)
+	conn.onInit = s.opts.OnInitialized
 	t := &mcp.IOTransport{Reader: conn.reader(), Writer: conn.writer(), MaxLineLength: 4 * MaxLineBytes}
 	ss, err := s.sdk.Connect(ctx, t, nil)
 	if err != nil {

@@ -780,3 +780,36 @@ func TestBatchesBefore20250618(t *testing.T) {
 		t.Errorf("after the batch: %v", m)
 	}
 }
+
+// OnInitialized runs once, after the first initialize answer is written, and not
+// for a ping or a request refused before initialize.
+func TestOnInitialized(t *testing.T) {
+	var mu sync.Mutex
+	calls := 0
+	var out *syncBuf
+	s, _, _, _ := newServer(t, newFake(), func(o *Options) {
+		o.OnInitialized = func() {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			if !strings.Contains(out.String(), `"serverInfo"`) {
+				t.Error("OnInitialized ran before the initialize answer was written")
+			}
+		}
+	})
+	out = &syncBuf{}
+	in := lines(`{"jsonrpc":"2.0","id":0,"method":"tools/list"}`, initLine, initializedLine,
+		`{"jsonrpc":"2.0","id":2,"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":3,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"again","version":"0"}}}`)
+	if err := s.Serve(context.Background(), strings.NewReader(in), out); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 1 {
+		t.Errorf("OnInitialized ran %d times, want 1; output:\n%s", calls, out.String())
+	}
+	if got := len(parseLines(t, out.String())); got != 4 {
+		t.Errorf("%d answers, want 4:\n%s", got, out.String())
+	}
+}
