@@ -104,7 +104,7 @@ func checkCode(cs wasmbin.CodeStats) []string {
 		problems = append(problems, fmt.Sprintf("function %d declares %d locals; the limit is %d", cs.MaxLocalsFunc, cs.MaxLocals, MaxLocals))
 	}
 	if cs.MaxLoopCost > MaxLoopCost {
-		problems = append(problems, fmt.Sprintf("function %d has %d loops over %d locals; compiling takes time that grows with loops² × locals and %d² × (%d + 10) exceeds the limit %d (split the function or use fewer locals)",
+		problems = append(problems, fmt.Sprintf("function %d has %d loops over %d locals (parameters included); compiling takes time that grows with loops² × locals and %d² × (%d + 10) exceeds the limit %d (split the function or use fewer locals)",
 			cs.MaxLoopCostFunc, cs.MaxLoopCostLoops, cs.MaxLoopCostLocals, cs.MaxLoopCostLoops, cs.MaxLoopCostLocals, MaxLoopCost))
 	}
 	return problems
