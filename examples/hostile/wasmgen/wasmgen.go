@@ -25,7 +25,7 @@ func TableGrow() []byte {
 	b.Table(0, 0, false)
 	b.Memory(1)
 	b.Func("oh_alloc", allocType, []byte{0x41, 0}) // i32.const 0
-	grow := []byte{0xd0, 0x70, 0x41}                 // ref.null func; i32.const N
+	grow := []byte{0xd0, 0x70, 0x41}               // ref.null func; i32.const N
 	grow = appendSLEB(grow, TableGrowEntries)
 	grow = append(grow, 0xfc, 0x0f, 0x00, 0x1a) // table.grow 0; drop
 	var body []byte
