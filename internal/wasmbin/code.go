@@ -176,6 +176,20 @@ func (r *reader) instructions() (maxDepth, count, loops int, tableGrow bool, err
 		op := r.b[r.pos]
 		r.pos++
 		count++
+		switch opClass[op] {
+		case opNone:
+			continue
+		case opIndex:
+			if _, err := r.u32("index immediate"); err != nil {
+				return maxDepth, count, loops, tableGrow, err
+			}
+			continue
+		case opMemarg:
+			if err := r.memarg(); err != nil {
+				return maxDepth, count, loops, tableGrow, err
+			}
+			continue
+		}
 		switch {
 		case op == 0x02 || op == 0x03 || op == 0x04 || op == 0x06: // block loop if try
 			if err := r.blockType(); err != nil {
@@ -238,7 +252,7 @@ func (r *reader) instructions() (maxDepth, count, loops int, tableGrow bool, err
 			op == 0x14 || op == 0x15 || (op >= 0x20 && op <= 0x26) || op == 0xd2 || op == 0xd5 || op == 0xd6:
 			// one index: catch/throw tag, rethrow/br/br_if label, call/return_call
 			// func, call_ref type, local/global/table index, ref.func, br_on_null
-			if _, err := r.u32(fmt.Sprintf("immediate of opcode 0x%02x", op)); err != nil {
+			if _, err := r.u32("index immediate"); err != nil {
 				return maxDepth, count, loops, tableGrow, err
 			}
 		case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect: type, table
@@ -316,6 +330,30 @@ func (r *reader) instructions() (maxDepth, count, loops int, tableGrow bool, err
 		}
 	}
 }
+
+// Instruction classes for the common cases of instructions' decoding loop.
+const (
+	opOther  = iota // decoded by the switch
+	opNone          // no immediates
+	opIndex         // one LEB128 index
+	opMemarg        // a memarg
+)
+
+var opClass = func() (c [256]byte) {
+	for op := 0x45; op <= 0xc4; op++ {
+		c[op] = opNone
+	}
+	for _, op := range []int{0x00, 0x01, 0x05, 0x0a, 0x0f, 0x19, 0x1a, 0x1b, 0xd1, 0xd3, 0xd4} {
+		c[op] = opNone
+	}
+	for _, op := range []int{0x07, 0x08, 0x09, 0x0c, 0x0d, 0x10, 0x12, 0x14, 0x15, 0x20, 0x21, 0x22, 0x23, 0x24, 0x25, 0x26, 0xd2, 0xd5, 0xd6} {
+		c[op] = opIndex
+	}
+	for op := 0x28; op <= 0x3e; op++ {
+		c[op] = opMemarg
+	}
+	return c
+}()
 
 // blockType skips a block type: 0x40, a value type, or a type index (s33).
 func (r *reader) blockType() error {
