@@ -81,9 +81,16 @@ func parseTables(r *reader, m *Module) error {
 }
 
 func (r *reader) tableType() (Table, error) {
+	at := r.pos
 	elem, err := r.valType("table element type")
 	if err != nil {
 		return Table{}, err
+	}
+	switch elem {
+	case FuncRef, ExternRef, 0x63, 0x64:
+	default:
+		r.pos = at
+		return Table{}, r.errf("table element type %v is not a reference type", elem)
 	}
 	l, err := r.readLimits("table limits")
 	if err != nil {
