@@ -15,8 +15,13 @@ const pageBytes = 64 << 10
 // audit's "WOULD LOAD" means the loader admits the module. It checks
 //
 //   - the static gate and the ABI's exports (CheckModule);
-//   - the declared memory against the effective memory_mib: a memory whose initial
-//     (or declared maximum) size is above it could never be instantiated;
+//   - the cost of compiling the code (checkCode: code size, function count, body
+//     size, nesting depth, locals, loops × locals), decoded without compiling;
+//   - the tables (checkTables): a table the module grows must declare a maximum,
+//     and tables count against memory_mib at TableEntryBytes an entry;
+//   - the declared memory against what memory_mib leaves beside the tables: a
+//     memory whose initial (or declared maximum) size is above it could never be
+//     instantiated;
 //   - for a third-party module, its tool names against reserved: every
 //     first-party tool name (tools-wasm's Names), whether or not that tool is
 //     served now (searxng_search stays reserved while SearXNG is disabled); nil
@@ -33,14 +38,29 @@ func CheckLoad(mod *wasmbin.Module, m *Manifest, g *Grant, reserved []string) er
 			problems = append(problems, err.Error())
 		}
 	}
-	limitPages := uint64(g.Limits.MemoryMiB) * (1 << 20) / pageBytes
+	cs, err := mod.Code()
+	if err != nil {
+		problems = append(problems, fmt.Sprintf("the code section cannot be checked: %v", err))
+	} else {
+		problems = append(problems, checkCode(cs)...)
+	}
+	tableProblems := checkTables(mod, cs, g.Limits.MemoryMiB)
+	problems = append(problems, tableProblems...)
+	limitPages := uint64(MemoryLimitPages(mod, g.Limits.MemoryMiB))
+	allows := fmt.Sprintf("memory_mib = %d allows %d pages", g.Limits.MemoryMiB, limitPages)
+	if tb := TableBytes(mod); tb > 0 {
+		allows += fmt.Sprintf(" beside the tables' %d KiB", (tb+1023)/1024)
+	}
 	for i, mem := range mod.Memories {
+		if len(tableProblems) > 0 {
+			break // the tables alone exceed memory_mib
+		}
 		if mem.Min > limitPages {
-			problems = append(problems, fmt.Sprintf("memory %d declares %d initial pages (%d MiB) but memory_mib = %d allows %d pages; raise memory_mib (at most %d) or make the module's initial memory smaller",
-				i, mem.Min, mem.Min*pageBytes>>20, g.Limits.MemoryMiB, limitPages, CapMemoryMiB))
+			problems = append(problems, fmt.Sprintf("memory %d declares %d initial pages (%d MiB) but %s; raise memory_mib (at most %d) or make the module's initial memory smaller",
+				i, mem.Min, mem.Min*pageBytes>>20, allows, CapMemoryMiB))
 		} else if mem.HasMax && mem.Max > limitPages {
-			problems = append(problems, fmt.Sprintf("memory %d declares a maximum of %d pages (%d MiB) but memory_mib = %d allows %d pages; raise memory_mib (at most %d) or lower the module's declared maximum",
-				i, mem.Max, mem.Max*pageBytes>>20, g.Limits.MemoryMiB, limitPages, CapMemoryMiB))
+			problems = append(problems, fmt.Sprintf("memory %d declares a maximum of %d pages (%d MiB) but %s; raise memory_mib (at most %d) or lower the module's declared maximum",
+				i, mem.Max, mem.Max*pageBytes>>20, allows, CapMemoryMiB))
 		}
 	}
 	for _, t := range m.Tools {

@@ -19,7 +19,7 @@ func (m *module) compileExtism(ctx context.Context) error {
 		AllowedHosts: nil,
 		AllowedPaths: nil,
 		Timeout:      uint64(m.info.Limits.TimeoutMS),
-		Memory:       &extism.ManifestMemory{MaxPages: uint32(m.info.Limits.MemoryMiB) * 16, MaxVarBytes: 64 << 10},
+		Memory:       &extism.ManifestMemory{MaxPages: m.memoryLimitPages(), MaxVarBytes: 64 << 10},
 	}
 	var funcs []extism.HostFunction
 	for _, c := range m.grant.Capabilities {
@@ -36,11 +36,7 @@ func (m *module) compileExtism(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("compiling Extism module %s: %w", m.info.Name, err)
 	}
-	m.mu.Lock()
-	m.plugin = plugin
-	m.wasm = nil
-	m.mu.Unlock()
-	return nil
+	return m.keep(ctx, nil, nil, plugin)
 }
 
 // extismFunc adapts a host function to Extism's calling convention: the input is a

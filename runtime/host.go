@@ -296,6 +296,7 @@ func (h *Host) loadBuiltin(b BuiltinModule) *module {
 	if err := policy.CheckLoad(mod, man, grant, nil); err != nil {
 		return refuse(m, StateRefused, fmt.Sprintf("%s: %v", b.Name, err))
 	}
+	m.memoryPages = policy.MemoryLimitPages(mod, grant.Limits.MemoryMiB)
 	if slices.Contains(man.Capabilities, abi.CapWebSearXNG) && !h.opt.SearXNGEnabled {
 		return refuse(m, StateDisabled, "SearXNG is disabled; set [searxng] enabled = true in config.toml to serve this tool")
 	}
@@ -375,6 +376,7 @@ func (h *Host) loadFile(path string) *module {
 	if err := policy.CheckLoad(mod, man, grant, firstparty.Catalogue); err != nil {
 		return refuse(m, StateRefused, fmt.Sprintf("refused %s: %v", name, err))
 	}
+	m.memoryPages = policy.MemoryLimitPages(mod, grant.Limits.MemoryMiB)
 	if slices.Contains(man.Capabilities, abi.CapWebSearXNG) && !h.opt.SearXNGEnabled {
 		return refuse(m, StateDisabled, "SearXNG is disabled; set [searxng] enabled = true in config.toml to serve this tool")
 	}

@@ -61,6 +61,7 @@ func (m *module) unpackLazy() error {
 	if err := policy.CheckLoad(mod, m.manifest, m.grant, nil); err != nil {
 		return fmt.Errorf("%s: %w", m.info.Name, err)
 	}
+	m.memoryPages = policy.MemoryLimitPages(mod, m.grant.Limits.MemoryMiB)
 	m.wasm, m.load = wasm, nil
 	return nil
 }

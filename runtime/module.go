@@ -38,6 +38,9 @@ type module struct {
 	funcs *hostFuncs
 	// noCache compiles without the disk cache (set before a retry by compile).
 	noCache bool
+	// memoryPages is the linear memory limit: memory_mib less the tables
+	// (policy.MemoryLimitPages); 0 = memory_mib.
+	memoryPages uint32
 
 	ready chan struct{} // closed when compilation finished (ok or not)
 
@@ -48,8 +51,11 @@ type module struct {
 	compiled wazero.CompiledModule
 	plugin   *extism.CompiledPlugin
 	closed   bool
-	inflight sync.WaitGroup
-	stats    statsWindowed
+	// abandoned is set when compile gave up waiting (deadline or host closing):
+	// a compilation that finishes later is closed instead of kept.
+	abandoned bool
+	inflight  sync.WaitGroup
+	stats     statsWindowed
 	// toolStats are the same statistics per tool the module serves (guarded by mu).
 	toolStats map[string]*statsWindowed
 
@@ -120,13 +126,21 @@ func (m *module) compile(ctx context.Context) {
 		m.host.logger.Error("tool module refused", "module", m.info.Name, "err", err)
 		return
 	}
-	err := m.doCompile(ctx)
-	if err != nil && m.host.cache != nil && ctx.Err() == nil {
+	cctx, cancel := context.WithTimeout(ctx, CompileTimeout)
+	defer cancel()
+	err := m.boundedCompile(cctx)
+	if err != nil && m.host.cache != nil && cctx.Err() == nil {
 		// A cache that cannot be written (full disk) or holds an entry wazero
 		// cannot use must not leave the tool failed: compile once more in memory.
 		m.host.logger.Warn("compiling with the compilation cache failed; compiling in memory", "module", m.info.Name, "err", err)
 		m.noCache = true
-		err = m.doCompile(ctx)
+		err = m.boundedCompile(cctx)
+	}
+	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
+		msg := fmt.Sprintf("refused %s: compiling it took longer than %s, the limit for any module; it is too large or too complex to compile (see the static limits in `openhuman-core tools audit`)", m.info.Name, CompileTimeout)
+		m.setState(StateRefused, msg)
+		m.host.logger.Error("tool module refused", "module", m.info.Name, "err", msg)
+		return
 	}
 	if err != nil {
 		m.setState(StateFailed, err.Error())
@@ -152,8 +166,60 @@ func (m *module) compile(ctx context.Context) {
 	}
 }
 
+// CompileTimeout bounds compiling one module (wazero checks it between functions;
+// policy's static limits bound each function). The first-party memory module
+// compiles in about 3 s on a loaded 2-core machine.
+var CompileTimeout = 60 * time.Second
+
+// boundedCompile runs doCompile until it finishes or ctx is done, whichever comes
+// first. wazero stops at the next function once ctx is done, but one function
+// cannot be interrupted: when ctx ends first the compilation is abandoned (marked
+// so, and closed when it finishes) and ctx's error returned at once, so neither
+// the compile worker nor calls waiting for the module wait for it.
+func (m *module) boundedCompile(ctx context.Context) error {
+	done := make(chan error, 1)
+	go func() { done <- m.doCompile(ctx) }()
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	m.mu.Lock()
+	kept := m.rt != nil || m.plugin != nil
+	if !kept {
+		m.abandoned = true
+	}
+	m.mu.Unlock()
+	if kept {
+		return nil // finished just as ctx ended
+	}
+	m.host.logger.Warn("abandoned a compilation that outlived its deadline; it is closed when it finishes", "module", m.info.Name, "err", ctx.Err())
+	return fmt.Errorf("compiling %s: %w", m.info.Name, ctx.Err())
+}
+
+// keep stores a finished compilation unless boundedCompile abandoned it, in which
+// case it is closed and an error returned.
+func (m *module) keep(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule, plugin *extism.CompiledPlugin) error {
+	m.mu.Lock()
+	if !m.abandoned {
+		m.rt, m.compiled, m.plugin = rt, cm, plugin
+		m.wasm = nil // compiled; the bytes are not needed again (Reload compares digests)
+		m.mu.Unlock()
+		return nil
+	}
+	m.mu.Unlock()
+	ctx = context.WithoutCancel(ctx)
+	if rt != nil {
+		_ = rt.Close(ctx)
+	}
+	if plugin != nil {
+		_ = plugin.Close(ctx)
+	}
+	return fmt.Errorf("compiling %s: abandoned after its deadline", m.info.Name)
+}
+
 func (m *module) runtimeConfig() wazero.RuntimeConfig {
-	pages := uint32(m.info.Limits.MemoryMiB) * 16 // 64 KiB pages
+	pages := m.memoryLimitPages()
 	rc := wazero.NewRuntimeConfig().
 		WithMemoryLimitPages(pages).
 		WithCloseOnContextDone(true)
@@ -182,11 +248,15 @@ func (m *module) doCompile(ctx context.Context) error {
 	if err != nil {
 		return fail(fmt.Errorf("compiling %s: %w", m.info.Name, err))
 	}
-	m.mu.Lock()
-	m.rt, m.compiled = rt, cm
-	m.wasm = nil // compiled; the bytes are not needed again (Reload compares digests)
-	m.mu.Unlock()
-	return nil
+	return m.keep(ctx, rt, cm, nil)
+}
+
+// memoryLimitPages is the linear memory limit in 64 KiB pages.
+func (m *module) memoryLimitPages() uint32 {
+	if m.memoryPages > 0 {
+		return m.memoryPages
+	}
+	return uint32(m.info.Limits.MemoryMiB) * 16
 }
 
 // newInstance makes a fresh, initialized instance. The caller holds a pool slot.

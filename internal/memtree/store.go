@@ -122,26 +122,66 @@ func OpenReadOnly(path string) (*Store, error) {
 }
 
 func openReaders(path string) (*sql.DB, error) {
-	p := url.Values{}
-	p.Set("mode", "ro")
-	p.Add("_pragma", "busy_timeout(10000)")
-	p.Add("_pragma", "query_only(1)")
-	r, err := sql.Open("sqlite", dsn(path, p))
-	if err != nil {
-		return nil, fmt.Errorf("open memory tree %s read-only: %w", path, err)
+	r, v, err := openReadersWith(path, nil)
+	if err != nil && isReadOnlyOpenError(err) {
+		// SQLite reads a WAL-mode store through its -shm index, which it cannot
+		// create in a read-only directory (SQLITE_READONLY_DIRECTORY). Without a
+		// -wal file holding unfinished writes, nothing needs the index: in a
+		// read-only directory no writer can start either (it would have to create
+		// the -wal), so the file cannot change and SQLite may read it as
+		// immutable, without locks or index.
+		if st, werr := os.Stat(path + "-wal"); werr == nil && st.Size() > 0 {
+			return nil, fmt.Errorf("open memory tree %s read-only: its write-ahead log %s-wal holds writes not yet in the store, and reading it needs an index file (%s-shm) that cannot be created in %s; open the store once with write access (run `openhuman-core ingest`, or make the directory writable), or copy the store's files to a writable directory: %w",
+				path, path, path, filepath.Dir(path), err)
+		}
+		r, v, err = openReadersWith(path, func(p url.Values) { p.Set("immutable", "1") })
 	}
-	r.SetMaxOpenConns(8)
-	r.SetMaxIdleConns(8)
-	var v int
-	if err := r.QueryRow(`SELECT value FROM meta WHERE key='schema_version'`).Scan(&v); err != nil {
-		r.Close()
-		return nil, fmt.Errorf("open memory tree %s read-only: no readable schema (is it a memory tree store? re-create it with `openhuman-core ingest`): %w", path, err)
+	if err != nil {
+		return nil, err
 	}
 	if v > schemaVersion {
 		r.Close()
 		return nil, fmt.Errorf("open memory tree %s: schema version %d is newer than this binary supports (%d); upgrade openhuman-core", path, v, schemaVersion)
 	}
 	return r, nil
+}
+
+// isReadOnlyOpenError reports SQLite's SQLITE_READONLY (8) and SQLITE_CANTOPEN
+// (14) families, which a store in a read-only directory gives.
+func isReadOnlyOpenError(err error) bool {
+	var se interface{ Code() int }
+	if !errors.As(err, &se) {
+		return false
+	}
+	primary := se.Code() & 0xff
+	return primary == 8 || primary == 14
+}
+
+// openReadersWith opens the read pool (with extra DSN parameters) and reads the
+// schema version.
+func openReadersWith(path string, extra func(url.Values)) (*sql.DB, int, error) {
+	p := url.Values{}
+	p.Set("mode", "ro")
+	p.Add("_pragma", "busy_timeout(10000)")
+	p.Add("_pragma", "query_only(1)")
+	if extra != nil {
+		extra(p)
+	}
+	r, err := sql.Open("sqlite", dsn(path, p))
+	if err != nil {
+		return nil, 0, fmt.Errorf("open memory tree %s read-only: %w", path, err)
+	}
+	r.SetMaxOpenConns(8)
+	r.SetMaxIdleConns(8)
+	var v int
+	if err := r.QueryRow(`SELECT value FROM meta WHERE key='schema_version'`).Scan(&v); err != nil {
+		r.Close()
+		if isReadOnlyOpenError(err) {
+			return nil, 0, fmt.Errorf("open memory tree %s read-only: %w", path, err)
+		}
+		return nil, 0, fmt.Errorf("open memory tree %s read-only: no readable schema (is it a memory tree store? re-create it with `openhuman-core ingest`): %w", path, err)
+	}
+	return r, v, nil
 }
 
 // readers returns the read pool, or nil when the store file does not exist yet.

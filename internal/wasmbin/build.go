@@ -7,13 +7,16 @@ type Builder struct {
 	types   []FuncType
 	imports []Import
 	funcs   []builtFunc
+	table   *Table
 	memory  *uint32 // minimum pages
 	exports []Export
 }
 
 type builtFunc struct {
-	typ  uint32
-	body []byte // instructions, without locals and without the final 0x0b
+	typ       uint32
+	locals    uint32 // number of locals of localType
+	localType ValType
+	body      []byte // instructions, without locals and without the final 0x0b
 }
 
 func (b *Builder) typeIndex(ft FuncType) uint32 {
@@ -49,6 +52,18 @@ func (b *Builder) Func(export string, ft FuncType, body []byte) uint32 {
 		b.exports = append(b.exports, Export{Name: export, Kind: KindFunc, Index: idx})
 	}
 	return idx
+}
+
+// FuncWithLocals is Func with n locals of type t declared.
+func (b *Builder) FuncWithLocals(export string, ft FuncType, n uint32, t ValType, body []byte) uint32 {
+	idx := b.Func(export, ft, body)
+	b.funcs[len(b.funcs)-1].locals, b.funcs[len(b.funcs)-1].localType = n, t
+	return idx
+}
+
+// Table declares one funcref table of min entries, with a maximum when hasMax.
+func (b *Builder) Table(min, max uint32, hasMax bool) {
+	b.table = &Table{Elem: FuncRef, Limits: Limits{Min: uint64(min), Max: uint64(max), HasMax: hasMax}}
 }
 
 // Bytes encodes the module.
@@ -91,6 +106,18 @@ func (b *Builder) Bytes() []byte {
 		}
 		section(SectionFunction, c)
 	}
+	if b.table != nil {
+		c := []byte{1, byte(b.table.Elem)}
+		if b.table.HasMax {
+			c = append(c, 1)
+			c = appendULEB(c, b.table.Min)
+			c = appendULEB(c, b.table.Max)
+		} else {
+			c = append(c, 0)
+			c = appendULEB(c, b.table.Min)
+		}
+		section(SectionTable, c)
+	}
 	if b.memory != nil {
 		c := []byte{1, 0}
 		c = appendULEB(c, uint64(*b.memory))
@@ -108,7 +135,12 @@ func (b *Builder) Bytes() []byte {
 	if len(b.funcs) > 0 {
 		c := appendULEB(nil, uint64(len(b.funcs)))
 		for _, f := range b.funcs {
-			body := append([]byte{0}, f.body...) // zero local declarations
+			body := []byte{0} // zero local declarations
+			if f.locals > 0 {
+				body = appendULEB([]byte{1}, uint64(f.locals))
+				body = append(body, byte(f.localType))
+			}
+			body = append(body, f.body...)
 			body = append(body, 0x0b)
 			c = appendULEB(c, uint64(len(body)))
 			c = append(c, body...)

@@ -192,6 +192,13 @@ type Module struct {
 	FuncTypeIndices []uint32
 	// Memories are the declared limits (in 64 KiB pages) of every memory, imported first.
 	Memories []Limits
+	// Tables are the declared tables (limits in entries), imported first.
+	Tables []Table
+
+	// The code section, decoded on demand by Code.
+	code               *codeScan
+	codeBytes          []byte
+	codeStart, codeEnd int
 }
 
 // ImportedFuncCount is the number of function imports (they come first in the function index space).
@@ -372,11 +379,6 @@ func (r *reader) valType(what string) (ValType, error) {
 	return 0, r.errf("unknown %s 0x%02x", what, c)
 }
 
-func (r *reader) limits(what string) error {
-	_, err := r.readLimits(what)
-	return err
-}
-
 // Limits are the declared limits of a memory or table (pages or entries).
 type Limits struct {
 	Min    uint64
@@ -485,6 +487,11 @@ func Parse(b []byte) (*Module, error) {
 			err = parseExports(sr, m)
 		case SectionMemory:
 			err = parseMemories(sr, m)
+		case SectionTable:
+			err = parseTables(sr, m)
+		case SectionCode:
+			m.code, m.codeBytes, m.codeStart, m.codeEnd = &codeScan{}, b, start, end
+			sr.pos = end // decoded on demand (Module.Code)
 		default:
 			sr.pos = end // other sections are not needed for auditing
 		}
@@ -571,12 +578,11 @@ func parseImports(r *reader, m *Module) error {
 				return err
 			}
 		case KindTable:
-			if _, err := r.valType("table element type"); err != nil {
+			t, err := r.tableType()
+			if err != nil {
 				return err
 			}
-			if err := r.limits("table limits"); err != nil {
-				return err
-			}
+			m.Tables = append(m.Tables, t)
 		case KindMemory:
 			l, err := r.readLimits("memory limits")
 			if err != nil {

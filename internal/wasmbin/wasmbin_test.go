@@ -213,6 +213,11 @@ func FuzzParse(f *testing.F) {
 	f.Add([]byte("\x00asm\x01\x00\x00\x00"))
 	f.Add([]byte("\x00asm\x01\x00\x00\x00\x02\x05\x01\x01a\x01b"))
 	f.Add([]byte("\x00asm\x01\x00\x00\x00\x01\x04\x01\x60\x00\x00"))
+	var code Builder
+	code.Table(1, 4, true)
+	code.FuncWithLocals("f", FuncType{Params: []ValType{I32}}, 3, I64, []byte{0x02, 0x40, 0x03, 0x40, 0x0e, 0x02, 0x00, 0x01, 0x00, 0x0b, 0x0b,
+		0xd0, 0x70, 0x41, 0x01, 0xfc, 0x0f, 0x00, 0x1a, 0xfd, 0x15, 0x01, 0xfe, 0x03, 0x00, 0x28, 0x42, 0x80, 0x01, 0x1a, 0x06, 0x40, 0x07, 0x00, 0x18, 0x00})
+	f.Add(code.Bytes())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		m, err := Parse(b)
 		if err != nil {
@@ -228,6 +233,18 @@ func FuzzParse(f *testing.F) {
 		}
 		for _, e := range m.Exports {
 			m.ExportFuncType(e.Name)
+		}
+		if cs, err := m.Code(); err != nil {
+			if !errors.Is(err, ErrInvalid) {
+				t.Fatalf("Code error does not wrap ErrInvalid: %v", err)
+			}
+		} else if cs.MaxBodyBytes > cs.CodeBytes || cs.MaxDepth > cs.CodeBytes || cs.Instructions > cs.CodeBytes || cs.MaxLoopCostLoops > uint64(cs.CodeBytes) {
+			t.Fatalf("code stats beyond the code's %d bytes: %+v", cs.CodeBytes, cs)
+		}
+		for _, tb := range m.Tables {
+			if tb.Elem != FuncRef && tb.Elem != ExternRef && tb.Elem != 0x63 && tb.Elem != 0x64 {
+				t.Fatalf("table of %v", tb.Elem)
+			}
 		}
 		out, err := SetCustomSection(b, "openhuman.manifest", []byte("x"))
 		if err != nil {
