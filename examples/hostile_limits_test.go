@@ -238,3 +238,54 @@ func TestMCPRefusesCompileBomb(t *testing.T) {
 		t.Fatalf("mcp still running 60 s after stdin closed\nstderr:\n%s", c.stderr.String())
 	}
 }
+
+// A call waiting for a module that is still compiling (within the static limits,
+// stopped only by the compile deadline) does not keep mcp alive once stdin
+// closes: the server stops waiting for the compile at EOF and exits, instead of
+// waiting up to the compile deadline (60 s) for an answer nobody will read.
+func TestMCPExitsAtEOFWhileACallWaitsForACompile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary; run without -short")
+	}
+	work := t.TempDir()
+	bin := os.Getenv("OPENHUMAN_E2E_BINARY")
+	if bin == "" {
+		bin = filepath.Join(work, "openhuman-core")
+		buildGo(t, "./cmd/openhuman-core", bin, false)
+	}
+	home := filepath.Join(work, "home")
+	tools := filepath.Join(home, "tools")
+	if err := os.MkdirAll(tools, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// 250 functions of 500 loops over 500 locals: longer than the compile deadline.
+	slow := packHostile(t, "slow_compile", wasmgen.SlowCompile(250, 500, 500))
+	if err := os.WriteFile(filepath.Join(tools, "slow_compile.wasm"), slow, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	entry := fmt.Sprintf("[[module]]\nfile = \"slow_compile.wasm\"\nsha256 = %q\ngrant = []\n", sum(slow))
+	if err := os.WriteFile(filepath.Join(home, "policy.toml"), []byte(entry), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := append(os.Environ(), "OPENHUMAN_HOME="+home, "OPENHUMAN_WORKSPACE="+filepath.Join(home, "workspace"),
+		"XDG_CACHE_HOME="+filepath.Join(work, "cache"), "OPENHUMAN_MEMORY_PIVOT_DICTIONARIES=")
+	c := startMCP(t, bin, env)
+	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "e2e", "version": "0"}})
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	if names := c.toolNames(); !has(names, "hostile.slow_compile") {
+		t.Fatalf("tools: %v (the module passes the static limits and is listed while it compiles)", names)
+	}
+	c.send(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": map[string]any{"name": "hostile.slow_compile", "arguments": map[string]any{}}})
+	time.Sleep(200 * time.Millisecond) // the call is waiting for the compile
+	c.stdin.Close()
+	done := make(chan error, 1)
+	go func() { done <- c.cmd.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("mcp exited with %v after stdin closed\nstderr:\n%s", err, c.stderr.String())
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatalf("mcp still running 30 s after stdin closed with a call waiting for a compile (the compile deadline is 60 s)\nstderr:\n%s", c.stderr.String())
+	}
+}

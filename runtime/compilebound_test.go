@@ -75,3 +75,33 @@ func TestTablesShareTheMemoryBudget(t *testing.T) {
 		t.Fatalf("call: %v; want the malformed-response error (a trap means memory grew past memory_mib less the tables)", err)
 	}
 }
+
+// After StopWaitingForCompiles (the MCP server calls it when stdin closes), a
+// call waiting for its module's compile gives up while the compile is still
+// running, and so does a later call; the compile itself is not disturbed.
+func TestStopWaitingForCompiles(t *testing.T) {
+	// 100 functions of 500 loops over 500 locals: tens of seconds to compile.
+	slow := pack(t, wasmgen.SlowCompile(100, 500, 500), manifest(abi.Version, nil, "", tool{name: "slow"}))
+	pol := policyFor(t, entry("slow.wasm", slow))
+	h, _ := newHost(t, Options{ToolsDir: thirdParty(t, map[string][]byte{"slow.wasm": slow}), Policy: pol, CacheDir: "-"})
+	t.Cleanup(func() { _ = h.Close(context.Background()) })
+
+	errc := make(chan error, 1)
+	go func() {
+		_, err := h.Call(context.Background(), Call{Tool: "slow", Arguments: []byte(`{}`), Client: "mcp:test"})
+		errc <- err
+	}()
+	time.Sleep(50 * time.Millisecond) // let the call reach the wait (it gives up either way)
+	h.StopWaitingForCompiles()
+	h.StopWaitingForCompiles() // twice is harmless
+	err := <-errc
+	if !errors.Is(err, ErrStoppedWaiting) || !strings.Contains(err.Error(), "slow.wasm is still compiling") {
+		t.Fatalf("waiting call: %v, want ErrStoppedWaiting naming the module", err)
+	}
+	if st := statusOf(t, h, "slow.wasm"); st.State != StateCompiling {
+		t.Fatalf("slow.wasm is %s when the waiting call gave up; the test needs a compile still running", st.State)
+	}
+	if _, err := h.Call(context.Background(), Call{Tool: "slow", Arguments: []byte(`{}`), Client: "mcp:test"}); !errors.Is(err, ErrStoppedWaiting) {
+		t.Fatalf("later call: %v, want ErrStoppedWaiting", err)
+	}
+}

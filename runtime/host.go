@@ -92,6 +92,20 @@ type Host struct {
 	onChange  []func()
 	reloadMu  sync.Mutex
 	toolOrder []string
+
+	// stopWaiting is closed by StopWaitingForCompiles.
+	stopWaiting     chan struct{}
+	stopWaitingOnce sync.Once
+}
+
+// StopWaitingForCompiles makes every call that is still waiting for its module
+// to compile, and every later call that would wait, give up at once with an
+// error instead of waiting up to CompileTimeout. Such calls have not started
+// running. The MCP server calls it when stdin closes: nobody is left to read
+// their answers, and the process should exit promptly. Compiles themselves go
+// on (Close stops them).
+func (h *Host) StopWaitingForCompiles() {
+	h.stopWaitingOnce.Do(func() { close(h.stopWaiting) })
 }
 
 type servedTool struct {
@@ -128,6 +142,7 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 		pool:         newPool(maxLiveTotal),
 		compileQueue: make(chan *module, 256),
 		tools:        map[string]*servedTool{},
+		stopWaiting:  make(chan struct{}),
 	}
 	h.baseCtx, h.cancelBase = context.WithCancel(context.WithoutCancel(ctx))
 	// Opening the cache checks the MAC of every entry: off the path to the

@@ -302,10 +302,20 @@ func (m *module) shutdown(ctx context.Context) {
 
 // waitReady waits for the module's compilation.
 func (m *module) waitReady(ctx context.Context) error {
+	var stop chan struct{}
+	if m.host != nil {
+		stop = m.host.stopWaiting
+	}
 	select {
 	case <-m.ready:
 	case <-ctx.Done():
 		return fmt.Errorf("waiting for module %s to compile: %w", m.info.Name, ctx.Err())
+	case <-stop:
+		select {
+		case <-m.ready: // finished after all
+		default:
+			return fmt.Errorf("module %s is still compiling and the client has gone: %w", m.info.Name, ErrStoppedWaiting)
+		}
 	}
 	state, msg := m.currentState()
 	if state != StateReady {
@@ -315,3 +325,7 @@ func (m *module) waitReady(ctx context.Context) error {
 }
 
 var errClosed = errors.New("runtime host is closed")
+
+// ErrStoppedWaiting is the error of a call that gave up waiting for its module's
+// compile after StopWaitingForCompiles.
+var ErrStoppedWaiting = errors.New("stopped waiting for the compile")

@@ -105,6 +105,7 @@ func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, in
 		// tool list can always change.
 		ToolsCanChange: true,
 		SearXNGEnabled: cfg.SearXNG.Enabled,
+		OnStdinClosed:  host.StopWaitingForCompiles,
 		OnInitialized: func() {
 			release()
 			log.Debug("initialize answered; compiling tool modules", "since_start_ms", ms(time.Since(start)))

@@ -69,6 +69,7 @@ type stdioConn struct {
 	cancelled     map[string]bool // pending requests the client cancelled: their answers are not sent
 	version       string          // protocol version the first initialize negotiated
 	onInit        func()          // Options.OnInitialized; nil once called
+	onEOF         func()          // Options.OnStdinClosed; nil once called
 
 	buf    []byte // the next line for the SDK
 	eof    bool
@@ -119,6 +120,10 @@ func (w connWriter) Close() error                { return nil }
 func (c *stdioConn) read(p []byte) (int, error) {
 	for len(c.buf) == 0 {
 		if c.eof {
+			if f := c.onEOF; f != nil {
+				c.onEOF = nil
+				f()
+			}
 			c.drain()
 			return 0, io.EOF
 		}

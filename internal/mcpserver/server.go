@@ -66,6 +66,11 @@ type Options struct {
 	// work held back so as not to delay that answer (compiling tool modules) can
 	// start.
 	OnInitialized func()
+	// OnStdinClosed, when set, is called once when stdin reaches EOF, before the
+	// server waits for the answers still in flight: the moment to stop work whose
+	// answer nobody will read and that has not started (calls waiting for a tool
+	// module to compile), so the process exits promptly.
+	OnStdinClosed func()
 }
 
 // Server is an MCP server over one Dispatcher. One Server may serve several
@@ -418,6 +423,7 @@ func argKeys(raw json.RawMessage) []string {
 func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	conn := newStdioConn(in, out, s.log, s.opts.DrainTimeout)
 	conn.onInit = s.opts.OnInitialized
+	conn.onEOF = s.opts.OnStdinClosed
 	t := &mcp.IOTransport{Reader: conn.reader(), Writer: conn.writer(), MaxLineLength: 4 * MaxLineBytes}
 	ss, err := s.sdk.Connect(ctx, t, nil)
 	if err != nil {

@@ -813,3 +813,42 @@ func TestOnInitialized(t *testing.T) {
 		t.Errorf("%d answers, want 4:\n%s", got, out.String())
 	}
 }
+
+// OnStdinClosed runs once at EOF, before the server waits for answers still in
+// flight: here it releases a call that would otherwise hold the drain, so Serve
+// returns with that call answered.
+func TestOnStdinClosedRunsBeforeTheDrain(t *testing.T) {
+	f := newFake("test.slow")
+	var mu sync.Mutex
+	calls := 0
+	s, _, _, _ := newServer(t, f, func(o *Options) {
+		o.DrainTimeout = 10 * time.Minute
+		o.OnStdinClosed = func() {
+			mu.Lock()
+			defer mu.Unlock()
+			calls++
+			close(f.release)
+		}
+	})
+	out := &syncBuf{}
+	in := lines(initLine, initializedLine,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"test.slow","arguments":{"query":"x"}}}`)
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(context.Background(), strings.NewReader(in), out) }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("Serve still waiting at EOF: OnStdinClosed did not run before the drain")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if calls != 1 {
+		t.Errorf("OnStdinClosed ran %d times, want 1", calls)
+	}
+	if !strings.Contains(out.String(), `"slow":true`) {
+		t.Errorf("the released call was not answered:\n%s", out.String())
+	}
+}
