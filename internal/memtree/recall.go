@@ -155,6 +155,24 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 	return s.finishRecall(ctx, db, res)
 }
 
+// anchorWords is how many of the store's own words a query must say for one word
+// the store never says not to count against its literal evidence.
+const anchorWords = 3
+
+// questionWords are words of a question's form rather than of what it asks about
+// ("how does she describe ...", "according to him", "what kind of ..."): a store
+// not saying them is no sign that the query is worded unlike the store, so the
+// literal evidence measure leaves them out.
+var questionWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`according describe described describes describing
+	kind kinds type types sort sorts example examples mention mentioned mentions
+	specific specifically particular particularly likely probably reason reasons`) {
+		m[w] = true
+	}
+	return m
+}()
+
 // rankedList is one ranking to fuse.
 type rankedList struct {
 	name   string
@@ -268,10 +286,12 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 	litRef := min(tune.litRef, max(1, tune.litShare*float64(snap.n)))
 	rho = math.Min(1, float64(evidence)/litRef)
 	nw, known := 0, 0
+	counted := map[string]bool{}
 	for _, w := range words(pq.Text) {
-		if stopwords[w] || len(w) < 2 {
+		if stopwords[w] || questionWords[w] || len(w) < 2 || counted[stem(w)] {
 			continue
 		}
+		counted[stem(w)] = true
 		nw++
 		df, err := s.docFreq(ctx, db, stem(w))
 		if err != nil {
@@ -284,6 +304,12 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 	unknown := 0.0 // share of the query's words the store never says
 	if nw > 0 {
 		f := float64(known) / float64(nw)
+		if nw-known == 1 && known >= anchorWords {
+			// One word the store never says, among at least anchorWords it does: the
+			// query is anchored in the store's words, and the odd word is more likely
+			// phrasing or a misspelling ("partake", "educaton") than the topic.
+			f = 1
+		}
 		rho *= f * f
 		unknown = 1 - f
 	}
