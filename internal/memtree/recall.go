@@ -155,9 +155,10 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 	return s.finishRecall(ctx, db, res)
 }
 
-// anchorWords is how many of the store's own words a query must say for one word
-// the store never says not to count against its literal evidence.
-const anchorWords = 3
+// anchored is the share of a query's words the store must say for the words it
+// does not say not to count against the query's literal evidence: one word in
+// four (among three the store says, or two among six).
+const anchored = 0.75
 
 // questionWords are words of a question's form rather than of what it asks about
 // ("how does she describe ...", "according to him", "what kind of ..."): a store
@@ -288,7 +289,9 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 	nw, known := 0, 0
 	counted := map[string]bool{}
 	for _, w := range words(pq.Text) {
-		if stopwords[w] || questionWords[w] || len(w) < 2 || counted[stem(w)] {
+		// Numbers are left out too: a year or a day is matched through the
+		// chunks' times, not their words.
+		if stopwords[w] || questionWords[w] || len(w) < 2 || isDigits(w) || counted[stem(w)] {
 			continue
 		}
 		counted[stem(w)] = true
@@ -304,14 +307,19 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 	unknown := 0.0 // share of the query's words the store never says
 	if nw > 0 {
 		f := float64(known) / float64(nw)
-		if nw-known == 1 && known >= anchorWords {
-			// One word the store never says, among at least anchorWords it does: the
-			// query is anchored in the store's words, and the odd word is more likely
-			// phrasing or a misspelling ("partake", "educaton") than the topic.
+		if f >= anchored {
+			// At most one word in four the store never says: the query is anchored
+			// in the store's words, and the odd word is more likely phrasing or a
+			// misspelling ("partake", "educaton") than the topic.
 			f = 1
 		}
 		rho *= f * f
 		unknown = 1 - f
+	}
+	if pq.To != 0 {
+		// A time the query names restricts search's list to it; the other lists
+		// know no time, so search's list leads.
+		rho = 1
 	}
 	if len(pq.Entities) > 0 {
 		// A person or address the store knows: the entity index is exact evidence
