@@ -160,6 +160,12 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 // four (among three the store says, or two among six).
 const anchored = 0.75
 
+// everydayWords is the vocabulary of everyday English: West's General Service
+// List has about 2,000 headwords, which cover some four fifths of ordinary text.
+// A store saying fewer distinct word stems cannot be expected to say a given
+// everyday word.
+const everydayWords = 2000
+
 // questionWords are words of a question's form rather than of what it asks about
 // ("how does she describe ...", "according to him", "what kind of ..."): a store
 // not saying them is no sign that the query is worded unlike the store, so the
@@ -304,9 +310,18 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 			known++
 		}
 	}
+	// A store that says few distinct words lacks most everyday words, so a word it
+	// does not say is weak evidence that the query is worded unlike it: the
+	// words' absence counts in proportion to the store's vocabulary, up to
+	// everydayWords.
+	var vocab int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM chunks_fts_vocab LIMIT ?)`, everydayWords).Scan(&vocab); err != nil {
+		return nil, nil, nil, nil, 0, fmt.Errorf("store vocabulary: %w", err)
+	}
+	absence := float64(vocab) / everydayWords
 	unknown := 0.0 // share of the query's words the store never says
 	if nw > 0 {
-		f := float64(known) / float64(nw)
+		f := 1 - absence*float64(nw-known)/float64(nw)
 		if f >= anchored {
 			// At most one word in four the store never says: the query is anchored
 			// in the store's words, and the odd word is more likely phrasing or a
