@@ -10,6 +10,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -166,6 +167,31 @@ const anchored = 0.75
 // everyday word.
 const everydayWords = 2000
 
+// namedWords gives the folded words of query that are capitalised within a
+// sentence or quoted: names and titles.
+func namedWords(query string) map[string]bool {
+	out := map[string]bool{}
+	start, quoted := true, false
+	for _, f := range strings.Fields(query) {
+		open := strings.HasPrefix(f, "\"") || strings.HasPrefix(f, "“")
+		w := strings.TrimLeft(f, "\"“'(")
+		r := []rune(w)
+		if len(r) > 0 && (quoted || open || (!start && unicode.IsUpper(r[0]))) {
+			for _, x := range words(w) {
+				out[x] = true
+			}
+		}
+		if open {
+			quoted = true
+		}
+		if strings.HasSuffix(strings.TrimRight(f, "?!.,;:"), "\"") || strings.HasSuffix(strings.TrimRight(f, "?!.,;:"), "”") {
+			quoted = false
+		}
+		start = strings.ContainsAny(f[len(f)-1:], ".?!") && !strings.HasSuffix(f, "Dr.")
+	}
+	return out
+}
+
 // questionWords are words of a question's form rather than of what it asks about
 // ("how does she describe ...", "according to him", "what kind of ..."): a store
 // not saying them is no sign that the query is worded unlike the store, so the
@@ -292,6 +318,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 	// worded unlike the store's text; then recall leans on expansions and associations.
 	litRef := min(tune.litRef, max(1, tune.litShare*float64(snap.n)))
 	rho = math.Min(1, float64(evidence)/litRef)
+	names := namedWords(query)
 	nw, known := 0, 0
 	counted := map[string]bool{}
 	for _, w := range words(pq.Text) {
@@ -308,6 +335,10 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		}
 		if df > 0 {
 			known++
+		} else if names[w] {
+			// A name or title the store never says ("Vivaldi", "Dr. Seuss") has no
+			// paraphrase to find: it is no sign the query is worded unlike the store.
+			nw--
 		}
 	}
 	// A store that says few distinct words lacks most everyday words, so a word it
