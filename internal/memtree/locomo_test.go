@@ -363,7 +363,7 @@ func runLocomo(t *testing.T) *locomoResult {
 			rrefs := expandRefs(rc.Chunks)
 			res.scores["recall"].add(q.Category, ev, rrefs)
 			if verbose {
-				t.Logf("%s c%d search@10=%.2f recall@10=%.2f bm25@10=%.2f hits=%d/%d %q ev=%v s=%v", c.id, q.Category,
+				t.Logf("%s c%d s5=%.2f r5=%.2f s25=%.2f r25=%.2f search@10=%.2f recall@10=%.2f bm25@10=%.2f hits=%d/%d %q ev=%v s=%v", c.id, q.Category, recallAt(ev, srefs, 5), recallAt(ev, rrefs, 5), recallAt(ev, srefs, 25), recallAt(ev, rrefs, 25),
 					recallAt(ev, srefs, 10), recallAt(ev, rrefs, 10), recallAt(ev, bm.rank(q.Question, 50), 10),
 					len(sr.Chunks), len(rc.Chunks), q.Question, ev, head(srefs, 10))
 			}
@@ -423,15 +423,19 @@ func TestLoCoMo(t *testing.T) {
 		return
 	}
 	// Regression floors (overall, percent), a little below what was measured on the
-	// five conversations here (search 62.7/68.7/74.4/77.4, recall 54.0/59.7/64.7/70.4;
-	// BM25 46.1/53.4/62.9/69.4). The targets are logged when not met.
-	floors := map[string][]float64{"search": {61, 67, 72.5, 75.5}, "recall": {52, 58, 63, 68.5}}
+	// five conversations here (search 62.7/68.7/74.4/77.4, recall 62.2/68.3/74.3/77.5;
+	// BM25 46.1/53.4/62.9/69.4). The targets (recall at least search's, and
+	// the figures below) are logged when not met.
+	floors := map[string][]float64{"search": {61, 67, 72.5, 75.5}, "recall": {61, 67, 72.5, 76}}
 	targets := map[string][]float64{"recall": {60, 70, 80, 85}}
 	for _, sys := range []string{"search", "recall"} {
 		for i, k := range locomoKs {
 			got := res.scores[sys].at(0, i)
 			if got < floors[sys][i] {
 				t.Errorf("%s R@%d = %.1f, want >= %.1f", sys, k, got, floors[sys][i])
+			}
+			if sr := res.scores["search"].at(0, i); sys == "recall" && got < sr {
+				t.Logf("TARGET NOT MET: recall R@%d = %.1f below search's %.1f", k, got, sr)
 			}
 			if bm := res.scores["BM25"].at(0, i); sys == "search" && got < bm {
 				t.Logf("TARGET NOT MET: search R@%d = %.1f below BM25's %.1f", k, got, bm)

@@ -10,6 +10,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -155,6 +156,56 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 	return s.finishRecall(ctx, db, res)
 }
 
+// anchored is the share of a query's words the store must say for the words it
+// does not say not to count against the query's literal evidence: one word in
+// four (among three the store says, or two among six).
+const anchored = 0.75
+
+// everydayWords is the vocabulary of everyday English: West's General Service
+// List has about 2,000 headwords, which cover some four fifths of ordinary text.
+// A store saying fewer distinct word stems cannot be expected to say a given
+// everyday word.
+const everydayWords = 2000
+
+// namedWords gives the folded words of query that are capitalised within a
+// sentence or quoted: names and titles.
+func namedWords(query string) map[string]bool {
+	out := map[string]bool{}
+	start, quoted := true, false
+	for _, f := range strings.Fields(query) {
+		open := strings.HasPrefix(f, "\"") || strings.HasPrefix(f, "“")
+		w := strings.TrimLeft(f, "\"“'(")
+		r := []rune(w)
+		if len(r) > 0 && (quoted || open || (!start && unicode.IsUpper(r[0]))) {
+			for _, x := range words(w) {
+				out[x] = true
+			}
+		}
+		if open {
+			quoted = true
+		}
+		if strings.HasSuffix(strings.TrimRight(f, "?!.,;:"), "\"") || strings.HasSuffix(strings.TrimRight(f, "?!.,;:"), "”") {
+			quoted = false
+		}
+		start = strings.ContainsAny(f[len(f)-1:], ".?!") && !strings.HasSuffix(f, "Dr.")
+	}
+	return out
+}
+
+// questionWords are words of a question's form rather than of what it asks about
+// ("how does she describe ...", "according to him", "what kind of ..."): a store
+// not saying them is no sign that the query is worded unlike the store, so the
+// literal evidence measure leaves them out.
+var questionWords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`according describe described describes describing
+	kind kinds type types sort sorts example examples mention mentioned mentions
+	specific specifically particular particularly likely probably reason reasons`) {
+		m[w] = true
+	}
+	return m
+}()
+
 // rankedList is one ranking to fuse.
 type rankedList struct {
 	name   string
@@ -267,11 +318,16 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 	// worded unlike the store's text; then recall leans on expansions and associations.
 	litRef := min(tune.litRef, max(1, tune.litShare*float64(snap.n)))
 	rho = math.Min(1, float64(evidence)/litRef)
+	names := namedWords(query)
 	nw, known := 0, 0
+	counted := map[string]bool{}
 	for _, w := range words(pq.Text) {
-		if stopwords[w] || len(w) < 2 {
+		// Numbers are left out too: a year or a day is matched through the
+		// chunks' times, not their words.
+		if stopwords[w] || questionWords[w] || len(w) < 2 || isDigits(w) || counted[stem(w)] {
 			continue
 		}
+		counted[stem(w)] = true
 		nw++
 		df, err := s.docFreq(ctx, db, stem(w))
 		if err != nil {
@@ -279,13 +335,37 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		}
 		if df > 0 {
 			known++
+		} else if names[w] {
+			// A name or title the store never says ("Vivaldi", "Dr. Seuss") has no
+			// paraphrase to find: it is no sign the query is worded unlike the store.
+			nw--
 		}
 	}
+	// A store that says few distinct words lacks most everyday words, so a word it
+	// does not say is weak evidence that the query is worded unlike it: the
+	// words' absence counts in proportion to the store's vocabulary, up to
+	// everydayWords.
+	var vocab int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM chunks_fts_vocab LIMIT ?)`, everydayWords).Scan(&vocab); err != nil {
+		return nil, nil, nil, nil, 0, fmt.Errorf("store vocabulary: %w", err)
+	}
+	absence := float64(vocab) / everydayWords
 	unknown := 0.0 // share of the query's words the store never says
 	if nw > 0 {
-		f := float64(known) / float64(nw)
+		f := 1 - absence*float64(nw-known)/float64(nw)
+		if f >= anchored {
+			// At most one word in four the store never says: the query is anchored
+			// in the store's words, and the odd word is more likely phrasing or a
+			// misspelling ("partake", "educaton") than the topic.
+			f = 1
+		}
 		rho *= f * f
 		unknown = 1 - f
+	}
+	if pq.To != 0 {
+		// A time the query names restricts search's list to it; the other lists
+		// know no time, so search's list leads.
+		rho = 1
 	}
 	if len(pq.Entities) > 0 {
 		// A person or address the store knows: the entity index is exact evidence
