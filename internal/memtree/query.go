@@ -34,7 +34,7 @@ var (
 	reISODay   = regexp.MustCompile(`\b(\d{4})-(\d{1,2})-(\d{1,2})\b`)
 	reISOMonth = regexp.MustCompile(`\b(\d{4})-(\d{1,2})\b`)
 	// [prep] month [day][,] [year]
-	reMonthName = regexp.MustCompile(`(?i)\b(?:(in|during|from|since|of|on|throughout)\s+)?(` + monthAlt + `)\.?(?:\s+(\d{1,2})(?:st|nd|rd|th)?\b)?(?:,?\s+(\d{4})\b)?`)
+	reMonthName = regexp.MustCompile(`(?i)\b(?:(in|during|from|since|of|on|throughout)\s+)?(` + monthAlt + `)\b\.?(?:\s+(\d{1,2})(?:st|nd|rd|th)?\b)?(?:,?\s+(\d{4})\b)?`)
 	// [prep] day month [year]
 	reDayMonth = regexp.MustCompile(`(?i)\b(?:(on|from|since)\s+)?(\d{1,2})(?:st|nd|rd|th)?\s+(` + monthAlt + `)\b(?:,?\s+(\d{4})\b)?`)
 	reYearOnly = regexp.MustCompile(`\b(?:(in|during|from|of|throughout)\s+)?((?:19|20)\d{2})\b`)
