@@ -189,33 +189,7 @@ func mustRead(t *testing.T, path string) []byte {
 // process waited 65 s. Now it is not listed, a call to it is answered at once,
 // and the process exits on its own when stdin closes.
 func TestMCPRefusesCompileBomb(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds the binary; run without -short")
-	}
-	work := t.TempDir()
-	bin := os.Getenv("OPENHUMAN_E2E_BINARY")
-	if bin == "" {
-		bin = filepath.Join(work, "openhuman-core")
-		buildGo(t, "./cmd/openhuman-core", bin, false)
-	}
-	home := filepath.Join(work, "home")
-	tools := filepath.Join(home, "tools")
-	if err := os.MkdirAll(tools, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	deep := packHostile(t, "deep_blocks", wasmgen.DeepBlocks(1_000_000))
-	if err := os.WriteFile(filepath.Join(tools, "deep_blocks.wasm"), deep, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	entry := fmt.Sprintf("[[module]]\nfile = \"deep_blocks.wasm\"\nsha256 = %q\ngrant = []\n", sum(deep))
-	if err := os.WriteFile(filepath.Join(home, "policy.toml"), []byte(entry), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := append(os.Environ(), "OPENHUMAN_HOME="+home, "OPENHUMAN_WORKSPACE="+filepath.Join(home, "workspace"),
-		"XDG_CACHE_HOME="+filepath.Join(os.TempDir(), "openhuman-examples-test-cache"), "OPENHUMAN_MEMORY_PIVOT_DICTIONARIES=")
-	c := startMCP(t, bin, env)
-	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "e2e", "version": "0"}})
-	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	c := startHostileMCP(t, "deep_blocks", wasmgen.DeepBlocks(1_000_000), filepath.Join(os.TempDir(), "openhuman-examples-test-cache"))
 	if names := c.toolNames(); has(names, "hostile.deep_blocks") || !has(names, "memory.search") {
 		t.Fatalf("tools: %v", names)
 	}
@@ -226,17 +200,7 @@ func TestMCPRefusesCompileBomb(t *testing.T) {
 	if !strings.Contains(c.stderr.String(), "nests blocks 1000000 deep") {
 		t.Errorf("stderr does not give the refusal's reason:\n%s", c.stderr.String())
 	}
-	c.stdin.Close()
-	done := make(chan error, 1)
-	go func() { done <- c.cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Errorf("mcp exited with %v after stdin closed\nstderr:\n%s", err, c.stderr.String())
-		}
-	case <-time.After(60 * time.Second):
-		t.Fatalf("mcp still running 60 s after stdin closed\nstderr:\n%s", c.stderr.String())
-	}
+	closeAndWait(t, c, 60*time.Second, "")
 }
 
 // A call waiting for a module that is still compiling (within the static limits,
@@ -244,6 +208,21 @@ func TestMCPRefusesCompileBomb(t *testing.T) {
 // closes: the server stops waiting for the compile at EOF and exits, instead of
 // waiting up to the compile deadline (60 s) for an answer nobody will read.
 func TestMCPExitsAtEOFWhileACallWaitsForACompile(t *testing.T) {
+	// 250 functions of 500 loops over 500 locals: longer than the compile deadline.
+	c := startHostileMCP(t, "slow_compile", wasmgen.SlowCompile(250, 500, 500), "")
+	if names := c.toolNames(); !has(names, "hostile.slow_compile") {
+		t.Fatalf("tools: %v (the module passes the static limits and is listed while it compiles)", names)
+	}
+	c.send(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": map[string]any{"name": "hostile.slow_compile", "arguments": map[string]any{}}})
+	time.Sleep(200 * time.Millisecond) // the call is waiting for the compile
+	closeAndWait(t, c, 30*time.Second, " with a call waiting for a compile (the compile deadline is 60 s)")
+}
+
+// startHostileMCP starts a real `openhuman-core mcp` child (OPENHUMAN_E2E_BINARY,
+// or built here) with the hostile module name (its manifest from hostile/) pinned
+// in a fresh home, and initializes the session. cacheDir "" is a fresh one.
+func startHostileMCP(t *testing.T, name string, raw []byte, cacheDir string) *mcpChild {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("builds the binary; run without -short")
 	}
@@ -253,30 +232,33 @@ func TestMCPExitsAtEOFWhileACallWaitsForACompile(t *testing.T) {
 		bin = filepath.Join(work, "openhuman-core")
 		buildGo(t, "./cmd/openhuman-core", bin, false)
 	}
+	if cacheDir == "" {
+		cacheDir = filepath.Join(work, "cache")
+	}
 	home := filepath.Join(work, "home")
 	tools := filepath.Join(home, "tools")
 	if err := os.MkdirAll(tools, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	// 250 functions of 500 loops over 500 locals: longer than the compile deadline.
-	slow := packHostile(t, "slow_compile", wasmgen.SlowCompile(250, 500, 500))
-	if err := os.WriteFile(filepath.Join(tools, "slow_compile.wasm"), slow, 0o644); err != nil {
+	mod := packHostile(t, name, raw)
+	if err := os.WriteFile(filepath.Join(tools, name+".wasm"), mod, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	entry := fmt.Sprintf("[[module]]\nfile = \"slow_compile.wasm\"\nsha256 = %q\ngrant = []\n", sum(slow))
+	entry := fmt.Sprintf("[[module]]\nfile = %q\nsha256 = %q\ngrant = []\n", name+".wasm", sum(mod))
 	if err := os.WriteFile(filepath.Join(home, "policy.toml"), []byte(entry), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), "OPENHUMAN_HOME="+home, "OPENHUMAN_WORKSPACE="+filepath.Join(home, "workspace"),
-		"XDG_CACHE_HOME="+filepath.Join(work, "cache"), "OPENHUMAN_MEMORY_PIVOT_DICTIONARIES=")
+		"XDG_CACHE_HOME="+cacheDir, "OPENHUMAN_MEMORY_PIVOT_DICTIONARIES=")
 	c := startMCP(t, bin, env)
 	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "e2e", "version": "0"}})
 	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
-	if names := c.toolNames(); !has(names, "hostile.slow_compile") {
-		t.Fatalf("tools: %v (the module passes the static limits and is listed while it compiles)", names)
-	}
-	c.send(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": map[string]any{"name": "hostile.slow_compile", "arguments": map[string]any{}}})
-	time.Sleep(200 * time.Millisecond) // the call is waiting for the compile
+	return c
+}
+
+// closeAndWait closes the child's stdin and fails unless it exits cleanly within limit.
+func closeAndWait(t *testing.T, c *mcpChild, limit time.Duration, what string) {
+	t.Helper()
 	c.stdin.Close()
 	done := make(chan error, 1)
 	go func() { done <- c.cmd.Wait() }()
@@ -285,7 +267,7 @@ func TestMCPExitsAtEOFWhileACallWaitsForACompile(t *testing.T) {
 		if err != nil {
 			t.Errorf("mcp exited with %v after stdin closed\nstderr:\n%s", err, c.stderr.String())
 		}
-	case <-time.After(30 * time.Second):
-		t.Fatalf("mcp still running 30 s after stdin closed with a call waiting for a compile (the compile deadline is 60 s)\nstderr:\n%s", c.stderr.String())
+	case <-time.After(limit):
+		t.Fatalf("mcp still running %s after stdin closed%s\nstderr:\n%s", limit, what, c.stderr.String())
 	}
 }
