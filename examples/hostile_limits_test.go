@@ -204,9 +204,10 @@ func TestMCPRefusesCompileBomb(t *testing.T) {
 }
 
 // A call waiting for a module that is still compiling (within the static limits,
-// stopped only by the compile deadline) does not keep mcp alive once stdin
-// closes: the server stops waiting for the compile at EOF and exits, instead of
-// waiting up to the compile deadline (60 s) for an answer nobody will read.
+// stopped only by the compile deadline) does not keep mcp alive long once stdin
+// closes: the server waits runtime.EOFCompileGrace (15 s) for the compile, then
+// answers the call with an error and exits, instead of waiting up to the compile
+// deadline (60 s) for an answer nobody will read.
 func TestMCPExitsAtEOFWhileACallWaitsForACompile(t *testing.T) {
 	// 250 functions of 500 loops over 500 locals: longer than the compile deadline.
 	c := startHostileMCP(t, "slow_compile", wasmgen.SlowCompile(250, 500, 500), "")
@@ -215,7 +216,7 @@ func TestMCPExitsAtEOFWhileACallWaitsForACompile(t *testing.T) {
 	}
 	c.send(map[string]any{"jsonrpc": "2.0", "id": 99, "method": "tools/call", "params": map[string]any{"name": "hostile.slow_compile", "arguments": map[string]any{}}})
 	time.Sleep(200 * time.Millisecond) // the call is waiting for the compile
-	closeAndWait(t, c, 30*time.Second, " with a call waiting for a compile (the compile deadline is 60 s)")
+	closeAndWait(t, c, 45*time.Second, " with a call waiting for a compile (grace 15 s, compile deadline 60 s)")
 }
 
 // startHostileMCP starts a real `openhuman-core mcp` child (OPENHUMAN_E2E_BINARY,

@@ -92,8 +92,8 @@ func TestStopWaitingForCompiles(t *testing.T) {
 		errc <- err
 	}()
 	time.Sleep(50 * time.Millisecond) // let the call reach the wait (it gives up either way)
-	h.StopWaitingForCompiles()
-	h.StopWaitingForCompiles() // twice is harmless
+	h.StopWaitingForCompiles(200 * time.Millisecond)
+	h.StopWaitingForCompiles(0) // a second call changes nothing
 	err := <-errc
 	if !errors.Is(err, ErrStoppedWaiting) || !strings.Contains(err.Error(), "slow.wasm is still compiling") {
 		t.Fatalf("waiting call: %v, want ErrStoppedWaiting naming the module", err)
@@ -103,5 +103,27 @@ func TestStopWaitingForCompiles(t *testing.T) {
 	}
 	if _, err := h.Call(context.Background(), Call{Tool: "slow", Arguments: []byte(`{}`), Client: "mcp:test"}); !errors.Is(err, ErrStoppedWaiting) {
 		t.Fatalf("later call: %v, want ErrStoppedWaiting", err)
+	}
+}
+
+// Closing the host while a module compiles (the compile worker has abandoned it
+// on the host's cancelled context) waits for the compile to stop before the
+// shared compilation cache is closed under it (or leaves the cache open when the
+// compile runs on); before, wazero panicked in the
+// still-running compile ("assignment to entry in nil map") and took the process
+// down at exit.
+func TestCloseDuringACompile(t *testing.T) {
+	slow := pack(t, wasmgen.SlowCompile(40, 500, 500), manifest(abi.Version, nil, "", tool{name: "slow"}))
+	h, _ := newHost(t, Options{ToolsDir: thirdParty(t, map[string][]byte{"slow.wasm": slow}), Policy: policyFor(t, entry("slow.wasm", slow)), CacheDir: t.TempDir()})
+	for st := statusOf(t, h, "slow.wasm"); st.State != StateCompiling; st = statusOf(t, h, "slow.wasm") {
+		t.Fatalf("slow.wasm is %s, want compiling", st.State)
+	}
+	time.Sleep(300 * time.Millisecond) // the compile is inside wazero now
+	if err := h.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	h.running.Wait() // the abandoned compile finishes here: a panic would end the test binary
+	if m := findModule(h, "slow.wasm"); m.rt != nil || m.compiled != nil {
+		t.Error("a compile stopped by Close was kept")
 	}
 }

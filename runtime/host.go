@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 
@@ -81,8 +82,11 @@ type Host struct {
 
 	compileQueue chan *module
 	compileWG    sync.WaitGroup
-	baseCtx      context.Context
-	cancelBase   context.CancelFunc
+	// running counts compiles in progress, including ones boundedCompile
+	// abandoned (wazero stops them at the next function once their context ends).
+	running    sync.WaitGroup
+	baseCtx    context.Context
+	cancelBase context.CancelFunc
 
 	mu        sync.RWMutex
 	builtins  []*module
@@ -93,19 +97,33 @@ type Host struct {
 	reloadMu  sync.Mutex
 	toolOrder []string
 
-	// stopWaiting is closed by StopWaitingForCompiles.
+	// stopWaiting is closed by StopWaitingForCompiles, grace after it is called.
 	stopWaiting     chan struct{}
 	stopWaitingOnce sync.Once
 }
 
-// StopWaitingForCompiles makes every call that is still waiting for its module
-// to compile, and every later call that would wait, give up at once with an
-// error instead of waiting up to CompileTimeout. Such calls have not started
-// running. The MCP server calls it when stdin closes: nobody is left to read
-// their answers, and the process should exit promptly. Compiles themselves go
-// on (Close stops them).
-func (h *Host) StopWaitingForCompiles() {
-	h.stopWaitingOnce.Do(func() { close(h.stopWaiting) })
+// EOFCompileGrace is how long calls already waiting for their module's compile
+// may still wait once the client has closed stdin: long enough for any module
+// within the static limits to compile on a loaded machine (the first-party memory
+// module takes ~1.5-3 s cold), far shorter than CompileTimeout.
+var EOFCompileGrace = 15 * time.Second
+
+// StopWaitingForCompiles bounds the wait of calls for their module's compile:
+// after grace, every call still waiting, and every later call that would wait,
+// gives up with ErrStoppedWaiting instead of waiting up to CompileTimeout. The
+// MCP server calls it when stdin closes (with EOFCompileGrace): the requests
+// already read are still answered when their module compiles in time (a client
+// that pipes its requests and closes stdin), but a compile that runs towards the
+// deadline no longer keeps the process alive. Compiles themselves go on (Close
+// stops them).
+func (h *Host) StopWaitingForCompiles(grace time.Duration) {
+	h.stopWaitingOnce.Do(func() {
+		if grace <= 0 {
+			close(h.stopWaiting)
+			return
+		}
+		time.AfterFunc(grace, func() { close(h.stopWaiting) })
+	})
 }
 
 type servedTool struct {
@@ -587,8 +605,25 @@ func (h *Host) Close(ctx context.Context) error {
 		m.shutdown(ctx)
 	}
 	<-h.cacheReady
-	if h.cache != nil {
-		return h.cache.Close(ctx)
+	if h.cache == nil {
+		return nil
 	}
+	// A compile the workers abandoned may still run inside wazero, which does not
+	// stop within a function; closing the shared cache under it makes wazero panic
+	// when it finishes. Wait a little for it, then leave the cache open: the
+	// process is ending, and nothing is lost but a cache entry.
+	stopped := make(chan struct{})
+	go func() { h.running.Wait(); close(stopped) }()
+	select {
+	case <-stopped:
+		return h.cache.Close(ctx)
+	case <-ctx.Done():
+	case <-time.After(closeWaitForCompiles):
+	}
+	h.logger.Debug("closing with a module compile still running; the compilation cache is left open for it")
 	return nil
 }
+
+// closeWaitForCompiles bounds how long Close waits for an abandoned compile to
+// stop before leaving the compilation cache open.
+const closeWaitForCompiles = time.Second

@@ -178,7 +178,13 @@ var CompileTimeout = 60 * time.Second
 // the compile worker nor calls waiting for the module wait for it.
 func (m *module) boundedCompile(ctx context.Context) error {
 	done := make(chan error, 1)
-	go func() { done <- m.doCompile(ctx) }()
+	// Close waits for this goroutine even after it is abandoned: the shared
+	// compilation cache must not be closed under a compile still running in it.
+	m.host.running.Add(1)
+	go func() {
+		defer m.host.running.Done()
+		done <- m.doCompile(ctx)
+	}()
 	select {
 	case err := <-done:
 		return err

@@ -16,6 +16,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/mcpserver"
 	"github.com/openhuman/openhuman-core/internal/toolwatch"
+	"github.com/openhuman/openhuman-core/runtime"
 )
 
 var mcpCmd = &cobra.Command{
@@ -105,7 +106,7 @@ func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, in
 		// tool list can always change.
 		ToolsCanChange: true,
 		SearXNGEnabled: cfg.SearXNG.Enabled,
-		OnStdinClosed:  host.StopWaitingForCompiles,
+		OnStdinClosed:  func() { host.StopWaitingForCompiles(runtime.EOFCompileGrace) },
 		OnInitialized: func() {
 			release()
 			log.Debug("initialize answered; compiling tool modules", "since_start_ms", ms(time.Since(start)))
