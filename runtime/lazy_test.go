@@ -147,4 +147,7 @@ func TestHoldDelaysCompiling(t *testing.T) {
 	if err := held.Close(context.Background()); err != nil {
 		t.Fatalf("closing a host still holding: %v", err)
 	}
+	if n := loads.Load(); n != 1 {
+		t.Fatalf("closing a host still holding loaded its module (%d loads in all, want 1): it must close without compiling", n)
+	}
 }
