@@ -81,8 +81,12 @@ type Host struct {
 
 	compileQueue chan *module
 	compileWG    sync.WaitGroup
-	baseCtx      context.Context
-	cancelBase   context.CancelFunc
+	// compiling counts doCompile goroutines, including those boundedCompile
+	// abandoned: they use the compilation cache's engine, so Close closes the
+	// cache only when they have finished.
+	compiling  sync.WaitGroup
+	baseCtx    context.Context
+	cancelBase context.CancelFunc
 
 	mu        sync.RWMutex
 	builtins  []*module
@@ -597,6 +601,13 @@ func (h *Host) Close(ctx context.Context) error {
 	}
 	<-h.cacheReady
 	if h.cache != nil {
+		idle := make(chan struct{})
+		go func() { h.compiling.Wait(); close(idle) }()
+		select {
+		case <-idle:
+		case <-ctx.Done():
+			return fmt.Errorf("closing the compilation cache: an abandoned compile is still running: %w", ctx.Err())
+		}
 		return h.cache.Close(ctx)
 	}
 	return nil

@@ -178,7 +178,11 @@ var CompileTimeout = 60 * time.Second
 // the compile worker nor calls waiting for the module wait for it.
 func (m *module) boundedCompile(ctx context.Context) error {
 	done := make(chan error, 1)
-	go func() { done <- m.doCompile(ctx) }()
+	m.host.compiling.Add(1)
+	go func() {
+		defer m.host.compiling.Done()
+		done <- m.doCompile(ctx)
+	}()
 	select {
 	case err := <-done:
 		return err
