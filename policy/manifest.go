@@ -142,6 +142,42 @@ func decodeTOML(data []byte, where string, v any) error {
 // ParseManifest parses and validates a TOML manifest. where names its origin in
 // errors (a file name, or "module.wasm[openhuman.manifest]").
 func ParseManifest(data []byte, where string) (*Manifest, error) {
+	return parseManifest(data, where, true)
+}
+
+// ParseManifestDeferred is ParseManifest without compiling the tools' JSON
+// Schemas: every other check is made, and each schema must still be a JSON object
+// with "type":"object" (all that listing a tool needs). It is for a first-party
+// manifest embedded in the binary, whose schemas `go generate` compiled when it
+// packed the module: compiling the twelve schemas of the memory manifest costs
+// ≈ 5 ms of CPU, the largest part of a start before initialize is answered. The
+// caller must run CheckSchemas on the result before the module is compiled or
+// called, so that a manifest ParseManifest refuses is still refused.
+func ParseManifestDeferred(data []byte, where string) (*Manifest, error) {
+	return parseManifest(data, where, false)
+}
+
+// CheckSchemas compiles the input and output schemas of every tool of m (parsed by
+// ParseManifestDeferred) and reports those that do not compile, in ParseManifest's
+// words. where names the manifest's origin as it was given to the parse.
+func CheckSchemas(m *Manifest, where string) error {
+	var problems []string
+	for _, t := range m.Tools {
+		label := fmt.Sprintf("tool %q", t.Name)
+		if err := compileSchema(t.InputSchema); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: input_schema: %v", label, err))
+		}
+		if err := compileSchema(t.OutputSchema); err != nil {
+			problems = append(problems, fmt.Sprintf("%s: output_schema: %v", label, err))
+		}
+	}
+	if len(problems) > 0 {
+		return fmt.Errorf("manifest %s is invalid: %s", where, strings.Join(problems, "; "))
+	}
+	return nil
+}
+
+func parseManifest(data []byte, where string, compile bool) (*Manifest, error) {
 	var raw rawManifest
 	if err := decodeTOML(data, where, &raw); err != nil {
 		return nil, fmt.Errorf("manifest %w", err)
@@ -205,11 +241,11 @@ func ParseManifest(data []byte, where string) (*Manifest, error) {
 				bad("%s: export %q is not allowed for abi %q; every tool is served by %s", label, export, abi.Version, abi.ExportCall)
 			}
 		}
-		in, err := checkSchema(t.InputSchema)
+		in, err := checkSchema(t.InputSchema, compile)
 		if err != nil {
 			bad("%s: input_schema: %v", label, err)
 		}
-		out, err := checkSchema(t.OutputSchema)
+		out, err := checkSchema(t.OutputSchema, compile)
 		if err != nil {
 			bad("%s: output_schema: %v", label, err)
 		}
@@ -224,9 +260,9 @@ func ParseManifest(data []byte, where string) (*Manifest, error) {
 	return m, nil
 }
 
-// checkSchema requires a JSON object with "type":"object" that compiles as a JSON
-// Schema, and returns it compacted.
-func checkSchema(s string) (json.RawMessage, error) {
+// checkSchema requires a JSON object with "type":"object" that (if compile is
+// set) compiles as a JSON Schema, and returns it compacted.
+func checkSchema(s string, compile bool) (json.RawMessage, error) {
 	if strings.TrimSpace(s) == "" {
 		return nil, errors.New(`is missing; give a JSON Schema object such as {"type":"object"}`)
 	}
@@ -238,18 +274,28 @@ func checkSchema(s string) (json.RawMessage, error) {
 	if err := json.Unmarshal(obj["type"], &typ); err != nil || typ != "object" {
 		return nil, errors.New(`must have "type":"object"`)
 	}
-	var sch jsonschema.Schema
-	if err := json.Unmarshal([]byte(s), &sch); err != nil {
-		return nil, fmt.Errorf("is not a valid JSON Schema: %w", err)
-	}
-	if _, err := sch.Resolve(nil); err != nil {
-		return nil, fmt.Errorf("does not compile as JSON Schema: %w", err)
+	if compile {
+		if err := compileSchema([]byte(s)); err != nil {
+			return nil, err
+		}
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, []byte(s)); err != nil {
 		return nil, fmt.Errorf("is not valid JSON: %w", err)
 	}
 	return json.RawMessage(buf.Bytes()), nil
+}
+
+// compileSchema reports whether s is a valid JSON Schema that resolves.
+func compileSchema(s []byte) error {
+	var sch jsonschema.Schema
+	if err := json.Unmarshal(s, &sch); err != nil {
+		return fmt.Errorf("is not a valid JSON Schema: %w", err)
+	}
+	if _, err := sch.Resolve(nil); err != nil {
+		return fmt.Errorf("does not compile as JSON Schema: %w", err)
+	}
+	return nil
 }
 
 // KnownCapabilities lists the capability names in sorted order.

@@ -3,6 +3,7 @@ package policy
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -68,6 +69,37 @@ func TestParseManifestErrors(t *testing.T) {
 		if !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %q does not contain %q", c.name, err, c.want)
 		}
+		// The deferred parse plus CheckSchemas refuses the same manifests with
+		// the same reason; only a schema that does not compile gets past the parse.
+		m, err := ParseManifestDeferred([]byte(c.src), "tool.toml")
+		if err == nil {
+			if !strings.HasPrefix(c.name, "schema compile") && c.name != "schema ref" {
+				t.Errorf("%s: the deferred parse accepted it", c.name)
+			}
+			err = CheckSchemas(m, "tool.toml")
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: deferred parse + CheckSchemas = %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestParseManifestDeferredMatches checks that the deferred parse of a good
+// manifest gives what ParseManifest gives and that its schemas check clean.
+func TestParseManifestDeferredMatches(t *testing.T) {
+	full, err := ParseManifest([]byte(goodManifest), "tool.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deferred, err := ParseManifestDeferred([]byte(goodManifest), "tool.toml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(full, deferred) {
+		t.Fatalf("deferred parse %+v differs from ParseManifest %+v", deferred, full)
+	}
+	if err := CheckSchemas(deferred, "tool.toml"); err != nil {
+		t.Fatalf("CheckSchemas of a good manifest: %v", err)
 	}
 }
 

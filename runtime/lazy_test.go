@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"strings"
@@ -79,6 +80,14 @@ func TestLazyBuiltinLoadFailures(t *testing.T) {
 			b.Load = func() ([]byte, error) { n.Add(1); return other, nil }
 			return b
 		}, "differs from the manifest it was listed with"},
+		// The schemas are compiled when the module is unpacked, not at New: a
+		// schema that does not compile still refuses the module, before its bytes
+		// are loaded.
+		"schema does not compile": {func(n *atomic.Int32) BuiltinModule {
+			b := lazyBuiltin(t, "echo.wasm", echoModule(t, ""), n, nil)
+			b.Manifest = bytes.Replace(b.Manifest, []byte(`output_schema = '''{"type":"object"}`), []byte(`output_schema = '''{"type":"object","$ref":"#/$defs/nope"}`), 1)
+			return b
+		}, "output_schema: does not compile"},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -94,6 +103,9 @@ func TestLazyBuiltinLoadFailures(t *testing.T) {
 			}
 			if st := h.Status()[0]; st.State != StateRefused || !strings.Contains(st.Error, c.want) {
 				t.Fatalf("status %s %q, want refused saying %q", st.State, st.Error, c.want)
+			}
+			if n := loads.Load(); name == "schema does not compile" && n != 0 {
+				t.Fatalf("loads = %d; a module whose schemas do not compile must not be loaded", n)
 			}
 		})
 	}
@@ -134,5 +146,8 @@ func TestHoldDelaysCompiling(t *testing.T) {
 	}
 	if err := held.Close(context.Background()); err != nil {
 		t.Fatalf("closing a host still holding: %v", err)
+	}
+	if n := loads.Load(); n != 1 {
+		t.Fatalf("closing a host still holding loaded its module (%d loads in all, want 1): it must close without compiling", n)
 	}
 }

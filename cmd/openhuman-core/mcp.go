@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -97,6 +98,19 @@ func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, in
 	al := openAudit(cfg, log)
 	defer al.Close()
 
+	// The server follows the host's tool set from its creation on: a change
+	// before the server exists is remembered and applied once it does (a second
+	// Refresh of an unchanged set converted every tool again, ≈ 1 ms of a start).
+	var (
+		srvRef  atomic.Pointer[mcpserver.Server]
+		changed atomic.Bool
+	)
+	host.OnChange(func() {
+		changed.Store(true)
+		if s := srvRef.Load(); s != nil {
+			s.Refresh()
+		}
+	})
 	srv, err := mcpserver.New(mcpserver.Options{
 		Version:    Version(),
 		Dispatcher: host,
@@ -115,8 +129,10 @@ func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, in
 	if err != nil {
 		return err
 	}
-	host.OnChange(srv.Refresh)
-	srv.Refresh() // in case the tool set changed between New and OnChange
+	srvRef.Store(srv)
+	if changed.Load() {
+		srv.Refresh() // the tool set changed while the server was being built
+	}
 
 	// Third-party modules: re-audit and swap in on any change of the tools
 	// directory or policy.toml; clients get notifications/tools/list_changed.

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -193,7 +192,7 @@ func splitFrontMatter(text string) (frontMatter, string) {
 }
 
 // reLogseqProp is one Logseq property line, `key:: value`.
-var reLogseqProp = regexp.MustCompile(`^([A-Za-z][A-Za-z0-9_.-]*)::(?:[ \t]+(.*))?$`)
+var reLogseqProp = lazyRE(`^([A-Za-z][A-Za-z0-9_.-]*)::(?:[ \t]+(.*))?$`)
 
 // splitLogseqProps separates a Logseq page's leading property block (the lines
 // `key:: value` the page starts with, up to the first other line) from the body,
@@ -267,7 +266,7 @@ func logseqList(v string) []string {
 	}
 }
 
-var reOrdinal = regexp.MustCompile(`\b(\d{1,2})(?:st|nd|rd|th)\b`)
+var reOrdinal = lazyRE(`\b(\d{1,2})(?:st|nd|rd|th)\b`)
 
 // logseqDate reads a Logseq property date: one parseDocDate reads, a journal link
 // "[[Mar 15th, 2024]]", or epoch milliseconds.
@@ -307,7 +306,7 @@ func yamlScalar(s string) string {
 // "2013-05-08T23:46:11+02:00", "2013-05-08T23:46:11.5Z", "2013-05-08 23:46:11 UTC".
 // Jekyll's own posts also hold "2023-01-29 18:30:22 2023 -0800" (the year repeated
 // before the zone): the repeat is accepted when it is the date's year.
-var reDocDateTime = regexp.MustCompile(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:T|[ \t]+)(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(?:[ \t]+(\d{4}))?[ \t]*(Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?$`)
+var reDocDateTime = lazyRE(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:T|[ \t]+)(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(?:[ \t]+(\d{4}))?[ \t]*(Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?$`)
 
 // parseDocDate reads the date forms documents use. A date with a zone keeps its
 // instant; one without is taken as UTC. The result is in UTC.
@@ -362,7 +361,7 @@ func isoDate(m []string) (time.Time, bool) {
 	return t.UTC(), true
 }
 
-var reNameDate = regexp.MustCompile(`(^|[^0-9])(20\d\d|19\d\d)([-_])(0[1-9]|1[0-2])([-_])(0[1-9]|[12]\d|3[01])([^0-9]|$)`)
+var reNameDate = lazyRE(`(^|[^0-9])(20\d\d|19\d\d)([-_])(0[1-9]|1[0-2])([-_])(0[1-9]|[12]\d|3[01])([^0-9]|$)`)
 
 // dateFromName finds a YYYY-MM-DD (Jekyll posts, daily notes) or YYYY_MM_DD
 // (Logseq journals) date in a file name.

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"net/mail"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -57,10 +56,10 @@ var zoneOffsets = map[string]int{
 }
 
 var (
-	reClock   = regexp.MustCompile(`^(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:[.,]\d+)?)?$`)
-	reOffset  = regexp.MustCompile(`^(?:(?:GMT|UTC|UT)?([+-])(\d{1,2}):?(\d{2})?)$`)
-	reISODate = regexp.MustCompile(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:[.,]\d+)?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$`)
-	reDMYDash = regexp.MustCompile(`^(\d{1,2})-([A-Za-z]{3,9})-(\d{2,4})$`)
+	reClock   = lazyRE(`^(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:[.,]\d+)?)?$`)
+	reOffset  = lazyRE(`^(?:(?:GMT|UTC|UT)?([+-])(\d{1,2}):?(\d{2})?)$`)
+	reISODate = lazyRE(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:[.,]\d+)?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$`)
+	reDMYDash = lazyRE(`^(\d{1,2})-([A-Za-z]{3,9})-(\d{2,4})$`)
 )
 
 // parseLooseDate reads the dates real mail carries: RFC 5322 and its obsolete
@@ -278,7 +277,7 @@ func firstMsgID(s string) string {
 
 // rePipermail matches the sender form of Pipermail/Mailman archives:
 // "user at host (Real Name)" or "user at host".
-var rePipermail = regexp.MustCompile(`^\s*([^\s@()<>"]+)\s+at\s+([^\s@()<>"]+\.[^\s@()<>"]+)\s*(?:\((.*)\))?\s*$`)
+var rePipermail = lazyRE(`^\s*([^\s@()<>"]+)\s+at\s+([^\s@()<>"]+\.[^\s@()<>"]+)\s*(?:\((.*)\))?\s*$`)
 
 // pipermailSender reads the Pipermail form of a From header.
 func pipermailSender(s string) (*mail.Address, bool) {

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/maphash"
 	"os"
-	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -13,7 +12,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
-var reSubjectPrefix = regexp.MustCompile(`(?i)^\s*((re|fwd?|aw|wg|sv|vs|tr|rif|antw|odp|res|r)\s*(\[\d+\])?\s*:\s*|\[[^\]]{1,40}\]\s*)+`)
+var reSubjectPrefix = lazyRE(`(?i)^\s*((re|fwd?|aw|wg|sv|vs|tr|rif|antw|odp|res|r)\s*(\[\d+\])?\s*:\s*|\[[^\]]{1,40}\]\s*)+`)
 
 // threadTitle strips reply and forward prefixes from a subject.
 func threadTitle(s string) string {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -31,8 +30,8 @@ func (whatsappReader) kind() string { return "whatsapp" }
 const waDateTime = `(\d{1,4})[./-](\d{1,2})[./-](\d{2,4}),?[ \x{00A0}\x{202F}]+(\d{1,2})[:.](\d{2})(?:[:.](\d{2}))?(?:[ \x{00A0}\x{202F}]*([AaPp])\.?[ \x{00A0}\x{202F}]?[Mm]\.?)?`
 
 var (
-	waAndroidHeader = regexp.MustCompile(`^` + waDateTime + `[ \x{00A0}\x{202F}]+[-–][ \x{00A0}\x{202F}]+(.*)$`)
-	waIOSHeader     = regexp.MustCompile(`^\[` + waDateTime + `\][ \x{00A0}\x{202F}]*(.*)$`)
+	waAndroidHeader = lazyRE(`^` + waDateTime + `[ \x{00A0}\x{202F}]+[-–][ \x{00A0}\x{202F}]+(.*)$`)
+	waIOSHeader     = lazyRE(`^\[` + waDateTime + `\][ \x{00A0}\x{202F}]*(.*)$`)
 )
 
 // waHeader is one header line as matched, before the date order is known.
@@ -154,7 +153,7 @@ var waTitlePrefixes = []string{
 	"Chat WhatsApp dengan ", "WhatsApp Sohbeti - ", "WhatsApp Chat avec ",
 }
 
-var waCopySuffix = regexp.MustCompile(` \(\d+\)$`)
+var waCopySuffix = lazyRE(` \(\d+\)$`)
 
 // waNames derives the conversation id and title from the file name: the base name
 // without extension (a download copy's " (1)" removed), or for an iOS "_chat.txt"
@@ -195,9 +194,9 @@ var (
 		"<arquivo de mídia oculto>": true, "<media omessi>": true, "<без медиафайлов>": true, "<medya dahil edilmedi>": true,
 		"<media dihilangkan>": true, "<pominięto multimedia>": true,
 	}
-	waOmittedIOS = regexp.MustCompile(`(?i)^(?:image|video|audio|sticker|gif|document|contact card|photo|bild|imagen|vídeo|documento|vidéo|immagine|foto)\s+(?:omitted|weggelassen|omitida|omitido|absente|absent|omessa|omesso|weggelaten)$`)
-	waAttached   = regexp.MustCompile(`(?i)^<(?:attached|angehängt|adjunto|anexo|allegato|pièce jointe|bijlage|załącznik|вложение)\s*:\s*([^>]+)>\s*(.*)$`)
-	waFileAttach = regexp.MustCompile(`(?i)^(\S.*?\.[A-Za-z0-9]{1,5}) \((?:file attached|datei angehängt|archivo adjunto|fichier joint|file allegato|arquivo anexado|bestand bijgevoegd)\)\s*(.*)$`)
+	waOmittedIOS = lazyRE(`(?i)^(?:image|video|audio|sticker|gif|document|contact card|photo|bild|imagen|vídeo|documento|vidéo|immagine|foto)\s+(?:omitted|weggelassen|omitida|omitido|absente|absent|omessa|omesso|weggelaten)$`)
+	waAttached   = lazyRE(`(?i)^<(?:attached|angehängt|adjunto|anexo|allegato|pièce jointe|bijlage|załącznik|вложение)\s*:\s*([^>]+)>\s*(.*)$`)
+	waFileAttach = lazyRE(`(?i)^(\S.*?\.[A-Za-z0-9]{1,5}) \((?:file attached|datei angehängt|archivo adjunto|fichier joint|file allegato|arquivo anexado|bestand bijgevoegd)\)\s*(.*)$`)
 )
 
 // waBody turns a message's first-line text into what is stored: media placeholders
@@ -213,7 +212,7 @@ func waBody(text string) (string, []abi.Attachment) {
 		name = strings.TrimSpace(strings.TrimRight(name, "•· "))
 		return strings.TrimSpace("[media omitted] " + name), nil
 	}
-	for _, re := range []*regexp.Regexp{waAttached, waFileAttach} {
+	for _, re := range []*lazyRegexp{waAttached, waFileAttach} {
 		if m := re.FindStringSubmatch(t); m != nil {
 			name := strings.TrimSpace(m[1])
 			s := "[attached: " + name + "]"

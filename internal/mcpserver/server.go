@@ -199,12 +199,18 @@ func convertTool(t runtime.Tool) (*mcp.Tool, error) {
 	if t.Name == "" || len(t.Name) > 128 {
 		return nil, fmt.Errorf("tool name %q must be 1..128 characters", t.Name)
 	}
-	var in map[string]any
+	// Only the top level is decoded: decoding the whole schema into nested maps
+	// cost most of a Refresh (the SDK checks the schemas again in AddTool).
+	var in map[string]json.RawMessage
 	if err := json.Unmarshal(t.InputSchema, &in); err != nil {
 		return nil, fmt.Errorf("input schema is not a JSON object: %w", err)
 	}
-	if in["type"] != "object" {
-		return nil, fmt.Errorf(`input schema must have "type": "object", got %v`, in["type"])
+	var typ any
+	if raw, ok := in["type"]; ok {
+		_ = json.Unmarshal(raw, &typ) // valid JSON: the object above decoded
+	}
+	if typ != "object" {
+		return nil, fmt.Errorf(`input schema must have "type": "object", got %v`, typ)
 	}
 	mt := &mcp.Tool{
 		Name:        t.Name,
@@ -221,7 +227,7 @@ func convertTool(t runtime.Tool) (*mcp.Tool, error) {
 		mt.Annotations.IdempotentHint = *t.Annotations.IdempotentHint
 	}
 	if len(bytes.TrimSpace(t.OutputSchema)) > 0 && string(bytes.TrimSpace(t.OutputSchema)) != "null" {
-		var out map[string]any
+		var out map[string]json.RawMessage
 		if err := json.Unmarshal(t.OutputSchema, &out); err != nil {
 			return nil, fmt.Errorf("output schema is not a JSON object: %w", err)
 		}

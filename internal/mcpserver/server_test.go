@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -850,5 +851,48 @@ func TestOnStdinClosedRunsBeforeTheDrain(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), `"slow":true`) {
 		t.Errorf("the released call was not answered:\n%s", out.String())
+	}
+}
+
+// TestToolsWithBadSchemasAreNotServed checks that convertTool refuses every
+// schema the SDK's AddTool would panic on (an input schema that is not an object
+// with exactly "type":"object" at the top, an output schema that is not an
+// object), logs it and serves the rest.
+func TestToolsWithBadSchemasAreNotServed(t *testing.T) {
+	f := newFake()
+	bad := map[string][2]string{
+		"bad.in_array":     {`[]`, ""},
+		"bad.in_type":      {`{"type":"array"}`, ""},
+		"bad.in_no_type":   {`{"properties":{}}`, ""},
+		"bad.in_case":      {`{"TYPE":"object"}`, ""},
+		"bad.in_type_list": {`{"type":["object"]}`, ""},
+		"bad.in_null":      {`null`, ""},
+		"bad.out_array":    {`{"type":"object"}`, `[1]`},
+		"bad.out_string":   {`{"type":"object"}`, `"object"`},
+	}
+	for name, s := range bad {
+		tool := runtime.Tool{Name: name, Description: "d", InputSchema: json.RawMessage(s[0])}
+		if s[1] != "" {
+			tool.OutputSchema = json.RawMessage(s[1])
+		}
+		f.tools = append(f.tools, tool)
+	}
+	s, _, _, logs := newServer(t, f)
+	cs := connectClient(t, s, "schemas", nil)
+	res, err := cs.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range res.Tools {
+		names = append(names, tool.Name)
+	}
+	if want := []string{"memory.search", "memory.recall", "tree.read_chunk", "tree.browse", "tree.top_entities", "tree.list_sources"}; !slices.Equal(names, want) {
+		t.Fatalf("served %v, want only %v", names, want)
+	}
+	for name := range bad {
+		if !strings.Contains(logs.String(), "tool="+name) {
+			t.Errorf("no warning names the refused tool %s", name)
+		}
 	}
 }
