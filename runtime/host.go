@@ -263,6 +263,15 @@ func (h *Host) LimitGoMemory(headroom int64) (done <-chan int64) {
 func (h *Host) compileWorker() {
 	<-h.cacheReady
 	for m := range h.compileQueue {
+		if h.baseCtx.Err() != nil {
+			// Closed before its turn (a held host closed before initialize was
+			// answered): Close waits for the queue, so compiling now would only
+			// delay the exit by the whole compile.
+			m.setState(StateFailed, "the tool host was closed before the module was compiled")
+			close(m.ready)
+			h.compileWG.Done()
+			continue
+		}
 		m.compile(h.baseCtx)
 		// Collect each module's decode and instantiation garbage before the next one
 		// adds its own: the startup peak with seven modules (the first-party set before
