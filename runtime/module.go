@@ -142,6 +142,12 @@ func (m *module) compile(ctx context.Context) {
 		m.host.logger.Error("tool module refused", "module", m.info.Name, "err", msg)
 		return
 	}
+	if err != nil && ctx.Err() != nil {
+		// Stopped because the host is closing, not because the module is bad.
+		m.setState(StateFailed, "the tool host was closed while the module compiled")
+		m.host.logger.Debug("tool module not loaded: the tool host closed while it compiled", "module", m.info.Name)
+		return
+	}
 	if err != nil {
 		m.setState(StateFailed, err.Error())
 		m.host.logger.Error("tool module failed to load", "module", m.info.Name, "err", err)
@@ -199,7 +205,13 @@ func (m *module) boundedCompile(ctx context.Context) error {
 	if kept {
 		return nil // finished just as ctx ended
 	}
-	m.host.logger.Warn("abandoned a compilation that outlived its deadline; it is closed when it finishes", "module", m.info.Name, "err", ctx.Err())
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		m.host.logger.Warn("abandoned a compilation that outlived its deadline; it is closed when it finishes", "module", m.info.Name, "err", ctx.Err())
+	} else {
+		// The host is closing (the client went away while the module compiled):
+		// nothing the user needs to act on.
+		m.host.logger.Debug("compilation stopped: the tool host is closing", "module", m.info.Name)
+	}
 	return fmt.Errorf("compiling %s: %w", m.info.Name, ctx.Err())
 }
 
