@@ -43,9 +43,17 @@ func (s *Store) snapshot(ctx context.Context, db *sql.DB) (*dfCache, error) {
 	c := &s.dfc
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.loaded && c.gen == g {
-		return c, nil
+	// Callers get their own view: a reader keeps reading the generation it started
+	// with while another call reloads the cache for a newer one (the fields of the
+	// shared cache are written only under c.mu; the people map of a view is never
+	// written after it is handed out).
+	view := func() *dfCache {
+		return &dfCache{gen: c.gen, n: c.n, people: c.people, maxTS: c.maxTS, loaded: true}
 	}
+	if c.loaded && c.gen == g {
+		return view(), nil
+	}
+	c.loaded = false
 	c.gen, c.df, c.people = g, map[string]int{}, map[string][]string{}
 	// Two queries, each with a cheap plan: count(*) alone scans the narrowest
 	// index of chunks, and the newest time is each source's last_ms (ingest keeps
@@ -76,7 +84,7 @@ func (s *Store) snapshot(ctx context.Context, db *sql.DB) (*dfCache, error) {
 		return nil, fmt.Errorf("load people: %w", err)
 	}
 	c.loaded = true
-	return c, nil
+	return view(), nil
 }
 
 // docFreq returns the number of chunks containing stemmed term t (cached per generation).
