@@ -106,24 +106,33 @@ func recentChunks(ctx context.Context, db *sql.DB, f filter, limit int, skip map
 	if err != nil {
 		return nil, fmt.Errorf("list matching chunks: %w", err)
 	}
+	return firstHits(rows, limit, skip, "list matching chunks", func(text string) string { return plainSnippet(text, snippetTerms) })
+}
+
+// firstHits reads up to limit hits from rows (hitColumns plus one text column that
+// snippet turns into the hit's snippet), skipping ids in skip, and closes rows.
+func firstHits(rows *sql.Rows, limit int, skip map[string]bool, op string, snippet func(string) string) ([]abi.ChunkHit, error) {
 	defer rows.Close()
 	var out []abi.ChunkHit
 	for rows.Next() {
 		var text string
 		h, err := scanHit(rows, &text)
 		if err != nil {
-			return nil, fmt.Errorf("list matching chunks: %w", err)
+			return nil, fmt.Errorf("%s: %w", op, err)
 		}
 		if skip[h.ID] {
 			continue
 		}
-		h.Snippet = plainSnippet(text, snippetTerms)
+		h.Snippet = snippet(text)
 		out = append(out, h)
 		if len(out) == limit {
 			break
 		}
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", op, err)
+	}
+	return out, nil
 }
 
 func andExpr(ts []term) string {
@@ -521,24 +530,7 @@ func ftsFirst(ctx context.Context, db *sql.DB, expr string, f filter, limit int,
 	if err != nil {
 		return nil, fmt.Errorf("full-text query: %w", err)
 	}
-	defer rows.Close()
-	var out []abi.ChunkHit
-	for rows.Next() {
-		var snip string
-		h, err := scanHit(rows, &snip)
-		if err != nil {
-			return nil, fmt.Errorf("full-text query: %w", err)
-		}
-		if skip[h.ID] {
-			continue
-		}
-		h.Snippet = strings.Join(strings.Fields(snip), " ")
-		out = append(out, h)
-		if len(out) == limit {
-			break
-		}
-	}
-	return out, rows.Err()
+	return firstHits(rows, limit, skip, "full-text query", func(snip string) string { return strings.Join(strings.Fields(snip), " ") })
 }
 
 // dupSlack is how many extra candidates rank fetches so near-duplicates can be
