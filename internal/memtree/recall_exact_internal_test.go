@@ -35,7 +35,7 @@ func TestRecallExactList(t *testing.T) {
 		t.Fatal(err)
 	}
 	exactList := func(q string) *rankedList {
-		_, _, lists, _, _, err := st.lexicalLists(ctx, db, snap, q)
+		_, _, lists, _, _, err := st.lexicalLists(ctx, db, snap, q, 10)
 		if err != nil {
 			t.Fatalf("lexicalLists %q: %v", q, err)
 		}
