@@ -276,7 +276,7 @@ func TestQualityOnCorpus(t *testing.T) {
 		r2, rr2 := score(q.Relevant, expandRefs(rc.Chunks), 10)
 		add(recall, q.Kind, r2, rr2)
 		if verbose {
-			t.Logf("%s %-10s search r=%.2f recall r=%.2f  %q", q.ID, q.Kind, r, r2, q.Query)
+			t.Logf("%s %-10s search r=%.2f recall r=%.2f rr=%.2f rr2=%.2f %q %v", q.ID, q.Kind, r, r2, rr, rr2, q.Query, head(expandRefs(sr.Chunks), 6))
 		}
 	}
 	kinds := []string{}

@@ -47,6 +47,7 @@ type chatTurn struct {
 	ref    string
 	author string // folded
 	words  []string
+	length int     // words of the message as rendered (author, time, title): its bm25 length
 	s, f   float64 // own score; with what earlier turns pass on
 	n      int     // distinct query words it says
 }
@@ -154,7 +155,12 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 				if a != "" {
 					authors[a] = true
 				}
-				turns = append(turns, chatTurn{hit: i, msg: m, ref: h.SourceRefs[m], author: a, words: words(text)})
+				ws := words(text)
+				// Its length is the message as other messages are measured (author,
+				// time and the chunk's title too), so a bare chat line does not
+				// outrank an e-mail or a note only for being short.
+				n := len(words(seg)) + len(words(c.title))
+				turns = append(turns, chatTurn{hit: i, msg: m, ref: h.SourceRefs[m], author: a, words: ws, length: n})
 			}
 			continue
 		}
@@ -192,7 +198,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 	}
 	total, count := 0.0, 0
 	for _, t := range turns {
-		total += float64(len(t.words))
+		total += float64(t.length)
 		count++
 	}
 	for _, o := range others {
@@ -209,7 +215,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 	bmAll := bm25Scorer(msgs, snap, terms, avg) // other messages: a name is a word
 	for i := range turns {
 		t := &turns[i]
-		t.s = bm(t.words)
+		t.s = bm(t.words, t.length)
 		seen := map[string]bool{}
 		for _, w := range t.words {
 			if st := msgs.stem(w); wantStem[st] && !seen[st] {
@@ -271,7 +277,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		isChat[t.hit] = true
 	}
 	for _, o := range others {
-		best[o.hit] = max(best[o.hit], bmAll(o.words))
+		best[o.hit] = max(best[o.hit], bmAll(o.words, len(o.words)))
 	}
 	score := make(map[string]float64, len(hits))
 	order := make([]int, len(hits))
@@ -312,7 +318,15 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		if p+1 < len(out) {
 			next = best[order[p+1]]
 		}
-		sort.SliceStable(ts, func(a, b int) bool { return ts[a].f > ts[b].f })
+		// A turn saying a query word is cited by its own score; one saying none
+		// (an answer) by what the turn before it passes on.
+		key := func(t chatTurn) float64 {
+			if t.n > 0 {
+				return t.s
+			}
+			return t.f
+		}
+		sort.SliceStable(ts, func(a, b int) bool { return key(ts[a]) > key(ts[b]) })
 		// A turn saying at least minWords of the query's words is cited however it
 		// ranks (as citeHits does for other messages); another (saying fewer, or
 		// none but answering a turn that does) when its score ranks it near the
@@ -342,7 +356,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 
 // bm25Scorer returns the bm25 of a message's words for terms, lengths normalised
 // against avg.
-func bm25Scorer(msgs *messages, snap *dfCache, terms []term, avg float64) func([]string) float64 {
+func bm25Scorer(msgs *messages, snap *dfCache, terms []term, avg float64) func(ws []string, length int) float64 {
 	want := make(map[string]int, len(terms))
 	idfs := make([]float64, len(terms))
 	for i, t := range terms {
@@ -350,14 +364,14 @@ func bm25Scorer(msgs *messages, snap *dfCache, terms []term, avg float64) func([
 		idfs[i] = idf(snap.n, max(t.DF, 1))
 	}
 	tf := make([]int, len(terms))
-	return func(ws []string) float64 {
+	return func(ws []string, length int) float64 {
 		clear(tf)
 		for _, w := range ws {
 			if i, ok := want[msgs.stem(w)]; ok {
 				tf[i]++
 			}
 		}
-		norm := bm25K1 * (1 - bm25B + bm25B*float64(len(ws))/avg)
+		norm := bm25K1 * (1 - bm25B + bm25B*float64(length)/avg)
 		sc := 0.0
 		for i, n := range tf {
 			if n > 0 {
