@@ -311,7 +311,8 @@ type locomoResult struct {
 	systems []string
 	scores  map[string]*locomoScore
 	convs   []string
-	skipped int // questions whose evidence names no turn of the conversation
+	perConv map[string]map[string]*locomoScore // conversation → system → scores
+	skipped int                                // questions whose evidence names no turn of the conversation
 }
 
 // runLocomo builds the stores and scores BM25, search and recall.
@@ -323,7 +324,7 @@ func runLocomo(t *testing.T) *locomoResult {
 	}
 	sort.Strings(files)
 	ctx := context.Background()
-	res := &locomoResult{systems: []string{"BM25", "search", "recall"}, scores: map[string]*locomoScore{}}
+	res := &locomoResult{systems: []string{"BM25", "search", "recall"}, scores: map[string]*locomoScore{}, perConv: map[string]map[string]*locomoScore{}}
 	for _, s := range res.systems {
 		res.scores[s] = newLocomoScore()
 	}
@@ -334,6 +335,11 @@ func runLocomo(t *testing.T) *locomoResult {
 			t.Fatal(err)
 		}
 		res.convs = append(res.convs, c.id)
+		per := map[string]*locomoScore{}
+		for _, s := range res.systems {
+			per[s] = newLocomoScore()
+		}
+		res.perConv[c.id] = per
 		st := buildLocomoStore(t, c, t.TempDir())
 		known := map[string]bool{}
 		for i := range c.turns {
@@ -349,19 +355,23 @@ func runLocomo(t *testing.T) *locomoResult {
 				res.skipped++
 				continue
 			}
-			res.scores["BM25"].add(q.Category, ev, bm.rank(q.Question, 50))
+			bmRefs := bm.rank(q.Question, 50)
+			res.scores["BM25"].add(q.Category, ev, bmRefs)
+			per["BM25"].add(q.Category, ev, bmRefs)
 			sr, err := st.Search(ctx, abi.SearchRequest{Query: q.Question, K: 50})
 			if err != nil {
 				t.Fatalf("Search %q: %v", q.Question, err)
 			}
 			srefs := expandRefs(sr.Chunks)
 			res.scores["search"].add(q.Category, ev, srefs)
+			per["search"].add(q.Category, ev, srefs)
 			rc, err := st.Recall(ctx, abi.RecallRequest{Query: q.Question, K: 50})
 			if err != nil {
 				t.Fatalf("Recall %q: %v", q.Question, err)
 			}
 			rrefs := expandRefs(rc.Chunks)
 			res.scores["recall"].add(q.Category, ev, rrefs)
+			per["recall"].add(q.Category, ev, rrefs)
 			if verbose {
 				t.Logf("%s c%d s5=%.2f r5=%.2f s25=%.2f r25=%.2f search@10=%.2f recall@10=%.2f bm25@10=%.2f hits=%d/%d %q ev=%v s=%v", c.id, q.Category, recallAt(ev, srefs, 5), recallAt(ev, rrefs, 5), recallAt(ev, srefs, 25), recallAt(ev, rrefs, 25),
 					recallAt(ev, srefs, 10), recallAt(ev, rrefs, 10), recallAt(ev, bm.rank(q.Question, 50), 10),
@@ -396,6 +406,19 @@ func (r *locomoResult) markdown() string {
 			fmt.Fprintf(&b, "| %s | %s | %d |", s, c.name, sc.n[c.id])
 			for i := range locomoKs {
 				fmt.Fprintf(&b, " %.1f |", sc.at(c.id, i))
+			}
+			b.WriteString("\n")
+		}
+	}
+	// Per conversation (overall), so that a choice made on some conversations can
+	// be checked on the others.
+	b.WriteString("\n| conversation | n | system | R@5 | R@10 | R@25 | R@50 |\n|---|---|---|---|---|---|---|\n")
+	for _, c := range r.convs {
+		for _, s := range r.systems {
+			sc := r.perConv[c][s]
+			fmt.Fprintf(&b, "| %s | %d | %s |", c, sc.n[0], s)
+			for i := range locomoKs {
+				fmt.Fprintf(&b, " %.1f |", sc.at(0, i))
 			}
 			b.WriteString("\n")
 		}

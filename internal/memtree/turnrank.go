@@ -48,6 +48,7 @@ type chatTurn struct {
 	author string // folded
 	words  []string
 	length int     // words of the message as rendered (author, time, title): its bm25 length
+	asks   bool    // the turn asks a question
 	s, f   float64 // own score; with what earlier turns pass on
 	n      int     // distinct query words it says
 }
@@ -160,7 +161,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 				// time and the chunk's title too), so a bare chat line does not
 				// outrank an e-mail or a note only for being short.
 				n := len(words(seg)) + len(words(c.title))
-				turns = append(turns, chatTurn{hit: i, msg: m, ref: h.SourceRefs[m], author: a, words: ws, length: n})
+				turns = append(turns, chatTurn{hit: i, msg: m, ref: h.SourceRefs[m], author: a, words: ws, length: n, asks: strings.Contains(text, "?")})
 			}
 			continue
 		}
@@ -338,12 +339,31 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		if most >= minCite {
 			minWords = minCite
 		}
-		var refs []string
+		// The reply to a cited question that says a query word (the next turn, by
+		// another person, in this chunk) is cited after the hit's own cited turns:
+		// the question carries the words, the answer follows it. Measured on LoCoMo
+		// (search R@5/10/25/50): 63.3/69.6/74.9/77.6 → 64.6/71.8/78.4/81.7, every
+		// conversation gaining; replying to any cited turn (not only a question)
+		// gave 63.2/69.7/76.5/79.5, and citing each reply right after its turn R@5
+		// 62.0. The generated corpus is unchanged.
+		byMsg := make(map[int]chatTurn, len(ts))
+		for _, t := range ts {
+			byMsg[t.msg] = t
+		}
+		var refs, replies []string
+		done := map[int]bool{}
 		for j, t := range ts {
-			if j == 0 || t.n >= minWords || (t.f > 0 && t.f >= citeShare*next) {
-				refs = append(refs, t.ref)
+			if done[t.msg] || !(j == 0 || t.n >= minWords || (t.f > 0 && t.f >= citeShare*next)) {
+				continue
+			}
+			done[t.msg] = true
+			refs = append(refs, t.ref)
+			if r, ok := byMsg[t.msg+1]; ok && t.n > 0 && t.asks && r.author != t.author && !done[r.msg] {
+				done[r.msg] = true
+				replies = append(replies, r.ref)
 			}
 		}
+		refs = append(refs, replies...)
 		if ts[0].f <= 0 {
 			continue // nothing said here: citeHits decides (all refs stay)
 		}
