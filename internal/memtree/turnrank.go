@@ -246,11 +246,28 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		}
 		return ta.msg < tb.msg
 	})
+	lev := func(i int) int {
+		if l, ok := level[hits[i].ID]; ok {
+			return l
+		}
+		return 1 << 30
+	}
+	// A chunk that opens with the answer to a question ending the chunk before it
+	// ranks at that question's level (it would otherwise come after every hit
+	// saying a query word, or after the fill): the chunk boundary must not hide the
+	// answer. LoCoMo search R@5/10/25/50 64.6/71.8/78.4/81.7 → 64.7/72.1/78.9/82.1;
+	// the generated corpus is unchanged.
+	answers := map[int]int{} // hit → level of the question in the chunk before it
 	for x := 1; x < len(seq); x++ {
 		prev, t := &turns[seq[x-1]], &turns[seq[x]]
 		ph, th := hits[prev.hit], hits[t.hit]
 		if prev.hit != t.hit && (ph.SourceID != th.SourceID || th.Seq != ph.Seq+1) {
 			continue
+		}
+		if prev.hit != t.hit && prev.asks && prev.n > 0 && prev.author != t.author && lev(prev.hit) < fillLevel && lev(t.hit) >= fillLevel {
+			if l, ok := answers[t.hit]; !ok || lev(prev.hit) < l {
+				answers[t.hit] = lev(prev.hit)
+			}
 		}
 		share := replyShare
 		if prev.author == t.author {
@@ -286,14 +303,14 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		order[i] = i
 		score[h.ID] = best[i] + chunkShare*h.Score
 	}
-	lev := func(i int) int {
-		if l, ok := level[hits[i].ID]; ok {
+	levA := func(i int) int {
+		if l, ok := answers[i]; ok {
 			return l
 		}
-		return 1 << 30
+		return lev(i)
 	}
 	sort.SliceStable(order, func(a, b int) bool {
-		la, lb := lev(order[a]), lev(order[b])
+		la, lb := levA(order[a]), levA(order[b])
 		if la != lb {
 			return la < lb
 		}
