@@ -205,7 +205,7 @@ func knownEntities(ctx context.Context, db *sql.DB, ids []string) ([]string, err
 // saying the common words, so k is filled whenever the store has candidates. A
 // person or address the store knows restricts the search to chunks linked to them; a
 // date or month phrase restricts it to chunks whose time range overlaps that window
-// (both are dropped when nothing matches). Chat chunks are ranked and cited by turn,
+// (relaxed, after the restricted hits, when they are fewer than k). Chat chunks are ranked and cited by turn,
 // with the turns that answer a matching turn (turnrank.go).
 func (s *Store) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchResult, error) {
 	if err := checkK("search", req.K); err != nil {
@@ -289,14 +289,57 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 	if !hasTime && !hasEnt {
 		byMsg = msgs
 	}
+	// The first combination that matches leads; when it holds fewer than k hits,
+	// the next (less restricted) ones fill the remaining places, each ranked after
+	// the previous (a person or date matched in two chunks must not leave search
+	// with two hits when the store says the query's words elsewhere).
+	var out []abi.ChunkHit
+	outLevel := map[string]int{}
 	for i, f := range tries {
 		restricted := i < len(tries)-1
+		hits, level, err := s.rankCited(ctx, db, snap, msgs, byMsg, pq, terms, all, f, restricted, hasTime, hasEnt, k, snipTerms)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, h := range hits {
+			if len(out) == k {
+				break
+			}
+			if _, dup := outLevel[h.ID]; dup {
+				continue
+			}
+			l, ok := level[h.ID]
+			if !ok {
+				l = fillLevel + 1 // a chunk following a hit: after the literal evidence
+			}
+			outLevel[h.ID] = l
+			out = append(out, h)
+		}
+		if len(out) >= k {
+			break
+		}
+	}
+	if out == nil {
+		out = []abi.ChunkHit{}
+	}
+	for id, l := range outLevel {
+		if l == fillLevel+1 {
+			delete(outLevel, id)
+		}
+	}
+	return out, outLevel, nil
+}
+
+// rankCited is rank under one filter f, then the conversation-aware ordering and
+// citations (see search).
+func (s *Store) rankCited(ctx context.Context, db *sql.DB, snap *dfCache, msgs, byMsg *messages, pq parsedQuery, terms, all []term, f filter, restricted, hasTime, hasEnt bool, k int, snipTerms []string) ([]abi.ChunkHit, map[string]int, error) {
+	{
 		hits, level, err := s.rank(ctx, db, snap, terms, all, f, restricted, k, snipTerms, byMsg)
 		if err != nil {
 			return nil, nil, err
 		}
 		if len(hits) == 0 {
-			continue
+			return nil, level, nil
 		}
 		// A plain keyword query (no person, no date) cites the messages that say
 		// at least two of its words when any does: a message matching one word
@@ -338,7 +381,6 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 		}
 		return hits, level, nil
 	}
-	return []abi.ChunkHit{}, map[string]int{}, nil
 }
 
 // hasChat says whether most hits are chat chunks (a conversation's turns, which

@@ -101,3 +101,33 @@ func TestSearchRanksChunksByTheirBestMessage(t *testing.T) {
 		}
 	}
 }
+
+// TestSearchFillsKBeyondARestriction: a query naming a person restricts search to
+// that person's chunks first; when they hold fewer than k hits, the chunks saying
+// the query's words elsewhere fill the remaining places, after them.
+func TestSearchFillsKBeyondARestriction(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openEmpty(t)
+	src := memtree.SourceInput{Kind: memtree.KindChat, SourceID: "chat:cleo", Title: "Cleo", Messages: []memtree.MessageInput{
+		{Ref: "c1", Author: "Cleo Vance", AuthorAddr: "cleo@example.org", TimestampMS: ms("2026-03-02T14:00:00Z"), Text: "I planted tomatoes in the garden today."},
+	}}
+	if _, err := st.Ingest(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		doc := memtree.SourceInput{Kind: memtree.KindDocument, SourceID: fmt.Sprintf("doc:garden-%d", i), Title: fmt.Sprintf("Note %d", i),
+			Messages: []memtree.MessageInput{{Ref: fmt.Sprintf("docs/garden-%d.md", i), TimestampMS: ms("2026-03-03T10:00:00Z") + int64(i)*60_000,
+				Text: fmt.Sprintf("The community garden plot %d needs tomatoes and water.", i)}}}
+		if _, err := st.Ingest(ctx, doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := st.Search(ctx, abi.SearchRequest{Query: "Cleo Vance garden tomatoes", K: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs := refsOf(res.Chunks)
+	if len(res.Chunks) != 5 || refs[0] != "c1" {
+		t.Fatalf("search cites %v (%d hits), want c1 (Cleo's message) first and 5 hits", refs, len(res.Chunks))
+	}
+}
