@@ -140,20 +140,24 @@ func (m *module) compile(ctx context.Context) {
 		m.host.logger.Error("tool module refused", "module", m.info.Name, "err", err)
 		return
 	}
+	unpacked := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, CompileTimeout)
 	defer cancel()
 	engine := m.engine()
+	optimizing := unpacked
 	var err error
 	if engine != EngineCompiled {
 		err = m.boundedCompile(cctx, true)
 		switch {
 		case err == nil:
 			m.setState(StateReady, "")
-			m.host.logger.Debug("tool module ready in the interpreter", "module", m.info.Name, "engine", engine, "duration", time.Since(start))
+			lowered := time.Now()
 			if werr := m.host.pool.warm(ctx, m); werr != nil && ctx.Err() == nil {
 				m.host.logger.Warn("warming a tool instance failed", "module", m.info.Name, "err", werr)
 			}
 			m.markReady()
+			m.host.logger.Debug("tool module ready in the interpreter", "module", m.info.Name, "engine", engine,
+				"unpack_ms", ms(unpacked.Sub(start)), "interp_compile_ms", ms(lowered.Sub(unpacked)), "warm_instance_ms", ms(time.Since(lowered)))
 			if engine == EngineInterpreter {
 				return
 			}
@@ -175,6 +179,7 @@ func (m *module) compile(ctx context.Context) {
 			case <-cctx.Done():
 			}
 		}
+		optimizing = time.Now()
 		err = m.boundedCompile(cctx, false)
 		if err != nil && m.host.cache != nil && cctx.Err() == nil {
 			// A cache that cannot be written (full disk) or holds an entry wazero
@@ -205,6 +210,7 @@ func (m *module) compile(ctx context.Context) {
 		m.host.logger.Error("tool module failed to load", "module", m.info.Name, "err", err)
 		return
 	}
+	compiled := time.Now()
 	if a := m.host.cacheAuth; a != nil && !m.noCache {
 		signed, err := a.sign()
 		if err != nil {
@@ -216,7 +222,8 @@ func (m *module) compile(ctx context.Context) {
 	}
 	m.setState(StateReady, "")
 	m.dropInterp() // new instances are made from the compiled code from now on
-	m.host.logger.Debug("tool module compiled", "module", m.info.Name, "engine", engine, "duration", time.Since(start))
+	m.host.logger.Debug("tool module compiled", "module", m.info.Name, "engine", engine, "duration", time.Since(start),
+		"unpack_ms", ms(unpacked.Sub(start)), "compile_ms", ms(compiled.Sub(optimizing)), "sign_ms", ms(time.Since(compiled)))
 	// One warm instance, if a slot is free right now.
 	if err := m.host.pool.warm(ctx, m); err != nil {
 		if ctx.Err() != nil {

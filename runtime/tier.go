@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
@@ -206,3 +207,6 @@ func (m *module) code() []byte {
 	}
 	return merged
 }
+
+// ms is d in milliseconds, for logs.
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
