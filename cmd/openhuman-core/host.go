@@ -103,7 +103,8 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 		// A module served interpreted while it compiles (a cold compilation
 		// cache) finishes its compile into the cache first, so that the next
 		// start loads it (runtime/RATIONALE.md, "Tiered start").
-		// Not after a signal (ctx is done), nor for a module no call has used.
+		// Not for a module no call has used, nor after a signal to mcp (ctx is
+		// done; serve opens the host with a context that outlives its signal).
 		fctx, fcancel := context.WithTimeout(ctx, cacheFinishGrace)
 		_ = host.FinishCaching(fctx)
 		fcancel()
