@@ -179,6 +179,9 @@ func (m *module) compile(ctx context.Context) {
 			case <-cctx.Done():
 			}
 		}
+		if engine == EngineTiered {
+			defer boundCompileHeap()()
+		}
 		optimizing = time.Now()
 		err = m.boundedCompile(cctx, false)
 		if err != nil && m.host.cache != nil && cctx.Err() == nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime/debug"
 	"slices"
 	"sync"
 	"time"
@@ -206,6 +207,43 @@ func (m *module) code() []byte {
 		m.mu.Unlock()
 	}
 	return merged
+}
+
+// compileGCPercent is the GOGC of the optimizing compiles that run beside an
+// interpreted tier (boundCompileHeap).
+const compileGCPercent = 40
+
+// tierGC counts the optimizing compiles running beside an interpreted tier and
+// keeps the GOGC that was in force before the first of them.
+var tierGC struct {
+	sync.Mutex
+	n    int
+	prev int
+}
+
+// boundCompileHeap lowers GOGC to compileGCPercent for the optimizing compile of
+// a module served interpreted, and returns the function that restores it. The
+// interpreted tier holds ≈ 74 MB of Go heap for the memory module, so at the
+// default GOGC the compile's garbage could pile up to that much again before a
+// collection.
+func boundCompileHeap() (restore func()) {
+	tierGC.Lock()
+	defer tierGC.Unlock()
+	tierGC.n++
+	if tierGC.n == 1 {
+		tierGC.prev = debug.SetGCPercent(compileGCPercent)
+		if tierGC.prev < 0 || tierGC.prev < compileGCPercent {
+			debug.SetGCPercent(tierGC.prev) // GOGC=off or lower already: leave it
+		}
+	}
+	return func() {
+		tierGC.Lock()
+		defer tierGC.Unlock()
+		tierGC.n--
+		if tierGC.n == 0 {
+			debug.SetGCPercent(tierGC.prev)
+		}
+	}
 }
 
 // ms is d in milliseconds, for logs.
