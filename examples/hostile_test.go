@@ -73,7 +73,16 @@ func (s *syncBuffer) String() string {
 // TestHostileModules loads every hostile module into a real runtime next to a
 // first-party tool, and proves each is refused at load or contained at run time,
 // and that the first-party tool still answers afterwards.
+// TestHostileModules runs the hostile modules with the default engine (third-party
+// modules compiled) and with every module interpreted: the sandbox does not depend on the
+// tier (runtime/tier.go).
 func TestHostileModules(t *testing.T) {
+	for name, engine := range map[string]string{"default": runtime.EngineTiered, "interpreter": runtime.EngineInterpreter} {
+		t.Run(name, func(t *testing.T) { testHostileModules(t, engine) })
+	}
+}
+
+func testHostileModules(t *testing.T, engine string) {
 	ctx := context.Background()
 	// Extism's http_request target: count anything that reaches it.
 	var hits atomic.Int64
@@ -139,6 +148,7 @@ func TestHostileModules(t *testing.T) {
 		Policy:   p,
 		CacheDir: filepath.Join(dir, "cache"),
 		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Engine:   engine,
 	})
 	if err != nil {
 		t.Fatal(err)

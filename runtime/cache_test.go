@@ -25,6 +25,11 @@ func startWithCache(t *testing.T, dir string) (*Host, string) {
 	if err != nil || out.ToolError != nil {
 		t.Fatalf("echo call: %v %+v\n%s", err, out, logs.String())
 	}
+	// A module not yet in the cache is served interpreted while it compiles
+	// into the cache (tier.go): let that finish.
+	if err := h.WaitReady(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 	return h, logs.String()
 }
 
@@ -152,7 +157,7 @@ func TestUnusableCacheEntryIsRecompiled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := a.sign(); err != nil {
+	if _, err := a.sign(); err != nil {
 		t.Fatal(err)
 	}
 	_, log := startWithCache(t, dir)

@@ -22,6 +22,10 @@ const (
 	cacheKeyName = ".openhuman-cache.key"
 	cacheMACExt  = ".oh-mac"
 	cacheKeySize = 32
+	// compiledMarkerPrefix + a module's sha256 names the file listing the cache
+	// entries its compile wrote (markCompiled): with them present, the module is
+	// loaded from the cache rather than served interpreted first (tier.go).
+	compiledMarkerPrefix = ".oh-compiled-"
 )
 
 type cacheAuth struct {
@@ -89,7 +93,7 @@ func (a *cacheAuth) entries(fn func(path, rel string) error) error {
 			return err
 		}
 		name := d.Name()
-		if d.IsDir() || name == cacheKeyName || strings.HasSuffix(name, cacheMACExt) || strings.HasSuffix(name, ".tmp") || strings.HasPrefix(name, ".write-probe-") {
+		if d.IsDir() || name == cacheKeyName || strings.HasSuffix(name, cacheMACExt) || strings.HasSuffix(name, ".tmp") || strings.HasPrefix(name, ".write-probe-") || strings.HasPrefix(name, compiledMarkerPrefix) {
 			return nil
 		}
 		rel, err := filepath.Rel(a.dir, p)
@@ -127,11 +131,12 @@ func (a *cacheAuth) verify() (int, error) {
 }
 
 // sign writes the MAC of every entry that has none (entries wazero wrote in this
-// process; the directory is private to this user).
-func (a *cacheAuth) sign() error {
+// process; the directory is private to this user) and returns those entries.
+func (a *cacheAuth) sign() ([]string, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.entries(func(p, rel string) error {
+	var signed []string
+	err := a.entries(func(p, rel string) error {
 		if _, err := os.Lstat(p + cacheMACExt); err == nil {
 			return nil
 		}
@@ -143,6 +148,77 @@ func (a *cacheAuth) sign() error {
 		if err := os.WriteFile(tmp, a.mac(rel, data), 0o600); err != nil {
 			return fmt.Errorf("writing the MAC of cache entry %s: %w", p, err)
 		}
-		return os.Rename(tmp, p+cacheMACExt)
+		if err := os.Rename(tmp, p+cacheMACExt); err != nil {
+			return fmt.Errorf("writing the MAC of cache entry %s: %w", p, err)
+		}
+		signed = append(signed, rel)
+		return nil
 	})
+	return signed, err
+}
+
+// markCompiled records that the module with the given sha256 was compiled into
+// the cache as the entries rels (those sign found new after its compile; with
+// another module compiling at the same time they may include its entries too,
+// which only makes compiledBefore stricter). Nothing is recorded for no entries
+// (a compile that loaded from the cache).
+func (a *cacheAuth) markCompiled(sha string, rels []string) error {
+	if len(rels) == 0 || !validDigest(sha) {
+		return nil
+	}
+	path := filepath.Join(a.dir, compiledMarkerPrefix+sha)
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(strings.Join(rels, "\n")+"\n"), 0o600); err != nil {
+		return fmt.Errorf("writing %s: %w", tmp, err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return nil
+}
+
+// compiledBefore reports whether the module with the given sha256 was compiled
+// into this cache and every entry that compile wrote is still there with its MAC
+// (verify deleted the others at open). It errs towards false: a marker that is
+// missing, unreadable or names an entry that is gone means the module may not be
+// in the cache, and it is served interpreted while it compiles.
+func (a *cacheAuth) compiledBefore(sha string) bool {
+	if !validDigest(sha) {
+		return false
+	}
+	data, err := os.ReadFile(filepath.Join(a.dir, compiledMarkerPrefix+sha))
+	if err != nil || len(data) > 64<<10 {
+		return false
+	}
+	rels := strings.Fields(string(data))
+	if len(rels) == 0 {
+		return false
+	}
+	for _, rel := range rels {
+		if !filepath.IsLocal(rel) {
+			return false
+		}
+		p := filepath.Join(a.dir, rel)
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			return false
+		}
+		if _, err := os.Lstat(p + cacheMACExt); err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// validDigest reports whether s is a lowercase hex sha256 (a safe file name).
+func validDigest(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }

@@ -136,6 +136,10 @@ func (l *logBuffer) String() string {
 	return l.b.String()
 }
 
+// testEngine is the engine newHost gives a host whose options set none
+// (TestSandboxUnderTheInterpreter sets it).
+var testEngine string
+
 func newHost(tb testing.TB, opt Options) (*Host, *logBuffer) {
 	tb.Helper()
 	logs := &logBuffer{}
@@ -144,6 +148,9 @@ func newHost(tb testing.TB, opt Options) (*Host, *logBuffer) {
 	}
 	if opt.CacheDir == "" {
 		opt.CacheDir = cacheDir
+	}
+	if opt.Engine == "" {
+		opt.Engine = testEngine
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug}))

@@ -65,6 +65,14 @@ type Options struct {
 	// the answer to the client's initialize (issue 19; RATIONALE "The path to
 	// initialize"). A call that needs a module waits for it as before.
 	Hold <-chan struct{}
+	// Engine is how modules are run: EngineTiered (the default: a first-party
+	// module not in the compilation cache is served interpreted until its
+	// optimizing compile is ready), EngineCompiled or EngineInterpreter (tier.go).
+	Engine string
+
+	// holdOptimizing, in tests, holds the optimizing compile of a module served
+	// interpreted until it is closed.
+	holdOptimizing <-chan struct{}
 }
 
 // Host owns every loaded tool module.
@@ -141,6 +149,11 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 	if err := policy.ReadGate(opt.Autonomy, abi.CapMemoryRead); err != nil {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
+	switch opt.Engine {
+	case EngineTiered, EngineCompiled, EngineInterpreter:
+	default:
+		return nil, fmt.Errorf("runtime: unknown engine %q (want %q, %q or the default tiered)", opt.Engine, EngineCompiled, EngineInterpreter)
+	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 	}
@@ -213,7 +226,7 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 func (h *Host) freeAfterCompile(mods []*module) {
 	for _, m := range mods {
 		select {
-		case <-m.ready:
+		case <-m.settled:
 		case <-h.baseCtx.Done():
 			return
 		}
@@ -243,7 +256,7 @@ func (h *Host) LimitGoMemory(headroom int64) (done <-chan int64) {
 		}
 		for _, m := range mods {
 			select {
-			case <-m.ready:
+			case <-m.settled:
 			case <-h.baseCtx.Done():
 				ch <- 0
 				return
@@ -268,7 +281,8 @@ func (h *Host) compileWorker() {
 			// answered): Close waits for the queue, so compiling now would only
 			// delay the exit by the whole compile.
 			m.setState(StateFailed, "the tool host was closed before the module was compiled")
-			close(m.ready)
+			m.markReady()
+			close(m.settled)
 			h.compileWG.Done()
 			continue
 		}
@@ -300,13 +314,14 @@ func (h *Host) enqueue(m *module) {
 }
 
 func newModule(h *Host, info ModuleInfo, wasm []byte) *module {
-	return &module{host: h, info: info, wasm: wasm, ready: make(chan struct{}), state: StateCompiling}
+	return &module{host: h, info: info, wasm: wasm, ready: make(chan struct{}), settled: make(chan struct{}), state: StateCompiling}
 }
 
 // refuse marks a module refused (or disabled/failed) so it is listed but never served.
 func refuse(m *module, state, msg string) *module {
 	m.state, m.err = state, msg
-	close(m.ready)
+	m.markReady()
+	close(m.settled)
 	return m
 }
 

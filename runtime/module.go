@@ -7,6 +7,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -42,7 +43,14 @@ type module struct {
 	// (policy.MemoryLimitPages); 0 = memory_mib.
 	memoryPages uint32
 
-	ready chan struct{} // closed when compilation finished (ok or not)
+	ready chan struct{} // closed when the module can be called, or has failed
+	// settled is closed when all compiling is over: after ready, or for a module
+	// first served interpreted (tier.go), once its optimizing compile is kept or failed.
+	settled   chan struct{}
+	readyOnce sync.Once
+	// caching is set while a module served interpreted compiles into the disk
+	// cache (Host.FinishCaching waits for it).
+	caching atomic.Bool
 
 	mu       sync.Mutex
 	state    string
@@ -50,7 +58,11 @@ type module struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
 	plugin   *extism.CompiledPlugin
-	closed   bool
+	// interp serves calls while compiled is not there yet (tier.go).
+	interp *interpTier
+	// merged is wasm with its data segments merged, as both tiers compile it.
+	merged []byte
+	closed bool
 	// abandoned is set when compile gave up waiting (deadline or host closing):
 	// a compilation that finishes later is closed instead of kept.
 	abandoned bool
@@ -117,24 +129,72 @@ func (m *module) currentState() (string, string) {
 
 // compile builds the module's runtime (memory limit, close on context done, shared
 // compilation cache), links WASI and the granted host functions, compiles the
-// code and makes one warm instance.
+// code and makes one warm instance. A module run tiered (tier.go) is first built
+// for the interpreter and served from it while the optimizing compile runs.
 func (m *module) compile(ctx context.Context) {
-	defer close(m.ready)
+	defer close(m.settled)
+	defer m.markReady()
 	start := time.Now()
 	if err := m.unpackLazy(); err != nil {
 		m.setState(StateRefused, err.Error())
 		m.host.logger.Error("tool module refused", "module", m.info.Name, "err", err)
 		return
 	}
+	unpacked := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, CompileTimeout)
 	defer cancel()
-	err := m.boundedCompile(cctx)
-	if err != nil && m.host.cache != nil && cctx.Err() == nil {
-		// A cache that cannot be written (full disk) or holds an entry wazero
-		// cannot use must not leave the tool failed: compile once more in memory.
-		m.host.logger.Warn("compiling with the compilation cache failed; compiling in memory", "module", m.info.Name, "err", err)
-		m.noCache = true
-		err = m.boundedCompile(cctx)
+	engine := m.engine()
+	optimizing := unpacked
+	var err error
+	if engine != EngineCompiled {
+		err = m.boundedCompile(cctx, true)
+		switch {
+		case err == nil:
+			m.setState(StateReady, "")
+			lowered := time.Now()
+			if werr := m.host.pool.warm(ctx, m); werr != nil && ctx.Err() == nil {
+				m.host.logger.Warn("warming a tool instance failed", "module", m.info.Name, "err", werr)
+			}
+			m.markReady()
+			m.host.logger.Debug("tool module ready in the interpreter", "module", m.info.Name, "engine", engine,
+				"unpack_ms", ms(unpacked.Sub(start)), "interp_compile_ms", ms(lowered.Sub(unpacked)), "warm_instance_ms", ms(time.Since(lowered)))
+			if engine == EngineInterpreter {
+				return
+			}
+		case engine == EngineInterpreter || cctx.Err() != nil:
+			// Nothing else to try (or no time left): report it as a compile failure.
+		default:
+			m.host.logger.Warn("building the interpreted tier failed; waiting for the optimizing compile", "module", m.info.Name, "err", err)
+			err = nil
+		}
+	}
+	if err == nil && engine != EngineInterpreter {
+		if engine == EngineTiered && m.host.cache != nil {
+			m.caching.Store(true)
+			defer m.caching.Store(false)
+		}
+		if hold := m.host.opt.holdOptimizing; hold != nil && engine == EngineTiered {
+			select {
+			case <-hold:
+			case <-cctx.Done():
+			}
+		}
+		if engine == EngineTiered {
+			defer boundCompileHeap()()
+		}
+		optimizing = time.Now()
+		err = m.boundedCompile(cctx, false)
+		if err != nil && m.host.cache != nil && cctx.Err() == nil {
+			// A cache that cannot be written (full disk) or holds an entry wazero
+			// cannot use must not leave the tool failed: compile once more in memory.
+			m.host.logger.Warn("compiling with the compilation cache failed; compiling in memory", "module", m.info.Name, "err", err)
+			m.noCache = true
+			err = m.boundedCompile(cctx, false)
+		}
+	}
+	if err != nil {
+		// The module is not served by either tier.
+		defer m.dropInterp()
 	}
 	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
 		msg := fmt.Sprintf("refused %s: compiling it took longer than %s, the limit for any module; it is too large or too complex to compile (see the static limits in `openhuman-core tools audit`)", m.info.Name, CompileTimeout)
@@ -153,14 +213,20 @@ func (m *module) compile(ctx context.Context) {
 		m.host.logger.Error("tool module failed to load", "module", m.info.Name, "err", err)
 		return
 	}
+	compiled := time.Now()
 	if a := m.host.cacheAuth; a != nil && !m.noCache {
-		if err := a.sign(); err != nil {
+		signed, err := a.sign()
+		if err != nil {
 			// Unsigned entries are deleted at the next start: only a recompile lost.
 			m.host.logger.Warn("compilation cache: signing new entries failed", "err", err)
+		} else if err := a.markCompiled(m.info.SHA256, signed); err != nil {
+			m.host.logger.Warn("compilation cache: recording the compiled module failed", "module", m.info.Name, "err", err)
 		}
 	}
 	m.setState(StateReady, "")
-	m.host.logger.Debug("tool module compiled", "module", m.info.Name, "duration", time.Since(start))
+	m.dropInterp() // new instances are made from the compiled code from now on
+	m.host.logger.Debug("tool module compiled", "module", m.info.Name, "engine", engine, "duration", time.Since(start),
+		"unpack_ms", ms(unpacked.Sub(start)), "compile_ms", ms(compiled.Sub(optimizing)), "sign_ms", ms(time.Since(compiled)))
 	// One warm instance, if a slot is free right now.
 	if err := m.host.pool.warm(ctx, m); err != nil {
 		if ctx.Err() != nil {
@@ -172,6 +238,9 @@ func (m *module) compile(ctx context.Context) {
 	}
 }
 
+// markReady lets the calls waiting for m proceed (once).
+func (m *module) markReady() { m.readyOnce.Do(func() { close(m.ready) }) }
+
 // CompileTimeout bounds compiling one module (wazero checks it between functions;
 // policy's static limits bound each function). The first-party memory module
 // compiles in about 3 s on a loaded 2-core machine.
@@ -182,14 +251,20 @@ var CompileTimeout = 60 * time.Second
 // cannot be interrupted: when ctx ends first the compilation is abandoned (marked
 // so, and closed when it finishes) and ctx's error returned at once, so neither
 // the compile worker nor calls waiting for the module wait for it.
-func (m *module) boundedCompile(ctx context.Context) error {
+//
+// interp selects the interpreted tier (doCompileInterp) instead of the compiled one.
+func (m *module) boundedCompile(ctx context.Context, interp bool) error {
 	done := make(chan error, 1)
 	// Close waits for this goroutine even after it is abandoned: the shared
 	// compilation cache must not be closed under a compile still running in it.
 	m.host.running.Add(1)
 	go func() {
 		defer m.host.running.Done()
-		done <- m.doCompile(ctx)
+		if interp {
+			done <- m.doCompileInterp(ctx)
+		} else {
+			done <- m.doCompile(ctx)
+		}
 	}()
 	select {
 	case err := <-done:
@@ -198,6 +273,9 @@ func (m *module) boundedCompile(ctx context.Context) error {
 	}
 	m.mu.Lock()
 	kept := m.rt != nil || m.plugin != nil
+	if interp {
+		kept = m.interp != nil
+	}
 	if !kept {
 		m.abandoned = true
 	}
@@ -221,7 +299,7 @@ func (m *module) keep(ctx context.Context, rt wazero.Runtime, cm wazero.Compiled
 	m.mu.Lock()
 	if !m.abandoned {
 		m.rt, m.compiled, m.plugin = rt, cm, plugin
-		m.wasm = nil // compiled; the bytes are not needed again (Reload compares digests)
+		m.wasm, m.merged = nil, nil // compiled; the bytes are not needed again (Reload compares digests)
 		m.mu.Unlock()
 		return nil
 	}
@@ -236,12 +314,19 @@ func (m *module) keep(ctx context.Context, rt wazero.Runtime, cm wazero.Compiled
 	return fmt.Errorf("compiling %s: abandoned after its deadline", m.info.Name)
 }
 
-func (m *module) runtimeConfig() wazero.RuntimeConfig {
+func (m *module) runtimeConfig() wazero.RuntimeConfig { return m.runtimeConfigFor(false) }
+
+// runtimeConfigFor is the runtime configuration of the compiled tier or, with
+// interp, of the interpreted one: the limits are the same for both.
+func (m *module) runtimeConfigFor(interp bool) wazero.RuntimeConfig {
 	pages := m.memoryLimitPages()
-	rc := wazero.NewRuntimeConfig().
-		WithMemoryLimitPages(pages).
+	rc := wazero.NewRuntimeConfig()
+	if interp {
+		rc = wazero.NewRuntimeConfigInterpreter()
+	}
+	rc = rc.WithMemoryLimitPages(pages).
 		WithCloseOnContextDone(true)
-	if m.host.cache != nil && !m.noCache {
+	if m.host.cache != nil && !m.noCache && !interp {
 		rc = rc.WithCompilationCache(m.host.cache)
 	}
 	return rc
@@ -251,7 +336,7 @@ func (m *module) doCompile(ctx context.Context) error {
 	if m.manifest.ABI == abi.ExtismVersion {
 		return m.compileExtism(ctx)
 	}
-	rt := wazero.NewRuntimeWithConfig(ctx, m.runtimeConfig())
+	rt := wazero.NewRuntimeWithConfig(ctx, m.runtimeConfigFor(false))
 	fail := func(err error) error {
 		_ = rt.Close(ctx)
 		return err
@@ -262,7 +347,7 @@ func (m *module) doCompile(ctx context.Context) error {
 	if err := m.funcs.instantiateHostModule(ctx, rt, m.grant.Capabilities); err != nil {
 		return fail(fmt.Errorf("linking host functions: %w", err))
 	}
-	cm, err := rt.CompileModule(ctx, mergeDataSegments(m.wasm))
+	cm, err := rt.CompileModule(ctx, m.code())
 	if err != nil {
 		return fail(fmt.Errorf("compiling %s: %w", m.info.Name, err))
 	}
@@ -281,35 +366,47 @@ func (m *module) memoryLimitPages() uint32 {
 func (m *module) newInstance(ctx context.Context) (*instance, error) {
 	ictx, cancel := context.WithTimeout(ctx, time.Duration(m.info.Limits.TimeoutMS)*time.Millisecond)
 	defer cancel()
-	m.mu.Lock()
-	rt, cm, plugin, closed := m.rt, m.compiled, m.plugin, m.closed
-	m.mu.Unlock()
-	if closed {
-		return nil, fmt.Errorf("module %s was unloaded", m.info.Name)
+	for {
+		m.mu.Lock()
+		rt, cm, plugin, closed, interp := m.rt, m.compiled, m.plugin, m.closed, m.interp
+		m.mu.Unlock()
+		if closed {
+			return nil, fmt.Errorf("module %s was unloaded", m.info.Name)
+		}
+		if plugin != nil {
+			return m.newExtismInstance(ictx, plugin)
+		}
+		if rt != nil && cm != nil {
+			return newWazeroInstance(ictx, rt, cm)
+		}
+		if interp == nil {
+			return nil, fmt.Errorf("module %s is not compiled", m.info.Name)
+		}
+		in, err := interp.newInstance(ictx)
+		if errors.Is(err, errTierRetired) {
+			continue // the compiled code was kept meanwhile (or the module failed)
+		}
+		return in, err
 	}
-	if plugin != nil {
-		return m.newExtismInstance(ictx, plugin)
-	}
-	if rt == nil || cm == nil {
-		return nil, fmt.Errorf("module %s is not compiled", m.info.Name)
-	}
-	return newWazeroInstance(ictx, rt, cm)
 }
 
 func (m *module) idleCount() int { return m.host.pool.idleOf(m) }
 
 // shutdown closes the pool and the runtime once in-flight calls are done.
 func (m *module) shutdown(ctx context.Context) {
-	<-m.ready
+	<-m.settled
 	m.mu.Lock()
 	m.closed = true
 	m.mu.Unlock()
 	m.host.pool.drain(m, true)
 	m.inflight.Wait()
 	m.mu.Lock()
-	rt, plugin := m.rt, m.plugin
-	m.rt, m.compiled, m.plugin = nil, nil, nil
+	rt, plugin, interp := m.rt, m.plugin, m.interp
+	m.rt, m.compiled, m.plugin, m.interp = nil, nil, nil, nil
 	m.mu.Unlock()
+	if interp != nil {
+		interp.retire()
+	}
 	if rt != nil {
 		_ = rt.Close(ctx)
 	}

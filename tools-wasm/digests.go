@@ -8,6 +8,6 @@ const goVersion = "go1.26.8"
 
 // digests pins the sha256 of each packed module (after decompression), by file stem.
 var digests = map[string]string{
-	"memory":         "92629e5292fbd9496fe92c4a9cc6aa9ef0a94681e6e5770cf991b5c28358b4f6",
-	"searxng_search": "c1364e9a9efb9c10117840f910b2941cb289eed2187b35dc44d50ebd953432df",
+	"memory":         "b98f6345b7c0193f131905d8218bc3026fd62f20344bfbaac4ce3bc6cd70ef8b",
+	"searxng_search": "40147f7bc34f012fb3f16a2c78072cfa920c165c9bd60aefc062c09b102c339d",
 }

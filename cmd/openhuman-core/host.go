@@ -23,6 +23,10 @@ import (
 // atomically, so leaving mid-compile loses nothing but that compile).
 const hostCloseGrace = 500 * time.Millisecond
 
+// cacheFinishGrace bounds how long the process waits at exit for a module served
+// interpreted to finish compiling into the cache (about 1-3 s cold on 2 loaded cores).
+const cacheFinishGrace = 15 * time.Second
+
 // openHost opens everything a server command needs to run tool calls: the memory
 // tree read-only at cfg.StorePath() (a store that does not exist yet reads as
 // empty, with a hint), the SearXNG client when enabled, the operator's policy, the
@@ -96,6 +100,14 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 	// "Memory"); GOMEMLIMIT in the environment wins.
 	host.LimitGoMemory(64 << 20)
 	closeAll := func() {
+		// A module served interpreted while it compiles (a cold compilation
+		// cache) finishes its compile into the cache first, so that the next
+		// start loads it (runtime/RATIONALE.md, "Tiered start").
+		// Not for a module no call has used, nor after a signal to mcp (ctx is
+		// done; serve opens the host with a context that outlives its signal).
+		fctx, fcancel := context.WithTimeout(ctx, cacheFinishGrace)
+		_ = host.FinishCaching(fctx)
+		fcancel()
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hostCloseGrace)
 		defer cancel()
 		done := make(chan error, 1)
