@@ -71,6 +71,8 @@ type stdioConn struct {
 	onInit        func()          // Options.OnInitialized; nil once called
 	onEOF         func()          // Options.OnStdinClosed; nil once called
 
+	fast *fastResults // tool results waiting for the frame that answers them
+
 	buf    []byte // the next line for the SDK
 	eof    bool
 	closed bool
@@ -88,6 +90,7 @@ func newStdioConn(src io.Reader, out io.Writer, log *slog.Logger, drainTimeout t
 		cancelled:    map[string]bool{},
 		answered:     make(chan struct{}),
 		initDone:     make(chan struct{}),
+		fast:         newFastResults(),
 	}
 }
 
@@ -675,6 +678,21 @@ func (c *stdioConn) writeLine(line []byte) {
 	}
 }
 
+// writeFilled writes a frame whose tool results were put in by fastResults.fill:
+// only the SDK's own part of it (sdkFrame) needs the UTF-8 check, the results
+// are valid UTF-8 already (shape) and escaping keeps them so.
+func (c *stdioConn) writeFilled(sdkFrame, filled []byte) {
+	if !utf8.Valid(sdkFrame) {
+		c.writeLine(filled)
+		return
+	}
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	if _, err := c.out.Write(append(filled, '\n')); err != nil {
+		c.log.Warn("mcp: writing to stdout failed", "err", err)
+	}
+}
+
 // repairUTF8 replaces each byte that does not start a valid UTF-8 sequence with
 // U+FFFD, as encoding/json does for Go strings (so a repaired result reads the
 // same as any other string the SDK encodes).
@@ -768,7 +786,10 @@ func (c *stdioConn) writeFromSDK(p []byte) (int, error) {
 	c.writing += moved
 	c.mu.Unlock()
 	if suppress {
+		c.fast.forget(frame)
 		c.log.Debug("mcp: answer to a cancelled request not sent", "id", idLabel(answered[0]))
+	} else if filled, ok := c.fast.fill(frame); ok {
+		c.writeFilled(frame, filled)
 	} else {
 		c.writeLine(frame)
 	}

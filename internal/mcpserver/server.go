@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -71,6 +72,10 @@ type Options struct {
 	// answer nobody will read and that has not started (calls waiting for a tool
 	// module to compile), so the process exits promptly.
 	OnStdinClosed func()
+	// NoFastResults makes the SDK encode every tool result itself instead of the
+	// session's writer putting it into the SDK's frame (fastresult.go): the same
+	// bytes on the wire, slower; for tests and measurements.
+	NoFastResults bool
 }
 
 // Server is an MCP server over one Dispatcher. One Server may serve several
@@ -86,6 +91,9 @@ type Server struct {
 	byName  map[string]*mcp.Tool // current tools
 	web     map[string]bool      // tools whose module reads only the web (SearXNG), not memory
 	agents  map[string][]string  // tool name -> allowed_agents (absent: every client)
+
+	fast      sync.Map     // *mcp.ServerSession -> *fastResults of its connection
+	fastCalls atomic.Int64 // results handed over as placeholders (for tests)
 }
 
 // New builds a server and registers the dispatcher's current tools.
@@ -286,6 +294,19 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 
 		out, err := s.opts.Dispatcher.Call(ctx, call)
 		res, rpcErr, entry := s.shape(ctx, name, out, err)
+		if res != nil && !res.IsError {
+			if fr := s.fastResultsOf(req.Session); fr != nil {
+				// The session's writer puts the result into the SDK's frame
+				// (fastresult.go): the SDK encodes two placeholders instead.
+				result := res.StructuredContent.(json.RawMessage)
+				token := fr.put(result)
+				s.fastCalls.Add(1)
+				res = &mcp.CallToolResult{
+					Content:           []mcp.Content{&mcp.TextContent{Text: token}},
+					StructuredContent: json.RawMessage(`"` + token + `"`),
+				}
+			}
+		}
 		entry.Time = start
 		entry.Session = label
 		entry.RequestID = reqID
@@ -383,6 +404,18 @@ func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, e
 	}, nil, e
 }
 
+// fastResultsOf returns the placeholder store of ss's connection, or nil when
+// ss is not (yet) known (its results then take the SDK's own encoding).
+func (s *Server) fastResultsOf(ss *mcp.ServerSession) *fastResults {
+	if ss == nil {
+		return nil
+	}
+	if fr, ok := s.fast.Load(ss); ok {
+		return fr.(*fastResults)
+	}
+	return nil
+}
+
 // webOnly reports whether tool's module reads the web (SearXNG) and not memory.
 func (s *Server) webOnly(tool string) bool {
 	s.mu.Lock()
@@ -434,6 +467,10 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	ss, err := s.sdk.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("start MCP session: %w", err)
+	}
+	if !s.opts.NoFastResults {
+		s.fast.Store(ss, conn.fast)
+		defer s.fast.Delete(ss)
 	}
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
