@@ -686,11 +686,14 @@ func (c *stdioConn) writeFilled(sdkFrame, filled []byte) {
 		c.writeLine(filled)
 		return
 	}
+	filled = append(filled, '\n')
 	c.wmu.Lock()
-	defer c.wmu.Unlock()
-	if _, err := c.out.Write(append(filled, '\n')); err != nil {
+	_, err := c.out.Write(filled)
+	c.wmu.Unlock()
+	if err != nil {
 		c.log.Warn("mcp: writing to stdout failed", "err", err)
 	}
+	putFrameBuf(filled) // Write does not keep it (io.Writer)
 }
 
 // repairUTF8 replaces each byte that does not start a valid UTF-8 sequence with
