@@ -12,6 +12,7 @@ import (
 
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/openhuman/openhuman-core/internal/jsoncheck"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -121,9 +122,10 @@ var resultPrefix = []byte(`{"result":`)
 // decodeResponse checks the guest's CallResponse: valid JSON with exactly one of
 // result (an object) and error.
 func decodeResponse(tool string, out []byte) (*Outcome, error) {
-	// Fast path: the SDK's {"result":<object>} — one validity scan, no copy.
+	// Fast path: the SDK's {"result":<object>} — one validity scan (jsoncheck, the
+	// same verdict as json.Valid at several times its speed), no copy.
 	if r, ok := bytes.CutPrefix(out, resultPrefix); ok && len(r) > 1 && r[0] == '{' && r[len(r)-1] == '}' {
-		if r = r[:len(r)-1]; json.Valid(r) {
+		if r = r[:len(r)-1]; jsoncheck.Valid(r) {
 			return &Outcome{Result: r}, nil
 		}
 	}
