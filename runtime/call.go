@@ -87,7 +87,9 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	if err != nil {
 		err = h.explain(ctx, cctx, c.Tool, m, in, err)
 	}
-	h.pool.release(in, err == nil && in.calls < recycleCalls && in.memoryBytes() <= recycleMemory)
+	// Not made again in the background: in a tight sequence of calls the next
+	// call makes its own before that finished, and the two then stay idle.
+	h.pool.release(in, err == nil && in.calls < recycleCalls && !in.grown())
 	h.record(m, c.Tool, dur, err)
 	if err != nil {
 		return nil, err

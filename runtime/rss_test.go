@@ -192,6 +192,7 @@ func BenchmarkMixedRSS(b *testing.B) {
 	}
 	b.StopTimer()
 	b.ReportMetric(float64(failed), "tool-errors")
+	b.ReportMetric(float64(h.pool.created.Load()), "instances-made")
 	b.ReportMetric(procStatusMB(b, "VmHWM"), "VmHWM-MB")
 	b.ReportMetric(procStatusMB(b, "VmRSS"), "VmRSS-MB")
 	var linear uint64
