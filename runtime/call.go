@@ -12,6 +12,7 @@ import (
 
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/openhuman/openhuman-core/internal/jsoncheck"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -86,7 +87,9 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	if err != nil {
 		err = h.explain(ctx, cctx, c.Tool, m, in, err)
 	}
-	h.pool.release(in, err == nil && in.calls < recycleCalls && in.memoryBytes() <= recycleMemory)
+	// Not made again in the background: in a tight sequence of calls the next
+	// call makes its own before that finished, and the two then stay idle.
+	h.pool.release(in, err == nil && in.calls < recycleCalls && !in.grown())
 	h.record(m, c.Tool, dur, err)
 	if err != nil {
 		return nil, err
@@ -121,9 +124,10 @@ var resultPrefix = []byte(`{"result":`)
 // decodeResponse checks the guest's CallResponse: valid JSON with exactly one of
 // result (an object) and error.
 func decodeResponse(tool string, out []byte) (*Outcome, error) {
-	// Fast path: the SDK's {"result":<object>} — one validity scan, no copy.
+	// Fast path: the SDK's {"result":<object>} — one validity scan (jsoncheck, the
+	// same verdict as json.Valid at several times its speed), no copy.
 	if r, ok := bytes.CutPrefix(out, resultPrefix); ok && len(r) > 1 && r[0] == '{' && r[len(r)-1] == '}' {
-		if r = r[:len(r)-1]; json.Valid(r) {
+		if r = r[:len(r)-1]; jsoncheck.Valid(r) {
 			return &Outcome{Result: r}, nil
 		}
 	}

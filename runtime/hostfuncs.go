@@ -152,15 +152,44 @@ func (h *hostFuncs) dispatch(ctx context.Context, fn string, req []byte) []byte 
 		}
 	}
 	// {"ok":<res>} built directly: marshalling a HostReply would re-scan (compact)
-	// the whole encoded result once more.
-	buf := bytes.NewBuffer(make([]byte, 0, 4096))
+	// the whole encoded result once more. The buffer is reused (replyBufs): the
+	// reply is copied into guest memory and not kept.
+	buf := getReplyBuf()
 	buf.WriteString(`{"ok":`)
 	if err := json.NewEncoder(buf).Encode(res); err != nil {
+		putReplyBuf(buf)
 		return errReply(abi.CodeInternal, "encoding the %s reply: %v", fn, err)
 	}
 	out := buf.Bytes()
 	out[len(out)-1] = '}' // Encode ends the value with a newline
 	return out
+}
+
+// replyBufs recycles the buffers host replies are encoded in (a search reply
+// with its messages is 15-40 KB, grown from 4 KB by doubling on every call).
+var replyBufs = sync.Pool{New: func() any { return bytes.NewBuffer(make([]byte, 0, 16<<10)) }}
+
+// maxPooledReply is the largest reply buffer kept for reuse.
+const maxPooledReply = 1 << 20
+
+func getReplyBuf() *bytes.Buffer {
+	b := replyBufs.Get().(*bytes.Buffer)
+	b.Reset()
+	return b
+}
+
+func putReplyBuf(b *bytes.Buffer) {
+	if b.Cap() <= maxPooledReply {
+		replyBufs.Put(b)
+	}
+}
+
+// releaseReply returns the buffer of a reply dispatch encoded, once it has been
+// copied into guest memory. reply must be the slice dispatch returned.
+func releaseReply(reply []byte) {
+	if len(reply) > 0 && cap(reply) >= 16<<10 {
+		putReplyBuf(bytes.NewBuffer(reply[:0]))
+	}
 }
 
 // serve reads a request, dispatches it and counts usage.
@@ -299,6 +328,7 @@ func (h *hostFuncs) wasmFunc(fn string) api.GoModuleFunc {
 			reply = h.serve(ctx, fn, buf)
 		}
 		out, err := writeGuest(ctx, mod, reply)
+		releaseReply(reply) // copied into guest memory (or not deliverable)
 		if err != nil {
 			// The reply cannot be delivered: trap, and the instance is discarded.
 			panic(fmt.Errorf("host function %s: delivering the reply: %w", fn, err))

@@ -289,3 +289,50 @@ func TestMemoryModuleSharedInstances(t *testing.T) {
 		t.Errorf("module stats %+v, per-tool counts sum to %d", st.Stats, sum)
 	}
 }
+
+// TestGrownInstanceIsNotPooled checks that an instance whose linear memory passed
+// twice its size after _initialize is closed after its call instead of going back
+// to the pool, and that the next call gets a fresh one.
+func TestGrownInstanceIsNotPooled(t *testing.T) {
+	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))}})
+	ctx := context.Background()
+	if err := h.WaitReady(ctx); err != nil {
+		t.Fatal(err)
+	}
+	idleMemory := func() (n int, mem, init uint64) {
+		h.pool.mu.Lock()
+		defer h.pool.mu.Unlock()
+		for _, in := range h.pool.idle {
+			n++
+			mem += in.memoryBytes()
+			init += in.initMem
+		}
+		return
+	}
+	if _, err := h.Call(ctx, Call{Tool: "echo", Arguments: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	n, mem, init := idleMemory()
+	if n != 1 || init == 0 || mem > 2*init {
+		t.Fatalf("after a small call: %d idle, memory %d, initial %d; want 1 idle within twice its initial memory", n, mem, init)
+	}
+	made := h.pool.created.Load()
+	// Echoing a 0.9 MB argument takes several copies of it in the guest's heap.
+	big := []byte(`{"s":"` + strings.Repeat("x", 900<<10) + `"}`)
+	out, err := h.Call(ctx, Call{Tool: "echo", Arguments: big})
+	if err != nil || out.ToolError != nil {
+		t.Fatalf("echo of 0.9 MB: %v %+v", err, out)
+	}
+	if n, mem, _ := idleMemory(); n != 0 {
+		t.Fatalf("after a call that grew the memory: %d idle instances (%d bytes), want the grown one closed", n, mem)
+	}
+	if _, err := h.Call(ctx, Call{Tool: "echo", Arguments: []byte(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := h.pool.created.Load(); got != made+1 {
+		t.Errorf("instances made: %d after the grown one was closed, want %d", got, made+1)
+	}
+	if n, mem, init := idleMemory(); n != 1 || mem > 2*init {
+		t.Errorf("after the next call: %d idle, memory %d (initial %d)", n, mem, init)
+	}
+}

@@ -2,13 +2,20 @@ package runtime
 
 import (
 	"bufio"
+	"context"
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	goruntime "runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // rssBreakdown sums the Rss of /proc/self/smaps by mapping kind, in bytes.
@@ -111,5 +118,105 @@ func TestLimitGoMemory(t *testing.T) {
 	goruntime.ReadMemStats(&ms)
 	if got := debug.SetMemoryLimit(-1); got != limit || limit < int64(ms.HeapInuse)+32<<20 {
 		t.Fatalf("limit %d (reported %d), want ≥ heap in use %d + 32 MiB", got, limit, ms.HeapInuse)
+	}
+}
+
+// BenchmarkMixedRSS makes b.N mixed calls of the six memory tools (the mix of
+// cmd/bench: search, recall, read_chunk, browse, top_entities, list_sources)
+// through the first-party module on a store, then reports the RSS breakdown and
+// the live Go heap. The store is OH_BENCH_STORE (a chunks.db, e.g. one cmd/bench
+// -keep ingested) or the small fixture; OH_HEAPPROF=file writes a heap profile
+// of the state after the calls.
+//
+//	OH_BENCH_STORE=/tmp/oh-bench-…/ours/ws/memory_tree/chunks.db \
+//	  go test ./runtime -run '^$' -bench MixedRSS -benchtime 1000x
+func BenchmarkMixedRSS(b *testing.B) {
+	var store *memtree.Store
+	if p := os.Getenv("OH_BENCH_STORE"); p != "" {
+		s, err := memtree.OpenReadOnly(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		store = s
+	} else {
+		store = fixtureStore(b)
+	}
+	dir := filepath.Join(os.TempDir(), "openhuman-bench-wazero-cache")
+	h, _ := newHost(b, Options{Reader: store, Builtins: firstPartyBuiltins(b), CacheDir: dir})
+	ctx := context.Background()
+	if err := h.WaitReady(ctx); err != nil {
+		b.Fatal(err)
+	}
+	words := []string{"budget", "launch", "review", "meeting", "invoice", "project", "travel", "garage", "thursday", "phoenix", "subject", "water"}
+	var ids []string
+	failed := 0
+	b.ResetTimer()
+	for n := range b.N {
+		q := words[n%len(words)]
+		var c Call
+		switch n % 8 {
+		case 0, 1, 2:
+			c = Call{Tool: "memory.search", Arguments: []byte(`{"query":"` + q + `","k":10}`)}
+		case 3, 4:
+			c = Call{Tool: "memory.recall", Arguments: []byte(`{"query":"` + q + `","k":10}`)}
+		case 5:
+			if len(ids) == 0 {
+				continue
+			}
+			c = Call{Tool: "tree.read_chunk", Arguments: []byte(`{"chunk_id":"` + ids[n%len(ids)] + `"}`)}
+		case 6:
+			c = Call{Tool: "tree.browse", Arguments: []byte(`{"k":20}`)}
+		case 7:
+			c = Call{Tool: "tree.list_sources", Arguments: []byte(`{}`)}
+			if n%16 == 7 {
+				c = Call{Tool: "tree.top_entities", Arguments: []byte(`{"k":20}`)}
+			}
+		}
+		out, err := h.Call(ctx, c)
+		if err != nil {
+			b.Fatalf("%s: %v", c.Tool, err)
+		}
+		if out.ToolError != nil {
+			failed++
+			continue
+		}
+		if c.Tool == "memory.search" && len(ids) < 64 {
+			var r abi.SearchResult
+			if json.Unmarshal(out.Result, &r) == nil {
+				for _, hit := range r.Chunks {
+					ids = append(ids, hit.ID)
+				}
+			}
+		}
+	}
+	b.StopTimer()
+	b.ReportMetric(float64(failed), "tool-errors")
+	b.ReportMetric(float64(h.pool.created.Load()), "instances-made")
+	b.ReportMetric(procStatusMB(b, "VmHWM"), "VmHWM-MB")
+	b.ReportMetric(procStatusMB(b, "VmRSS"), "VmRSS-MB")
+	var linear uint64
+	h.pool.mu.Lock()
+	for _, in := range h.pool.idle {
+		linear += in.memoryBytes()
+	}
+	idle := len(h.pool.idle)
+	h.pool.mu.Unlock()
+	b.ReportMetric(float64(linear)/mib, "guest-linear-MB")
+	b.ReportMetric(float64(idle), "idle-instances")
+	reportMemory(b)
+	goruntime.GC()
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	b.ReportMetric(float64(ms.HeapAlloc)/mib, "live-heap-MB")
+	if p := os.Getenv("OH_HEAPPROF"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if err := pprof.WriteHeapProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		f.Close()
 	}
 }

@@ -769,7 +769,7 @@ func benchRSS(o options, rep *report, systems []*system, qs []string) error {
 				_, _, err = srv.call("memory.recall", map[string]any{"query": q, "k": 10})
 			case 5:
 				if len(ids) > 0 {
-					_, _, err = srv.call("tree.read_chunk", map[string]any{"id": ids[n%len(ids)]})
+					_, _, err = srv.call("tree.read_chunk", map[string]any{"chunk_id": ids[n%len(ids)]})
 				}
 			case 6:
 				_, _, err = srv.call("tree.browse", map[string]any{"k": 20})
@@ -809,14 +809,14 @@ func benchRSS(o options, rep *report, systems []*system, qs []string) error {
 func chunkIDs(res json.RawMessage) []string {
 	var r struct {
 		StructuredContent struct {
-			Hits []struct {
+			Chunks []struct {
 				ID string `json:"id"`
-			} `json:"hits"`
+			} `json:"chunks"`
 		} `json:"structuredContent"`
 	}
 	_ = json.Unmarshal(res, &r)
 	var out []string
-	for _, h := range r.StructuredContent.Hits {
+	for _, h := range r.StructuredContent.Chunks {
 		out = append(out, h.ID)
 	}
 	return out

@@ -95,6 +95,24 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 		return nil, nil, fmt.Errorf("start the tool runtime: %w", err)
 	}
 	log.Debug("tool host open", "store_ms", ms(tStore), "policy_ms", ms(tPolicy), "catalogue_ms", ms(tCatalogue), "runtime_ms", ms(time.Since(start)))
+	// What every first search reads (a connection, the chunk count, the people)
+	// loads while the modules compile, not on the first call's path; it starts
+	// with the compiles (after the initialize answer when held).
+	go func() {
+		if hold != nil {
+			select {
+			case <-hold:
+			case <-ctx.Done():
+				return
+			}
+		}
+		t := time.Now()
+		if err := store.Warm(ctx); err != nil {
+			log.Debug("warming the memory tree", "err", err)
+			return
+		}
+		log.Debug("memory tree warm", "ms", ms(time.Since(t)))
+	}()
 	// Once every module is warm, a soft Go memory limit of what is in use plus
 	// headroom keeps a busy session near its warm footprint (runtime/RATIONALE.md,
 	// "Memory"); GOMEMLIMIT in the environment wins.

@@ -14,8 +14,8 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// resultDispatcher answers every call with one fixed result, the size of a
-// 10-hit memory.search with snippets.
+// resultDispatcher answers every call with one fixed result, the shape and size of
+// a 10-hit memory.search (snippets, and each hit's messages with their text).
 type resultDispatcher struct {
 	tools  []runtime.Tool
 	result json.RawMessage
@@ -33,6 +33,12 @@ func searchResult(hits int) json.RawMessage {
 			ID: fmt.Sprintf("%032x", i), SourceKind: "email", SourceID: "email:thread-" + fmt.Sprint(i),
 			Snippet: strings.Repeat("the quarterly budget review \"draft\" was moved to Thursday; ", 6),
 			Score:   float64(hits - i), TimestampMS: 1780978494000,
+			Messages: []abi.HitMessage{
+				{Ref: fmt.Sprintf("m%06d@bench.example", i), Author: "Pavel Garcia <pavel.garcia@bench.example>", Time: "2025-12-21T06:14:54Z", TimePrecision: "ms",
+					Text: strings.Repeat("Hi Keiko,\n\nthe budget review moved to Thursday & the \"draft\" is ready.\n", 16), Truncated: true},
+				{Ref: fmt.Sprintf("m%06d@bench.example", i+1), Author: "Greta Costa <greta.costa@bench.example>", Time: "2025-12-22T18:58:54Z", TimePrecision: "ms",
+					Text: strings.Repeat("Thanks — I will bring the invoice totals.\n", 8)},
+			},
 		})
 	}
 	b, _ := json.Marshal(r)
@@ -41,12 +47,18 @@ func searchResult(hits int) json.RawMessage {
 
 // BenchmarkToolCall times one tools/call round trip through the MCP layer (line
 // filter, go-sdk, result shaping, audit) over pipes, with a dispatcher that answers
-// at once: what the server adds to the read API and the sandbox.
+// at once: what the server adds to the read API and the sandbox. "fast" is the
+// server as it runs, "sdk" with the go-sdk encoding the result itself.
 func BenchmarkToolCall(b *testing.B) {
+	b.Run("fast", func(b *testing.B) { benchToolCall(b, false) })
+	b.Run("sdk", func(b *testing.B) { benchToolCall(b, true) })
+}
+
+func benchToolCall(b *testing.B, noFast bool) {
 	d := &resultDispatcher{result: searchResult(10)}
 	f := newFake()
 	d.tools = f.tools
-	s, err := New(Options{Dispatcher: d, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	s, err := New(Options{Dispatcher: d, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), NoFastResults: noFast})
 	if err != nil {
 		b.Fatal(err)
 	}

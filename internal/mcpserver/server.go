@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -21,6 +22,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openhuman/openhuman-core/internal/audit"
+	"github.com/openhuman/openhuman-core/internal/jsoncheck"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -71,6 +73,10 @@ type Options struct {
 	// answer nobody will read and that has not started (calls waiting for a tool
 	// module to compile), so the process exits promptly.
 	OnStdinClosed func()
+	// NoFastResults makes the SDK encode every tool result itself instead of the
+	// session's writer putting it into the SDK's frame (fastresult.go): the same
+	// bytes on the wire, slower; for tests and measurements.
+	NoFastResults bool
 }
 
 // Server is an MCP server over one Dispatcher. One Server may serve several
@@ -86,6 +92,9 @@ type Server struct {
 	byName  map[string]*mcp.Tool // current tools
 	web     map[string]bool      // tools whose module reads only the web (SearXNG), not memory
 	agents  map[string][]string  // tool name -> allowed_agents (absent: every client)
+
+	fast      sync.Map     // *mcp.ServerSession -> *fastResults of its connection
+	fastCalls atomic.Int64 // results handed over as placeholders (for tests)
 }
 
 // New builds a server and registers the dispatcher's current tools.
@@ -285,7 +294,24 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		call := runtime.Call{Tool: name, Arguments: args, Client: label, RequestID: reqID}
 
 		out, err := s.opts.Dispatcher.Call(ctx, call)
-		res, rpcErr, entry := s.shape(ctx, name, out, err)
+		res, result, rpcErr, entry := s.shape(ctx, name, out, err)
+		if result != nil {
+			if fr := s.fastResultsOf(req.Session); fr != nil {
+				// The session's writer puts the result into the SDK's frame
+				// (fastresult.go): the SDK encodes two placeholders instead.
+				token := fr.put(result)
+				s.fastCalls.Add(1)
+				res = &mcp.CallToolResult{
+					Content:           []mcp.Content{&mcp.TextContent{Text: token}},
+					StructuredContent: json.RawMessage(`"` + token + `"`),
+				}
+			} else {
+				res = &mcp.CallToolResult{
+					Content:           []mcp.Content{&mcp.TextContent{Text: string(result)}},
+					StructuredContent: json.RawMessage(result),
+				}
+			}
+		}
 		entry.Time = start
 		entry.Session = label
 		entry.RequestID = reqID
@@ -310,9 +336,10 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 }
 
 // shape turns a dispatcher outcome into the MCP result (or a JSON-RPC error) and
-// the audit entry's outcome fields.
-func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, err error) (*mcp.CallToolResult, error, audit.Entry) {
-	var e audit.Entry
+// the audit entry's outcome fields. A successful call's result is returned as
+// result (compact JSON, an object, valid UTF-8), for the caller to wrap; res is
+// then nil.
+func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, err error) (res *mcp.CallToolResult, result []byte, rpcErr error, e audit.Entry) {
 	if out != nil {
 		e.ModuleSHA256 = out.ModuleSHA256
 		e.Capabilities = audit.Capabilities{HostCalls: out.Usage.HostCalls, BytesIn: out.Usage.BytesIn, BytesOut: out.Usage.BytesOut}
@@ -324,63 +351,79 @@ func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, e
 	case errors.As(err, &refusal):
 		// The policy refuses this client; the text names the entry and is safe to send.
 		e.Outcome, e.Error = audit.OutcomeError, refusal.Error()
-		return errorResult(refusal.Error()), nil, e
+		return errorResult(refusal.Error()), nil, nil, e
 	case errors.Is(err, runtime.ErrUnknownTool):
 		e.Outcome, e.Error = audit.OutcomeError, err.Error()
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}, e
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}, e
 	case err != nil && errors.Is(ctx.Err(), context.Canceled):
 		msg := fmt.Sprintf("%s was cancelled by the client", name)
 		e.Outcome, e.Error = audit.OutcomeCancelled, msg+": "+err.Error()
-		return errorResult(msg), nil, e
+		return errorResult(msg), nil, nil, e
 	case err != nil:
 		// The runtime's text (sandbox traps, exit codes, compile errors, host
 		// paths) stays in the logs; the client gets a stable message and the id.
 		e.Outcome, e.Error, e.ErrorID = audit.OutcomeError, err.Error(), audit.NewErrorID()
-		return errorResult(failureMessage(name, audit.FailureKind(err), e.ErrorID)), nil, e
+		return errorResult(failureMessage(name, audit.FailureKind(err), e.ErrorID)), nil, nil, e
 	case out == nil:
 		e.Outcome, e.Error, e.ErrorID = audit.OutcomeError, "the runtime returned no outcome", audit.NewErrorID()
-		return errorResult(failureMessage(name, audit.FailureInternal, e.ErrorID)), nil, e
+		return errorResult(failureMessage(name, audit.FailureInternal, e.ErrorID)), nil, nil, e
 	case out.ToolError != nil:
 		te := out.ToolError
 		e.Outcome, e.Error = audit.ToolErrorOutcome(te.Code), te.Message
 		switch te.Code {
 		case abi.CodeInvalidParams, abi.CodeNotFound:
 			// Written by the tool about the request: the model can act on it.
-			return errorResult(te.Message), nil, e
+			return errorResult(te.Message), nil, nil, e
 		case abi.CodeUnavailable:
 			if s.webOnly(name) {
 				// About the user's own SearXNG ("unreachable; is it running?",
 				// "add json to search.formats"): the user can act on it.
-				return errorResult(te.Message), nil, e
+				return errorResult(te.Message), nil, nil, e
 			}
 			// The memory store failed ("database disk image is malformed", "too
 			// many SQL variables"): nothing the model can act on.
 			e.ErrorID = audit.NewErrorID()
-			return errorResult(fmt.Sprintf("%s could not read the store or service it needs (error id %s); try again later, or ask the user to check the openhuman-core log", name, e.ErrorID)), nil, e
+			return errorResult(fmt.Sprintf("%s could not read the store or service it needs (error id %s); try again later, or ask the user to check the openhuman-core log", name, e.ErrorID)), nil, nil, e
 		default:
 			e.ErrorID = audit.NewErrorID()
-			return errorResult(failureMessage(name, audit.FailureInternal, e.ErrorID)), nil, e
+			return errorResult(failureMessage(name, audit.FailureInternal, e.ErrorID)), nil, nil, e
 		}
 	}
-	var buf bytes.Buffer
-	if cerr := json.Compact(&buf, out.Result); cerr != nil || buf.Len() == 0 || buf.Bytes()[0] != '{' {
+	// One pass tells valid and compact apart (jsoncheck); a result the runtime
+	// checked is valid, and a first-party one compact, so it is used as it is.
+	result = out.Result
+	valid, compact := jsoncheck.Check(result)
+	if valid && !compact {
+		var buf bytes.Buffer
+		_ = json.Compact(&buf, result) // valid: cannot fail
+		result = buf.Bytes()
+	}
+	if !valid || len(result) == 0 || result[0] != '{' {
 		msg := fmt.Sprintf("%s failed: the tool module returned a result that is not a JSON object; report this to the module's author", name)
 		e.Outcome, e.Error = audit.OutcomeError, msg
-		return errorResult(msg), nil, e
+		return errorResult(msg), nil, nil, e
 	}
 	e.Outcome = audit.OutcomeOK
 	// A module's JSON may hold strings that are not valid UTF-8. JSON text outside
 	// strings is ASCII, so replacing each invalid byte sequence with U+FFFD keeps it
 	// valid JSON; the text block and structuredContent carry the same repaired bytes.
-	result := buf.Bytes()
 	if !utf8.Valid(result) {
 		result = repairUTF8(result)
 		s.log.Warn("mcp: tool result held invalid UTF-8; replaced with U+FFFD", "tool", name)
 	}
-	return &mcp.CallToolResult{
-		Content:           []mcp.Content{&mcp.TextContent{Text: string(result)}},
-		StructuredContent: json.RawMessage(result),
-	}, nil, e
+	return nil, result, nil, e
+}
+
+// fastResultsOf returns the placeholder store of ss's connection, or nil when
+// ss is not (yet) known (its results then take the SDK's own encoding).
+func (s *Server) fastResultsOf(ss *mcp.ServerSession) *fastResults {
+	if ss == nil {
+		return nil
+	}
+	if fr, ok := s.fast.Load(ss); ok {
+		return fr.(*fastResults)
+	}
+	return nil
 }
 
 // webOnly reports whether tool's module reads the web (SearXNG) and not memory.
@@ -434,6 +477,10 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	ss, err := s.sdk.Connect(ctx, t, nil)
 	if err != nil {
 		return fmt.Errorf("start MCP session: %w", err)
+	}
+	if !s.opts.NoFastResults {
+		s.fast.Store(ss, conn.fast)
+		defer s.fast.Delete(ss)
 	}
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()

@@ -33,6 +33,23 @@ func generation(ctx context.Context, db *sql.DB) (string, error) {
 	return g.String, nil
 }
 
+// Warm loads, ahead of the first search, what every search needs and its answer
+// does not: a read connection (opening one reads the schema) and the
+// per-generation cache of chunk count, newest time and people (snapshot; its count
+// of chunks reads a whole index, which grows with the store). A server calls it
+// while its tool modules compile, so the first call does not wait for it. A store
+// whose file does not exist yet has nothing to warm. The cache is still checked
+// against the store's generation on every search, so warming early never serves a
+// stale count after an ingest.
+func (s *Store) Warm(ctx context.Context) error {
+	db, err := s.readers(ctx)
+	if err != nil || db == nil {
+		return err
+	}
+	_, err = s.snapshot(ctx, db)
+	return err
+}
+
 // snapshot returns the cache for the current generation, reloading the cheap parts
 // (chunk count, newest timestamp, people) when the store changed.
 func (s *Store) snapshot(ctx context.Context, db *sql.DB) (*dfCache, error) {
