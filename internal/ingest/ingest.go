@@ -269,9 +269,10 @@ type runner struct {
 	yield []int
 	arg   int
 	// pending holds Merge sources gathered by coalesce, by source id.
-	pending      map[string]*memtree.SourceInput
+	pending      map[string]*pendingSource
 	pendingOrder []string
 	pendingBytes int
+	touch        int // counts coalesce calls (pendingSource.touch)
 }
 
 // maxWalkDepth bounds folder nesting.
@@ -557,36 +558,128 @@ func (r *runner) source(src memtree.SourceInput) {
 // coalesceBytes bounds the chat messages the runner gathers before it writes them.
 var coalesceBytes = 16 << 20
 
+// pendingSource is a Merge source coalesce gathers: its messages so far, their size
+// (as coalesce counts it) and when a file last added to it.
+type pendingSource struct {
+	src   memtree.SourceInput
+	bytes int
+	touch int
+}
+
 // coalesce gathers the Merge sources of a run by source id (chat exports split
-// over many files put the same month of a channel in many of them) and writes them
-// when coalesceBytes of messages are waiting and at the end of the run: a month is
-// then merged with the store once per flush instead of once per file, which
-// re-chunked the whole month each time.
+// over many files put the same month of a channel in many of them), so that a month
+// is chunked and written once instead of merged with the store once per file, which
+// re-chunked the whole month on the writer each time. When coalesceBytes of messages
+// are waiting it writes the sources no file added to for the longest time until half
+// of that is left: exports come roughly in time order, so those are the months that
+// are complete, and the months still being added to stay gathered (writing them all
+// at once merged every open month with the store at each flush). The rest is written
+// at the end of the run.
 func (r *runner) coalesce(src memtree.SourceInput) {
 	if r.pending == nil {
-		r.pending = map[string]*memtree.SourceInput{}
+		r.pending = map[string]*pendingSource{}
 	}
+	r.touch++
 	p := r.pending[src.SourceID]
 	if p == nil {
-		cp := src
-		cp.Messages = append([]memtree.MessageInput(nil), src.Messages...)
-		r.pending[src.SourceID] = &cp
+		p = &pendingSource{src: src}
+		p.src.Messages = append([]memtree.MessageInput(nil), src.Messages...)
+		r.pending[src.SourceID] = p
 		r.pendingOrder = append(r.pendingOrder, src.SourceID)
 	} else {
-		p.Messages = append(p.Messages, src.Messages...)
+		p.src.Messages = append(p.src.Messages, src.Messages...)
 	}
+	p.touch = r.touch
+	r.writeEarlierMonths(context.Background(), src.SourceID)
+	n := 0
 	for _, m := range src.Messages {
-		r.pendingBytes += len(m.Text) + len(m.Author) + len(m.Ref) + 64
+		n += len(m.Text) + len(m.Author) + len(m.Ref) + 64
 	}
+	p.bytes += n
+	r.pendingBytes += n
 	if r.pendingBytes >= coalesceBytes {
-		r.flushPending(context.Background())
+		r.evictPending(context.Background(), coalesceBytes/2)
 	}
+}
+
+// writeEarlierMonths writes the gathered months of id's conversation that are
+// earlier than id's month (chatSources names a source "<conversation>/<YYYY-MM>"):
+// exports come in time order, so a conversation's next month means the earlier
+// ones are complete. A file that still brings messages of an earlier month merges
+// them with the store as any later export does: nothing is lost, it only costs
+// preparing that month again.
+func (r *runner) writeEarlierMonths(ctx context.Context, id string) {
+	conv, month, ok := splitMonth(id)
+	if !ok {
+		return
+	}
+	var done []string
+	for _, other := range r.pendingOrder {
+		if c, m, ok := splitMonth(other); ok && c == conv && m < month {
+			done = append(done, other)
+		}
+	}
+	if len(done) == 0 {
+		return
+	}
+	for _, other := range done {
+		p := r.pending[other]
+		delete(r.pending, other)
+		r.pendingBytes -= p.bytes
+		r.write(ctx, p.src)
+	}
+	order := r.pendingOrder[:0]
+	for _, x := range r.pendingOrder {
+		if r.pending[x] != nil {
+			order = append(order, x)
+		}
+	}
+	r.pendingOrder = order
+}
+
+// splitMonth splits a chat source id "<conversation>/<YYYY-MM>" (see chatSources).
+func splitMonth(id string) (conv, month string, ok bool) {
+	i := strings.LastIndexByte(id, '/')
+	if i < 0 || len(id)-i-1 != 7 || id[i+5] != '-' {
+		return "", "", false
+	}
+	for _, c := range id[i+1:] {
+		if c != '-' && (c < '0' || c > '9') {
+			return "", "", false
+		}
+	}
+	return id[:i], id[i+1:], true
+}
+
+// evictPending writes the gathered Merge sources least recently added to until at
+// most keep bytes of messages are waiting.
+func (r *runner) evictPending(ctx context.Context, keep int) {
+	lru := make([]*pendingSource, 0, len(r.pending))
+	for _, p := range r.pending {
+		lru = append(lru, p)
+	}
+	sort.Slice(lru, func(i, j int) bool { return lru[i].touch < lru[j].touch })
+	for _, p := range lru {
+		if r.pendingBytes <= keep {
+			break
+		}
+		delete(r.pending, p.src.SourceID)
+		r.pendingBytes -= p.bytes
+		r.write(ctx, p.src)
+	}
+	order := r.pendingOrder[:0]
+	for _, id := range r.pendingOrder {
+		if r.pending[id] != nil {
+			order = append(order, id)
+		}
+	}
+	r.pendingOrder = order
 }
 
 // flushPending writes the gathered Merge sources, in the order they first came.
 func (r *runner) flushPending(ctx context.Context) {
 	for _, id := range r.pendingOrder {
-		r.write(ctx, *r.pending[id])
+		r.write(ctx, r.pending[id].src)
 	}
 	r.pending, r.pendingOrder, r.pendingBytes = nil, nil, 0
 }

@@ -6,8 +6,13 @@ import (
 	"database/sql"
 	"fmt"
 	"log/slog"
+	"sort"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // A large mbox is parsed on several goroutines, but threading sees its messages in
@@ -99,5 +104,55 @@ func TestPipelineBudgetSmallerThanASource(t *testing.T) {
 	chunks, msgs := ingestAll()
 	if chunks != wantChunks || msgs != wantMsgs || msgs != 300 {
 		t.Errorf("budget of 1 byte: %d chunks, %d chat messages; unbounded: %d, %d (want 300 chat messages)", chunks, msgs, wantChunks, wantMsgs)
+	}
+}
+
+// Chat months are gathered across files and written once: a conversation's next
+// month writes its earlier months at once (they are complete when exports come in
+// time order), other conversations' months stay gathered, and when the gathered
+// messages pass coalesceBytes the months added to longest ago are written first.
+func TestCoalesceWritesCompleteMonths(t *testing.T) {
+	st := openStore(t)
+	rep := newReport(nil)
+	r := &runner{w: st, rep: rep, sum: rep.sum, times: rep.times, yield: make([]int, 1)}
+	msg := func(day int, text string) []memtree.MessageInput {
+		return []memtree.MessageInput{{Ref: text, Author: "Rosa", TimestampMS: time.Date(2026, 1, day, 9, 0, 0, 0, time.UTC).UnixMilli(), Text: text}}
+	}
+	src := func(id string, day int, text string) memtree.SourceInput {
+		return memtree.SourceInput{Kind: memtree.KindChat, SourceID: id, Title: id, Merge: true, Messages: msg(day, text)}
+	}
+	pendingIDs := func() string {
+		ids := append([]string(nil), r.pendingOrder...)
+		sort.Strings(ids)
+		return strings.Join(ids, " ")
+	}
+	r.coalesce(src("slack:ops/2026-01", 3, "alpha"))
+	r.coalesce(src("slack:dev/2026-01", 4, "beta"))
+	r.coalesce(src("slack:ops/2026-01", 5, "gamma"))
+	if got := pendingIDs(); got != "slack:dev/2026-01 slack:ops/2026-01" || rep.sum.Sources != 0 {
+		t.Fatalf("after January: pending %q, %d sources written", got, rep.sum.Sources)
+	}
+	r.coalesce(src("slack:ops/2026-02", 6, "delta"))
+	if got := pendingIDs(); got != "slack:dev/2026-01 slack:ops/2026-02" || rep.sum.Sources != 1 {
+		t.Fatalf("after ops' February: pending %q, %d sources written (want ops' January written)", got, rep.sum.Sources)
+	}
+	// Over the bound: dev's January (added to before ops' February) goes first.
+	old := coalesceBytes
+	defer func() { coalesceBytes = old }()
+	qa := src("slack:qa/2026-02", 7, "epsilon")
+	coalesceBytes = r.pendingBytes + len("epsilon") + len("Rosa") + len("epsilon") + 64 // reached with qa
+	r.coalesce(qa)
+	if got := pendingIDs(); got != "slack:qa/2026-02" || rep.sum.Sources != 3 {
+		t.Fatalf("over the bound: pending %q, %d sources written", got, rep.sum.Sources)
+	}
+	r.flushPending(context.Background())
+	if rep.sum.Sources != 4 || rep.sum.Failures != 0 {
+		t.Fatalf("%d sources written, %d failures: %v", rep.sum.Sources, rep.sum.Failures, rep.sum.Errors)
+	}
+	for _, w := range []string{"alpha", "beta", "gamma", "delta", "epsilon"} {
+		res, err := st.Search(context.Background(), abi.SearchRequest{Query: w, K: 5})
+		if err != nil || len(res.Chunks) != 1 {
+			t.Errorf("search %q: %d chunks, %v", w, len(res.Chunks), err)
+		}
 	}
 }

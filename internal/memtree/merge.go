@@ -54,7 +54,8 @@ type storedMessage struct {
 type mergeRow struct {
 	key  string // the trimmed Ref, or an anonKeyPrefix key
 	hash int64  // 63 bits of the SHA-256 of msg_json
-	row  string // the JSON array [key, ts, hash, msg_json] qUpsertMessages reads
+	ts   int64
+	msg  string // msg_json
 }
 
 // dedupeRefs keeps, of messages sharing a Ref, the last one (where it stands): within
@@ -100,11 +101,7 @@ func mergeKeys(ms []MessageInput) ([]mergeRow, error) {
 			anon[hx]++
 			key = anonKeyPrefix + hx + ":" + strconv.Itoa(anon[hx])
 		}
-		row, err := json.Marshal([]any{key, m.TimestampMS, h, string(b)})
-		if err != nil {
-			return nil, fmt.Errorf("encode message %d (ref %q): %w", i+1, m.Ref, err)
-		}
-		rows[i] = mergeRow{key: key, hash: h, row: string(row)}
+		rows[i] = mergeRow{key: key, hash: h, ts: m.TimestampMS, msg: string(b)}
 	}
 	return rows, nil
 }
@@ -146,23 +143,19 @@ func (s *Store) mergeStored(ctx context.Context, tx *sql.Tx, p *Prepared, srcRow
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read stored messages: %w", err)
 	}
-	var b strings.Builder
-	n := 0
-	b.WriteByte('[')
-	for i, r := range p.rows {
-		if same[i] {
-			continue
+	var changed []int
+	for i := range p.rows {
+		if !same[i] {
+			changed = append(changed, i)
 		}
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		b.WriteString(r.row)
-		n++
 	}
-	b.WriteByte(']')
-	if n > 0 {
-		if _, err := s.txExec(ctx, tx, qUpsertMessages, srcRow, b.String()); err != nil {
-			return nil, fmt.Errorf("store %d messages: %w", n, err)
+	if len(changed) > 0 {
+		err := qUpsertMessages.exec(ctx, s, tx, len(changed), func(i int, args []any) []any {
+			r := &p.rows[changed[i]]
+			return append(args, srcRow, r.key, r.ts, r.hash, r.msg)
+		})
+		if err != nil {
+			return nil, fmt.Errorf("store %d messages: %w", len(changed), err)
 		}
 	}
 	if len(missing) == 0 {
@@ -226,8 +219,7 @@ var (
 	qStoredMessageKeys = writerSQL(`SELECT ref, hash FROM source_messages WHERE source_rowid=?`)
 	qStoredMessages    = writerSQL(`SELECT msg_json FROM source_messages
 		WHERE source_rowid=?1 AND ref IN (SELECT value FROM json_each(?2)) ORDER BY ts, ref`)
-	qUpsertMessages = writerSQL(`INSERT INTO source_messages(source_rowid, ref, ts, hash, msg_json)
-		SELECT ?1, value->>0, value->>1, value->>2, value->>3 FROM json_each(?2) WHERE true
-		ON CONFLICT(source_rowid, ref) DO UPDATE SET ts=excluded.ts, hash=excluded.hash, msg_json=excluded.msg_json`)
+	qUpsertMessages = newMultiRow(`INSERT INTO source_messages(source_rowid, ref, ts, hash, msg_json) VALUES`, 5,
+		`ON CONFLICT(source_rowid, ref) DO UPDATE SET ts=excluded.ts, hash=excluded.hash, msg_json=excluded.msg_json`)
 	qDeleteMessages = writerSQL(`DELETE FROM source_messages WHERE source_rowid=?`)
 )

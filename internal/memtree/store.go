@@ -63,7 +63,10 @@ func Open(path string) (*Store, error) {
 	// synchronous=NORMAL in WAL mode cannot corrupt the store; on power loss (not a
 	// process crash) the last few committed sources may be lost and re-ingested.
 	p.Add("_pragma", "synchronous(NORMAL)")
-	p.Add("_pragma", "cache_size(-65536)") // 64 MiB: the indexes of a 100k-chunk store stay cached
+	// 24 MiB. Each cached page costs about twice its size in RSS (the driver allocates
+	// every page separately, rounded up to 8 KiB): 64 MiB of cache held ~130 MB of
+	// an ingest's peak RSS; measured on a 1M-record ingest, 16 MiB cost 9 % more CPU.
+	p.Add("_pragma", "cache_size(-24576)")
 	p.Add("_pragma", "temp_store(MEMORY)")
 	p.Add("_pragma", "wal_autocheckpoint(8192)") // checkpoint every ~32 MiB of WAL, not every 4 MiB
 	p.Set("_txlock", "immediate")
