@@ -376,9 +376,9 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 	// does not say is weak evidence that the query is worded unlike it: the
 	// words' absence counts in proportion to the store's vocabulary, up to
 	// everydayWords.
-	var vocab int
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM chunks_fts_vocab LIMIT ?)`, everydayWords).Scan(&vocab); err != nil {
-		return nil, nil, nil, nil, 0, fmt.Errorf("store vocabulary: %w", err)
+	vocab, err := s.storeVocab(ctx, db, snap.gen)
+	if err != nil {
+		return nil, nil, nil, nil, 0, err
 	}
 	absence := float64(vocab) / everydayWords
 	unknown := 0.0 // share of the query's words the store never says
