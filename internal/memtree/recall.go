@@ -529,8 +529,13 @@ const (
 // terms, found in rowid sets (no per-leaf bm25 query, which at 100k records made
 // this list a third of recall's time).
 func summaryChunks(ctx context.Context, db *sql.DB, snap *dfCache, expr string, terms []term, limit int) ([]abi.ChunkHit, error) {
+	// Summaries of a common word are ranked among its newest maxRanked (rankcap.go).
+	floor, err := windowFloor(ctx, db, "summaries_fts", expr, orEstimate(terms))
+	if err != nil {
+		return nil, fmt.Errorf("summary query: %w", err)
+	}
 	rows, err := db.QueryContext(ctx, `SELECT s.leaf_ids_json FROM summaries_fts
-		JOIN summaries s ON s.rowid = summaries_fts.rowid WHERE summaries_fts MATCH ? ORDER BY rank LIMIT ?`, expr, summaryHits)
+		JOIN summaries s ON s.rowid = summaries_fts.rowid WHERE summaries_fts MATCH ? AND summaries_fts.rowid >= ? ORDER BY rank LIMIT ?`, expr, floor, summaryHits)
 	if err != nil {
 		return nil, fmt.Errorf("summary query: %w", err)
 	}

@@ -425,7 +425,11 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 		cur++
 	}
 	if len(terms) > 0 {
-		hs, err := ftsChunks(ctx, db, andExpr(terms), f, k+dupSlack, nil)
+		wf, err := rankWindow(ctx, db, andExpr(terms), andEstimate(terms), f)
+		if err != nil {
+			return nil, nil, err
+		}
+		hs, err := ftsChunks(ctx, db, andExpr(terms), wf, k+dupSlack, nil)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -439,7 +443,11 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 			if !ok {
 				break
 			}
-			hs, err := ftsChunks(ctx, db, expr, f, k+dupSlack-len(out), seen)
+			wf, err := rankWindow(ctx, db, expr, orEstimate(terms), f)
+			if err != nil {
+				return nil, nil, err
+			}
+			hs, err := ftsChunks(ctx, db, expr, wf, k+dupSlack-len(out), seen)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -450,7 +458,11 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 		}
 		if len(out) < k+dupSlack && len(terms) > 1 {
 			cur = orLevel
-			hs, err := ftsChunks(ctx, db, orExpr(terms), f, k+dupSlack-len(out), seen)
+			wf, err := rankWindow(ctx, db, orExpr(terms), orEstimate(terms), f)
+			if err != nil {
+				return nil, nil, err
+			}
+			hs, err := ftsChunks(ctx, db, orExpr(terms), wf, k+dupSlack-len(out), seen)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -472,7 +484,11 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 			}
 		}
 		if len(ranked) > 0 {
-			hs, err := ftsRanked(ctx, db, orExpr(ranked), f, k+dupSlack-len(out), seen, append(append([]string{}, snipTerms...), words(orWords(ranked))...))
+			wf, err := rankWindow(ctx, db, orExpr(ranked), orEstimate(ranked), f)
+			if err != nil {
+				return nil, nil, err
+			}
+			hs, err := ftsRanked(ctx, db, orExpr(ranked), wf, k+dupSlack-len(out), seen, append(append([]string{}, snipTerms...), words(orWords(ranked))...))
 			if err != nil {
 				return nil, nil, err
 			}
