@@ -433,7 +433,11 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		// Chunks that say every query word keep a place however little literal
 		// evidence the query has overall (a rare phrase such as "rotation handover"
 		// otherwise drowned in expansions and associations).
-		exact, err := ftsChunks(ctx, db, andExpr(terms), filter{}, tune.exactN, nil)
+		wf, err := rankWindow(ctx, db, andExpr(terms), andEstimate(terms), filter{})
+		if err != nil {
+			return nil, nil, nil, nil, 0, err
+		}
+		exact, err := ftsChunks(ctx, db, andExpr(terms), wf, tune.exactN, nil)
 		if err != nil {
 			return nil, nil, nil, nil, 0, err
 		}
@@ -587,8 +591,15 @@ func summaryChunks(ctx context.Context, db *sql.DB, snap *dfCache, expr string, 
 		return nil, fmt.Errorf("summary leaves: %w", err)
 	}
 	score := map[int64]float64{}
+	cand := make([]int64, 0, len(rowOf))
+	for _, rid := range rowOf {
+		cand = append(cand, rid)
+	}
 	for _, t := range terms {
-		set, err := rowidSet(ctx, db, quoteFTS(t.Word))
+		// Only the candidate leaves are looked up in the term's posting list (a
+		// common term's first 4,000 rowids cost 3 ms a term at 169k chunks and
+		// missed the leaves past them).
+		set, err := rowidsAmong(ctx, db, quoteFTS(t.Word), cand)
 		if err != nil {
 			return nil, err
 		}
