@@ -94,6 +94,7 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 		res.Hint = EmptyHint
 		return res, nil
 	}
+	ctx = withFTSMemo(ctx)
 	lead, tail, lists, stems, rho, err := s.lexicalLists(ctx, db, snap, query, req.K)
 	if err != nil {
 		return nil, fmt.Errorf("recall %q: %w", query, err)

@@ -61,6 +61,14 @@ func ftsChunks(ctx context.Context, db *sql.DB, expr string, f filter, limit int
 func ftsRanked(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool, plain []string) ([]abi.ChunkHit, error) {
 	// ORDER BY rank lets FTS5 sort before the outer query steps, so snippet() runs
 	// only for the rows returned.
+	memo := memoOf(ctx)
+	var key string
+	if memo != nil && len(skip) == 0 && plain == nil {
+		key = memoKey(expr, f)
+		if hs, ok := memo.get(key, limit); ok {
+			return hs, nil
+		}
+	}
 	snip := `snippet(chunks_fts, 0, '', '', '…', 40)`
 	if plain != nil {
 		snip = `substr(c.text, 1, 2000)`
@@ -96,7 +104,13 @@ func ftsRanked(ctx context.Context, db *sql.DB, expr string, f filter, limit int
 			break
 		}
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("full-text query: %w", err)
+	}
+	if key != "" {
+		memo.put(key, limit, out)
+	}
+	return out, nil
 }
 
 // recentChunks lists chunks under filter f newest first, skipping ids in skip.
