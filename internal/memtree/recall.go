@@ -94,6 +94,7 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 		res.Hint = EmptyHint
 		return res, nil
 	}
+	ctx = withFTSMemo(ctx)
 	lead, tail, lists, stems, rho, err := s.lexicalLists(ctx, db, snap, query, req.K)
 	if err != nil {
 		return nil, fmt.Errorf("recall %q: %w", query, err)
@@ -376,9 +377,9 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 	// does not say is weak evidence that the query is worded unlike it: the
 	// words' absence counts in proportion to the store's vocabulary, up to
 	// everydayWords.
-	var vocab int
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM chunks_fts_vocab LIMIT ?)`, everydayWords).Scan(&vocab); err != nil {
-		return nil, nil, nil, nil, 0, fmt.Errorf("store vocabulary: %w", err)
+	vocab, err := s.storeVocab(ctx, db, snap.gen)
+	if err != nil {
+		return nil, nil, nil, nil, 0, err
 	}
 	absence := float64(vocab) / everydayWords
 	unknown := 0.0 // share of the query's words the store never says
@@ -433,7 +434,11 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		// Chunks that say every query word keep a place however little literal
 		// evidence the query has overall (a rare phrase such as "rotation handover"
 		// otherwise drowned in expansions and associations).
-		exact, err := ftsChunks(ctx, db, andExpr(terms), filter{}, tune.exactN, nil)
+		wf, err := rankWindow(ctx, db, andExpr(terms), andEstimate(terms), filter{})
+		if err != nil {
+			return nil, nil, nil, nil, 0, err
+		}
+		exact, err := ftsChunks(ctx, db, andExpr(terms), wf, tune.exactN, nil)
 		if err != nil {
 			return nil, nil, nil, nil, 0, err
 		}
@@ -529,8 +534,13 @@ const (
 // terms, found in rowid sets (no per-leaf bm25 query, which at 100k records made
 // this list a third of recall's time).
 func summaryChunks(ctx context.Context, db *sql.DB, snap *dfCache, expr string, terms []term, limit int) ([]abi.ChunkHit, error) {
+	// Summaries of a common word are ranked among its newest maxRanked (rankcap.go).
+	floor, err := windowFloor(ctx, db, "summaries_fts", expr, orEstimate(terms))
+	if err != nil {
+		return nil, fmt.Errorf("summary query: %w", err)
+	}
 	rows, err := db.QueryContext(ctx, `SELECT s.leaf_ids_json FROM summaries_fts
-		JOIN summaries s ON s.rowid = summaries_fts.rowid WHERE summaries_fts MATCH ? ORDER BY rank LIMIT ?`, expr, summaryHits)
+		JOIN summaries s ON s.rowid = summaries_fts.rowid WHERE summaries_fts MATCH ? AND summaries_fts.rowid >= ? ORDER BY rank LIMIT ?`, expr, floor, summaryHits)
 	if err != nil {
 		return nil, fmt.Errorf("summary query: %w", err)
 	}
@@ -582,8 +592,15 @@ func summaryChunks(ctx context.Context, db *sql.DB, snap *dfCache, expr string, 
 		return nil, fmt.Errorf("summary leaves: %w", err)
 	}
 	score := map[int64]float64{}
+	cand := make([]int64, 0, len(rowOf))
+	for _, rid := range rowOf {
+		cand = append(cand, rid)
+	}
 	for _, t := range terms {
-		set, err := rowidSet(ctx, db, quoteFTS(t.Word))
+		// Only the candidate leaves are looked up in the term's posting list (a
+		// common term's first 4,000 rowids cost 3 ms a term at 169k chunks and
+		// missed the leaves past them).
+		set, err := rowidsAmong(ctx, db, quoteFTS(t.Word), cand)
 		if err != nil {
 			return nil, err
 		}

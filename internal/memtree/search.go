@@ -61,6 +61,14 @@ func ftsChunks(ctx context.Context, db *sql.DB, expr string, f filter, limit int
 func ftsRanked(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool, plain []string) ([]abi.ChunkHit, error) {
 	// ORDER BY rank lets FTS5 sort before the outer query steps, so snippet() runs
 	// only for the rows returned.
+	memo := memoOf(ctx)
+	var key string
+	if memo != nil && len(skip) == 0 && plain == nil {
+		key = memoKey(expr, f)
+		if hs, ok := memo.get(key, limit); ok {
+			return hs, nil
+		}
+	}
 	snip := `snippet(chunks_fts, 0, '', '', '…', 40)`
 	if plain != nil {
 		snip = `substr(c.text, 1, 2000)`
@@ -96,7 +104,13 @@ func ftsRanked(ctx context.Context, db *sql.DB, expr string, f filter, limit int
 			break
 		}
 	}
-	return out, rows.Err()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("full-text query: %w", err)
+	}
+	if key != "" {
+		memo.put(key, limit, out)
+	}
+	return out, nil
 }
 
 // recentChunks lists chunks under filter f newest first, skipping ids in skip.
@@ -425,7 +439,11 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 		cur++
 	}
 	if len(terms) > 0 {
-		hs, err := ftsChunks(ctx, db, andExpr(terms), f, k+dupSlack, nil)
+		wf, err := rankWindow(ctx, db, andExpr(terms), andEstimate(terms), f)
+		if err != nil {
+			return nil, nil, err
+		}
+		hs, err := ftsChunks(ctx, db, andExpr(terms), wf, k+dupSlack, nil)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -439,7 +457,11 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 			if !ok {
 				break
 			}
-			hs, err := ftsChunks(ctx, db, expr, f, k+dupSlack-len(out), seen)
+			wf, err := rankWindow(ctx, db, expr, orEstimate(terms), f)
+			if err != nil {
+				return nil, nil, err
+			}
+			hs, err := ftsChunks(ctx, db, expr, wf, k+dupSlack-len(out), seen)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -450,7 +472,11 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 		}
 		if len(out) < k+dupSlack && len(terms) > 1 {
 			cur = orLevel
-			hs, err := ftsChunks(ctx, db, orExpr(terms), f, k+dupSlack-len(out), seen)
+			wf, err := rankWindow(ctx, db, orExpr(terms), orEstimate(terms), f)
+			if err != nil {
+				return nil, nil, err
+			}
+			hs, err := ftsChunks(ctx, db, orExpr(terms), wf, k+dupSlack-len(out), seen)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -472,7 +498,11 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 			}
 		}
 		if len(ranked) > 0 {
-			hs, err := ftsRanked(ctx, db, orExpr(ranked), f, k+dupSlack-len(out), seen, append(append([]string{}, snipTerms...), words(orWords(ranked))...))
+			wf, err := rankWindow(ctx, db, orExpr(ranked), orEstimate(ranked), f)
+			if err != nil {
+				return nil, nil, err
+			}
+			hs, err := ftsRanked(ctx, db, orExpr(ranked), wf, k+dupSlack-len(out), seen, append(append([]string{}, snipTerms...), words(orWords(ranked))...))
 			if err != nil {
 				return nil, nil, err
 			}

@@ -39,6 +39,7 @@ type Store struct {
 
 	dfc dfCache
 	bc  browseCache
+	rc  retrievalCache
 }
 
 // dsn builds a modernc DSN for path with the given extra query parameters.
