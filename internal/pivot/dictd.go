@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -60,8 +61,8 @@ func Read(ctx context.Context, base string) (*Dictionary, error) {
 		ts   []string
 	}
 	var recs []rec
-	err = scan(ctx, base, func(line int32, head string, ts []string) {
-		recs = append(recs, rec{line, head, ts})
+	err = scan(ctx, base, func(line int32, head []byte, ts []string) {
+		recs = append(recs, rec{line, string(head), ts})
 	})
 	if err != nil {
 		return nil, err
@@ -86,28 +87,39 @@ func parseName(base string) (name, from, to string, err error) {
 }
 
 // indexEntry is one line of a dictd index: where its headword's entry lies in the
-// data file.
+// data file. The headword is heads[head:head+headLen] of the index's headwords.
 type indexEntry struct {
-	off  int64
-	n    int64
-	line int32
-	head string
+	off     int64
+	n       uint32
+	line    int32
+	head    uint32
+	headLen uint32
 }
+
+// dictIndex is a dictd index read compactly: its headwords in one array.
+type dictIndex struct {
+	entries []indexEntry
+	heads   []byte
+}
+
+func (x *dictIndex) head(e indexEntry) []byte { return x.heads[e.head : e.head+e.headLen] }
 
 // scan calls fn with each entry of the dictd database at base: its index line
 // number (from 1), its lowercased headword and its translations. It reads the index
 // first, then decompresses the data once, front to back, calling fn in the order
 // the entries lie in the data (FreeDict's index is sorted by headword, its data is
 // not), so neither the whole text nor all entries are ever held.
-func scan(ctx context.Context, base string, fn func(line int32, head string, ts []string)) error {
+// The headword is valid until fn returns.
+func scan(ctx context.Context, base string, fn func(line int32, head []byte, ts []string)) error {
 	index, dataPath, ok := Files(base)
 	if !ok {
 		return fmt.Errorf("dictionary %s: needs %s.index and %s.dict.dz (or .dict)", base, base, base)
 	}
-	entries, err := readIndex(ctx, index)
+	x, err := readIndex(ctx, index)
 	if err != nil {
 		return err
 	}
+	entries := x.entries
 	slices.SortStableFunc(entries, func(a, b indexEntry) int { return cmp.Compare(a.off, b.off) })
 
 	f, err := os.Open(dataPath)
@@ -131,13 +143,13 @@ func scan(ctx context.Context, base string, fn func(line int32, head string, ts 
 				return err
 			}
 		}
-		b, err := w.get(e.off, e.n)
+		b, err := w.get(e.off, int64(e.n))
 		if errors.Is(err, errPastEnd) {
 			// Name the first index line that runs past the end, as a reader
 			// going down the index would.
 			bad := e
 			for _, o := range entries[i:] {
-				if o.off+o.n > w.total && o.line < bad.line {
+				if o.off+int64(o.n) > w.total && o.line < bad.line {
 					bad = o
 				}
 			}
@@ -146,7 +158,7 @@ func scan(ctx context.Context, base string, fn func(line int32, head string, ts 
 		if err != nil {
 			return fmt.Errorf("dictionary data %s: %w", dataPath, err)
 		}
-		fn(e.line, e.head, translations(b))
+		fn(e.line, x.head(e), translations(b))
 	}
 	// Read to the end, so that a damaged file fails its checksum as before.
 	if _, err := io.Copy(io.Discard, r); err != nil {
@@ -157,13 +169,18 @@ func scan(ctx context.Context, base string, fn func(line int32, head string, ts 
 
 // readIndex reads a dictd index, leaving out the database's own entries
 // (00-database-info and the like).
-func readIndex(ctx context.Context, index string) ([]indexEntry, error) {
+func readIndex(ctx context.Context, index string) (*dictIndex, error) {
 	f, err := os.Open(index)
 	if err != nil {
 		return nil, fmt.Errorf("dictionary index: %w", err)
 	}
 	defer f.Close()
-	var out []indexEntry
+	out := &dictIndex{}
+	if fi, err := f.Stat(); err == nil {
+		// FreeDict's lines average about 25 bytes, half of it the headword.
+		out.entries = make([]indexEntry, 0, fi.Size()/24+16)
+		out.heads = make([]byte, 0, fi.Size()/2+16)
+	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for line := int32(1); sc.Scan(); line++ {
@@ -179,16 +196,22 @@ func readIndex(ctx context.Context, index string) ([]indexEntry, error) {
 			return nil, fmt.Errorf("dictionary index %s line %d: want headword, offset and length separated by tabs", index, line)
 		}
 		l, _, _ := bytes.Cut(rest, []byte("\t"))
-		head := string(bytes.ToLower(bytes.TrimSpace(h)))
-		if head == "" || strings.HasPrefix(head, "00-database") || strings.HasPrefix(head, "00database") {
+		start := len(out.heads)
+		out.heads = appendLower(out.heads, bytes.TrimSpace(h))
+		head := out.heads[start:]
+		if len(head) == 0 || bytes.HasPrefix(head, []byte("00-database")) || bytes.HasPrefix(head, []byte("00database")) {
+			out.heads = out.heads[:start]
 			continue
 		}
-		off, err1 := decode64(string(o))
-		n, err2 := decode64(string(l))
+		off, err1 := decode64(o)
+		n, err2 := decode64(l)
 		if err := errors.Join(err1, err2); err != nil {
 			return nil, fmt.Errorf("dictionary index %s line %d: %w", index, line, err)
 		}
-		out = append(out, indexEntry{off: off, n: n, line: line, head: head})
+		if n > math.MaxUint32 || len(out.heads) > math.MaxUint32 {
+			return nil, fmt.Errorf("dictionary index %s line %d: entry or index too large", index, line)
+		}
+		out.entries = append(out.entries, indexEntry{off: off, n: uint32(n), line: line, head: uint32(start), headLen: uint32(len(head))})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("dictionary index %s: %w", index, err)
@@ -252,10 +275,26 @@ func (w *window) get(off, n int64) ([]byte, error) {
 	return w.buf[:n], nil
 }
 
+// appendLower appends b lowercased, as bytes.ToLower would give it.
+func appendLower(dst, b []byte) []byte {
+	for _, c := range b {
+		if c >= 0x80 {
+			return append(dst, bytes.ToLower(b)...)
+		}
+	}
+	for _, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
+}
+
 // decode64 decodes dictd's base64 numbers (most significant digit first).
-func decode64(s string) (int64, error) {
+func decode64(s []byte) (int64, error) {
 	const digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-	if s == "" || len(s) > 10 {
+	if len(s) == 0 || len(s) > 10 {
 		return 0, fmt.Errorf("bad base64 number %q", s)
 	}
 	var n int64

@@ -62,8 +62,8 @@ func oldRead(ctx context.Context, base string) (*Dictionary, error) {
 		if head == "" || strings.HasPrefix(head, "00-database") || strings.HasPrefix(head, "00database") {
 			continue
 		}
-		off, err1 := decode64(fields[1])
-		n, err2 := decode64(fields[2])
+		off, err1 := decode64([]byte(fields[1]))
+		n, err2 := decode64([]byte(fields[2]))
 		if err := errors.Join(err1, err2); err != nil {
 			return nil, err
 		}

@@ -73,7 +73,7 @@ func Build(ctx context.Context, dicts ...*Dictionary) ([]Entry, error) {
 					return nil, err
 				}
 			}
-			b.add(0, head, d.Entries[head])
+			b.add(0, []byte(head), d.Entries[head])
 		}
 	}
 	return b.Finish(ctx)
@@ -148,23 +148,24 @@ func (b *Builder) begin(from, to string) bool {
 
 // englishID returns the id of English word w, adding it; ok is false when w is
 // not in the English vocabulary kept.
-func (b *Builder) englishID(w string) (int32, bool) {
-	if id, ok := b.eID[w]; ok {
+func englishID[T ~string | ~[]byte](b *Builder, w T) (int32, bool) {
+	if id, ok := b.eID[string(w)]; ok {
 		return id, true
 	}
-	if !english.MatchString(w) {
+	s := string(w)
+	if !english.MatchString(s) {
 		return 0, false
 	}
 	id := int32(len(b.eWords))
-	b.eID[w] = id
-	b.eWords = append(b.eWords, w)
+	b.eID[s] = id
+	b.eWords = append(b.eWords, s)
 	return id, true
 }
 
 // foreignID returns the id of foreign word w of the current dictionary's other
 // language, adding it with at as where it was met (or moving its first place
 // earlier).
-func (b *Builder) foreignID(w string, at place) int32 {
+func foreignID[T ~string | ~[]byte](b *Builder, w T, at place) int32 {
 	b.key = append(append(append(b.key[:0], b.other...), ':'), w...)
 	if id, ok := b.fID[string(b.key)]; ok {
 		if b.before(at, b.fFirst[id], id) {
@@ -217,9 +218,9 @@ func (b *Builder) foreignWord(id int32) string {
 }
 
 // add adds one dictionary entry: its index line, headword and translations.
-func (b *Builder) add(line int32, head string, ts []string) {
+func (b *Builder) add(line int32, head []byte, ts []string) {
 	if b.enHead {
-		e, ok := b.englishID(head)
+		e, ok := englishID(b, head)
 		if !ok {
 			return
 		}
@@ -229,18 +230,18 @@ func (b *Builder) add(line int32, head string, ts []string) {
 		for _, t := range ts {
 			at := place{dict: b.dict, head: e, line: line, pos: b.nextPos[e]}
 			b.nextPos[e]++
-			b.pairs = append(b.pairs, uint64(e)<<32|uint64(b.foreignID(t, at)))
+			b.pairs = append(b.pairs, uint64(e)<<32|uint64(foreignID(b, t, at)))
 		}
 		return
 	}
 	f := int32(-1)
 	for _, t := range ts {
-		e, ok := b.englishID(t)
+		e, ok := englishID(b, t)
 		if !ok {
 			continue
 		}
 		if f < 0 {
-			f = b.foreignID(head, place{dict: b.dict, head: -1})
+			f = foreignID(b, head, place{dict: b.dict, head: -1})
 		}
 		b.pairs = append(b.pairs, uint64(e)<<32|uint64(f))
 	}
