@@ -115,7 +115,8 @@ func NewBuilder() *Builder {
 // ReadDictionary adds the dictd database at base (a path without extension whose
 // name ends in a language pair, "freedict-eng-deu"), reading it one entry at a
 // time. A dictionary that does not translate English to or from another language
-// is left out. Errors name the file and, for a bad index line, its number.
+// is left out. Errors name the file and, for a bad index line, its number; after
+// one, the Builder holds part of the dictionary and is not to be finished.
 func (b *Builder) ReadDictionary(ctx context.Context, base string) error {
 	_, from, to, err := parseName(base)
 	if err != nil {
