@@ -3,14 +3,17 @@ package pivot
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 )
 
@@ -44,87 +47,254 @@ func Files(base string) (index, data string, ok bool) {
 	return "", "", false
 }
 
-// Read reads the dictd database at base. Its name must end in a language pair
+// Read reads the dictd database at base whole. Its name must end in a language pair
 // ("freedict-eng-deu"). Errors name the file and, for a bad index line, its number.
+// Building a table does not need it: Builder.ReadDictionary streams the files.
 func Read(ctx context.Context, base string) (*Dictionary, error) {
-	name := filepath.Base(base)
-	m := namePair.FindStringSubmatch(name)
-	if m == nil {
-		return nil, fmt.Errorf("dictionary %s: the name does not end in a language pair such as eng-deu", base)
-	}
-	index, dataPath, ok := Files(base)
-	if !ok {
-		return nil, fmt.Errorf("dictionary %s: needs %s.index and %s.dict.dz (or .dict)", base, base, base)
-	}
-	data, err := readData(dataPath)
+	name, from, to, err := parseName(base)
 	if err != nil {
 		return nil, err
 	}
+	type rec struct {
+		line int32
+		head string
+		ts   []string
+	}
+	var recs []rec
+	err = scan(ctx, base, func(line int32, head []byte, ts []string) {
+		recs = append(recs, rec{line, string(head), ts})
+	})
+	if err != nil {
+		return nil, err
+	}
+	// A headword on several index lines gets their translations in index order.
+	slices.SortFunc(recs, func(a, b rec) int { return cmp.Compare(a.line, b.line) })
+	d := &Dictionary{Name: name, From: from, To: to, Entries: map[string][]string{}}
+	for _, r := range recs {
+		d.Entries[r.head] = append(d.Entries[r.head], r.ts...)
+	}
+	return d, nil
+}
+
+// parseName returns the database name of base and the languages it ends in.
+func parseName(base string) (name, from, to string, err error) {
+	name = filepath.Base(base)
+	m := namePair.FindStringSubmatch(name)
+	if m == nil {
+		return "", "", "", fmt.Errorf("dictionary %s: the name does not end in a language pair such as eng-deu", base)
+	}
+	return name, m[1], m[2], nil
+}
+
+// indexEntry is one line of a dictd index: where its headword's entry lies in the
+// data file. The headword is heads[head:head+headLen] of the index's headwords.
+type indexEntry struct {
+	off     int64
+	n       uint32
+	line    int32
+	head    uint32
+	headLen uint32
+}
+
+// dictIndex is a dictd index read compactly: its headwords in one array.
+type dictIndex struct {
+	entries []indexEntry
+	heads   []byte
+}
+
+func (x *dictIndex) head(e indexEntry) []byte { return x.heads[e.head : e.head+e.headLen] }
+
+// scan calls fn with each entry of the dictd database at base: its index line
+// number (from 1), its lowercased headword and its translations. It reads the index
+// first, then decompresses the data once, front to back, calling fn in the order
+// the entries lie in the data (FreeDict's index is sorted by headword, its data is
+// not), so neither the whole text nor all entries are ever held.
+// The headword is valid until fn returns.
+func scan(ctx context.Context, base string, fn func(line int32, head []byte, ts []string)) error {
+	index, dataPath, ok := Files(base)
+	if !ok {
+		return fmt.Errorf("dictionary %s: needs %s.index and %s.dict.dz (or .dict)", base, base, base)
+	}
+	x, err := readIndex(ctx, index)
+	if err != nil {
+		return err
+	}
+	entries := x.entries
+	slices.SortStableFunc(entries, func(a, b indexEntry) int { return cmp.Compare(a.off, b.off) })
+
+	f, err := os.Open(dataPath)
+	if err != nil {
+		return fmt.Errorf("dictionary data: %w", err)
+	}
+	defer f.Close()
+	var r io.Reader = bufio.NewReaderSize(f, 256<<10)
+	if strings.HasSuffix(dataPath, ".dz") {
+		z, err := gzip.NewReader(r)
+		if err != nil {
+			return fmt.Errorf("dictionary data %s: %w", dataPath, err)
+		}
+		defer z.Close()
+		r = z
+	}
+	w := &window{r: r}
+	for i, e := range entries {
+		if i%4096 == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+		}
+		b, err := w.get(e.off, int64(e.n))
+		if errors.Is(err, errPastEnd) {
+			// Name the first index line that runs past the end, as a reader
+			// going down the index would.
+			bad := e
+			for _, o := range entries[i:] {
+				if o.off+int64(o.n) > w.total && o.line < bad.line {
+					bad = o
+				}
+			}
+			return fmt.Errorf("dictionary index %s line %d: entry at byte %d, length %d, runs past the end of %s (%d bytes)", index, bad.line, bad.off, bad.n, dataPath, w.total)
+		}
+		if err != nil {
+			return fmt.Errorf("dictionary data %s: %w", dataPath, err)
+		}
+		fn(e.line, x.head(e), translations(b))
+	}
+	// Read to the end, so that a damaged file fails its checksum as before.
+	if _, err := io.Copy(io.Discard, r); err != nil {
+		return fmt.Errorf("dictionary data %s: %w", dataPath, err)
+	}
+	return nil
+}
+
+// readIndex reads a dictd index, leaving out the database's own entries
+// (00-database-info and the like).
+func readIndex(ctx context.Context, index string) (*dictIndex, error) {
 	f, err := os.Open(index)
 	if err != nil {
 		return nil, fmt.Errorf("dictionary index: %w", err)
 	}
 	defer f.Close()
-	d := &Dictionary{Name: name, From: m[1], To: m[2], Entries: map[string][]string{}}
+	out := &dictIndex{}
+	if fi, err := f.Stat(); err == nil {
+		// FreeDict's lines average about 25 bytes, half of it the headword.
+		out.entries = make([]indexEntry, 0, fi.Size()/24+16)
+		out.heads = make([]byte, 0, fi.Size()/2+16)
+	}
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
-	for line := 1; sc.Scan(); line++ {
+	for line := int32(1); sc.Scan(); line++ {
 		if line%4096 == 0 {
 			if err := ctx.Err(); err != nil {
 				return nil, err
 			}
 		}
-		fields := strings.Split(sc.Text(), "\t")
-		if len(fields) < 3 {
+		text := sc.Bytes()
+		h, rest, ok1 := bytes.Cut(text, []byte("\t"))
+		o, rest, ok2 := bytes.Cut(rest, []byte("\t"))
+		if !ok1 || !ok2 {
 			return nil, fmt.Errorf("dictionary index %s line %d: want headword, offset and length separated by tabs", index, line)
 		}
-		head := strings.ToLower(strings.TrimSpace(fields[0]))
-		if head == "" || strings.HasPrefix(head, "00-database") || strings.HasPrefix(head, "00database") {
+		l, _, _ := bytes.Cut(rest, []byte("\t"))
+		start := len(out.heads)
+		out.heads = appendLower(out.heads, bytes.TrimSpace(h))
+		head := out.heads[start:]
+		if len(head) == 0 || bytes.HasPrefix(head, []byte("00-database")) || bytes.HasPrefix(head, []byte("00database")) {
+			out.heads = out.heads[:start]
 			continue
 		}
-		off, err1 := decode64(fields[1])
-		n, err2 := decode64(fields[2])
+		off, err1 := decode64(o)
+		n, err2 := decode64(l)
 		if err := errors.Join(err1, err2); err != nil {
 			return nil, fmt.Errorf("dictionary index %s line %d: %w", index, line, err)
 		}
-		if off+n > int64(len(data)) || n < 0 {
-			return nil, fmt.Errorf("dictionary index %s line %d: entry at byte %d, length %d, runs past the end of %s (%d bytes)", index, line, off, n, dataPath, len(data))
+		if n > math.MaxUint32 || len(out.heads) > math.MaxUint32 {
+			return nil, fmt.Errorf("dictionary index %s line %d: entry or index too large", index, line)
 		}
-		d.Entries[head] = append(d.Entries[head], translations(data[off:off+n])...)
+		out.entries = append(out.entries, indexEntry{off: off, n: uint32(n), line: line, head: uint32(start), headLen: uint32(len(head))})
 	}
 	if err := sc.Err(); err != nil {
 		return nil, fmt.Errorf("dictionary index %s: %w", index, err)
 	}
-	return d, nil
+	return out, nil
 }
 
-// readData reads a dictd data file, decompressing a .dz (dictzip is gzip).
-func readData(path string) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("dictionary data: %w", err)
+// errPastEnd says an entry runs past the end of the data.
+var errPastEnd = errors.New("past the end of the data")
+
+// window holds the part of a data stream from the entry being read on: entries
+// are asked for in order of offset, and what lies before is dropped.
+type window struct {
+	r     io.Reader
+	buf   []byte
+	start int64 // the offset of buf[0]
+	eof   bool
+	total int64 // the stream's length, once eof
+}
+
+// get returns the n bytes at off, which must not be before the offset asked for
+// last. They are valid until the next call.
+func (w *window) get(off, n int64) ([]byte, error) {
+	if off < w.start {
+		return nil, fmt.Errorf("entry at byte %d asked for after byte %d", off, w.start)
 	}
-	defer f.Close()
-	var r io.Reader = bufio.NewReaderSize(f, 1<<20)
-	if strings.HasSuffix(path, ".dz") {
-		z, err := gzip.NewReader(r)
-		if err != nil {
-			return nil, fmt.Errorf("dictionary data %s: %w", path, err)
+	if end := w.start + int64(len(w.buf)); off >= end {
+		w.buf = w.buf[:0]
+		if skip := off - end; skip > 0 {
+			m, err := io.CopyN(io.Discard, w.r, skip)
+			if err == io.EOF {
+				w.eof, w.total = true, end+m
+				return nil, errPastEnd
+			}
+			if err != nil {
+				return nil, err
+			}
 		}
-		defer z.Close()
-		r = z
+	} else {
+		k := copy(w.buf, w.buf[off-w.start:])
+		w.buf = w.buf[:k]
 	}
-	b, err := io.ReadAll(r)
-	if err != nil {
-		return nil, fmt.Errorf("dictionary data %s: %w", path, err)
+	w.start = off
+	for int64(len(w.buf)) < n {
+		if w.eof {
+			return nil, errPastEnd
+		}
+		if cap(w.buf)-len(w.buf) < 32<<10 {
+			w.buf = slices.Grow(w.buf, max(64<<10, cap(w.buf)))
+		}
+		m, err := w.r.Read(w.buf[len(w.buf):cap(w.buf)])
+		w.buf = w.buf[:len(w.buf)+m]
+		if err == io.EOF {
+			w.eof, w.total = true, w.start+int64(len(w.buf))
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
 	}
-	return b, nil
+	return w.buf[:n], nil
+}
+
+// appendLower appends b lowercased, as bytes.ToLower would give it.
+func appendLower(dst, b []byte) []byte {
+	for _, c := range b {
+		if c >= 0x80 {
+			return append(dst, bytes.ToLower(b)...)
+		}
+	}
+	for _, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }
 
 // decode64 decodes dictd's base64 numbers (most significant digit first).
-func decode64(s string) (int64, error) {
+func decode64(s []byte) (int64, error) {
 	const digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/"
-	if s == "" || len(s) > 10 {
+	if len(s) == 0 || len(s) > 10 {
 		return 0, fmt.Errorf("bad base64 number %q", s)
 	}
 	var n int64

@@ -11,12 +11,14 @@
 package pivot
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"maps"
 	"regexp"
 	"slices"
 	"sort"
+	"strings"
 )
 
 // Paraphrase is one English paraphrase of a word with a weight in (0, 1]: 1 for the
@@ -53,70 +55,225 @@ var english = regexp.MustCompile(`^[a-z][a-z'-]*( [a-z][a-z'-]*)?$`)
 // score for a paraphrase p is the probability of reaching p by a random step to one
 // of the word's translations (those with at most maxFanOut English translations)
 // and a random step back to English. Entries are sorted by word.
+//
+// Build needs the dictionaries read whole; a Builder reads them one entry at a
+// time and gives the same table.
 func Build(ctx context.Context, dicts ...*Dictionary) ([]Entry, error) {
-	eID := map[string]int32{}
-	var eWords []string
-	fID := map[string]int32{}
-	var pairs []uint64 // english id << 32 | foreign id
-	idOf := func(m map[string]int32, s string, list *[]string) int32 {
-		if id, ok := m[s]; ok {
-			return id
-		}
-		id := int32(len(m))
-		m[s] = id
-		if list != nil {
-			*list = append(*list, s)
-		}
-		return id
-	}
-	used := 0
+	b := NewBuilder()
 	for _, d := range dicts {
-		var other string
-		enHead := false
-		switch {
-		case d.From == "eng" && d.To != "eng":
-			other, enHead = d.To, true
-		case d.To == "eng" && d.From != "eng":
-			other = d.From
-		default:
+		if !b.begin(d.From, d.To) {
 			continue
 		}
-		used++
-		// Sorted, so that ids, and with them the order of floating-point sums, do
-		// not depend on map order: the table is the same on every run.
+		// Sorted, so that the order of floating-point sums does not depend on
+		// map order: the table is the same on every run.
 		heads := slices.Sorted(maps.Keys(d.Entries))
 		for n, head := range heads {
-			ts := d.Entries[head]
 			if n%8192 == 0 {
 				if err := ctx.Err(); err != nil {
 					return nil, err
 				}
 			}
-			if enHead {
-				if !english.MatchString(head) {
-					continue
-				}
-				e := idOf(eID, head, &eWords)
-				for _, t := range ts {
-					pairs = append(pairs, uint64(e)<<32|uint64(idOf(fID, other+":"+t, nil)))
-				}
-				continue
-			}
-			f := idOf(fID, other+":"+head, nil)
-			for _, t := range ts {
-				if english.MatchString(t) {
-					pairs = append(pairs, uint64(idOf(eID, t, &eWords))<<32|uint64(f))
-				}
-			}
+			b.add(0, []byte(head), d.Entries[head])
 		}
 	}
-	if used == 0 {
+	return b.Finish(ctx)
+}
+
+// Builder builds the table of Build from dictionaries fed to it one entry at a
+// time, keeping only interned words and their (English, foreign) pairs.
+type Builder struct {
+	eID    map[string]int32
+	eWords []string
+	fID    map[string]int32
+	fWords []string
+	// fFirst is where each foreign word was first met in the order Build reads
+	// (dictionary, headword, index line, place among the translations): ids
+	// are renumbered in that order at Finish, so that sums are added in the same
+	// order, to the same last bit, however the entries came in.
+	fFirst []place
+	pairs  []uint64 // english id << 32 | foreign id
+	key    []byte
+
+	dict    int32 // the ordinal of the current dictionary, from 1
+	other   string
+	enHead  bool
+	nextPos []int32 // per English headword id, translations seen so far in this dictionary
+}
+
+// place is where a foreign word is first met; head is an English word's id when
+// the dictionary's headwords are English, else unused (the foreign word is the
+// headword).
+type place struct {
+	dict, head, line, pos int32
+}
+
+// NewBuilder returns an empty Builder.
+func NewBuilder() *Builder {
+	return &Builder{eID: map[string]int32{}, fID: map[string]int32{}}
+}
+
+// ReadDictionary adds the dictd database at base (a path without extension whose
+// name ends in a language pair, "freedict-eng-deu"), reading it one entry at a
+// time. A dictionary that does not translate English to or from another language
+// is left out. Errors name the file and, for a bad index line, its number; after
+// one, the Builder holds part of the dictionary and is not to be finished.
+func (b *Builder) ReadDictionary(ctx context.Context, base string) error {
+	_, from, to, err := parseName(base)
+	if err != nil {
+		return err
+	}
+	if !b.begin(from, to) {
+		if _, _, ok := Files(base); !ok {
+			return fmt.Errorf("dictionary %s: needs %s.index and %s.dict.dz (or .dict)", base, base, base)
+		}
+		return nil
+	}
+	return scan(ctx, base, b.add)
+}
+
+// begin starts a dictionary from language from to language to, and says whether
+// it is used.
+func (b *Builder) begin(from, to string) bool {
+	switch {
+	case from == "eng" && to != "eng":
+		b.other, b.enHead = to, true
+	case to == "eng" && from != "eng":
+		b.other, b.enHead = from, false
+	default:
+		return false
+	}
+	b.dict++
+	b.nextPos = b.nextPos[:0]
+	return true
+}
+
+// englishID returns the id of English word w, adding it; ok is false when w is
+// not in the English vocabulary kept.
+func englishID[T ~string | ~[]byte](b *Builder, w T) (int32, bool) {
+	if id, ok := b.eID[string(w)]; ok {
+		return id, true
+	}
+	s := string(w)
+	if !english.MatchString(s) {
+		return 0, false
+	}
+	id := int32(len(b.eWords))
+	b.eID[s] = id
+	b.eWords = append(b.eWords, s)
+	return id, true
+}
+
+// foreignID returns the id of foreign word w of the current dictionary's other
+// language, adding it with at as where it was met (or moving its first place
+// earlier).
+func foreignID[T ~string | ~[]byte](b *Builder, w T, at place) int32 {
+	b.key = append(append(append(b.key[:0], b.other...), ':'), w...)
+	if id, ok := b.fID[string(b.key)]; ok {
+		if b.before(at, b.fFirst[id], id) {
+			b.fFirst[id] = at
+		}
+		return id
+	}
+	id := int32(len(b.fWords))
+	k := string(b.key)
+	b.fID[k] = id
+	b.fWords = append(b.fWords, k)
+	b.fFirst = append(b.fFirst, at)
+	return id
+}
+
+// before says whether place x comes before place y (of foreign word id y) in the
+// order Build reads entries: by dictionary, then headword, line, translation.
+func (b *Builder) before(x, y place, yID int32) bool {
+	return b.comparePlaces(x, -1, y, yID) < 0
+}
+
+// comparePlaces orders two places; xID and yID are the foreign words' ids (-1 for
+// one not yet added: its headword is then in b.key).
+func (b *Builder) comparePlaces(x place, xID int32, y place, yID int32) int {
+	if c := cmp.Compare(x.dict, y.dict); c != 0 {
+		return c
+	}
+	var hx, hy string
+	if x.head >= 0 {
+		hx, hy = b.eWords[x.head], b.eWords[y.head]
+	} else {
+		// The headword is the foreign word; all of one dictionary's foreign
+		// words have the same language prefix.
+		hx, hy = b.foreignWord(xID), b.foreignWord(yID)
+	}
+	if c := strings.Compare(hx, hy); c != 0 {
+		return c
+	}
+	if c := cmp.Compare(x.line, y.line); c != 0 {
+		return c
+	}
+	return cmp.Compare(x.pos, y.pos)
+}
+
+func (b *Builder) foreignWord(id int32) string {
+	if id < 0 {
+		return string(b.key)
+	}
+	return b.fWords[id]
+}
+
+// add adds one dictionary entry: its index line, headword and translations.
+func (b *Builder) add(line int32, head []byte, ts []string) {
+	if b.enHead {
+		e, ok := englishID(b, head)
+		if !ok {
+			return
+		}
+		for int(e) >= len(b.nextPos) {
+			b.nextPos = append(b.nextPos, 0)
+		}
+		for _, t := range ts {
+			at := place{dict: b.dict, head: e, line: line, pos: b.nextPos[e]}
+			b.nextPos[e]++
+			b.pairs = append(b.pairs, uint64(e)<<32|uint64(foreignID(b, t, at)))
+		}
+		return
+	}
+	f := int32(-1)
+	for _, t := range ts {
+		e, ok := englishID(b, t)
+		if !ok {
+			continue
+		}
+		if f < 0 {
+			f = foreignID(b, head, place{dict: b.dict, head: -1})
+		}
+		b.pairs = append(b.pairs, uint64(e)<<32|uint64(f))
+	}
+}
+
+// Finish returns the table of everything added. The Builder is spent.
+func (b *Builder) Finish(ctx context.Context) ([]Entry, error) {
+	if b.dict == 0 {
 		return nil, fmt.Errorf("pivot: no dictionary translates English to or from another language")
 	}
+	// Renumber the foreign words in the order Build first meets them.
+	order := make([]int32, len(b.fWords))
+	for i := range order {
+		order[i] = int32(i)
+	}
+	slices.SortFunc(order, func(x, y int32) int { return b.comparePlaces(b.fFirst[x], x, b.fFirst[y], y) })
+	renum := make([]int32, len(order))
+	for n, id := range order {
+		renum[id] = int32(n)
+	}
+	nForeign := len(order)
+	pairs := b.pairs
+	for i, p := range pairs {
+		pairs[i] = p&^0xffffffff | uint64(renum[int32(p)])
+	}
+	eWords := b.eWords
+	*b = Builder{}
 	slices.Sort(pairs)
 	pairs = slices.Compact(pairs)
 	e2f := csr(len(eWords), pairs, func(p uint64) (int32, int32) { return int32(p >> 32), int32(p) })
-	f2e := csr(len(fID), pairs, func(p uint64) (int32, int32) { return int32(p), int32(p >> 32) })
+	f2e := csr(nForeign, pairs, func(p uint64) (int32, int32) { return int32(p), int32(p >> 32) })
 
 	// kept[e] is how many of e's translations pass maxFanOut.
 	kept := make([]int32, len(eWords))

@@ -2,6 +2,7 @@ package pivot
 
 import (
 	"context"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -144,13 +145,20 @@ func TestReadReportsBadDictionaries(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			_, err := Read(ctx, c.setup())
+			base := c.setup()
+			_, err := Read(ctx, base)
 			if err == nil {
 				t.Fatal("Read succeeded")
 			}
-			for _, w := range c.want {
-				if !strings.Contains(err.Error(), w) {
-					t.Errorf("error %q does not say %q", err, w)
+			err2 := NewBuilder().ReadDictionary(ctx, base)
+			if err2 == nil {
+				t.Fatal("Builder.ReadDictionary succeeded")
+			}
+			for _, err := range []error{err, err2} {
+				for _, w := range c.want {
+					if !strings.Contains(err.Error(), w) {
+						t.Errorf("error %q does not say %q", err, w)
+					}
 				}
 			}
 		})
@@ -195,9 +203,117 @@ func copyFile(t *testing.T, from, to string) {
 	}
 }
 
+// buildStreaming builds the table of the dictionaries at bases with a Builder.
+func buildStreaming(t *testing.T, bases ...string) []Entry {
+	t.Helper()
+	ctx := context.Background()
+	b := NewBuilder()
+	for _, base := range bases {
+		if err := b.ReadDictionary(ctx, base); err != nil {
+			t.Fatal(err)
+		}
+	}
+	entries, err := b.Finish(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
+// buildOld builds the table of the dictionaries at bases the way it was built
+// before the Builder: each read whole, then pivoted.
+func buildOld(t *testing.T, bases ...string) []Entry {
+	t.Helper()
+	ctx := context.Background()
+	var dicts []*Dictionary
+	for _, base := range bases {
+		d, err := oldRead(ctx, base)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dicts = append(dicts, d)
+	}
+	entries, err := oldBuild(ctx, dicts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return entries
+}
+
+// reverseIndex rewrites the index of the database at base with its lines in
+// reverse order, so that the data is no longer in index order (as in FreeDict,
+// whose index is sorted and whose data is not).
+func reverseIndex(t *testing.T, base string) {
+	t.Helper()
+	b, err := os.ReadFile(base + ".index")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	slices.Reverse(lines)
+	if err := os.WriteFile(base+".index", []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The Builder reads the dictionaries one entry at a time, in data order, and
+// gives the very table of the old whole-dictionary path, weights equal to the last
+// bit: on random dictionaries whose headwords recur on several index lines, whose
+// words have many shared translations (so that sums of three and more terms are
+// common) and whose index is not in data order.
+func TestBuilderGivesTheOldTable(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 7))
+	word := func(prefix string, n int) string {
+		return prefix + string(rune('a'+n%26)) + string(rune('a'+n/26%26))
+	}
+	for round := range 6 {
+		dir := t.TempDir()
+		var en, de []string
+		for range 500 {
+			var ts []string
+			for range 1 + rng.IntN(3) {
+				ts = append(ts, strings.ToUpper(word("w", rng.IntN(200)))+" <fem>")
+			}
+			en = append(en, word("e", rng.IntN(250))+"\n"+strings.Join(ts, ", ")+"\n")
+		}
+		for range 300 {
+			var ts []string
+			for range 1 + rng.IntN(3) {
+				ts = append(ts, word("e", rng.IntN(270)))
+			}
+			if rng.IntN(10) == 0 {
+				ts = append(ts, "not English 1")
+			}
+			de = append(de, word("w", rng.IntN(220))+"\n"+strings.Join(ts, "; ")+"\n")
+		}
+		enDeu := pivottest.WriteDictd(t, dir, "freedict-eng-deu", en)
+		deuEn := pivottest.WriteDictd(t, dir, "freedict-deu-eng", de)
+		if round%2 == 1 {
+			reverseIndex(t, enDeu)
+			reverseIndex(t, deuEn)
+		}
+		bases := []string{enDeu, deuEn}
+		if round >= 4 {
+			bases = []string{deuEn, enDeu}
+		}
+		want := buildOld(t, bases...)
+		if len(want) < 50 {
+			t.Fatalf("round %d: only %d words have paraphrases; the test dictionaries are too thin", round, len(want))
+		}
+		if got := buildStreaming(t, bases...); !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: the Builder's table differs from the old one (%d and %d words)", round, len(got), len(want))
+		}
+		_, got, _ := readAndBuild(t, 1, bases...)
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("round %d: Build's table differs from the old one", round)
+		}
+	}
+}
+
 // On the real FreeDict English-German dictionaries (Debian's dict-freedict-eng-deu
 // and dict-freedict-deu-eng; .ci/run installs them), the pairs the generated
-// corpus's paraphrase queries need and WordNet does not give.
+// corpus's paraphrase queries need and WordNet does not give; and, unless -short,
+// the table equals the one of the old whole-dictionary path entry for entry.
 func TestFreeDictEnglishGerman(t *testing.T) {
 	bases := []string{"/usr/share/dictd/freedict-eng-deu", "/usr/share/dictd/freedict-deu-eng"}
 	for _, b := range bases {
@@ -205,14 +321,34 @@ func TestFreeDictEnglishGerman(t *testing.T) {
 			t.Skipf("%s is not installed (apt-get install dict-freedict-eng-deu dict-freedict-deu-eng): the real dictionaries are not checked", b)
 		}
 	}
-	_, entries, table := readAndBuild(t, 100000, bases...)
+	entries := buildStreaming(t, bases...)
+	if len(entries) < 100000 {
+		t.Fatalf("only %d words have paraphrases", len(entries))
+	}
 	t.Logf("%d words have paraphrases", len(entries))
+	table := map[string][]Paraphrase{}
+	for _, e := range entries {
+		table[e.Word] = e.Paraphrases
+	}
 	for word, want := range map[string]string{
 		"certificate": "cert", "guideline": "policy", "tire": "tyre", "ballot": "vote",
 		"bookstore": "bookshop", "excursion": "outing", "reservation": "booking", "notebook": "laptop",
 	} {
 		if !slices.ContainsFunc(table[word], func(p Paraphrase) bool { return p.Term == want }) {
 			t.Errorf("%s → %+v; want %s among them", word, table[word], want)
+		}
+	}
+	if testing.Short() {
+		t.Log("-short: the table is not compared with the old path's")
+		return
+	}
+	old := buildOld(t, bases...)
+	if len(old) != len(entries) {
+		t.Fatalf("the old path gives %d words, the Builder %d", len(old), len(entries))
+	}
+	for i := range old {
+		if !reflect.DeepEqual(old[i], entries[i]) {
+			t.Fatalf("entry %d: the old path gives %+v, the Builder %+v", i, old[i], entries[i])
 		}
 	}
 }
