@@ -68,7 +68,7 @@ dictionary files change.`,
 			stderr := cmd.ErrOrStderr()
 			prevLimit := debug.SetMemoryLimit(ingestMemoryLimit())
 			sum, runErr := ingest.Run(ctx, store, args, ingest.Options{Kind: kind, Progress: stderr, Logger: log})
-			debug.SetMemoryLimit(prevLimit) // the paraphrase build below needs far more
+			debug.SetMemoryLimit(prevLimit) // ingest.Paraphrases below sets its own limit
 			// Every line about one input first, the summary line last: also after
 			// Ctrl-C and after a paraphrase or embedder failure, which count as
 			// failures so that "0 failures" never goes with exit status 1.
