@@ -336,10 +336,22 @@ func (m *module) doCompile(ctx context.Context) error {
 	if m.manifest.ABI == abi.ExtismVersion {
 		return m.compileExtism(ctx)
 	}
-	rt := wazero.NewRuntimeWithConfig(ctx, m.runtimeConfigFor(false))
-	fail := func(err error) error {
-		_ = rt.Close(ctx)
+	rt, cm, err := m.linkAndCompile(ctx, false)
+	if err != nil {
 		return err
+	}
+	return m.keep(ctx, rt, cm, nil)
+}
+
+// linkAndCompile makes a runtime for the module (the interpreter when interp, the
+// optimizing compiler otherwise: the same limits either way), links WASI and the
+// granted host functions and compiles the module's code; on an error the runtime
+// is closed.
+func (m *module) linkAndCompile(ctx context.Context, interp bool) (wazero.Runtime, wazero.CompiledModule, error) {
+	rt := wazero.NewRuntimeWithConfig(ctx, m.runtimeConfigFor(interp))
+	fail := func(err error) (wazero.Runtime, wazero.CompiledModule, error) {
+		_ = rt.Close(ctx)
+		return nil, nil, err
 	}
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
 		return fail(fmt.Errorf("linking WASI: %w", err))
@@ -349,9 +361,13 @@ func (m *module) doCompile(ctx context.Context) error {
 	}
 	cm, err := rt.CompileModule(ctx, m.code())
 	if err != nil {
-		return fail(fmt.Errorf("compiling %s: %w", m.info.Name, err))
+		what := m.info.Name
+		if interp {
+			what += " for the interpreter"
+		}
+		return fail(fmt.Errorf("compiling %s: %w", what, err))
 	}
-	return m.keep(ctx, rt, cm, nil)
+	return rt, cm, nil
 }
 
 // memoryLimitPages is the linear memory limit in 64 KiB pages.

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
-	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -154,20 +153,9 @@ func (m *module) engine() string {
 // context done, WASI and granted host functions as the compiled tier (only the
 // engine differs), kept in m.interp unless boundedCompile abandoned it.
 func (m *module) doCompileInterp(ctx context.Context) error {
-	rt := wazero.NewRuntimeWithConfig(ctx, m.runtimeConfigFor(true))
-	fail := func(err error) error {
-		_ = rt.Close(ctx)
-		return err
-	}
-	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
-		return fail(fmt.Errorf("linking WASI: %w", err))
-	}
-	if err := m.funcs.instantiateHostModule(ctx, rt, m.grant.Capabilities); err != nil {
-		return fail(fmt.Errorf("linking host functions: %w", err))
-	}
-	cm, err := rt.CompileModule(ctx, m.code())
+	rt, cm, err := m.linkAndCompile(ctx, true)
 	if err != nil {
-		return fail(fmt.Errorf("compiling %s for the interpreter: %w", m.info.Name, err))
+		return err
 	}
 	m.mu.Lock()
 	if !m.abandoned {
