@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -149,5 +151,74 @@ func TestHoldDelaysCompiling(t *testing.T) {
 	}
 	if n := loads.Load(); n != 1 {
 		t.Fatalf("closing a host still holding loaded its module (%d loads in all, want 1): it must close without compiling", n)
+	}
+}
+
+// A lazily loaded builtin is unpacked once per cache: the first start keeps the
+// decompressed copy in the cache directory and the next reads it instead of
+// calling Load. A copy that is corrupt (its sha256 is not the pinned one) is
+// ignored and named at debug level, the embedded module is unpacked instead, the
+// start does not fail, and the copy is rewritten.
+func TestLazyBuiltinUnpackedCopyInCache(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	wasm := echoModule(t, "")
+	start := func(want int32) string {
+		t.Helper()
+		var loads atomic.Int32
+		h, logs := newHost(t, Options{CacheDir: dir, Engine: EngineCompiled,
+			Builtins: []BuiltinModule{lazyBuiltin(t, "echo.wasm", wasm, &loads, nil)}})
+		mustResult(t, h, "echo", `{"x":1}`, nil)
+		h.Close(context.Background())
+		if n := loads.Load(); n != want {
+			t.Fatalf("Load called %d times, want %d\n%s", n, want, logs.String())
+		}
+		return logs.String()
+	}
+	start(1)
+	copyPath := filepath.Join(dir, unpackedPrefix+"echo.wasm-"+digest(wasm))
+	kept, err := os.ReadFile(copyPath)
+	if err != nil || !bytes.Equal(kept, wasm) {
+		t.Fatalf("the first start kept no exact copy at %s: %v", copyPath, err)
+	}
+	auth, err := openCacheAuth(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if removed, err := auth.verify(); err != nil || removed != 0 {
+		t.Fatalf("the cache's MAC check removed %d entries (%v); the copy is not an entry", removed, err)
+	}
+	if log := start(0); strings.Contains(log, "ignoring the cached copy") {
+		t.Fatalf("a good copy was ignored:\n%s", log)
+	}
+
+	corrupt := bytes.Clone(wasm)
+	corrupt[len(corrupt)/2] ^= 0xff
+	if err := os.WriteFile(copyPath, corrupt, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	log := start(1)
+	var named bool
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, `"level":"DEBUG"`) && strings.Contains(l, "ignoring the cached copy") && strings.Contains(l, "echo.wasm") && strings.Contains(l, "is not the pinned one") {
+			named = true
+		}
+	}
+	if !named || len(warnings(log)) != 0 {
+		t.Fatalf("a corrupt copy was not named at debug level (or warned about):\n%s", log)
+	}
+	if kept, err := os.ReadFile(copyPath); err != nil || !bytes.Equal(kept, wasm) {
+		t.Fatalf("the corrupt copy was not replaced by the unpacked module: %v", err)
+	}
+	// A copy of another build of the module is removed when a new one is kept.
+	stale := filepath.Join(dir, unpackedPrefix+"echo.wasm-"+strings.Repeat("0", 64))
+	if err := os.WriteFile(stale, []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(copyPath); err != nil {
+		t.Fatal(err)
+	}
+	start(1)
+	if _, err := os.Stat(stale); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the copy of another build is still there: %v", err)
 	}
 }
