@@ -1,7 +1,9 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
+	"errors"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -163,5 +165,71 @@ func TestUnusableCacheEntryIsRecompiled(t *testing.T) {
 	_, log := startWithCache(t, dir)
 	if w := warnings(log); len(w) != 1 || !strings.Contains(w[0], "compiling in memory") {
 		t.Errorf("want one warning about compiling in memory, got %q", w)
+	}
+}
+
+// An entry's stamp spares a later start reading it only while the entry is the
+// file that was checked: contents changed in place (same size, modification time
+// set back) change its inode change time, fail the stamp, are read, fail the MAC
+// and are deleted; a stamp that is not the MAC of the entry's metadata is
+// ignored (the entry is read, checked, and stamped again).
+func TestCacheStampTracksTheEntry(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	h, _ := startWithCache(t, dir)
+	h.Close(context.Background())
+	a, err := openCacheAuth(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := cacheEntries(t, dir)
+	stamps := map[string][]byte{}
+	for _, p := range entries {
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rel, _ := filepath.Rel(dir, p)
+		stamp, err := os.ReadFile(p + cacheStampExt)
+		if err != nil || !bytes.Equal(stamp, a.stampOf(rel, fi)) {
+			t.Fatalf("entry %s has no valid stamp after its compile signed it: %v", p, err)
+		}
+		stamps[p] = stamp
+		// A forged stamp is ignored: the entry is read, passes its MAC and is stamped again.
+		if err := os.WriteFile(p+cacheStampExt, make([]byte, len(stamp)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if removed, err := a.verify(); err != nil || removed != 0 {
+		t.Fatalf("verify removed %d good entries: %v", removed, err)
+	}
+	for _, p := range entries {
+		if stamp, _ := os.ReadFile(p + cacheStampExt); !bytes.Equal(stamp, stamps[p]) {
+			t.Fatalf("entry %s was not stamped again after its check", p)
+		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		data[len(data)/2] ^= 0xff
+		if err := os.WriteFile(p, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(p, fi.ModTime(), fi.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if removed, err := a.verify(); err != nil || removed != len(entries) {
+		t.Fatalf("verify removed %d of %d entries changed in place (%v)", removed, len(entries), err)
+	}
+	for _, p := range entries {
+		for _, f := range []string{p, p + cacheMACExt, p + cacheStampExt} {
+			if _, err := os.Lstat(f); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("%s is still there: %v", f, err)
+			}
+		}
 	}
 }

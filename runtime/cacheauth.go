@@ -21,7 +21,11 @@ import (
 const (
 	cacheKeyName = ".openhuman-cache.key"
 	cacheMACExt  = ".oh-mac"
-	cacheKeySize = 32
+	// cacheStampExt names an entry's stamp (stampOf): the MAC of its path and
+	// file metadata, written once its contents were checked, so that a later start
+	// checks the metadata instead of reading and hashing the contents again.
+	cacheStampExt = ".oh-stamp"
+	cacheKeySize  = 32
 	// compiledMarkerPrefix + a module's sha256 names the file listing the cache
 	// entries its compile wrote (markCompiled): with them present, the module is
 	// loaded from the cache rather than served interpreted first (tier.go).
@@ -93,7 +97,7 @@ func (a *cacheAuth) entries(fn func(path, rel string) error) error {
 			return err
 		}
 		name := d.Name()
-		if d.IsDir() || name == cacheKeyName || strings.HasSuffix(name, cacheMACExt) || strings.HasSuffix(name, ".tmp") || strings.HasPrefix(name, ".write-probe-") || strings.HasPrefix(name, compiledMarkerPrefix) || strings.HasPrefix(name, unpackedPrefix) {
+		if d.IsDir() || name == cacheKeyName || strings.HasSuffix(name, cacheMACExt) || strings.HasSuffix(name, cacheStampExt) || strings.HasSuffix(name, ".tmp") || strings.HasPrefix(name, ".write-probe-") || strings.HasPrefix(name, compiledMarkerPrefix) || strings.HasPrefix(name, unpackedPrefix) {
 			return nil
 		}
 		rel, err := filepath.Rel(a.dir, p)
@@ -106,6 +110,17 @@ func (a *cacheAuth) entries(fn func(path, rel string) error) error {
 
 // verify deletes every entry that is not a regular file with a valid MAC and
 // returns how many it deleted.
+//
+// An entry whose stamp matches its metadata is not read: its contents were
+// checked against its MAC by an earlier start (or signed by the compile that
+// wrote them) and have not been written since. Sound because the stamp is a MAC
+// under the cache key (it cannot be made for other metadata without the key,
+// which also signs entries) and it covers the inode's change time, which every
+// write, truncation, rename or chmod of the file sets to the current time and no
+// unprivileged process can set back; a file replaced by another gets another
+// inode or change time. What it no longer catches is what the filesystem does
+// not record: bytes changed under it (a failing disk, a write to the raw
+// device) — the same trust the binary's own code gets from the disk.
 func (a *cacheAuth) verify() (int, error) {
 	removed := 0
 	err := a.entries(func(p, rel string) error {
@@ -114,20 +129,63 @@ func (a *cacheAuth) verify() (int, error) {
 			return err
 		}
 		if fi.Mode().IsRegular() {
+			stamp := a.stampOf(rel, fi)
+			if old, err := os.ReadFile(p + cacheStampExt); err == nil && stamp != nil && hmac.Equal(old, stamp) {
+				if _, err := os.Lstat(p + cacheMACExt); err == nil {
+					return nil
+				}
+			}
 			data, derr := os.ReadFile(p)
 			sum, serr := os.ReadFile(p + cacheMACExt)
 			if derr == nil && serr == nil && hmac.Equal(sum, a.mac(rel, data)) {
+				a.writeStamp(p, stamp)
 				return nil
 			}
 		}
 		removed++
 		_ = os.Remove(p + cacheMACExt)
+		_ = os.Remove(p + cacheStampExt)
 		if err := os.Remove(p); err != nil {
 			return fmt.Errorf("removing the unauthenticated cache entry %s: %w", p, err)
 		}
 		return nil
 	})
 	return removed, err
+}
+
+// stampOf is the MAC of an entry's path and the metadata that any change of its
+// contents changes (device, inode, size, modification and change times), or nil
+// when the platform gives no such metadata (the entry is then always read).
+// fi must be taken before the contents it vouches for are read.
+func (a *cacheAuth) stampOf(rel string, fi fs.FileInfo) []byte {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	ctime, ok := statCtimeNanos(st)
+	if !ok {
+		return nil
+	}
+	meta := fmt.Sprintf("stamp\x00%s\x00%d %d %d %d %d", rel, uint64(st.Dev), uint64(st.Ino), fi.Size(), fi.ModTime().UnixNano(), ctime)
+	h := hmac.New(sha256.New, a.key)
+	h.Write([]byte(meta))
+	return h.Sum(nil)
+}
+
+// writeStamp records stamp for the entry at p (nothing for a nil stamp). A
+// failure only means the next start reads the entry again.
+func (a *cacheAuth) writeStamp(p string, stamp []byte) {
+	if stamp == nil {
+		return
+	}
+	tmp := p + cacheStampExt + ".tmp"
+	if err := os.WriteFile(tmp, stamp, 0o600); err != nil {
+		_ = os.Remove(tmp)
+		return
+	}
+	if err := os.Rename(tmp, p+cacheStampExt); err != nil {
+		_ = os.Remove(tmp)
+	}
 }
 
 // sign writes the MAC of every entry that has none (entries wazero wrote in this
@@ -140,6 +198,10 @@ func (a *cacheAuth) sign() ([]string, error) {
 		if _, err := os.Lstat(p + cacheMACExt); err == nil {
 			return nil
 		}
+		fi, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
 		data, err := os.ReadFile(p)
 		if err != nil {
 			return err
@@ -150,6 +212,9 @@ func (a *cacheAuth) sign() ([]string, error) {
 		}
 		if err := os.Rename(tmp, p+cacheMACExt); err != nil {
 			return fmt.Errorf("writing the MAC of cache entry %s: %w", p, err)
+		}
+		if fi.Mode().IsRegular() {
+			a.writeStamp(p, a.stampOf(rel, fi))
 		}
 		signed = append(signed, rel)
 		return nil
