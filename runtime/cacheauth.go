@@ -97,7 +97,7 @@ func (a *cacheAuth) entries(fn func(path, rel string) error) error {
 			return err
 		}
 		name := d.Name()
-		if d.IsDir() || name == cacheKeyName || strings.HasSuffix(name, cacheMACExt) || strings.HasSuffix(name, cacheStampExt) || strings.HasSuffix(name, ".tmp") || strings.HasPrefix(name, ".write-probe-") || strings.HasPrefix(name, compiledMarkerPrefix) || strings.HasPrefix(name, unpackedPrefix) {
+		if d.IsDir() || name == cacheKeyName || strings.HasSuffix(name, cacheMACExt) || strings.HasSuffix(name, cacheStampExt) || strings.HasSuffix(name, ".tmp") || strings.HasPrefix(name, ".write-probe-") || strings.HasPrefix(name, compiledMarkerPrefix) || strings.HasPrefix(name, unpackedPrefix) || strings.HasPrefix(name, gatePrefix) {
 			return nil
 		}
 		rel, err := filepath.Rel(a.dir, p)

@@ -222,3 +222,41 @@ func TestLazyBuiltinUnpackedCopyInCache(t *testing.T) {
 		t.Fatalf("the copy of another build is still there: %v", err)
 	}
 }
+
+// The static gate runs once per binary, digest and grant: a later start with the
+// same grant skips it (its MAC'd record says it passed), one with another grant,
+// or with a record that is not the MAC this binary and grant give, runs it again.
+func TestLazyBuiltinGateVerdictIsRecorded(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	wasm := echoModule(t, "")
+	start := func(pol *policy.Policy, wantRuns int32) {
+		t.Helper()
+		var loads atomic.Int32
+		before := gateRuns.Load()
+		h, logs := newHost(t, Options{CacheDir: dir, Engine: EngineCompiled, Policy: pol,
+			Builtins: []BuiltinModule{lazyBuiltin(t, "echo.wasm", wasm, &loads, nil)}})
+		mustResult(t, h, "echo", `{"x":1}`, nil)
+		h.Close(context.Background())
+		if n := gateRuns.Load() - before; n != wantRuns {
+			t.Fatalf("the static gate ran %d times, want %d\n%s", n, wantRuns, logs.String())
+		}
+	}
+	start(nil, 1)
+	record := filepath.Join(dir, gatePrefix+digest(wasm))
+	first, err := os.ReadFile(record)
+	if err != nil {
+		t.Fatalf("no record of the gate's verdict: %v", err)
+	}
+	start(nil, 0)
+	other := policy.Default("")
+	other.Defaults.TimeoutMS++
+	start(other, 1) // another grant: checked again, and recorded for it
+	if again, _ := os.ReadFile(record); bytes.Equal(again, first) {
+		t.Fatal("the record was not rewritten for the other grant")
+	}
+	start(other, 0)
+	if err := os.WriteFile(record, make([]byte, len(first)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	start(other, 1) // a forged record is not trusted
+}
