@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -127,17 +128,51 @@ func (h *Host) cachedModule(name, sha string) []byte {
 		h.logger.Debug("ignoring the cached copy of a first-party module: not a regular file of a plausible size; unpacking the embedded one", "module", name, "path", path, "mode", fi.Mode().String(), "bytes", fi.Size())
 		return nil
 	}
-	wasm, err := os.ReadFile(path)
+	wasm, after, err := readWithStat(path)
 	if err != nil {
 		h.logger.Debug("ignoring the cached copy of a first-party module: unreadable; unpacking the embedded one", "module", name, "path", path, "err", err)
 		return nil
+	}
+	// A copy whose stamp (the MAC of its path, which names the digest, and its
+	// metadata after the read) was written when its sha256 was last checked has
+	// not been written since: it is not hashed again (the soundness argument of
+	// the cache entries' stamps, cacheauth.go verify).
+	a, rel := h.cacheAuth, filepath.Base(path)
+	stamp := a.stampOf(rel, after)
+	if old, err := os.ReadFile(path + cacheStampExt); err == nil && stamp != nil && hmac.Equal(old, stamp) {
+		return wasm
 	}
 	sum := sha256.Sum256(wasm)
 	if got := hex.EncodeToString(sum[:]); got != sha {
 		h.logger.Debug("ignoring the cached copy of a first-party module: its sha256 is not the pinned one; unpacking the embedded one", "module", name, "path", path, "sha256", got, "pinned", sha)
 		return nil
 	}
+	if before := a.stampOf(rel, fi); before != nil && bytes.Equal(before, stamp) {
+		a.writeStamp(path, stamp) // not written to while it was read and hashed
+	}
 	return wasm
+}
+
+// readWithStat reads the file at path and returns its metadata taken after the
+// read (a write before that changes its change time).
+func readWithStat(path string) ([]byte, os.FileInfo, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxUnpackedBytes+1))
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if int64(len(data)) != fi.Size() {
+		return nil, nil, fmt.Errorf("%s changed while it was read", path)
+	}
+	return data, fi, nil
 }
 
 // maxUnpackedBytes bounds the cached copy of a module read back (the embedded
@@ -160,7 +195,7 @@ func (h *Host) keepModule(name, sha string, wasm []byte) {
 	// Copies of other builds of the module would only pile up (≈ 4 MB each).
 	old, _ := filepath.Glob(filepath.Join(filepath.Dir(path), unpackedPrefix+name+"-*"))
 	for _, p := range old {
-		if p != path && !strings.HasSuffix(p, ".tmp") {
+		if p != path && p != path+cacheStampExt && !strings.HasSuffix(p, ".tmp") {
 			_ = os.Remove(p)
 		}
 	}

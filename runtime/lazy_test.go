@@ -190,10 +190,26 @@ func TestLazyBuiltinUnpackedCopyInCache(t *testing.T) {
 	if log := start(0); strings.Contains(log, "ignoring the cached copy") {
 		t.Fatalf("a good copy was ignored:\n%s", log)
 	}
+	// Its sha256 checked, the copy is stamped, and read by the next start unhashed.
+	if _, err := os.Stat(copyPath + cacheStampExt); err != nil {
+		t.Fatalf("the checked copy was not stamped: %v", err)
+	}
+	if log := start(0); strings.Contains(log, "ignoring the cached copy") {
+		t.Fatalf("a good stamped copy was ignored:\n%s", log)
+	}
 
+	// Changed in place (same size and modification time): the stamp no longer
+	// matches, the copy is hashed and refused.
+	fi, err := os.Stat(copyPath)
+	if err != nil {
+		t.Fatal(err)
+	}
 	corrupt := bytes.Clone(wasm)
 	corrupt[len(corrupt)/2] ^= 0xff
 	if err := os.WriteFile(copyPath, corrupt, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(copyPath, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
 	log := start(1)
