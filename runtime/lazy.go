@@ -154,19 +154,25 @@ func (h *Host) cachedModule(name, sha string) []byte {
 }
 
 // readWithStat reads the file at path and returns its metadata taken after the
-// read (a write before that changes its change time).
+// read from the open file (a write before that changes its change time).
 func readWithStat(path string) ([]byte, os.FileInfo, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxUnpackedBytes+1))
+	fi, err := f.Stat()
 	if err != nil {
+		return nil, nil, err
+	}
+	if fi.Size() > maxUnpackedBytes {
+		return nil, nil, fmt.Errorf("%s has %d bytes, more than a module may", path, fi.Size())
+	}
+	data := make([]byte, fi.Size()) // one allocation: the module is ≈ 4 MB
+	if _, err := io.ReadFull(f, data); err != nil {
 		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
 	}
-	fi, err := os.Lstat(path)
-	if err != nil {
+	if fi, err = f.Stat(); err != nil { // the file read, even if path was replaced since
 		return nil, nil, err
 	}
 	if int64(len(data)) != fi.Size() {
