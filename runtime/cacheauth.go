@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 )
 
 // Cache entries are native code the host runs outside the sandbox, so each one is
@@ -153,9 +154,18 @@ func (a *cacheAuth) verify() (int, error) {
 	return removed, err
 }
 
+// stampSettle is how long ago an entry must last have changed before it is
+// stamped. Filesystems set change times from a coarse clock (a few ms, a second
+// or more on some), so a write in the same tick as the check that stamped an
+// entry could leave its change time as it was; an entry changed that recently is
+// read and checked on every start until it has settled (git's "racily clean"
+// rule). Tests that check stamps set it to 0.
+var stampSettle = 2 * time.Second
+
 // stampOf is the MAC of an entry's path and the metadata that any change of its
 // contents changes (device, inode, size, modification and change times), or nil
-// when the platform gives no such metadata (the entry is then always read).
+// when the platform gives no such metadata or the entry changed less than
+// stampSettle ago (the entry is then always read).
 // fi must be taken before the contents it vouches for are read.
 func (a *cacheAuth) stampOf(rel string, fi fs.FileInfo) []byte {
 	st, ok := fi.Sys().(*syscall.Stat_t)
@@ -163,7 +173,7 @@ func (a *cacheAuth) stampOf(rel string, fi fs.FileInfo) []byte {
 		return nil
 	}
 	ctime, ok := statCtimeNanos(st)
-	if !ok {
+	if !ok || time.Since(time.Unix(0, ctime)) < stampSettle {
 		return nil
 	}
 	meta := fmt.Sprintf("stamp\x00%s\x00%d %d %d %d %d", rel, uint64(st.Dev), uint64(st.Ino), fi.Size(), fi.ModTime().UnixNano(), ctime)

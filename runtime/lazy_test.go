@@ -160,6 +160,7 @@ func TestHoldDelaysCompiling(t *testing.T) {
 // ignored and named at debug level, the embedded module is unpacked instead, the
 // start does not fail, and the copy is rewritten.
 func TestLazyBuiltinUnpackedCopyInCache(t *testing.T) {
+	settleStampsNow(t)
 	dir := filepath.Join(t.TempDir(), "cache")
 	wasm := echoModule(t, "")
 	start := func(want int32) string {
