@@ -570,7 +570,7 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 		}
 	}
 	// Insert new chunks; their entity counts and links are written once per batch.
-	insChunk := tx.StmtContext(ctx, s.ws.insChunk)
+	insChunk := s.txStmt(ctx, tx, s.ws.insChunk)
 	changed := st.RemovedChunks > 0
 	for i, c := range chunks {
 		if _, ok := existing[c.ID]; ok {
@@ -708,6 +708,26 @@ func (ws *writeStmts) close() {
 type stmtCache struct {
 	mu sync.Mutex
 	m  map[string]*sql.Stmt
+	// inTx holds the statements bound to transaction tx (tx.StmtContext), so that
+	// a batch binds each statement once rather than once a use; database/sql closes
+	// them when tx ends, and the next transaction starts a fresh map.
+	tx   *sql.Tx
+	inTx map[*sql.Stmt]*sql.Stmt
+}
+
+// txStmt returns st bound to tx, binding it once per transaction.
+func (s *Store) txStmt(ctx context.Context, tx *sql.Tx, st *sql.Stmt) *sql.Stmt {
+	s.sc.mu.Lock()
+	defer s.sc.mu.Unlock()
+	if s.sc.tx != tx {
+		s.sc.tx, s.sc.inTx = tx, map[*sql.Stmt]*sql.Stmt{}
+	}
+	ts, ok := s.sc.inTx[st]
+	if !ok {
+		ts = tx.StmtContext(ctx, st)
+		s.sc.inTx[st] = ts
+	}
+	return ts
 }
 
 // prepareAll prepares every writer statement; it must run outside a transaction
@@ -734,7 +754,7 @@ func (s *Store) prepared(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, 
 		// Not registered with writerSQL: prepare for this transaction only.
 		return tx.PrepareContext(ctx, q)
 	}
-	return tx.StmtContext(ctx, st), nil
+	return s.txStmt(ctx, tx, st), nil
 }
 
 func (s *Store) txExec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
@@ -781,6 +801,7 @@ func (c *stmtCache) close() {
 		st.Close()
 	}
 	c.m = nil
+	c.tx, c.inTx = nil, nil
 }
 
 // writerQueries lists every statement the writer prepares once at Open.

@@ -248,7 +248,7 @@ func (s *Store) writeSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, no
 			return fmt.Errorf("delete old summaries: %w", err)
 		}
 	}
-	ins := tx.StmtContext(ctx, s.ws.insSummary)
+	ins := s.txStmt(ctx, tx, s.ws.insSummary)
 	for i, n := range nodes {
 		var rid int64
 		if err := ins.QueryRowContext(ctx, n.ID, srcRow, n.Level, n.Idx, n.Text, enc[i].children, enc[i].leaves, n.TSStart, n.TSEnd).Scan(&rid); err != nil {
