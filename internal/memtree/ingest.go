@@ -491,9 +491,20 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 		tags = []string{}
 	}
 	tagsJSON := jsonOf(tags)
+	// The row takes the aggregates of the input's chunks: final for a source with no
+	// stored chunks unless a merge changes its chunk set (then set again below), and
+	// recounted below for one with stored chunks. This saves a new source an UPDATE.
+	aggChunks := p.chunks
+	var first, last int64
+	if len(aggChunks) > 0 {
+		first, last = aggChunks[0].TSStart, aggChunks[0].TSEnd
+		for _, c := range aggChunks {
+			first, last = min(first, c.TSStart), max(last, c.TSEnd)
+		}
+	}
 	var srcRow int64
 	err := s.txQueryRow(ctx, tx, qUpsertSource,
-		in.Kind, in.SourceID, in.Title, in.Provider, tagsJSON, in.Origin, now).Scan(&srcRow)
+		in.Kind, in.SourceID, in.Title, in.Provider, tagsJSON, in.Origin, now, len(aggChunks), first, last).Scan(&srcRow)
 	if err != nil {
 		return fmt.Errorf("write source row: %w", err)
 	}
@@ -570,7 +581,7 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 		}
 	}
 	// Insert new chunks; their entity counts and links are written once per batch.
-	insChunk := tx.StmtContext(ctx, s.ws.insChunk)
+	insChunk := s.txStmt(ctx, tx, s.ws.insChunk)
 	changed := st.RemovedChunks > 0
 	for i, c := range chunks {
 		if _, ok := existing[c.ID]; ok {
@@ -606,12 +617,14 @@ func (s *Store) writeSource(ctx context.Context, tx *sql.Tx, p *Prepared, st *In
 	// Source aggregates: a new source's chunk set is exactly chunks; a re-ingested one
 	// may keep rows whose times differ from the input, so count those from the store.
 	if len(existing) == 0 {
-		first, last := chunks[0].TSStart, chunks[0].TSEnd
-		for _, c := range chunks {
-			first, last = min(first, c.TSStart), max(last, c.TSEnd)
-		}
-		if _, err := s.txExec(ctx, tx, qSetSourceAggregates, len(chunks), first, last, srcRow); err != nil {
-			return fmt.Errorf("update source aggregates: %w", err)
+		if len(chunks) != len(aggChunks) || (len(chunks) > 0 && &chunks[0] != &aggChunks[0]) {
+			first, last := chunks[0].TSStart, chunks[0].TSEnd
+			for _, c := range chunks {
+				first, last = min(first, c.TSStart), max(last, c.TSEnd)
+			}
+			if _, err := s.txExec(ctx, tx, qSetSourceAggregates, len(chunks), first, last, srcRow); err != nil {
+				return fmt.Errorf("update source aggregates: %w", err)
+			}
 		}
 	} else if _, err := s.txExec(ctx, tx, qSourceAggregates, srcRow); err != nil {
 		return fmt.Errorf("update source aggregates: %w", err)
@@ -708,6 +721,26 @@ func (ws *writeStmts) close() {
 type stmtCache struct {
 	mu sync.Mutex
 	m  map[string]*sql.Stmt
+	// inTx holds the statements bound to transaction tx (tx.StmtContext), so that
+	// a batch binds each statement once rather than once a use; database/sql closes
+	// them when tx ends, and the next transaction starts a fresh map.
+	tx   *sql.Tx
+	inTx map[*sql.Stmt]*sql.Stmt
+}
+
+// txStmt returns st bound to tx, binding it once per transaction.
+func (s *Store) txStmt(ctx context.Context, tx *sql.Tx, st *sql.Stmt) *sql.Stmt {
+	s.sc.mu.Lock()
+	defer s.sc.mu.Unlock()
+	if s.sc.tx != tx {
+		s.sc.tx, s.sc.inTx = tx, map[*sql.Stmt]*sql.Stmt{}
+	}
+	ts, ok := s.sc.inTx[st]
+	if !ok {
+		ts = tx.StmtContext(ctx, st)
+		s.sc.inTx[st] = ts
+	}
+	return ts
 }
 
 // prepareAll prepares every writer statement; it must run outside a transaction
@@ -734,7 +767,7 @@ func (s *Store) prepared(ctx context.Context, tx *sql.Tx, q string) (*sql.Stmt, 
 		// Not registered with writerSQL: prepare for this transaction only.
 		return tx.PrepareContext(ctx, q)
 	}
-	return tx.StmtContext(ctx, st), nil
+	return s.txStmt(ctx, tx, st), nil
 }
 
 func (s *Store) txExec(ctx context.Context, tx *sql.Tx, q string, args ...any) (sql.Result, error) {
@@ -781,6 +814,7 @@ func (c *stmtCache) close() {
 		st.Close()
 	}
 	c.m = nil
+	c.tx, c.inTx = nil, nil
 }
 
 // writerQueries lists every statement the writer prepares once at Open.
@@ -793,10 +827,12 @@ func writerSQL(q string) string {
 
 // Writer statements, prepared at Open.
 var (
-	qUpsertSource = writerSQL(`INSERT INTO sources(kind, source_id, title, provider, tags_json, origin, updated_ms)
-		VALUES(?,?,?,?,?,?,?)
+	qUpsertSource = writerSQL(`INSERT INTO sources(kind, source_id, title, provider, tags_json, origin, updated_ms,
+			chunk_count, first_ms, last_ms)
+		VALUES(?,?,?,?,?,?,?,?,?,?)
 		ON CONFLICT(kind, source_id) DO UPDATE SET title=excluded.title, provider=excluded.provider,
-			tags_json=excluded.tags_json, origin=excluded.origin, updated_ms=excluded.updated_ms
+			tags_json=excluded.tags_json, origin=excluded.origin, updated_ms=excluded.updated_ms,
+			chunk_count=excluded.chunk_count, first_ms=excluded.first_ms, last_ms=excluded.last_ms
 		RETURNING rowid`)
 	qSourceChunks     = writerSQL(`SELECT id, rowid FROM chunks WHERE source_rowid=?`)
 	qSourceAggregates = writerSQL(`UPDATE sources SET

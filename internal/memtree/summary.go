@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"math"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -129,7 +128,7 @@ func buildSummaries(in *SourceInput, chunks []chunk) []summaryNode {
 		return nil
 	}
 	// Within-source sentence document frequencies.
-	terms := &sentTerms{memo: map[string]string{}, bySent: map[string][]string{}}
+	terms := &sentTerms{bySent: map[string][]string{}}
 	chunkSents := make([][]string, len(chunks))
 	df := map[string]int{}
 	n := 0
@@ -194,10 +193,11 @@ func buildSummaries(in *SourceInput, chunks []chunk) []summaryNode {
 }
 
 // sentTerms caches the distinct content terms of each sentence of one source: the
-// idf pass and every summary level score the same sentences again.
+// idf pass and every summary level score the same sentences again. The words' stems
+// come from the cache all sources share (termCache).
 type sentTerms struct {
-	memo   map[string]string   // word → stem
 	bySent map[string][]string // sentence → its distinct content terms, in order of first use
+	spare  []string            // unused capacity the next sentence's terms are cut from
 }
 
 // distinct returns the distinct content terms of sentence s in the order they first
@@ -206,12 +206,13 @@ func (c *sentTerms) distinct(s string) []string {
 	if ts, ok := c.bySent[s]; ok {
 		return ts
 	}
-	all := contentTerms(s, c.memo)
-	ts := make([]string, 0, len(all))
-	for _, t := range all {
-		if !slices.Contains(ts, t) { // sentences are short: a scan beats a map
-			ts = append(ts, t)
-		}
+	if cap(c.spare) < 64 {
+		c.spare = make([]string, 0, 1024)
+	}
+	ts := appendDistinctTerms(c.spare[:0], s)
+	ts = ts[:len(ts):len(ts)]
+	if len(ts) <= cap(c.spare) {
+		c.spare = c.spare[len(ts):cap(c.spare)]
 	}
 	c.bySent[s] = ts
 	return ts
@@ -247,7 +248,7 @@ func (s *Store) writeSummaries(ctx context.Context, tx *sql.Tx, srcRow int64, no
 			return fmt.Errorf("delete old summaries: %w", err)
 		}
 	}
-	ins := tx.StmtContext(ctx, s.ws.insSummary)
+	ins := s.txStmt(ctx, tx, s.ws.insSummary)
 	for i, n := range nodes {
 		var rid int64
 		if err := ins.QueryRowContext(ctx, n.ID, srcRow, n.Level, n.Idx, n.Text, enc[i].children, enc[i].leaves, n.TSStart, n.TSEnd).Scan(&rid); err != nil {

@@ -1,6 +1,7 @@
 package memtree
 
 import (
+	"slices"
 	"strings"
 	"sync"
 	"unicode"
@@ -56,24 +57,114 @@ func words(s string) []string {
 	return strings.FieldsFunc(fold(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
 }
 
-// contentTerms returns the stemmed, non-stopword terms of s (memo caches stems; may be nil).
-func contentTerms(s string, memo map[string]string) []string {
-	ws := words(s)
-	out := ws[:0]
-	for _, w := range ws {
-		if stopwords[w] || len(w) < 2 {
+// termCache maps a folded word to the content term the summaries score it as: its
+// Porter stem, or "" for a stopword or a one-letter word. Stems depend on the word
+// alone, so one cache serves every source and every preparing goroutine; it stops
+// growing at termCacheMax words (later new words are stemmed each time).
+var termCache = struct {
+	mu sync.RWMutex
+	m  map[string]string
+}{m: map[string]string{}}
+
+const termCacheMax = 1 << 17
+
+// contentTerm returns the content term of folded word w ("" when w is not one).
+func contentTerm(w string) string {
+	termCache.mu.RLock()
+	st, ok := termCache.m[w]
+	termCache.mu.RUnlock()
+	if ok {
+		return st
+	}
+	return storeTerm(w)
+}
+
+// contentTermBytes is contentTerm for a folded word held in a reused buffer; it
+// copies the word only when it is not cached yet.
+func contentTermBytes(b []byte) string {
+	termCache.mu.RLock()
+	st, ok := termCache.m[string(b)]
+	termCache.mu.RUnlock()
+	if ok {
+		return st
+	}
+	return storeTerm(string(b))
+}
+
+func storeTerm(w string) string {
+	st := ""
+	if len(w) >= 2 && !stopwords[w] {
+		st = stem(w)
+	}
+	termCache.mu.Lock()
+	if len(termCache.m) < termCacheMax {
+		termCache.m[w] = st
+	}
+	termCache.mu.Unlock()
+	return st
+}
+
+// appendDistinctTerms appends to dst the distinct stemmed, non-stopword terms of s
+// in the order they first occur: what words(s), dropping stopwords and one-letter
+// words and stemming the rest, then keeping first occurrences, gives. ASCII text
+// is split in place, without folding a copy of s.
+func appendDistinctTerms(dst []string, s string) []string {
+	base := len(dst)
+	add := func(t string) {
+		if t != "" && !slices.Contains(dst[base:], t) { // sentences are short: a scan beats a map
+			dst = append(dst, t)
+		}
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			for _, w := range words(s) {
+				add(contentTerm(w))
+			}
+			return dst
+		}
+	}
+	var buf [64]byte
+	for i := 0; i < len(s); {
+		c := s[i]
+		if !isASCIIAlnum(c) {
+			i++
 			continue
 		}
-		st, ok := memo[w]
-		if !ok {
-			st = stem(w)
-			if memo != nil {
-				memo[w] = st
-			}
+		j := i
+		upper := false
+		for j < len(s) && isASCIIAlnum(s[j]) {
+			upper = upper || ('A' <= s[j] && s[j] <= 'Z')
+			j++
 		}
-		out = append(out, st)
+		w := s[i:j]
+		i = j
+		if len(w) < 2 {
+			continue
+		}
+		if !upper {
+			add(contentTerm(w))
+			continue
+		}
+		var b []byte
+		if len(w) <= len(buf) {
+			b = buf[:len(w)]
+		} else {
+			b = make([]byte, len(w))
+		}
+		for k := 0; k < len(w); k++ {
+			c := w[k]
+			if 'A' <= c && c <= 'Z' {
+				c += 'a' - 'A'
+			}
+			b[k] = c
+		}
+		add(contentTermBytes(b))
 	}
-	return out
+	return dst
+}
+
+func isASCIIAlnum(c byte) bool {
+	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
 }
 
 var stopwords = func() map[string]bool {
