@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -48,8 +49,8 @@ func TestFastResultFramesMatchTheSDK(t *testing.T) {
 			}
 			if version < "2025-06-18" {
 				calls = append(calls, `[`+strings.Join([]string{
-					`{"jsonrpc":"2.0","id":"b1","method":"tools/call","params":{"name":"memory.search","arguments":{"query":"1"}}}`,
-					`{"jsonrpc":"2.0","id":"b2","method":"tools/call","params":{"name":"memory.search","arguments":{"query":"2"}}}`,
+					`{"jsonrpc":"2.0","id":"b1","method":"tools/call","params":{"name":"memory.search","arguments":{"query":"q0"}}}`,
+					`{"jsonrpc":"2.0","id":"b2","method":"tools/call","params":{"name":"memory.search","arguments":{"query":"q1"}}}`,
 				}, ",")+`]`)
 			}
 			fast := framesFor(t, version, payloads, calls, false)
@@ -117,7 +118,9 @@ func framesFor(t *testing.T, version string, payloads, calls []string, noFast bo
 	return frames
 }
 
-// seqDispatcher answers the n-th call with the n-th payload.
+// seqDispatcher answers a call whose query is "q<i>" with the i-th payload (the
+// calls of a batch run concurrently, so their arrival order is not theirs), and
+// any other call with the next payload in arrival order.
 type seqDispatcher struct {
 	resultDispatcher
 	mu       sync.Mutex
@@ -125,11 +128,20 @@ type seqDispatcher struct {
 	n        int
 }
 
-func (d *seqDispatcher) Call(context.Context, runtime.Call) (*runtime.Outcome, error) {
+func (d *seqDispatcher) Call(_ context.Context, c runtime.Call) (*runtime.Outcome, error) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	p := d.payloads[d.n%len(d.payloads)]
+	i := d.n
 	d.n++
+	var args struct {
+		Query string `json:"query"`
+	}
+	if json.Unmarshal(c.Arguments, &args) == nil && strings.HasPrefix(args.Query, "q") {
+		if n, err := strconv.Atoi(args.Query[1:]); err == nil {
+			i = n
+		}
+	}
+	p := d.payloads[i%len(d.payloads)]
 	return &runtime.Outcome{Result: json.RawMessage(p), ModuleSHA256: "sha"}, nil
 }
 
