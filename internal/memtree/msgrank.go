@@ -20,6 +20,20 @@ const (
 	chunkShare = 0.3
 )
 
+// bm25Sum is the Okapi bm25 of a text of length words (against the average avg)
+// whose term frequencies are tf, with the terms' idfs.
+func bm25Sum(idfs []float64, tf []int, length, avg float64) float64 {
+	norm := bm25K1 * (1 - bm25B + bm25B*length/avg)
+	sc := 0.0
+	for i, n := range tf {
+		if n > 0 {
+			f := float64(n)
+			sc += idfs[i] * f * (bm25K1 + 1) / (f + norm)
+		}
+	}
+	return sc
+}
+
 // byMessage reorders hits that match the same number of query terms by the bm25 of
 // their best message instead of the whole chunk's. A chunk packs up to ~512 tokens
 // of consecutive messages, so a thread whose one message says the query's rarer
@@ -104,15 +118,7 @@ func byMessage(ctx context.Context, msgs *messages, snap *dfCache, hs []abi.Chun
 	}
 	score := make(map[string]float64, len(hs))
 	for _, m := range scored {
-		norm := bm25K1 * (1 - bm25B + bm25B*float64(m.words)/avg)
-		sc := 0.0
-		for i, n := range m.tf {
-			if n > 0 {
-				f := float64(n)
-				sc += idfs[i] * f * (bm25K1 + 1) / (f + norm)
-			}
-		}
-		score[m.chunk] = max(score[m.chunk], sc)
+		score[m.chunk] = max(score[m.chunk], bm25Sum(idfs, m.tf, float64(m.words), avg))
 	}
 	for _, h := range hs {
 		score[h.ID] += chunkShare * h.Score

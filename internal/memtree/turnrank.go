@@ -408,14 +408,6 @@ func bm25Scorer(msgs *messages, snap *dfCache, terms []term, avg float64) func(w
 				tf[i]++
 			}
 		}
-		norm := bm25K1 * (1 - bm25B + bm25B*float64(length)/avg)
-		sc := 0.0
-		for i, n := range tf {
-			if n > 0 {
-				f := float64(n)
-				sc += idfs[i] * f * (bm25K1 + 1) / (f + norm)
-			}
-		}
-		return sc
+		return bm25Sum(idfs, tf, float64(length), avg)
 	}
 }
