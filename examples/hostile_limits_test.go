@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,12 +11,10 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/examples/hostile/wasmgen"
-	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/toolaudit"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
-	toolswasm "github.com/openhuman/openhuman-core/tools-wasm"
 )
 
 // packHostile packs raw with examples/hostile/<manifest>.toml.
@@ -118,30 +115,8 @@ func TestTableAndCompileBombs(t *testing.T) {
 		t.Errorf("audit table_grow_bounded: %v %+v", err, rep)
 	}
 
-	store, err := memtree.OpenReadOnly(filepath.Join(dir, "workspace", "memory_tree", "chunks.db"))
+	host, err := hostileHost(ctx, t, dir, tools, p, "-", "")
 	if err != nil {
-		t.Fatal(err)
-	}
-	fp, err := toolswasm.Get("tree.list_sources")
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := newSyncBuffer()
-	host, err := runtime.New(ctx, runtime.Options{
-		Reader:   store,
-		Builtins: []runtime.BuiltinModule{{Name: fp.Name + ".wasm", SHA256: fp.SHA256, Wasm: fp.Wasm}},
-		ToolsDir: tools,
-		Policy:   p,
-		CacheDir: "-",
-		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close(ctx)
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := host.WaitReady(wctx); err != nil {
 		t.Fatalf("WaitReady: %v", err)
 	}
 	for _, st := range host.Status() {

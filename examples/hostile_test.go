@@ -58,6 +58,38 @@ type syncBuffer struct {
 	buf bytes.Buffer
 }
 
+// hostileHost starts a host over the store in dir serving the first-party
+// tree.list_sources module and the modules tools holds under policy p (cacheDir
+// "-" compiles in memory), closed at the end of the test, and waits up to two
+// minutes for its modules; the error is WaitReady's.
+func hostileHost(ctx context.Context, t *testing.T, dir, tools string, p *policy.Policy, cacheDir, engine string) (*runtime.Host, error) {
+	t.Helper()
+	store, err := memtree.OpenReadOnly(filepath.Join(dir, "workspace", "memory_tree", "chunks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fp, err := toolswasm.Get("tree.list_sources")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, err := runtime.New(ctx, runtime.Options{
+		Reader:   store,
+		Builtins: []runtime.BuiltinModule{{Name: fp.Name + ".wasm", SHA256: fp.SHA256, Wasm: fp.Wasm}},
+		ToolsDir: tools,
+		Policy:   p,
+		CacheDir: cacheDir,
+		Logger:   slog.New(slog.NewTextHandler(newSyncBuffer(), &slog.HandlerOptions{Level: slog.LevelDebug})),
+		Engine:   engine,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { host.Close(ctx) })
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	return host, host.WaitReady(wctx)
+}
+
 func newSyncBuffer() *syncBuffer { return &syncBuffer{mu: make(chan struct{}, 1)} }
 func (s *syncBuffer) Write(p []byte) (int, error) {
 	s.mu <- struct{}{}
@@ -132,31 +164,8 @@ func testHostileModules(t *testing.T, engine string) {
 		t.Fatal(err)
 	}
 
-	store, err := memtree.OpenReadOnly(filepath.Join(dir, "workspace", "memory_tree", "chunks.db"))
+	host, err := hostileHost(ctx, t, dir, tools, p, filepath.Join(dir, "cache"), engine)
 	if err != nil {
-		t.Fatal(err)
-	}
-	fp, err := toolswasm.Get("tree.list_sources")
-	if err != nil {
-		t.Fatal(err)
-	}
-	logs := newSyncBuffer()
-	host, err := runtime.New(ctx, runtime.Options{
-		Reader:   store,
-		Builtins: []runtime.BuiltinModule{{Name: fp.Name + ".wasm", SHA256: fp.SHA256, Wasm: fp.Wasm}},
-		ToolsDir: tools,
-		Policy:   p,
-		CacheDir: filepath.Join(dir, "cache"),
-		Logger:   slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-		Engine:   engine,
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer host.Close(ctx)
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := host.WaitReady(wctx); err != nil {
 		t.Logf("WaitReady: %v", err)
 	}
 
