@@ -72,22 +72,10 @@ func benchStore(b *testing.B, n int) (*memtree.Store, string) {
 	return st, string(rate)
 }
 
-// p50 runs fn b.N times and reports the median latency in ms.
+// p50 runs fn b.N times and reports the median and 90th percentile latency in ms.
 func p50(b *testing.B, fn func(i int) error) {
 	b.Helper()
-	ds := make([]time.Duration, 0, b.N)
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		t0 := time.Now()
-		if err := fn(i); err != nil {
-			b.Fatal(err)
-		}
-		ds = append(ds, time.Since(t0))
-	}
-	b.StopTimer()
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(ds[len(ds)*9/10].Microseconds())/1000, "p90-ms")
+	latencies(b, fn, 90)
 }
 
 var benchQueries = []string{
@@ -249,6 +237,13 @@ func BenchmarkLoCoMo(b *testing.B) {
 // p50p95 runs fn b.N times and reports the median and 95th percentile latency in ms.
 func p50p95(b *testing.B, fn func(i int) error) {
 	b.Helper()
+	latencies(b, fn, 95)
+}
+
+// latencies runs fn b.N times and reports the median and the pct-th percentile
+// latency in ms.
+func latencies(b *testing.B, fn func(i int) error, pct int) {
+	b.Helper()
 	ds := make([]time.Duration, 0, b.N)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
@@ -261,5 +256,5 @@ func p50p95(b *testing.B, fn func(i int) error) {
 	b.StopTimer()
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, "p50-ms")
-	b.ReportMetric(float64(ds[len(ds)*95/100].Microseconds())/1000, "p95-ms")
+	b.ReportMetric(float64(ds[len(ds)*pct/100].Microseconds())/1000, fmt.Sprintf("p%d-ms", pct))
 }
