@@ -623,18 +623,9 @@ func (r *runner) writeEarlierMonths(ctx context.Context, id string) {
 		return
 	}
 	for _, other := range done {
-		p := r.pending[other]
-		delete(r.pending, other)
-		r.pendingBytes -= p.bytes
-		r.write(ctx, p.src)
+		r.writePending(ctx, r.pending[other])
 	}
-	order := r.pendingOrder[:0]
-	for _, x := range r.pendingOrder {
-		if r.pending[x] != nil {
-			order = append(order, x)
-		}
-	}
-	r.pendingOrder = order
+	r.dropWrittenFromOrder()
 }
 
 // splitMonth splits a chat source id "<conversation>/<YYYY-MM>" (see chatSources).
@@ -663,10 +654,20 @@ func (r *runner) evictPending(ctx context.Context, keep int) {
 		if r.pendingBytes <= keep {
 			break
 		}
-		delete(r.pending, p.src.SourceID)
-		r.pendingBytes -= p.bytes
-		r.write(ctx, p.src)
+		r.writePending(ctx, p)
 	}
+	r.dropWrittenFromOrder()
+}
+
+// writePending writes a gathered Merge source and stops holding it.
+func (r *runner) writePending(ctx context.Context, p *pendingSource) {
+	delete(r.pending, p.src.SourceID)
+	r.pendingBytes -= p.bytes
+	r.write(ctx, p.src)
+}
+
+// dropWrittenFromOrder leaves in pendingOrder only the sources still gathered.
+func (r *runner) dropWrittenFromOrder() {
 	order := r.pendingOrder[:0]
 	for _, id := range r.pendingOrder {
 		if r.pending[id] != nil {
