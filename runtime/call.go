@@ -56,9 +56,13 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	m.inflight.Add(1)
 	defer m.inflight.Done()
 	start := time.Now()
+	// The call's state travels with the instance made for it, if one is: a
+	// capability host call its start function or _initialize attempts is refused
+	// and counted in the call's usage.
+	cs := &callState{tool: c.Tool}
 	// Waiting for an instance is bounded by the caller's ctx only; the sandbox
 	// deadline starts when the call runs.
-	in, err := h.pool.acquire(ctx, m)
+	in, err := h.pool.acquire(withCallState(ctx, cs), m)
 	if err != nil {
 		if ctx.Err() != nil {
 			err = &CallFailure{ModuleSHA256: m.info.SHA256, Err: fmt.Errorf("tool %s: %w", c.Tool, err)}
@@ -66,11 +70,11 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 			err = h.explain(ctx, ctx, c.Tool, m, nil, err)
 		}
 		h.record(m, c.Tool, time.Since(start), err)
-		return nil, err
+		return nil, withUsage(err, cs)
 	}
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(limits.TimeoutMS)*time.Millisecond)
 	defer cancel()
-	cs := &callState{tool: c.Tool, alloc: in.alloc}
+	cs.alloc = in.alloc
 	cctx = withCallState(cctx, cs)
 	var out []byte
 	if in.plugin != nil {
@@ -92,7 +96,7 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	h.pool.release(in, err == nil && in.calls < recycleCalls && !in.grown())
 	h.record(m, c.Tool, dur, err)
 	if err != nil {
-		return nil, err
+		return nil, withUsage(err, cs)
 	}
 	cs.mu.Lock()
 	outcome.Usage = cs.usage
@@ -100,6 +104,18 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	outcome.ModuleSHA256 = m.info.SHA256
 	outcome.Duration = dur
 	return outcome, nil
+}
+
+// withUsage copies cs's usage into err when it is a *CallFailure: the reads of a
+// failed call are audited too.
+func withUsage(err error, cs *callState) error {
+	var cf *CallFailure
+	if errors.As(err, &cf) {
+		cs.mu.Lock()
+		cf.Usage = cs.usage
+		cs.mu.Unlock()
+	}
+	return err
 }
 
 // record adds one call of tool to its module's statistics and to the tool's own.
@@ -156,7 +172,8 @@ func (h *Host) explain(parent, cctx context.Context, tool string, m *module, in 
 	if in != nil && in.stderr != nil {
 		stderr, full = in.stderr.summary(), in.stderr.String()
 	}
-	first := strings.SplitN(err.Error(), "\n", 2)[0] // drop wazero's wasm stack trace
+	first := boundedText(err.Error()) // drop wazero's wasm stack trace, bound the rest
+	var violation *ABIViolation
 	var exit *sys.ExitError
 	var over *oversizeError
 	var msg error
@@ -165,6 +182,8 @@ func (h *Host) explain(parent, cctx context.Context, tool string, m *module, in 
 		msg = fmt.Errorf("tool %s was cancelled: %w", tool, parent.Err())
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
 		msg = fmt.Errorf("tool %s exceeded its %d ms deadline", tool, m.info.Limits.TimeoutMS)
+	case errors.As(err, &violation):
+		msg = fmt.Errorf("tool %s: %w", tool, violation)
 	case errors.As(err, &over):
 		msg = fmt.Errorf("tool %s: %w", tool, over)
 	case strings.Contains(full, "out of memory") || strings.Contains(first, "out of memory"):
@@ -183,7 +202,7 @@ func (h *Host) explain(parent, cctx context.Context, tool string, m *module, in 
 		// The caller went away or cancelled: a normal end of a call, not a fault.
 		h.logger.Debug("tool call cancelled", "tool", tool, "module", m.info.Name, "err", msg)
 	} else {
-		h.logger.Warn("tool call failed", "tool", tool, "module", m.info.Name, "err", msg, "detail", err.Error())
+		h.logger.Warn("tool call failed", "tool", tool, "module", m.info.Name, "err", msg, "detail", boundedText(err.Error()))
 	}
 	return &CallFailure{ModuleSHA256: m.info.SHA256, Err: msg}
 }

@@ -43,6 +43,9 @@ func (m *module) compileExtism(ctx context.Context) error {
 // block in the Extism kernel's memory, the output a new block.
 func (m *module) extismFunc(fn string) extism.HostFunctionStackCallback {
 	return func(ctx context.Context, p *extism.CurrentPlugin, stack []uint64) {
+		if cs := callStateFrom(ctx); cs.phaseOf() != phaseCall {
+			panic(m.funcs.violation(ctx, cs, fn))
+		}
 		var reply []byte
 		n, err := p.Length(stack[0])
 		switch {
@@ -92,9 +95,13 @@ func (m *module) newExtismInstance(ctx context.Context, cp *extism.CompiledPlugi
 // lives in the Extism kernel's memory (bounded by the module's memory limit); its
 // size is checked before it is decoded.
 func (m *module) invokeExtism(ctx context.Context, in *instance, export string, req []byte, maxResult int) ([]byte, error) {
+	if cs := callStateFrom(ctx); cs != nil {
+		cs.phase.set(phaseCall)
+		defer cs.phase.set(phaseNone)
+	}
 	_, out, err := in.plugin.CallWithContext(ctx, export, req)
 	if err != nil {
-		return nil, err
+		return nil, bound(err)
 	}
 	if len(out) > maxResult {
 		return nil, &oversizeError{n: int64(len(out)), limit: maxResult}

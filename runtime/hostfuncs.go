@@ -32,8 +32,32 @@ const logLinesPerSecond = 50
 type callState struct {
 	tool  string
 	alloc api.Function // the instance's oh_alloc, reused for host replies
+	// phase is what guest code runs: capability host calls are served only in
+	// phaseCall (abiphase.go).
+	phase phaseState
 	mu    sync.Mutex
 	usage Usage
+}
+
+// phaseOf is cs's phase (phaseNone for a nil cs).
+func (cs *callState) phaseOf() abiPhase {
+	if cs == nil {
+		return phaseNone
+	}
+	return cs.phase.get()
+}
+
+// refuse counts a capability host call that was not served.
+func (cs *callState) refuse(fn string) {
+	if cs == nil {
+		return
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	if cs.usage.Refused == nil {
+		cs.usage.Refused = map[string]int{}
+	}
+	cs.usage.Refused[fn]++
 }
 
 type callStateKey struct{}
@@ -259,21 +283,24 @@ func (r *rateLimiter) allow(now time.Time) bool {
 // packed returns ptr<<32|len.
 func packed(ptr, n uint32) uint64 { return uint64(ptr)<<32 | uint64(n) }
 
-// writeGuest copies b into guest memory through its oh_alloc export (a re-entrant
-// call into the module from inside a host function) and returns the packed pointer.
+// writeGuest copies b into guest memory through its oh_alloc export (a call into
+// the module from inside a host function) and returns the packed pointer. It is
+// called only in phaseCall, so oh_alloc's own wazero function is never active
+// below it: a host call from oh_alloc traps before any reply is delivered
+// (abiphase.go), and the phase is phaseReply while oh_alloc runs here.
 func writeGuest(ctx context.Context, mod api.Module, b []byte) (uint64, error) {
-	var alloc api.Function
-	if cs := callStateFrom(ctx); cs != nil && cs.alloc != nil {
-		alloc = cs.alloc // ExportedFunction would build a new call engine and stack each time
-	} else {
-		alloc = mod.ExportedFunction(abi.ExportAlloc)
+	cs := callStateFrom(ctx)
+	if cs == nil || cs.alloc == nil {
+		return 0, errors.New("no call is active to deliver the reply to")
 	}
-	if alloc == nil {
-		return 0, errors.New("module does not export oh_alloc")
+	if p := cs.phase.get(); p != phaseCall {
+		return 0, fmt.Errorf("a reply cannot be delivered from %s", p)
 	}
-	res, err := alloc.Call(ctx, uint64(len(b)))
+	cs.phase.set(phaseReply)
+	res, err := cs.alloc.Call(ctx, uint64(len(b)))
+	cs.phase.set(phaseCall)
 	if err != nil {
-		return 0, fmt.Errorf("oh_alloc(%d): %w", len(b), err)
+		return 0, fmt.Errorf("oh_alloc(%d): %w", len(b), bound(err))
 	}
 	ptr := uint32(res[0])
 	if !mod.Memory().Write(ptr, b) {
@@ -315,6 +342,10 @@ func (h *hostFuncs) instantiateHostModule(ctx context.Context, rt wazero.Runtime
 func (h *hostFuncs) wasmFunc(fn string) api.GoModuleFunc {
 	return func(ctx context.Context, mod api.Module, stack []uint64) {
 		ptr, n := uint32(stack[0]), uint32(stack[1])
+		cs := callStateFrom(ctx)
+		if cs.phaseOf() != phaseCall {
+			panic(h.violation(ctx, cs, fn))
+		}
 		var reply []byte
 		if n > MaxMessageBytes {
 			reply = errReply(abi.CodeInvalidParams, "%s request of %d bytes exceeds the %d-byte limit", fn, n, MaxMessageBytes)
@@ -331,6 +362,10 @@ func (h *hostFuncs) wasmFunc(fn string) api.GoModuleFunc {
 		releaseReply(reply) // copied into guest memory (or not deliverable)
 		if err != nil {
 			// The reply cannot be delivered: trap, and the instance is discarded.
+			var v *ABIViolation
+			if errors.As(err, &v) {
+				panic(v) // the reviewer's reason, not one more level of wrapping
+			}
 			panic(fmt.Errorf("host function %s: delivering the reply: %w", fn, err))
 		}
 		stack[0] = out

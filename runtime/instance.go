@@ -130,11 +130,21 @@ func (in *instance) grown() bool {
 }
 
 // newWazeroInstance instantiates a compiled openhuman/1 module and runs _initialize.
+// ctx may carry the callState of the call the instance is made for (its usage
+// then records capability host calls the start function or _initialize attempt:
+// they trap, see abiphase.go).
 func newWazeroInstance(ctx context.Context, rt wazero.Runtime, cm wazero.CompiledModule) (*instance, error) {
+	cs := callStateFrom(ctx)
+	if cs == nil {
+		cs = &callState{}
+		ctx = withCallState(ctx, cs)
+	}
+	prev := cs.phase.set(phaseStart)
+	defer cs.phase.set(prev)
 	stderr := newHeadBuffer(stderrBytes)
 	mod, err := rt.InstantiateModule(ctx, cm, sandboxModuleConfig(stderr))
 	if err != nil {
-		return nil, withStderr(fmt.Errorf("instantiating: %w", err), stderr)
+		return nil, withStderr(fmt.Errorf("instantiating: %w", bound(err)), stderr)
 	}
 	in := &instance{mod: mod, stderr: stderr, alloc: mod.ExportedFunction(abi.ExportAlloc), call: mod.ExportedFunction(abi.ExportCall)}
 	if in.alloc == nil || in.call == nil || mod.Memory() == nil {
@@ -142,9 +152,10 @@ func newWazeroInstance(ctx context.Context, rt wazero.Runtime, cm wazero.Compile
 		return nil, errors.New("module lacks oh_alloc, oh_call or memory exports")
 	}
 	if init := mod.ExportedFunction(abi.ExportInitialize); init != nil {
+		cs.phase.set(phaseInitialize)
 		if _, err := init.Call(ctx); err != nil {
 			_ = mod.Close(ctx)
-			return nil, withStderr(fmt.Errorf("running _initialize: %w", err), stderr)
+			return nil, withStderr(fmt.Errorf("running _initialize: %w", bound(err)), stderr)
 		}
 	}
 	in.initMem = in.memoryBytes()
@@ -160,19 +171,34 @@ func withStderr(err error, stderr *headBuffer) error {
 
 // invoke runs one oh_call: write the request through oh_alloc, call, and copy out
 // the result after checking its size.
+//
+// ctx carries the call's callState: its phase is phaseAlloc while oh_alloc makes
+// room for the request and phaseCall while oh_call runs (abiphase.go).
 func (in *instance) invoke(ctx context.Context, req []byte, maxResult int) ([]byte, error) {
+	cs := callStateFrom(ctx)
+	if cs == nil {
+		cs = &callState{}
+		ctx = withCallState(ctx, cs)
+	}
+	if cs.alloc == nil {
+		cs.alloc = in.alloc
+	}
+	cs.phase.set(phaseAlloc)
+	defer cs.phase.set(phaseNone)
 	res, err := in.alloc.Call(ctx, uint64(len(req)))
 	if err != nil {
-		return nil, fmt.Errorf("oh_alloc(%d): %w", len(req), err)
+		return nil, fmt.Errorf("oh_alloc(%d): %w", len(req), bound(err))
 	}
 	mem := in.mod.Memory()
 	ptr := uint32(res[0])
 	if !mem.Write(ptr, req) {
 		return nil, fmt.Errorf("oh_alloc(%d) returned %d, outside the module's %d-byte memory", len(req), ptr, mem.Size())
 	}
+	cs.phase.set(phaseCall)
 	res, err = in.call.Call(ctx, uint64(ptr), uint64(len(req)))
+	cs.phase.set(phaseNone)
 	if err != nil {
-		return nil, err
+		return nil, bound(err)
 	}
 	optr, olen := uint32(res[0]>>32), uint32(res[0])
 	if int64(olen) > int64(maxResult) {

@@ -67,6 +67,9 @@ type Usage struct {
 	HostCalls map[string]int `json:"host_calls,omitempty"` // host function name -> count
 	BytesIn   int64          `json:"bytes_in"`             // bytes the host returned to the guest
 	BytesOut  int64          `json:"bytes_out"`            // bytes the guest passed to the host
+	// Refused counts capability host calls that were not served: made outside
+	// oh_call (the instance was stopped) or beyond the call's host-call budget.
+	Refused map[string]int `json:"refused,omitempty"`
 }
 
 // Outcome is the result of a call that reached the module. Exactly one of Result and
@@ -85,6 +88,9 @@ type Outcome struct {
 type CallFailure struct {
 	ModuleSHA256 string
 	Err          error
+	// Usage is what the call did through host functions before it failed: its
+	// reads may have reached the guest (and, through its error, the client).
+	Usage Usage
 }
 
 func (e *CallFailure) Error() string { return e.Err.Error() }
@@ -98,6 +104,16 @@ func ModuleDigest(err error) string {
 		return cf.ModuleSHA256
 	}
 	return ""
+}
+
+// UsageOf is the host-function usage of a call that failed in its module (zero
+// when err is not a *CallFailure).
+func UsageOf(err error) Usage {
+	var cf *CallFailure
+	if errors.As(err, &cf) {
+		return cf.Usage
+	}
+	return Usage{}
 }
 
 // Load states of a module.

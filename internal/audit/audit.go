@@ -35,6 +35,9 @@ type Capabilities struct {
 	HostCalls map[string]int `json:"host_calls"`
 	BytesIn   int64          `json:"bytes_in"`
 	BytesOut  int64          `json:"bytes_out"`
+	// Refused counts capability host calls that were not served (made outside
+	// oh_call, which stops the instance, or beyond the call's budget).
+	Refused map[string]int `json:"refused_host_calls,omitempty"`
 }
 
 // Entry is one audit line.

@@ -342,9 +342,11 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, err error) (res *mcp.CallToolResult, result []byte, rpcErr error, e audit.Entry) {
 	if out != nil {
 		e.ModuleSHA256 = out.ModuleSHA256
-		e.Capabilities = audit.Capabilities{HostCalls: out.Usage.HostCalls, BytesIn: out.Usage.BytesIn, BytesOut: out.Usage.BytesOut}
+		e.Capabilities = audit.Capabilities{HostCalls: out.Usage.HostCalls, BytesIn: out.Usage.BytesIn, BytesOut: out.Usage.BytesOut, Refused: out.Usage.Refused}
 	} else {
 		e.ModuleSHA256 = runtime.ModuleDigest(err) // a call that failed in its module
+		u := runtime.UsageOf(err)                  // its reads may have reached the client
+		e.Capabilities = audit.Capabilities{HostCalls: u.HostCalls, BytesIn: u.BytesIn, BytesOut: u.BytesOut, Refused: u.Refused}
 	}
 	var refusal *runtime.AgentRefusal
 	switch {

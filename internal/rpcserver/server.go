@@ -383,9 +383,11 @@ func (s *Server) callTool(ctx context.Context, c controller, req *request, clien
 		DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	if out != nil {
 		entry.ModuleSHA256 = out.ModuleSHA256
-		entry.Capabilities = audit.Capabilities{HostCalls: out.Usage.HostCalls, BytesIn: out.Usage.BytesIn, BytesOut: out.Usage.BytesOut}
+		entry.Capabilities = audit.Capabilities{HostCalls: out.Usage.HostCalls, BytesIn: out.Usage.BytesIn, BytesOut: out.Usage.BytesOut, Refused: out.Usage.Refused}
 	} else {
 		entry.ModuleSHA256 = runtime.ModuleDigest(err) // a call that failed in its module
+		u := runtime.UsageOf(err)                      // its reads may have reached the client
+		entry.Capabilities = audit.Capabilities{HostCalls: u.HostCalls, BytesIn: u.BytesIn, BytesOut: u.BytesOut, Refused: u.Refused}
 	}
 	switch {
 	case out != nil && out.ToolError != nil:
