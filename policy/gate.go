@@ -26,6 +26,25 @@ var WASIBasics = []string{
 	"fd_prestat_get", "fd_prestat_dir_name",
 }
 
+// wasiTypes are the signatures of WASIBasics in WASI preview 1 (wazero links
+// them with exactly these; a module importing one with another type cannot be
+// instantiated).
+var wasiTypes = func() map[string]wasmbin.FuncType {
+	i32, i64 := wasmbin.I32, wasmbin.I64
+	ft := func(params ...wasmbin.ValType) wasmbin.FuncType {
+		return wasmbin.FuncType{Params: params, Results: []wasmbin.ValType{i32}}
+	}
+	return map[string]wasmbin.FuncType{
+		"args_get": ft(i32, i32), "args_sizes_get": ft(i32, i32),
+		"environ_get": ft(i32, i32), "environ_sizes_get": ft(i32, i32),
+		"clock_time_get": ft(i32, i64, i32), "random_get": ft(i32, i32),
+		"fd_write": ft(i32, i32, i32, i32), "proc_exit": {Params: []wasmbin.ValType{i32}},
+		"sched_yield": ft(), "poll_oneoff": ft(i32, i32, i32, i32), "fd_close": ft(i32),
+		"fd_fdstat_get": ft(i32, i32), "fd_fdstat_set_flags": ft(i32, i32),
+		"fd_prestat_get": ft(i32, i32), "fd_prestat_dir_name": ft(i32, i32, i32),
+	}
+}()
+
 // ExtismPlumbing are the Extism kernel functions an extism/1 module may import:
 // memory management, input/output, errors, logging, and the plugin's own config
 // and variables (config is always empty; variables live inside the plugin
@@ -105,6 +124,9 @@ func Classify(imp wasmbin.Import) ImportClass {
 	switch imp.Module {
 	case WASIModule:
 		if slices.Contains(WASIBasics, imp.Name) {
+			if want := wasiTypes[imp.Name]; !imp.Type.Equal(want) {
+				return ImportClass{Kind: Forbidden, Reason: fmt.Sprintf("has type %s; WASI preview 1 defines %s as %s, and instantiating the module would fail", imp.Type, imp.Name, want)}
+			}
 			return ImportClass{Kind: WASIBasic}
 		}
 		return ImportClass{Kind: Forbidden, Reason: "is not allowed: only the WASI basics (" + strings.Join(WASIBasics, ", ") + ") are linked; tools have no files, sockets or environment"}

@@ -6,6 +6,19 @@ import (
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 )
 
+// MaxModuleBytes bounds a module file: the loader reads at most this much, and
+// `tools audit` refuses a larger file without reading it whole.
+const MaxModuleBytes = 64 << 20
+
+// CheckModuleSize is the loader's and the audit's verdict on a module file of
+// size bytes.
+func CheckModuleSize(size int64) error {
+	if size > MaxModuleBytes {
+		return fmt.Errorf("the file has %d bytes; the limit for a module is %d (64 MiB)", size, MaxModuleBytes)
+	}
+	return nil
+}
+
 // Static bounds on what compiling a module may cost. wazero's optimising compiler
 // cannot be interrupted inside one function and takes superlinear time in a
 // function's nesting depth and in its loops times its locals, so each function is
@@ -32,6 +45,44 @@ const (
 	// finish in 9 minutes. First-party functions stay under 200.
 	MaxLoopCost = 1 << 30
 )
+
+// Static bounds on the entries of the sections whose cost wazero keeps outside
+// linear memory and memory_mib: every instance holds a Go value per global and
+// per data and element segment, and the compiled module one per type, import
+// and export. A module of 12 M globals or 30 M passive data segments (≤ 64 MiB)
+// cost 0.9–3 GB of host memory per instance under memory_mib = 4. Measured on
+// the modules this project builds (Go guests: memory.wasm 14 types, 22 imports,
+// 2,277 functions, 8 globals, 4 exports, 1 element and 5 data segments;
+// searxng_search.wasm likewise; C guests at most 3 types, 1 global, 1 data
+// segment), each bound is at least 100× the largest of them
+// (RATIONALE "Whole-instance memory").
+const (
+	MaxTypes           = 10_000
+	MaxImports         = 2_000
+	MaxGlobals         = 10_000
+	MaxExports         = 10_000
+	MaxElementSegments = 10_000
+	MaxDataSegments    = 250_000
+	MaxTables          = 100
+)
+
+// checkCounts bounds the section entry counts (see MaxTypes and the rest).
+func checkCounts(mod *wasmbin.Module) []string {
+	var problems []string
+	over := func(what string, n, limit int) {
+		if n > limit {
+			problems = append(problems, fmt.Sprintf("the module declares %d %s; the limit is %d (each costs host memory outside memory_mib)", n, what, limit))
+		}
+	}
+	over("types", len(mod.Types), MaxTypes)
+	over("imports", len(mod.Imports), MaxImports)
+	over("globals", int(mod.Counts.Globals), MaxGlobals)
+	over("exports", len(mod.Exports), MaxExports)
+	over("element segments", int(mod.Counts.Elements), MaxElementSegments)
+	over("data segments", int(max(mod.Counts.Data, mod.Counts.DataCount)), MaxDataSegments)
+	over("tables", len(mod.Tables), MaxTables)
+	return problems
+}
 
 // TableEntryBytes is what one table entry costs the host (wazero keeps a
 // pointer-sized reference per entry); tables count against memory_mib with

@@ -193,6 +193,32 @@ func (p *Policy) Builtin(m *Manifest) *Grant {
 	}
 }
 
+// Pinned reports whether some [[module]] entry pins sha256: the loader parses
+// nothing of a file that is not pinned.
+func (p *Policy) Pinned(sha256 string) bool {
+	if p == nil {
+		return false
+	}
+	for _, e := range p.Modules {
+		if strings.EqualFold(e.SHA256, sha256) {
+			return true
+		}
+	}
+	return false
+}
+
+// UnpinnedRefusal is the loader's reason for a file no entry pins (it is not
+// parsed, so its manifest's capabilities are not known: `tools audit` shows
+// them and the entry to add).
+func (p *Policy) UnpinnedRefusal(file, sha256 string) string {
+	where := "policy.toml"
+	if p != nil && p.File != "" {
+		where = p.File
+	}
+	return fmt.Sprintf("refused %s: no policy entry pins sha256 %s, so it was not parsed; review it with `openhuman-core tools audit %s`, which prints the entry to add to %s:\n%s",
+		file, sha256, file, where, snippet(file, sha256, nil))
+}
+
 // Admit decides whether a third-party module may load. The sha256 is the pin: an
 // entry whose sha256 equals the module's digest admits it, whatever the file is
 // called now (renaming a file does not change what it is; an entry whose file

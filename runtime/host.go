@@ -33,7 +33,7 @@ import (
 )
 
 // MaxModuleBytes bounds a module file read from the tools directory.
-const MaxModuleBytes = 64 << 20
+const MaxModuleBytes = policy.MaxModuleBytes
 
 // BuiltinModule is a first-party module embedded in the binary, its digest pinned
 // at build time.
@@ -282,7 +282,7 @@ func (h *Host) compileWorker() {
 			// delay the exit by the whole compile.
 			m.setState(StateFailed, "the tool host was closed before the module was compiled")
 			m.markReady()
-			close(m.settled)
+			m.settle()
 			h.compileWG.Done()
 			continue
 		}
@@ -321,7 +321,7 @@ func newModule(h *Host, info ModuleInfo, wasm []byte) *module {
 func refuse(m *module, state, msg string) *module {
 	m.state, m.err = state, msg
 	m.markReady()
-	close(m.settled)
+	m.settle()
 	return m
 }
 
@@ -394,20 +394,16 @@ func (h *Host) scanDir() ([]*module, error) {
 func (h *Host) loadFile(path string) *module {
 	name := filepath.Base(path)
 	m := newModule(h, ModuleInfo{Name: name, File: path, Origin: OriginDirectory}, nil)
-	f, err := os.Open(path)
+	// Type, size and pin are checked before anything parses the bytes: an
+	// unpinned file costs one read and one hash (policy.ReadModuleFile).
+	data, sum, err := policy.ReadModuleFile(path)
 	if err != nil {
-		return refuse(m, StateFailed, fmt.Sprintf("reading %s: %v", path, err))
+		return refuse(m, StateRefused, err.Error())
 	}
-	data, err := io.ReadAll(io.LimitReader(f, MaxModuleBytes+1))
-	f.Close()
-	if err != nil {
-		return refuse(m, StateFailed, fmt.Sprintf("reading %s: %v", path, err))
+	m.info.SHA256 = sum
+	if !h.pol.Pinned(sum) {
+		return refuse(m, StateRefused, h.pol.UnpinnedRefusal(name, sum))
 	}
-	if len(data) > MaxModuleBytes {
-		return refuse(m, StateRefused, fmt.Sprintf("refused %s: larger than %d bytes", name, MaxModuleBytes))
-	}
-	sum := sha256.Sum256(data)
-	m.info.SHA256 = hex.EncodeToString(sum[:])
 	m.wasm = data
 	mod, err := wasmbin.Parse(data)
 	if err != nil {
@@ -453,6 +449,8 @@ func (h *Host) rebuildToolsLocked() {
 		for _, t := range m.manifest.Tools {
 			if prev, ok := tools[t.Name]; ok {
 				m.setState(StateRefused, fmt.Sprintf("refused %s: tool name %q is already served by %s; rename the tool in this module's manifest", m.info.Name, t.Name, prev.module.info.Name))
+				m.markReady() // never compiled: Close must not wait for it
+				m.settle()
 				return
 			}
 		}

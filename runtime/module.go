@@ -46,8 +46,9 @@ type module struct {
 	ready chan struct{} // closed when the module can be called, or has failed
 	// settled is closed when all compiling is over: after ready, or for a module
 	// first served interpreted (tier.go), once its optimizing compile is kept or failed.
-	settled   chan struct{}
-	readyOnce sync.Once
+	settled    chan struct{}
+	settleOnce sync.Once
+	readyOnce  sync.Once
 	// caching is set while a module served interpreted compiles into the disk
 	// cache (Host.FinishCaching waits for it).
 	caching atomic.Bool
@@ -132,7 +133,7 @@ func (m *module) currentState() (string, string) {
 // code and makes one warm instance. A module run tiered (tier.go) is first built
 // for the interpreter and served from it while the optimizing compile runs.
 func (m *module) compile(ctx context.Context) {
-	defer close(m.settled)
+	defer m.settle()
 	defer m.markReady()
 	start := time.Now()
 	if err := m.unpackLazy(); err != nil {
@@ -237,6 +238,9 @@ func (m *module) compile(ctx context.Context) {
 		m.host.logger.Warn("warming a tool instance failed", "module", m.info.Name, "err", err)
 	}
 }
+
+// settle closes settled (once): all compiling of m is over, or will never start.
+func (m *module) settle() { m.settleOnce.Do(func() { close(m.settled) }) }
 
 // markReady lets the calls waiting for m proceed (once).
 func (m *module) markReady() { m.readyOnce.Do(func() { close(m.ready) }) }

@@ -9,6 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
 	"github.com/openhuman/openhuman-core/examples/hostile/wasmgen"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -35,7 +38,6 @@ func TestNoHostGuestNesting(t *testing.T) {
 		phase  string
 		served int // memory_search calls served (oh_call's own, before the re-entry)
 	}{
-		{"start", wasmgen.FromStart, "from its start function", 0},
 		{"initialize", wasmgen.FromInitialize, "from _initialize", 0},
 		{"allocreq", wasmgen.FromAllocRequest, "from oh_alloc (while the host wrote the call request)", 0},
 		{"allocreply", wasmgen.FromAllocReply, "from oh_alloc (while the host delivered a host function's reply)", 1},
@@ -80,7 +82,7 @@ func TestNoHostGuestNesting(t *testing.T) {
 			if grew := int64(heapInUse()) - int64(before); grew > 64<<20 {
 				t.Errorf("the Go heap grew by %d MiB during one call", grew>>20)
 			}
-			if c.kind == wasmgen.FromStart && !strings.Contains(logs.String(), "host call outside oh_call refused") {
+			if c.kind == wasmgen.FromInitialize && !strings.Contains(logs.String(), "host call outside oh_call refused") {
 				t.Errorf("the warm instance's refused host call was not logged:\n%s", logs)
 			}
 		})
@@ -100,5 +102,47 @@ func TestFailedCallUsage(t *testing.T) {
 	u := UsageOf(err)
 	if u.HostCalls[abi.FnMemorySearch] != 1 || u.BytesOut != 2 || u.BytesIn == 0 {
 		t.Errorf("failed call's usage %+v; want one memory_search of 2 bytes and its reply", u)
+	}
+}
+
+// TestStartFunctionHostCall (finding 2): the loader and `tools audit` refuse a
+// module whose start function calls a capability (TestAuditAndLoaderAgreeOnFinding9);
+// should one get past them, instantiating it traps at the host call with the
+// reason, without serving it and without nesting.
+func TestStartFunctionHostCall(t *testing.T) {
+	raw := wasmgen.Nesting(wasmgen.FromStart)
+	wasm := pack(t, raw, manifest(abi.Version, []string{abi.CapMemoryRead}, "timeout_ms = 1000\nmemory_mib = 4", tool{name: "start"}))
+	h, _ := newHost(t, Options{ToolsDir: thirdParty(t, map[string][]byte{"start.wasm": wasm}),
+		Policy: policyFor(t, entry("start.wasm", wasm, abi.CapMemoryRead)), CacheDir: "-"})
+	if st := statusOf(t, h, "start.wasm"); st.State != StateRefused || !strings.Contains(st.Error, "the start function (function 3) calls capability host function openhuman.memory_search") {
+		t.Errorf("loader: %s %q", st.State, st.Error)
+	}
+
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfig().WithMemoryLimitPages(64))
+	defer rt.Close(ctx)
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, rt); err != nil {
+		t.Fatal(err)
+	}
+	reader := newFakeReader()
+	hf := &hostFuncs{module: "start.wasm", reader: reader, logger: h.logger, limiter: newRateLimiter(logLinesPerSecond)}
+	if err := hf.instantiateHostModule(ctx, rt, []string{abi.CapMemoryRead}); err != nil {
+		t.Fatal(err)
+	}
+	cm, err := rt.CompileModule(ctx, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs := &callState{tool: "start"}
+	_, err = newWazeroInstance(withCallState(ctx, cs), rt, cm)
+	var v *ABIViolation
+	if !errors.As(err, &v) || !strings.Contains(err.Error(), "called host function memory_search from its start function: capability host functions may be called only while the host is inside oh_call") {
+		t.Fatalf("instantiating: %v", err)
+	}
+	if len(err.Error()) > 2*maxErrorText || strings.Contains(err.Error(), "wasm stack trace") {
+		t.Errorf("error text is not bounded: %q", err)
+	}
+	if cs.usage.Refused[abi.FnMemorySearch] != 1 || cs.usage.HostCalls[abi.FnMemorySearch] != 0 {
+		t.Errorf("usage %+v: want one refused, none served", cs.usage)
 	}
 }

@@ -134,7 +134,8 @@ func TestPolicyAdmission(t *testing.T) {
 	// Not pinned.
 	h, _ := newHost(t, Options{ToolsDir: thirdParty(t, map[string][]byte{"timeline.wasm": mod}), Policy: policyFor(t)})
 	st := statusOf(t, h, "timeline.wasm")
-	want := "refused timeline.wasm: no policy entry pins sha256 " + sum + "; to allow it add to /home/u/.openhuman/policy.toml:\n[[module]]\nfile = \"timeline.wasm\"\nsha256 = \"" + sum + "\"\ngrant = [\"memory.read\"]"
+	// Refused before parsing: the entry to add is the audit's to print.
+	want := "refused timeline.wasm: no policy entry pins sha256 " + sum + ", so it was not parsed; review it with `openhuman-core tools audit timeline.wasm`, which prints the entry to add to /home/u/.openhuman/policy.toml:\n[[module]]\nfile = \"timeline.wasm\"\nsha256 = \"" + sum + "\"\ngrant = []"
 	if st.State != StateRefused || st.Error != want {
 		t.Errorf("unpinned:\n got %q\nwant %q", st.Error, want)
 	}

@@ -100,11 +100,15 @@ func runAudit(out io.Writer, log *slog.Logger, file string, f auditFlags) error 
 	if err != nil {
 		return &exitError{code: toolaudit.ExitInvalid, err: err}
 	}
-	module, err := os.ReadFile(file)
-	if err != nil {
+	// Read as the loader reads it: a regular file, size-capped, FIFO-safe.
+	opts := toolaudit.Options{Name: file, Policy: pol}
+	if cfg, err := loadConfig(log); err == nil {
+		opts.ToolsDir = cfg.Tools.Dir // tool names already served there refuse it, as in the loader
+	}
+	rep, err := toolaudit.AuditFile(file, opts)
+	if rep == nil {
 		return &exitError{code: toolaudit.ExitInvalid, err: fmt.Errorf("reading module: %w", err)}
 	}
-	rep, _ := toolaudit.Audit(module, toolaudit.Options{Name: file, Policy: pol})
 	return writeReport(out, rep, f.json)
 }
 

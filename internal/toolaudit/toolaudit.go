@@ -10,8 +10,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/openhuman/openhuman-core/internal/signature"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
@@ -57,6 +59,10 @@ type Options struct {
 	// and pinned by PinnedSHA256 instead of a policy entry.
 	Builtin      bool
 	PinnedSHA256 string
+	// ToolsDir, when set, is the tools directory the module is (or would be)
+	// installed in: a tool name that a module there, loaded before this one (the
+	// loader goes by file name), already serves refuses it, as the loader does.
+	ToolsDir string
 }
 
 // Report is the audit of one module. Its JSON form is documented in sdk/AUTHORING.md.
@@ -185,6 +191,31 @@ func noteOf(c policy.ImportClass) string {
 	return c.Reason
 }
 
+// AuditFile reads the module file at path as the loader does
+// (policy.ReadModuleFile: a regular file of at most policy.MaxModuleBytes,
+// opened so that a FIFO cannot block) and audits it. A file refused before it
+// is read gives a report that is not valid (exit code 2) whose error is the
+// loader's reason; err is set then, and when the file cannot be read.
+func AuditFile(path string, opts Options) (*Report, error) {
+	if opts.Name == "" {
+		opts.Name = path
+	}
+	module, _, err := policy.ReadModuleFile(path)
+	if err != nil {
+		var fr *policy.FileRefusal
+		if !errors.As(err, &fr) {
+			return nil, err
+		}
+		r := &Report{Schema: Schema, File: opts.Name, Origin: OriginDirectory, Size: int(fr.Size), Imports: []Import{}, Exports: []Export{},
+			Error: fr.Reason, Verdict: Verdict{Reasons: []string{"the loader refuses it: " + fr.Reason}}}
+		if pol := opts.Policy; pol != nil {
+			r.Policy = PolicyInfo{File: pol.File, RequireSignature: pol.Trust.RequireSignature, TrustedKeys: len(pol.Trust.Keys)}
+		}
+		return r, err
+	}
+	return Audit(module, opts)
+}
+
 // Audit reviews module. It never executes it. The returned report is always
 // usable; err is set (wrapping wasmbin.ErrInvalid) only when module is not a
 // WebAssembly module, and then the report's exit code is 2.
@@ -207,6 +238,12 @@ func Audit(module []byte, opts Options) (*Report, error) {
 	}
 	if opts.Builtin {
 		r.Origin = OriginBuiltin
+	}
+	if err := policy.CheckModuleSize(int64(len(module))); err != nil {
+		// The loader reads no more than this: never parse it.
+		r.Error = err.Error()
+		r.Verdict.Reasons = append(r.Verdict.Reasons, "the loader refuses it: "+err.Error())
+		return r, fmt.Errorf("audit %s: %w", opts.Name, err)
 	}
 	mod, err := wasmbin.Parse(module)
 	if err != nil {
@@ -239,11 +276,13 @@ func Audit(module []byte, opts Options) (*Report, error) {
 	if err != nil {
 		return r, fmt.Errorf("audit %s: %w", opts.Name, err)
 	}
-	if st.State == signature.StateValid {
-		keys, kerr := signature.ParsePublicKeys(pol.Trust.Keys)
-		if kerr != nil {
-			refuse("policy %s [trust] keys: %v", pol.File, kerr)
-		}
+	// The loader parses the keys for every third-party module (signature.Check):
+	// a malformed key refuses it whether or not it is signed.
+	keys, kerr := signature.ParsePublicKeys(pol.Trust.Keys)
+	if kerr != nil && !opts.Builtin {
+		refuse("policy [trust] keys: %v", kerr)
+	}
+	if st.State == signature.StateValid && kerr == nil {
 		st, _ = signature.Verify(module, keys)
 	}
 	r.Signature = st
@@ -301,6 +340,13 @@ func Audit(module []byte, opts Options) (*Report, error) {
 			refuse("%v", err)
 		}
 	}
+	if !opts.Builtin && opts.ToolsDir != "" {
+		for _, t := range man.Tools {
+			if other := servedBefore(opts.ToolsDir, filepath.Base(name), t.Name, pol); other != "" {
+				refuse("tool name %q is already served by %s; rename the tool in this module's manifest", t.Name, other)
+			}
+		}
+	}
 	r.Verdict.WouldLoad = len(r.Verdict.Reasons) == 0
 	if !r.Verdict.WouldLoad {
 		r.Verdict.Grant = nil
@@ -340,4 +386,41 @@ func reservedNames(builtin bool) []string {
 		return nil
 	}
 	return firstparty.Catalogue
+}
+
+// servedBefore names the module of dir, loaded before file (by name), that
+// would load and serves tool; "" when none does. It applies the loader's
+// checks to each candidate (pin, manifest, signature, grant, policy.CheckLoad).
+func servedBefore(dir, file, tool string, pol *policy.Policy) string {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return ""
+	}
+	for _, e := range entries {
+		name := e.Name()
+		if !strings.HasSuffix(name, ".wasm") || name >= file {
+			continue // ReadDir sorts by name, as the loader does
+		}
+		data, sum, err := policy.ReadModuleFile(filepath.Join(dir, name))
+		if err != nil || !pol.Pinned(sum) {
+			continue
+		}
+		man, err := policy.ReadManifestNamed(data, name)
+		if err != nil || !slices.ContainsFunc(man.Tools, func(t policy.ToolSpec) bool { return t.Name == tool }) {
+			continue
+		}
+		mod, err := wasmbin.Parse(data)
+		if err != nil {
+			continue
+		}
+		if _, err := signature.Check(data, pol.Trust.Keys, pol.Trust.RequireSignature); err != nil {
+			continue
+		}
+		g, err := pol.Admit(name, sum, man)
+		if err != nil || policy.CheckLoad(mod, man, g, firstparty.Catalogue) != nil {
+			continue
+		}
+		return name
+	}
+	return ""
 }

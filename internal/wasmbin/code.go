@@ -2,6 +2,7 @@ package wasmbin
 
 import (
 	"fmt"
+	"slices"
 	"sync"
 )
 
@@ -40,6 +41,23 @@ type CodeStats struct {
 	Instructions int
 	// TableGrow is set when some body contains table.grow (0xFC 15).
 	TableGrow bool
+	// Atomics, TailCalls and Exceptions are set when some body uses an
+	// instruction of the threads (0xFE), tail-call (return_call*) or
+	// exception-handling (try, throw, catch, try_table, …) proposals.
+	Atomics, TailCalls, Exceptions bool
+	// StartCalls lists the imported functions the start function can reach
+	// through direct calls (import indices in the function index space), and
+	// StartIndirect is set when it can reach an indirect call (which may reach
+	// any function). Both are empty without a start function.
+	StartCalls    []int
+	StartIndirect bool
+}
+
+// bodyScan collects what one body uses beyond what CodeStats counts.
+type bodyScan struct {
+	atomics, tail, exceptions, indirect bool
+	calls                               []uint32 // direct callees, when collected
+	collect                             bool
 }
 
 // codeScan is the memoised result of Module.Code.
@@ -112,6 +130,13 @@ func scanCode(m *Module) (CodeStats, error) {
 		return st, r.errf("code section has %d bodies but the function section declares %d functions", n, declared)
 	}
 	st.Functions = n
+	// Direct calls are kept only when a start function exists (to see which
+	// imports it reaches).
+	var edges [][]uint32
+	var indirect []bool
+	if m.Start >= 0 {
+		edges, indirect = make([][]uint32, n), make([]bool, n)
+	}
 	for i := 0; i < n; i++ {
 		size, err := r.u32("function body size")
 		if err != nil {
@@ -133,9 +158,17 @@ func scanCode(m *Module) (CodeStats, error) {
 		if locals > st.MaxLocals {
 			st.MaxLocals, st.MaxLocalsFunc = locals, fn
 		}
+		bs := bodyScan{collect: edges != nil}
+		fr.scan = &bs
 		depth, count, loops, grows, err := fr.instructions()
 		st.Instructions += count
 		st.TableGrow = st.TableGrow || grows
+		st.Atomics = st.Atomics || bs.atomics
+		st.TailCalls = st.TailCalls || bs.tail
+		st.Exceptions = st.Exceptions || bs.exceptions
+		if edges != nil {
+			edges[i], indirect[i] = bs.calls, bs.indirect
+		}
 		if err != nil {
 			return st, fmt.Errorf("function %d: %w", fn, err)
 		}
@@ -147,7 +180,39 @@ func scanCode(m *Module) (CodeStats, error) {
 			st.MaxLoopCost, st.MaxLoopCostFunc, st.MaxLoopCostLoops, st.MaxLoopCostLocals = cost, fn, uint64(loops), vars
 		}
 	}
+	if edges != nil {
+		st.StartCalls, st.StartIndirect = reach(int(m.Start), imported, edges, indirect)
+	}
 	return st, nil
+}
+
+// reach walks the direct calls from function start (an index in the function
+// index space; imported functions come first) and returns the imported
+// functions it reaches, and whether it reaches an indirect call.
+func reach(start, imported int, edges [][]uint32, indirect []bool) (imports []int, viaIndirect bool) {
+	seen := make([]bool, imported+len(edges))
+	if start >= len(seen) {
+		return nil, false
+	}
+	stack := []int{start}
+	seen[start] = true
+	for len(stack) > 0 {
+		f := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if f < imported {
+			imports = append(imports, f)
+			continue
+		}
+		viaIndirect = viaIndirect || indirect[f-imported]
+		for _, c := range edges[f-imported] {
+			if int(c) < len(seen) && !seen[c] {
+				seen[c] = true
+				stack = append(stack, int(c))
+			}
+		}
+	}
+	slices.Sort(imports)
+	return imports, viaIndirect
 }
 
 // locals reads a body's local declarations and returns how many locals they make.
@@ -185,10 +250,17 @@ func (r *reader) instructions() (maxDepth, count, loops int, tableGrow bool, err
 		count++
 		switch opClass[op] {
 		case opNone:
+			if (op == 0x0a || op == 0x19) && r.scan != nil { // throw_ref, catch_all
+				r.scan.exceptions = true
+			}
 			continue
 		case opIndex:
-			if _, err := r.u32("index immediate"); err != nil {
+			idx, err := r.u32("index immediate")
+			if err != nil {
 				return maxDepth, count, loops, tableGrow, err
+			}
+			if r.scan != nil {
+				r.scan.index(op, idx)
 			}
 			continue
 		case opMemarg:
@@ -196,6 +268,9 @@ func (r *reader) instructions() (maxDepth, count, loops int, tableGrow bool, err
 				return maxDepth, count, loops, tableGrow, err
 			}
 			continue
+		}
+		if r.scan != nil {
+			r.scan.other(op)
 		}
 		switch {
 		case op == 0x02 || op == 0x03 || op == 0x04 || op == 0x06: // block loop if try
@@ -335,6 +410,36 @@ func (r *reader) instructions() (maxDepth, count, loops int, tableGrow bool, err
 			r.pos = at
 			return maxDepth, count, loops, tableGrow, r.errf("unknown opcode 0x%02x", op)
 		}
+	}
+}
+
+// index notes an instruction with one index immediate.
+func (s *bodyScan) index(op byte, idx uint32) {
+	switch op {
+	case 0x10, 0x12: // call, return_call
+		if s.collect {
+			s.calls = append(s.calls, idx)
+		}
+		s.tail = s.tail || op == 0x12
+	case 0x14, 0x15: // call_ref, return_call_ref
+		s.indirect = true
+		s.tail = s.tail || op == 0x15
+	case 0x07, 0x08, 0x09: // catch, throw, rethrow
+		s.exceptions = true
+	}
+}
+
+// other notes an instruction decoded by instructions' switch (or with no
+// immediates).
+func (s *bodyScan) other(op byte) {
+	switch op {
+	case 0x11, 0x13: // call_indirect, return_call_indirect
+		s.indirect = true
+		s.tail = s.tail || op == 0x13
+	case 0x06, 0x0a, 0x18, 0x19, 0x1f: // try, throw_ref, delegate, catch_all, try_table
+		s.exceptions = true
+	case 0xfe:
+		s.atomics = true
 	}
 }
 

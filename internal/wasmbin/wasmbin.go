@@ -173,6 +173,12 @@ type CustomSectionInfo struct {
 	End           int
 }
 
+// SectionCounts are the declared entry counts of the globals, element, data
+// and tag sections (0 when absent) and the data count section's value.
+type SectionCounts struct {
+	Globals, Elements, Data, DataCount, Tags uint32
+}
+
 // Section is the location of one section of any kind.
 type Section struct {
 	ID     byte
@@ -194,6 +200,11 @@ type Module struct {
 	Memories []Limits
 	// Tables are the declared tables (limits in entries), imported first.
 	Tables []Table
+	// Counts are the entry counts of the sections not decoded here (each
+	// section's leading vector length), for the static limits.
+	Counts SectionCounts
+	// Start is the index of the start function, or -1 when there is none.
+	Start int64
 
 	// The code section, decoded on demand by Code.
 	code               *codeScan
@@ -265,6 +276,9 @@ type reader struct {
 	b   []byte
 	pos int
 	end int
+	// scan, set while decoding a function body, collects the features and
+	// calls the body uses (code.go).
+	scan *bodyScan
 }
 
 func (r *reader) errf(format string, args ...any) error {
@@ -384,6 +398,9 @@ type Limits struct {
 	Min    uint64
 	Max    uint64
 	HasMax bool
+	// Shared (threads proposal) and Is64 (memory64) are the limit flags 0x02
+	// and 0x04.
+	Shared, Is64 bool
 }
 
 func (r *reader) readLimits(what string) (Limits, error) {
@@ -397,8 +414,10 @@ func (r *reader) readLimits(what string) (Limits, error) {
 		return l, r.errf("unknown %s flags 0x%02x", what, flags)
 	}
 	bits := uint(32)
+	l.Shared = flags&0x02 != 0
 	if flags&0x04 != 0 {
 		bits = 64
+		l.Is64 = true
 	}
 	if l.Min, err = r.uleb(what+" minimum", bits); err != nil {
 		return l, err
@@ -441,7 +460,7 @@ func Parse(b []byte) (*Module, error) {
 	if !bytes.Equal(b[4:8], Version1) {
 		return nil, fmt.Errorf("%w: unsupported binary version % x (want 01 00 00 00)", ErrInvalid, b[4:8])
 	}
-	m := &Module{}
+	m := &Module{Start: -1}
 	r := &reader{b: b, pos: 8, end: len(b)}
 	var lastID byte
 	for r.pos < r.end {
@@ -492,6 +511,28 @@ func Parse(b []byte) (*Module, error) {
 		case SectionCode:
 			m.code, m.codeBytes, m.codeStart, m.codeEnd = &codeScan{}, b, start, end
 			sr.pos = end // decoded on demand (Module.Code)
+		case SectionGlobal, SectionElement, SectionData, SectionDataCount, SectionTag, SectionStart:
+			var n uint32
+			if n, err = sr.u32("section entry count"); err != nil {
+				break
+			}
+			switch id {
+			case SectionGlobal:
+				m.Counts.Globals = n
+			case SectionElement:
+				m.Counts.Elements = n
+			case SectionData:
+				m.Counts.Data = n
+			case SectionDataCount:
+				m.Counts.DataCount = n
+			case SectionTag:
+				m.Counts.Tags = n
+			case SectionStart:
+				m.Start = int64(n)
+			}
+			if id != SectionStart && id != SectionDataCount {
+				sr.pos = end // the entries are not needed for auditing
+			}
 		default:
 			sr.pos = end // other sections are not needed for auditing
 		}
