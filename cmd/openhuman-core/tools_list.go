@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/openhuman/openhuman-core/internal/textsafe"
 	"github.com/openhuman/openhuman-core/runtime"
 )
 
@@ -122,6 +123,7 @@ func runList(ctx context.Context, out io.Writer, log *slog.Logger, asJSON bool, 
 }
 
 func writeListText(out io.Writer, rep listReport) {
+	rep = escapedList(rep) // module-supplied names never reach the terminal raw
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "TOOL\tORIGIN\tSTATE\tGRANTS\tLIMITS\tMODULE\tSHA256")
 	var problems []string
@@ -165,4 +167,22 @@ func writeListText(out io.Writer, rep listReport) {
 			fmt.Fprintf(out, "  - %s\n", strings.ReplaceAll(p, "\n", "\n    "))
 		}
 	}
+}
+
+// escapedList is rep with every string a module or the configuration supplied
+// escaped for a terminal (internal/textsafe): a tool or file name made of
+// control sequences cannot rewrite the listing. The JSON form is escaped by
+// encoding/json.
+func escapedList(rep listReport) listReport {
+	e := textsafe.String
+	rep.ToolsDir, rep.Policy = e(rep.ToolsDir), e(rep.Policy)
+	mods := make([]listEntry, len(rep.Modules))
+	for i, m := range rep.Modules {
+		m.Tools, m.Grants = textsafe.Strings(m.Tools), textsafe.Strings(m.Grants)
+		m.Origin, m.Module, m.File, m.SHA256, m.ABI, m.Signer, m.State = e(m.Origin), e(m.Module), e(m.File), e(m.SHA256), e(m.ABI), e(m.Signer), e(m.State)
+		m.Error = textsafe.Text(m.Error) // the listing indents its lines
+		mods[i] = m
+	}
+	rep.Modules = mods
+	return rep
 }

@@ -58,6 +58,10 @@ type Entry struct {
 	// Details says what a command-line action did (forget: the sources and the
 	// rows it deleted); tool calls leave it empty.
 	Details map[string]any `json:"details,omitempty"`
+	// Truncated names each field cut to its bound (bound.go) with its original
+	// length in bytes ("line": the whole line, when the argument summary was
+	// dropped).
+	Truncated map[string]int `json:"truncated,omitempty"`
 }
 
 // MarshalJSON writes Time as RFC 3339 with nanoseconds in UTC.
@@ -88,6 +92,15 @@ type Options struct {
 	Buffer int
 	// Logger receives the warnings about failed or dropped writes (default slog.Default()).
 	Logger *slog.Logger
+	// SessionBytesPerHour is each session's budget of audit-log bytes: a token
+	// bucket of that capacity refilled at that rate per hour. A line over the
+	// budget is not written; the next line the session may write is preceded by
+	// one "rate_limited" line counting what was dropped. The default is one
+	// sixteenth of the history kept (MaxFiles+1 files of MaxFileBytes: 6 MiB an
+	// hour by default, ≈ 15,000 calls), so one session needs 15 hours at full
+	// rate to rotate away the history of the others; at least 1 MiB an hour.
+	// Negative: no budget.
+	SessionBytesPerHour int64
 }
 
 // Log is an asynchronous, size-rotated JSON-lines audit log. Record never blocks;
@@ -109,6 +122,7 @@ type Log struct {
 	failing bool
 	lost    int64 // lines lost in the current failure streak
 	pending int64 // lines written since the last successful flush
+	budgets map[string]*sessionBudget
 }
 
 // New starts a Log writing into opts.Dir. It never fails: a directory that cannot
@@ -126,7 +140,10 @@ func New(opts Options) *Log {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	l := &Log{opts: opts, ch: make(chan Entry, opts.Buffer), done: make(chan struct{})}
+	if opts.SessionBytesPerHour == 0 {
+		opts.SessionBytesPerHour = max(opts.MaxFileBytes*int64(opts.MaxFiles+1)/16, minSessionBytesPerHour)
+	}
+	l := &Log{opts: opts, ch: make(chan Entry, opts.Buffer), done: make(chan struct{}), budgets: map[string]*sessionBudget{}}
 	go l.run()
 	return l
 }
@@ -143,6 +160,7 @@ func (l *Log) Record(e Entry) {
 	if e.Time.IsZero() {
 		e.Time = time.Now()
 	}
+	boundEntry(&e) // before it waits in the buffer
 	l.mu.RLock()
 	defer l.mu.RUnlock()
 	if l.closed.Load() {
@@ -217,7 +235,22 @@ func (l *Log) write(e Entry) {
 		// but an audit line must never take the server down.
 		line, _ = json.Marshal(map[string]string{"time": e.Time.UTC().Format(time.RFC3339Nano), "tool": e.Tool, "error": "audit entry not encodable: " + err.Error()})
 	}
-	line = append(line, '\n')
+	line = shrinkLine(e, line)
+	ok, notice := l.admit(e.Session, len(line)+1, e.Time)
+	if !ok {
+		return
+	}
+	if notice != nil {
+		if nl, err := json.Marshal(notice); err == nil {
+			l.writeLine(append(nl, '\n'))
+		}
+	}
+	l.writeLine(append(line, '\n'))
+}
+
+// writeLine appends one encoded line (with its newline), rotating first when
+// needed.
+func (l *Log) writeLine(line []byte) {
 	l.pending++ // this line is lost unless a later flush succeeds
 	if err := l.ensureOpen(); err != nil {
 		l.fail(err)

@@ -24,6 +24,7 @@ func (r *Report) WriteJSON(w io.Writer) error {
 
 // WriteText writes the report for people.
 func (r *Report) WriteText(w io.Writer) error {
+	r = r.escaped() // module-supplied text never reaches the terminal raw
 	var b strings.Builder
 	tw := tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	fmt.Fprintf(tw, "module\t%s (%s)\n", r.File, r.Origin)

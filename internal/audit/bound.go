@@ -1,0 +1,139 @@
+package audit
+
+import (
+	"encoding/json"
+	"time"
+	"unicode/utf8"
+)
+
+// Bounds on what one client can put into the audit log (issue 29, finding 6: a
+// client whose request ids and clientInfo.name were 1 MB each erased the whole
+// default history in 115 calls).
+const (
+	// MaxFieldBytes bounds each identifying field of an entry (session, request
+	// id, tool, module digest, error id); longer values are cut and their
+	// original length kept in Entry.Truncated.
+	MaxFieldBytes = 256
+	// MaxErrorBytes bounds an entry's error text.
+	MaxErrorBytes = 2048
+	// MaxLineBytes bounds one encoded line: beyond it the argument summary and
+	// the details are replaced by a note of their encoded size.
+	MaxLineBytes = 16 << 10
+	// maxSessions bounds the per-session budgets kept (the writer forgets full
+	// budgets first).
+	maxSessions = 4096
+	// minSessionBytesPerHour is the least default session budget (a log kept
+	// very small still records a few thousand calls an hour per session).
+	minSessionBytesPerHour = 1 << 20
+)
+
+// boundEntry cuts e's fields to their bounds, noting original lengths.
+func boundEntry(e *Entry) {
+	cut := func(field string, s *string, limit int) {
+		if len(*s) <= limit {
+			return
+		}
+		if e.Truncated == nil {
+			e.Truncated = map[string]int{}
+		}
+		e.Truncated[field] = len(*s)
+		n := limit
+		for n > 0 && !utf8.RuneStart((*s)[n]) {
+			n--
+		}
+		*s = (*s)[:n] + "…"
+	}
+	cut("session", &e.Session, MaxFieldBytes)
+	cut("request_id", &e.RequestID, MaxFieldBytes)
+	cut("tool", &e.Tool, MaxFieldBytes)
+	cut("module_sha256", &e.ModuleSHA256, MaxFieldBytes)
+	cut("error_id", &e.ErrorID, MaxFieldBytes)
+	cut("outcome", &e.Outcome, MaxFieldBytes)
+	cut("error", &e.Error, MaxErrorBytes)
+}
+
+// shrinkLine re-encodes e without its argument summary and details when its
+// line is over MaxLineBytes.
+func shrinkLine(e Entry, line []byte) []byte {
+	if len(line) <= MaxLineBytes {
+		return line
+	}
+	if e.Truncated == nil {
+		e.Truncated = map[string]int{}
+	}
+	e.Truncated["line"] = len(line)
+	if e.Arguments != nil {
+		e.Arguments = map[string]any{"_truncated": "argument summary dropped: the line was over the audit log's bound"}
+	}
+	if e.Details != nil {
+		e.Details = map[string]any{"_truncated": "details dropped: the line was over the audit log's bound"}
+	}
+	if len(e.Capabilities.HostCalls) > 64 || len(e.Capabilities.Refused) > 64 {
+		e.Capabilities.HostCalls, e.Capabilities.Refused = nil, nil
+	}
+	out, err := json.Marshal(e)
+	if err != nil || len(out) > MaxLineBytes {
+		out, _ = json.Marshal(map[string]any{"time": e.Time.UTC().Format(time.RFC3339Nano), "session": e.Session, "tool": e.Tool,
+			"outcome": e.Outcome, "error": "audit entry too large to record", "truncated": e.Truncated})
+	}
+	return out
+}
+
+// sessionBudget is one session's byte budget (a token bucket).
+type sessionBudget struct {
+	tokens       float64
+	last         time.Time
+	dropped      int64
+	droppedBytes int64
+}
+
+// admit takes n bytes from session's budget, reporting whether the line may be
+// written; when it may and lines were dropped before, it returns the notice to
+// write first.
+func (l *Log) admit(session string, n int, now time.Time) (ok bool, notice *Entry) {
+	if l.opts.SessionBytesPerHour < 0 {
+		return true, nil
+	}
+	capacity := float64(l.opts.SessionBytesPerHour)
+	b := l.budgets[session]
+	if b == nil {
+		if len(l.budgets) >= maxSessions {
+			l.forgetFullBudgets(now)
+		}
+		b = &sessionBudget{tokens: capacity, last: now}
+		l.budgets[session] = b
+	}
+	b.tokens = min(capacity, b.tokens+now.Sub(b.last).Hours()*capacity)
+	b.last = now
+	if b.tokens < float64(n) {
+		b.dropped++
+		b.droppedBytes += int64(n)
+		if b.dropped == 1 {
+			l.opts.Logger.Warn("audit: a session is over its audit-log budget; its lines are counted, not written", "session", session, "bytes_per_hour", l.opts.SessionBytesPerHour)
+		}
+		return false, nil
+	}
+	b.tokens -= float64(n)
+	if b.dropped > 0 {
+		notice = &Entry{Time: now, Session: session, Tool: "audit", Outcome: OutcomeRateLimited,
+			Details: map[string]any{"dropped_lines": b.dropped, "dropped_bytes": b.droppedBytes, "bytes_per_hour": l.opts.SessionBytesPerHour}}
+		b.dropped, b.droppedBytes = 0, 0
+	}
+	return true, notice
+}
+
+// forgetFullBudgets drops the budgets that have refilled (nothing to remember).
+func (l *Log) forgetFullBudgets(now time.Time) {
+	capacity := float64(l.opts.SessionBytesPerHour)
+	for s, b := range l.budgets {
+		if b.dropped == 0 && b.tokens+now.Sub(b.last).Hours()*capacity >= capacity {
+			delete(l.budgets, s)
+		}
+	}
+	if len(l.budgets) >= maxSessions { // all busy: start over rather than grow
+		clear(l.budgets)
+	}
+}
+
+// OutcomeRateLimited marks the line that reports a session's dropped lines.
+const OutcomeRateLimited = "rate_limited"
