@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -62,6 +63,11 @@ func Default(file string) *Policy {
 
 // Load reads a policy file. A missing file is the empty policy (defaults, no
 // grants); a malformed one is an error naming the file, line and key.
+//
+// A policy file writable by other users is refused (issue 29, finding 11): the
+// policy is what grants capabilities, so whoever can write it can give a
+// module of theirs read access to the memory tree. The compilation cache is
+// refused on the same rule; the fix is one chmod.
 func Load(path string) (*Policy, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -70,7 +76,28 @@ func Load(path string) (*Policy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("reading policy %s: %w", path, err)
 	}
+	if err := CheckNotWritableByOthers(path, "policy file"); err != nil {
+		return nil, err
+	}
 	return Parse(data, path)
+}
+
+// CheckNotWritableByOthers refuses a file or directory that users other than
+// its owner may write (group or other write permission), on systems with Unix
+// permissions: what decides which code runs with which capabilities must be the
+// owner's alone.
+func CheckNotWritableByOthers(path, what string) error {
+	if goruntime.GOOS == "windows" {
+		return nil
+	}
+	st, err := os.Stat(path)
+	if err != nil {
+		return fmt.Errorf("checking %s %s: %w", what, path, err)
+	}
+	if perm := st.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("refusing %s %s: it is writable by other users (mode %04o), who could change what runs with which capabilities; run `chmod go-w %s`", what, path, perm, path)
+	}
+	return nil
 }
 
 // Parse parses policy TOML; file names it in errors and refusals.

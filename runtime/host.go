@@ -310,7 +310,14 @@ func (h *Host) enqueue(m *module) {
 		return
 	}
 	h.compileWG.Add(1)
-	h.compileQueue <- m
+	select {
+	case h.compileQueue <- m:
+	default:
+		// The queue is full (the workers may be held until initialize is
+		// answered, and New runs before that): never block the caller, or 256
+		// modules deadlock the server before initialize.
+		go func() { h.compileQueue <- m }()
+	}
 }
 
 func newModule(h *Host, info ModuleInfo, wasm []byte) *module {
@@ -379,6 +386,9 @@ func (h *Host) scanDir() ([]*module, error) {
 	}
 	if err != nil {
 		return nil, fmt.Errorf("listing %s: %w", h.opt.ToolsDir, err)
+	}
+	if err := policy.CheckNotWritableByOthers(h.opt.ToolsDir, "tools directory"); err != nil {
+		return nil, err // others could add, remove or swap its files
 	}
 	var out []*module
 	for _, e := range entries {

@@ -88,3 +88,20 @@ func TestFIFONeverBlocks(t *testing.T) {
 	}
 	_ = h.WaitReady(context.Background())
 }
+
+// TestWorldWritableToolsDirRefused (finding 11): no module loads from a tools
+// directory others may write, and the log says why.
+func TestWorldWritableToolsDirRefused(t *testing.T) {
+	wasm := echoModule(t, "")
+	dir := thirdParty(t, map[string][]byte{"echo.wasm": wasm})
+	if err := os.Chmod(dir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	h, logs := newHost(t, Options{ToolsDir: dir, Policy: policyFor(t, entry("echo.wasm", wasm, abi.CapMemoryRead)), CacheDir: "-"})
+	if tools := h.Tools(); len(tools) != 0 {
+		t.Errorf("tools served from a 0777 directory: %+v", tools)
+	}
+	if !strings.Contains(logs.String(), "is writable by other users (mode 0777)") {
+		t.Errorf("no reason logged:\n%s", logs)
+	}
+}
