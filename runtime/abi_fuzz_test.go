@@ -69,7 +69,7 @@ func sleb32(b []byte, v int32) []byte {
 // _initialize.
 func guestProgram(data []byte) []byte {
 	at := func(i int) byte {
-		if i < len(data) {
+		if i >= 0 && i < len(data) {
 			return data[i]
 		}
 		return 0
