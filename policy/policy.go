@@ -30,6 +30,10 @@ type ModuleEntry struct {
 	AllowedAgents []string `toml:"allowed_agents"`
 	TimeoutMS     int      `toml:"timeout_ms"`
 	MemoryMiB     int      `toml:"memory_mib"`
+	// MaxHostCalls and MaxHostBytes override the per-call host budget
+	// (DefaultMaxHostCalls, DefaultMaxHostBytes; 0 = the default).
+	MaxHostCalls int   `toml:"max_host_calls"`
+	MaxHostBytes int64 `toml:"max_host_bytes"`
 	// Line is where the entry starts in the file (0 when unknown).
 	Line int `toml:"-"`
 }
@@ -48,6 +52,9 @@ type Grant struct {
 	Capabilities  []string
 	AllowedAgents []string
 	Limits        Limits // effective limits
+	// Budget bounds each call's host functions (DefaultHostBudget unless the
+	// policy entry overrides it).
+	Budget HostBudget
 }
 
 type rawPolicy struct {
@@ -144,6 +151,12 @@ func Parse(data []byte, file string) (*Policy, error) {
 		if e.MemoryMiB < 0 || e.MemoryMiB > CapMemoryMiB {
 			bad("%s: memory_mib = %d must be between 0 and %d", where, e.MemoryMiB, CapMemoryMiB)
 		}
+		if e.MaxHostCalls < 0 || e.MaxHostCalls > CapMaxHostCalls {
+			bad("%s: max_host_calls = %d must be between 0 and %d", where, e.MaxHostCalls, CapMaxHostCalls)
+		}
+		if e.MaxHostBytes < 0 || e.MaxHostBytes > CapMaxHostBytes {
+			bad("%s: max_host_bytes = %d must be between 0 and %d", where, e.MaxHostBytes, CapMaxHostBytes)
+		}
 		if len(e.AllowedAgents) == 0 {
 			e.AllowedAgents = []string{"*"}
 		}
@@ -217,6 +230,7 @@ func (p *Policy) Builtin(m *Manifest) *Grant {
 		Capabilities:  slices.Clone(m.Capabilities),
 		AllowedAgents: []string{"*"},
 		Limits:        EffectiveLimits(m.Limits, p.Defaults),
+		Budget:        DefaultHostBudget(),
 	}
 }
 
@@ -301,11 +315,19 @@ func (p *Policy) Admit(file, sha256 string, m *Manifest) (*Grant, error) {
 	if entry.MemoryMiB > 0 {
 		pl.MemoryMiB = entry.MemoryMiB
 	}
+	budget := DefaultHostBudget()
+	if entry.MaxHostCalls > 0 {
+		budget.Calls = entry.MaxHostCalls
+	}
+	if entry.MaxHostBytes > 0 {
+		budget.Bytes = entry.MaxHostBytes
+	}
 	return &Grant{
 		Entry:         entry,
 		Capabilities:  slices.Clone(m.Capabilities),
 		AllowedAgents: slices.Clone(entry.AllowedAgents),
 		Limits:        EffectiveLimits(m.Limits, pl),
+		Budget:        budget,
 	}, nil
 }
 

@@ -60,6 +60,9 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	// capability host call its start function or _initialize attempts is refused
 	// and counted in the call's usage.
 	cs := &callState{tool: c.Tool}
+	if m.grant != nil {
+		cs.budget = m.grant.Budget
+	}
 	// Waiting for an instance is bounded by the caller's ctx only; the sandbox
 	// deadline starts when the call runs.
 	in, err := h.pool.acquire(withCallState(ctx, cs), m)

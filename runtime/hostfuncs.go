@@ -35,8 +35,39 @@ type callState struct {
 	// phase is what guest code runs: capability host calls are served only in
 	// phaseCall (abiphase.go).
 	phase phaseState
-	mu    sync.Mutex
-	usage Usage
+	// budget bounds the call's capability host calls and reply bytes (zero
+	// fields: policy.DefaultHostBudget).
+	budget policy.HostBudget
+	mu     sync.Mutex
+	usage  Usage
+}
+
+// overBudget says why one more host call (returning reply bytes, or -1 before
+// the call) would exceed cs's budget, or "" when it would not.
+func (cs *callState) overBudget(reply int) string {
+	if cs == nil {
+		return ""
+	}
+	calls, bytes := cs.budget.Calls, cs.budget.Bytes
+	if calls <= 0 {
+		calls = policy.DefaultMaxHostCalls
+	}
+	if bytes <= 0 {
+		bytes = policy.DefaultMaxHostBytes
+	}
+	cs.mu.Lock()
+	defer cs.mu.Unlock()
+	n := 0
+	for _, c := range cs.usage.HostCalls {
+		n += c
+	}
+	switch {
+	case reply < 0 && n >= calls:
+		return fmt.Sprintf("this call has made its %d host calls (its per-call budget; max_host_calls in the module's policy entry)", calls)
+	case reply >= 0 && cs.usage.BytesIn+int64(reply) > bytes:
+		return fmt.Sprintf("this reply of %d bytes would take the call past its %d bytes of host replies (its per-call budget; max_host_bytes in the module's policy entry)", reply, bytes)
+	}
+	return ""
 }
 
 // phaseOf is cs's phase (phaseNone for a nil cs).
@@ -217,9 +248,23 @@ func releaseReply(reply []byte) {
 }
 
 // serve reads a request, dispatches it and counts usage.
+//
+// A call past its host budget (policy.HostBudget) is not served: the guest gets
+// an unavailable error and the refusal is counted in the call's usage, so a
+// recall loop reaches the embedder a bounded number of times per call.
 func (h *hostFuncs) serve(ctx context.Context, fn string, req []byte) []byte {
+	cs := callStateFrom(ctx)
+	if why := cs.overBudget(-1); why != "" {
+		cs.refuse(fn)
+		return errReply(abi.CodeUnavailable, "%s was not served: %s", fn, why)
+	}
 	reply := h.dispatch(ctx, fn, req)
-	callStateFrom(ctx).record(fn, len(req), len(reply))
+	if why := cs.overBudget(len(reply)); why != "" {
+		releaseReply(reply)
+		cs.refuse(fn)
+		return errReply(abi.CodeUnavailable, "%s was not served: %s", fn, why)
+	}
+	cs.record(fn, len(req), len(reply))
 	return reply
 }
 

@@ -32,6 +32,11 @@ func (r *Report) escaped() *Report {
 		im.Module, im.Name, im.Kind, im.Type, im.Class, im.Capability, im.Note = e(im.Module), e(im.Name), e(im.Kind), e(im.Type), e(im.Class), e(im.Capability), e(im.Note)
 		c.Imports[i] = im
 	}
+	c.Egress = make([]Egress, len(r.Egress))
+	for i, g := range r.Egress {
+		g.Import, g.Capability, g.Reaches = e(g.Import), e(g.Capability), e(g.Reaches)
+		c.Egress[i] = g
+	}
 	c.Exports = make([]Export, len(r.Exports))
 	for i, ex := range r.Exports {
 		ex.Name, ex.Kind, ex.Type = e(ex.Name), e(ex.Kind), e(ex.Type)

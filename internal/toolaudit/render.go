@@ -87,6 +87,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(tw, "  %s.%s\t%s\t%s\t%s\n", im.Module, im.Name, im.Type, label, im.Note)
 	}
 	tw.Flush()
+	if len(r.Egress) > 0 {
+		b.WriteString("\negress: calls that send data beyond the local store\n")
+		for _, e := range r.Egress {
+			fmt.Fprintf(&b, "  %s (%s) reaches %s\n", e.Import, e.Capability, e.Reaches)
+		}
+	}
 	fmt.Fprintf(&b, "\nexports (%d)\n", len(r.Exports))
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, e := range r.Exports {

@@ -78,13 +78,16 @@ type Report struct {
 	Error string `json:"error,omitempty"`
 	ABI   string `json:"abi"`
 	// Manifest is the embedded manifest, or nil when missing or invalid (ManifestError says why).
-	Manifest      *Manifest         `json:"manifest"`
-	ManifestError string            `json:"manifest_error,omitempty"`
-	Imports       []Import          `json:"imports"`
-	Exports       []Export          `json:"exports"`
-	Signature     *signature.Status `json:"signature"`
-	Policy        PolicyInfo        `json:"policy"`
-	Verdict       Verdict           `json:"verdict"`
+	Manifest      *Manifest `json:"manifest"`
+	ManifestError string    `json:"manifest_error,omitempty"`
+	Imports       []Import  `json:"imports"`
+	Exports       []Export  `json:"exports"`
+	// Egress lists the capability imports whose calls can send data beyond
+	// the local store (an embedder, SearXNG): absent when there are none.
+	Egress    []Egress          `json:"egress,omitempty"`
+	Signature *signature.Status `json:"signature"`
+	Policy    PolicyInfo        `json:"policy"`
+	Verdict   Verdict           `json:"verdict"`
 }
 
 // Manifest is the manifest as the report shows it.
@@ -118,6 +121,14 @@ type Import struct {
 	Capability string `json:"capability,omitempty"`
 	// Note explains the class (why it is harmless, refused or forbidden).
 	Note string `json:"note"`
+}
+
+// Egress is one capability import whose calls can reach outside the machine's
+// local store.
+type Egress struct {
+	Import     string `json:"import"`
+	Capability string `json:"capability"`
+	Reaches    string `json:"reaches"`
 }
 
 // Export is one export.
@@ -259,6 +270,9 @@ func Audit(module []byte, opts Options) (*Report, error) {
 			ir.Type = imp.Type.String()
 		}
 		r.Imports = append(r.Imports, ir)
+		if to, ok := policy.Egress[imp.Name]; ok && c.Kind == policy.CapabilityFunc {
+			r.Egress = append(r.Egress, Egress{Import: imp.String(), Capability: c.Capability, Reaches: to})
+		}
 	}
 	for _, e := range mod.Exports {
 		er := Export{Name: e.Name, Kind: e.Kind.String()}

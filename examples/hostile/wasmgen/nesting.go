@@ -108,3 +108,21 @@ func Nesting(kind NestingKind) []byte {
 	}
 	return mod
 }
+
+// HostLoop is an openhuman/1 module importing openhuman.<fn> whose oh_call
+// calls it n times in a loop (request: two zero bytes at 0), then returns an
+// empty result at 0. With fn = memory_recall and an embedder configured, every
+// served call is a request to the embedding endpoint (finding 5).
+func HostLoop(fn string, n int) []byte {
+	var b wasmbin.Builder
+	b.ImportFunc("openhuman", fn, hostType)
+	b.Memory(1)
+	b.Func("oh_alloc", allocType, []byte{0x41, 0x80, 0x08})
+	body := []byte{0x03, 0x40} // loop
+	body = append(body, callHost...)
+	body = append(body, 0x20, 2, 0x41, 1, 0x6a, 0x22, 2, 0x41) // local.get 2 (after the two parameters); +1; local.tee 2; i32.const n
+	body = appendSLEB(body, int64(n))
+	body = append(body, 0x49, 0x0d, 0, 0x0b, 0x42, 0) // i32.lt_u; br_if 0; end; i64.const 0
+	b.FuncWithLocals("oh_call", callType, 1, wasmbin.I32, body)
+	return b.Bytes()
+}
