@@ -93,7 +93,10 @@ type instance struct {
 	plugin *extism.Plugin // extism/1 modules
 	stderr *headBuffer
 	calls  int
-	tier   *interpTier // set for an instance of a module's interpreted tier (tier.go)
+	// owner is the client label of the calls the instance served ("" until its
+	// first call): the pool never gives it to another client (pool.acquire).
+	owner string
+	tier  *interpTier // set for an instance of a module's interpreted tier (tier.go)
 }
 
 func (in *instance) close(ctx context.Context) {

@@ -29,6 +29,7 @@ type pool struct {
 	instances atomic.Int64 // wazero/Extism instances currently open
 	peak      atomic.Int64 // highest instances ever seen
 	created   atomic.Int64 // instances made since start
+	recycled  atomic.Int64 // idle instances closed because another client's call needed one
 }
 
 // waiter is a caller queued for an instance of m.
@@ -44,19 +45,42 @@ func newPool(max int) *pool { return &pool{max: max} }
 // the slot of an evicted idle instance of another module, or one handed over by
 // a releasing call. Waiting is bounded by ctx only; the caller starts its call
 // deadline after acquire returns.
-func (p *pool) acquire(ctx context.Context, m *module) (*instance, error) {
+//
+// Instances are not shared between clients (owner, the call's client label): an
+// idle instance that served another client is closed and a fresh one made in
+// its slot, so nothing a call left in linear memory reaches another client's
+// call (recycled rather than cleared: a Go guest's heap cannot be reset in
+// place). A warm instance no call has used yet serves anyone.
+func (p *pool) acquire(ctx context.Context, m *module, owner string) (*instance, error) {
 	p.mu.Lock()
 	if m.retired {
 		p.mu.Unlock()
 		return nil, fmt.Errorf("module %s was unloaded", m.info.Name)
 	}
+	other := -1
 	for i := len(p.idle) - 1; i >= 0; i-- {
 		if in := p.idle[i]; in.m == m {
+			if in.owner != "" && in.owner != owner {
+				if other < 0 {
+					other = i
+				}
+				continue
+			}
 			p.idle = slices.Delete(p.idle, i, i+1)
 			m.idleN--
 			p.mu.Unlock()
 			return in, nil
 		}
+	}
+	if other >= 0 && p.live >= p.max {
+		// Only another client's instance is idle and no slot is free: recycle it.
+		in := p.idle[other]
+		p.idle = slices.Delete(p.idle, other, other+1)
+		m.idleN--
+		p.mu.Unlock()
+		p.recycled.Add(1)
+		p.closeInstance(in)
+		return p.fresh(ctx, m)
 	}
 	if p.live < p.max {
 		p.live++
@@ -81,6 +105,11 @@ func (p *pool) acquire(ctx context.Context, m *module) (*instance, error) {
 
 	select {
 	case in := <-w.ch:
+		if in != nil && in.owner != "" && in.owner != owner {
+			p.recycled.Add(1)
+			p.closeInstance(in) // another client's: a fresh one in its slot
+			return p.fresh(ctx, m)
+		}
 		if in != nil {
 			return in, nil
 		}

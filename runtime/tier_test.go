@@ -131,7 +131,7 @@ func TestTieredStart(t *testing.T) {
 	if st := statusOf(t, h, "memory.wasm"); st.State != StateReady {
 		t.Fatalf("memory.wasm is %s while served interpreted", st.State)
 	}
-	held, err := h.pool.acquire(ctx, m)
+	held, err := h.pool.acquire(ctx, m, "")
 	if err != nil || held.tier != tier {
 		t.Fatalf("acquire: %v; instance of the interpreted tier: %v", err, err == nil && held.tier == tier)
 	}
