@@ -95,6 +95,7 @@ type Server struct {
 
 	fast      sync.Map     // *mcp.ServerSession -> *fastResults of its connection
 	fastCalls atomic.Int64 // results handed over as placeholders (for tests)
+	loads     sessionLoads // calls in flight per session (sessioncap.go)
 }
 
 // New builds a server and registers the dispatcher's current tools.
@@ -291,6 +292,12 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 			reqID = v
 		}
 		args := req.Params.Arguments
+		release, busy := s.loads.admit(req.Session, len(args))
+		if busy != nil {
+			s.log.Debug("mcp: tools/call refused: session busy", "tool", name, "client", label, "err", busy)
+			return nil, busy
+		}
+		defer release()
 		call := runtime.Call{Tool: name, Arguments: args, Client: label, RequestID: reqID}
 
 		out, err := s.opts.Dispatcher.Call(ctx, call)
