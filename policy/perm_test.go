@@ -19,7 +19,15 @@ func TestWorldWritablePolicyRefused(t *testing.T) {
 	if _, err := Load(path); err != nil {
 		t.Fatalf("0600: %v", err)
 	}
-	for _, mode := range []os.FileMode{0o666, 0o620} {
+	// Group-writable with the process's own group (umask 002, a user-private
+	// group) is the owner's.
+	if err := os.Chmod(path, 0o664); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Load(path); err != nil {
+		t.Fatalf("0664, own group: %v", err)
+	}
+	for _, mode := range []os.FileMode{0o666, 0o602} {
 		if err := os.Chmod(path, mode); err != nil {
 			t.Fatal(err)
 		}

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	goruntime "runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -87,24 +86,6 @@ func Load(path string) (*Policy, error) {
 		return nil, err
 	}
 	return Parse(data, path)
-}
-
-// CheckNotWritableByOthers refuses a file or directory that users other than
-// its owner may write (group or other write permission), on systems with Unix
-// permissions: what decides which code runs with which capabilities must be the
-// owner's alone.
-func CheckNotWritableByOthers(path, what string) error {
-	if goruntime.GOOS == "windows" {
-		return nil
-	}
-	st, err := os.Stat(path)
-	if err != nil {
-		return fmt.Errorf("checking %s %s: %w", what, path, err)
-	}
-	if perm := st.Mode().Perm(); perm&0o022 != 0 {
-		return fmt.Errorf("refusing %s %s: it is writable by other users (mode %04o), who could change what runs with which capabilities; run `chmod go-w %s`", what, path, perm, path)
-	}
-	return nil
 }
 
 // Parse parses policy TOML; file names it in errors and refusals.
