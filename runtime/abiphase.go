@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync/atomic"
+	"time"
 )
 
 // abiPhase is what guest code the host is running in an instance. A capability
@@ -125,5 +126,28 @@ func (h *hostFuncs) violation(ctx context.Context, cs *callState, fn string) *AB
 	v := &ABIViolation{Module: h.module, Func: fn, Phase: cs.phaseOf().String()}
 	cs.refuse(fn)
 	h.logger.Warn("host call outside oh_call refused; the instance is stopped", "module", h.module, "func", fn, "phase", v.Phase)
+	if cs == nil || cs.tool == "" {
+		// No call's audit line holds it (an instance warmed before any client).
+		if hook := h.refusedHook; hook != nil {
+			if report := hook.Load(); report != nil {
+				(*report)(RefusedHostCall{Time: time.Now(), Module: h.module, Func: fn, Reason: v.Error()})
+			}
+		}
+	}
 	return v
 }
+
+// RefusedHostCall is a capability host call refused outside any tool call (an
+// instance the host warmed, whose start function or _initialize called the
+// host): nothing was served, and no call's audit line records it, so the host
+// reports it to OnRefusedHostCall.
+type RefusedHostCall struct {
+	Time   time.Time
+	Module string
+	Func   string
+	Reason string
+}
+
+// OnRefusedHostCall sets fn to receive every RefusedHostCall (the servers
+// write it to the audit log). Set it before the modules compile.
+func (h *Host) OnRefusedHostCall(fn func(RefusedHostCall)) { h.refusedHook.Store(&fn) }

@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero"
@@ -108,6 +109,8 @@ type Host struct {
 	// stopWaiting is closed by StopWaitingForCompiles, grace after it is called.
 	stopWaiting     chan struct{}
 	stopWaitingOnce sync.Once
+
+	refusedHook atomic.Pointer[func(RefusedHostCall)] // OnRefusedHostCall
 }
 
 // EOFCompileGrace is how long calls already waiting for their module's compile
@@ -333,7 +336,7 @@ func refuse(m *module, state, msg string) *module {
 }
 
 func (h *Host) newHostFuncs(name string) *hostFuncs {
-	return &hostFuncs{module: name, reader: h.opt.Reader, searxng: h.opt.SearXNG, autonomy: h.opt.Autonomy, logger: h.logger, limiter: newRateLimiter(logLinesPerSecond)}
+	return &hostFuncs{module: name, reader: h.opt.Reader, searxng: h.opt.SearXNG, autonomy: h.opt.Autonomy, logger: h.logger, limiter: newRateLimiter(logLinesPerSecond), refusedHook: &h.refusedHook}
 }
 
 func (h *Host) loadBuiltin(b BuiltinModule) *module {

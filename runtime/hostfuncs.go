@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -124,6 +125,9 @@ type hostFuncs struct {
 	autonomy string
 	logger   *slog.Logger
 	limiter  *rateLimiter
+	// refusedHook is the host's OnRefusedHostCall (nil in tests that build
+	// hostFuncs alone).
+	refusedHook *atomic.Pointer[func(RefusedHostCall)]
 }
 
 func errReply(code, format string, args ...any) []byte {

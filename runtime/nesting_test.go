@@ -146,3 +146,24 @@ func TestStartFunctionHostCall(t *testing.T) {
 		t.Errorf("usage %+v: want one refused, none served", cs.usage)
 	}
 }
+
+// TestRefusedHostCallOutsideAnyCallReported (finding 7): the instance warmed
+// before any client connects runs _initialize, which calls memory_search: the
+// refusal reaches OnRefusedHostCall (the servers write it to the audit log).
+func TestRefusedHostCallOutsideAnyCallReported(t *testing.T) {
+	wasm := pack(t, wasmgen.Nesting(wasmgen.FromInitialize), manifest(abi.Version, []string{abi.CapMemoryRead}, "timeout_ms = 1000\nmemory_mib = 4", tool{name: "init"}))
+	hold := make(chan struct{})
+	h, _ := newHost(t, Options{ToolsDir: thirdParty(t, map[string][]byte{"init.wasm": wasm}),
+		Policy: policyFor(t, entry("init.wasm", wasm, abi.CapMemoryRead)), CacheDir: "-", Hold: hold})
+	events := make(chan RefusedHostCall, 4)
+	h.OnRefusedHostCall(func(ev RefusedHostCall) { events <- ev })
+	close(hold)
+	select {
+	case ev := <-events:
+		if ev.Module != "init.wasm" || ev.Func != abi.FnMemorySearch || !strings.Contains(ev.Reason, "from _initialize") {
+			t.Errorf("event %+v", ev)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("no refused host call reported for the warm instance")
+	}
+}

@@ -147,6 +147,16 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 	return host, closeAll, nil
 }
 
+// auditRefusedHostCalls writes the capability host calls the runtime refused
+// outside any tool call (a warmed instance's start function or _initialize) to
+// the audit log: no call's line records them.
+func auditRefusedHostCalls(host *runtime.Host, al *audit.Log) {
+	host.OnRefusedHostCall(func(ev runtime.RefusedHostCall) {
+		al.Record(audit.Entry{Time: ev.Time, Session: "host", Tool: ev.Module, Outcome: audit.OutcomeRefusedHostCall,
+			Error: ev.Reason, Capabilities: audit.Capabilities{Refused: map[string]int{ev.Func: 1}}})
+	})
+}
+
 // openAudit starts the per-call audit log under the workspace, rotated by size as
 // configured. Writing it never blocks or fails a call.
 func openAudit(cfg *config.Config, log *slog.Logger) *audit.Log {

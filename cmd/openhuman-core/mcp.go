@@ -97,6 +97,7 @@ func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, in
 
 	al := openAudit(cfg, log)
 	defer al.Close()
+	auditRefusedHostCalls(host, al)
 
 	// The server follows the host's tool set from its creation on: a change
 	// before the server exists is remembered and applied once it does (a second

@@ -88,6 +88,7 @@ func runServe(ctx context.Context, addr string, stderr io.Writer) error {
 
 	al := openAudit(cfg, log)
 	defer al.Close()
+	auditRefusedHostCalls(host, al)
 
 	srv, err := rpcserver.New(host, rpcserver.Options{
 		Token:          token,

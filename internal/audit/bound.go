@@ -135,5 +135,9 @@ func (l *Log) forgetFullBudgets(now time.Time) {
 	}
 }
 
+// OutcomeRefusedHostCall marks a capability host call the runtime refused
+// outside any tool call (its Tool is the module, its Error the reason).
+const OutcomeRefusedHostCall = "refused_host_call"
+
 // OutcomeRateLimited marks the line that reports a session's dropped lines.
 const OutcomeRateLimited = "rate_limited"
