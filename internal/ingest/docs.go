@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -90,7 +89,7 @@ var plausibleFileTime = time.Date(1980, 1, 2, 0, 0, 0, 0, time.UTC)
 // docFileTime returns the file's modification time, or now with a note when the
 // file has none that is plausible.
 func docFileTime(p string, now time.Time) (time.Time, string) {
-	st, err := os.Stat(p)
+	st, err := vStat(p)
 	if err != nil {
 		return now.UTC(), "no file time: dated at ingest"
 	}

@@ -192,17 +192,22 @@ type emlReader struct{}
 
 func (emlReader) kind() string { return KindEML }
 
+// detect claims .eml files and any file, whatever its name, that starts with a
+// mail header block (Maildir's "1220863087.12663_23.mindcrime", MH's "17").
 func (emlReader) detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
 	switch strings.ToLower(filepath.Ext(p)) {
 	case ".eml", ".msg822":
-		return true
-	case "", ".txt", ".mail", ".email", ".msg", ".text":
-		return looksLikeMailHeader(head)
+		return !isOLEHead(head)
 	}
-	return false
+	return looksLikeMailHeader(head)
+}
+
+// isOLEHead reports whether a file starts as an OLE compound file (Outlook .msg).
+func isOLEHead(head []byte) bool {
+	return bytes.HasPrefix(head, []byte("\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"))
 }
 
 // mailHeaderMarkers are fields only mail headers carry (a note with "Date:" and
@@ -214,6 +219,9 @@ var mailHeaderMarkers = []string{"from", "message-id", "received", "return-path"
 // them a field only mail carries.
 func looksLikeMailHeader(head []byte) bool {
 	head = bytes.TrimPrefix(head, []byte{0xEF, 0xBB, 0xBF})
+	if len(head) == 0 || !(head[0] >= 'A' && head[0] <= 'Z' || head[0] >= 'a' && head[0] <= 'z') {
+		return false // a header name starts every mail; most other files fail here
+	}
 	lines := strings.Split(string(normalizeNewlines(head)), "\n")
 	if len(lines) > 0 && strings.HasPrefix(lines[0], "From ") {
 		lines = lines[1:]
@@ -250,12 +258,22 @@ func looksLikeMailHeader(head []byte) bool {
 }
 
 func (emlReader) read(ctx context.Context, in input, out output, rep *report) {
+	readOneMail(in, KindEML, out, rep)
+}
+
+// readOneMail reads a file that holds one message. A file that is no mail text
+// (an Outlook .msg, binary) fails with what it is, never with its bytes.
+func readOneMail(in input, prov string, out output, rep *report) {
 	b, err := readFileLimited(in.path)
 	if err != nil {
 		rep.fail(FileError{Path: in.path, Err: err})
 		return
 	}
-	emitMail(in.path, "", b, mailDates{file: modTime(in.path)}, KindEML, out, rep)
+	if head := b[:min(len(b), headBytes)]; !looksLikeMailHeader(head) && !isText(head) {
+		rep.fail(FileError{Path: in.path, Err: fmt.Errorf("not mail text: %s", unknownReason(in.path, head))})
+		return
+	}
+	emitMail(in.path, "", b, mailDates{envelope: maildirTime(filepath.Base(in.path)), file: modTime(in.path)}, prov, out, rep)
 }
 
 // maildirReader reads a Maildir: the messages of cur/ and new/ (tmp/ holds
@@ -268,17 +286,52 @@ func (maildirReader) detect(p string, dir bool, _ []byte) bool {
 	return dir && isMaildir(p)
 }
 
+// isMaildir reports whether p is a Maildir: its cur/ or new/ holds mail (the
+// first files there start with a mail header block, whatever their names), or it
+// has two of cur/, new/ and tmp/ (an empty Maildir). Copies often keep only cur/:
+// git, zip files and backups drop empty folders.
 func isMaildir(p string) bool {
 	n := 0
 	for _, sub := range []string{"cur", "new", "tmp"} {
-		if st, err := os.Lstat(filepath.Join(p, sub)); err == nil && st.IsDir() {
+		if st, err := vLstat(filepath.Join(p, sub)); err == nil && st.IsDir() {
 			n++
+			if sub != "tmp" && holdsMail(filepath.Join(p, sub)) {
+				return true
+			}
 		}
 	}
 	return n >= 2
 }
 
+// holdsMail reports whether the first regular files of dir (up to three, hidden
+// ones aside) include a mail message.
+func holdsMail(dir string) bool {
+	es, err := vReadDir(dir)
+	if err != nil {
+		return false
+	}
+	seen := 0
+	for _, e := range es {
+		if strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
+			continue
+		}
+		if looksLikeMailHeader(readHead(filepath.Join(dir, e.Name()))) {
+			return true
+		}
+		if seen++; seen == 3 {
+			return false
+		}
+	}
+	return false
+}
+
+// read reads a Maildir folder, or one message file (--kind maildir given on a
+// file, or on a folder of message files such as a lone cur/).
 func (maildirReader) read(ctx context.Context, in input, out output, rep *report) {
+	if st, err := vStat(in.path); err == nil && !st.IsDir() {
+		readOneMail(in, KindMaildir, out, rep)
+		return
+	}
 	pool := newMailPool(out, rep)
 	readMaildir(ctx, in.path, 0, pool, rep)
 	pool.close()
@@ -287,7 +340,7 @@ func (maildirReader) read(ctx context.Context, in input, out output, rep *report
 func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep *report) {
 	for _, sub := range []string{"cur", "new"} {
 		d := filepath.Join(dir, sub)
-		entries, err := os.ReadDir(d)
+		entries, err := vReadDir(d)
 		if err != nil {
 			if !os.IsNotExist(err) {
 				rep.fail(FileError{Path: d, Err: fmt.Errorf("cannot list Maildir folder: %w", err)})
@@ -319,14 +372,14 @@ func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep
 			pool.submit(&mailJob{path: p, raw: b, dates: mailDates{envelope: maildirTime(e.Name()), file: modTime(p)}, prov: KindMaildir})
 		}
 	}
-	if entries, err := os.ReadDir(filepath.Join(dir, "tmp")); err == nil && len(entries) > 0 {
+	if entries, err := vReadDir(filepath.Join(dir, "tmp")); err == nil && len(entries) > 0 {
 		rep.skip(filepath.Join(dir, "tmp"), "Maildir tmp/: deliveries in progress, not read")
 	}
 	if depth >= maxWalkDepth {
 		return
 	}
 	// Maildir++ subfolders: ".Sent", ".Archive.2024", each a Maildir.
-	entries, _ := os.ReadDir(dir)
+	entries, _ := vReadDir(dir)
 	for _, e := range entries {
 		if strings.HasPrefix(e.Name(), ".") && e.Name() != "." && e.Name() != ".." && e.IsDir() && e.Type()&os.ModeSymlink == 0 {
 			if sub := filepath.Join(dir, e.Name()); isMaildir(sub) {

@@ -13,6 +13,7 @@ func readers() []reader {
 		discordReader{},
 		jsonReader{},
 		mboxReader{},
+		emlxReader{},
 		emlReader{},
 		whatsappReader{},
 		docsReader{},
