@@ -19,6 +19,9 @@ const (
 	reasonHiddenFile    = "hidden file: not read"
 	reasonHiddenFolder  = "hidden folder: not read"
 	reasonMHSequences   = "MH sequences file: folder metadata, not a message"
+	// reasonAppleAttachment: Apple Mail keeps a message's attachments in
+	// Attachments/<n>/ beside Messages/<n>.partial.emlx.
+	reasonAppleAttachment = "attachment of the Apple Mail message Messages/<n>.partial.emlx beside it: part of that message, not a document of its own"
 )
 
 // unknownReason says why a file no reader recognised is skipped. Formats people
@@ -78,6 +81,8 @@ func (r *runner) skipHidden(p, name string, dir bool) {
 	switch {
 	case name == ".mh_sequences":
 		r.rep.skip(p, reasonMHSequences)
+	case name == "__MACOSX":
+		r.rep.skip(p, "macOS archive metadata folder (__MACOSX): not read")
 	case dir:
 		r.rep.skip(p, reasonHiddenFolder)
 	default:
@@ -102,11 +107,11 @@ func (r *runner) skipTree(p, reason string, depth int) {
 	}
 }
 
-// appleMailAttachments maps the entries of an Apple Mail "Attachments" folder
+// appleMailAttachments returns the entries of an Apple Mail "Attachments" folder
 // that belong to a message beside it ("Attachments/1234/2/report.txt" belongs to
-// "Messages/1234.partial.emlx") to that message's name. Their files are parts of
-// the message, not documents of their own.
-func appleMailAttachments(dir string) map[string]string {
+// "Messages/1234.partial.emlx"). Their files are parts of the message, not
+// documents of their own.
+func appleMailAttachments(dir string) map[string]bool {
 	if filepath.Base(dir) != "Attachments" {
 		return nil
 	}
@@ -115,15 +120,15 @@ func appleMailAttachments(dir string) map[string]string {
 	if err != nil {
 		return nil
 	}
-	var out map[string]string
+	var out map[string]bool
 	for _, e := range es {
 		for _, suffix := range []string{".partial.emlx", ".emlx"} {
 			m := filepath.Join(msgs, e.Name()+suffix)
 			if _, err := vLstat(m); err == nil {
 				if out == nil {
-					out = map[string]string{}
+					out = map[string]bool{}
 				}
-				out[e.Name()] = "Messages/" + e.Name() + suffix
+				out[e.Name()] = true
 				break
 			}
 		}

@@ -83,5 +83,5 @@ func (emlxReader) read(_ context.Context, in input, out output, rep *report) {
 			rep.log.Debug("ingest: emlx flags", "path", in.path, "read", f&1 != 0, "flagged", f&(1<<4) != 0)
 		}
 	}
-	emitMail(in.path, "", msg, mailDates{envelope: received, file: modTime(in.path)}, KindEmlx, out, rep)
+	emitMail(in.path, "", msg, mailDates{envelope: received, file: modTime(in.path), envelopeIs: "the date Apple Mail received it"}, KindEmlx, out, rep)
 }

@@ -509,11 +509,11 @@ func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task
 	for _, e := range entries {
 		name := e.Name()
 		p := filepath.Join(dir, name)
-		if msg, ok := owned[name]; ok {
-			r.skipTree(p, "attachment of the Apple Mail message "+msg+": read with it, not a document of its own", 0)
+		if owned[name] {
+			r.skipTree(p, reasonAppleAttachment, 0)
 			continue
 		}
-		if strings.HasPrefix(name, ".") {
+		if strings.HasPrefix(name, ".") || name == "__MACOSX" {
 			r.skipHidden(p, name, e.IsDir())
 			continue
 		}

@@ -273,7 +273,7 @@ func readOneMail(in input, prov string, out output, rep *report) {
 		rep.fail(FileError{Path: in.path, Err: fmt.Errorf("not mail text: %s", unknownReason(in.path, head))})
 		return
 	}
-	emitMail(in.path, "", b, mailDates{envelope: maildirTime(filepath.Base(in.path)), file: modTime(in.path)}, prov, out, rep)
+	emitMail(in.path, "", b, mailDates{envelope: maildirTime(filepath.Base(in.path)), file: modTime(in.path), envelopeIs: "the delivery time of its file name"}, prov, out, rep)
 }
 
 // maildirReader reads a Maildir: the messages of cur/ and new/ (tmp/ holds
@@ -369,7 +369,7 @@ func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep
 				pool.submit(&mailJob{path: p, cut: err})
 				continue
 			}
-			pool.submit(&mailJob{path: p, raw: b, dates: mailDates{envelope: maildirTime(e.Name()), file: modTime(p)}, prov: KindMaildir})
+			pool.submit(&mailJob{path: p, raw: b, dates: mailDates{envelope: maildirTime(e.Name()), file: modTime(p), envelopeIs: "the delivery time of its file name"}, prov: KindMaildir})
 		}
 	}
 	if entries, err := vReadDir(filepath.Join(dir, "tmp")); err == nil && len(entries) > 0 {
