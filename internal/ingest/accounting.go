@@ -14,11 +14,12 @@ import (
 
 // Skip reasons of files that no reader reads (see unknownReason).
 const (
-	reasonNestedArchive = "archive inside an archive: not read (unpack the outer archive and ingest the inner one)"
-	reasonUnknownText   = "text of no known mail, chat or document format (use --kind docs to read it as a document)"
-	reasonHiddenFile    = "hidden file: not read"
-	reasonHiddenFolder  = "hidden folder: not read"
-	reasonMHSequences   = "MH sequences file: folder metadata, not a message"
+	reasonNestedArchive  = "archive inside an archive: not read (unpack the outer archive and ingest the inner one)"
+	reasonUnknownText    = "text of no known mail, chat or document format (use --kind docs to read it as a document)"
+	reasonHiddenFile     = "hidden file: not read"
+	reasonHiddenFolder   = "hidden folder: not read"
+	reasonMHSequences    = "MH sequences file: folder metadata, not a message"
+	reasonTextBundleInfo = "TextBundle metadata: its dates are read with the note's text"
 	// reasonAppleAttachment: Apple Mail keeps a message's attachments in
 	// Attachments/<n>/ beside Messages/<n>.partial.emlx.
 	reasonAppleAttachment = "attachment of the Apple Mail message Messages/<n>.partial.emlx beside it: part of that message, not a document of its own"
@@ -40,6 +41,8 @@ func unknownReason(p string, head []byte) string {
 		return "Outlook data file: not read (export the folders as mbox or .eml)"
 	case strings.HasPrefix(base, "messages") && strings.HasSuffix(base, ".html"):
 		return "Telegram HTML export: not read (export again with \"Machine-readable JSON\")"
+	case base == "info.json" && strings.EqualFold(filepath.Ext(filepath.Dir(p)), ".textbundle"):
+		return reasonTextBundleInfo
 	case bytes.HasPrefix(head, []byte("%PDF-")):
 		return "PDF: not read (save its text as .txt or .md)"
 	case zipDocumentExts[ext]:

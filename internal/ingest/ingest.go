@@ -100,7 +100,7 @@ const (
 )
 
 // Kinds lists the values Options.Kind accepts (besides "" for detection).
-var Kinds = []string{KindMbox, KindEML, KindEmlx, KindMaildir, KindSlack, KindChat, KindTelegram, KindWhatsApp, KindDiscord, KindDocs, KindReference}
+var Kinds = []string{KindMbox, KindEML, KindEmlx, KindMaildir, KindSlack, KindChat, KindTelegram, KindWhatsApp, KindDiscord, KindDocs, KindEnex, KindReference}
 
 // Options tune a Run.
 type Options struct {

@@ -16,6 +16,7 @@ func readers() []reader {
 		emlxReader{},
 		emlReader{},
 		whatsappReader{},
+		enexReader{},
 		docsReader{},
 		chatBatchReader{}, // --kind chat only: it forces the chat batch shape
 	}
