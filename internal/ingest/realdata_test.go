@@ -54,6 +54,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -97,6 +98,12 @@ type expMsg struct {
 	id   string // Message-ID, lower case, without brackets ("" when none or not one)
 	own  string // the longest line of its own text, whitespace removed ("" = not judged)
 	why  string // why own is "" (for the log)
+	// Documents: the ref ingest gives it (path relative to the folder), the title
+	// and date its front matter or properties carry ("" and zero when none or
+	// when this reading cannot tell).
+	ref   string
+	title string
+	date  time.Time
 }
 
 // expectation is the independent reading of one folder.
@@ -119,6 +126,9 @@ type storeView struct {
 	allTexts []int            // indexes of every source's text
 	chunks   int
 	before80 int
+	// titles and times of documents by ref (their first chunk's).
+	titles map[string]string
+	times  map[string]int64
 }
 
 // row is one line of the table.
@@ -147,8 +157,17 @@ func TestRealData(t *testing.T) {
 	var rows []row
 	var total row
 	total.folder = "all"
-	for _, f := range realDataFolders {
+	patterns := writePatternFolders(t)
+	folders := append([]struct{ dir, kind string }{}, realDataFolders...)
+	for _, p := range patterns {
+		folders = append(folders, struct{ dir, kind string }{p.dir, p.kind})
+	}
+	for _, f := range folders {
 		dir, err := filepath.Abs(filepath.Join(base, filepath.FromSlash(f.dir)))
+		name := f.dir
+		if filepath.IsAbs(f.dir) {
+			dir, name = f.dir, "patterns/"+filepath.Base(f.dir) // written by the test
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -156,7 +175,7 @@ func TestRealData(t *testing.T) {
 			t.Errorf("%s: %v", f.dir, err)
 			continue
 		}
-		r := evalFolder(t, f.dir, dir, f.kind)
+		r := evalFolder(t, name, dir, f.kind)
 		rows = append(rows, r)
 		total.expected += r.expected
 		total.stored += r.stored
@@ -276,6 +295,9 @@ func evalFolder(t *testing.T, name, dir, kind string) row {
 			t.Logf("%s: the store holds %d message refs, %d more than expected", name, len(sv.refs), len(sv.refs)-len(exp.msgs))
 		}
 	}
+	if kind == "docs" {
+		judgeDocMeta(t, name, exp, sv)
+	}
 	r.missing = max(0, r.expected-r.stored)
 	r.named = namedLosses(sum, exp)
 	for i, e := range sum.Errors {
@@ -332,19 +354,19 @@ func readStore(t *testing.T, path, kind string, lowerRefs bool) *storeView {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query(`SELECT kind, source_id, ts, ts_start, ts_end, text, source_refs_json FROM chunks ORDER BY source_id, seq`)
+	rows, err := db.Query(`SELECT kind, source_id, ts, ts_start, ts_end, title, text, source_refs_json FROM chunks ORDER BY source_id, seq`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	sv := &storeView{refs: map[string][]int{}}
+	sv := &storeView{refs: map[string][]int{}, titles: map[string]string{}, times: map[string]int64{}}
 	cutoff := time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	var texts []strings.Builder
 	srcIdx := map[string]int{}
 	for rows.Next() {
-		var k, sid, text, refsJSON string
+		var k, sid, title, text, refsJSON string
 		var ts, t0, t1 int64
-		if err := rows.Scan(&k, &sid, &ts, &t0, &t1, &text, &refsJSON); err != nil {
+		if err := rows.Scan(&k, &sid, &ts, &t0, &t1, &title, &text, &refsJSON); err != nil {
 			t.Fatal(err)
 		}
 		sv.chunks++
@@ -368,6 +390,9 @@ func readStore(t *testing.T, path, kind string, lowerRefs bool) *storeView {
 		for _, r := range refs {
 			if lowerRefs {
 				r = strings.ToLower(r)
+			}
+			if _, ok := sv.titles[r]; !ok {
+				sv.titles[r], sv.times[r] = title, t0
 			}
 			if l := sv.refs[r]; len(l) == 0 || l[len(l)-1] != i {
 				sv.refs[r] = append(l, i)
@@ -545,6 +570,13 @@ func expectMail(t *testing.T, dir string) *expectation {
 			t.Fatal(err)
 		}
 		b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+		if strings.EqualFold(filepath.Ext(p), ".emlx") {
+			// Apple Mail: a byte-count line, the message, a property list.
+			first, rest, _ := bytes.Cut(b, []byte("\n"))
+			if n, err := strconv.Atoi(strings.TrimSpace(string(first))); err == nil && n <= len(rest) {
+				b = rest[:n]
+			}
+		}
 		if bytes.HasPrefix(b, []byte{0xd0, 0xcf, 0x11, 0xe0}) || bytes.IndexByte(b[:min(len(b), 8192)], 0) >= 0 {
 			e.excluded = append(e.excluded, filepath.Base(p)+" (binary, not RFC 5322 text: an Outlook .msg or similar)")
 			continue
@@ -1113,16 +1145,43 @@ func expectWhatsApp(t *testing.T, dir string) *expectation {
 
 // ---- documents ----
 
-// Document counting: the Markdown and text files (.md .markdown .mdown .mkd .txt
-// .text) whose body, after a leading "---" front-matter block, is not blank. The
-// vault's attachments (images, icons, CSS, JSON) are no documents.
+// Document counting: the Markdown, text and Org files (.md .markdown .mdown .mkd
+// .txt .text .org) whose body, after a leading "---" or "+++" front-matter block,
+// is not blank, and each <note> of an Evernote export (.enex). A Joplin raw-export
+// file whose footer says it is no note (type_ other than 1: a notebook, tag or
+// resource record) is no document. The vault's attachments (images, icons, CSS,
+// JSON) are no documents.
+//
+// Titles and dates, where the file carries them: YAML "title:" (quoted or a
+// block scalar) and "date:", TOML "title =" and "date =", Org "#+TITLE:" and
+// "#+DATE:", Logseq "title::", a Joplin note's first line and created_time, an
+// Evernote note's <title> and <created>.
 func expectDocs(t *testing.T, dir string) *expectation {
 	t.Helper()
 	e := newExpectation()
 	other := 0
 	for _, p := range walkFiles(t, dir) {
-		switch strings.ToLower(filepath.Ext(p)) {
-		case ".md", ".markdown", ".mdown", ".mkd", ".txt", ".text":
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		ext := strings.ToLower(filepath.Ext(p))
+		switch ext {
+		case ".md", ".markdown", ".mdown", ".mkd", ".txt", ".text", ".org":
+		case ".enex":
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, m := range reEnexNote.FindAllSubmatch(b, -1) {
+				x := expMsg{file: p, ref: fmt.Sprintf("%s#%d", rel, i+1)}
+				if tm := reEnexTitle.FindSubmatch(m[1]); tm != nil {
+					x.title = html.UnescapeString(strings.TrimSpace(string(tm[1])))
+				}
+				if cm := reEnexCreated.FindSubmatch(m[1]); cm != nil {
+					x.date, _ = time.Parse("20060102T150405Z", string(cm[1]))
+				}
+				e.add(x)
+			}
+			continue
 		default:
 			other++
 			continue
@@ -1132,28 +1191,152 @@ func expectDocs(t *testing.T, dir string) *expectation {
 			t.Fatal(err)
 		}
 		s := strings.ReplaceAll(strings.TrimPrefix(string(b), "\ufeff"), "\r\n", "\n")
-		if strings.HasPrefix(s, "---\n") {
+		x := expMsg{file: p, ref: rel}
+		var head string
+		for _, fence := range []string{"---", "+++"} {
+			if !strings.HasPrefix(s, fence+"\n") {
+				continue
+			}
 			rest := s[4:]
 			for off := 0; off < len(rest); {
 				end := strings.IndexByte(rest[off:], '\n')
 				if end < 0 {
 					end = len(rest) - off
 				}
-				if l := strings.TrimRight(rest[off:off+end], " \t"); l == "---" || l == "..." {
-					s = rest[min(len(rest), off+end+1):]
+				if l := strings.TrimRight(rest[off:off+end], " \t"); l == fence || fence == "---" && l == "..." {
+					head, s = rest[:off], rest[min(len(rest), off+end+1):]
 					break
 				}
 				off += end + 1
 			}
 		}
+		x.title, x.date = docHeadMeta(head)
+		if m := regexp.MustCompile(`(?m)^type_: (\d+)\s*$`).FindStringSubmatch(s); m != nil && regexp.MustCompile(`(?m)^id: [0-9a-f]{32}$`).MatchString(s) {
+			if m[1] != "1" {
+				e.excluded = append(e.excluded, filepath.Base(p)+" (a Joplin record that is no note)")
+				continue
+			}
+			first, _, _ := strings.Cut(strings.TrimLeft(s, "\n"), "\n")
+			x.title = strings.TrimSpace(first)
+			if cm := regexp.MustCompile(`(?m)^created_time: (\S+)$`).FindStringSubmatch(s); cm != nil {
+				x.date, _ = time.Parse(time.RFC3339Nano, cm[1])
+			}
+		}
+		if ext == ".org" {
+			if m := regexp.MustCompile(`(?mi)^#\+title:[ \t]*(.+)$`).FindStringSubmatch(s); m != nil {
+				x.title = strings.TrimSpace(m[1])
+			}
+		}
+		if m := regexp.MustCompile(`^-? ?title:: (.+)\n`).FindStringSubmatch(strings.TrimLeft(s, "\n")); m != nil && x.title == "" {
+			x.title = strings.TrimSpace(m[1])
+		}
 		if strings.TrimSpace(s) == "" {
 			e.excluded = append(e.excluded, filepath.Base(p)+" (no text after the front matter)")
 			continue
 		}
-		e.add(expMsg{file: p})
+		e.add(x)
 	}
 	if other > 0 {
 		e.excluded = append(e.excluded, fmt.Sprintf("%d attachments (images, icons, CSS, JSON): no documents", other))
 	}
 	return e
+}
+
+var (
+	reEnexNote    = regexp.MustCompile(`(?s)<note>(.*?)</note>`)
+	reEnexTitle   = regexp.MustCompile(`(?s)<title>(.*?)</title>`)
+	reEnexCreated = regexp.MustCompile(`<created>(\d{8}T\d{6}Z)</created>`)
+)
+
+// docHeadMeta reads the title and date of a front-matter block (YAML or TOML).
+func docHeadMeta(head string) (title string, date time.Time) {
+	ls := strings.Split(head, "\n")
+	for i, l := range ls {
+		if strings.HasPrefix(l, "[") {
+			break // a TOML table: its keys are not the page's
+		}
+		k, v, ok := strings.Cut(l, ":")
+		sep := ":"
+		if k2, v2, ok2 := strings.Cut(l, "="); ok2 && (!ok || len(k2) < len(k)) {
+			k, v, ok, sep = k2, v2, true, "="
+		}
+		if !ok || strings.HasPrefix(l, " ") || strings.HasPrefix(l, "[") {
+			continue
+		}
+		key := strings.TrimSpace(k)
+		v = strings.TrimSpace(v)
+		switch key {
+		case "title":
+			if sep == ":" && (strings.HasPrefix(v, "|") || strings.HasPrefix(v, ">")) {
+				var parts []string
+				for _, n := range ls[i+1:] {
+					if n != "" && n[0] != ' ' {
+						break
+					}
+					if n = strings.TrimSpace(n); n != "" {
+						parts = append(parts, n)
+					}
+				}
+				title = strings.Join(parts, " ")
+				continue
+			}
+			title = unquoteScalar(v)
+		case "date":
+			d := unquoteScalar(v)
+			for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05 -0700", "2006-01-02 15:04:05 -07:00", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+				if x, err := time.Parse(layout, d); err == nil {
+					date = x
+					break
+				}
+			}
+		}
+	}
+	return title, date
+}
+
+// unquoteScalar removes a YAML or TOML value's quotes (and a plain value's
+// trailing comment).
+func unquoteScalar(v string) string {
+	switch {
+	case len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"':
+		return strings.ReplaceAll(strings.ReplaceAll(v[1:len(v)-1], `\"`, `"`), `\\`, `\`)
+	case len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'':
+		return strings.ReplaceAll(v[1:len(v)-1], "''", "'")
+	}
+	if i := strings.Index(v, " #"); i >= 0 {
+		v = v[:i]
+	}
+	return strings.TrimSpace(v)
+}
+
+// judgeDocMeta checks the titles and dates documents carry: >= 99 % of the
+// documents with a front-matter (or property) title stored under it, and of
+// those with a date, stored at it.
+func judgeDocMeta(t *testing.T, name string, exp *expectation, sv *storeView) {
+	t.Helper()
+	titled, titleOK, dated, dateOK := 0, 0, 0, 0
+	var bad []string
+	for _, m := range exp.msgs {
+		got, stored := sv.titles[m.ref]
+		if m.title != "" {
+			titled++
+			if stored && got == m.title {
+				titleOK++
+			} else if len(bad) < 5 {
+				bad = append(bad, fmt.Sprintf("%s: title %q, want %q", m.ref, got, m.title))
+			}
+		}
+		if !m.date.IsZero() {
+			dated++
+			if stored && sv.times[m.ref] == m.date.UnixMilli() {
+				dateOK++
+			} else if len(bad) < 5 {
+				bad = append(bad, fmt.Sprintf("%s: time %s, want %s", m.ref, time.UnixMilli(sv.times[m.ref]).UTC(), m.date.UTC()))
+			}
+		}
+	}
+	t.Logf("%s: %d of %d carried titles kept, %d of %d carried dates kept", name, titleOK, titled, dateOK, dated)
+	if pct(titleOK, titled) < targetStoredPct || pct(dateOK, dated) < targetStoredPct {
+		t.Errorf("%s: %d of %d carried titles and %d of %d carried dates kept, target %.0f %%: %s", name, titleOK, titled, dateOK, dated, targetStoredPct, strings.Join(bad, "; "))
+	}
 }
