@@ -205,6 +205,25 @@ func (emlReader) detect(p string, dir bool, head []byte) bool {
 	return looksLikeMailHeader(head)
 }
 
+// firstLineIsHeader reports whether the first line of head (the second after an
+// mbox "From " line) starts with a header field name and its colon.
+func firstLineIsHeader(head []byte) bool {
+	line, rest, _ := bytes.Cut(head, []byte("\n"))
+	if bytes.HasPrefix(line, []byte("From ")) {
+		line, _, _ = bytes.Cut(rest, []byte("\n"))
+	}
+	i := bytes.IndexByte(line, ':')
+	if i <= 0 || i > 76 {
+		return false
+	}
+	for _, c := range line[:i] {
+		if c < '!' || c > '~' {
+			return false
+		}
+	}
+	return true
+}
+
 // isOLEHead reports whether a file starts as an OLE compound file (Outlook .msg).
 func isOLEHead(head []byte) bool {
 	return bytes.HasPrefix(head, []byte("\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"))
@@ -221,6 +240,9 @@ func looksLikeMailHeader(head []byte) bool {
 	head = bytes.TrimPrefix(head, []byte{0xEF, 0xBB, 0xBF})
 	if len(head) == 0 || !(head[0] >= 'A' && head[0] <= 'Z' || head[0] >= 'a' && head[0] <= 'z') {
 		return false // a header name starts every mail; most other files fail here
+	}
+	if !firstLineIsHeader(head) {
+		return false // cheap: documents and chats fail here, before the split below
 	}
 	lines := strings.Split(string(normalizeNewlines(head)), "\n")
 	if len(lines) > 0 && strings.HasPrefix(lines[0], "From ") {
@@ -355,6 +377,7 @@ func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep
 			p := filepath.Join(d, e.Name())
 			switch {
 			case strings.HasPrefix(e.Name(), "."):
+				rep.skip(p, reasonHiddenFile)
 				continue
 			case e.Type()&os.ModeSymlink != 0:
 				rep.skip(p, reasonSymlink)
@@ -378,16 +401,27 @@ func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep
 	if depth >= maxWalkDepth {
 		return
 	}
-	// Maildir++ subfolders: ".Sent", ".Archive.2024", each a Maildir.
+	// Maildir++ subfolders (".Sent", ".Archive.2024") and Dovecot's fs layout
+	// ("Sent/"), each a Maildir; everything else at the top (dovecot-uidlist,
+	// maildirfolder, subscriptions, indexes) is named as not read.
 	entries, _ := vReadDir(dir)
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") && e.Name() != "." && e.Name() != ".." && e.IsDir() && e.Type()&os.ModeSymlink == 0 {
-			if sub := filepath.Join(dir, e.Name()); isMaildir(sub) {
-				readMaildir(ctx, sub, depth+1, pool, rep)
-			}
+		name, p := e.Name(), filepath.Join(dir, e.Name())
+		switch {
+		case name == "cur" || name == "new" || name == "tmp":
+		case e.IsDir() && e.Type()&os.ModeSymlink == 0 && isMaildir(p):
+			readMaildir(ctx, p, depth+1, pool, rep)
+		case e.Type()&os.ModeSymlink != 0:
+			rep.skip(p, reasonSymlink)
+		default:
+			rep.skip(p, reasonMaildirMeta)
 		}
 	}
 }
+
+// reasonMaildirMeta is the skip reason of what a Maildir's top folder holds
+// beside its messages.
+const reasonMaildirMeta = "Maildir metadata (index, uid list, subscriptions) or a folder without mail: not read"
 
 // maildirTime reads the delivery time a Maildir file name starts with
 // ("1700000000.M1P2.host:2,S").
