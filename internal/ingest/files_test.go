@@ -30,6 +30,7 @@ func TestMaildirCurOnlyAnyNames(t *testing.T) {
 		"box/cur/1700000000.M1P2.host:2,RS":       mailFile("Cy <cy@x.example>", "c1@x", "Tue, 14 Nov 2023 22:13:20 +0000", "third"),
 		"box/.Sent/cur/1700000100.M3P4.host:2,S":  mailFile("Ann <ann@x.example>", "d1@x", "Tue, 14 Nov 2023 22:15:00 +0000", "sent one"),
 		"box/.Sent/maildirfolder":                 "",
+		"box/dovecot-uidlist":                     "3 V1 N2\n",
 		"other/new/1700000200.M5P6.host":          mailFile("Di <di@x.example>", "e1@x", "Tue, 14 Nov 2023 22:20:00 +0000", "new only"),
 		"direct/1220863087.99999_1.mindcrime:2,S": mailFile("Ed <ed@x.example>", "f1@x", "Mon, 08 Sep 2008 08:40:00 +0000", "named directly"),
 		"mh/1":             mailFile("Fay <fay@x.example>", "g1@x", "Mon, 08 Sep 2008 09:00:00 +0000", "mh one"),
@@ -49,6 +50,9 @@ func TestMaildirCurOnlyAnyNames(t *testing.T) {
 	}
 	if sum.Failures != 0 || len(sum.Unread) != 0 {
 		t.Errorf("failures %d %v, unread %v", sum.Failures, sum.Errors, sum.Unread)
+	}
+	if sum.SkippedBy[reasonMaildirMeta] != 2 {
+		t.Errorf("a Maildir's metadata files must be named: %v", sum.SkippedBy)
 	}
 	if sum.SkippedBy[reasonMHSequences] != 1 {
 		t.Errorf(".mh_sequences must be named: %v", sum.SkippedBy)
