@@ -266,3 +266,33 @@ func TestOneLineEscapesBinary(t *testing.T) {
 		t.Errorf("got %q", got)
 	}
 }
+
+// A WhatsApp chat exported "with media" and a Telegram export come as zip files:
+// their chat files are read in place, their media named as not read.
+func TestZipChatExports(t *testing.T) {
+	dir := t.TempDir()
+	writeZip(t, filepath.Join(dir, "WhatsApp Chat - Ann.zip"), map[string]string{
+		"_chat.txt":                              "[14/03/2023, 09:15:02] Ann Lee: Morning! Shall we meet at ten?\n[14/03/2023, 09:16:40] Bob Roy: Yes, see you at the cafe.\n",
+		"00000012-PHOTO-2023-03-14-09-17-00.jpg": "\xff\xd8\xff\xe0",
+	})
+	writeZip(t, filepath.Join(dir, "Telegram.zip"), map[string]string{
+		"ChatExport_2023-03-14/result.json": `{"name":"Ann Lee","type":"personal_chat","id":42,"messages":[{"id":1,"type":"message","date":"2023-03-14T09:15:02","date_unixtime":"1678785302","from":"Ann Lee","from_id":"user1","text":"Hello from the zipped Telegram export"}]}`,
+	})
+	c, sum := runOn(t, Options{}, dir)
+	authors := map[string]bool{}
+	for _, s := range c.srcs {
+		for _, m := range s.Messages {
+			if m.TimestampMS > 0 {
+				authors[s.Provider+":"+m.Author] = true
+			}
+		}
+	}
+	for _, want := range []string{"whatsapp:Ann Lee", "whatsapp:Bob Roy", "telegram:Ann Lee"} {
+		if !authors[want] {
+			t.Errorf("missing %s; got %v (errors %v, skips %v)", want, authors, sum.Errors, sum.SkippedBy)
+		}
+	}
+	if sum.Skipped != 1 || sum.Failures != 0 {
+		t.Errorf("want the photo named as skipped and no failure: %v %v", sum.SkippedBy, sum.Errors)
+	}
+}
