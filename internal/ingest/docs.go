@@ -516,8 +516,12 @@ func parseDocumentAt(text, rel string, mtime, exportDate time.Time) (*memtree.So
 		title = strings.TrimSuffix(base, path.Ext(base))
 	}
 	ts := fm.date
+	if ts.Before(plausibleFileTime) {
+		// Joplin writes 1970-01-01 for times never set; no note predates 1980.
+		ts = time.Time{}
+	}
 	if ts.IsZero() {
-		if t, ok := dateFromName(base); ok {
+		if t, ok := dateFromName(base); ok && !t.Before(plausibleFileTime) {
 			ts = t
 		} else {
 			ts = mtime

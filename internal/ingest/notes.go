@@ -372,7 +372,7 @@ func splitJoplin(text string) (n joplinNote, ok bool, err error) {
 		n.body = strings.TrimSpace(strings.Join(pre[1:], "\n"))
 	}
 	for _, k := range []string{"created_time", "user_created_time", "updated_time"} {
-		if d, ok := parseDocDate(meta[k]); ok {
+		if d, ok := parseDocDate(meta[k]); ok && !d.Before(plausibleFileTime) {
 			n.created = d
 			break
 		}
