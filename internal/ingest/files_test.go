@@ -25,12 +25,16 @@ func mailFile(from, id, date, body string) string {
 // standard "<time>.<unique>.<host>" names with dots and ":2,S" / "!2,S" flags.
 func TestMaildirCurOnlyAnyNames(t *testing.T) {
 	dir := writeFiles(t, map[string]string{
-		"box/cur/1220863087.12663_23.mindcrime":   mailFile("Ann <ann@x.example>", "a1@x", "Mon, 08 Sep 2008 08:38:07 +0000", "first one"),
-		"box/cur/1252168370_3.14675.cthulhu!2,S":  mailFile("Bob <bob@x.example>", "b1@x", "", "no date header"),
-		"box/cur/1700000000.M1P2.host:2,RS":       mailFile("Cy <cy@x.example>", "c1@x", "Tue, 14 Nov 2023 22:13:20 +0000", "third"),
-		"box/.Sent/cur/1700000100.M3P4.host:2,S":  mailFile("Ann <ann@x.example>", "d1@x", "Tue, 14 Nov 2023 22:15:00 +0000", "sent one"),
-		"box/.Sent/maildirfolder":                 "",
-		"box/dovecot-uidlist":                     "3 V1 N2\n",
+		"box/cur/1220863087.12663_23.mindcrime":  mailFile("Ann <ann@x.example>", "a1@x", "Mon, 08 Sep 2008 08:38:07 +0000", "first one"),
+		"box/cur/1252168370_3.14675.cthulhu!2,S": mailFile("Bob <bob@x.example>", "b1@x", "", "no date header"),
+		"box/cur/1700000000.M1P2.host:2,RS":      mailFile("Cy <cy@x.example>", "c1@x", "Tue, 14 Nov 2023 22:13:20 +0000", "third"),
+		"box/.Sent/cur/1700000100.M3P4.host:2,S": mailFile("Ann <ann@x.example>", "d1@x", "Tue, 14 Nov 2023 22:15:00 +0000", "sent one"),
+		"box/.Sent/maildirfolder":                "",
+		"box/dovecot-uidlist":                    "3 V1 N2\n",
+		// a notmuch-style tree: mail at a Maildir's top and in plain subfolders
+		"box/05:2,":                               mailFile("Hal <hal@x.example>", "h1@x", "Mon, 08 Sep 2008 10:00:00 +0000", "top-level file"),
+		"box/bar/baz/24:2,":                       mailFile("Ivy <ivy@x.example>", "h2@x", "Mon, 08 Sep 2008 10:05:00 +0000", "plain subfolder"),
+		"box/bar/cur/19:2,":                       mailFile("Jon <jon@x.example>", "h3@x", "Mon, 08 Sep 2008 10:10:00 +0000", "sub-Maildir"),
 		"other/new/1700000200.M5P6.host":          mailFile("Di <di@x.example>", "e1@x", "Tue, 14 Nov 2023 22:20:00 +0000", "new only"),
 		"direct/1220863087.99999_1.mindcrime:2,S": mailFile("Ed <ed@x.example>", "f1@x", "Mon, 08 Sep 2008 08:40:00 +0000", "named directly"),
 		"mh/1":             mailFile("Fay <fay@x.example>", "g1@x", "Mon, 08 Sep 2008 09:00:00 +0000", "mh one"),
@@ -38,7 +42,7 @@ func TestMaildirCurOnlyAnyNames(t *testing.T) {
 		"mh/.mh_sequences": "unseen: 2\n",
 	})
 	c, sum := runOn(t, Options{}, filepath.Join(dir, "box"), filepath.Join(dir, "other"), filepath.Join(dir, "direct", "1220863087.99999_1.mindcrime:2,S"), filepath.Join(dir, "mh"))
-	for _, id := range []string{"a1@x", "b1@x", "c1@x", "d1@x", "e1@x", "f1@x", "g1@x", "g2@x"} {
+	for _, id := range []string{"a1@x", "b1@x", "c1@x", "d1@x", "e1@x", "f1@x", "g1@x", "g2@x", "h1@x", "h2@x", "h3@x"} {
 		_, text, author := c.message(t, id)
 		if author == "" || strings.TrimSpace(text) == "" {
 			t.Errorf("%s: author %q text %q", id, author, text)

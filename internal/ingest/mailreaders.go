@@ -386,13 +386,7 @@ func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep
 				rep.skip(p, reasonNotRegular)
 				continue
 			}
-			rep.file()
-			b, err := readFileLimited(p)
-			if err != nil {
-				pool.submit(&mailJob{path: p, cut: err})
-				continue
-			}
-			pool.submit(&mailJob{path: p, raw: b, dates: mailDates{envelope: maildirTime(e.Name()), file: modTime(p), envelopeIs: "the delivery time of its file name"}, prov: KindMaildir})
+			submitMaildirFile(p, e.Name(), pool, rep)
 		}
 	}
 	if entries, err := vReadDir(filepath.Join(dir, "tmp")); err == nil && len(entries) > 0 {
@@ -401,22 +395,50 @@ func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep
 	if depth >= maxWalkDepth {
 		return
 	}
-	// Maildir++ subfolders (".Sent", ".Archive.2024") and Dovecot's fs layout
-	// ("Sent/"), each a Maildir; everything else at the top (dovecot-uidlist,
-	// maildirfolder, subscriptions, indexes) is named as not read.
+	readMaildirExtras(ctx, dir, depth, true, pool, rep)
+}
+
+// readMaildirExtras reads what a Maildir's top folder holds beside cur/, new/
+// and tmp/: Maildir++ subfolders (".Sent", ".Archive.2024") and Dovecot's fs
+// layout ("Sent/"), each a Maildir; mail files kept at the top or in plain
+// subfolders (mail tools' test trees and hand-made copies put them there); and
+// names everything else (dovecot-uidlist, maildirfolder, subscriptions, indexes)
+// as not read.
+func readMaildirExtras(ctx context.Context, dir string, depth int, top bool, pool *mailPool, rep *report) {
 	entries, _ := vReadDir(dir)
 	for _, e := range entries {
+		if ctx.Err() != nil {
+			return
+		}
 		name, p := e.Name(), filepath.Join(dir, e.Name())
 		switch {
-		case name == "cur" || name == "new" || name == "tmp":
-		case e.IsDir() && e.Type()&os.ModeSymlink == 0 && isMaildir(p):
-			readMaildir(ctx, p, depth+1, pool, rep)
+		case top && (name == "cur" || name == "new" || name == "tmp"):
 		case e.Type()&os.ModeSymlink != 0:
 			rep.skip(p, reasonSymlink)
+		case e.IsDir() && isMaildir(p):
+			readMaildir(ctx, p, depth+1, pool, rep)
+		case e.IsDir() && depth < maxWalkDepth:
+			readMaildirExtras(ctx, p, depth+1, false, pool, rep)
+		case e.Type().IsRegular() && looksLikeMailHeader(readHead(p)):
+			submitMaildirFile(p, name, pool, rep)
+		case !e.Type().IsRegular() && !e.IsDir():
+			rep.skip(p, reasonNotRegular)
 		default:
 			rep.skip(p, reasonMaildirMeta)
 		}
 	}
+}
+
+// submitMaildirFile hands one message file of a Maildir to the pool, dated by
+// its file name's delivery time when its Date header cannot date it.
+func submitMaildirFile(p, name string, pool *mailPool, rep *report) {
+	rep.file()
+	b, err := readFileLimited(p)
+	if err != nil {
+		pool.submit(&mailJob{path: p, cut: err})
+		return
+	}
+	pool.submit(&mailJob{path: p, raw: b, dates: mailDates{envelope: maildirTime(name), file: modTime(p), envelopeIs: "the delivery time of its file name"}, prov: KindMaildir})
 }
 
 // reasonMaildirMeta is the skip reason of what a Maildir's top folder holds

@@ -49,6 +49,14 @@ func writePatternFolders(t *testing.T) []struct{ dir, kind string } {
 		}
 		write("patterns/mail/Maildir/"+sub+"/"+name, msg(n, i%5 != 4))
 	}
+	// A notmuch-style tree: mail at a Maildir's top, in plain subfolders and in
+	// sub-Maildirs, named "NN:2,".
+	for i, rel := range []string{"05:2,", "bar/baz/24:2,", "bar/baz/cur/25:2,", "bar/cur/19:2,", "foo/06:2,", "foo/new/10:2,"} {
+		n++
+		write("patterns/mail/notmuch/cur/"+fmt.Sprintf("%02d:2,", 30+i), msg(n, true))
+		n++
+		write("patterns/mail/notmuch/"+rel, msg(n, true))
+	}
 	// An MH folder: numbered files and .mh_sequences.
 	for i := 1; i <= 6; i++ {
 		n++
