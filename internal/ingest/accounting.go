@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"fmt"
+	"net/http"
 	"os"
 	"path"
 	"path/filepath"
@@ -43,6 +44,10 @@ func unknownReason(p string, head []byte) string {
 		return "Telegram HTML export: not read (export again with \"Machine-readable JSON\")"
 	case base == "info.json" && strings.EqualFold(filepath.Ext(filepath.Dir(p)), ".textbundle"):
 		return reasonTextBundleInfo
+	case ext == ".svg" || mediaExts[ext] || isMediaHead(head):
+		return reasonMedia
+	case ext == ".html" || ext == ".htm" || ext == ".xhtml" || ext == ".xml":
+		return "HTML or XML markup: not read (no reader turns a page into text; save its text as .txt or .md)"
 	case bytes.HasPrefix(head, []byte("%PDF-")):
 		return "PDF: not read (save its text as .txt or .md)"
 	case zipDocumentExts[ext]:
@@ -56,6 +61,19 @@ func unknownReason(p string, head []byte) string {
 		return reasonUnknownText
 	}
 	return reasonUnknown
+}
+
+// reasonMedia is the skip reason of images, audio and video.
+const reasonMedia = "image, audio or video: media are not ingested"
+
+// mediaExts are media file name extensions sniffing may not recognise.
+var mediaExts = map[string]bool{".heic": true, ".heif": true, ".opus": true, ".m4a": true, ".mov": true, ".mkv": true, ".tif": true, ".tiff": true, ".ico": true}
+
+// isMediaHead reports whether a file's first bytes sniff as an image, audio or
+// video (net/http's content sniffing, the WHATWG algorithm).
+func isMediaHead(head []byte) bool {
+	ct := http.DetectContentType(head)
+	return strings.HasPrefix(ct, "image/") || strings.HasPrefix(ct, "audio/") || strings.HasPrefix(ct, "video/")
 }
 
 // zipDocumentExts are formats stored as zip files that are documents, not
