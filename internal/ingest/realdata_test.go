@@ -32,6 +32,7 @@ package ingest_test
 // judged ones with their own text intact, no chunk dated before 1980, and every
 // message not stored named (named >= expected - stored).
 //
+// OPENHUMAN_REALDATA=path reads the folder from there instead;
 // OPENHUMAN_REALDATA_TABLE=path also writes the table there (Markdown);
 // OPENHUMAN_REALDATA_VERBOSE=1 logs the messages expected in each file.
 
@@ -137,6 +138,9 @@ func pct(n, d int) float64 {
 
 func TestRealData(t *testing.T) {
 	base := filepath.Join("..", "..", "..", "shared", "realdata")
+	if p := os.Getenv("OPENHUMAN_REALDATA"); p != "" {
+		base = p // a worktree kept elsewhere than beside ../shared
+	}
 	if st, err := os.Stat(base); err != nil || !st.IsDir() {
 		t.Skip("the real-data evaluation needs ../shared/realdata (beside the repository); it is not there")
 	}

@@ -6,9 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
+	"unicode"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -23,102 +22,6 @@ type whatsappReader struct{}
 
 func (whatsappReader) kind() string { return "whatsapp" }
 
-// waDateTime matches a date and time as WhatsApp writes them in any locale: day,
-// month and year in either order with "/", "." or "-", an optional comma, hours and
-// minutes, optional seconds, and an optional AM/PM marker (also "a. m.", also after
-// a narrow no-break space).
-const waDateTime = `(\d{1,4})[./-](\d{1,2})[./-](\d{2,4}),?[ \x{00A0}\x{202F}]+(\d{1,2})[:.](\d{2})(?:[:.](\d{2}))?(?:[ \x{00A0}\x{202F}]*([AaPp])\.?[ \x{00A0}\x{202F}]?[Mm]\.?)?`
-
-var (
-	waAndroidHeader = lazyRE(`^` + waDateTime + `[ \x{00A0}\x{202F}]+[-–][ \x{00A0}\x{202F}]+(.*)$`)
-	waIOSHeader     = lazyRE(`^\[` + waDateTime + `\][ \x{00A0}\x{202F}]*(.*)$`)
-)
-
-// waHeader is one header line as matched, before the date order is known.
-type waHeader struct {
-	a, b, y, h, mi, s int
-	aLen              int    // digits of the first number (4: year first)
-	ampm              byte   // 'a', 'p' or 0 for a 24-hour clock
-	rest              string // "Name: text" or a system line
-}
-
-// waTrimMarks drops the invisible marks WhatsApp puts before lines and texts
-// (U+200E left-to-right mark, U+200F, U+FEFF).
-func waTrimMarks(s string) string {
-	return strings.TrimLeft(s, "\u200e\u200f\ufeff")
-}
-
-// waMatch reads a header line; ok is false for any other line.
-func waMatch(line string) (waHeader, bool) {
-	line = waTrimMarks(line)
-	if len(line) < 10 || line[0] != '[' && (line[0] < '0' || line[0] > '9') {
-		return waHeader{}, false
-	}
-	m := waIOSHeader.FindStringSubmatch(line)
-	if m == nil {
-		m = waAndroidHeader.FindStringSubmatch(line)
-	}
-	if m == nil {
-		return waHeader{}, false
-	}
-	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
-	h := waHeader{a: atoi(m[1]), b: atoi(m[2]), y: atoi(m[3]), h: atoi(m[4]), mi: atoi(m[5]), aLen: len(m[1]), rest: m[8]}
-	if m[6] != "" {
-		h.s = atoi(m[6])
-	}
-	if m[7] != "" {
-		h.ampm = m[7][0] | 0x20
-	}
-	switch {
-	case h.aLen <= 2 && (len(m[3]) == 2 || len(m[3]) == 4):
-	case h.aLen == 4 && len(m[3]) <= 2:
-		// "2019-12-31": the year first, then month and day
-		h.a, h.b, h.y = atoi(m[3]), atoi(m[2]), atoi(m[1])
-	default:
-		return waHeader{}, false
-	}
-	return h, true
-}
-
-// waTime turns a header into epoch ms; dm says the date is day first.
-func waTime(h waHeader, dm bool) (int64, error) {
-	day, mon := h.a, h.b
-	if !dm {
-		day, mon = h.b, h.a
-	}
-	if h.aLen == 4 {
-		day, mon = h.a, h.b // already day and month
-	}
-	y := h.y
-	if y < 100 {
-		y += 2000
-	}
-	hour := h.h
-	switch h.ampm {
-	case 'a', 'p':
-		if hour < 1 || hour > 12 {
-			return 0, fmt.Errorf("hour %d is not a 12-hour clock hour", hour)
-		}
-		if hour == 12 {
-			hour = 0
-		}
-		if h.ampm == 'p' {
-			hour += 12
-		}
-	}
-	if hour > 23 || h.mi > 59 || h.s > 59 {
-		return 0, fmt.Errorf("time %02d:%02d:%02d is not a time of day", h.h, h.mi, h.s)
-	}
-	if mon < 1 || mon > 12 || day < 1 || day > 31 {
-		return 0, fmt.Errorf("day %d, month %d is not a date", day, mon)
-	}
-	t := time.Date(y, time.Month(mon), day, hour, h.mi, h.s, 0, time.Local)
-	if t.Day() != day || int(t.Month()) != mon {
-		return 0, fmt.Errorf("%04d-%02d-%02d is not a date", y, mon, day)
-	}
-	return t.UnixMilli(), nil
-}
-
 func (whatsappReader) detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".txt") {
 		return false
@@ -128,8 +31,9 @@ func (whatsappReader) detect(p string, dir bool, head []byte) bool {
 	if len(lines) > 5 {
 		lines = lines[:5]
 	}
+	var buf waBuf
 	for _, l := range lines {
-		if _, ok := waMatch(strings.TrimRight(string(l), "\r")); ok {
+		if _, ok, _ := waParse(waTrimMarks(strings.TrimRight(string(l), "\r")), &buf); ok {
 			return true
 		}
 	}
@@ -138,7 +42,7 @@ func (whatsappReader) detect(p string, dir bool, head []byte) bool {
 		if s == "" {
 			continue
 		}
-		_, ok := waMatch(s)
+		_, ok, _ := waParse(s, &buf)
 		return ok
 	}
 	return false
@@ -230,22 +134,41 @@ func waSplit(rest string) (author, text string, ok bool) {
 	i := strings.Index(rest, ": ")
 	if i < 0 {
 		if strings.HasSuffix(rest, ":") && len([]rune(rest)) <= 80 {
-			return strings.TrimSpace(strings.TrimSuffix(rest, ":")), "", true
+			return waAuthor(strings.TrimSuffix(rest, ":")), "", true
 		}
 		return "", "", false
 	}
-	author = strings.TrimSpace(waTrimMarks(rest[:i]))
-	if author == "" || len([]rune(author)) > 80 || strings.ContainsAny(author, "“”") {
+	author = waAuthor(rest[:i])
+	if author == "" || len([]rune(author)) > 80 || strings.ContainsAny(author, "“”\"«»„") {
 		return "", "", false
 	}
 	return author, rest[i+2:], true
 }
 
+// waAuthor cleans a header's name: no invisible marks or spaces around it, and no
+// "~ " that newer exports put before a name not in the address book.
+func waAuthor(s string) string {
+	trim := func(r rune) bool { return waInvisible(r) || unicode.IsSpace(r) || r == 0x202F || r == 0xA0 }
+	s = strings.TrimFunc(s, trim)
+	if strings.HasPrefix(s, "~") {
+		s = strings.TrimFunc(s[1:], trim)
+	}
+	return s
+}
+
 type waMsg struct {
 	line   int // 1-based line of the header
 	ms     int64
+	timed  bool // ms was read from the message's own header
 	author string
 	lines  []string
+}
+
+// waHead is a line that starts with a timestamp: a header (ok) or a line with a
+// date and time the reader could not read as one.
+type waHead struct {
+	st waStamp
+	ok bool
 }
 
 func (whatsappReader) read(ctx context.Context, in input, out output, rep *report) {
@@ -268,49 +191,32 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 		rep.warn(path, "", n)
 	}
 	lines := strings.Split(tf.text, "\n")
-	heads := make([]*waHeader, len(lines))
-	dmSeen, mdSeen, twelve := false, false, false
-	nHeads := 0
+	heads := map[int]*waHead{}
+	var sts []waStamp
+	var buf waBuf
 	for i, l := range lines {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return
 		}
-		h, ok := waMatch(l)
-		if !ok {
+		st, ok, stamped := waParse(waTrimMarks(l), &buf)
+		if !stamped {
 			continue
 		}
-		heads[i] = &h
-		nHeads++
-		if h.aLen != 4 {
-			if h.a > 12 {
-				dmSeen = true
-			}
-			if h.b > 12 {
-				mdSeen = true
-			}
-		}
-		if h.ampm != 0 {
-			twelve = true
+		heads[i] = &waHead{st: st, ok: ok}
+		if ok {
+			sts = append(sts, st)
 		}
 	}
-	if nHeads == 0 {
-		rep.fail(FileError{Path: path, Err: errors.New("no line starts with a WhatsApp timestamp (\"31/12/2019, 23:59 - Name: text\" or \"[31/12/2019, 23:59:59] Name: text\"): not a WhatsApp chat export, nothing ingested")})
+	if len(sts) == 0 {
+		rep.fail(FileError{Path: path, Err: errors.New("no line starts with a WhatsApp timestamp (\"31/12/2019, 23:59 - Name: text\", \"[31/12/2019, 23:59:59] Name: text\" or another locale's layout): not a WhatsApp chat export, nothing ingested")})
 		return
 	}
-	dm := true
-	switch {
-	case dmSeen && mdSeen:
-		rep.warn(path, "", "dates have both a first and a second number over 12: read as day/month; headers that are not valid so are kept as text of the message before them")
-	case dmSeen:
-	case mdSeen:
-		dm = false
-	default:
-		dm = !twelve
-		order := "day/month"
-		if !dm {
-			order = "month/day (12-hour clock)"
-		}
-		rep.warn(path, "", "no date shows whether the day or the month comes first: guessed "+order)
+	lay := waResolve(sts)
+	if lay.guessed != "" {
+		rep.warn(path, "", "no date shows whether the day or the month comes first: guessed "+lay.guessed)
+	}
+	if lay.conflict {
+		rep.warn(path, "", fmt.Sprintf("some dates are impossible in every day/month order: read as %s; those headers are kept as messages at the time of the message before them", waOrders[waOrderIndex(lay)].name))
 	}
 	rep.warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): WhatsApp exports carry no zone")
 
@@ -318,41 +224,44 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 	var msgs []*waMsg
 	var pre *waMsg // lines before the first header
 	var cur *waMsg
-	var firstMS int64
-	haveFirst := false
+	var events []int
 	for i, l := range lines {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return
 		}
 		if h := heads[i]; h != nil {
-			ms, err := waTime(*h, dm)
-			if err == nil {
-				if !haveFirst {
-					firstMS, haveFirst = ms, true
-				}
-				author, text, ok := waSplit(h.rest)
-				if !ok {
-					// a system line: "X added Y", the encryption notice
-					cur = nil
-					continue
-				}
-				lrm := strings.HasPrefix(text, "\u200e")
-				text = waTrimMarks(text)
-				if waIsNotice(text) || lrm && author == title && !waIsMedia(text) {
-					cur = nil
-					continue
-				}
-				cur = &waMsg{line: i + 1, ms: ms, author: author, lines: []string{text}}
+			if !h.ok {
+				rep.warn(path, fmt.Sprintf("line %d", i+1), "starts with a date and time but not in this file's header layout: kept as its own message without author at the time of the message before it")
+				cur = &waMsg{line: i + 1, lines: []string{strings.ReplaceAll(waTrimMarks(l), "\u200e", "")}}
 				msgs = append(msgs, cur)
 				continue
 			}
-			rep.warn(path, fmt.Sprintf("line %d", i+1), "timestamp not valid ("+err.Error()+"): line kept as text of the message before it")
+			ms, terr := waTime(&h.st, &lay)
+			author, text, isMsg := waSplit(h.st.rest)
+			if !isMsg {
+				events = append(events, i+1) // "X added Y", "X left", a subject change
+				cur = nil
+				continue
+			}
+			lrm := strings.HasPrefix(text, "\u200e")
+			text = waTrimMarks(text)
+			if waIsNotice(text) || lrm && author == title && !waIsMedia(text) {
+				events = append(events, i+1)
+				cur = nil
+				continue
+			}
+			if terr != nil {
+				rep.warn(path, fmt.Sprintf("line %d", i+1), "timestamp not valid ("+terr.Error()+"): kept as its own message at the time of the message before it")
+			}
+			cur = &waMsg{line: i + 1, ms: ms, timed: terr == nil, author: author, lines: []string{text}}
+			msgs = append(msgs, cur)
+			continue
 		}
 		if cur != nil {
 			cur.lines = append(cur.lines, strings.ReplaceAll(l, "\u200e", ""))
 			continue
 		}
-		if !haveFirst {
+		if len(msgs) == 0 && len(events) == 0 {
 			if strings.TrimSpace(waTrimMarks(l)) == "" {
 				continue
 			}
@@ -362,11 +271,36 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 			}
 			pre.lines = append(pre.lines, strings.ReplaceAll(l, "\u200e", ""))
 		}
-		// a continuation of a skipped system line belongs to nobody
+		// a continuation of a skipped event line belongs to nobody
 	}
-	if pre != nil && haveFirst {
-		pre.ms = firstMS
+	if len(events) > 0 {
+		rep.warn(path, "", fmt.Sprintf("%d line(s) without an author (group events: joined, left, added, subject or security code changed, encryption notices) not stored as messages: %s", len(events), waLineList(events)))
+	}
+	if pre != nil {
 		msgs = append([]*waMsg{pre}, msgs...)
+	}
+	// a message whose own time could not be read takes the time of the one before it
+	// (or, at the start, of the first that has one)
+	var last int64
+	have := false
+	for _, m := range msgs {
+		if m.timed {
+			last, have = m.ms, true
+			break
+		}
+	}
+	if !have {
+		if len(msgs) > 0 {
+			rep.fail(FileError{Path: path, Err: errors.New("no header holds a valid date and time: nothing ingested")})
+		}
+		return
+	}
+	for _, m := range msgs {
+		if m.timed {
+			last = m.ms
+		} else {
+			m.ms = last
+		}
 	}
 	perMinute := map[int64]int{}
 	res := make([]memtree.MessageInput, 0, len(msgs))
@@ -401,6 +335,32 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 		src.Origin = path
 		out.source(src)
 	}
+}
+
+// waLineList names up to ten line numbers ("3, 7, 12 and 40 more").
+func waLineList(ls []int) string {
+	var b strings.Builder
+	for i, l := range ls {
+		if i == 10 {
+			fmt.Fprintf(&b, " and %d more", len(ls)-10)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "line %d", l)
+	}
+	return b.String()
+}
+
+// waOrderIndex finds the waOrders entry of a layout.
+func waOrderIndex(lay waLayout) int {
+	for i, o := range waOrders {
+		if o.day == lay.day && o.mon == lay.mon && o.year == lay.year {
+			return i
+		}
+	}
+	return 0
 }
 
 // waIsNotice reports whether text is one of WhatsApp's own notices.

@@ -34,8 +34,8 @@ func TestWhatsAppAndroid24h(t *testing.T) {
 		"look at this\n")
 	out, rep := runReader(t, whatsappReader{}, p)
 	msgs := tgTestMsgs(t, out)
-	if len(msgs) != 6 {
-		t.Errorf("%d messages, want 6", len(msgs))
+	if len(msgs) != 7 {
+		t.Errorf("%d messages, want 7", len(msgs))
 	}
 	ref := func(ms int64, n int) string { return waTestRef("WhatsApp Chat with Alice", ms, n) }
 	ms := waTestMS(2019, 12, 31, 23, 59, 0)
@@ -44,7 +44,9 @@ func TestWhatsAppAndroid24h(t *testing.T) {
 	tgTestWant(t, msgs, ref(ms, 0), "Bob", "", ms, "[media omitted]")
 	tgTestWant(t, msgs, ref(ms, 1), "Alice", "", ms, "same minute")
 	ms = waTestMS(2020, 1, 13, 9, 5, 0)
-	tgTestWant(t, msgs, ref(ms, 0), "Alice", "", ms, "day over 12\n30.02.20, 10:00 - Alice: not a date")
+	tgTestWant(t, msgs, ref(ms, 0), "Alice", "", ms, "day over 12")
+	// a header with an impossible date is its own message, never another's words
+	tgTestWant(t, msgs, ref(ms, 1), "Alice", "", ms, "not a date")
 	ms = waTestMS(2020, 2, 1, 10, 0, 0)
 	tgTestWant(t, msgs, ref(ms, 0), "Carol", "", ms, "[media omitted]")
 	ms = waTestMS(2020, 2, 1, 10, 1, 0)
