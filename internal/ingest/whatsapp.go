@@ -221,6 +221,37 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 	rep.warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): WhatsApp exports carry no zone")
 
 	conv, title := waNames(path)
+	// iOS writes a group's events under the group's name, their text after U+200E
+	// ("[…] Trip: ‎Alice added Bob"): a name that signs WhatsApp's notices, or only
+	// such lines, is the group's, whatever the file is called
+	groupish := map[string]bool{title: true}
+	{
+		all, marked := map[string]int{}, map[string]int{}
+		for _, h := range heads {
+			if !h.ok {
+				continue
+			}
+			author, text, isMsg := waSplit(h.st.rest)
+			if !isMsg {
+				continue
+			}
+			all[author]++
+			if strings.HasPrefix(text, "\u200e") {
+				t := waTrimMarks(text)
+				if waIsNotice(t) {
+					groupish[author] = true
+				}
+				if !waIsMedia(t) {
+					marked[author]++
+				}
+			}
+		}
+		for a, n := range all {
+			if marked[a] == n && n > 1 {
+				groupish[a] = true
+			}
+		}
+	}
 	var msgs []*waMsg
 	var pre *waMsg // lines before the first header
 	var cur *waMsg
@@ -245,7 +276,7 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 			}
 			lrm := strings.HasPrefix(text, "\u200e")
 			text = waTrimMarks(text)
-			if waIsNotice(text) || lrm && author == title && !waIsMedia(text) {
+			if waIsNotice(text) || lrm && groupish[author] && !waIsMedia(text) {
 				events = append(events, i+1)
 				cur = nil
 				continue

@@ -158,3 +158,21 @@ func itoa64(n int64) string {
 	}
 	return string(b)
 }
+
+// TestWhatsAppIOSGroupEvents: iOS writes a group's events under the group's name
+// with U+200E before the text; the file (renamed) does not say the group's name.
+func TestWhatsAppIOSGroupEvents(t *testing.T) {
+	p := tgTestFile(t, "renamed.txt", "[18/03/2022, 14:00:00] Trip 2022: \u200eMessages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them.\n"+
+		"[18/03/2022, 14:00:01] Trip 2022: \u200eAlice created this group\n"+
+		"[18/03/2022, 14:00:02] Trip 2022: \u200eAlice added Bob\n"+
+		"[18/03/2022, 14:01:00] Alice: welcome\n"+
+		"[18/03/2022, 14:02:00] Bob: \u200eimage omitted\n")
+	out, rep := runReader(t, whatsappReader{}, p)
+	msgs := tgTestMsgs(t, out)
+	if len(msgs) != 2 {
+		t.Errorf("%d messages, want 2: %v", len(msgs), msgs)
+	}
+	if !tgTestHasNote(rep, false, "3 line(s) without an author") {
+		t.Errorf("warnings %v", rep.sum.Notes)
+	}
+}
