@@ -31,7 +31,7 @@ type waStamp struct {
 }
 
 // waHeadRunes bounds the runes of a line read for its timestamp.
-const waHeadRunes = 80
+const waHeadRunes = 64
 
 // waInvisible reports the marks WhatsApp and bidi text put between a header's parts.
 func waInvisible(r rune) bool {
@@ -108,14 +108,16 @@ func waNorm(line string, norm []rune, off []int) ([]rune, []int) {
 		case r == 0xFF3D:
 			r = ']'
 		case r >= '0' && r <= '9':
+		case r < 0x80:
+			if r >= 'A' && r <= 'Z' {
+				r += 'a' - 'A'
+			}
 		case r > 0x7f:
 			if d := waDigit(r); d >= 0 {
 				r = rune('0' + d)
 			} else {
 				r = unicode.ToLower(r)
 			}
-		default:
-			r = unicode.ToLower(r)
 		}
 		norm = append(norm, r)
 		off = append(off, i)

@@ -107,8 +107,14 @@ var (
 // become "[media omitted]" or "[attached: name]" (with the file as an attachment).
 func waBody(text string) (string, []abi.Attachment) {
 	t := strings.TrimSpace(strings.ReplaceAll(text, "\u200e", ""))
-	if waOmitted[strings.ToLower(t)] || waOmittedIOS.MatchString(t) {
+	// placeholders are short or start with '<' or hold " (": most texts are none,
+	// and skip the patterns
+	short := len(t) <= 64
+	if short && (waOmitted[strings.ToLower(t)] || waOmittedIOS.MatchString(t)) {
 		return "[media omitted]", nil
+	}
+	if !short && t[0] != '<' && !strings.Contains(t, " (") && !strings.HasSuffix(t, "omitted") {
+		return t, nil
 	}
 	lower := strings.ToLower(t)
 	if strings.HasSuffix(lower, "document omitted") {
@@ -117,6 +123,9 @@ func waBody(text string) (string, []abi.Attachment) {
 		return strings.TrimSpace("[media omitted] " + name), nil
 	}
 	for _, re := range []*lazyRegexp{waAttached, waFileAttach} {
+		if re == waAttached && !strings.HasPrefix(t, "<") || re == waFileAttach && !strings.Contains(t, " (") {
+			continue
+		}
 		if m := re.FindStringSubmatch(t); m != nil {
 			name := strings.TrimSpace(m[1])
 			s := "[attached: " + name + "]"
@@ -191,7 +200,8 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 		rep.warn(path, "", n)
 	}
 	lines := strings.Split(tf.text, "\n")
-	heads := map[int]*waHead{}
+	headOf := make([]int32, len(lines)) // 1 + index into heads; 0 for other lines
+	var heads []waHead
 	var sts []waStamp
 	var buf waBuf
 	for i, l := range lines {
@@ -202,7 +212,8 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 		if !stamped {
 			continue
 		}
-		heads[i] = &waHead{st: st, ok: ok}
+		heads = append(heads, waHead{st: st, ok: ok})
+		headOf[i] = int32(len(heads))
 		if ok {
 			sts = append(sts, st)
 		}
@@ -227,7 +238,8 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 	groupish := map[string]bool{title: true}
 	{
 		all, marked := map[string]int{}, map[string]int{}
-		for _, h := range heads {
+		for k := range heads {
+			h := &heads[k]
 			if !h.ok {
 				continue
 			}
@@ -260,7 +272,8 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 		if i%1024 == 0 && ctx.Err() != nil {
 			return
 		}
-		if h := heads[i]; h != nil {
+		if k := headOf[i]; k > 0 {
+			h := &heads[k-1]
 			if !h.ok {
 				rep.warn(path, fmt.Sprintf("line %d", i+1), "starts with a date and time but not in this file's header layout: kept as its own message without author at the time of the message before it")
 				cur = &waMsg{line: i + 1, lines: []string{strings.ReplaceAll(waTrimMarks(l), "\u200e", "")}}
