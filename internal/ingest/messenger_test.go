@@ -140,7 +140,7 @@ func TestGoogleChatTakeout(t *testing.T) {
 ]}`
 	p := tgTestFile(t, filepath.Join(dir, "messages.json"), msgs)
 	info := filepath.Join(filepath.Dir(p), "group_info.json")
-	writeTestFile(t, info, `{"name": "Launch team", "members": [{"name": "Alice Smith", "email": "alice@example.com", "user_type": "Human"}, {"name": "Bob"}]}`)
+	fbWriteFile(t, info, `{"name": "Launch team", "members": [{"name": "Alice Smith", "email": "alice@example.com", "user_type": "Human"}, {"name": "Bob"}]}`)
 	out, rep := runReader(t, googleChatReader{}, p)
 	got := tgTestMsgs(t, out)
 	if len(got) != 2 {
@@ -166,7 +166,7 @@ func TestGoogleChatTakeout(t *testing.T) {
 	}
 	// a DM without a name is titled by its members; an offset zone is applied
 	p = tgTestFile(t, filepath.Join("DM 12345", "messages.json"), `{"messages": [{"creator": {"name": "Ann"}, "created_date": "Friday, January 5, 2024 at 10:00:00 AM GMT+05:30", "text": "hi"}]}`)
-	writeTestFile(t, filepath.Join(filepath.Dir(p), "group_info.json"), `{"members": [{"name": "Ann"}, {"name": "Ben"}]}`)
+	fbWriteFile(t, filepath.Join(filepath.Dir(p), "group_info.json"), `{"members": [{"name": "Ann"}, {"name": "Ben"}]}`)
 	out, _ = runReader(t, googleChatReader{}, p)
 	got = tgTestMsgs(t, out)
 	tgTestWant(t, got, "googlechat:DM 12345:1704429000000", "Ann", "", 1704429000000, "hi")
@@ -175,7 +175,7 @@ func TestGoogleChatTakeout(t *testing.T) {
 	}
 }
 
-func writeTestFile(t *testing.T, p, content string) {
+func fbWriteFile(t *testing.T, p, content string) {
 	t.Helper()
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)

@@ -250,11 +250,19 @@ func (p *waParser) clock(st *waStamp) bool {
 		return false
 	}
 	sep := p.peek()
-	if sep != ':' && sep != '.' {
+	switch {
+	case sep == ':' || sep == '.':
+		p.i++
+	case sep == 'h' || sep == ' ' && p.i+1 < len(p.s) && p.s[p.i+1] == 'h':
+		// Canadian French "18 h 30"
+		sep = 'h'
+		p.sp()
+		p.i++
+		p.sp()
+	default:
 		p.i = start
 		return false
 	}
-	p.i++
 	mi, n, ok := p.num(2)
 	if !ok || n != 2 {
 		p.i = start

@@ -27,6 +27,12 @@ func (whatsappReader) detect(p string, dir bool, head []byte) bool {
 		return false
 	}
 	head = trimUTF8BOM(head)
+	if bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}) {
+		// saved as UTF-16 (read decodes it)
+		if tf, err := decodeTextFile(head[:len(head)&^1]); err == nil {
+			head = []byte(tf.text)
+		}
+	}
 	lines := bytes.SplitN(head, []byte{'\n'}, 6)
 	if len(lines) > 5 {
 		lines = lines[:5]
@@ -230,6 +236,9 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 		rep.warn(path, "", fmt.Sprintf("some dates are impossible in every day/month order: read as %s; those headers are kept as messages at the time of the message before them", waOrders[waOrderIndex(lay)].name))
 	}
 	rep.warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): WhatsApp exports carry no zone")
+	if _, cal := waYear(&sts[0], lay.year); cal == "hijri" {
+		rep.warn(path, "", "dates in the Islamic calendar converted with its arithmetic (tabular) form: the phone's calendar may differ by a day")
+	}
 
 	conv, title := waNames(path)
 	// iOS writes a group's events under the group's name, their text after U+200E

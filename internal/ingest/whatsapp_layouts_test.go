@@ -1,8 +1,13 @@
 package ingest
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
 // waWant is one message a layout fixture must yield.
@@ -101,6 +106,22 @@ func TestWhatsAppLayouts(t *testing.T) {
 		{name: "a timestamped line of another layout is its own entry",
 			content: "[13/01/2020, 10:00:00] Alice: question?\n13/01/2020 10:01 Dave refuses\n[13/01/2020, 10:02:00] Bob: ok\n",
 			want:    []waWant{{"Alice", "question?", 2020, 1, 13, 10, 0, 0}, {"", "13/01/2020 10:01 Dave refuses", 2020, 1, 13, 10, 0, 0}, {"Bob", "ok", 2020, 1, 13, 10, 2, 0}}},
+		{name: "year first with a 12-hour clock and a colon after the time",
+			content: "2016-06-27, 8:04:08 AM: Neil: Hi\n2016-06-28, 12:00:00 AM: Ann: midnight\n",
+			want:    []waWant{{"Neil", "Hi", 2016, 6, 27, 8, 4, 8}, {"Ann", "midnight", 2016, 6, 28, 0, 0, 0}}},
+		{name: "old layout without comma or brackets",
+			content: "09/12/2012 17:03:48: Sender Name: Message\n24/12/2012 09:00:00: Other: x\n",
+			want:    []waWant{{"Sender Name", "Message", 2012, 12, 9, 17, 3, 48}, {"Other", "x", 2012, 12, 24, 9, 0, 0}}},
+		{name: "canadian french hours",
+			content: "2022-03-18 18 h 30 - Élise: bonjour\n2022-03-19 9 h 05 - Marc: salut\n",
+			want:    []waWant{{"Élise", "bonjour", 2022, 3, 18, 18, 30, 0}, {"Marc", "salut", 2022, 3, 19, 9, 5, 0}}},
+		{name: "swedish kl. connector with morning times only",
+			content: "2022-03-18 kl. 09:30 - Lars: hej\n2022-03-19 kl. 10:05 - Eva: tja\n",
+			want:    []waWant{{"Lars", "hej", 2022, 3, 18, 9, 30, 0}, {"Eva", "tja", 2022, 3, 19, 10, 5, 0}}},
+		{name: "islamic (hijri) years",
+			// the arithmetic calendar: a phone's Umm al-Qura date may differ by a day
+			content: "1/9/1443, 20:00 - Omar: رمضان كريم\n15/9/1443, 21:00 - Omar: x\n",
+			want:    []waWant{{"Omar", "رمضان كريم", 2022, 4, 3, 20, 0, 0}, {"Omar", "x", 2022, 4, 17, 21, 0, 0}}},
 		{name: "ambiguous order guessed",
 			content: "01/02/2020, 10:00 - Ann: x\n",
 			want:    []waWant{{"Ann", "x", 2020, 2, 1, 10, 0, 0}}, guessed: true},
@@ -174,5 +195,54 @@ func TestWhatsAppIOSGroupEvents(t *testing.T) {
 	}
 	if !tgTestHasNote(rep, false, "3 line(s) without an author") {
 		t.Errorf("warnings %v", rep.sum.Notes)
+	}
+}
+
+// TestWhatsAppForcedKind ingests a folder of exports of several layouts (one
+// without the .txt extension, one saved as UTF-16) into a real store with
+// --kind whatsapp, and with detection: every file is read as WhatsApp.
+func TestWhatsAppForcedKind(t *testing.T) {
+	dir := t.TempDir()
+	files := map[string]string{
+		"WhatsApp Chat with Sophia.txt": "7/1/16, 5:13:36 PM: Sophia H.: Hello\n7/13/16, 9:02:11 AM: Max: hi\n",
+		"chat-ar.txt":                   "[١٨\u200f/٣\u200f/٢٠٢٢، ٢:٥٦:٠٠ م] أحمد: مرحبا\n",
+		"vi.txt":                        "[14:56:01, 3/18/22] Lan: xin chào\n",
+		"export":                        "[3/18/R4, 14:56:01] Taro: こんにちは\n",
+	}
+	for name, content := range files {
+		waWriteFile(t, filepath.Join(dir, name), content)
+	}
+	// UTF-16 little-endian with a byte-order mark
+	u16 := []byte{0xFF, 0xFE}
+	for _, r := range "2022/12/14, 13:34. - Ken: hi\n" {
+		u16 = append(u16, byte(r), byte(r>>8))
+	}
+	if err := os.WriteFile(filepath.Join(dir, "u16.txt"), u16, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, kind := range []string{KindWhatsApp, KindAuto} {
+		st, err := memtree.Open(filepath.Join(t.TempDir(), "chunks.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum, err := Run(context.Background(), st, []string{dir}, Options{Kind: kind})
+		st.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := 5 // files read as WhatsApp; "export" has no extension: read only when forced
+		if kind == KindAuto {
+			want = 4
+		}
+		if sum.Failures != 0 || sum.Files != want || sum.Sources != want {
+			t.Errorf("kind %q: %d files, %d sources, failures %v, skipped %v", kind, sum.Files, sum.Sources, sum.Errors, sum.Skips)
+		}
+	}
+}
+
+func waWriteFile(t *testing.T, p, content string) {
+	t.Helper()
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
