@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -148,7 +149,7 @@ func TestWhatsAppLayouts(t *testing.T) {
 			if g := tgTestHasNote(rep, false, "guessed"); g != c.guessed {
 				t.Errorf("guessed warning %v, want %v: %v", g, c.guessed, rep.sum.Notes)
 			}
-			if c.events > 0 && !tgTestHasNote(rep, false, itoa(c.events)+" line(s) without an author") {
+			if c.events > 0 && !tgTestHasNote(rep, false, strconv.Itoa(c.events)+" line(s) without an author") {
 				t.Errorf("want %d events named: %v", c.events, rep.sum.Notes)
 			}
 		})
@@ -156,29 +157,9 @@ func TestWhatsAppLayouts(t *testing.T) {
 }
 
 func waFmtMsg(author, text string, ms int64) string {
-	return author + " @" + itoa64(ms) + ": " + text
+	return author + " @" + strconv.FormatInt(ms, 10) + ": " + text
 }
 
-func itoa(n int) string { return itoa64(int64(n)) }
-
-func itoa64(n int64) string {
-	if n == 0 {
-		return "0"
-	}
-	neg := n < 0
-	if neg {
-		n = -n
-	}
-	var b []byte
-	for n > 0 {
-		b = append([]byte{byte('0' + n%10)}, b...)
-		n /= 10
-	}
-	if neg {
-		b = append([]byte{'-'}, b...)
-	}
-	return string(b)
-}
 
 // TestWhatsAppIOSGroupEvents: iOS writes a group's events under the group's name
 // with U+200E before the text; the file (renamed) does not say the group's name.
