@@ -160,7 +160,6 @@ func waFmtMsg(author, text string, ms int64) string {
 	return author + " @" + strconv.FormatInt(ms, 10) + ": " + text
 }
 
-
 // TestWhatsAppIOSGroupEvents: iOS writes a group's events under the group's name
 // with U+200E before the text; the file (renamed) does not say the group's name.
 func TestWhatsAppIOSGroupEvents(t *testing.T) {
