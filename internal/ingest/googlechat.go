@@ -181,6 +181,10 @@ func (googleChatReader) read(ctx context.Context, in input, out output, rep *rep
 			rep.fail(FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: fmt.Errorf("%w: message not ingested", err)})
 			continue
 		}
+		if !chatTimeOK(ms) {
+			rep.fail(FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: fmt.Errorf("created_date %q is before 1980 or after 2200: message not ingested", tgRawString(m.CreatedDate))})
+			continue
+		}
 		guessedZone = guessedZone || zg
 		text := tgClean(tgRawString(m.Text))
 		var atts []abi.Attachment

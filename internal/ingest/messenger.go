@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
@@ -223,10 +224,12 @@ func (messengerReader) read(ctx context.Context, in input, out output, rep *repo
 		if err == nil && ok && ms > 0 && ms < 1e11 {
 			ms *= 1000 // seconds
 		}
-		if err != nil || !ok || ms <= 0 {
+		if err != nil || !ok || !chatTimeOK(ms) {
 			why := "has no timestamp_ms"
 			if err != nil {
 				why = err.Error()
+			} else if ok {
+				why = fmt.Sprintf("timestamp %d is before 1980 or after 2200", ms)
 			}
 			rep.fail(FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: fmt.Errorf("%s: message not ingested", why)})
 			continue
@@ -305,3 +308,14 @@ func firstRaw(raws ...json.RawMessage) json.RawMessage {
 	}
 	return nil
 }
+
+// chatTimeOK reports whether ms is a plausible message time: 1980 to 2200 (an
+// export's zero or garbage never dates a message to 1970).
+func chatTimeOK(ms int64) bool {
+	return ms >= chatMinMS && ms < chatMaxMS
+}
+
+var (
+	chatMinMS = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	chatMaxMS = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+)

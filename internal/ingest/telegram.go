@@ -321,6 +321,9 @@ func (tr *tgRead) chat(ctx context.Context, raw json.RawMessage, where string) {
 			continue
 		}
 		ms, local, err := tgTime(jm)
+		if err == nil && !chatTimeOK(ms) {
+			err = fmt.Errorf("date %q is before 1980 or after 2200: message not ingested", tgRawString(jm.Date))
+		}
 		if err != nil {
 			tr.rep.fail(FileError{Path: path, Where: msgWhere, Err: err})
 			continue

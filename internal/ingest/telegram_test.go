@@ -376,3 +376,20 @@ func TestTelegramChatWithoutIDOrName(t *testing.T) {
 	out, _ = runReader(t, telegramReader{}, p)
 	tgTestWant(t, tgTestMsgs(t, out), "telegram:ann:1", "Ann", "", 1647861071000, "x")
 }
+
+// TestChatTimesBefore1980 refuses a message dated by an export's zero ("1970-01-01")
+// in each chat JSON reader, naming it; the others are kept.
+func TestChatTimesBefore1980(t *testing.T) {
+	p := tgTestFile(t, "result.json", `{"name":"x","type":"personal_chat","id":1,"messages":[
+	  {"id":1,"type":"message","date":"1970-01-01T00:00:00","from":"A","text":"zero"},
+	  {"id":2,"type":"message","date":"2022-01-01T00:00:00","date_unixtime":"1640995200","from":"A","text":"ok"}]}`)
+	out, rep := runReader(t, telegramReader{}, p)
+	if len(tgTestMsgs(t, out)) != 1 || !tgTestHasNote(rep, true, "message id 1", "before 1980") {
+		t.Errorf("telegram: failures %v", rep.sum.Errors)
+	}
+	p = tgTestFile(t, "message_1.json", `{"participants":[{"name":"A"}],"messages":[{"sender_name":"A","timestamp_ms":5,"content":"zero"},{"sender_name":"A","timestamp_ms":1640995200000,"content":"ok"}]}`)
+	out, rep = runReader(t, messengerReader{}, p)
+	if len(tgTestMsgs(t, out)) != 1 || !tgTestHasNote(rep, true, "message 1", "before 1980") {
+		t.Errorf("messenger: failures %v", rep.sum.Errors)
+	}
+}
