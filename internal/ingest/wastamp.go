@@ -27,7 +27,13 @@ type waStamp struct {
 	be       bool    // a Buddhist-era word after the date
 	h, mi, s int
 	mark     string // the word next to the time (AM/PM or a connector like "klo"), normalised
+	post     bool   // mark was read after the time
 	rest     string // "Name: text" or an event line, as in the line
+	// spaceRest is what follows the time and one space when nothing else separates
+	// the header from the name ("13. 6. 2018. 21:25:15 Luke: hi"); the file's
+	// headers tell whether that is its layout (waSpaceLayout)
+	spaceRest string
+	hasSpace  bool
 }
 
 // waHeadRunes bounds the runes of a line read for its timestamp.
@@ -127,8 +133,9 @@ func waNorm(line string, norm []rune, off []int) ([]rune, []int) {
 }
 
 type waParser struct {
-	s []rune
-	i int
+	s       []rune
+	i       int
+	timeEnd int // index after the time's digits
 }
 
 func (p *waParser) peek() rune {
@@ -279,6 +286,7 @@ func (p *waParser) clock(st *waStamp) bool {
 		st.s = s
 	}
 	save := p.i
+	p.timeEnd = p.i
 	p.sp()
 	post := p.word()
 	if post == "" {
@@ -286,9 +294,9 @@ func (p *waParser) clock(st *waStamp) bool {
 	}
 	st.mark = pre
 	if post != "" {
-		st.mark = post
+		st.mark, st.post = post, true
 		if pre != "" && !waKnownMark(post) && waKnownMark(pre) {
-			st.mark = pre
+			st.mark, st.post = pre, false
 		}
 	}
 	return true
@@ -310,7 +318,16 @@ func waParse(line string, buf *waBuf) (st waStamp, ok, stamped bool) {
 	bracket := p.eat('[')
 	p.sp()
 	body := p.i
-	if !(p.date(&st) && p.afterDate() && p.clock(&st)) {
+	if p.date(&st) && p.afterDate() && p.clock(&st) {
+		if j := p.timeEnd; !bracket && j+1 < len(p.s) && p.s[j] == ' ' {
+			for j < len(p.s) && p.s[j] == ' ' {
+				j++
+			}
+			if j < len(p.s) && !strings.ContainsRune("-:.,]", p.s[j]) {
+				st.spaceRest, st.hasSpace = line[buf.off[j]:], true
+			}
+		}
+	} else {
 		p.i = body
 		st = waStamp{}
 		if !(p.clock(&st) && p.afterTime() && p.date(&st)) {
@@ -402,6 +419,8 @@ var waOrders = [...]struct {
 	{1, 0, 2, "month/day"},
 	{2, 1, 0, "year/month/day"},
 	{1, 2, 0, "year/day/month"},
+	{2, 0, 1, "month/year/day"},
+	{0, 2, 1, "day/year/month"},
 }
 
 // waResolve infers the layout of a file's headers: which number is the year (its
@@ -411,7 +430,7 @@ var waOrders = [...]struct {
 // file's own times: within one day, the word of the earlier messages is AM).
 func waResolve(sts []waStamp) waLayout {
 	var lay waLayout
-	yFirst, yLast, twelve := 0, 0, false
+	yFirst, yMid, yLast, twelve := 0, 0, 0, false
 	for i := range sts {
 		st := &sts[i]
 		if st.nd[0] >= 3 || st.era != 0 && st.eraPos == 0 || st.n[0] > 31 {
@@ -420,12 +439,17 @@ func waResolve(sts []waStamp) waLayout {
 		if st.nd[2] >= 3 || st.era != 0 && st.eraPos == 2 || st.n[2] > 31 || st.be {
 			yLast++
 		}
+		if st.nd[1] >= 3 || st.n[1] > 31 {
+			yMid++
+		}
 		if st.mark != "" {
 			twelve = true
 		}
 	}
 	cands := []int{0, 1, 2}
 	switch {
+	case yMid > yFirst && yMid > yLast:
+		cands = []int{4, 5}
 	case yFirst > yLast:
 		cands = []int{2, 3}
 	case yLast > 0:
@@ -638,4 +662,25 @@ func hijriToGregorian(y, m, d int) (int, int, int) {
 	n := d + (295*(m-1)+9)/10 + (y-1)*354 + (3+11*y)/30 - 1
 	t := time.Date(622, 7, 19, 0, 0, 0, 0, time.UTC).AddDate(0, 0, n)
 	return t.Year(), int(t.Month()), t.Day()
+}
+
+// waSpaceLayout reports whether a file's headers end at the space after the time
+// ("13. 6. 2018. 21:25:15 Luke: hi", as some locales write): the words read
+// after the time are then names, many and not AM/PM words, or the lines whose
+// time is followed by a space and no other separator are most of the headers.
+func waSpaceLayout(heads []waHead) bool {
+	ok, spaceOnly := 0, 0
+	words := map[string]bool{}
+	for i := range heads {
+		h := &heads[i]
+		if h.ok {
+			ok++
+			if h.st.post && h.st.hasSpace && !waKnownMark(h.st.mark) {
+				words[h.st.mark] = true
+			}
+		} else if h.st.hasSpace {
+			spaceOnly++
+		}
+	}
+	return len(words) >= 3 || spaceOnly > ok
 }

@@ -105,7 +105,7 @@ var (
 		"<media dihilangkan>": true, "<pominięto multimedia>": true,
 	}
 	waOmittedIOS = lazyRE(`(?i)^(?:image|video|audio|sticker|gif|document|contact card|photo|bild|imagen|vídeo|documento|vidéo|immagine|foto)\s+(?:omitted|weggelassen|omitida|omitido|absente|absent|omessa|omesso|weggelaten)$`)
-	waAttached   = lazyRE(`(?i)^<(?:attached|angehängt|adjunto|anexo|allegato|pièce jointe|bijlage|załącznik|вложение)\s*:\s*([^>]+)>\s*(.*)$`)
+	waAttached   = lazyRE(`(?i)^<\s*(?:attached|angehängt|adjunto|anexo|allegato|pièce jointe|bijlage|załącznik|вложение)\s*:\s*([^>]+)>\s*(.*)$`)
 	waFileAttach = lazyRE(`(?i)^(\S.*?\.[A-Za-z0-9]{1,5}) \((?:file attached|datei angehängt|archivo adjunto|fichier joint|file allegato|arquivo anexado|bestand bijgevoegd)\)\s*(.*)$`)
 )
 
@@ -220,8 +220,20 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 		}
 		heads = append(heads, waHead{st: st, ok: ok})
 		headOf[i] = int32(len(heads))
-		if ok {
-			sts = append(sts, st)
+	}
+	if waSpaceLayout(heads) {
+		for k := range heads {
+			if h := &heads[k]; h.st.hasSpace {
+				h.st.rest, h.ok = h.st.spaceRest, true
+				if h.st.post {
+					h.st.mark, h.st.post = "", false
+				}
+			}
+		}
+	}
+	for k := range heads {
+		if heads[k].ok {
+			sts = append(sts, heads[k].st)
 		}
 	}
 	if len(sts) == 0 {
