@@ -399,6 +399,13 @@ var (
 	}
 )
 
+// waConnectors are words some locales write between the date and the time ("klo",
+// "kl.", "um", "à", "at", "pukul", "saat", "lúc"): never AM or PM.
+var waConnectors = map[string]bool{
+	"klo": true, "kl": true, "um": true, "à": true, "at": true, "pukul": true, "jam": true, "alle": true,
+	"om": true, "o": true, "в": true, "saat": true, "lúc": true, "às": true, "a las": true, "alas": true,
+}
+
 // waKnownMark reports whether w is a known AM or PM word.
 func waKnownMark(w string) bool { return waAMWords[w] || waPMWords[w] }
 
@@ -408,7 +415,7 @@ type waLayout struct {
 	side           map[string]byte // a time word's meaning: 'a' (AM), 'p' (PM); absent = no clock word
 	guessed        string          // the date order when no header showed it ("" when one did or it does not matter)
 	conflict       bool            // headers disagree on the order (read with the majority)
-	unknownMarks   []string        // words next to the time read as neither AM nor PM
+	unknownMarks   []string        // words next to the time that may be AM/PM words but could not be told: read as neither
 }
 
 var waOrders = [...]struct {
@@ -430,6 +437,7 @@ var waOrders = [...]struct {
 // file's own times: within one day, the word of the earlier messages is AM).
 func waResolve(sts []waStamp) waLayout {
 	var lay waLayout
+	lay.side, lay.unknownMarks = waSides(sts)
 	yFirst, yMid, yLast, twelve := 0, 0, 0, false
 	for i := range sts {
 		st := &sts[i]
@@ -442,7 +450,7 @@ func waResolve(sts []waStamp) waLayout {
 		if st.nd[1] >= 3 || st.n[1] > 31 {
 			yMid++
 		}
-		if st.mark != "" {
+		if lay.side[st.mark] != 0 {
 			twelve = true
 		}
 	}
@@ -501,13 +509,14 @@ func waResolve(sts []waStamp) waLayout {
 	if bestScore >= 1000 {
 		lay.conflict = true
 	}
-	lay.side = waSides(sts)
 	return lay
 }
 
-// waSides tells which of a file's time words mean AM and PM.
-func waSides(sts []waStamp) map[string]byte {
-	side := map[string]byte{}
+// waSides tells which of a file's time words mean AM and PM; unresolved lists the
+// unknown words never seen with an hour over 12 whose meaning the times did not
+// tell (read as neither).
+func waSides(sts []waStamp) (side map[string]byte, unresolved []string) {
+	side = map[string]byte{}
 	over12 := map[string]bool{}
 	var unknown []string
 	for i := range sts {
@@ -526,6 +535,8 @@ func waSides(sts []waStamp) map[string]byte {
 			side[w] = 'a'
 		case waPMWords[w]:
 			side[w] = 'p'
+		case waConnectors[w]:
+			side[w] = 0
 		default:
 			side[w] = 0
 			unknown = append(unknown, w)
@@ -541,7 +552,7 @@ func waSides(sts []waStamp) map[string]byte {
 		}
 	}
 	if len(cand) != 2 {
-		return side
+		return side, cand
 	}
 	// within one day, the word of the earlier messages is AM
 	votes := 0
@@ -562,8 +573,10 @@ func waSides(sts []waStamp) map[string]byte {
 		side[cand[0]], side[cand[1]] = 'a', 'p'
 	case votes < 0:
 		side[cand[0]], side[cand[1]] = 'p', 'a'
+	default:
+		return side, cand
 	}
-	return side
+	return side, nil
 }
 
 // waYear reads the year number as written: two digits are 20xx, Buddhist years

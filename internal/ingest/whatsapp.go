@@ -248,6 +248,9 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 		rep.warn(path, "", fmt.Sprintf("some dates are impossible in every day/month order: read as %s; those headers are kept as messages at the time of the message before them", waOrders[waOrderIndex(lay)].name))
 	}
 	rep.warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): WhatsApp exports carry no zone")
+	if len(lay.unknownMarks) > 0 {
+		rep.warn(path, "", fmt.Sprintf("word(s) %q next to the times are no known AM/PM words and the file's times do not tell what they mean: times read as a 24-hour clock", lay.unknownMarks))
+	}
 	if _, cal := waYear(&sts[0], lay.year); cal == "hijri" {
 		rep.warn(path, "", "dates in the Islamic calendar converted with its arithmetic (tabular) form: the phone's calendar may differ by a day")
 	}

@@ -26,6 +26,7 @@ func TestWhatsAppLayouts(t *testing.T) {
 		name, content string
 		want          []waWant
 		guessed       bool // a "guessed day/month" warning is expected
+		unresolved    bool // a warning about clock words the file cannot tell is expected
 		events        int  // lines without an author, named in one warning
 	}{
 		{name: "ios 2016 without brackets or dash",
@@ -133,6 +134,9 @@ func TestWhatsAppLayouts(t *testing.T) {
 		{name: "attachment with spaces inside the brackets",
 			content: "3/6/18, 1:55 p.m. - a: < attached: 00000042-PHOTO-2020-06-07-15-13-20.jpg >\n3/6/18, 1:56 p.m. - a: m\n13/6/18, 1:56 p.m. - a: x\n",
 			want:    []waWant{{"a", "[attached: 00000042-PHOTO-2020-06-07-15-13-20.jpg]", 2018, 6, 3, 13, 55, 0}, {"a", "m", 2018, 6, 3, 13, 56, 0}, {"a", "x", 2018, 6, 13, 13, 56, 0}}},
+		{name: "one unknown clock word that the times cannot tell",
+			content: "18/03/2022, 8:00 ጥዋት - Abebe: a\n19/03/2022, 9:00 ጥዋት - Abebe: b\n",
+			want:    []waWant{{"Abebe", "a", 2022, 3, 18, 8, 0, 0}, {"Abebe", "b", 2022, 3, 19, 9, 0, 0}}, unresolved: true},
 		{name: "ambiguous order guessed",
 			content: "01/02/2020, 10:00 - Ann: x\n",
 			want:    []waWant{{"Ann", "x", 2020, 2, 1, 10, 0, 0}}, guessed: true},
@@ -158,6 +162,9 @@ func TestWhatsAppLayouts(t *testing.T) {
 			}
 			if g := tgTestHasNote(rep, false, "guessed"); g != c.guessed {
 				t.Errorf("guessed warning %v, want %v: %v", g, c.guessed, rep.sum.Notes)
+			}
+			if tgTestHasNote(rep, false, "no known AM/PM words") != c.unresolved {
+				t.Errorf("unresolved clock words: %v", rep.sum.Notes)
 			}
 			if c.events > 0 && !tgTestHasNote(rep, false, strconv.Itoa(c.events)+" line(s) without an author") {
 				t.Errorf("want %d events named: %v", c.events, rep.sum.Notes)
