@@ -34,6 +34,9 @@ func (messengerReader) detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
+	if jh := scanJSONHead(head); jh.array && jh.keys["participants"] && jh.keys["conversation"] {
+		return true // Instagram's messages.json before 2020
+	}
 	h := tgScanHead(head)
 	if !h.object {
 		return false
@@ -164,6 +167,10 @@ func (messengerReader) read(ctx context.Context, in input, out output, rep *repo
 	path := in.path
 	b, ok := readJSONExport(path, rep)
 	if !ok {
+		return
+	}
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
+		igOldRead(ctx, path, b, out, rep)
 		return
 	}
 	var th fbThreadJSON
@@ -319,3 +326,77 @@ var (
 	chatMinMS = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	chatMaxMS = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 )
+
+// igOldRead reads Instagram's messages.json of 2018-2020: an array of
+// conversations {"participants": [usernames], "conversation": [{"sender",
+// "created_at" (RFC 3339), "text", "media_share_url", "media", ...}]}, each
+// conversation named by its participants.
+func igOldRead(ctx context.Context, path string, b []byte, out output, rep *report) {
+	var convs []struct {
+		Participants []json.RawMessage `json:"participants"`
+		Conversation []json.RawMessage `json:"conversation"`
+	}
+	if err := decodeStrict(b, &convs); err != nil {
+		rep.fail(FileError{Path: path, Err: err})
+		return
+	}
+	for ci, c := range convs {
+		if ctx.Err() != nil {
+			return
+		}
+		var names []string
+		for _, p := range c.Participants {
+			if n := fbString(p); n != "" {
+				names = append(names, n)
+			}
+		}
+		sort.Strings(names)
+		conv := strings.Join(names, ",")
+		if conv == "" {
+			conv = fmt.Sprintf("conversation %d", ci+1)
+		}
+		var msgs []memtree.MessageInput
+		for i, raw := range c.Conversation {
+			var m struct {
+				Sender    json.RawMessage `json:"sender"`
+				CreatedAt json.RawMessage `json:"created_at"`
+				Text      json.RawMessage `json:"text"`
+				MediaURL  json.RawMessage `json:"media_share_url"`
+				Media     json.RawMessage `json:"media"`
+				Link      json.RawMessage `json:"link"`
+			}
+			where := fmt.Sprintf("conversation %d, message %d", ci+1, i+1)
+			if err := json.Unmarshal(raw, &m); err != nil {
+				rep.fail(FileError{Path: path, Where: where, Err: tgDecodeErr(err)})
+				continue
+			}
+			ms, ok, err := flexTime(m.CreatedAt)
+			if err != nil || !ok || !chatTimeOK(ms) {
+				rep.fail(FileError{Path: path, Where: where, Err: fmt.Errorf("created_at %s is not a time: message not ingested", string(m.CreatedAt))})
+				continue
+			}
+			var parts []string
+			if t := fbString(m.Text); t != "" {
+				parts = append(parts, t)
+			}
+			for _, u := range []json.RawMessage{m.MediaURL, m.Media, m.Link} {
+				if v := fbString(u); v != "" {
+					parts = append(parts, "[shared: "+v+"]")
+				}
+			}
+			if len(parts) == 0 {
+				continue
+			}
+			msgs = append(msgs, memtree.MessageInput{Author: fbString(m.Sender), TimestampMS: ms, Text: strings.Join(parts, "\n")})
+		}
+		if len(msgs) == 0 {
+			continue
+		}
+		sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].TimestampMS < msgs[j].TimestampMS })
+		chatRefs("instagram", conv, msgs)
+		for _, src := range chatSources("instagram", conv, strings.Join(names, ", "), msgs) {
+			src.Origin = path
+			out.source(src)
+		}
+	}
+}

@@ -181,3 +181,17 @@ func fbWriteFile(t *testing.T, p, content string) {
 		t.Fatal(err)
 	}
 }
+
+func TestMessengerInstagramOldArray(t *testing.T) {
+	p := tgTestFile(t, "messages.json", `[{"participants": ["bob.b", "ana.s"], "conversation": [
+	  {"sender": "ana.s", "created_at": "2018-08-14T17:54:01.139743+00:00", "text": "hi there"},
+	  {"sender": "bob.b", "created_at": "2018-08-14T17:55:00+00:00", "media_share_url": "https://example.org/p/1"},
+	  {"sender": "bob.b", "created_at": "bad", "text": "lost"}]}]`)
+	out, rep := runReader(t, messengerReader{}, p)
+	msgs := tgTestMsgs(t, out)
+	tgTestWant(t, msgs, "instagram:ana.s,bob.b:1534269241139", "ana.s", "", 1534269241139, "hi there")
+	tgTestWant(t, msgs, "instagram:ana.s,bob.b:1534269300000", "bob.b", "", 1534269300000, "[shared: https://example.org/p/1]")
+	if rep.sum.Failures != 1 || !tgTestHasNote(rep, true, "conversation 1, message 3") {
+		t.Errorf("failures %v", rep.sum.Errors)
+	}
+}
