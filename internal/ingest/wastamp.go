@@ -20,20 +20,21 @@ import (
 
 // waStamp is a header line's timestamp as written, before the file's layout is known.
 type waStamp struct {
-	n        [3]int  // the date's numbers in written order
+	n        [3]int32 // the date's numbers in written order
 	nd       [3]int8 // their digit counts
 	era      byte    // Japanese era letter before a number ('r', 'h', 's', 't'), 0 when none
 	eraPos   int8    // the number carrying era
 	be       bool    // a Buddhist-era word after the date
-	h, mi, s int
+	h, mi, s int16
 	mark     string // the word next to the time (AM/PM or a connector like "klo"), normalised
 	post     bool   // mark was read after the time
 	rest     string // "Name: text" or an event line, as in the line
-	// spaceRest is what follows the time and one space when nothing else separates
-	// the header from the name ("13. 6. 2018. 21:25:15 Luke: hi"); the file's
-	// headers tell whether that is its layout (waSpaceLayout)
-	spaceRest string
-	hasSpace  bool
+	// spaceAt is the byte offset in the line of what follows the time and one
+	// space when nothing else separates the header from the name ("13. 6. 2018.
+	// 21:25:15 Luke: hi"); the file's headers tell whether that is its layout
+	// (waSpaceLayout)
+	spaceAt  int32
+	hasSpace bool
 }
 
 // waHeadRunes bounds the runes of a line read for its timestamp.
@@ -232,7 +233,7 @@ func (p *waParser) date(st *waStamp) bool {
 			p.i = start
 			return false
 		}
-		st.n[k], st.nd[k] = v, n
+		st.n[k], st.nd[k] = int32(v), n
 	}
 	p.eat('.') // Korean "2022. 3. 18."
 	save := p.i
@@ -275,7 +276,7 @@ func (p *waParser) clock(st *waStamp) bool {
 		p.i = start
 		return false
 	}
-	st.h, st.mi, st.s = h, mi, 0
+	st.h, st.mi, st.s = int16(h), int16(mi), 0
 	if p.peek() == sep && p.i+1 < len(p.s) && p.s[p.i+1] >= '0' && p.s[p.i+1] <= '9' {
 		p.i++
 		s, n, ok := p.num(2)
@@ -283,7 +284,7 @@ func (p *waParser) clock(st *waStamp) bool {
 			p.i = start
 			return false
 		}
-		st.s = s
+		st.s = int16(s)
 	}
 	save := p.i
 	p.timeEnd = p.i
@@ -324,7 +325,7 @@ func waParse(line string, buf *waBuf) (st waStamp, ok, stamped bool) {
 				j++
 			}
 			if j < len(p.s) && !strings.ContainsRune("-:.,]", p.s[j]) {
-				st.spaceRest, st.hasSpace = line[buf.off[j]:], true
+				st.spaceAt, st.hasSpace = int32(buf.off[j]), true
 			}
 		}
 	} else {
@@ -430,17 +431,23 @@ var waOrders = [...]struct {
 	{0, 2, 1, "day/year/month"},
 }
 
-// waResolve infers the layout of a file's headers: which number is the year (its
+// waResolve infers the layout of a file's headers (those ok): which number is the year (its
 // digits, an era, a value over 31), then which order of day and month makes the
 // fewest impossible dates and the fewest steps back in time (a chat is in time
 // order); and which words next to the time mean AM and PM (known words, or the
 // file's own times: within one day, the word of the earlier messages is AM).
-func waResolve(sts []waStamp) waLayout {
+func waResolve(heads []waHead) waLayout {
+	sts := make([]*waStamp, 0, len(heads))
+	for i := range heads {
+		if heads[i].ok {
+			sts = append(sts, &heads[i].st)
+		}
+	}
 	var lay waLayout
 	lay.side, lay.unknownMarks = waSides(sts)
 	yFirst, yMid, yLast, twelve := 0, 0, 0, false
 	for i := range sts {
-		st := &sts[i]
+		st := sts[i]
 		if st.nd[0] >= 3 || st.era != 0 && st.eraPos == 0 || st.n[0] > 31 {
 			yFirst++
 		}
@@ -477,7 +484,7 @@ func waResolve(sts []waStamp) waLayout {
 				bad++
 				continue
 			}
-			k := y*372 + m*31 + d
+			k := int(y)*372 + int(m)*31 + int(d)
 			if k < prev {
 				back++
 			}
@@ -515,7 +522,7 @@ func waResolve(sts []waStamp) waLayout {
 // waSides tells which of a file's time words mean AM and PM; unresolved lists the
 // unknown words never seen with an hour over 12 whose meaning the times did not
 // tell (read as neither).
-func waSides(sts []waStamp) (side map[string]byte, unresolved []string) {
+func waSides(sts []*waStamp) (side map[string]byte, unresolved []string) {
 	side = map[string]byte{}
 	over12 := map[string]bool{}
 	var unknown []string
@@ -557,7 +564,7 @@ func waSides(sts []waStamp) (side map[string]byte, unresolved []string) {
 	// within one day, the word of the earlier messages is AM
 	votes := 0
 	for i := 1; i < len(sts); i++ {
-		a, b := &sts[i-1], &sts[i]
+		a, b := sts[i-1], sts[i]
 		if a.n != b.n || a.mark == b.mark {
 			continue
 		}
@@ -584,7 +591,7 @@ func waSides(sts []waStamp) (side map[string]byte, unresolved []string) {
 // Minguo years from 1911; Solar Hijri (Persian) and Islamic years are told by
 // range. cal names the calendar ("" for Gregorian).
 func waYear(st *waStamp, idx int) (y int, cal string) {
-	y = st.n[idx]
+	y = int(st.n[idx])
 	if st.era != 0 && int(st.eraPos) == idx {
 		switch st.era {
 		case 'r':
@@ -614,9 +621,9 @@ func waYear(st *waStamp, idx int) (y int, cal string) {
 
 // waTime turns a header into epoch ms (local wall time) with the file's layout.
 func waTime(st *waStamp, lay *waLayout) (int64, error) {
-	day, mon := st.n[lay.day], st.n[lay.mon]
+	day, mon := int(st.n[lay.day]), int(st.n[lay.mon])
 	y, cal := waYear(st, lay.year)
-	hour := st.h
+	hour := int(st.h)
 	if side := lay.side[st.mark]; side != 0 && hour <= 12 {
 		if hour == 12 {
 			hour = 0
@@ -640,7 +647,7 @@ func waTime(st *waStamp, lay *waLayout) (int64, error) {
 	if y < 1980 || y > 2200 {
 		return 0, waErr("year %d is out of range", y)
 	}
-	t := time.Date(y, time.Month(mon), day, hour, st.mi, st.s, 0, time.Local)
+	t := time.Date(y, time.Month(mon), day, hour, int(st.mi), int(st.s), 0, time.Local)
 	if t.Day() != day || int(t.Month()) != mon {
 		return 0, waErr("%04d-%02d-%02d is not a date", y, mon, day)
 	}

@@ -26,7 +26,7 @@ func FuzzWhatsAppStamp(f *testing.F) {
 		if !strings.HasSuffix(line, st.rest) {
 			t.Fatalf("rest %q is not a tail of %q", st.rest, line)
 		}
-		lay := waResolve([]waStamp{st})
+		lay := waResolve([]waHead{{st: st, ok: true}})
 		ms, err := waTime(&st, &lay)
 		if err != nil {
 			return

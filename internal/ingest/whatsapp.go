@@ -182,8 +182,9 @@ type waMsg struct {
 // waHead is a line that starts with a timestamp: a header (ok) or a line with a
 // date and time the reader could not read as one.
 type waHead struct {
-	st waStamp
-	ok bool
+	st   waStamp
+	ok   bool
+	line int32 // index into the file's lines
 }
 
 func (whatsappReader) read(ctx context.Context, in input, out output, rep *report) {
@@ -208,7 +209,6 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 	lines := strings.Split(tf.text, "\n")
 	headOf := make([]int32, len(lines)) // 1 + index into heads; 0 for other lines
 	var heads []waHead
-	var sts []waStamp
 	var buf waBuf
 	for i, l := range lines {
 		if i%1024 == 0 && ctx.Err() != nil {
@@ -218,29 +218,31 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 		if !stamped {
 			continue
 		}
-		heads = append(heads, waHead{st: st, ok: ok})
+		heads = append(heads, waHead{st: st, ok: ok, line: int32(i)})
 		headOf[i] = int32(len(heads))
 	}
 	if waSpaceLayout(heads) {
 		for k := range heads {
 			if h := &heads[k]; h.st.hasSpace {
-				h.st.rest, h.ok = h.st.spaceRest, true
+				h.st.rest, h.ok = waTrimMarks(lines[h.line])[h.st.spaceAt:], true
 				if h.st.post {
 					h.st.mark, h.st.post = "", false
 				}
 			}
 		}
 	}
+	var first *waStamp
 	for k := range heads {
 		if heads[k].ok {
-			sts = append(sts, heads[k].st)
+			first = &heads[k].st
+			break
 		}
 	}
-	if len(sts) == 0 {
+	if first == nil {
 		rep.fail(FileError{Path: path, Err: errors.New("no line starts with a WhatsApp timestamp (\"31/12/2019, 23:59 - Name: text\", \"[31/12/2019, 23:59:59] Name: text\" or another locale's layout): not a WhatsApp chat export, nothing ingested")})
 		return
 	}
-	lay := waResolve(sts)
+	lay := waResolve(heads)
 	if lay.guessed != "" {
 		rep.warn(path, "", "no date shows whether the day or the month comes first: guessed "+lay.guessed)
 	}
@@ -251,7 +253,7 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 	if len(lay.unknownMarks) > 0 {
 		rep.warn(path, "", fmt.Sprintf("word(s) %q next to the times are no known AM/PM words and the file's times do not tell what they mean: times read as a 24-hour clock", lay.unknownMarks))
 	}
-	if _, cal := waYear(&sts[0], lay.year); cal == "hijri" {
+	if _, cal := waYear(first, lay.year); cal == "hijri" {
 		rep.warn(path, "", "dates in the Islamic calendar converted with its arithmetic (tabular) form: the phone's calendar may differ by a day")
 	}
 
