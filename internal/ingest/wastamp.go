@@ -21,10 +21,10 @@ import (
 // waStamp is a header line's timestamp as written, before the file's layout is known.
 type waStamp struct {
 	n        [3]int32 // the date's numbers in written order
-	nd       [3]int8 // their digit counts
-	era      byte    // Japanese era letter before a number ('r', 'h', 's', 't'), 0 when none
-	eraPos   int8    // the number carrying era
-	be       bool    // a Buddhist-era word after the date
+	nd       [3]int8  // their digit counts
+	era      byte     // Japanese era letter before a number ('r', 'h', 's', 't'), 0 when none
+	eraPos   int8     // the number carrying era
+	be       bool     // a Buddhist-era word after the date
 	h, mi, s int16
 	mark     string // the word next to the time (AM/PM or a connector like "klo"), normalised
 	post     bool   // mark was read after the time
