@@ -13,11 +13,15 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// whatsappReader reads the .txt file of WhatsApp's "Export chat", Android style
-// ("31/12/2019, 23:59 - Name: text") and iOS style ("[31/12/2019, 23:59:59] Name:
-// text"). A line that does not start with a timestamp continues the message before
-// it. The export carries no zone: times are read as local wall times. System lines
-// (encryption notice, "X added Y") are skipped.
+// whatsappReader reads the .txt file of WhatsApp's "Export chat" in any locale and
+// app version — Android ("31/12/2019, 23:59 - Name: text"), iOS ("[31/12/2019,
+// 23:59:59] Name: text"), iOS of 2016 ("7/1/16, 5:13:36 PM: Name: text") and
+// the others waParse reads — and the text exports of apps that copy it
+// (KakaoTalk). Each file's layout (date order, AM/PM words, eras) is inferred
+// from all its headers (waResolve). A line that does not start with a timestamp
+// continues the message before it; a line that does is never glued to it. The
+// export carries no zone: times are read as local wall times. Lines without an
+// author (group events, WhatsApp's notices) are counted and named in a warning.
 type whatsappReader struct{}
 
 func (whatsappReader) kind() string { return "whatsapp" }
