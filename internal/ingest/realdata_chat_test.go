@@ -155,6 +155,8 @@ func fxMessages(start time.Time, n int, step time.Duration) []fxMsg {
 		"2/3 of the budget is spent: we need 1,200 more",
 		"Привет, как дела?",
 		"- a list\n- of things",
+		"<Media omitted>",
+		"\u200e<attached: 00000031-PHOTO-2022-01-02-10-11-12.jpg>",
 	}
 	var out []fxMsg
 	for i := 0; i < n; i++ {

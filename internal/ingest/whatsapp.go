@@ -113,24 +113,27 @@ var (
 	waFileAttach = lazyRE(`(?i)^(\S.*?\.[A-Za-z0-9]{1,5}) \((?:file attached|datei angehängt|archivo adjunto|fichier joint|file allegato|arquivo anexado|bestand bijgevoegd)\)\s*(.*)$`)
 )
 
-// waBody turns a message's first-line text into what is stored: media placeholders
-// become "[media omitted]" or "[attached: name]" (with the file as an attachment).
-func waBody(text string) (string, []abi.Attachment) {
+// waBody returns a message's first-line text as stored — as the export writes it,
+// without its invisible marks — and, for a media placeholder, whether it is one
+// ("<Media omitted>", "image omitted", "<attached: name>", "name (file
+// attached)") and the named file as an attachment. Placeholders stay in the
+// export's own words: they are what a person sees in the file.
+func waBody(text string) (body string, media bool, atts []abi.Attachment) {
 	t := strings.TrimSpace(strings.ReplaceAll(text, "\u200e", ""))
+	if t == "" {
+		return t, false, nil
+	}
 	// placeholders are short or start with '<' or hold " (": most texts are none,
 	// and skip the patterns
 	short := len(t) <= 64
 	if short && (waOmitted[strings.ToLower(t)] || waOmittedIOS.MatchString(t)) {
-		return "[media omitted]", nil
+		return t, true, nil
 	}
 	if !short && t[0] != '<' && !strings.Contains(t, " (") && !strings.HasSuffix(t, "omitted") {
-		return t, nil
+		return t, false, nil
 	}
-	lower := strings.ToLower(t)
-	if strings.HasSuffix(lower, "document omitted") {
-		name := strings.TrimSpace(t[:len(t)-len("document omitted")])
-		name = strings.TrimSpace(strings.TrimRight(name, "•· "))
-		return strings.TrimSpace("[media omitted] " + name), nil
+	if strings.HasSuffix(strings.ToLower(t), "document omitted") {
+		return t, true, nil
 	}
 	for _, re := range []*lazyRegexp{waAttached, waFileAttach} {
 		if re == waAttached && !strings.HasPrefix(t, "<") || re == waFileAttach && !strings.Contains(t, " (") {
@@ -138,14 +141,10 @@ func waBody(text string) (string, []abi.Attachment) {
 		}
 		if m := re.FindStringSubmatch(t); m != nil {
 			name := strings.TrimSpace(m[1])
-			s := "[attached: " + name + "]"
-			if rest := strings.TrimSpace(m[2]); rest != "" {
-				s += " " + rest
-			}
-			return s, []abi.Attachment{attachmentOf(name, tgMime(name, ""), 0)}
+			return t, true, []abi.Attachment{attachmentOf(name, tgMime(name, ""), 0)}
 		}
 	}
-	return t, nil
+	return t, false, nil
 }
 
 // waSplit splits "Name: text" into author and text; ok is false for a system line.
@@ -385,7 +384,7 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 			first, rest = m.lines[0], m.lines[1:]
 		}
 		if m != pre {
-			first, atts = waBody(first)
+			first, _, atts = waBody(first)
 		}
 		text := tgClean(strings.Join(append([]string{first}, rest...), "\n"))
 		minute := m.ms / 60000
@@ -451,6 +450,6 @@ func waIsNotice(text string) bool {
 // waIsMedia reports whether text is a media placeholder (which iOS also marks
 // with U+200E).
 func waIsMedia(text string) bool {
-	s, atts := waBody(text)
-	return len(atts) > 0 || strings.HasPrefix(s, "[media omitted]")
+	_, media, _ := waBody(text)
+	return media
 }

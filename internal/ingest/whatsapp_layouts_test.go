@@ -133,7 +133,7 @@ func TestWhatsAppLayouts(t *testing.T) {
 			want:    []waWant{{"a", "m", 2018, 6, 13, 21, 25, 15}, {"b", "n", 2018, 7, 1, 9, 0, 0}}},
 		{name: "attachment with spaces inside the brackets",
 			content: "3/6/18, 1:55 p.m. - a: < attached: 00000042-PHOTO-2020-06-07-15-13-20.jpg >\n3/6/18, 1:56 p.m. - a: m\n13/6/18, 1:56 p.m. - a: x\n",
-			want:    []waWant{{"a", "[attached: 00000042-PHOTO-2020-06-07-15-13-20.jpg]", 2018, 6, 3, 13, 55, 0}, {"a", "m", 2018, 6, 3, 13, 56, 0}, {"a", "x", 2018, 6, 13, 13, 56, 0}}},
+			want:    []waWant{{"a", "< attached: 00000042-PHOTO-2020-06-07-15-13-20.jpg >", 2018, 6, 3, 13, 55, 0}, {"a", "m", 2018, 6, 3, 13, 56, 0}, {"a", "x", 2018, 6, 13, 13, 56, 0}}},
 		{name: "one unknown clock word that the times cannot tell",
 			content: "18/03/2022, 8:00 ጥዋት - Abebe: a\n19/03/2022, 9:00 ጥዋት - Abebe: b\n",
 			want:    []waWant{{"Abebe", "a", 2022, 3, 18, 8, 0, 0}, {"Abebe", "b", 2022, 3, 19, 9, 0, 0}}, unresolved: true},
