@@ -43,7 +43,7 @@ func (whatsappReader) detect(p string, dir bool, head []byte) bool {
 	}
 	var buf waBuf
 	for _, l := range lines {
-		if _, ok, _ := waParse(waTrimMarks(strings.TrimRight(string(l), "\r")), &buf); ok {
+		if waDetectLine(waTrimMarks(strings.TrimRight(string(l), "\r")), &buf) {
 			return true
 		}
 	}
@@ -52,10 +52,16 @@ func (whatsappReader) detect(p string, dir bool, head []byte) bool {
 		if s == "" {
 			continue
 		}
-		_, ok, _ := waParse(s, &buf)
-		return ok
+		return waDetectLine(s, &buf)
 	}
 	return false
+}
+
+// waDetectLine reports whether a line is a header: one waParse reads, or a date
+// and time followed by a space and "Name: " (the layout without a separator).
+func waDetectLine(l string, buf *waBuf) bool {
+	st, ok, stamped := waParse(l, buf)
+	return ok || stamped && st.hasSpace && strings.Contains(l[st.spaceAt:], ": ")
 }
 
 // waTitlePrefixes start the file names WhatsApp gives exports, in several languages.
