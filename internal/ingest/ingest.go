@@ -97,10 +97,14 @@ const (
 	KindTelegram  = "telegram"
 	KindWhatsApp  = "whatsapp"
 	KindDiscord   = "discord"
+	// KindMessenger reads Facebook and Instagram "Download your information" JSON.
+	KindMessenger = "messenger"
+	// KindGoogleChat reads Google Chat from Google Takeout (messages.json).
+	KindGoogleChat = "googlechat"
 )
 
 // Kinds lists the values Options.Kind accepts (besides "" for detection).
-var Kinds = []string{KindMbox, KindEML, KindEmlx, KindMaildir, KindSlack, KindChat, KindTelegram, KindWhatsApp, KindDiscord, KindDocs, KindEnex, KindReference}
+var Kinds = []string{KindMbox, KindEML, KindEmlx, KindMaildir, KindSlack, KindChat, KindTelegram, KindWhatsApp, KindDiscord, KindMessenger, KindGoogleChat, KindDocs, KindEnex, KindReference}
 
 // Options tune a Run.
 type Options struct {

@@ -11,6 +11,8 @@ func readers() []reader {
 		maildirReader{},
 		telegramReader{},
 		discordReader{},
+		messengerReader{},
+		googleChatReader{},
 		jsonReader{},
 		mboxReader{},
 		emlxReader{},
