@@ -91,7 +91,7 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	// call makes its own before that finished, and the two then stay idle.
 	h.pool.release(in, err == nil && in.calls < recycleCalls && !in.grown())
 	if err == nil {
-		err = checkOutput(st, outcome) // outschema.go; the instance is sound
+		err = checkOutput(st, outcome, cs) // outschema.go; the instance is sound
 	}
 	h.record(m, c.Tool, dur, err)
 	if err != nil {

@@ -25,6 +25,11 @@ type OutputSchemaError struct {
 	Module  string // the module's file name
 	Path    string // JSON path of the first violation: "$", "$.sources", "$.items[2].title"
 	Problem string // what is wrong there, as the JSON Schema validator says it
+	// Result is the result that broke the schema, for tools that show it to the
+	// author (`tools call`); it is not part of the message.
+	Result json.RawMessage
+	// Usage is what the call did through host functions.
+	Usage Usage
 }
 
 func (e *OutputSchemaError) Error() string {
@@ -92,12 +97,17 @@ func ValidateOutput(tool, module string, schema, result json.RawMessage) error {
 // output_schema. First-party results are not checked here: their tests check
 // every result shape against the output schema (tools-wasm/firstparty's
 // conforms, internal/e2e), and they are on every call's hot path.
-func checkOutput(st *servedTool, outcome *Outcome) error {
+func checkOutput(st *servedTool, outcome *Outcome, cs *callState) error {
 	if st.module.info.Origin == OriginBuiltin || outcome == nil || outcome.Result == nil {
 		return nil
 	}
 	if err := ValidateOutput(st.tool.Name, st.module.info.Name, st.spec.OutputSchema, outcome.Result); err != nil {
-		return &CallFailure{ModuleSHA256: st.module.info.SHA256, Err: err}
+		se := err.(*OutputSchemaError)
+		se.Result = outcome.Result
+		cs.mu.Lock()
+		se.Usage = cs.usage
+		cs.mu.Unlock()
+		return &CallFailure{ModuleSHA256: st.module.info.SHA256, Err: se}
 	}
 	return nil
 }
