@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -32,10 +33,12 @@ type installFlags struct {
 func init() {
 	var f installFlags
 	cmd := &cobra.Command{
-		Use:   "install FILE.wasm [--manifest tool.toml] [--sign KEY]",
+		Use:   "install (FILE.wasm | DIR) [--manifest tool.toml] [--sign KEY]",
 		Short: "Pack if needed, sign, copy into the tools folder and pin it in policy.toml, in one step",
 		Long: `install puts a tool module in service, or updates one, in one step:
 
+  0. given a folder made by ` + "`tools new`" + ` (or any folder with a build.sh), runs its
+     build.sh and installs the one .wasm file in it;
   1. packs the manifest in when the module has none (--manifest, or tool.toml beside
      FILE.wasm), with the same checks as ` + "`tools pack`" + `;
   2. signs it with --sign KEY (a key from ` + "`tools keygen`" + `);
@@ -51,7 +54,8 @@ At every step the module on disk has a pin that admits it, so a running
 tool through an update and tells clients the list changed. An update that requests
 a capability the old pin did not grant is refused unless --grant-new. The older
 entry's allowed_agents, timeout_ms and memory_mib carry over to the new pin.`,
-		Example: `  openhuman-core tools install hello.wasm
+		Example: `  openhuman-core tools install hello            # the folder of tools new: build, then install
+  openhuman-core tools install hello.wasm
   openhuman-core tools install build/notes.wasm --manifest notes.toml --sign ~/.config/openhuman/signing.key`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -76,6 +80,11 @@ func runInstall(out io.Writer, log *slog.Logger, file string, f installFlags) er
 		}
 		if f.toolsDir == "" {
 			f.toolsDir = cfg.Tools.Dir
+		}
+	}
+	if fi, err := os.Stat(file); err == nil && fi.IsDir() {
+		if file, err = buildFolder(log, file); err != nil {
+			return err
 		}
 	}
 	mod, err := os.ReadFile(file)
@@ -219,6 +228,30 @@ func runInstall(out io.Writer, log *slog.Logger, file string, f installFlags) er
 	fmt.Fprintf(out, "%s %s (tools %s)\nsha256 %s pinned in %s, granted %s\na running `openhuman-core mcp` serves it within about two seconds; try `openhuman-core tools call %s '{}'`\n",
 		verb, dest, strings.Join(tools, ", "), sha, f.policyFile, grant, tools[0])
 	return nil
+}
+
+// buildFolder runs dir/build.sh (its output goes to stderr) and returns the one
+// .wasm file the folder then holds.
+func buildFolder(log *slog.Logger, dir string) (string, error) {
+	script := filepath.Join(dir, "build.sh")
+	if _, err := os.Stat(script); err != nil {
+		return "", fmt.Errorf("%s is a folder without build.sh; give the .wasm file to install, or make the folder with `openhuman-core tools new`", dir)
+	}
+	cmd := exec.Command("sh", "build.sh")
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	log.Debug("building", "dir", dir)
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("%s failed: %w", script, err)
+	}
+	wasms, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
+	if err != nil {
+		return "", err
+	}
+	if len(wasms) != 1 {
+		return "", fmt.Errorf("after %s, %s holds %d .wasm files (%s); give the one to install", script, dir, len(wasms), strings.Join(wasms, ", "))
+	}
+	return wasms[0], nil
 }
 
 // packBytes is `tools pack` in memory: it checks the manifest against the module
