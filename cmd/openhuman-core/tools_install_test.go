@@ -245,3 +245,38 @@ func TestToolsInstallWhileServing(t *testing.T) {
 		t.Errorf("%d of %d listings during the update lacked c.hello\nstderr:\n%s", missing, lists, stderr.String())
 	}
 }
+
+// TestToolsCallShowsSchemaViolation: `tools call` on a third-party tool whose
+// result breaks its output_schema prints the result, the JSON path of the
+// violation and the host calls, and exits 1.
+func TestToolsCallShowsSchemaViolation(t *testing.T) {
+	e := newCLIEnv(t)
+	dir := filepath.Join(t.TempDir(), "v")
+	mod := helloVersion(t, dir, "bad")
+	man, _ := os.ReadFile(filepath.Join(dir, "tool.toml"))
+	man = bytes.Replace(man, []byte(`"sources":{"type":"integer"}`), []byte(`"sources":{"type":"string"}`), 1)
+	os.WriteFile(filepath.Join(dir, "tool.toml"), man, 0o644)
+	if out, errOut, code := e.run("", "tools", "install", mod, "--manifest", filepath.Join(dir, "tool.toml")); code != 0 {
+		t.Fatalf("install: exit %d\n%s%s", code, out, errOut)
+	}
+	out, errOut, code := e.run("", "tools", "call", "c.hello", `{"name":"Ada"}`)
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, want := range []string{`"greeting": "Hello, Ada!`, `"sources": 0`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	for _, want := range []string{"output_schema: DOES NOT MATCH at $.sources", "host calls: sources_list ×1", "the author of hello.wasm must make the result match"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		}
+	}
+	if _, errOut, code := e.run("", "tools", "call", "nope.tool"); code != 2 || !strings.Contains(errOut, "no loaded module serves tool") {
+		t.Errorf("unknown tool: exit %d\n%s", code, errOut)
+	}
+	if _, errOut, code := e.run("", "tools", "call", "c.hello", `[1]`); code != 2 || !strings.Contains(errOut, "one JSON object") {
+		t.Errorf("bad arguments: exit %d\n%s", code, errOut)
+	}
+}

@@ -40,10 +40,10 @@ func init() {
 		Use:   "new NAME --lang go|c",
 		Short: "Write a buildable tool skeleton: manifest, source, build script",
 		Long: `new writes a folder NAME/ with a working tool named NAME: tool.toml (the manifest),
-the source, and build.sh (the build command). Build it, then install and call it:
+the source, and build.sh (the build command). Install (build, pack, pin, copy) and
+call it:
 
-  cd NAME && ./build.sh
-  openhuman-core tools install NAME.wasm
+  openhuman-core tools install NAME
   openhuman-core tools call NAME '{}'
 
 Go (--lang go, Go 1.24+): main.go and a go.mod whose replace directive resolves
@@ -144,8 +144,8 @@ func runNew(out io.Writer, name string, f newFlags) error {
 	if f.lang == "go" && f.sdk == "" {
 		names = append(names, sdkCopyDir+"/")
 	}
-	fmt.Fprintf(out, "created %s/ (%s): %s\n\nnext:\n  cd %s && ./build.sh\n  openhuman-core tools install %s\n  openhuman-core tools call %s '{}'\n",
-		dir, map[string]string{"go": "Go", "c": "C"}[f.lang], strings.Join(names, ", "), dir, wasm, name)
+	fmt.Fprintf(out, "created %s/ (%s): %s\n\nnext:\n  openhuman-core tools install %s      # builds with %s, packs, pins and copies %s\n  openhuman-core tools call %s '{}'\n",
+		dir, map[string]string{"go": "Go", "c": "C"}[f.lang], strings.Join(names, ", "), dir, filepath.Join(dir, "build.sh"), wasm, name)
 	return nil
 }
 
