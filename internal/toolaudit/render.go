@@ -117,6 +117,9 @@ func (r *Report) WriteText(w io.Writer) error {
 		writeReasons(&b, r.Verdict.Reasons)
 		if r.Verdict.Fix != "" {
 			fmt.Fprintf(&b, "to allow it %s\n", r.Verdict.Fix)
+			if r.Origin == OriginDirectory {
+				fmt.Fprintf(&b, "(or let `openhuman-core tools install %s` pin, grant and copy it in one step)\n", r.File)
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())
