@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/openhuman/openhuman-core/internal/signature"
 	"github.com/openhuman/openhuman-core/policy"
 )
 
@@ -278,5 +279,44 @@ func TestToolsCallShowsSchemaViolation(t *testing.T) {
 	}
 	if _, errOut, code := e.run("", "tools", "call", "c.hello", `[1]`); code != 2 || !strings.Contains(errOut, "one JSON object") {
 		t.Errorf("bad arguments: exit %d\n%s", code, errOut)
+	}
+}
+
+// TestToolsInstallSigns: --sign packs first, then signs; the installed file is
+// the signed one and its pin is the signed bytes' digest.
+func TestToolsInstallSigns(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	dir := t.TempDir()
+	key := filepath.Join(dir, "keys", "signing.key")
+	if err := runKeygen(io.Discard, key, false); err != nil {
+		t.Fatal(err)
+	}
+	src := helloVersion(t, filepath.Join(dir, "src"), "signed")
+	f := installFlags{manifest: filepath.Join(dir, "src", "tool.toml"), signKey: key,
+		policyFile: filepath.Join(dir, "home", "policy.toml"), toolsDir: filepath.Join(dir, "home", "tools")}
+	if err := runInstall(io.Discard, quiet, src, f); err != nil {
+		t.Fatal(err)
+	}
+	installed, err := os.ReadFile(filepath.Join(f.toolsDir, "hello.wasm"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	st, err := signature.Verify(installed, nil)
+	if err != nil || st.State != signature.StateValid {
+		t.Fatalf("installed module signature: %v %v", st, err)
+	}
+	man, err := policy.ReadManifest(installed)
+	if err != nil || !strings.HasPrefix(man.Tools[0].Description, "signed:") {
+		t.Fatalf("installed manifest: %v", err)
+	}
+	pol, _ := policy.Load(f.policyFile)
+	if len(pol.Modules) != 1 || pol.Modules[0].SHA256 != fileSHA256(installed) {
+		t.Errorf("pin: %+v", pol.Modules)
+	}
+	// Installing the same bytes again changes nothing.
+	var out bytes.Buffer
+	f.manifest, f.signKey = "", ""
+	if err := runInstall(&out, quiet, filepath.Join(f.toolsDir, "hello.wasm"), f); err != nil || !strings.Contains(out.String(), "already installed") {
+		t.Errorf("reinstall: %v\n%s", err, out.String())
 	}
 }
