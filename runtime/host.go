@@ -590,7 +590,9 @@ func (h *Host) Reload(ctx context.Context) error {
 	before := slices.Clone(h.toolOrder)
 	h.third = fresh
 	h.rebuildToolsLocked()
-	changed := !slices.Equal(before, h.toolOrder)
+	// A replaced module may serve the same names with new descriptions or
+	// schemas: listeners re-read the tools (mcpserver.Refresh compares them).
+	changed := !slices.Equal(before, h.toolOrder) || len(keep) < len(fresh)
 	callbacks := slices.Clone(h.onChange)
 	h.mu.Unlock()
 	for _, m := range fresh {
