@@ -383,3 +383,22 @@ func BenchmarkModules(b *testing.B) {
 		}
 	}
 }
+
+// The server passes the first-party modules with SchemasChecked (their schemas are
+// not compiled again at start): true because gen compiles them before it pins a
+// digest, and checked here for the committed modules.
+func TestEmbeddedManifestsCompile(t *testing.T) {
+	mods, err := Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mods {
+		man, err := policy.ReadManifestNamed(m.Wasm, m.Name)
+		if err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
+		}
+		if len(man.Tools) != len(m.Tools) {
+			t.Fatalf("%s: %d tools in the manifest, want %d", m.Name, len(man.Tools), len(m.Tools))
+		}
+	}
+}

@@ -72,7 +72,7 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 	}
 	builtins := make([]runtime.BuiltinModule, 0, len(mods))
 	for _, m := range mods {
-		builtins = append(builtins, runtime.BuiltinModule{Name: m.Name + ".wasm", SHA256: m.SHA256, Wasm: m.Wasm})
+		builtins = append(builtins, runtime.BuiltinModule{Name: m.Name + ".wasm", SHA256: m.SHA256, Wasm: m.Wasm, SchemasChecked: true})
 	}
 	tCatalogue := time.Since(start)
 	host, err := runtime.New(ctx, runtime.Options{

@@ -200,6 +200,9 @@ func build(ctx context.Context, clangPath, dir, tmp string, t tool) (built, erro
 	if err != nil {
 		return built{}, fmt.Errorf("reading the manifest of %s: %w", t.Name, err)
 	}
+	// validate compiles the tools' JSON Schemas (policy.ParseManifest) before the
+	// digest is computed: the server relies on it and does not compile them again
+	// (runtime.BuiltinModule.SchemasChecked).
 	if err := validate(t, manifestPath, manifest, wasm); err != nil {
 		return built{}, err
 	}
