@@ -162,15 +162,7 @@ func (m *module) compile(ctx context.Context) {
 		return
 	}
 	compiled := time.Now()
-	if a := m.host.cacheAuth; a != nil && !m.noCache && !m.interpreted() {
-		if _, err := a.sign(); err != nil {
-			// Unsigned entries are deleted at the next start: only a recompile lost.
-			m.host.logger.Warn("compilation cache: signing new entries failed", "err", err)
-		}
-	}
 	m.setState(StateReady, "")
-	m.host.logger.Debug("tool module compiled", "module", m.info.Name, "interpreter", m.interpreted(), "duration", time.Since(start),
-		"schemas_ms", ms(checked.Sub(start)), "compile_ms", ms(compiled.Sub(checked)), "sign_ms", ms(time.Since(compiled)))
 	// One warm instance, if a slot is free right now.
 	if err := m.host.pool.warm(ctx, m); err != nil {
 		if ctx.Err() != nil {
@@ -180,6 +172,17 @@ func (m *module) compile(ctx context.Context) {
 		}
 		m.host.logger.Warn("warming a tool instance failed", "module", m.info.Name, "err", err)
 	}
+	m.markReady()
+	warmed := time.Now()
+	// Signing the new cache entries is for the next start: off the first call's path.
+	if a := m.host.cacheAuth; a != nil && !m.noCache && !m.interpreted() {
+		if _, err := a.sign(); err != nil {
+			// Unsigned entries are deleted at the next start: only a recompile lost.
+			m.host.logger.Warn("compilation cache: signing new entries failed", "err", err)
+		}
+	}
+	m.host.logger.Debug("tool module compiled", "module", m.info.Name, "interpreter", m.interpreted(), "duration", time.Since(start),
+		"schemas_ms", ms(checked.Sub(start)), "compile_ms", ms(compiled.Sub(checked)), "warm_instance_ms", ms(warmed.Sub(compiled)), "sign_ms", ms(time.Since(warmed)))
 }
 
 // markReady lets the calls waiting for m proceed (once).
