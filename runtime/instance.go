@@ -93,7 +93,6 @@ type instance struct {
 	plugin *extism.Plugin // extism/1 modules
 	stderr *headBuffer
 	calls  int
-	tier   *interpTier // set for an instance of a module's interpreted tier (tier.go)
 }
 
 func (in *instance) close(ctx context.Context) {
@@ -103,9 +102,6 @@ func (in *instance) close(ctx context.Context) {
 	}
 	if in.mod != nil {
 		_ = in.mod.Close(ctx)
-	}
-	if in.tier != nil {
-		in.tier.instanceClosed()
 	}
 }
 
