@@ -8,6 +8,6 @@ const goVersion = "go1.26.8"
 
 // digests pins the sha256 of each packed module (after decompression), by file stem.
 var digests = map[string]string{
-	"memory":         "b98f6345b7c0193f131905d8218bc3026fd62f20344bfbaac4ce3bc6cd70ef8b",
+	"memory":         "e0cdc6ba0c612de062a962a63dbf1a701749719f2cbf1399ac2f6eee3429fdf2",
 	"searxng_search": "40147f7bc34f012fb3f16a2c78072cfa920c165c9bd60aefc062c09b102c339d",
 }
