@@ -11,24 +11,15 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// Message-level scoring: bm25 parameters (FTS5's defaults), and the share of the
-// whole chunk's bm25 added to its best message's score (several messages saying
-// the words is evidence too).
-const (
-	bm25K1     = 1.2
-	bm25B      = 0.75
-	chunkShare = 0.3
-)
-
 // bm25Sum is the Okapi bm25 of a text of length words (against the average avg)
 // whose term frequencies are tf, with the terms' idfs.
 func bm25Sum(idfs []float64, tf []int, length, avg float64) float64 {
-	norm := bm25K1 * (1 - bm25B + bm25B*length/avg)
+	norm := knobs.BM25K1 * (1 - knobs.BM25B + knobs.BM25B*length/avg)
 	sc := 0.0
 	for i, n := range tf {
 		if n > 0 {
 			f := float64(n)
-			sc += idfs[i] * f * (bm25K1 + 1) / (f + norm)
+			sc += idfs[i] * f * (knobs.BM25K1 + 1) / (f + norm)
 		}
 	}
 	return sc
@@ -41,7 +32,7 @@ func bm25Sum(idfs []float64, tf []int, length, avg float64) float64 {
 // because its chunk is long. The message is what the person remembers: each is
 // scored with the chunk title (an e-mail subject, a document title), its length
 // normalised against the average message of the hits being ordered, and a chunk
-// counts as good as its best message plus chunkShare of the chunk's own bm25 (its
+// counts as good as its best message plus knobs.ChunkShare of the chunk's own bm25 (its
 // Score, which becomes that sum).
 //
 // Measured on generated corpora with seeds 1–5, keyword queries, recall@10 / MRR@10:
@@ -121,7 +112,7 @@ func byMessage(ctx context.Context, msgs *messages, snap *dfCache, hs []abi.Chun
 		score[m.chunk] = max(score[m.chunk], bm25Sum(idfs, m.tf, float64(m.words), avg))
 	}
 	for _, h := range hs {
-		score[h.ID] += chunkShare * h.Score
+		score[h.ID] += knobs.ChunkShare * h.Score
 	}
 	out := append([]abi.ChunkHit(nil), hs...)
 	for i := range out {

@@ -15,45 +15,6 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// Recall fusion parameters (weighted reciprocal rank fusion).
-const (
-	rrfK        = 60.0
-	recallDepth = 50 // candidates taken from each ranked list
-	wVectors    = 1.0
-)
-
-// tune holds the offline fusion parameters, chosen on the generated corpus
-// (recall@10 keyword/paraphrase/related):
-//   - chunks, summaries: weights of chunk bm25 and summary bm25 (3 and 0.3; before the
-//     association list, 3/0.3/1 gave keyword 0.875, paraphrase 0.02, related 0.08);
-//   - expansion: weight of the WordNet-expanded list, raised by expBoost × (1 − ρ) and
-//     by expUnknown × the share of query words the store never says (such words can
-//     only be matched through their expansions; 0 → 8: paraphrase 0.140 → 0.162,
-//     keyword and related unchanged);
-//   - assoc: weight of the corpus association list, scaled by (1 − ρ) and by
-//     coverage^cover (the share of query words with associates);
-//   - exact, exactN: weight of the list of the exactN best chunks that say every
-//     query word (when the store knows them all). Measured on generated corpora with
-//     seeds 1/2/3: keyword 0.859/0.861/0.758 → 0.884/0.881/0.758, related
-//     0.448/0.487/0.413 → 0.441/0.483/0.413, others equal; weight 3 lifted keyword
-//     on seed 3 to 0.821 but cost related 0.02–0.04 and entity up to 0.03;
-//   - litRef, litFloor: literal evidence ρ = min(1, literal hits / litRef) ×
-//     known², where known is the share of query words the store contains; the bm25
-//     list keeps litFloor + (1 − litFloor) × ρ of its weight. litRef was chosen on
-//     a store of 3,432 chunks; a smaller store cannot hold 22 hits of a precise
-//     word, so the reference is at most litShare of the store's chunks (at least
-//     1): on a LoCoMo conversation (about 80 chunks) one chunk saying "sunrise" is
-//     full evidence, not a word said in passing. With ρ = 1 search's list leads
-//     (leadThenFuse).
-//
-// Measured: association alone (assoc 6, ρ from hits only) related 0.08 → 0.445,
-// paraphrase 0.025; adding known², coverage³ and the expansion boost gives
-// paraphrase 0.11, related 0.42, keyword 0.86.
-var tune = struct {
-	chunks, summaries, expansion, expBoost, expUnknown, assoc, cover, exact, litRef, litShare, litFloor float64
-	exactN                                                                                              int
-}{chunks: 3, summaries: 0.3, expansion: 1, expBoost: 2, expUnknown: 8, assoc: 6, cover: 3, exact: 1, exactN: 3, litRef: 22, litShare: 22.0 / 3432, litFloor: 0.15}
-
 // Recall finds chunks by meaning. Offline (no embedder, or the embedder failed) it
 // fuses, by weighted reciprocal rank, bm25 over chunks, bm25 over summaries
 // (expanded to their best leaves), a coordination ranking over the query words'
@@ -120,7 +81,7 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 			// 0.812/0.806/0.800 → 0.837/0.830/0.810, related and paraphrase within
 			// ±0.01. Offline, seed 1 scores keyword 0.911, entity 0.848: a weak
 			// embedder no longer makes literal recall worse than none.
-			vl.weight = wVectors * (tune.litFloor + (1-tune.litFloor)*(1-rho))
+			vl.weight = knobs.Vectors * (knobs.LitFloor + (1-knobs.LitFloor)*(1-rho))
 			lists = append(lists, vl)
 			res.Mode = abi.ModeHybrid
 			if !lexicalFound {
@@ -159,17 +120,6 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 	}
 	return s.finishRecall(ctx, db, res)
 }
-
-// anchored is the share of a query's words the store must say for the words it
-// does not say not to count against the query's literal evidence: one word in
-// four (among three the store says, or two among six).
-const anchored = 0.75
-
-// everydayWords is the vocabulary of everyday English: West's General Service
-// List has about 2,000 headwords, which cover some four fifths of ordinary text.
-// A store saying fewer distinct word stems cannot be expected to say a given
-// everyday word.
-const everydayWords = 2000
 
 // namedWords gives the folded words of query that are capitalised within a
 // sentence or quoted: names and titles.
@@ -292,7 +242,7 @@ func fuse(lists []rankedList, k int) []abi.ChunkHit {
 			} else if a.hit.Snippet == "" {
 				a.hit.Snippet = h.Snippet
 			}
-			a.score += l.weight / (rrfK + float64(r+1))
+			a.score += l.weight / (knobs.RRFK + float64(r+1))
 		}
 	}
 	out := make([]abi.ChunkHit, 0, len(order))
@@ -332,7 +282,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 	pq := parseQuery(query, snap)
 	// Literal evidence: a query whose words the store lacks or says in few chunks is
 	// worded unlike the store's text; then recall leans on expansions and associations.
-	litRef := min(tune.litRef, max(1, tune.litShare*float64(snap.n)))
+	litRef := min(knobs.LitRef, max(1, knobs.LitShare*float64(snap.n)))
 	if evidence >= k && float64(evidence) < litRef {
 		// A short list (small k) shows fewer chunks than the evidence measure
 		// needs: count the chunks saying one of the rarer query words.
@@ -376,16 +326,16 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 	// A store that says few distinct words lacks most everyday words, so a word it
 	// does not say is weak evidence that the query is worded unlike it: the
 	// words' absence counts in proportion to the store's vocabulary, up to
-	// everydayWords.
+	// knobs.EverydayWords.
 	vocab, err := s.storeVocab(ctx, db, snap.gen)
 	if err != nil {
 		return nil, nil, nil, nil, 0, err
 	}
-	absence := float64(vocab) / everydayWords
+	absence := float64(vocab) / float64(knobs.EverydayWords)
 	unknown := 0.0 // share of the query's words the store never says
 	if nw > 0 {
 		f := 1 - absence*float64(nw-known)/float64(nw)
-		if f >= anchored {
+		if f >= knobs.Anchored {
 			// At most one word in four the store never says: the query is anchored
 			// in the store's words, and the odd word is more likely phrasing or a
 			// misspelling ("partake", "educaton") than the topic.
@@ -423,7 +373,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		n := int(math.Floor(said * said * rho * float64(len(lead))))
 		strong = lead[n:]
 		lead = lead[:n]
-		lists = append(lists, rankedList{name: "chunks", weight: tune.chunks * (tune.litFloor + (1-tune.litFloor)*rho), hits: strong})
+		lists = append(lists, rankedList{name: "chunks", weight: knobs.Chunks * (knobs.LitFloor + (1-knobs.LitFloor)*rho), hits: strong})
 	}
 
 	terms, err := s.queryTerms(ctx, db, pq.Text)
@@ -438,22 +388,22 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		if err != nil {
 			return nil, nil, nil, nil, 0, err
 		}
-		exact, err := ftsChunks(ctx, db, andExpr(terms), wf, tune.exactN, nil)
+		exact, err := ftsChunks(ctx, db, andExpr(terms), wf, knobs.ExactN, nil)
 		if err != nil {
 			return nil, nil, nil, nil, 0, err
 		}
 		if len(exact) > 0 {
-			lists = append(lists, rankedList{name: "exact", weight: tune.exact, hits: exact})
+			lists = append(lists, rankedList{name: "exact", weight: knobs.Exact, hits: exact})
 		}
 	}
 	terms = pruneFrequent(terms, snap.n)
 	stems = stemsOf(terms)
-	if len(terms) > 0 && tune.summaries > 0 {
-		sh, err := summaryChunks(ctx, db, snap, orExpr(terms), terms, recallDepth)
+	if len(terms) > 0 && knobs.Summaries > 0 {
+		sh, err := summaryChunks(ctx, db, snap, orExpr(terms), terms, knobs.RecallDepth)
 		if err != nil {
 			return nil, nil, nil, nil, 0, err
 		}
-		lists = append(lists, rankedList{name: "summaries", weight: tune.summaries, hits: sh})
+		lists = append(lists, rankedList{name: "summaries", weight: knobs.Summaries, hits: sh})
 	}
 	if rho >= 1 {
 		// Full literal evidence: the words are the store's own; expansions were
@@ -479,16 +429,16 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		// With little literal evidence, the chunks that say a query word are the bm25
 		// list's job: this list then holds only what matches through expansions.
 		var skip map[int64]bool
-		if len(terms) > 0 && float64(evidence) < tune.litRef {
+		if len(terms) > 0 && float64(evidence) < knobs.LitRef {
 			if skip, err = rowidSet(ctx, db, orExpr(terms)); err != nil {
 				return nil, nil, nil, nil, 0, err
 			}
 		}
-		eh, err := setRank(ctx, db, eg, skip, false, recallDepth)
+		eh, err := setRank(ctx, db, eg, skip, false, knobs.RecallDepth)
 		if err != nil {
 			return nil, nil, nil, nil, 0, err
 		}
-		lists = append(lists, rankedList{name: "expansion", weight: tune.expansion * (1 + tune.expBoost*(1-rho) + tune.expUnknown*unknown), hits: eh})
+		lists = append(lists, rankedList{name: "expansion", weight: knobs.Expansion * (1 + knobs.ExpBoost*(1-rho) + knobs.ExpUnknown*unknown), hits: eh})
 	}
 	if rho < 1 && len(groups) > 0 {
 		own := map[string]bool{}
@@ -510,37 +460,29 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 			if err != nil {
 				return nil, nil, nil, nil, 0, err
 			}
-			ah, err := setRank(ctx, db, ag, skip, true, recallDepth)
+			ah, err := setRank(ctx, db, ag, skip, true, knobs.RecallDepth)
 			if err != nil {
 				return nil, nil, nil, nil, 0, err
 			}
-			w := tune.assoc * (1 - rho) * math.Pow(float64(len(ag))/float64(len(groups)), tune.cover)
+			w := knobs.Assoc * (1 - rho) * math.Pow(float64(len(ag))/float64(len(groups)), knobs.Cover)
 			lists = append(lists, rankedList{name: "association", weight: w, hits: ah})
 		}
 	}
 	return lead, tail, lists, stems, rho, nil
 }
 
-// summaryHits is how many summaries recall expands, and summaryLeaves how many
-// leaves of each it ranks (measured at 100k records: 200 leaves made the summary
-// list a third of recall's time; 30 lose nothing on the corpus).
-const (
-	summaryHits   = 10
-	summaryLeaves = 30
-)
-
 // summaryChunks ranks summaries by bm25 for expr and expands each hit, in summary
 // order, to its two best leaves: the leaves carrying the most idf of the query
 // terms, found in rowid sets (no per-leaf bm25 query, which at 100k records made
 // this list a third of recall's time).
 func summaryChunks(ctx context.Context, db *sql.DB, snap *dfCache, expr string, terms []term, limit int) ([]abi.ChunkHit, error) {
-	// Summaries of a common word are ranked among its newest maxRanked (rankcap.go).
+	// Summaries of a common word are ranked among its newest knobs.MaxRanked (rankcap.go).
 	floor, err := windowFloor(ctx, db, "summaries_fts", expr, orEstimate(terms))
 	if err != nil {
 		return nil, fmt.Errorf("summary query: %w", err)
 	}
 	rows, err := db.QueryContext(ctx, `SELECT s.leaf_ids_json FROM summaries_fts
-		JOIN summaries s ON s.rowid = summaries_fts.rowid WHERE summaries_fts MATCH ? AND summaries_fts.rowid >= ? ORDER BY rank LIMIT ?`, expr, floor, summaryHits)
+		JOIN summaries s ON s.rowid = summaries_fts.rowid WHERE summaries_fts MATCH ? AND summaries_fts.rowid >= ? ORDER BY rank LIMIT ?`, expr, floor, knobs.SummaryHits)
 	if err != nil {
 		return nil, fmt.Errorf("summary query: %w", err)
 	}
@@ -557,8 +499,8 @@ func summaryChunks(ctx context.Context, db *sql.DB, snap *dfCache, expr string, 
 			rows.Close()
 			return nil, fmt.Errorf("summary query: damaged leaf list: %w", err)
 		}
-		if len(ids) > summaryLeaves {
-			ids = ids[:summaryLeaves] // a high-level node: its first leaves stand for it
+		if len(ids) > knobs.SummaryLeaves {
+			ids = ids[:knobs.SummaryLeaves] // a high-level node: its first leaves stand for it
 		}
 		groups = append(groups, ids)
 		for _, id := range ids {

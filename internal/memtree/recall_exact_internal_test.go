@@ -47,8 +47,8 @@ func TestRecallExactList(t *testing.T) {
 		return nil
 	}
 	l := exactList("rotation handover")
-	if l == nil || len(l.hits) != 1 || l.hits[0].SourceRef != "docs/oncall.md" || l.weight != tune.exact {
-		t.Fatalf("exact list for %q = %+v, want docs/oncall.md alone with weight %v", "rotation handover", l, tune.exact)
+	if l == nil || len(l.hits) != 1 || l.hits[0].SourceRef != "docs/oncall.md" || l.weight != knobs.Exact {
+		t.Fatalf("exact list for %q = %+v, want docs/oncall.md alone with weight %v", "rotation handover", l, knobs.Exact)
 	}
 	if l := exactList("rotation gyroscope"); l != nil {
 		t.Errorf("exact list for a query with a word the store never says = %+v, want none", l)

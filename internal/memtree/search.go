@@ -157,18 +157,15 @@ func andExpr(ts []term) string {
 	return strings.Join(q, " AND ")
 }
 
-// maxQuorumClauses bounds the AND clauses of one quorumExpr.
-const maxQuorumClauses = 20
-
 // quorumExpr is an FTS5 expression matching chunks that hold at least m of the terms:
 // the OR of the ANDs of every m-subset. ok is false when that takes more than
-// maxQuorumClauses clauses.
+// knobs.MaxQuorumClauses clauses.
 func quorumExpr(ts []term, m int) (string, bool) {
 	var clauses []string
 	var pick func(start int, cur []term) bool
 	pick = func(start int, cur []term) bool {
 		if len(cur) == m {
-			if len(clauses) == maxQuorumClauses {
+			if len(clauses) == knobs.MaxQuorumClauses {
 				return false
 			}
 			clauses = append(clauses, "("+andExpr(cur)+")")
@@ -362,7 +359,7 @@ func (s *Store) rankCited(ctx context.Context, db *sql.DB, snap *dfCache, msgs, 
 		// → 0.896/0.958/0.904; entity and temporal queries are not affected.
 		minCite := 1
 		if !hasTime && !hasEnt && len(terms) >= 2 {
-			minCite = 2
+			minCite = knobs.MinCiteWords
 		}
 		cited := map[string]bool{}
 		if hasChat(hits) && len(all) > 0 {
@@ -430,7 +427,7 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 	var out []abi.ChunkHit
 	add := func(hs []abi.ChunkHit) {
 		for _, h := range hs {
-			if !seen[h.ID] && len(out) < k+dupSlack {
+			if !seen[h.ID] && len(out) < k+knobs.DupSlack {
 				seen[h.ID] = true
 				level[h.ID] = cur
 				out = append(out, h)
@@ -443,7 +440,7 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 		if err != nil {
 			return nil, nil, err
 		}
-		hs, err := ftsChunks(ctx, db, andExpr(terms), wf, k+dupSlack, nil)
+		hs, err := ftsChunks(ctx, db, andExpr(terms), wf, k+knobs.DupSlack, nil)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -452,7 +449,7 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 		}
 		add(hs)
 		// Coordination levels: chunks with more of the words before those with fewer.
-		for m := len(terms) - 1; m >= 2 && len(out) < k+dupSlack; m-- {
+		for m := len(terms) - 1; m >= 2 && len(out) < k+knobs.DupSlack; m-- {
 			expr, ok := quorumExpr(terms, m)
 			if !ok {
 				break
@@ -461,7 +458,7 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 			if err != nil {
 				return nil, nil, err
 			}
-			hs, err := ftsChunks(ctx, db, expr, wf, k+dupSlack-len(out), seen)
+			hs, err := ftsChunks(ctx, db, expr, wf, k+knobs.DupSlack-len(out), seen)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -470,13 +467,13 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 			}
 			add(hs)
 		}
-		if len(out) < k+dupSlack && len(terms) > 1 {
+		if len(out) < k+knobs.DupSlack && len(terms) > 1 {
 			cur = orLevel
 			wf, err := rankWindow(ctx, db, orExpr(terms), orEstimate(terms), f)
 			if err != nil {
 				return nil, nil, err
 			}
-			hs, err := ftsChunks(ctx, db, orExpr(terms), wf, k+dupSlack-len(out), seen)
+			hs, err := ftsChunks(ctx, db, orExpr(terms), wf, k+knobs.DupSlack-len(out), seen)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -484,14 +481,14 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 		}
 	}
 	// Fill: the words too common to rank alone still find chunks a plain OR bm25
-	// would return. Words in at most maxFillDF chunks are ranked by bm25; commoner
+	// would return. Words in at most knobs.MaxFillDF chunks are ranked by bm25; commoner
 	// ones (a large store) take their first matches unranked, so no query reads a
 	// whole posting list.
 	cur = fillLevel
-	if len(out) < k+dupSlack && len(all) > len(terms) {
+	if len(out) < k+knobs.DupSlack && len(all) > len(terms) {
 		var ranked, common []term
 		for _, t := range all {
-			if t.DF <= maxFillDF {
+			if t.DF <= knobs.MaxFillDF {
 				ranked = append(ranked, t)
 			} else {
 				common = append(common, t)
@@ -502,14 +499,14 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 			if err != nil {
 				return nil, nil, err
 			}
-			hs, err := ftsRanked(ctx, db, orExpr(ranked), wf, k+dupSlack-len(out), seen, append(append([]string{}, snipTerms...), words(orWords(ranked))...))
+			hs, err := ftsRanked(ctx, db, orExpr(ranked), wf, k+knobs.DupSlack-len(out), seen, append(append([]string{}, snipTerms...), words(orWords(ranked))...))
 			if err != nil {
 				return nil, nil, err
 			}
 			add(hs)
 		}
-		if len(common) > 0 && len(out) < k+dupSlack {
-			hs, err := ftsFirst(ctx, db, orExpr(common), f, k+dupSlack-len(out), seen)
+		if len(common) > 0 && len(out) < k+knobs.DupSlack {
+			hs, err := ftsFirst(ctx, db, orExpr(common), f, k+knobs.DupSlack-len(out), seen)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -588,10 +585,6 @@ func orWords(ts []term) string {
 	return b.String()
 }
 
-// maxFillDF is the document frequency above which a word fills search's last places
-// unranked (see rank).
-const maxFillDF = 5000
-
 // ftsFirst lists the first chunks (by rowid, newest rowids first) matching expr
 // under f, skipping ids in skip, without ranking: FTS5 stops after limit matches.
 func ftsFirst(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool) ([]abi.ChunkHit, error) {
@@ -604,10 +597,6 @@ func ftsFirst(ctx context.Context, db *sql.DB, expr string, f filter, limit int,
 	}
 	return firstHits(rows, limit, skip, "full-text query", func(snip string) string { return strings.Join(strings.Fields(snip), " ") })
 }
-
-// dupSlack is how many extra candidates rank fetches so near-duplicates can be
-// pushed below distinct hits.
-const dupSlack = 10
 
 // dupKey normalises a snippet for near-duplicate detection: the chat "Author (time):"
 // prefix, digits and punctuation are dropped.

@@ -180,7 +180,7 @@ func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow in
 // among the nearest stands for its leaf nearest the query. hits is nil when no
 // vectors of the model exist.
 func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query string) (rankedList, error) {
-	l := rankedList{name: "vectors", weight: wVectors}
+	l := rankedList{name: "vectors", weight: knobs.Vectors}
 	vs, err := emb.Embed(ctx, []string{query})
 	if err != nil {
 		return l, err
@@ -207,7 +207,7 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 	if vi.ix.Len() == 0 {
 		return l, nil
 	}
-	top, err := leavesOf(ctx, db, vi.ix, q, vi.ix.Search(q, recallDepth))
+	top, err := leavesOf(ctx, db, vi.ix, q, vi.ix.Search(q, knobs.RecallDepth))
 	if err != nil {
 		return l, err
 	}
