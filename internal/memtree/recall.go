@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -26,7 +27,9 @@ import (
 // (conversation-aware, turnrank.go) leads and the fusion only adds below it; when it
 // is partial, a share of search's hits that say the rarer query words leads and the
 // rest of them is fused; the chunks saying only common query words come after the
-// fusion. Near-duplicate hits are moved below distinct ones. With an
+// fusion. With pseudo-relevance feedback on (Params.FeedbackDocs), under full
+// evidence search's literal prefix leads and the rest of its list is fused with the
+// feedback ranking (recall_prf.go). Near-duplicate hits are moved below distinct ones. With an
 // embedder it fuses those with a vector scan, weighted by the literal evidence the
 // query lacks, under the same rule (Mode "hybrid"; "semantic" when only vectors
 // found anything).
@@ -66,12 +69,12 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 		case err != nil:
 			slog.Warn("recall: embedder failed, using offline lexical recall", "model", emb.Model(), "err", err)
 			res.Note = fmt.Sprintf("embedder %s failed (%v); fell back to offline lexical recall", emb.Model(), err)
-		case vl.hits == nil:
+		case vl.Hits == nil:
 			res.Note = fmt.Sprintf("no vectors stored for model %s yet; run ingest with the embedder configured to embed the store. Used offline lexical recall", emb.Model())
 		default:
 			lexicalFound := false
 			for _, l := range lists {
-				lexicalFound = lexicalFound || len(l.hits) > 0
+				lexicalFound = lexicalFound || len(l.Hits) > 0
 			}
 			// Vectors weigh less the more literal evidence the query has, as the
 			// expansions do: a query whose words the store says in many chunks is
@@ -81,7 +84,7 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 			// 0.812/0.806/0.800 → 0.837/0.830/0.810, related and paraphrase within
 			// ±0.01. Offline, seed 1 scores keyword 0.911, entity 0.848: a weak
 			// embedder no longer makes literal recall worse than none.
-			vl.weight = knobs.Vectors * (knobs.LitFloor + (1-knobs.LitFloor)*(1-rho))
+			vl.Weight = knobs.Vectors * (knobs.LitFloor + (1-knobs.LitFloor)*(1-rho))
 			lists = append(lists, vl)
 			res.Mode = abi.ModeHybrid
 			if !lexicalFound {
@@ -89,7 +92,7 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 			}
 		}
 	}
-	res.Chunks = leadThenFuse(lead, lists, tail, req.K)
+	res.Chunks = retrieval.LeadThenFuse(lead, lists, tail, req.K, demoteDuplicates)
 	// Hits search found keep its citations (conversation-aware, turnrank.go); the
 	// others cite the messages saying a query word or one of its expansions.
 	inLead := map[string]bool{}
@@ -97,9 +100,9 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 		inLead[h.ID] = true
 	}
 	fromSearch := map[string]bool{}
-	for _, l := range append(lists, rankedList{hits: tail}) {
-		if l.name == "chunks" || l.name == "" {
-			for _, h := range l.hits {
+	for _, l := range append(lists, retrieval.List{Hits: tail}) {
+		if l.Name == "chunks" || l.Name == "" {
+			for _, h := range l.Hits {
 				fromSearch[h.ID] = true
 			}
 		}
@@ -176,96 +179,13 @@ func literalLead(hits []abi.ChunkHit, level map[string]int) (lead, rest []abi.Ch
 	return hits[:end], hits[end:]
 }
 
-// rankedList is one ranking to fuse.
-type rankedList struct {
-	name   string
-	weight float64
-	hits   []abi.ChunkHit
-}
-
-// leadThenFuse puts lead (search's hits that say the query's words: its literal
-// evidence) first, in search's order, and fills the remaining places with the fusion
-// of lists without them: expansions, associations, summaries and vectors add below
-// the literal matches and never push them down (issue 16: fused, they diluted the
-// top ranks; on LoCoMo recall@5 was 29 against search's 54).
-func leadThenFuse(lead []abi.ChunkHit, lists []rankedList, tail []abi.ChunkHit, k int) []abi.ChunkHit {
-	out := make([]abi.ChunkHit, 0, k)
-	seen := map[string]bool{}
-	for _, h := range lead {
-		if len(out) == k {
-			return out
-		}
-		seen[h.ID] = true
-		out = append(out, h)
-	}
-	rest := make([]rankedList, 0, len(lists))
-	for _, l := range lists {
-		var hs []abi.ChunkHit
-		for _, h := range l.hits {
-			if !seen[h.ID] {
-				hs = append(hs, h)
-			}
-		}
-		rest = append(rest, rankedList{name: l.name, weight: l.weight, hits: hs})
-	}
-	for _, h := range fuse(rest, k-len(out)) {
-		seen[h.ID] = true
-		out = append(out, h)
-	}
-	for _, h := range tail {
-		if len(out) == k {
-			break
-		}
-		if !seen[h.ID] {
-			seen[h.ID] = true
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
-// fuse combines lists by weighted reciprocal rank; each hit's Score is its fused score.
-func fuse(lists []rankedList, k int) []abi.ChunkHit {
-	type acc struct {
-		hit   abi.ChunkHit
-		score float64
-	}
-	byID := map[string]*acc{}
-	var order []string
-	for _, l := range lists {
-		for r, h := range l.hits {
-			a, ok := byID[h.ID]
-			if !ok {
-				a = &acc{hit: h}
-				byID[h.ID] = a
-				order = append(order, h.ID)
-			} else if a.hit.Snippet == "" {
-				a.hit.Snippet = h.Snippet
-			}
-			a.score += l.weight / (knobs.RRFK + float64(r+1))
-		}
-	}
-	out := make([]abi.ChunkHit, 0, len(order))
-	for _, id := range order {
-		a := byID[id]
-		a.hit.Score = a.score
-		out = append(out, a.hit)
-	}
-	sortHits(out)
-	out = demoteDuplicates(out)
-	if len(out) > k {
-		out = out[:k]
-	}
-	return out
-}
-
 // lexicalLists builds the offline rankings: chunk bm25 (with search's people/date
 // understanding), summary bm25 expanded to chunks, weighted coordination over the
 // query words and their lexical expansions, and weighted coordination over the
 // words the store associates with the query words (recall_assoc.go), which leaves
 // out the chunks that say a query word themselves. rho is the query's literal
 // evidence in [0, 1].
-func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, query string, k int) (lead, tail []abi.ChunkHit, lists []rankedList, stems []string, rho float64, err error) {
+func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, query string, k int) (lead, tail []abi.ChunkHit, lists []retrieval.List, stems []string, rho float64, err error) {
 	// Search's own list for the same k: the same hits, citations and order that
 	// memory.search returns for this query.
 	hits, level, err := s.search(ctx, db, snap, query, k)
@@ -373,7 +293,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		n := int(math.Floor(said * said * rho * float64(len(lead))))
 		strong = lead[n:]
 		lead = lead[:n]
-		lists = append(lists, rankedList{name: "chunks", weight: knobs.Chunks * (knobs.LitFloor + (1-knobs.LitFloor)*rho), hits: strong})
+		lists = append(lists, retrieval.List{Name: "chunks", Weight: knobs.Chunks * (knobs.LitFloor + (1-knobs.LitFloor)*rho), Hits: strong})
 	}
 
 	terms, err := s.queryTerms(ctx, db, pq.Text)
@@ -393,7 +313,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 			return nil, nil, nil, nil, 0, err
 		}
 		if len(exact) > 0 {
-			lists = append(lists, rankedList{name: "exact", weight: knobs.Exact, hits: exact})
+			lists = append(lists, retrieval.List{Name: "exact", Weight: knobs.Exact, Hits: exact})
 		}
 	}
 	terms = pruneFrequent(terms, snap.n)
@@ -403,7 +323,34 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		if err != nil {
 			return nil, nil, nil, nil, 0, err
 		}
-		lists = append(lists, rankedList{name: "summaries", weight: knobs.Summaries, hits: sh})
+		lists = append(lists, retrieval.List{Name: "summaries", Weight: knobs.Summaries, Hits: sh})
+	}
+	if rho >= 1 && knobs.FeedbackDocs > 0 {
+		// Full literal evidence: the hits saying the query's rarer words lead as
+		// search ranked them; below them, the rest of search's list (chunks saying
+		// only common words, chunks following a hit) is fused with the chunks that
+		// say what the leading hits talk about (recall_prf.go).
+		prefix, rest := literalLead(hits, level)
+		all, err := s.queryTerms(ctx, db, pq.Text)
+		if err != nil {
+			return nil, nil, nil, nil, 0, err
+		}
+		fb, err := s.feedbackTerms(ctx, db, snap, prefix, all)
+		if err != nil {
+			return nil, nil, nil, nil, 0, err
+		}
+		if len(fb) > 0 {
+			fh, err := feedbackRank(ctx, db, snap, terms, fb, knobs.RecallDepth)
+			if err != nil {
+				return nil, nil, nil, nil, 0, err
+			}
+			lead, tail = prefix, nil
+			lists = append(lists, retrieval.List{Name: "chunks", Weight: knobs.Chunks, Hits: rest},
+				retrieval.List{Name: "feedback", Weight: knobs.Feedback, Hits: fh})
+			for _, t := range fb {
+				stems = append(stems, t.Stem)
+			}
+		}
 	}
 	if rho >= 1 {
 		// Full literal evidence: the words are the store's own; expansions were
@@ -438,7 +385,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		if err != nil {
 			return nil, nil, nil, nil, 0, err
 		}
-		lists = append(lists, rankedList{name: "expansion", weight: knobs.Expansion * (1 + knobs.ExpBoost*(1-rho) + knobs.ExpUnknown*unknown), hits: eh})
+		lists = append(lists, retrieval.List{Name: "expansion", Weight: knobs.Expansion * (1 + knobs.ExpBoost*(1-rho) + knobs.ExpUnknown*unknown), Hits: eh})
 	}
 	if rho < 1 && len(groups) > 0 {
 		own := map[string]bool{}
@@ -465,7 +412,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 				return nil, nil, nil, nil, 0, err
 			}
 			w := knobs.Assoc * (1 - rho) * math.Pow(float64(len(ag))/float64(len(groups)), knobs.Cover)
-			lists = append(lists, rankedList{name: "association", weight: w, hits: ah})
+			lists = append(lists, retrieval.List{Name: "association", Weight: w, Hits: ah})
 		}
 	}
 	return lead, tail, lists, stems, rho, nil

@@ -97,6 +97,16 @@ type Params struct {
 	// AssocMembers terms of a query word's group are expanded by association,
 	// AssocGroupTerms associates kept per query word.
 	AssocMembers, AssocGroupTerms int
+
+	// Pseudo-relevance feedback (recall under full literal evidence).
+
+	// FeedbackDocs: the first literal hits whose snippets are taken as relevant;
+	// a feedback word is said in at least FeedbackMinDocs of them; FeedbackTerms
+	// words are kept. 0 FeedbackDocs switches feedback off.
+	FeedbackDocs, FeedbackMinDocs, FeedbackTerms int
+	// FeedbackWeight scales the feedback words' weights against the query words'
+	// idf in the feedback ranking; Feedback is that list's weight in the fusion.
+	FeedbackWeight, Feedback float64
 }
 
 // Default is the parameter set search and recall run with.
@@ -150,4 +160,10 @@ var Default = Params{
 	SenseDamp:          0.3,
 	AssocMembers:       6,
 	AssocGroupTerms:    12,
+
+	FeedbackDocs:    0,
+	FeedbackMinDocs: 2,
+	FeedbackTerms:   10,
+	FeedbackWeight:  1,
+	Feedback:        3,
 }
