@@ -163,22 +163,6 @@ var questionWords = func() map[string]bool {
 	return m
 }()
 
-// literalLead splits search's hits (in search's order) into the prefix that ends
-// with its last hit carrying literal evidence (a level below fillLevel: the hit says
-// one of the query's rarer words, or the person or date the query names) and the
-// rest (chunks saying only common words, the chunks that follow a hit in its
-// conversation). Recall returns the prefix as it is, so that its first cited refs
-// are exactly search's wherever search has literal evidence.
-func literalLead(hits []abi.ChunkHit, level map[string]int) (lead, rest []abi.ChunkHit) {
-	end := 0
-	for i, h := range hits {
-		if l, ok := level[h.ID]; ok && l < fillLevel {
-			end = i + 1
-		}
-	}
-	return hits[:end], hits[end:]
-}
-
 // lexicalLists builds the offline rankings: chunk bm25 (with search's people/date
 // understanding), summary bm25 expanded to chunks, weighted coordination over the
 // query words and their lexical expansions, and weighted coordination over the
@@ -192,10 +176,10 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 	if err != nil {
 		return nil, nil, nil, nil, 0, err
 	}
-	lead, tail = literalLead(hits, level)
+	lead, tail = retrieval.LiteralLead(hits, level)
 	evidence := 0
 	for _, h := range lead {
-		if l, ok := level[h.ID]; ok && l < fillLevel {
+		if l, ok := level[h.ID]; ok && l < retrieval.FillLevel {
 			evidence++
 		}
 	}
@@ -330,7 +314,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		// search ranked them; below them, the rest of search's list (chunks saying
 		// only common words, chunks following a hit) is fused with the chunks that
 		// say what the leading hits talk about (recall_prf.go).
-		prefix, rest := literalLead(hits, level)
+		prefix, rest := retrieval.LiteralLead(hits, level)
 		all, err := s.queryTerms(ctx, db, pq.Text)
 		if err != nil {
 			return nil, nil, nil, nil, 0, err

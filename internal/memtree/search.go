@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -252,8 +253,8 @@ func (s *Store) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchR
 }
 
 // search ranks chunks for query (see Search) and gives the rank level each hit came
-// from (see rank: below orLevel a hit says at least two of the query's rarer words,
-// or its only one; below fillLevel at least one; a hit without a level is a chunk
+// from (see rank: below retrieval.OrLevel a hit says at least two of the query's rarer words,
+// or its only one; below retrieval.FillLevel at least one; a hit without a level is a chunk
 // that follows a hit in its conversation).
 func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query string, k int) (hits []abi.ChunkHit, level map[string]int, err error) {
 	pq := parseQuery(query, snap)
@@ -321,7 +322,7 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 			}
 			l, ok := level[h.ID]
 			if !ok {
-				l = fillLevel + 1 // a chunk following a hit: after the literal evidence
+				l = retrieval.FillLevel + 1 // a chunk following a hit: after the literal evidence
 			}
 			outLevel[h.ID] = l
 			out = append(out, h)
@@ -334,7 +335,7 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 		out = []abi.ChunkHit{}
 	}
 	for id, l := range outLevel {
-		if l == fillLevel+1 {
+		if l == retrieval.FillLevel+1 {
 			delete(outLevel, id)
 		}
 	}
@@ -468,7 +469,7 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 			add(hs)
 		}
 		if len(out) < k+knobs.DupSlack && len(terms) > 1 {
-			cur = orLevel
+			cur = retrieval.OrLevel
 			wf, err := rankWindow(ctx, db, orExpr(terms), orEstimate(terms), f)
 			if err != nil {
 				return nil, nil, err
@@ -484,7 +485,7 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 	// would return. Words in at most knobs.MaxFillDF chunks are ranked by bm25; commoner
 	// ones (a large store) take their first matches unranked, so no query reads a
 	// whole posting list.
-	cur = fillLevel
+	cur = retrieval.FillLevel
 	if len(out) < k+knobs.DupSlack && len(all) > len(terms) {
 		var ranked, common []term
 		for _, t := range all {
@@ -522,22 +523,11 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 		if err != nil {
 			return nil, nil, err
 		}
-		cur = recentLevel // the person or date matched: literal evidence too
+		cur = retrieval.RecentLevel // the person or date matched: literal evidence too
 		add(hs)
 	}
 	return out, level, nil
 }
-
-// orLevel is the level of the hits that say one of several rarer query words.
-const orLevel = 500
-
-// recentLevel is the level of the newest chunks under a restriction (a person or a
-// date the query names) that say none of its words.
-const recentLevel = 900
-
-// fillLevel is the level of the first hits rank found only through words too
-// common to rank (and of the newest chunks under a restriction).
-const fillLevel = 1000
 
 // windowSnippet is plainSnippet on the part of text around the first of terms (a
 // chunk's text can be long; the snippet is short).

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -252,7 +253,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		if prev.hit != t.hit && (ph.SourceID != th.SourceID || th.Seq != ph.Seq+1) {
 			continue
 		}
-		if prev.hit != t.hit && prev.asks && prev.n > 0 && prev.author != t.author && lev(prev.hit) < fillLevel && lev(t.hit) >= fillLevel {
+		if prev.hit != t.hit && prev.asks && prev.n > 0 && prev.author != t.author && lev(prev.hit) < retrieval.FillLevel && lev(t.hit) >= retrieval.FillLevel {
 			if l, ok := answers[t.hit]; !ok || lev(prev.hit) < l {
 				answers[t.hit] = lev(prev.hit)
 			}
