@@ -156,25 +156,6 @@ func (s *Store) relatedTerms(ctx context.Context, db *sql.DB, snap *dfCache, rs 
 		}
 		if ok && !seenWord[t.phrase] {
 			rel = append(rel, t)
-			continue
-		}
-		// A compound the store never says ("insurance coverage", "removal
-		// company") still names the concept by its other words.
-		parts := words(strings.ReplaceAll(r.Term, "_", " "))
-		if ok || len(parts) < 2 {
-			continue
-		}
-		for _, p := range parts {
-			if stopwords[p] || len(p) < 3 || seenWord[stem(p)] {
-				continue
-			}
-			t, ok, err := s.newGTerm(ctx, db, snap, p, float64(r.Weight)*knobs.CompoundPartFactor, knobs.MaxExpandShare)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				rel = append(rel, t)
-			}
 		}
 	}
 	rel = dedupeTerms(rel)

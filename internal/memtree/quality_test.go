@@ -197,6 +197,10 @@ func TestMain(m *testing.M) {
 		crashChild()
 		return
 	}
+	if err := setParamsFromEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	code := m.Run()
 	if corpusStore != "" && !keepStore {
 		os.RemoveAll(filepath.Dir(filepath.Dir(corpusStore)))

@@ -3,7 +3,6 @@ package memtree
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 )
 
@@ -59,33 +58,4 @@ func orEstimate(ts []term) int {
 		n += t.DF
 	}
 	return n
-}
-
-// rowidsAmong returns which of rowids match FTS expression expr: each is looked up
-// in the posting lists (FTS5 seeks per rowid), not the lists read whole.
-func rowidsAmong(ctx context.Context, db *sql.DB, expr string, rowids []int64) (map[int64]bool, error) {
-	set := map[int64]bool{}
-	if len(rowids) == 0 {
-		return set, nil
-	}
-	js, err := json.Marshal(rowids)
-	if err != nil {
-		return nil, fmt.Errorf("full-text match %s: %w", expr, err)
-	}
-	rows, err := db.QueryContext(ctx, `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`, expr, string(js))
-	if err != nil {
-		return nil, fmt.Errorf("full-text match %s: %w", expr, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("full-text match %s: %w", expr, err)
-		}
-		set[id] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("full-text match %s: %w", expr, err)
-	}
-	return set, nil
 }

@@ -3,12 +3,10 @@ package memtree
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 
 	"fmt"
 	"log/slog"
 	"math"
-	"sort"
 	"strings"
 	"unicode"
 
@@ -17,8 +15,7 @@ import (
 )
 
 // Recall finds chunks by meaning. Offline (no embedder, or the embedder failed) it
-// fuses, by weighted reciprocal rank, bm25 over chunks, bm25 over summaries
-// (expanded to their best leaves), a coordination ranking over the query words'
+// fuses, by weighted reciprocal rank, bm25 over chunks, a coordination ranking over the query words'
 // WordNet expansions, and one over the words the store itself associates with rare
 // query words (recall_assoc.go); the less literal evidence the query has in the
 // store, the more the last two count (Mode "lexical"). Recall's list begins with
@@ -27,9 +24,7 @@ import (
 // (conversation-aware, turnrank.go) leads and the fusion only adds below it; when it
 // is partial, a share of search's hits that say the rarer query words leads and the
 // rest of them is fused; the chunks saying only common query words come after the
-// fusion. With pseudo-relevance feedback on (Params.FeedbackDocs), under full
-// evidence search's literal prefix leads and the rest of its list is fused with the
-// feedback ranking (recall_prf.go). Near-duplicate hits are moved below distinct ones. With an
+// fusion. Near-duplicate hits are moved below distinct ones. With an
 // embedder it fuses those with a vector scan, weighted by the literal evidence the
 // query lacks, under the same rule (Mode "hybrid"; "semantic" when only vectors
 // found anything).
@@ -164,7 +159,7 @@ var questionWords = func() map[string]bool {
 }()
 
 // lexicalLists builds the offline rankings: chunk bm25 (with search's people/date
-// understanding), summary bm25 expanded to chunks, weighted coordination over the
+// understanding), weighted coordination over the
 // query words and their lexical expansions, and weighted coordination over the
 // words the store associates with the query words (recall_assoc.go), which leaves
 // out the chunks that say a query word themselves. rho is the query's literal
@@ -302,40 +297,6 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 	}
 	terms = pruneFrequent(terms, snap.n)
 	stems = stemsOf(terms)
-	if len(terms) > 0 && knobs.Summaries > 0 {
-		sh, err := summaryChunks(ctx, db, snap, orExpr(terms), terms, knobs.RecallDepth)
-		if err != nil {
-			return nil, nil, nil, nil, 0, err
-		}
-		lists = append(lists, retrieval.List{Name: "summaries", Weight: knobs.Summaries, Hits: sh})
-	}
-	if rho >= 1 && knobs.FeedbackDocs > 0 {
-		// Full literal evidence: the hits saying the query's rarer words lead as
-		// search ranked them; below them, the rest of search's list (chunks saying
-		// only common words, chunks following a hit) is fused with the chunks that
-		// say what the leading hits talk about (recall_prf.go).
-		prefix, rest := retrieval.LiteralLead(hits, level)
-		all, err := s.queryTerms(ctx, db, pq.Text)
-		if err != nil {
-			return nil, nil, nil, nil, 0, err
-		}
-		fb, err := s.feedbackTerms(ctx, db, snap, prefix, all)
-		if err != nil {
-			return nil, nil, nil, nil, 0, err
-		}
-		if len(fb) > 0 {
-			fh, err := feedbackRank(ctx, db, snap, terms, fb, knobs.RecallDepth)
-			if err != nil {
-				return nil, nil, nil, nil, 0, err
-			}
-			lead, tail = prefix, nil
-			lists = append(lists, retrieval.List{Name: "chunks", Weight: knobs.Chunks, Hits: rest},
-				retrieval.List{Name: "feedback", Weight: knobs.Feedback, Hits: fh})
-			for _, t := range fb {
-				stems = append(stems, t.Stem)
-			}
-		}
-	}
 	if rho >= 1 {
 		// Full literal evidence: the words are the store's own; expansions were
 		// measured to add little here (keyword 0.862 → 0.859, temporal 0.845 → 0.837)
@@ -400,104 +361,4 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		}
 	}
 	return lead, tail, lists, stems, rho, nil
-}
-
-// summaryChunks ranks summaries by bm25 for expr and expands each hit, in summary
-// order, to its two best leaves: the leaves carrying the most idf of the query
-// terms, found in rowid sets (no per-leaf bm25 query, which at 100k records made
-// this list a third of recall's time).
-func summaryChunks(ctx context.Context, db *sql.DB, snap *dfCache, expr string, terms []term, limit int) ([]abi.ChunkHit, error) {
-	// Summaries of a common word are ranked among its newest knobs.MaxRanked (rankcap.go).
-	floor, err := windowFloor(ctx, db, "summaries_fts", expr, orEstimate(terms))
-	if err != nil {
-		return nil, fmt.Errorf("summary query: %w", err)
-	}
-	rows, err := db.QueryContext(ctx, `SELECT s.leaf_ids_json FROM summaries_fts
-		JOIN summaries s ON s.rowid = summaries_fts.rowid WHERE summaries_fts MATCH ? AND summaries_fts.rowid >= ? ORDER BY rank LIMIT ?`, expr, floor, knobs.SummaryHits)
-	if err != nil {
-		return nil, fmt.Errorf("summary query: %w", err)
-	}
-	var groups [][]string
-	var all []any
-	for rows.Next() {
-		var leaves string
-		if err := rows.Scan(&leaves); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("summary query: %w", err)
-		}
-		var ids []string
-		if err := json.Unmarshal([]byte(leaves), &ids); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("summary query: damaged leaf list: %w", err)
-		}
-		if len(ids) > knobs.SummaryLeaves {
-			ids = ids[:knobs.SummaryLeaves] // a high-level node: its first leaves stand for it
-		}
-		groups = append(groups, ids)
-		for _, id := range ids {
-			all = append(all, id)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("summary query: %w", err)
-	}
-	if len(all) == 0 {
-		return nil, nil
-	}
-	ph := strings.TrimSuffix(strings.Repeat("?,", len(all)), ",")
-	rowOf := map[string]int64{}
-	rows, err = db.QueryContext(ctx, `SELECT id, rowid FROM chunks WHERE id IN (`+ph+`)`, all...)
-	if err != nil {
-		return nil, fmt.Errorf("summary leaves: %w", err)
-	}
-	for rows.Next() {
-		var id string
-		var rid int64
-		if err := rows.Scan(&id, &rid); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("summary leaves: %w", err)
-		}
-		rowOf[id] = rid
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("summary leaves: %w", err)
-	}
-	score := map[int64]float64{}
-	cand := make([]int64, 0, len(rowOf))
-	for _, rid := range rowOf {
-		cand = append(cand, rid)
-	}
-	for _, t := range terms {
-		// Only the candidate leaves are looked up in the term's posting list (a
-		// common term's first 4,000 rowids cost 3 ms a term at 169k chunks and
-		// missed the leaves past them).
-		set, err := rowidsAmong(ctx, db, quoteFTS(t.Word), cand)
-		if err != nil {
-			return nil, err
-		}
-		w := idf(snap.n, max(t.DF, 1))
-		for _, rid := range rowOf {
-			if set[rid] {
-				score[rid] += w
-			}
-		}
-	}
-	seen := map[int64]bool{}
-	var picked []int64
-	for _, ids := range groups {
-		var best []int64
-		for _, id := range ids {
-			if rid, ok := rowOf[id]; ok && score[rid] > 0 && !seen[rid] {
-				best = append(best, rid)
-			}
-		}
-		sort.SliceStable(best, func(i, j int) bool { return score[best[i]] > score[best[j]] })
-		for i := 0; i < len(best) && i < 2 && len(picked) < limit; i++ {
-			seen[best[i]] = true
-			picked = append(picked, best[i])
-		}
-	}
-	return hitsByRowid(ctx, db, picked, score)
 }

@@ -20,11 +20,10 @@ import (
 // which shares no word with the question. So search scores chat turns, not chunks:
 // each turn by bm25 over its own text (idf from the store, length normalised
 // against the turns being ranked); each turn then also receives a share of the score
-// of the turn before it when another person wrote that one (the reply) and a smaller
-// share when the same person continues; a question naming a participant favours
+// of the turn before it when another person wrote that one (the reply); a question naming a participant favours
 // that participant's turns. The chunk following a candidate in the same source is
 // read too, so a chunk boundary between a question and its answer cannot hide the
-// answer. A chunk ranks by its best turn (plus knobs.ChunkShare of its own bm25), and a
+// answer. A chunk ranks by its best turn, and a
 // chat hit cites its turns best first, those scoring at least knobs.CiteShare of the next
 // hit's best turn (at least its best one), so the refs a client walks in rank order
 // come close to a ranking of the turns themselves.
@@ -258,11 +257,9 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 				answers[t.hit] = lev(prev.hit)
 			}
 		}
-		share := knobs.ReplyShare
-		if prev.author == t.author {
-			share = knobs.ContinueShare
+		if prev.author != t.author {
+			t.f += knobs.ReplyShare * prev.s
 		}
-		t.f += share * prev.s
 	}
 	best := make([]float64, len(hits))
 	noOwn := make([]bool, len(hits))
@@ -290,7 +287,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 	order := make([]int, len(hits))
 	for i, h := range hits {
 		order[i] = i
-		score[h.ID] = best[i] + knobs.ChunkShare*h.Score
+		score[h.ID] = best[i]
 	}
 	levA := func(i int) int {
 		if l, ok := answers[i]; ok {

@@ -21,14 +21,8 @@ type Params struct {
 
 	// Scoring: turns and messages.
 
-	// BM25K1 and BM25B are the Okapi bm25 parameters of message and turn scores.
-	BM25K1, BM25B float64
-	// ChunkShare of a chunk's own bm25 is added to its best message's score.
-	ChunkShare float64
 	// ReplyShare of a turn's score passes to the next turn by another person.
 	ReplyShare float64
-	// ContinueShare of a turn's score passes to the next turn by the same person.
-	ContinueShare float64
 	// SpeakerBoost: a turn by a participant the query names scores 1 + this.
 	SpeakerBoost float64
 
@@ -48,12 +42,12 @@ type Params struct {
 	RRFK float64
 	// RecallDepth: candidates taken from each ranked list.
 	RecallDepth int
-	// Weights of the lists: chunk bm25, summaries, expansions (raised by ExpBoost
+	// Weights of the lists: chunk bm25, expansions (raised by ExpBoost
 	// × (1 − ρ) and ExpUnknown × the share of query words the store never says),
 	// associations (scaled by (1 − ρ) and coverage^Cover), the exact list of the
 	// ExactN best chunks saying every query word, and vectors.
-	Chunks, Summaries, Expansion, ExpBoost, ExpUnknown, Assoc, Cover, Exact, Vectors float64
-	ExactN                                                                           int
+	Chunks, Expansion, ExpBoost, ExpUnknown, Assoc, Cover, Exact, Vectors float64
+	ExactN                                                                int
 	// Literal evidence ρ = min(1, literal hits / min(LitRef, LitShare × chunks));
 	// a list weighed by literal evidence keeps LitFloor + (1 − LitFloor) × ρ.
 	LitRef, LitShare, LitFloor float64
@@ -63,8 +57,6 @@ type Params struct {
 	// EverydayWords: the vocabulary size at which a word the store lacks counts
 	// fully against the query's literal evidence.
 	EverydayWords int
-	// SummaryHits summaries are expanded, each to its best of SummaryLeaves leaves.
-	SummaryHits, SummaryLeaves int
 
 	// Expansion and association (recall's offline meaning signal).
 
@@ -75,9 +67,6 @@ type Params struct {
 	MaxGroupTerms int
 	// RelPow flattens relation weights (weight^RelPow).
 	RelPow float64
-	// CompoundPartFactor weighs a word of a multiword expansion the store does not
-	// say as a phrase.
-	CompoundPartFactor float64
 	// AssocSample chunks containing a word are read to find its associates.
 	AssocSample int
 	// AssocMinDocs: an associate co-occurs in at least this many of them.
@@ -97,16 +86,6 @@ type Params struct {
 	// AssocMembers terms of a query word's group are expanded by association,
 	// AssocGroupTerms associates kept per query word.
 	AssocMembers, AssocGroupTerms int
-
-	// Pseudo-relevance feedback (recall under full literal evidence).
-
-	// FeedbackDocs: the first literal hits whose snippets are taken as relevant;
-	// a feedback word is said in at least FeedbackMinDocs of them; FeedbackTerms
-	// words are kept. 0 FeedbackDocs switches feedback off.
-	FeedbackDocs, FeedbackMinDocs, FeedbackTerms int
-	// FeedbackWeight scales the feedback words' weights against the query words'
-	// idf in the feedback ranking; Feedback is that list's weight in the fusion.
-	FeedbackWeight, Feedback float64
 }
 
 // Default is the parameter set search and recall run with.
@@ -117,20 +96,15 @@ var Default = Params{
 	DupSlack:         10,
 	MaxRanked:        2000,
 
-	BM25K1:        1.2,
-	BM25B:         0.75,
-	ChunkShare:    0.3,
-	ReplyShare:    0.5,
-	ContinueShare: 0.2,
-	SpeakerBoost:  0.5,
+	ReplyShare:   0.5,
+	SpeakerBoost: 0.5,
 
-	CiteShare:    0.8,
+	CiteShare:    0.65,
 	MinCiteWords: 2,
 
 	RRFK:          60,
 	RecallDepth:   50,
 	Chunks:        3,
-	Summaries:     0.3,
 	Expansion:     1,
 	ExpBoost:      2,
 	ExpUnknown:    8,
@@ -144,26 +118,17 @@ var Default = Params{
 	LitFloor:      0.15,
 	Anchored:      0.75,
 	EverydayWords: 2000,
-	SummaryHits:   10,
-	SummaryLeaves: 30,
 
-	MaxExpandShare:     0.05,
-	MaxGroupTerms:      6,
-	RelPow:             0.5,
-	CompoundPartFactor: 0.5,
-	AssocSample:        30,
-	AssocMinDocs:       2,
-	AssocMinPMI:        1.5,
-	AssocTerms:         8,
-	AssocMaxShare:      0.02,
-	SetRankRows:        400,
-	SenseDamp:          0.3,
-	AssocMembers:       6,
-	AssocGroupTerms:    12,
-
-	FeedbackDocs:    0,
-	FeedbackMinDocs: 2,
-	FeedbackTerms:   10,
-	FeedbackWeight:  1,
-	Feedback:        3,
+	MaxExpandShare:  0.05,
+	MaxGroupTerms:   6,
+	RelPow:          0.5,
+	AssocSample:     30,
+	AssocMinDocs:    2,
+	AssocMinPMI:     1.5,
+	AssocTerms:      8,
+	AssocMaxShare:   0.02,
+	SetRankRows:     400,
+	SenseDamp:       0.3,
+	AssocMembers:    6,
+	AssocGroupTerms: 12,
 }
