@@ -51,11 +51,12 @@ const (
 // per data and element segment, and the compiled module one per type, import
 // and export. A module of 12 M globals or 30 M passive data segments (≤ 64 MiB)
 // cost 0.9–3 GB of host memory per instance under memory_mib = 4. Measured on
-// the modules this project builds (Go guests: memory.wasm 14 types, 22 imports,
-// 2,277 functions, 8 globals, 4 exports, 1 element and 5 data segments;
-// searxng_search.wasm likewise; C guests at most 3 types, 1 global, 1 data
-// segment), each bound is at least 100× the largest of them
-// (RATIONALE "Whole-instance memory").
+// the modules this project builds or documents (a Go guest of the SDK: 15
+// types, 23 imports, 2,134 functions, 8 globals, 4 exports, 1 element and
+// 36,809 data segments; the C first-party modules and examples: at most 3
+// types, 6 imports, 1 global, 1 data segment), each bound is at least 100× the
+// largest of them except data segments (6.8× a Go guest's; ≈ 24 bytes each per
+// instance, 5.8 MiB at the limit) (runtime/RATIONALE.md "Whole-instance memory").
 const (
 	MaxTypes           = 10_000
 	MaxImports         = 2_000

@@ -27,11 +27,21 @@ const (
 	// checks the metadata instead of reading and hashing the contents again.
 	cacheStampExt = ".oh-stamp"
 	cacheKeySize  = 32
-	// compiledMarkerPrefix + a module's sha256 names the file listing the cache
-	// entries its compile wrote (markCompiled): with them present, the module is
-	// loaded from the cache rather than served interpreted first (tier.go).
-	compiledMarkerPrefix = ".oh-compiled-"
 )
+
+// legacyPrefixes name files that earlier versions kept beside the entries (the
+// markers of the tiered start, decompressed first-party modules, the static
+// gate's verdicts): they are not entries, and are left alone.
+var legacyPrefixes = []string{".oh-compiled-", ".oh-module-", ".oh-gate-"}
+
+func isLegacy(name string) bool {
+	for _, p := range legacyPrefixes {
+		if strings.HasPrefix(name, p) {
+			return true
+		}
+	}
+	return false
+}
 
 type cacheAuth struct {
 	dir string
@@ -98,7 +108,7 @@ func (a *cacheAuth) entries(fn func(path, rel string) error) error {
 			return err
 		}
 		name := d.Name()
-		if d.IsDir() || name == cacheKeyName || strings.HasSuffix(name, cacheMACExt) || strings.HasSuffix(name, cacheStampExt) || strings.HasSuffix(name, ".tmp") || strings.HasPrefix(name, ".write-probe-") || strings.HasPrefix(name, compiledMarkerPrefix) || strings.HasPrefix(name, unpackedPrefix) || strings.HasPrefix(name, gatePrefix) {
+		if d.IsDir() || name == cacheKeyName || strings.HasSuffix(name, cacheMACExt) || strings.HasSuffix(name, cacheStampExt) || strings.HasSuffix(name, ".tmp") || strings.HasPrefix(name, ".write-probe-") || isLegacy(name) {
 			return nil
 		}
 		rel, err := filepath.Rel(a.dir, p)
@@ -230,70 +240,4 @@ func (a *cacheAuth) sign() ([]string, error) {
 		return nil
 	})
 	return signed, err
-}
-
-// markCompiled records that the module with the given sha256 was compiled into
-// the cache as the entries rels (those sign found new after its compile; with
-// another module compiling at the same time they may include its entries too,
-// which only makes compiledBefore stricter). Nothing is recorded for no entries
-// (a compile that loaded from the cache).
-func (a *cacheAuth) markCompiled(sha string, rels []string) error {
-	if len(rels) == 0 || !validDigest(sha) {
-		return nil
-	}
-	path := filepath.Join(a.dir, compiledMarkerPrefix+sha)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, []byte(strings.Join(rels, "\n")+"\n"), 0o600); err != nil {
-		return fmt.Errorf("writing %s: %w", tmp, err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
-}
-
-// compiledBefore reports whether the module with the given sha256 was compiled
-// into this cache and every entry that compile wrote is still there with its MAC
-// (verify deleted the others at open). It errs towards false: a marker that is
-// missing, unreadable or names an entry that is gone means the module may not be
-// in the cache, and it is served interpreted while it compiles.
-func (a *cacheAuth) compiledBefore(sha string) bool {
-	if !validDigest(sha) {
-		return false
-	}
-	data, err := os.ReadFile(filepath.Join(a.dir, compiledMarkerPrefix+sha))
-	if err != nil || len(data) > 64<<10 {
-		return false
-	}
-	rels := strings.Fields(string(data))
-	if len(rels) == 0 {
-		return false
-	}
-	for _, rel := range rels {
-		if !filepath.IsLocal(rel) {
-			return false
-		}
-		p := filepath.Join(a.dir, rel)
-		fi, err := os.Lstat(p)
-		if err != nil || !fi.Mode().IsRegular() {
-			return false
-		}
-		if _, err := os.Lstat(p + cacheMACExt); err != nil {
-			return false
-		}
-	}
-	return true
-}
-
-// validDigest reports whether s is a lowercase hex sha256 (a safe file name).
-func validDigest(s string) bool {
-	if len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
 }

@@ -98,6 +98,9 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	// Not made again in the background: in a tight sequence of calls the next
 	// call makes its own before that finished, and the two then stay idle.
 	h.pool.release(in, err == nil && in.calls < recycleCalls && !in.grown())
+	if err == nil {
+		err = checkOutput(st, outcome, cs) // outschema.go; the instance is sound
+	}
 	h.record(m, c.Tool, dur, err)
 	if err != nil {
 		return nil, withUsage(err, cs)

@@ -168,6 +168,9 @@ func (h *hostFuncs) dispatch(ctx context.Context, fn string, req []byte) []byte 
 			return errReply(abi.CodeUnavailable, "%v", err)
 		}
 	}
+	if isToolCall(req) {
+		return h.toolCall(ctx, fn, req) // a first-party module's whole call (toolcall.go)
+	}
 	var (
 		res any
 		err error

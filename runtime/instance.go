@@ -96,7 +96,6 @@ type instance struct {
 	// owner is the client label of the calls the instance served ("" until its
 	// first call): the pool never gives it to another client (pool.acquire).
 	owner string
-	tier  *interpTier // set for an instance of a module's interpreted tier (tier.go)
 }
 
 func (in *instance) close(ctx context.Context) {
@@ -106,9 +105,6 @@ func (in *instance) close(ctx context.Context) {
 	}
 	if in.mod != nil {
 		_ = in.mod.Close(ctx)
-	}
-	if in.tier != nil {
-		in.tier.instanceClosed()
 	}
 }
 

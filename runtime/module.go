@@ -7,7 +7,6 @@ import (
 	"slices"
 	"sort"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	extism "github.com/extism/go-sdk"
@@ -34,9 +33,10 @@ type module struct {
 	manifest *policy.Manifest
 	grant    *policy.Grant
 	wasm     []byte
-	// load supplies wasm for a first-party module loaded lazily (lazy.go).
-	load  func() ([]byte, error)
-	funcs *hostFuncs
+	funcs    *hostFuncs
+	// schemasPending is set for a first-party module admitted with its tools'
+	// JSON Schemas not compiled yet (loadBuiltin): compile checks them first.
+	schemasPending bool
 	// noCache compiles without the disk cache (set before a retry by compile).
 	noCache bool
 	// memoryPages is the linear memory limit: memory_mib less the tables
@@ -44,14 +44,10 @@ type module struct {
 	memoryPages uint32
 
 	ready chan struct{} // closed when the module can be called, or has failed
-	// settled is closed when all compiling is over: after ready, or for a module
-	// first served interpreted (tier.go), once its optimizing compile is kept or failed.
+	// settled is closed when all compiling is over (after ready).
 	settled    chan struct{}
 	settleOnce sync.Once
 	readyOnce  sync.Once
-	// caching is set while a module served interpreted compiles into the disk
-	// cache (Host.FinishCaching waits for it).
-	caching atomic.Bool
 
 	mu       sync.Mutex
 	state    string
@@ -59,11 +55,7 @@ type module struct {
 	rt       wazero.Runtime
 	compiled wazero.CompiledModule
 	plugin   *extism.CompiledPlugin
-	// interp serves calls while compiled is not there yet (tier.go).
-	interp *interpTier
-	// merged is wasm with its data segments merged, as both tiers compile it.
-	merged []byte
-	closed bool
+	closed   bool
 	// abandoned is set when compile gave up waiting (deadline or host closing):
 	// a compilation that finishes later is closed instead of kept.
 	abandoned bool
@@ -130,72 +122,28 @@ func (m *module) currentState() (string, string) {
 
 // compile builds the module's runtime (memory limit, close on context done, shared
 // compilation cache), links WASI and the granted host functions, compiles the
-// code and makes one warm instance. A module run tiered (tier.go) is first built
-// for the interpreter and served from it while the optimizing compile runs.
+// code and makes one warm instance.
 func (m *module) compile(ctx context.Context) {
 	defer m.settle()
 	defer m.markReady()
 	start := time.Now()
-	if err := m.unpackLazy(); err != nil {
-		m.setState(StateRefused, err.Error())
-		m.host.logger.Error("tool module refused", "module", m.info.Name, "err", err)
-		return
+	if m.schemasPending {
+		if err := policy.CheckSchemas(m.manifest, m.info.Name+"["+policy.ManifestSection+"]"); err != nil {
+			m.setState(StateRefused, err.Error())
+			m.host.logger.Error("tool module refused", "module", m.info.Name, "err", err)
+			return
+		}
 	}
-	unpacked := time.Now()
+	checked := time.Now()
 	cctx, cancel := context.WithTimeout(ctx, CompileTimeout)
 	defer cancel()
-	engine := m.engine()
-	optimizing := unpacked
-	var err error
-	if engine != EngineCompiled {
-		err = m.boundedCompile(cctx, true)
-		switch {
-		case err == nil:
-			m.setState(StateReady, "")
-			lowered := time.Now()
-			if werr := m.host.pool.warm(ctx, m); werr != nil && ctx.Err() == nil {
-				m.host.logger.Warn("warming a tool instance failed", "module", m.info.Name, "err", werr)
-			}
-			m.markReady()
-			m.host.logger.Debug("tool module ready in the interpreter", "module", m.info.Name, "engine", engine,
-				"unpack_ms", ms(unpacked.Sub(start)), "interp_compile_ms", ms(lowered.Sub(unpacked)), "warm_instance_ms", ms(time.Since(lowered)))
-			if engine == EngineInterpreter {
-				return
-			}
-		case engine == EngineInterpreter || cctx.Err() != nil:
-			// Nothing else to try (or no time left): report it as a compile failure.
-		default:
-			m.host.logger.Warn("building the interpreted tier failed; waiting for the optimizing compile", "module", m.info.Name, "err", err)
-			err = nil
-		}
-	}
-	if err == nil && engine != EngineInterpreter {
-		if engine == EngineTiered && m.host.cache != nil {
-			m.caching.Store(true)
-			defer m.caching.Store(false)
-		}
-		if hold := m.host.opt.holdOptimizing; hold != nil && engine == EngineTiered {
-			select {
-			case <-hold:
-			case <-cctx.Done():
-			}
-		}
-		if engine == EngineTiered {
-			defer boundCompileHeap()()
-		}
-		optimizing = time.Now()
-		err = m.boundedCompile(cctx, false)
-		if err != nil && m.host.cache != nil && cctx.Err() == nil {
-			// A cache that cannot be written (full disk) or holds an entry wazero
-			// cannot use must not leave the tool failed: compile once more in memory.
-			m.host.logger.Warn("compiling with the compilation cache failed; compiling in memory", "module", m.info.Name, "err", err)
-			m.noCache = true
-			err = m.boundedCompile(cctx, false)
-		}
-	}
-	if err != nil {
-		// The module is not served by either tier.
-		defer m.dropInterp()
+	err := m.boundedCompile(cctx)
+	if err != nil && m.host.cache != nil && !m.interpreted() && cctx.Err() == nil {
+		// A cache that cannot be written (full disk) or holds an entry wazero
+		// cannot use must not leave the tool failed: compile once more in memory.
+		m.host.logger.Warn("compiling with the compilation cache failed; compiling in memory", "module", m.info.Name, "err", err)
+		m.noCache = true
+		err = m.boundedCompile(cctx)
 	}
 	if err != nil && ctx.Err() == nil && errors.Is(cctx.Err(), context.DeadlineExceeded) {
 		msg := fmt.Sprintf("refused %s: compiling it took longer than %s, the limit for any module; it is too large or too complex to compile (see the static limits in `openhuman-core tools audit`)", m.info.Name, CompileTimeout)
@@ -215,19 +163,7 @@ func (m *module) compile(ctx context.Context) {
 		return
 	}
 	compiled := time.Now()
-	if a := m.host.cacheAuth; a != nil && !m.noCache {
-		signed, err := a.sign()
-		if err != nil {
-			// Unsigned entries are deleted at the next start: only a recompile lost.
-			m.host.logger.Warn("compilation cache: signing new entries failed", "err", err)
-		} else if err := a.markCompiled(m.info.SHA256, signed); err != nil {
-			m.host.logger.Warn("compilation cache: recording the compiled module failed", "module", m.info.Name, "err", err)
-		}
-	}
 	m.setState(StateReady, "")
-	m.dropInterp() // new instances are made from the compiled code from now on
-	m.host.logger.Debug("tool module compiled", "module", m.info.Name, "engine", engine, "duration", time.Since(start),
-		"unpack_ms", ms(unpacked.Sub(start)), "compile_ms", ms(compiled.Sub(optimizing)), "sign_ms", ms(time.Since(compiled)))
 	// One warm instance, if a slot is free right now.
 	if err := m.host.pool.warm(ctx, m); err != nil {
 		if ctx.Err() != nil {
@@ -237,6 +173,17 @@ func (m *module) compile(ctx context.Context) {
 		}
 		m.host.logger.Warn("warming a tool instance failed", "module", m.info.Name, "err", err)
 	}
+	m.markReady()
+	warmed := time.Now()
+	// Signing the new cache entries is for the next start: off the first call's path.
+	if a := m.host.cacheAuth; a != nil && !m.noCache && !m.interpreted() {
+		if _, err := a.sign(); err != nil {
+			// Unsigned entries are deleted at the next start: only a recompile lost.
+			m.host.logger.Warn("compilation cache: signing new entries failed", "err", err)
+		}
+	}
+	m.host.logger.Debug("tool module compiled", "module", m.info.Name, "interpreter", m.interpreted(), "duration", time.Since(start),
+		"schemas_ms", ms(checked.Sub(start)), "compile_ms", ms(compiled.Sub(checked)), "warm_instance_ms", ms(warmed.Sub(compiled)), "sign_ms", ms(time.Since(warmed)))
 }
 
 // settle closes settled (once): all compiling of m is over, or will never start.
@@ -255,20 +202,14 @@ var CompileTimeout = 60 * time.Second
 // cannot be interrupted: when ctx ends first the compilation is abandoned (marked
 // so, and closed when it finishes) and ctx's error returned at once, so neither
 // the compile worker nor calls waiting for the module wait for it.
-//
-// interp selects the interpreted tier (doCompileInterp) instead of the compiled one.
-func (m *module) boundedCompile(ctx context.Context, interp bool) error {
+func (m *module) boundedCompile(ctx context.Context) error {
 	done := make(chan error, 1)
 	// Close waits for this goroutine even after it is abandoned: the shared
 	// compilation cache must not be closed under a compile still running in it.
 	m.host.running.Add(1)
 	go func() {
 		defer m.host.running.Done()
-		if interp {
-			done <- m.doCompileInterp(ctx)
-		} else {
-			done <- m.doCompile(ctx)
-		}
+		done <- m.doCompile(ctx)
 	}()
 	select {
 	case err := <-done:
@@ -277,9 +218,6 @@ func (m *module) boundedCompile(ctx context.Context, interp bool) error {
 	}
 	m.mu.Lock()
 	kept := m.rt != nil || m.plugin != nil
-	if interp {
-		kept = m.interp != nil
-	}
 	if !kept {
 		m.abandoned = true
 	}
@@ -303,7 +241,7 @@ func (m *module) keep(ctx context.Context, rt wazero.Runtime, cm wazero.Compiled
 	m.mu.Lock()
 	if !m.abandoned {
 		m.rt, m.compiled, m.plugin = rt, cm, plugin
-		m.wasm, m.merged = nil, nil // compiled; the bytes are not needed again (Reload compares digests)
+		m.wasm = nil // compiled; the bytes are not needed again (Reload compares digests)
 		m.mu.Unlock()
 		return nil
 	}
@@ -318,11 +256,10 @@ func (m *module) keep(ctx context.Context, rt wazero.Runtime, cm wazero.Compiled
 	return fmt.Errorf("compiling %s: abandoned after its deadline", m.info.Name)
 }
 
-func (m *module) runtimeConfig() wazero.RuntimeConfig { return m.runtimeConfigFor(false) }
-
-// runtimeConfigFor is the runtime configuration of the compiled tier or, with
-// interp, of the interpreted one: the limits are the same for both.
-func (m *module) runtimeConfigFor(interp bool) wazero.RuntimeConfig {
+// runtimeConfig is the module's runtime configuration: the optimizing compiler
+// (the interpreter under EngineInterpreter, with the same limits) and the cache.
+func (m *module) runtimeConfig() wazero.RuntimeConfig {
+	interp := m.interpreted()
 	pages := m.memoryLimitPages()
 	rc := wazero.NewRuntimeConfig()
 	if interp {
@@ -340,19 +277,18 @@ func (m *module) doCompile(ctx context.Context) error {
 	if m.manifest.ABI == abi.ExtismVersion {
 		return m.compileExtism(ctx)
 	}
-	rt, cm, err := m.linkAndCompile(ctx, false)
+	rt, cm, err := m.linkAndCompile(ctx)
 	if err != nil {
 		return err
 	}
 	return m.keep(ctx, rt, cm, nil)
 }
 
-// linkAndCompile makes a runtime for the module (the interpreter when interp, the
-// optimizing compiler otherwise: the same limits either way), links WASI and the
+// linkAndCompile makes a runtime for the module (runtimeConfig), links WASI and the
 // granted host functions and compiles the module's code; on an error the runtime
 // is closed.
-func (m *module) linkAndCompile(ctx context.Context, interp bool) (wazero.Runtime, wazero.CompiledModule, error) {
-	rt := wazero.NewRuntimeWithConfig(ctx, m.runtimeConfigFor(interp))
+func (m *module) linkAndCompile(ctx context.Context) (wazero.Runtime, wazero.CompiledModule, error) {
+	rt := wazero.NewRuntimeWithConfig(ctx, m.runtimeConfig())
 	fail := func(err error) (wazero.Runtime, wazero.CompiledModule, error) {
 		_ = rt.Close(ctx)
 		return nil, nil, err
@@ -363,13 +299,12 @@ func (m *module) linkAndCompile(ctx context.Context, interp bool) (wazero.Runtim
 	if err := m.funcs.instantiateHostModule(ctx, rt, m.grant.Capabilities); err != nil {
 		return fail(fmt.Errorf("linking host functions: %w", err))
 	}
-	cm, err := rt.CompileModule(ctx, m.code())
+	m.mu.Lock()
+	wasm := m.wasm
+	m.mu.Unlock()
+	cm, err := rt.CompileModule(ctx, wasm)
 	if err != nil {
-		what := m.info.Name
-		if interp {
-			what += " for the interpreter"
-		}
-		return fail(fmt.Errorf("compiling %s: %w", what, err))
+		return fail(fmt.Errorf("compiling %s: %w", m.info.Name, err))
 	}
 	return rt, cm, nil
 }
@@ -386,28 +321,19 @@ func (m *module) memoryLimitPages() uint32 {
 func (m *module) newInstance(ctx context.Context) (*instance, error) {
 	ictx, cancel := context.WithTimeout(ctx, time.Duration(m.info.Limits.TimeoutMS)*time.Millisecond)
 	defer cancel()
-	for {
-		m.mu.Lock()
-		rt, cm, plugin, closed, interp := m.rt, m.compiled, m.plugin, m.closed, m.interp
-		m.mu.Unlock()
-		if closed {
-			return nil, fmt.Errorf("module %s was unloaded", m.info.Name)
-		}
-		if plugin != nil {
-			return m.newExtismInstance(ictx, plugin)
-		}
-		if rt != nil && cm != nil {
-			return newWazeroInstance(ictx, rt, cm)
-		}
-		if interp == nil {
-			return nil, fmt.Errorf("module %s is not compiled", m.info.Name)
-		}
-		in, err := interp.newInstance(ictx)
-		if errors.Is(err, errTierRetired) {
-			continue // the compiled code was kept meanwhile (or the module failed)
-		}
-		return in, err
+	m.mu.Lock()
+	rt, cm, plugin, closed := m.rt, m.compiled, m.plugin, m.closed
+	m.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("module %s was unloaded", m.info.Name)
 	}
+	if plugin != nil {
+		return m.newExtismInstance(ictx, plugin)
+	}
+	if rt == nil || cm == nil {
+		return nil, fmt.Errorf("module %s is not compiled", m.info.Name)
+	}
+	return newWazeroInstance(ictx, rt, cm)
 }
 
 func (m *module) idleCount() int { return m.host.pool.idleOf(m) }
@@ -421,12 +347,9 @@ func (m *module) shutdown(ctx context.Context) {
 	m.host.pool.drain(m, true)
 	m.inflight.Wait()
 	m.mu.Lock()
-	rt, plugin, interp := m.rt, m.plugin, m.interp
-	m.rt, m.compiled, m.plugin, m.interp = nil, nil, nil, nil
+	rt, plugin := m.rt, m.plugin
+	m.rt, m.compiled, m.plugin = nil, nil, nil
 	m.mu.Unlock()
-	if interp != nil {
-		interp.retire()
-	}
 	if rt != nil {
 		_ = rt.Close(ctx)
 	}

@@ -176,7 +176,7 @@ func (p *pool) warm(ctx context.Context, m *module) error {
 func (p *pool) release(in *instance, reusable bool) {
 	m := in.m
 	p.mu.Lock()
-	if reusable && !m.retired && !in.stale() {
+	if reusable && !m.retired {
 		if len(p.waiters) == 0 {
 			if m.idleN < maxIdlePerModule {
 				p.idle = append(p.idle, in)

@@ -2,12 +2,12 @@
 
 package toolswasm
 
-// goVersion is the Go toolchain that built the committed modules: another toolchain
+// clangVersion is the clang that built the committed modules: another clang
 // builds different bytes, so `go run ./tools-wasm/gen -check` names it when digests differ.
-const goVersion = "go1.26.8"
+const clangVersion = "Debian clang version 14.0.6"
 
 // digests pins the sha256 of each packed module (after decompression), by file stem.
 var digests = map[string]string{
-	"memory":         "b98f6345b7c0193f131905d8218bc3026fd62f20344bfbaac4ce3bc6cd70ef8b",
-	"searxng_search": "40147f7bc34f012fb3f16a2c78072cfa920c165c9bd60aefc062c09b102c339d",
+	"memory":         "5f1f60ed5af79ab021b19760920afb319628777162a393cba63be33640341ca9",
+	"searxng_search": "75be2f7010b6637db619e40a82b60a7c8ce23b0e47bd367caf31e878db3ac955",
 }

@@ -4,9 +4,13 @@
 // tree.browse, tree.top_entities and tree.list_sources; and searxng_search
 // (capability web.searxng).
 //
-// Each module's source is a small folder here (main.go + tool.toml) whose logic
-// lives in package firstparty, which also lists the modules and their tools
-// (firstparty.Modules); `go generate ./tools-wasm/...` (the gen command) rebuilds
+// Each module's source is a small folder here (<folder>.c + tool.toml, with stub.h):
+// C built like examples/c-hello (Debian clang and lld, no libc, a few kilobytes),
+// which only dispatches on the tool and passes the call to its capability's host
+// function. The tools' logic — argument checks, result shaping, parsing SearXNG's
+// answer — is package firstparty, which the host runs for them
+// (runtime/toolcall.go) and which also lists the modules and their tools
+// (firstparty.Modules). `go generate ./tools-wasm/...` (the gen command) rebuilds
 // modules/*.wasm.gz and digests.go, and `go run ./tools-wasm/gen -check` verifies
 // that a rebuild is byte-identical to what is committed.
 package toolswasm

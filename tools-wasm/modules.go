@@ -162,7 +162,7 @@ func gunzip(gz []byte) ([]byte, error) {
 	}
 	defer zr.Close()
 	var buf bytes.Buffer
-	buf.Grow(4 << 20)
+	buf.Grow(64 << 10) // the modules are a few kilobytes and their manifests ≈ 30 KB
 	n, err := io.Copy(&buf, io.LimitReader(zr, maxModuleBytes+1))
 	if err != nil {
 		return nil, err

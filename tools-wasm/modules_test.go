@@ -256,21 +256,37 @@ func okReply(v any) []byte {
 	return out
 }
 
-// TestABIRoundTrip runs the two built modules through the ABI: requests in, host calls
-// out (re-entrant oh_alloc), results and argument errors back.
+// TestABIRoundTrip runs the two built modules through the ABI: requests in, each
+// passed whole to its tool's host function (re-entrant oh_alloc), the host's "ok"
+// answered as the result and its error as the error, call after call on one instance.
+// The tools' own checks and results run on the host (runtime/toolcall.go) and are
+// tested through the runtime (runtime/firstparty_test.go).
 func TestABIRoundTrip(t *testing.T) {
 	ctx := context.Background()
-	var seen abi.SearchRequest
+	var seen []string
+	answer := func(fn string, reply func(req []byte) []byte) hostFunc {
+		return func(req []byte) []byte {
+			seen = append(seen, fn+" "+string(req))
+			return reply(req)
+		}
+	}
 	hit := abi.ChunkHit{ID: "0123456789abcdef0123456789abcdef", SourceKind: "email", SourceID: "gmail:a@x.com", TimestampMS: 1767225600000, Snippet: "phoenix"}
-	g := instantiate(t, ctx, "memory.search", map[string]hostFunc{
-		abi.FnMemorySearch: func(req []byte) []byte {
-			if err := json.Unmarshal(req, &seen); err != nil {
-				return []byte(`{"error":{"code":"internal","message":"bad request"}}`)
-			}
-			return okReply(abi.SearchResult{Chunks: []abi.ChunkHit{hit}})
-		},
-	})
+	big := strings.Repeat("x", 3<<20/2) // a reply larger than the initial memory: the memory grows
+	fns := map[string]hostFunc{
+		abi.FnMemorySearch: answer(abi.FnMemorySearch, func([]byte) []byte { return okReply(abi.SearchResult{Chunks: []abi.ChunkHit{hit}}) }),
+		abi.FnChunkGet: answer(abi.FnChunkGet, func([]byte) []byte {
+			return []byte(`{"error":{"code":"not_found","message":"no such chunk"}}`)
+		}),
+		abi.FnSourcesList: answer(abi.FnSourcesList, func([]byte) []byte {
+			return okReply(abi.SourcesResult{Sources: []abi.Source{{SourceKind: "chat", SourceID: "slack:#eng", DisplayName: big}}})
+		}),
+	}
+	for _, fn := range []string{abi.FnMemoryRecall, abi.FnChunksList, abi.FnEntitiesTop} {
+		fns[fn] = answer(fn, func([]byte) []byte { return okReply(map[string]any{"from": fn}) })
+	}
+	g := instantiate(t, ctx, "memory.search", fns)
 	for i := 0; i < 3; i++ { // the instance is reusable call after call
+		seen = nil
 		resp := g.call(t, ctx, "memory.search", `{"query":" phoenix ","k":5}`)
 		if resp.Error != nil {
 			t.Fatalf("memory.search: %+v", resp.Error)
@@ -279,52 +295,49 @@ func TestABIRoundTrip(t *testing.T) {
 		if err := json.Unmarshal(resp.Result, &res); err != nil || len(res.Chunks) != 1 || res.Chunks[0].ID != hit.ID {
 			t.Fatalf("memory.search result %s (%v)", resp.Result, err)
 		}
-		if seen != (abi.SearchRequest{Query: "phoenix", K: 5}) {
-			t.Fatalf("host saw %+v", seen)
+		want := abi.FnMemorySearch + ` {"tool":"memory.search","arguments":{"query":" phoenix ","k":5},"client":"mcp:test","request_id":"1"}`
+		if len(seen) != 1 || seen[0] != want {
+			t.Fatalf("host saw %q, want %q", seen, want)
 		}
 	}
-	resp := g.call(t, ctx, "memory.search", `{"query":"x","k":51}`)
-	if resp.Error == nil || resp.Error.Code != abi.CodeInvalidParams || resp.Error.Message != "argument `k` must not exceed 50 (got 51)" {
-		t.Fatalf("k=51 → %+v", resp)
+	for tool, fn := range map[string]string{"memory.recall": abi.FnMemoryRecall, "tree.browse": abi.FnChunksList, "tree.top_entities": abi.FnEntitiesTop} {
+		seen = nil
+		resp := g.call(t, ctx, tool, `{"k":0}`)
+		if resp.Error != nil || string(resp.Result) != `{"from":"`+fn+`"}` || len(seen) != 1 || !strings.HasPrefix(seen[0], fn+` {"tool":"`+tool+`"`) {
+			t.Fatalf("%s → %+v / %s; host saw %q", tool, resp.Error, resp.Result, seen)
+		}
 	}
-
-	g = instantiate(t, ctx, "tree.read_chunk", map[string]hostFunc{
-		abi.FnChunkGet: func([]byte) []byte { return []byte(`{"error":{"code":"not_found","message":"no such chunk"}}`) },
-		abi.FnSourcesList: func([]byte) []byte {
-			return okReply(abi.SourcesResult{Sources: []abi.Source{{SourceKind: "chat", SourceID: "slack:#eng", DisplayName: "#eng", ChunkCount: 3}}})
-		},
-	})
-	resp = g.call(t, ctx, "tree.read_chunk", `{"chunk_id":"ffffffffffffffffffffffffffffffff"}`)
-	if resp.Error == nil || resp.Error.Code != abi.CodeNotFound || !strings.Contains(resp.Error.Message, "memory.search, memory.recall or tree.browse") {
-		t.Fatalf("unknown chunk → %+v", resp)
+	resp := g.call(t, ctx, "tree.read_chunk", `{"chunk_id":"ffffffffffffffffffffffffffffffff"}`)
+	if resp.Error == nil || *resp.Error != (abi.Error{Code: abi.CodeNotFound, Message: "no such chunk"}) {
+		t.Fatalf("a host error → %+v, want it unchanged", resp)
 	}
-	// The same memory instance serves another of its tools, dispatched on the tool name.
-	resp = g.call(t, ctx, "tree.list_sources", `{}`)
-	if resp.Error != nil || !strings.Contains(string(resp.Result), `"source_id":"slack:#eng"`) {
-		t.Fatalf("tree.list_sources on the memory module → %+v / %s", resp.Error, resp.Result)
-	}
-	resp = g.call(t, ctx, "tree.browse", `{"k":0}`)
-	if resp.Error == nil || resp.Error.Code != abi.CodeInvalidParams || !strings.Contains(resp.Error.Message, "`k`") {
-		t.Fatalf("tree.browse k=0 → %+v", resp)
+	// A reply larger than the module's initial memory, twice on one instance.
+	for i := 0; i < 2; i++ {
+		resp = g.call(t, ctx, "tree.list_sources", `{}`)
+		var sr abi.SourcesResult
+		if resp.Error != nil || json.Unmarshal(resp.Result, &sr) != nil || len(sr.Sources) != 1 || sr.Sources[0].DisplayName != big {
+			t.Fatalf("tree.list_sources with a %d-byte reply → %+v", len(big), resp.Error)
+		}
 	}
 	resp = g.call(t, ctx, "searxng_search", `{"query":"q"}`)
 	if resp.Error == nil || resp.Error.Code != abi.CodeNotFound || !strings.Contains(resp.Error.Message, `does not serve the tool "searxng_search"`) {
 		t.Fatalf("a tool the memory module does not serve → %+v", resp)
 	}
 
+	seen = nil
 	g = instantiate(t, ctx, "searxng_search", map[string]hostFunc{
-		abi.FnSearxngSearch: func(req []byte) []byte {
-			var r abi.SearxngRequest
-			_ = json.Unmarshal(req, &r)
-			body := `{"results":[{"url":"https://example.org/` + strings.Join(r.Categories, "+") + `","title":"","content":"c","engines":["brave"]}]}`
-			return okReply(abi.SearxngReply{Status: 200, MaxResults: 10, Body: body})
-		},
+		abi.FnSearxngSearch: answer(abi.FnSearxngSearch, func([]byte) []byte {
+			return okReply(abi.SearxngResult{Query: "q", Results: []abi.WebResult{{Title: "t", URL: "https://example.org/", Snippet: "c", Source: "brave"}}})
+		}),
 	})
 	resp = g.call(t, ctx, "searxng_search", `{"query":"q","categories":["web","news"]}`)
 	var sr abi.SearxngResult
 	if resp.Error != nil || json.Unmarshal(resp.Result, &sr) != nil || len(sr.Results) != 1 ||
-		sr.Results[0] != (abi.WebResult{Title: "https://example.org/general+news", URL: "https://example.org/general+news", Snippet: "c", Source: "brave"}) {
+		sr.Results[0] != (abi.WebResult{Title: "t", URL: "https://example.org/", Snippet: "c", Source: "brave"}) {
 		t.Fatalf("searxng_search → %+v / %s", resp.Error, resp.Result)
+	}
+	if want := abi.FnSearxngSearch + ` {"tool":"searxng_search","arguments":{"query":"q","categories":["web","news"]},"client":"mcp:test","request_id":"1"}`; len(seen) != 1 || seen[0] != want {
+		t.Fatalf("host saw %q, want %q", seen, want)
 	}
 }
 
@@ -367,6 +380,25 @@ func BenchmarkModules(b *testing.B) {
 	for b.Loop() {
 		if _, err := Modules(); err != nil {
 			b.Fatal(err)
+		}
+	}
+}
+
+// The server passes the first-party modules with SchemasChecked (their schemas are
+// not compiled again at start): true because gen compiles them before it pins a
+// digest, and checked here for the committed modules.
+func TestEmbeddedManifestsCompile(t *testing.T) {
+	mods, err := Modules()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range mods {
+		man, err := policy.ReadManifestNamed(m.Wasm, m.Name)
+		if err != nil {
+			t.Fatalf("%s: %v", m.Name, err)
+		}
+		if len(man.Tools) != len(m.Tools) {
+			t.Fatalf("%s: %d tools in the manifest, want %d", m.Name, len(man.Tools), len(m.Tools))
 		}
 	}
 }

@@ -50,3 +50,28 @@ func TestPercentiles(t *testing.T) {
 		t.Fatalf("ftsExpr = %s", ftsExpr(`a "b`))
 	}
 }
+
+// The table is written once: each row exactly once, in order, and a second flush
+// writes nothing again.
+func TestReportWritesEachRowOnce(t *testing.T) {
+	var b bytes.Buffer
+	rep := &report{w: &b}
+	rep.row("figure", "ours")
+	rep.row("---", "---")
+	for _, f := range []string{"ping p50", "memory.search p50 / p95 (MCP)", "memory.recall p50 / p95 (MCP)", "RSS after 300 mixed calls (one run)", "ingest"} {
+		rep.row(f, "1 ms")
+	}
+	rep.flush()
+	rep.flush()
+	lines := strings.Split(strings.TrimSuffix(b.String(), "\n"), "\n")
+	if len(lines) != 7 {
+		t.Fatalf("%d lines, want 7:\n%s", len(lines), b.String())
+	}
+	seen := map[string]bool{}
+	for _, l := range lines {
+		if seen[l] {
+			t.Fatalf("row written twice: %s", l)
+		}
+		seen[l] = true
+	}
+}

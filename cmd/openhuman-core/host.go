@@ -23,10 +23,6 @@ import (
 // atomically, so leaving mid-compile loses nothing but that compile).
 const hostCloseGrace = 500 * time.Millisecond
 
-// cacheFinishGrace bounds how long the process waits at exit for a module served
-// interpreted to finish compiling into the cache (about 1-3 s cold on 2 loaded cores).
-const cacheFinishGrace = 15 * time.Second
-
 // openHost opens everything a server command needs to run tool calls: the memory
 // tree read-only at cfg.StorePath() (a store that does not exist yet reads as
 // empty, with a hint), the SearXNG client when enabled, the operator's policy, the
@@ -69,14 +65,14 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 		return nil, nil, fmt.Errorf("load the tool policy: %w", err)
 	}
 	tPolicy := time.Since(start)
-	mods, err := toolswasm.Catalogue() // unpacked when compiled, in the background
+	mods, err := toolswasm.Modules() // a few kilobytes each, checked against their pinned digests
 	if err != nil {
 		store.Close()
 		return nil, nil, fmt.Errorf("load the embedded tool modules (the binary looks damaged; rebuild or reinstall it): %w", err)
 	}
 	builtins := make([]runtime.BuiltinModule, 0, len(mods))
 	for _, m := range mods {
-		builtins = append(builtins, runtime.BuiltinModule{Name: m.Name + ".wasm", SHA256: m.SHA256, Manifest: m.Manifest, Load: m.Load})
+		builtins = append(builtins, runtime.BuiltinModule{Name: m.Name + ".wasm", SHA256: m.SHA256, Wasm: m.Wasm, SchemasChecked: true})
 	}
 	tCatalogue := time.Since(start)
 	host, err := runtime.New(ctx, runtime.Options{
@@ -118,14 +114,6 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 	// "Memory"); GOMEMLIMIT in the environment wins.
 	host.LimitGoMemory(64 << 20)
 	closeAll := func() {
-		// A module served interpreted while it compiles (a cold compilation
-		// cache) finishes its compile into the cache first, so that the next
-		// start loads it (runtime/RATIONALE.md, "Tiered start").
-		// Not for a module no call has used, nor after a signal to mcp (ctx is
-		// done; serve opens the host with a context that outlives its signal).
-		fctx, fcancel := context.WithTimeout(ctx, cacheFinishGrace)
-		_ = host.FinishCaching(fctx)
-		fcancel()
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hostCloseGrace)
 		defer cancel()
 		done := make(chan error, 1)

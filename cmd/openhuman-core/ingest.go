@@ -78,6 +78,13 @@ dictionary files change.`,
 			for _, n := range sum.Notes {
 				fmt.Fprintln(stderr, "ingest: warning:", n.Error())
 			}
+			skips, skipErr := sum.SkipLines(filepath.Join(cfg.Workspace, "last-ingest-skipped.txt"))
+			for _, l := range skips {
+				fmt.Fprintln(stderr, "ingest:", l)
+			}
+			if skipErr != nil {
+				log.Warn("ingest: could not list the skipped files", "err", skipErr)
+			}
 			for _, u := range sum.Unread {
 				fmt.Fprintln(stderr, "ingest:", u.Error())
 			}

@@ -37,25 +37,44 @@ type auditFlags struct {
 	policyFile string
 	json       bool
 	builtin    string
+	diff       bool
 }
 
 func init() {
 	var f auditFlags
 	cmd := &cobra.Command{
-		Use:   "audit (FILE.wasm | --builtin NAME|all)",
+		Use:   "audit (FILE.wasm | --builtin NAME|all | --diff OLD.wasm NEW.wasm)",
 		Short: "Show what a tool module can touch and whether the policy would load it (never runs it)",
 		Long: `audit reads a tool module without executing it and reports its sha256, ABI, embedded
 manifest (tools, schemas, requested capabilities and limits), every import classified
 (WASI basic, capability host function, Extism plumbing, or FORBIDDEN with why), every
 export, the signature status, and the verdict under the policy in force.
 
-Exit status: 0 the module would load, 1 it would be refused, 2 the file is not a
-valid WebAssembly module or cannot be read.`,
+The verdict is one of three. WOULD LOAD. REFUSED until the policy admits it: the
+module itself is fine, and the audit prints the policy.toml entry that pins and
+grants it. NEVER LOADABLE as built: a forbidden import, an exceeded limit, no valid
+manifest or a broken signature; the reasons come first and no policy entry is
+suggested, because none would help.
+
+Exit status: 0 would load, 1 refused until the policy admits it, 2 not a valid
+WebAssembly module (or unreadable), 3 never loadable as built.
+
+--diff OLD.wasm NEW.wasm shows what changed between two versions of a module:
+imports, requested capabilities and limits, exports, manifest fields, tool schemas
+(by JSON pointer), signature and verdict. Exit status as diff(1): 0 no
+differences, 1 differences, 2 a file cannot be read or is not a module.`,
 		Example: `  openhuman-core tools audit ~/.openhuman/tools/timeline.wasm
   openhuman-core tools audit timeline.wasm --policy ./policy.toml --json
   openhuman-core tools audit --builtin memory.search
-  openhuman-core tools audit --builtin all --json`,
+  openhuman-core tools audit --builtin all --json
+  openhuman-core tools audit --diff timeline-1.0.wasm timeline-1.1.wasm`,
 		Args: func(cmd *cobra.Command, args []string) error {
+			if f.diff {
+				if len(args) != 2 || f.builtin != "" {
+					return fmt.Errorf("--diff takes two modules: OLD.wasm NEW.wasm")
+				}
+				return nil
+			}
 			if f.builtin != "" {
 				if len(args) > 0 {
 					return fmt.Errorf("give FILE.wasm or --builtin NAME, not both")
@@ -69,6 +88,9 @@ valid WebAssembly module or cannot be read.`,
 		},
 		RunE: func(cmd *cobra.Command, args []string) error {
 			log := setupLogging(cmd.ErrOrStderr())
+			if f.diff {
+				return runAuditDiff(cmd.OutOrStdout(), log, args[0], args[1], f)
+			}
 			if f.builtin != "" {
 				return runAuditBuiltin(cmd.OutOrStdout(), log, f.builtin, f)
 			}
@@ -77,7 +99,8 @@ valid WebAssembly module or cannot be read.`,
 	}
 	cmd.Flags().StringVar(&f.policyFile, "policy", "", "policy file (default: the configured policy, $OPENHUMAN_HOME/policy.toml)")
 	cmd.Flags().StringVar(&f.builtin, "builtin", "", "audit the first-party module embedded in this binary that serves tool NAME (or is named NAME, e.g. memory; or all of them)")
-	cmd.Flags().BoolVar(&f.json, "json", false, "print the stable JSON report (schema openhuman.audit/1)")
+	cmd.Flags().BoolVar(&f.json, "json", false, "print the stable JSON report (schema openhuman.audit/1; with --diff openhuman.audit-diff/1)")
+	cmd.Flags().BoolVar(&f.diff, "diff", false, "compare two modules: OLD.wasm NEW.wasm")
 	toolsGroup().AddCommand(cmd)
 }
 

@@ -66,7 +66,7 @@ func TestAuditExitCodes(t *testing.T) {
 	}{
 		{"would load", loopFile, pol, false, 0, "verdict: WOULD LOAD, granted memory.read"},
 		{"would load json", loopFile, pol, true, 0, `"would_load": true`},
-		{"forbidden import", openFile, pol, false, 1, "FORBIDDEN"},
+		{"forbidden import", openFile, pol, false, 3, "FORBIDDEN"},
 		{"not wasm", junk, pol, true, 2, `"valid": false`},
 		{"missing file", filepath.Join(dir, "nope.wasm"), pol, false, 2, ""},
 		{"missing policy", loopFile, filepath.Join(dir, "nope.toml"), false, 2, ""},
@@ -143,7 +143,7 @@ func TestKeygenSignAudit(t *testing.T) {
 	}
 	out.Reset()
 	err = runAudit(&out, quiet, badFile, auditFlags{policyFile: pol})
-	if exitCodeOf(err) != 1 || !strings.Contains(out.String(), "INVALID signature") {
+	if exitCodeOf(err) != 3 || !strings.Contains(out.String(), "INVALID signature") {
 		t.Errorf("tampered module: exit %d\n%s", exitCodeOf(err), out.String())
 	}
 	if err := runSign(io.Discard, file, filepath.Join(dir, "signing.key.pub"), ""); err == nil {
@@ -188,4 +188,40 @@ func TestAuditBuiltin(t *testing.T) {
 	if err := runAuditBuiltin(&out, quiet, "fs.write", auditFlags{policyFile: pol}); exitCodeOf(err) != toolaudit.ExitInvalid {
 		t.Fatalf("audit --builtin fs.write: %v", err)
 	}
+}
+
+// TestAuditDiffCLI: --diff prints what changed, exits as diff(1), and its JSON
+// is the stable openhuman.audit-diff/1 document.
+func TestAuditDiffCLI(t *testing.T) {
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	hello, ungranted := "../../examples/c-hello/hello.wasm", "../../examples/hostile/ungranted.wasm"
+	var out bytes.Buffer
+	err := runAuditDiff(&out, quiet, hello, ungranted, auditFlags{policyFile: writeEmptyPolicy(t)})
+	if exitCodeOf(err) != 1 {
+		t.Fatalf("exit %d, want 1: %v", exitCodeOf(err), err)
+	}
+	for _, want := range []string{"capability\n  + web.searxng", "- openhuman.sources_list", "+ hostile.ungranted"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("diff lacks %q:\n%s", want, out.String())
+		}
+	}
+	out.Reset()
+	if err := runAuditDiff(&out, quiet, hello, hello, auditFlags{policyFile: writeEmptyPolicy(t), json: true}); err != nil {
+		t.Fatalf("same module: %v", err)
+	}
+	if !strings.Contains(out.String(), `"schema": "openhuman.audit-diff/1"`) || !strings.Contains(out.String(), `"changes": []`) {
+		t.Errorf("json:\n%s", out.String())
+	}
+	if err := runAuditDiff(&out, quiet, hello, "../../README.md", auditFlags{policyFile: writeEmptyPolicy(t)}); exitCodeOf(err) != 2 {
+		t.Errorf("not a module: exit %d (%v)", exitCodeOf(err), err)
+	}
+}
+
+func writeEmptyPolicy(t *testing.T) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "policy.toml")
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

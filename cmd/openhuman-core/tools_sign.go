@@ -64,6 +64,11 @@ func runKeygen(out io.Writer, keyFile string, force bool) error {
 			}
 		}
 	}
+	// A fresh machine has no ~/.config/openhuman yet: make the key's folder,
+	// private to the user (an existing folder keeps its mode).
+	if err := os.MkdirAll(filepath.Dir(keyFile), 0o700); err != nil {
+		return fmt.Errorf("creating the folder of %s: %w", keyFile, err)
+	}
 	pub, priv, err := signature.GenerateKey(nil)
 	if err != nil {
 		return err
@@ -119,8 +124,24 @@ func runSign(out io.Writer, file, keyFile, dest string) error {
 	return nil
 }
 
-// writeFileAtomic writes data to a temporary file beside path and renames it into place.
+// writeFileAtomic writes data to a temporary file beside path and renames it into
+// place. Its errors name path, never the temporary file.
 func writeFileAtomic(path string, data []byte, mode fs.FileMode) error {
+	if err := writeFileAtomicTemp(path, data, mode); err != nil {
+		var pe *fs.PathError
+		var le *os.LinkError
+		switch {
+		case errors.As(err, &pe):
+			return &fs.PathError{Op: "write", Path: path, Err: pe.Err}
+		case errors.As(err, &le):
+			return &fs.PathError{Op: "write", Path: path, Err: le.Err}
+		}
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func writeFileAtomicTemp(path string, data []byte, mode fs.FileMode) error {
 	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
 	if err != nil {
 		return err

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"strconv"
@@ -31,7 +30,7 @@ type docsReader struct{}
 func (docsReader) kind() string { return KindDocs }
 
 // docExts are the file name extensions read as documents.
-var docExts = map[string]bool{".md": true, ".markdown": true, ".mdown": true, ".mkd": true, ".txt": true, ".text": true}
+var docExts = map[string]bool{".md": true, ".markdown": true, ".mdown": true, ".mkd": true, ".txt": true, ".text": true, ".org": true}
 
 func (docsReader) detect(p string, dir bool, _ []byte) bool {
 	return !dir && docExts[strings.ToLower(filepath.Ext(p))]
@@ -56,7 +55,11 @@ func (docsReader) read(_ context.Context, in input, out output, rep *report) {
 		rep.warn(in.path, "", n)
 	}
 	mtime, note := docFileTime(in.path, time.Now())
-	src, err := parseDocument(tf.text, in.rel, mtime)
+	src, err := parseDocumentAt(tf.text, in.rel, mtime, textBundleDate(in.path))
+	if errors.Is(err, errJoplinItem) {
+		rep.skip(in.path, reasonJoplinItem)
+		return
+	}
 	if errors.Is(err, errEmpty) {
 		rep.warn(in.path, "", "no text: nothing to ingest")
 		return
@@ -90,7 +93,7 @@ var plausibleFileTime = time.Date(1980, 1, 2, 0, 0, 0, 0, time.UTC)
 // docFileTime returns the file's modification time, or now with a note when the
 // file has none that is plausible.
 func docFileTime(p string, now time.Time) (time.Time, string) {
-	st, err := os.Stat(p)
+	st, err := vStat(p)
 	if err != nil {
 		return now.UTC(), "no file time: dated at ingest"
 	}
@@ -142,7 +145,9 @@ func splitFrontMatter(text string) (frontMatter, string) {
 		return fm, text
 	}
 	var listKey string
-	for _, line := range strings.Split(rest[:end], "\n") {
+	lines := strings.Split(rest[:end], "\n")
+	for i := 0; i < len(lines); i++ {
+		line := lines[i]
 		if strings.TrimSpace(line) == "" || strings.HasPrefix(strings.TrimSpace(line), "#") {
 			continue
 		}
@@ -161,6 +166,21 @@ func splitFrontMatter(text string) (frontMatter, string) {
 		key := strings.ToLower(strings.TrimSpace(k))
 		v = strings.TrimSpace(v)
 		listKey = ""
+		if isBlockScalar(v) {
+			// `title: |-` or `>`: the value is the more indented lines below.
+			var parts []string
+			for i+1 < len(lines) && (strings.TrimSpace(lines[i+1]) == "" || lines[i+1][0] == ' ' || lines[i+1][0] == '\t') {
+				i++
+				if t := strings.TrimSpace(lines[i]); t != "" {
+					parts = append(parts, t)
+				}
+			}
+			v = strings.Join(parts, " ")
+			if v == "" {
+				continue
+			}
+			v = strconv.Quote(v) // read below as the scalar it is, never as a list or a quote
+		}
 		if v == "" {
 			listKey = key
 			continue
@@ -191,6 +211,23 @@ func splitFrontMatter(text string) (frontMatter, string) {
 	return fm, strings.TrimLeft(after, "\n")
 }
 
+// isBlockScalar reports whether a YAML value is a block scalar's indicator
+// ("|", "|-", ">+", "|2-", ...).
+func isBlockScalar(v string) bool {
+	if v == "" || v[0] != '|' && v[0] != '>' {
+		return false
+	}
+	if i := strings.Index(v, " #"); i >= 0 {
+		v = strings.TrimSpace(v[:i])
+	}
+	for _, c := range v[1:] {
+		if c != '-' && c != '+' && (c < '1' || c > '9') {
+			return false
+		}
+	}
+	return len(v) <= 3
+}
+
 // reLogseqProp is one Logseq property line, `key:: value`.
 var reLogseqProp = lazyRE(`^([A-Za-z][A-Za-z0-9_.-]*)::(?:[ \t]+(.*))?$`)
 
@@ -203,9 +240,23 @@ var reLogseqProp = lazyRE(`^([A-Za-z][A-Za-z0-9_.-]*)::(?:[ \t]+(.*))?$`)
 func splitLogseqProps(text string) (frontMatter, string) {
 	var fm frontMatter
 	body := strings.TrimLeft(text, "\n")
+	// Logseq also writes the page's properties as its first block, "- title:: x"
+	// with the next properties indented under it.
+	first, _, _ := strings.Cut(body, "\n")
+	dashed := strings.HasPrefix(first, "- ") && reLogseqProp.MatchString(strings.TrimRight(first[2:], " \t"))
 	n := 0
 	for body != "" {
 		line, rest, _ := strings.Cut(body, "\n")
+		if dashed {
+			switch {
+			case n == 0:
+				line = line[2:]
+			case strings.HasPrefix(line, "  "):
+				line = strings.TrimLeft(line, " \t")
+			default:
+				line = "" // the next block: no property
+			}
+		}
 		m := reLogseqProp.FindStringSubmatch(strings.TrimRight(line, " \t"))
 		if m == nil {
 			break
@@ -396,7 +447,50 @@ func firstHeading(body string) string {
 // else the first "# " heading, else the file name; the time is the front-matter
 // (or Logseq date::) date, else a date in the file name, else mtime.
 func parseDocument(text, rel string, mtime time.Time) (*memtree.SourceInput, error) {
-	fm, body := splitFrontMatter(text)
+	return parseDocumentAt(text, rel, mtime, time.Time{})
+}
+
+// parseDocumentAt is parseDocument with the date the export keeps beside the file
+// (Bear's info.json; zero when none), taken when the file itself carries none.
+// It reads, by the file's own content: YAML ("---") or TOML ("+++") front
+// matter, a Logseq property block, Org-mode settings (.org), Joplin's raw-export
+// footer (errJoplinItem for an item that is no note) and Notion's property lines.
+func parseDocumentAt(text, rel string, mtime, exportDate time.Time) (*memtree.SourceInput, error) {
+	base := path.Base(rel)
+	prov := "text"
+	switch strings.ToLower(path.Ext(base)) {
+	case ".md", ".markdown", ".mdown", ".mkd":
+		prov = "markdown"
+	}
+	var fm frontMatter
+	var body string
+	var author string
+	switch {
+	case strings.EqualFold(path.Ext(base), ".org"):
+		fm, body = splitOrg(text)
+		prov = "org"
+	case strings.HasPrefix(text, "+++\n"):
+		fm, body = splitTOMLFrontMatter(text)
+	default:
+		fm, body = splitFrontMatter(text)
+	}
+	if jn, ok, err := splitJoplin(body); err != nil {
+		return nil, err
+	} else if ok {
+		body, author, prov = jn.body, jn.author, "joplin"
+		if fm.title == "" {
+			fm.title = jn.title
+		}
+		if fm.date.IsZero() {
+			fm.date = jn.created
+		}
+	}
+	if fm.date.IsZero() {
+		if np, ok := notionProps(body, base); ok {
+			fm.date = np.date
+			fm.tags = append(fm.tags, np.tags...)
+		}
+	}
 	if lp, rest := splitLogseqProps(body); rest != body {
 		body = rest
 		if fm.title == "" {
@@ -407,6 +501,9 @@ func parseDocument(text, rel string, mtime time.Time) (*memtree.SourceInput, err
 		}
 		fm.tags = append(fm.tags, lp.tags...)
 	}
+	if fm.date.IsZero() {
+		fm.date = exportDate
+	}
 	body = strings.TrimSpace(body)
 	if body == "" && fm.title == "" {
 		return nil, errEmpty
@@ -415,25 +512,23 @@ func parseDocument(text, rel string, mtime time.Time) (*memtree.SourceInput, err
 	if title == "" {
 		title = firstHeading(body)
 	}
-	base := path.Base(rel)
 	if title == "" {
 		title = strings.TrimSuffix(base, path.Ext(base))
 	}
 	ts := fm.date
+	if ts.Before(plausibleFileTime) {
+		// Joplin writes 1970-01-01 for times never set; no note predates 1980.
+		ts = time.Time{}
+	}
 	if ts.IsZero() {
-		if t, ok := dateFromName(base); ok {
+		if t, ok := dateFromName(base); ok && !t.Before(plausibleFileTime) {
 			ts = t
 		} else {
 			ts = mtime
 		}
 	}
-	prov := "text"
-	switch strings.ToLower(path.Ext(base)) {
-	case ".md", ".markdown", ".mdown", ".mkd":
-		prov = "markdown"
-	}
 	return &memtree.SourceInput{
 		Kind: memtree.KindDocument, SourceID: "doc:" + rel, Title: title, Provider: prov, Tags: fm.tags,
-		Messages: []memtree.MessageInput{{Ref: rel, Subject: title, TimestampMS: ts.UnixMilli(), Text: body + "\n"}},
+		Messages: []memtree.MessageInput{{Ref: rel, Author: author, Subject: title, TimestampMS: ts.UnixMilli(), Text: body + "\n"}},
 	}, nil
 }

@@ -205,8 +205,8 @@ func TestDocuments(t *testing.T) {
 	if !strings.Contains(got["binary.md"], "binary") || !strings.Contains(got["huge.txt"], "line 1") || len(sum.Errors) != 2 {
 		t.Errorf("errors = %v", sum.Errors)
 	}
-	if sum.Skipped != 1 {
-		t.Errorf("skipped = %d, want 1 (image.png; hidden files are not even counted)", sum.Skipped)
+	if sum.Skipped != 2 || sum.SkippedBy[reasonHiddenFile]+sum.SkippedBy[reasonHiddenFolder] != 1 {
+		t.Errorf("skipped = %d %v, want 2 (image.png and the hidden file, each named)", sum.Skipped, sum.SkippedBy)
 	}
 	// ingesting the docs folder itself makes refs relative to it
 	c2, _ := runOn(t, Options{}, filepath.Join(dir, "docs"))

@@ -97,10 +97,14 @@ const (
 	KindTelegram  = "telegram"
 	KindWhatsApp  = "whatsapp"
 	KindDiscord   = "discord"
+	// KindMessenger reads Facebook and Instagram "Download your information" JSON.
+	KindMessenger = "messenger"
+	// KindGoogleChat reads Google Chat from Google Takeout (messages.json).
+	KindGoogleChat = "googlechat"
 )
 
 // Kinds lists the values Options.Kind accepts (besides "" for detection).
-var Kinds = []string{KindMbox, KindEML, KindMaildir, KindSlack, KindChat, KindTelegram, KindWhatsApp, KindDiscord, KindDocs, KindReference}
+var Kinds = []string{KindMbox, KindEML, KindEmlx, KindMaildir, KindSlack, KindChat, KindTelegram, KindWhatsApp, KindDiscord, KindMessenger, KindGoogleChat, KindDocs, KindEnex, KindReference}
 
 // Options tune a Run.
 type Options struct {
@@ -129,7 +133,7 @@ func (e FileError) Error() string {
 // oneLine escapes the control characters of s (a header quoted in an error may
 // hold a newline), so that it cannot break or forge an output line.
 func oneLine(s string) string {
-	clean := true
+	clean := utf8.ValidString(s)
 	for _, r := range s {
 		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
 			clean = false
@@ -140,8 +144,10 @@ func oneLine(s string) string {
 		return s
 	}
 	var b strings.Builder
-	for _, r := range s {
+	for i, r := range s {
 		switch {
+		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
+			fmt.Fprintf(&b, `\x%02x`, s[i])
 		case r == '\n':
 			b.WriteString(`\n`)
 		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
@@ -230,21 +236,6 @@ const (
 	reasonHidden     = "hidden"
 )
 
-// unknownReason says why a file no reader recognised is skipped: formats people
-// often have that are not read get their own reason, with what to do instead.
-func unknownReason(p string) string {
-	base := strings.ToLower(filepath.Base(p))
-	switch {
-	case strings.HasPrefix(base, "messages") && strings.HasSuffix(base, ".html"):
-		return "Telegram HTML export: not read (export again with \"Machine-readable JSON\")"
-	case strings.HasSuffix(base, ".pst") || strings.HasSuffix(base, ".ost"):
-		return "Outlook data file: not read (export the folders as mbox or .eml)"
-	case strings.HasSuffix(base, ".zip") || strings.HasSuffix(base, ".tar") || strings.HasSuffix(base, ".gz") || strings.HasSuffix(base, ".tgz"):
-		return "archive: not read (unpack it first)"
-	}
-	return reasonUnknown
-}
-
 // task is one file or folder handed to a reader.
 type task struct {
 	in    input
@@ -273,6 +264,8 @@ type runner struct {
 	pendingOrder []string
 	pendingBytes int
 	touch        int // counts coalesce calls (pendingSource.touch)
+	// mounted lists the archives this run mounted (vfs.go), unmounted at its end.
+	mounted []string
 }
 
 // maxWalkDepth bounds folder nesting.
@@ -291,6 +284,11 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 	rep := newReport(opt.Logger)
 	r := &runner{w: w, opt: opt, rep: rep, sum: rep.sum, order: readers(), times: rep.times}
 	defer func() { r.sum.Seconds = time.Since(start).Seconds() }()
+	defer func() {
+		for _, p := range r.mounted {
+			unmountArchive(p)
+		}
+	}()
 	defer r.thr.close()
 	if opt.Kind != KindAuto && r.forced() == nil {
 		return r.sum, fmt.Errorf("ingest: unknown kind %q: use one of %s, or leave it empty to detect", opt.Kind, strings.Join(Kinds, ", "))
@@ -321,10 +319,8 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		}
 		if st.IsDir() {
 			tasks = r.plan(i, p, p, 0, tasks)
-		} else if t, ok := r.detectFile(i, filepath.Dir(p), p); ok {
-			tasks = append(tasks, t)
 		} else {
-			rep.skip(p, unknownReason(p))
+			tasks = r.planFile(i, filepath.Dir(p), p, 0, tasks)
 		}
 		fails[i] += r.failures() - before
 	}
@@ -419,7 +415,7 @@ func (r *runner) why(p string, tasks []task, i int) string {
 	for k, why := range reasons {
 		parts[k] = fmt.Sprintf("%d %s", counts[why], why)
 	}
-	return "nothing ingested: skipped " + strings.Join(parts, "; ") + " (use --kind to force a format)"
+	return "nothing ingested: skipped " + strings.Join(parts, "; ")
 }
 
 // forced returns the reader Options.Kind names (nil when none or unknown).
@@ -432,14 +428,45 @@ func (r *runner) forced() reader {
 	return nil
 }
 
-// detectFile finds the reader of one file.
-func (r *runner) detectFile(arg int, root, p string) (task, bool) {
+// planFile decides what becomes of one regular file, on disk or in an archive: a
+// zip archive is mounted and walked as a folder (an archive inside an archive is
+// refused), any other file goes to its reader or is skipped with why.
+func (r *runner) planFile(arg int, root, p string, depth int, tasks []task) []task {
+	head := readHead(p)
+	if zipDocumentExts[strings.ToLower(filepath.Ext(p))] {
+		r.rep.skip(p, unknownReason(p, head))
+		return tasks
+	}
+	if isZipHead(head) || nestedArchiveName(p) {
+		if inArchive(p) {
+			r.rep.skip(p, reasonNestedArchive)
+			return tasks
+		}
+		if !isZipHead(head) {
+			r.rep.skip(p, unknownReason(p, head))
+			return tasks
+		}
+		if err := mountArchive(p); err != nil {
+			r.rep.fail(FileError{Path: p, Err: err})
+			return tasks
+		}
+		r.mounted = append(r.mounted, p)
+		return r.plan(arg, root, p, depth+1, tasks)
+	}
+	if t, ok := r.detectFile(arg, root, p, head); ok {
+		return append(tasks, t)
+	}
+	r.rep.skip(p, unknownReason(p, head))
+	return tasks
+}
+
+// detectFile finds the reader of one file whose first bytes are head.
+func (r *runner) detectFile(arg int, root, p string, head []byte) (task, bool) {
 	in := input{path: p, root: root, rel: relTo(root, p)}
 	if f := r.forced(); f != nil {
 		in.forced = true
 		return task{in: in, r: f, arg: arg, files: 1}, true
 	}
-	head := readHead(p)
 	for _, x := range r.order {
 		if x.detect(p, false, head) {
 			return task{in: in, r: x, arg: arg, files: 1}, true
@@ -451,7 +478,7 @@ func (r *runner) detectFile(arg int, root, p string) (task, bool) {
 // readHead returns the first headBytes of a file (nil when it cannot be read; the
 // reader then reports the error).
 func readHead(p string) []byte {
-	f, err := os.Open(p)
+	f, err := vOpen(p)
 	if err != nil {
 		return nil
 	}
@@ -476,16 +503,22 @@ func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task
 			return append(tasks, task{in: in, r: x, arg: arg, files: countFiles(dir, 0), dir: true})
 		}
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := vReadDir(dir)
 	if err != nil {
 		r.rep.fail(FileError{Path: dir, Err: fmt.Errorf("cannot list folder: %w", err)})
 		return tasks
 	}
-	sort.Slice(entries, func(i, j int) bool { return entries[i].Name() < entries[j].Name() })
+	sortEntries(entries)
+	owned := appleMailAttachments(dir)
 	for _, e := range entries {
 		name := e.Name()
 		p := filepath.Join(dir, name)
-		if strings.HasPrefix(name, ".") {
+		if owned[name] {
+			r.skipTree(p, reasonAppleAttachment, 0)
+			continue
+		}
+		if strings.HasPrefix(name, ".") || name == "__MACOSX" {
+			r.skipHidden(p, name, e.IsDir())
 			continue
 		}
 		switch {
@@ -494,11 +527,7 @@ func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task
 		case e.IsDir():
 			tasks = r.plan(arg, root, p, depth+1, tasks)
 		case e.Type().IsRegular():
-			if t, ok := r.detectFile(arg, root, p); ok {
-				tasks = append(tasks, t)
-			} else {
-				r.rep.skip(p, unknownReason(p))
-			}
+			tasks = r.planFile(arg, root, p, depth, tasks)
 		default:
 			r.rep.skip(p, reasonNotRegular)
 		}
@@ -509,7 +538,7 @@ func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task
 // countFiles counts the regular files under dir (for the progress bar of a folder
 // reader), at most 1<<20.
 func countFiles(dir string, depth int) int {
-	entries, err := os.ReadDir(dir)
+	entries, err := vReadDir(dir)
 	if err != nil || depth > maxWalkDepth {
 		return 0
 	}
@@ -730,7 +759,7 @@ func (r *runner) record(ctx context.Context, src memtree.SourceInput, st memtree
 }
 
 func modTime(p string) time.Time {
-	if st, err := os.Stat(p); err == nil {
+	if st, err := vStat(p); err == nil {
 		return st.ModTime().UTC()
 	}
 	return time.Now().UTC()

@@ -11,7 +11,6 @@ import (
 	"io"
 	"math"
 	"net/mail"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -121,16 +120,11 @@ var errUnknownJSON = errors.New("JSON object is not a chat batch ({platform, cha
 
 // readFileLimited reads a whole file, refusing files over maxFileBytes.
 func readFileLimited(path string) ([]byte, error) {
-	f, err := os.Open(path)
+	b, ok, err := vReadAll(path, maxFileBytes)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxFileBytes+1))
-	if err != nil {
-		return nil, fmt.Errorf("read: %w", err)
-	}
-	if len(b) > maxFileBytes {
+	if !ok {
 		return nil, fmt.Errorf("file larger than %d MiB: not ingested; split it", maxFileBytes>>20)
 	}
 	return b, nil

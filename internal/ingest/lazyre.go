@@ -44,3 +44,4 @@ func (l *lazyRegexp) FindAllSubmatch(b []byte, n int) [][][]byte {
 func (l *lazyRegexp) ReplaceAllString(src, repl string) string {
 	return l.get().ReplaceAllString(src, repl)
 }
+func (l *lazyRegexp) FindSubmatch(b []byte) [][]byte { return l.get().FindSubmatch(b) }

@@ -61,6 +61,9 @@ type parsedMail struct {
 // name) date, then the file's modification time.
 type mailDates struct {
 	envelope, file time.Time
+	// envelopeIs names where envelope comes from in a warning ("" = the mbox
+	// separator date).
+	envelopeIs string
 }
 
 // parseMail parses one raw RFC 5322 message (any newline convention; a BOM or a
@@ -158,7 +161,11 @@ func messageDate(h message.Header, dates mailDates, warnings []string) (t time.T
 		}
 	}
 	if !dates.envelope.IsZero() && dates.envelope.Year() >= earliestMailYear {
-		return dates.envelope, true, append(warnings, what+"; used the mbox separator date")
+		from := dates.envelopeIs
+		if from == "" {
+			from = "the mbox separator date"
+		}
+		return dates.envelope, true, append(warnings, what+"; used "+from)
 	}
 	if !dates.file.IsZero() {
 		return dates.file, true, append(warnings, what+"; used the file time")

@@ -192,17 +192,41 @@ type emlReader struct{}
 
 func (emlReader) kind() string { return KindEML }
 
+// detect claims .eml files and any file, whatever its name, that starts with a
+// mail header block (Maildir's "1220863087.12663_23.mindcrime", MH's "17").
 func (emlReader) detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
 	switch strings.ToLower(filepath.Ext(p)) {
 	case ".eml", ".msg822":
-		return true
-	case "", ".txt", ".mail", ".email", ".msg", ".text":
-		return looksLikeMailHeader(head)
+		return !isOLEHead(head)
 	}
-	return false
+	return looksLikeMailHeader(head)
+}
+
+// firstLineIsHeader reports whether the first line of head (the second after an
+// mbox "From " line) starts with a header field name and its colon.
+func firstLineIsHeader(head []byte) bool {
+	line, rest, _ := bytes.Cut(head, []byte("\n"))
+	if bytes.HasPrefix(line, []byte("From ")) {
+		line, _, _ = bytes.Cut(rest, []byte("\n"))
+	}
+	i := bytes.IndexByte(line, ':')
+	if i <= 0 || i > 76 {
+		return false
+	}
+	for _, c := range line[:i] {
+		if c < '!' || c > '~' {
+			return false
+		}
+	}
+	return true
+}
+
+// isOLEHead reports whether a file starts as an OLE compound file (Outlook .msg).
+func isOLEHead(head []byte) bool {
+	return bytes.HasPrefix(head, []byte("\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"))
 }
 
 // mailHeaderMarkers are fields only mail headers carry (a note with "Date:" and
@@ -214,6 +238,12 @@ var mailHeaderMarkers = []string{"from", "message-id", "received", "return-path"
 // them a field only mail carries.
 func looksLikeMailHeader(head []byte) bool {
 	head = bytes.TrimPrefix(head, []byte{0xEF, 0xBB, 0xBF})
+	if len(head) == 0 || !(head[0] >= 'A' && head[0] <= 'Z' || head[0] >= 'a' && head[0] <= 'z') {
+		return false // a header name starts every mail; most other files fail here
+	}
+	if !firstLineIsHeader(head) {
+		return false // cheap: documents and chats fail here, before the split below
+	}
 	lines := strings.Split(string(normalizeNewlines(head)), "\n")
 	if len(lines) > 0 && strings.HasPrefix(lines[0], "From ") {
 		lines = lines[1:]
@@ -250,12 +280,22 @@ func looksLikeMailHeader(head []byte) bool {
 }
 
 func (emlReader) read(ctx context.Context, in input, out output, rep *report) {
+	readOneMail(in, KindEML, out, rep)
+}
+
+// readOneMail reads a file that holds one message. A file that is no mail text
+// (an Outlook .msg, binary) fails with what it is, never with its bytes.
+func readOneMail(in input, prov string, out output, rep *report) {
 	b, err := readFileLimited(in.path)
 	if err != nil {
 		rep.fail(FileError{Path: in.path, Err: err})
 		return
 	}
-	emitMail(in.path, "", b, mailDates{file: modTime(in.path)}, KindEML, out, rep)
+	if head := b[:min(len(b), headBytes)]; !looksLikeMailHeader(head) && !isText(head) {
+		rep.fail(FileError{Path: in.path, Err: fmt.Errorf("not mail text: %s", unknownReason(in.path, head))})
+		return
+	}
+	emitMail(in.path, "", b, mailDates{envelope: maildirTime(filepath.Base(in.path)), file: modTime(in.path), envelopeIs: "the delivery time of its file name"}, prov, out, rep)
 }
 
 // maildirReader reads a Maildir: the messages of cur/ and new/ (tmp/ holds
@@ -268,17 +308,52 @@ func (maildirReader) detect(p string, dir bool, _ []byte) bool {
 	return dir && isMaildir(p)
 }
 
+// isMaildir reports whether p is a Maildir: its cur/ or new/ holds mail (the
+// first files there start with a mail header block, whatever their names), or it
+// has two of cur/, new/ and tmp/ (an empty Maildir). Copies often keep only cur/:
+// git, zip files and backups drop empty folders.
 func isMaildir(p string) bool {
 	n := 0
 	for _, sub := range []string{"cur", "new", "tmp"} {
-		if st, err := os.Lstat(filepath.Join(p, sub)); err == nil && st.IsDir() {
+		if st, err := vLstat(filepath.Join(p, sub)); err == nil && st.IsDir() {
 			n++
+			if sub != "tmp" && holdsMail(filepath.Join(p, sub)) {
+				return true
+			}
 		}
 	}
 	return n >= 2
 }
 
+// holdsMail reports whether the first regular files of dir (up to three, hidden
+// ones aside) include a mail message.
+func holdsMail(dir string) bool {
+	es, err := vReadDir(dir)
+	if err != nil {
+		return false
+	}
+	seen := 0
+	for _, e := range es {
+		if strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
+			continue
+		}
+		if looksLikeMailHeader(readHead(filepath.Join(dir, e.Name()))) {
+			return true
+		}
+		if seen++; seen == 3 {
+			return false
+		}
+	}
+	return false
+}
+
+// read reads a Maildir folder, or one message file (--kind maildir given on a
+// file, or on a folder of message files such as a lone cur/).
 func (maildirReader) read(ctx context.Context, in input, out output, rep *report) {
+	if st, err := vStat(in.path); err == nil && !st.IsDir() {
+		readOneMail(in, KindMaildir, out, rep)
+		return
+	}
 	pool := newMailPool(out, rep)
 	readMaildir(ctx, in.path, 0, pool, rep)
 	pool.close()
@@ -287,7 +362,7 @@ func (maildirReader) read(ctx context.Context, in input, out output, rep *report
 func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep *report) {
 	for _, sub := range []string{"cur", "new"} {
 		d := filepath.Join(dir, sub)
-		entries, err := os.ReadDir(d)
+		entries, err := vReadDir(d)
 		if err != nil {
 			if !os.IsNotExist(err) {
 				rep.fail(FileError{Path: d, Err: fmt.Errorf("cannot list Maildir folder: %w", err)})
@@ -302,6 +377,7 @@ func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep
 			p := filepath.Join(d, e.Name())
 			switch {
 			case strings.HasPrefix(e.Name(), "."):
+				rep.skip(p, reasonHiddenFile)
 				continue
 			case e.Type()&os.ModeSymlink != 0:
 				rep.skip(p, reasonSymlink)
@@ -310,31 +386,64 @@ func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep
 				rep.skip(p, reasonNotRegular)
 				continue
 			}
-			rep.file()
-			b, err := readFileLimited(p)
-			if err != nil {
-				pool.submit(&mailJob{path: p, cut: err})
-				continue
-			}
-			pool.submit(&mailJob{path: p, raw: b, dates: mailDates{envelope: maildirTime(e.Name()), file: modTime(p)}, prov: KindMaildir})
+			submitMaildirFile(p, e.Name(), pool, rep)
 		}
 	}
-	if entries, err := os.ReadDir(filepath.Join(dir, "tmp")); err == nil && len(entries) > 0 {
+	if entries, err := vReadDir(filepath.Join(dir, "tmp")); err == nil && len(entries) > 0 {
 		rep.skip(filepath.Join(dir, "tmp"), "Maildir tmp/: deliveries in progress, not read")
 	}
 	if depth >= maxWalkDepth {
 		return
 	}
-	// Maildir++ subfolders: ".Sent", ".Archive.2024", each a Maildir.
-	entries, _ := os.ReadDir(dir)
+	readMaildirExtras(ctx, dir, depth, true, pool, rep)
+}
+
+// readMaildirExtras reads what a Maildir's top folder holds beside cur/, new/
+// and tmp/: Maildir++ subfolders (".Sent", ".Archive.2024") and Dovecot's fs
+// layout ("Sent/"), each a Maildir; mail files kept at the top or in plain
+// subfolders (mail tools' test trees and hand-made copies put them there); and
+// names everything else (dovecot-uidlist, maildirfolder, subscriptions, indexes)
+// as not read.
+func readMaildirExtras(ctx context.Context, dir string, depth int, top bool, pool *mailPool, rep *report) {
+	entries, _ := vReadDir(dir)
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), ".") && e.Name() != "." && e.Name() != ".." && e.IsDir() && e.Type()&os.ModeSymlink == 0 {
-			if sub := filepath.Join(dir, e.Name()); isMaildir(sub) {
-				readMaildir(ctx, sub, depth+1, pool, rep)
-			}
+		if ctx.Err() != nil {
+			return
+		}
+		name, p := e.Name(), filepath.Join(dir, e.Name())
+		switch {
+		case top && (name == "cur" || name == "new" || name == "tmp"):
+		case e.Type()&os.ModeSymlink != 0:
+			rep.skip(p, reasonSymlink)
+		case e.IsDir() && isMaildir(p):
+			readMaildir(ctx, p, depth+1, pool, rep)
+		case e.IsDir() && depth < maxWalkDepth:
+			readMaildirExtras(ctx, p, depth+1, false, pool, rep)
+		case e.Type().IsRegular() && looksLikeMailHeader(readHead(p)):
+			submitMaildirFile(p, name, pool, rep)
+		case !e.Type().IsRegular() && !e.IsDir():
+			rep.skip(p, reasonNotRegular)
+		default:
+			rep.skip(p, reasonMaildirMeta)
 		}
 	}
 }
+
+// submitMaildirFile hands one message file of a Maildir to the pool, dated by
+// its file name's delivery time when its Date header cannot date it.
+func submitMaildirFile(p, name string, pool *mailPool, rep *report) {
+	rep.file()
+	b, err := readFileLimited(p)
+	if err != nil {
+		pool.submit(&mailJob{path: p, cut: err})
+		return
+	}
+	pool.submit(&mailJob{path: p, raw: b, dates: mailDates{envelope: maildirTime(name), file: modTime(p), envelopeIs: "the delivery time of its file name"}, prov: KindMaildir})
+}
+
+// reasonMaildirMeta is the skip reason of what a Maildir's top folder holds
+// beside its messages.
+const reasonMaildirMeta = "Maildir metadata (index, uid list, subscriptions) or a folder without mail: not read"
 
 // maildirTime reads the delivery time a Maildir file name starts with
 // ("1700000000.M1P2.host:2,S").

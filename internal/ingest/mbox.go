@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -123,7 +122,7 @@ func contentLength(header []byte) int64 {
 // by it, so a "From " line inside its body does not split it. A file whose first
 // non-blank line is not a separator is rejected. fn errors stop the read.
 func readMbox(path string, fn func(mboxMessage) error) error {
-	f, err := os.Open(path)
+	f, err := vOpen(path)
 	if err != nil {
 		return err
 	}

@@ -32,11 +32,11 @@ package ingest_test
 // judged ones with their own text intact, no chunk dated before 1980, and every
 // message not stored named (named >= expected - stored).
 //
+// OPENHUMAN_REALDATA=dir reads the files from dir instead of ../shared/realdata;
 // OPENHUMAN_REALDATA_TABLE=path also writes the table there (Markdown);
 // OPENHUMAN_REALDATA_VERBOSE=1 logs the messages expected in each file.
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"database/sql"
@@ -53,6 +53,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -68,21 +69,26 @@ import (
 )
 
 // realDataFolders are the folders evaluated, each with the kind of its messages.
-var realDataFolders = []struct{ dir, kind string }{
-	{"mail/spamscope", "mail"},
-	{"mail/nodemailer", "mail"},
-	{"mail/mimekit", "mail"},
-	{"mail/perceval/mbox", "mail"},
-	{"mail/perceval/pipermail", "mail"},
-	{"mail/perceval/hyperkitty", "mail"},
-	{"mail/perceval/utils", "mail"},
-	{"slack/houstondatavis", "slack"},
-	{"slack/sev_export", "slack"},
-	{"chat/telegram", "telegram"},
-	{"chat/whatsapp", "whatsapp"},
-	{"docs/obsidian-help", "docs"},
-	{"docs/jekyll-posts", "docs"},
+var realDataFolders = []evalFolderSpec{
+	{"mail/spamscope", "mail", ""},
+	{"mail/nodemailer", "mail", ""},
+	{"mail/mimekit", "mail", ""},
+	{"mail/perceval/mbox", "mail", ""},
+	{"mail/perceval/pipermail", "mail", ""},
+	{"mail/perceval/hyperkitty", "mail", ""},
+	{"mail/perceval/utils", "mail", ""},
+	{"slack/houstondatavis", "slack", ""},
+	{"slack/sev_export", "slack", ""},
+	{"chat/telegram", "telegram", ""},
+	{"chat/whatsapp", "whatsapp", ""},
+	{"docs/obsidian-help", "docs", ""},
+	{"docs/jekyll-posts", "docs", ""},
 }
+
+// evalFolderSpec is one folder evaluated: dir relative to ../shared/realdata (or
+// absolute, for the fixtures this test writes), the kind of its messages, and the
+// name the table gives it ("" = dir).
+type evalFolderSpec struct{ dir, kind, name string }
 
 // The targets.
 const (
@@ -96,6 +102,17 @@ type expMsg struct {
 	id   string // Message-ID, lower case, without brackets ("" when none or not one)
 	own  string // the longest line of its own text, whitespace removed ("" = not judged)
 	why  string // why own is "" (for the log)
+	// Documents: the ref ingest gives it (path relative to the folder), the title
+	// and date its front matter or properties carry ("" and zero when none or
+	// when this reading cannot tell).
+	ref   string
+	title string
+	date  time.Time
+	// chats: the author and time a person reads in the export (at set = judged):
+	// the message is stored only when the store holds it with both
+	author string
+	ms     int64
+	at     bool
 }
 
 // expectation is the independent reading of one folder.
@@ -118,6 +135,11 @@ type storeView struct {
 	allTexts []int            // indexes of every source's text
 	chunks   int
 	before80 int
+	// titles and times of documents by ref (their first chunk's).
+	titles map[string]string
+	times  map[string]int64
+	// otherKinds counts the chunks of another kind than the one read
+	otherKinds int
 }
 
 // row is one line of the table.
@@ -137,14 +159,27 @@ func pct(n, d int) float64 {
 
 func TestRealData(t *testing.T) {
 	base := filepath.Join("..", "..", "..", "shared", "realdata")
+	if d := os.Getenv("OPENHUMAN_REALDATA"); d != "" {
+		base = d // a worktree that does not sit beside ../shared
+	}
+	folders := realDataFolders
 	if st, err := os.Stat(base); err != nil || !st.IsDir() {
-		t.Skip("the real-data evaluation needs ../shared/realdata (beside the repository); it is not there")
+		t.Log("the real-data evaluation needs ../shared/realdata (beside the repository, or OPENHUMAN_REALDATA); it is not there: only the fixtures this test writes are evaluated")
+		folders = nil
 	}
 	var rows []row
 	var total row
 	total.folder = "all"
-	for _, f := range realDataFolders {
+	patterns := writePatternFolders(t)
+	folders = append(append([]evalFolderSpec{}, folders...), fixtureFolders(t)...)
+	for _, p := range patterns {
+		folders = append(folders, evalFolderSpec{dir: p.dir, kind: p.kind, name: "patterns/" + filepath.Base(p.dir)})
+	}
+	for _, f := range folders {
 		dir, err := filepath.Abs(filepath.Join(base, filepath.FromSlash(f.dir)))
+		if filepath.IsAbs(f.dir) {
+			dir, err = f.dir, nil
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +187,11 @@ func TestRealData(t *testing.T) {
 			t.Errorf("%s: %v", f.dir, err)
 			continue
 		}
-		r := evalFolder(t, f.dir, dir, f.kind)
+		name := f.dir
+		if f.name != "" {
+			name = f.name
+		}
+		r := evalFolder(t, name, dir, f.kind)
 		rows = append(rows, r)
 		total.expected += r.expected
 		total.stored += r.stored
@@ -219,6 +258,8 @@ func evalFolder(t *testing.T, name, dir, kind string) row {
 		exp = expectTelegram(t, dir)
 	case "whatsapp":
 		exp = expectWhatsApp(t, dir)
+	case "messenger", "googlechat", "fixture-whatsapp":
+		exp = fixtureTruth[dir]
 	default:
 		exp = expectDocs(t, dir)
 	}
@@ -260,17 +301,37 @@ func evalFolder(t *testing.T, name, dir, kind string) row {
 		sum = &ingest.Summary{}
 	}
 	storeKind := map[string]string{"mail": memtree.KindEmail, "slack": memtree.KindChat, "telegram": memtree.KindChat,
-		"whatsapp": memtree.KindChat, "docs": memtree.KindDocument}[kind]
+		"whatsapp": memtree.KindChat, "messenger": memtree.KindChat, "googlechat": memtree.KindChat,
+		"fixture-whatsapp": memtree.KindChat, "docs": memtree.KindDocument}[kind]
 	sv := readStore(t, dbPath, storeKind, kind == "mail")
 	r := row{folder: name, expected: len(exp.msgs), failures: sum.Failures, skips: sum.Skipped, warnings: sum.Warnings,
 		before: sv.before80, seconds: secs}
+	if storeKind == memtree.KindChat {
+		// no silent fallback: a chat export stored as a document (or mail) is a defect
+		if n := sv.otherKinds; n > 0 {
+			t.Errorf("%s: %d chunks of another kind than chat: a chat export was read by the wrong reader", name, n)
+		}
+	}
+	if _, ok := fixtureTruth[dir]; ok {
+		// the fixtures' layouts are unambiguous: nothing is left to a guess
+		for _, n := range sum.Notes {
+			if strings.Contains(n.Error(), "guessed") || strings.Contains(n.Error(), "not valid") || strings.Contains(n.Error(), "not in this file's header layout") {
+				t.Errorf("%s: %s", name, n.Error())
+			}
+		}
+	}
 	if kind == "mail" {
 		r.stored, r.judged, r.intact = judgeMail(t, name, exp, sv)
+	} else if judgedChat(exp) {
+		r.stored, r.judged, r.intact = judgeChat(t, name, exp, dbPath)
 	} else {
 		r.stored = min(len(sv.refs), len(exp.msgs))
 		if len(sv.refs) > len(exp.msgs) {
 			t.Logf("%s: the store holds %d message refs, %d more than expected", name, len(sv.refs), len(sv.refs)-len(exp.msgs))
 		}
+	}
+	if kind == "docs" {
+		judgeDocMeta(t, name, exp, sv)
 	}
 	r.missing = max(0, r.expected-r.stored)
 	r.named = namedLosses(sum, exp)
@@ -328,19 +389,19 @@ func readStore(t *testing.T, path, kind string, lowerRefs bool) *storeView {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows, err := db.Query(`SELECT kind, source_id, ts, ts_start, ts_end, text, source_refs_json FROM chunks ORDER BY source_id, seq`)
+	rows, err := db.Query(`SELECT kind, source_id, ts, ts_start, ts_end, title, text, source_refs_json FROM chunks ORDER BY source_id, seq`)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer rows.Close()
-	sv := &storeView{refs: map[string][]int{}}
+	sv := &storeView{refs: map[string][]int{}, titles: map[string]string{}, times: map[string]int64{}}
 	cutoff := time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	var texts []strings.Builder
 	srcIdx := map[string]int{}
 	for rows.Next() {
-		var k, sid, text, refsJSON string
+		var k, sid, title, text, refsJSON string
 		var ts, t0, t1 int64
-		if err := rows.Scan(&k, &sid, &ts, &t0, &t1, &text, &refsJSON); err != nil {
+		if err := rows.Scan(&k, &sid, &ts, &t0, &t1, &title, &text, &refsJSON); err != nil {
 			t.Fatal(err)
 		}
 		sv.chunks++
@@ -348,6 +409,7 @@ func readStore(t *testing.T, path, kind string, lowerRefs bool) *storeView {
 			sv.before80++
 		}
 		if k != kind {
+			sv.otherKinds++
 			continue
 		}
 		i, ok := srcIdx[k+"\x00"+sid]
@@ -365,6 +427,9 @@ func readStore(t *testing.T, path, kind string, lowerRefs bool) *storeView {
 			if lowerRefs {
 				r = strings.ToLower(r)
 			}
+			if _, ok := sv.titles[r]; !ok {
+				sv.titles[r], sv.times[r] = title, t0
+			}
 			if l := sv.refs[r]; len(l) == 0 || l[len(l)-1] != i {
 				sv.refs[r] = append(l, i)
 			}
@@ -380,11 +445,12 @@ func readStore(t *testing.T, path, kind string, lowerRefs bool) *storeView {
 	return sv
 }
 
-// noSpace removes every space character (and the invisible ones mail and HTML
-// carry) for comparisons that line breaks, reflowing and chunking cannot upset.
+// noSpace removes every space character (and the invisible ones mail, HTML and
+// chat exports carry, bidi marks included) for comparisons that line breaks,
+// reflowing and chunking cannot upset.
 func noSpace(s string) string {
 	return strings.Map(func(r rune) rune {
-		if unicode.IsSpace(r) || r == '\u200b' || r == '\u200c' || r == '\u200d' || r == '\ufeff' || r == '\u00ad' {
+		if unicode.IsSpace(r) || r == '\u200b' || r == '\u200c' || r == '\u200d' || r == '\ufeff' || r == '\u00ad' || r == '\u200e' || r == '\u200f' {
 			return -1
 		}
 		return r
@@ -541,6 +607,13 @@ func expectMail(t *testing.T, dir string) *expectation {
 			t.Fatal(err)
 		}
 		b = bytes.TrimPrefix(b, []byte("\xef\xbb\xbf"))
+		if strings.EqualFold(filepath.Ext(p), ".emlx") {
+			// Apple Mail: a byte-count line, the message, a property list.
+			first, rest, _ := bytes.Cut(b, []byte("\n"))
+			if n, err := strconv.Atoi(strings.TrimSpace(string(first))); err == nil && n <= len(rest) {
+				b = rest[:n]
+			}
+		}
 		if bytes.HasPrefix(b, []byte{0xd0, 0xcf, 0x11, 0xe0}) || bytes.IndexByte(b[:min(len(b), 8192)], 0) >= 0 {
 			e.excluded = append(e.excluded, filepath.Base(p)+" (binary, not RFC 5322 text: an Outlook .msg or similar)")
 			continue
@@ -1031,12 +1104,19 @@ func expectSlack(t *testing.T, dir string) *expectation {
 // Telegram counting: the messages of type "message" (service events, such as a
 // group's creation or a member joining, are not) of every chat in a Telegram
 // Desktop JSON export (one chat's result.json, or a full export's chats.list).
+// Each is judged by its author ("from", else "from_id"), its time (date_unixtime,
+// else "date" as local time) and the longest line of its text.
 func expectTelegram(t *testing.T, dir string) *expectation {
 	t.Helper()
 	e := newExpectation()
 	type chat struct {
 		Messages []struct {
-			Type string `json:"type"`
+			Type     string          `json:"type"`
+			From     *string         `json:"from"`
+			FromID   string          `json:"from_id"`
+			Date     string          `json:"date"`
+			DateUnix string          `json:"date_unixtime"`
+			Text     json.RawMessage `json:"text"`
 		} `json:"messages"`
 	}
 	for _, p := range walkFiles(t, dir) {
@@ -1056,27 +1136,77 @@ func expectTelegram(t *testing.T, dir string) *expectation {
 		}
 		for _, c := range append(export.Chats.List, export.chat) {
 			for _, m := range c.Messages {
-				if m.Type == "message" {
-					e.add(expMsg{file: p})
+				if m.Type != "message" {
+					continue
 				}
+				x := expMsg{file: p, at: true, author: m.FromID}
+				if m.From != nil && strings.TrimSpace(*m.From) != "" {
+					x.author = strings.TrimSpace(*m.From)
+				}
+				var secs int64
+				if _, err := fmt.Sscanf(m.DateUnix, "%d", &secs); err == nil && secs > 0 {
+					x.ms = secs * 1000
+				} else if tm, err := time.ParseInLocation("2006-01-02T15:04:05", m.Date, time.Local); err == nil {
+					x.ms = tm.UnixMilli()
+				} else {
+					x.at = false
+				}
+				var text string
+				var parts []json.RawMessage
+				if json.Unmarshal(m.Text, &text) != nil && json.Unmarshal(m.Text, &parts) == nil {
+					for _, part := range parts {
+						var s string
+						var ent struct {
+							Text string `json:"text"`
+						}
+						if json.Unmarshal(part, &s) == nil {
+							text += s
+						} else if json.Unmarshal(part, &ent) == nil {
+							text += ent.Text
+						}
+					}
+				}
+				x.own = longestLine(text)
+				if x.own == "" {
+					x.why = "no text (media only)"
+				}
+				e.add(x)
 			}
 		}
 	}
 	return e
 }
 
+// longestLine is the longest line of s, whitespace removed ("" when s has none).
+func longestLine(s string) string {
+	best := ""
+	for _, l := range strings.Split(s, "\n") {
+		if l = noSpace(l); utf8.RuneCountInString(l) > utf8.RuneCountInString(best) {
+			best = l
+		}
+	}
+	return best
+}
+
 // ---- WhatsApp ----
 
 // reWhatsApp is a message's first line in a WhatsApp "Export chat" file, Android
 // ("06.08.2016, 13:23 - Name: text") or iOS ("[15-01-20 02:22:56] Name: text"),
-// any date order and separator, 12- or 24-hour clock.
-var reWhatsApp = regexp.MustCompile(`^\[?\d{1,4}[./-]\d{1,2}[./-]\d{1,4},? \d{1,2}[:.]\d{2}(?:[:.]\d{2})?(?:\s?[APap]\.?[Mm]\.?)?\]?(?: -)? ([^:]+): (.*)$`)
+// any date order and separator, 12- or 24-hour clock; reWhatsAppStamp is the
+// start of any header line (messages and system lines).
+var (
+	reWhatsApp      = regexp.MustCompile(`^\[?(\d{1,4})[./-](\d{1,2})[./-](\d{1,4}),? (\d{1,2})[:.](\d{2})(?:[:.](\d{2}))?(?:\s?([APap])\.?\s?[Mm]\.?)?\]?(?: -)? ([^:]+): (.*)$`)
+	reWhatsAppStamp = regexp.MustCompile(`^\[?\d{1,4}[./-]\d{1,2}[./-]\d{1,4},? \d{1,2}[:.]\d{2}`)
+)
 
 // WhatsApp counting: lines that start with a message's date-and-time header
 // followed by "Name: " (continuation lines of a multi-line message start with
 // neither; system lines such as "X joined" have no "Name: "). The end-to-end
 // encryption notice some exports put under the group's name ("Pokemon Chat:
 // Messages and calls are end-to-end encrypted...") is a system line, not counted.
+// Each is judged by its author, its time (local; day/month order from a number
+// over 12 in the file, day first when none) and the longest line of its text
+// (continuation lines included).
 func expectWhatsApp(t *testing.T, dir string) *expectation {
 	t.Helper()
 	e := newExpectation()
@@ -1085,40 +1215,121 @@ func expectWhatsApp(t *testing.T, dir string) *expectation {
 			e.excluded = append(e.excluded, filepath.Base(p)+" (not a WhatsApp text export)")
 			continue
 		}
-		f, err := os.Open(p)
+		b, err := os.ReadFile(p)
 		if err != nil {
 			t.Fatal(err)
 		}
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 1<<20), 1<<20)
-		for sc.Scan() {
-			l := strings.TrimLeft(sc.Text(), "\ufeff\u200e\u200f")
+		lines := strings.Split(strings.ReplaceAll(string(b), "\r\n", "\n"), "\n")
+		monthFirst := false
+		for _, l := range lines {
+			if m := reWhatsApp.FindStringSubmatch(strings.TrimLeft(l, "\ufeff\u200e\u200f")); m != nil && len(m[1]) <= 2 {
+				var a, b int
+				fmt.Sscanf(m[1], "%d", &a)
+				fmt.Sscanf(m[2], "%d", &b)
+				if a > 12 {
+					monthFirst = false
+					break
+				}
+				if b > 12 {
+					monthFirst = true
+				}
+			}
+		}
+		var cur *expMsg
+		var text []string
+		flush := func() {
+			if cur != nil {
+				cur.own = longestLine(strings.Join(text, "\n"))
+				e.add(*cur)
+			}
+			cur, text = nil, nil
+		}
+		for _, raw := range lines {
+			l := strings.TrimLeft(raw, "\ufeff\u200e\u200f")
 			m := reWhatsApp.FindStringSubmatch(l)
-			if m == nil || strings.HasPrefix(m[2], "Messages and calls are end-to-end encrypted") {
+			if m == nil && reWhatsAppStamp.MatchString(l) {
+				flush() // a system line
 				continue
 			}
-			e.add(expMsg{file: p})
+			if m == nil {
+				if cur != nil {
+					text = append(text, strings.ReplaceAll(raw, "\u200e", ""))
+				}
+				continue
+			}
+			flush()
+			if strings.HasPrefix(m[9], "Messages and calls are end-to-end encrypted") {
+				continue
+			}
+			n := make([]int, 7)
+			for i := 1; i <= 6; i++ {
+				fmt.Sscanf(m[i], "%d", &n[i])
+			}
+			d, mo, y := n[1], n[2], n[3]
+			switch {
+			case len(m[1]) == 4:
+				y, mo, d = n[1], n[2], n[3]
+			case monthFirst:
+				d, mo = n[2], n[1]
+			}
+			if y < 100 {
+				y += 2000
+			}
+			h := n[4]
+			if m[7] != "" {
+				h %= 12
+				if strings.EqualFold(m[7], "p") {
+					h += 12
+				}
+			}
+			cur = &expMsg{file: p, at: true, author: strings.TrimSpace(m[8]),
+				ms: time.Date(y, time.Month(mo), d, h, n[5], n[6], 0, time.Local).UnixMilli()}
+			text = []string{m[9]}
 		}
-		f.Close()
-		if err := sc.Err(); err != nil {
-			t.Fatal(err)
-		}
+		flush()
 	}
 	return e
 }
 
 // ---- documents ----
 
-// Document counting: the Markdown and text files (.md .markdown .mdown .mkd .txt
-// .text) whose body, after a leading "---" front-matter block, is not blank. The
-// vault's attachments (images, icons, CSS, JSON) are no documents.
+// Document counting: the Markdown, text and Org files (.md .markdown .mdown .mkd
+// .txt .text .org) whose body, after a leading "---" or "+++" front-matter block,
+// is not blank, and each <note> of an Evernote export (.enex). A Joplin raw-export
+// file whose footer says it is no note (type_ other than 1: a notebook, tag or
+// resource record) is no document. The vault's attachments (images, icons, CSS,
+// JSON) are no documents.
+//
+// Titles and dates, where the file carries them: YAML "title:" (quoted or a
+// block scalar) and "date:", TOML "title =" and "date =", Org "#+TITLE:" and
+// "#+DATE:", Logseq "title::", a Joplin note's first line and created_time, an
+// Evernote note's <title> and <created>.
 func expectDocs(t *testing.T, dir string) *expectation {
 	t.Helper()
 	e := newExpectation()
 	other := 0
 	for _, p := range walkFiles(t, dir) {
-		switch strings.ToLower(filepath.Ext(p)) {
-		case ".md", ".markdown", ".mdown", ".mkd", ".txt", ".text":
+		rel, _ := filepath.Rel(dir, p)
+		rel = filepath.ToSlash(rel)
+		ext := strings.ToLower(filepath.Ext(p))
+		switch ext {
+		case ".md", ".markdown", ".mdown", ".mkd", ".txt", ".text", ".org":
+		case ".enex":
+			b, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, m := range reEnexNote.FindAllSubmatch(b, -1) {
+				x := expMsg{file: p, ref: fmt.Sprintf("%s#%d", rel, i+1)}
+				if tm := reEnexTitle.FindSubmatch(m[1]); tm != nil {
+					x.title = html.UnescapeString(strings.TrimSpace(string(tm[1])))
+				}
+				if cm := reEnexCreated.FindSubmatch(m[1]); cm != nil {
+					x.date, _ = time.Parse("20060102T150405Z", string(cm[1]))
+				}
+				e.add(x)
+			}
+			continue
 		default:
 			other++
 			continue
@@ -1128,28 +1339,152 @@ func expectDocs(t *testing.T, dir string) *expectation {
 			t.Fatal(err)
 		}
 		s := strings.ReplaceAll(strings.TrimPrefix(string(b), "\ufeff"), "\r\n", "\n")
-		if strings.HasPrefix(s, "---\n") {
+		x := expMsg{file: p, ref: rel}
+		var head string
+		for _, fence := range []string{"---", "+++"} {
+			if !strings.HasPrefix(s, fence+"\n") {
+				continue
+			}
 			rest := s[4:]
 			for off := 0; off < len(rest); {
 				end := strings.IndexByte(rest[off:], '\n')
 				if end < 0 {
 					end = len(rest) - off
 				}
-				if l := strings.TrimRight(rest[off:off+end], " \t"); l == "---" || l == "..." {
-					s = rest[min(len(rest), off+end+1):]
+				if l := strings.TrimRight(rest[off:off+end], " \t"); l == fence || fence == "---" && l == "..." {
+					head, s = rest[:off], rest[min(len(rest), off+end+1):]
 					break
 				}
 				off += end + 1
 			}
 		}
+		x.title, x.date = docHeadMeta(head)
+		if m := regexp.MustCompile(`(?m)^type_: (\d+)\s*$`).FindStringSubmatch(s); m != nil && regexp.MustCompile(`(?m)^id: [0-9a-f]{32}$`).MatchString(s) {
+			if m[1] != "1" {
+				e.excluded = append(e.excluded, filepath.Base(p)+" (a Joplin record that is no note)")
+				continue
+			}
+			first, _, _ := strings.Cut(strings.TrimLeft(s, "\n"), "\n")
+			x.title = strings.TrimSpace(first)
+			if cm := regexp.MustCompile(`(?m)^created_time: (\S+)$`).FindStringSubmatch(s); cm != nil {
+				x.date, _ = time.Parse(time.RFC3339Nano, cm[1])
+			}
+		}
+		if ext == ".org" {
+			if m := regexp.MustCompile(`(?mi)^#\+title:[ \t]*(.+)$`).FindStringSubmatch(s); m != nil {
+				x.title = strings.TrimSpace(m[1])
+			}
+		}
+		if m := regexp.MustCompile(`^-? ?title:: (.+)\n`).FindStringSubmatch(strings.TrimLeft(s, "\n")); m != nil && x.title == "" {
+			x.title = strings.TrimSpace(m[1])
+		}
 		if strings.TrimSpace(s) == "" {
 			e.excluded = append(e.excluded, filepath.Base(p)+" (no text after the front matter)")
 			continue
 		}
-		e.add(expMsg{file: p})
+		e.add(x)
 	}
 	if other > 0 {
 		e.excluded = append(e.excluded, fmt.Sprintf("%d attachments (images, icons, CSS, JSON): no documents", other))
 	}
 	return e
+}
+
+var (
+	reEnexNote    = regexp.MustCompile(`(?s)<note>(.*?)</note>`)
+	reEnexTitle   = regexp.MustCompile(`(?s)<title>(.*?)</title>`)
+	reEnexCreated = regexp.MustCompile(`<created>(\d{8}T\d{6}Z)</created>`)
+)
+
+// docHeadMeta reads the title and date of a front-matter block (YAML or TOML).
+func docHeadMeta(head string) (title string, date time.Time) {
+	ls := strings.Split(head, "\n")
+	for i, l := range ls {
+		if strings.HasPrefix(l, "[") {
+			break // a TOML table: its keys are not the page's
+		}
+		k, v, ok := strings.Cut(l, ":")
+		sep := ":"
+		if k2, v2, ok2 := strings.Cut(l, "="); ok2 && (!ok || len(k2) < len(k)) {
+			k, v, ok, sep = k2, v2, true, "="
+		}
+		if !ok || strings.HasPrefix(l, " ") || strings.HasPrefix(l, "[") {
+			continue
+		}
+		key := strings.TrimSpace(k)
+		v = strings.TrimSpace(v)
+		switch key {
+		case "title":
+			if sep == ":" && (strings.HasPrefix(v, "|") || strings.HasPrefix(v, ">")) {
+				var parts []string
+				for _, n := range ls[i+1:] {
+					if n != "" && n[0] != ' ' {
+						break
+					}
+					if n = strings.TrimSpace(n); n != "" {
+						parts = append(parts, n)
+					}
+				}
+				title = strings.Join(parts, " ")
+				continue
+			}
+			title = unquoteScalar(v)
+		case "date":
+			d := unquoteScalar(v)
+			for _, layout := range []string{time.RFC3339Nano, "2006-01-02 15:04:05 -0700", "2006-01-02 15:04:05 -07:00", "2006-01-02 15:04:05", "2006-01-02 15:04", "2006-01-02"} {
+				if x, err := time.Parse(layout, d); err == nil {
+					date = x
+					break
+				}
+			}
+		}
+	}
+	return title, date
+}
+
+// unquoteScalar removes a YAML or TOML value's quotes (and a plain value's
+// trailing comment).
+func unquoteScalar(v string) string {
+	switch {
+	case len(v) >= 2 && v[0] == '"' && v[len(v)-1] == '"':
+		return strings.ReplaceAll(strings.ReplaceAll(v[1:len(v)-1], `\"`, `"`), `\\`, `\`)
+	case len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'':
+		return strings.ReplaceAll(v[1:len(v)-1], "''", "'")
+	}
+	if i := strings.Index(v, " #"); i >= 0 {
+		v = v[:i]
+	}
+	return strings.TrimSpace(v)
+}
+
+// judgeDocMeta checks the titles and dates documents carry: >= 99 % of the
+// documents with a front-matter (or property) title stored under it, and of
+// those with a date, stored at it.
+func judgeDocMeta(t *testing.T, name string, exp *expectation, sv *storeView) {
+	t.Helper()
+	titled, titleOK, dated, dateOK := 0, 0, 0, 0
+	var bad []string
+	for _, m := range exp.msgs {
+		got, stored := sv.titles[m.ref]
+		if m.title != "" {
+			titled++
+			if stored && got == m.title {
+				titleOK++
+			} else if len(bad) < 5 {
+				bad = append(bad, fmt.Sprintf("%s: title %q, want %q", m.ref, got, m.title))
+			}
+		}
+		if !m.date.IsZero() {
+			dated++
+			if stored && sv.times[m.ref] == m.date.UnixMilli() {
+				dateOK++
+			} else if len(bad) < 5 {
+				bad = append(bad, fmt.Sprintf("%s: time %s, want %s", m.ref, time.UnixMilli(sv.times[m.ref]).UTC(), m.date.UTC()))
+			}
+		}
+	}
+	t.Logf("%s: %d of %d carried titles kept, %d of %d carried dates kept", name, titleOK, titled, dateOK, dated)
+	if pct(titleOK, titled) < targetStoredPct || pct(dateOK, dated) < targetStoredPct {
+		t.Errorf("%s: %d of %d carried titles and %d of %d carried dates kept, target %.0f %%: %s", name, titleOK, titled, dateOK, dated, targetStoredPct, strings.Join(bad, "; "))
+	}
 }

@@ -11,10 +11,14 @@ func readers() []reader {
 		maildirReader{},
 		telegramReader{},
 		discordReader{},
+		messengerReader{},
+		googleChatReader{},
 		jsonReader{},
 		mboxReader{},
+		emlxReader{},
 		emlReader{},
 		whatsappReader{},
+		enexReader{},
 		docsReader{},
 		chatBatchReader{}, // --kind chat only: it forces the chat batch shape
 	}

@@ -35,7 +35,7 @@ func (slackReader) detect(p string, dir bool, _ []byte) bool {
 	if !dir {
 		return false
 	}
-	st, err := os.Lstat(filepath.Join(p, "channels.json"))
+	st, err := vLstat(filepath.Join(p, "channels.json"))
 	return err == nil && (st.Mode().IsRegular() || st.Mode()&os.ModeSymlink != 0)
 }
 
@@ -232,7 +232,7 @@ func (x *slackExport) dmTitle(c slackConv) string {
 }
 
 func exists(p string) bool {
-	_, err := os.Lstat(p)
+	_, err := vLstat(p)
 	return err == nil
 }
 
@@ -245,7 +245,7 @@ func safeFolderName(n string) bool {
 // symbolic link (skipped) or a malformed file (failed) reads as false.
 func (x *slackExport) readList(name string, v any) bool {
 	p := filepath.Join(x.dir, name)
-	st, err := os.Lstat(p)
+	st, err := vLstat(p)
 	switch {
 	case err != nil:
 		if !os.IsNotExist(err) || name == "channels.json" {
@@ -274,7 +274,7 @@ func (x *slackExport) readList(name string, v any) bool {
 // reportUnread reports the entries of the export folder that the reader does not
 // read: symbolic links, unlisted folders and files that are not Slack's.
 func (x *slackExport) reportUnread(listed map[string]bool) {
-	entries, err := os.ReadDir(x.dir)
+	entries, err := vReadDir(x.dir)
 	if err != nil {
 		x.rep.fail(FileError{Path: x.dir, Err: fmt.Errorf("cannot list folder: %w", err)})
 		return
@@ -312,7 +312,7 @@ func slackTopFile(name string) bool {
 // what it does not read. ok is false when the folder is missing or refused.
 func (x *slackExport) dayFiles(c slackConv, report bool) ([]string, bool) {
 	cdir := filepath.Join(x.dir, c.folder)
-	st, err := os.Lstat(cdir)
+	st, err := vLstat(cdir)
 	if err != nil {
 		if report && !os.IsNotExist(err) {
 			x.rep.fail(FileError{Path: cdir, Err: fmt.Errorf("read channel folder: %w", err)})
@@ -326,7 +326,7 @@ func (x *slackExport) dayFiles(c slackConv, report bool) ([]string, bool) {
 		}
 		return nil, false
 	}
-	entries, err := os.ReadDir(cdir)
+	entries, err := vReadDir(cdir)
 	if err != nil {
 		if report {
 			x.rep.fail(FileError{Path: cdir, Err: fmt.Errorf("read channel folder: %w", err)})

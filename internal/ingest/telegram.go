@@ -42,13 +42,35 @@ func (telegramReader) detect(p string, dir bool, head []byte) bool {
 	if !h.object {
 		return false
 	}
-	if _, ok := h.keys["messages"]; ok && telegramChatTypes[h.keys["type"]] {
+	if _, ok := h.keys["messages"]; ok && (telegramChatTypes[h.keys["type"]] || tgLooksLikeMessages(head)) {
 		return true
 	}
 	if _, ok := h.keys["personal_information"]; ok {
 		return true
 	}
 	return h.sub["chats"]["list"] || h.sub["left_chats"]["list"]
+}
+
+// tgLooksLikeMessages reports whether a JSON head holds field names only Telegram
+// Desktop writes in messages: a single chat's export whose "type", "id" or "name"
+// is missing (hand-trimmed, or from another tool) is still read.
+func tgLooksLikeMessages(head []byte) bool {
+	return bytes.Contains(head, []byte(`"date_unixtime"`)) || bytes.Contains(head, []byte(`"text_entities"`)) ||
+		bytes.Contains(head, []byte(`"from_id"`)) && bytes.Contains(head, []byte(`"date"`))
+}
+
+// tgFileChatName names a chat that has neither an id nor a name after its file:
+// the base name without extension, or for Telegram's "result.json" the folder it
+// was exported into ("ChatExport_2022-03-21").
+func tgFileChatName(p string) string {
+	base := filepath.Base(p)
+	name := strings.TrimSuffix(base, filepath.Ext(base))
+	if strings.EqualFold(name, "result") {
+		if d := filepath.Base(filepath.Dir(p)); d != "." && d != string(filepath.Separator) && d != "" {
+			name = d
+		}
+	}
+	return tgClean(name)
 }
 
 // tgHead is what the first bytes of a JSON document show: whether the top-level
@@ -254,6 +276,14 @@ func (tr *tgRead) chat(ctx context.Context, raw json.RawMessage, where string) {
 	if chatID == "" {
 		chatID = name
 	}
+	if chatID == "" && where == "" {
+		// a single chat's export: the file names the chat
+		chatID = tgFileChatName(path)
+		name = chatID
+		if len(c.Messages) > 0 {
+			tr.rep.warn(path, "", "chat has neither an id nor a name: named after its file ("+chatID+")")
+		}
+	}
 	if chatID == "" {
 		if len(c.Messages) > 0 {
 			tr.rep.fail(FileError{Path: path, Where: strings.TrimSpace("chat " + where),
@@ -291,6 +321,9 @@ func (tr *tgRead) chat(ctx context.Context, raw json.RawMessage, where string) {
 			continue
 		}
 		ms, local, err := tgTime(jm)
+		if err == nil && !chatTimeOK(ms) {
+			err = fmt.Errorf("date %q is before 1980 or after 2200: message not ingested", tgRawString(jm.Date))
+		}
 		if err != nil {
 			tr.rep.fail(FileError{Path: path, Where: msgWhere, Err: err})
 			continue

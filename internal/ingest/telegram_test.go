@@ -355,3 +355,41 @@ func TestTelegramCancelled(t *testing.T) {
 		t.Errorf("cancelled: %d sources, failures %v", len(out.sources), rep.sum.Errors)
 	}
 }
+
+// TestTelegramChatWithoutIDOrName reads a single chat's result.json that has no
+// "id", "name" or "type" (trimmed by hand or written by another tool): it is
+// detected by its messages' fields and named after the folder it was exported to.
+func TestTelegramChatWithoutIDOrName(t *testing.T) {
+	p := tgTestFile(t, filepath.Join("ChatExport_2022-03-21", "result.json"), `{"messages":[
+	  {"id":1,"type":"message","date":"2022-03-21T11:11:11","date_unixtime":"1647861071","from":"Ann","from_id":"user1","text":"hello","text_entities":[{"type":"plain","text":"hello"}]},
+	  {"id":2,"type":"service","date":"2022-03-21T11:12:00","date_unixtime":"1647861120","actor":"Ann","action":"pin_message","text":""}]}`)
+	out, rep := runReader(t, telegramReader{}, p)
+	msgs := tgTestMsgs(t, out)
+	tgTestWant(t, msgs, "telegram:ChatExport_2022-03-21:1", "Ann", "user1", 1647861071000, "hello")
+	if len(out.sources) != 1 || out.sources[0].Title != "ChatExport_2022-03-21 (2022-03)" {
+		t.Errorf("sources %+v", out.sources)
+	}
+	if rep.sum.Failures != 0 || !tgTestHasNote(rep, false, "named after its file") {
+		t.Errorf("failures %v warnings %v", rep.sum.Errors, rep.sum.Notes)
+	}
+	p = tgTestFile(t, "ann.json", `{"messages":[{"id":1,"type":"message","date_unixtime":"1647861071","from":"Ann","text":"x"}]}`)
+	out, _ = runReader(t, telegramReader{}, p)
+	tgTestWant(t, tgTestMsgs(t, out), "telegram:ann:1", "Ann", "", 1647861071000, "x")
+}
+
+// TestChatTimesBefore1980 refuses a message dated by an export's zero ("1970-01-01")
+// in each chat JSON reader, naming it; the others are kept.
+func TestChatTimesBefore1980(t *testing.T) {
+	p := tgTestFile(t, "result.json", `{"name":"x","type":"personal_chat","id":1,"messages":[
+	  {"id":1,"type":"message","date":"1970-01-01T00:00:00","from":"A","text":"zero"},
+	  {"id":2,"type":"message","date":"2022-01-01T00:00:00","date_unixtime":"1640995200","from":"A","text":"ok"}]}`)
+	out, rep := runReader(t, telegramReader{}, p)
+	if len(tgTestMsgs(t, out)) != 1 || !tgTestHasNote(rep, true, "message id 1", "before 1980") {
+		t.Errorf("telegram: failures %v", rep.sum.Errors)
+	}
+	p = tgTestFile(t, "message_1.json", `{"participants":[{"name":"A"}],"messages":[{"sender_name":"A","timestamp_ms":5,"content":"zero"},{"sender_name":"A","timestamp_ms":1640995200000,"content":"ok"}]}`)
+	out, rep = runReader(t, messengerReader{}, p)
+	if len(tgTestMsgs(t, out)) != 1 || !tgTestHasNote(rep, true, "message 1", "before 1980") {
+		t.Errorf("messenger: failures %v", rep.sum.Errors)
+	}
+}

@@ -6,130 +6,44 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"time"
+	"unicode"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// whatsappReader reads the .txt file of WhatsApp's "Export chat", Android style
-// ("31/12/2019, 23:59 - Name: text") and iOS style ("[31/12/2019, 23:59:59] Name:
-// text"). A line that does not start with a timestamp continues the message before
-// it. The export carries no zone: times are read as local wall times. System lines
-// (encryption notice, "X added Y") are skipped.
+// whatsappReader reads the .txt file of WhatsApp's "Export chat" in any locale and
+// app version — Android ("31/12/2019, 23:59 - Name: text"), iOS ("[31/12/2019,
+// 23:59:59] Name: text"), iOS of 2016 ("7/1/16, 5:13:36 PM: Name: text") and
+// the others waParse reads — and the text exports of apps that copy it
+// (KakaoTalk). Each file's layout (date order, AM/PM words, eras) is inferred
+// from all its headers (waResolve). A line that does not start with a timestamp
+// continues the message before it; a line that does is never glued to it. The
+// export carries no zone: times are read as local wall times. Lines without an
+// author (group events, WhatsApp's notices) are counted and named in a warning.
 type whatsappReader struct{}
 
 func (whatsappReader) kind() string { return "whatsapp" }
-
-// waDateTime matches a date and time as WhatsApp writes them in any locale: day,
-// month and year in either order with "/", "." or "-", an optional comma, hours and
-// minutes, optional seconds, and an optional AM/PM marker (also "a. m.", also after
-// a narrow no-break space).
-const waDateTime = `(\d{1,4})[./-](\d{1,2})[./-](\d{2,4}),?[ \x{00A0}\x{202F}]+(\d{1,2})[:.](\d{2})(?:[:.](\d{2}))?(?:[ \x{00A0}\x{202F}]*([AaPp])\.?[ \x{00A0}\x{202F}]?[Mm]\.?)?`
-
-var (
-	waAndroidHeader = lazyRE(`^` + waDateTime + `[ \x{00A0}\x{202F}]+[-–][ \x{00A0}\x{202F}]+(.*)$`)
-	waIOSHeader     = lazyRE(`^\[` + waDateTime + `\][ \x{00A0}\x{202F}]*(.*)$`)
-)
-
-// waHeader is one header line as matched, before the date order is known.
-type waHeader struct {
-	a, b, y, h, mi, s int
-	aLen              int    // digits of the first number (4: year first)
-	ampm              byte   // 'a', 'p' or 0 for a 24-hour clock
-	rest              string // "Name: text" or a system line
-}
-
-// waTrimMarks drops the invisible marks WhatsApp puts before lines and texts
-// (U+200E left-to-right mark, U+200F, U+FEFF).
-func waTrimMarks(s string) string {
-	return strings.TrimLeft(s, "\u200e\u200f\ufeff")
-}
-
-// waMatch reads a header line; ok is false for any other line.
-func waMatch(line string) (waHeader, bool) {
-	line = waTrimMarks(line)
-	if len(line) < 10 || line[0] != '[' && (line[0] < '0' || line[0] > '9') {
-		return waHeader{}, false
-	}
-	m := waIOSHeader.FindStringSubmatch(line)
-	if m == nil {
-		m = waAndroidHeader.FindStringSubmatch(line)
-	}
-	if m == nil {
-		return waHeader{}, false
-	}
-	atoi := func(s string) int { n, _ := strconv.Atoi(s); return n }
-	h := waHeader{a: atoi(m[1]), b: atoi(m[2]), y: atoi(m[3]), h: atoi(m[4]), mi: atoi(m[5]), aLen: len(m[1]), rest: m[8]}
-	if m[6] != "" {
-		h.s = atoi(m[6])
-	}
-	if m[7] != "" {
-		h.ampm = m[7][0] | 0x20
-	}
-	switch {
-	case h.aLen <= 2 && (len(m[3]) == 2 || len(m[3]) == 4):
-	case h.aLen == 4 && len(m[3]) <= 2:
-		// "2019-12-31": the year first, then month and day
-		h.a, h.b, h.y = atoi(m[3]), atoi(m[2]), atoi(m[1])
-	default:
-		return waHeader{}, false
-	}
-	return h, true
-}
-
-// waTime turns a header into epoch ms; dm says the date is day first.
-func waTime(h waHeader, dm bool) (int64, error) {
-	day, mon := h.a, h.b
-	if !dm {
-		day, mon = h.b, h.a
-	}
-	if h.aLen == 4 {
-		day, mon = h.a, h.b // already day and month
-	}
-	y := h.y
-	if y < 100 {
-		y += 2000
-	}
-	hour := h.h
-	switch h.ampm {
-	case 'a', 'p':
-		if hour < 1 || hour > 12 {
-			return 0, fmt.Errorf("hour %d is not a 12-hour clock hour", hour)
-		}
-		if hour == 12 {
-			hour = 0
-		}
-		if h.ampm == 'p' {
-			hour += 12
-		}
-	}
-	if hour > 23 || h.mi > 59 || h.s > 59 {
-		return 0, fmt.Errorf("time %02d:%02d:%02d is not a time of day", h.h, h.mi, h.s)
-	}
-	if mon < 1 || mon > 12 || day < 1 || day > 31 {
-		return 0, fmt.Errorf("day %d, month %d is not a date", day, mon)
-	}
-	t := time.Date(y, time.Month(mon), day, hour, h.mi, h.s, 0, time.Local)
-	if t.Day() != day || int(t.Month()) != mon {
-		return 0, fmt.Errorf("%04d-%02d-%02d is not a date", y, mon, day)
-	}
-	return t.UnixMilli(), nil
-}
 
 func (whatsappReader) detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".txt") {
 		return false
 	}
 	head = trimUTF8BOM(head)
+	if bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}) {
+		// saved as UTF-16 (read decodes it)
+		if tf, err := decodeTextFile(head[:len(head)&^1]); err == nil {
+			head = []byte(tf.text)
+		}
+	}
 	lines := bytes.SplitN(head, []byte{'\n'}, 6)
 	if len(lines) > 5 {
 		lines = lines[:5]
 	}
+	var buf waBuf
 	for _, l := range lines {
-		if _, ok := waMatch(strings.TrimRight(string(l), "\r")); ok {
+		if waDetectLine(waTrimMarks(strings.TrimRight(string(l), "\r")), &buf) {
 			return true
 		}
 	}
@@ -138,10 +52,16 @@ func (whatsappReader) detect(p string, dir bool, head []byte) bool {
 		if s == "" {
 			continue
 		}
-		_, ok := waMatch(s)
-		return ok
+		return waDetectLine(s, &buf)
 	}
 	return false
+}
+
+// waDetectLine reports whether a line is a header: one waParse reads, or a date
+// and time followed by a space and "Name: " (the layout without a separator).
+func waDetectLine(l string, buf *waBuf) bool {
+	st, ok, stamped := waParse(l, buf)
+	return ok || stamped && st.hasSpace && strings.Contains(l[st.spaceAt:], ": ")
 }
 
 // waTitlePrefixes start the file names WhatsApp gives exports, in several languages.
@@ -195,34 +115,42 @@ var (
 		"<media dihilangkan>": true, "<pominięto multimedia>": true,
 	}
 	waOmittedIOS = lazyRE(`(?i)^(?:image|video|audio|sticker|gif|document|contact card|photo|bild|imagen|vídeo|documento|vidéo|immagine|foto)\s+(?:omitted|weggelassen|omitida|omitido|absente|absent|omessa|omesso|weggelaten)$`)
-	waAttached   = lazyRE(`(?i)^<(?:attached|angehängt|adjunto|anexo|allegato|pièce jointe|bijlage|załącznik|вложение)\s*:\s*([^>]+)>\s*(.*)$`)
+	waAttached   = lazyRE(`(?i)^<\s*(?:attached|angehängt|adjunto|anexo|allegato|pièce jointe|bijlage|załącznik|вложение)\s*:\s*([^>]+)>\s*(.*)$`)
 	waFileAttach = lazyRE(`(?i)^(\S.*?\.[A-Za-z0-9]{1,5}) \((?:file attached|datei angehängt|archivo adjunto|fichier joint|file allegato|arquivo anexado|bestand bijgevoegd)\)\s*(.*)$`)
 )
 
-// waBody turns a message's first-line text into what is stored: media placeholders
-// become "[media omitted]" or "[attached: name]" (with the file as an attachment).
-func waBody(text string) (string, []abi.Attachment) {
+// waBody returns a message's first-line text as stored — as the export writes it,
+// without its invisible marks — and, for a media placeholder, whether it is one
+// ("<Media omitted>", "image omitted", "<attached: name>", "name (file
+// attached)") and the named file as an attachment. Placeholders stay in the
+// export's own words: they are what a person sees in the file.
+func waBody(text string) (body string, media bool, atts []abi.Attachment) {
 	t := strings.TrimSpace(strings.ReplaceAll(text, "\u200e", ""))
-	if waOmitted[strings.ToLower(t)] || waOmittedIOS.MatchString(t) {
-		return "[media omitted]", nil
+	if t == "" {
+		return t, false, nil
 	}
-	lower := strings.ToLower(t)
-	if strings.HasSuffix(lower, "document omitted") {
-		name := strings.TrimSpace(t[:len(t)-len("document omitted")])
-		name = strings.TrimSpace(strings.TrimRight(name, "•· "))
-		return strings.TrimSpace("[media omitted] " + name), nil
+	// placeholders are short or start with '<' or hold " (": most texts are none,
+	// and skip the patterns
+	short := len(t) <= 64
+	if short && (waOmitted[strings.ToLower(t)] || waOmittedIOS.MatchString(t)) {
+		return t, true, nil
+	}
+	if !short && t[0] != '<' && !strings.Contains(t, " (") && !strings.HasSuffix(t, "omitted") {
+		return t, false, nil
+	}
+	if strings.HasSuffix(strings.ToLower(t), "document omitted") {
+		return t, true, nil
 	}
 	for _, re := range []*lazyRegexp{waAttached, waFileAttach} {
+		if re == waAttached && !strings.HasPrefix(t, "<") || re == waFileAttach && !strings.Contains(t, " (") {
+			continue
+		}
 		if m := re.FindStringSubmatch(t); m != nil {
 			name := strings.TrimSpace(m[1])
-			s := "[attached: " + name + "]"
-			if rest := strings.TrimSpace(m[2]); rest != "" {
-				s += " " + rest
-			}
-			return s, []abi.Attachment{attachmentOf(name, tgMime(name, ""), 0)}
+			return t, true, []abi.Attachment{attachmentOf(name, tgMime(name, ""), 0)}
 		}
 	}
-	return t, nil
+	return t, false, nil
 }
 
 // waSplit splits "Name: text" into author and text; ok is false for a system line.
@@ -230,22 +158,42 @@ func waSplit(rest string) (author, text string, ok bool) {
 	i := strings.Index(rest, ": ")
 	if i < 0 {
 		if strings.HasSuffix(rest, ":") && len([]rune(rest)) <= 80 {
-			return strings.TrimSpace(strings.TrimSuffix(rest, ":")), "", true
+			return waAuthor(strings.TrimSuffix(rest, ":")), "", true
 		}
 		return "", "", false
 	}
-	author = strings.TrimSpace(waTrimMarks(rest[:i]))
-	if author == "" || len([]rune(author)) > 80 || strings.ContainsAny(author, "“”") {
+	author = waAuthor(rest[:i])
+	if author == "" || len([]rune(author)) > 80 || strings.ContainsAny(author, "“”\"«»„") {
 		return "", "", false
 	}
 	return author, rest[i+2:], true
 }
 
+// waAuthor cleans a header's name: no invisible marks or spaces around it, and no
+// "~ " that newer exports put before a name not in the address book.
+func waAuthor(s string) string {
+	trim := func(r rune) bool { return waInvisible(r) || unicode.IsSpace(r) || r == 0x202F || r == 0xA0 }
+	s = strings.TrimFunc(s, trim)
+	if strings.HasPrefix(s, "~") {
+		s = strings.TrimFunc(s[1:], trim)
+	}
+	return s
+}
+
 type waMsg struct {
 	line   int // 1-based line of the header
 	ms     int64
+	timed  bool // ms was read from the message's own header
 	author string
 	lines  []string
+}
+
+// waHead is a line that starts with a timestamp: a header (ok) or a line with a
+// date and time the reader could not read as one.
+type waHead struct {
+	st   waStamp
+	ok   bool
+	line int32 // index into the file's lines
 }
 
 func (whatsappReader) read(ctx context.Context, in input, out output, rep *report) {
@@ -268,91 +216,131 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 		rep.warn(path, "", n)
 	}
 	lines := strings.Split(tf.text, "\n")
-	heads := make([]*waHeader, len(lines))
-	dmSeen, mdSeen, twelve := false, false, false
-	nHeads := 0
+	headOf := make([]int32, len(lines)) // 1 + index into heads; 0 for other lines
+	var heads []waHead
+	var buf waBuf
 	for i, l := range lines {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return
 		}
-		h, ok := waMatch(l)
-		if !ok {
+		st, ok, stamped := waParse(waTrimMarks(l), &buf)
+		if !stamped {
 			continue
 		}
-		heads[i] = &h
-		nHeads++
-		if h.aLen != 4 {
-			if h.a > 12 {
-				dmSeen = true
+		heads = append(heads, waHead{st: st, ok: ok, line: int32(i)})
+		headOf[i] = int32(len(heads))
+	}
+	if waSpaceLayout(heads) {
+		for k := range heads {
+			if h := &heads[k]; h.st.hasSpace {
+				h.st.rest, h.ok = waTrimMarks(lines[h.line])[h.st.spaceAt:], true
+				if h.st.post {
+					h.st.mark, h.st.post = "", false
+				}
 			}
-			if h.b > 12 {
-				mdSeen = true
-			}
-		}
-		if h.ampm != 0 {
-			twelve = true
 		}
 	}
-	if nHeads == 0 {
-		rep.fail(FileError{Path: path, Err: errors.New("no line starts with a WhatsApp timestamp (\"31/12/2019, 23:59 - Name: text\" or \"[31/12/2019, 23:59:59] Name: text\"): not a WhatsApp chat export, nothing ingested")})
+	var first *waStamp
+	for k := range heads {
+		if heads[k].ok {
+			first = &heads[k].st
+			break
+		}
+	}
+	if first == nil {
+		rep.fail(FileError{Path: path, Err: errors.New("no line starts with a WhatsApp timestamp (\"31/12/2019, 23:59 - Name: text\", \"[31/12/2019, 23:59:59] Name: text\" or another locale's layout): not a WhatsApp chat export, nothing ingested")})
 		return
 	}
-	dm := true
-	switch {
-	case dmSeen && mdSeen:
-		rep.warn(path, "", "dates have both a first and a second number over 12: read as day/month; headers that are not valid so are kept as text of the message before them")
-	case dmSeen:
-	case mdSeen:
-		dm = false
-	default:
-		dm = !twelve
-		order := "day/month"
-		if !dm {
-			order = "month/day (12-hour clock)"
-		}
-		rep.warn(path, "", "no date shows whether the day or the month comes first: guessed "+order)
+	lay := waResolve(heads)
+	if lay.guessed != "" {
+		rep.warn(path, "", "no date shows whether the day or the month comes first: guessed "+lay.guessed)
+	}
+	if lay.conflict {
+		rep.warn(path, "", fmt.Sprintf("some dates are impossible in every day/month order: read as %s; those headers are kept as messages at the time of the message before them", waOrders[waOrderIndex(lay)].name))
 	}
 	rep.warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): WhatsApp exports carry no zone")
+	if len(lay.unknownMarks) > 0 {
+		rep.warn(path, "", fmt.Sprintf("word(s) %q next to the times are no known AM/PM words and the file's times do not tell what they mean: times read as a 24-hour clock", lay.unknownMarks))
+	}
+	if _, cal := waYear(first, lay.year); cal == "hijri" {
+		rep.warn(path, "", "dates in the Islamic calendar converted with its arithmetic (tabular) form: the phone's calendar may differ by a day")
+	}
 
 	conv, title := waNames(path)
+	// iOS writes a group's events under the group's name, their text after U+200E
+	// ("[…] Trip: ‎Alice added Bob"): a name that signs WhatsApp's notices, or only
+	// such lines, is the group's, whatever the file is called
+	groupish := map[string]bool{title: true}
+	{
+		all, marked := map[string]int{}, map[string]int{}
+		for k := range heads {
+			h := &heads[k]
+			if !h.ok {
+				continue
+			}
+			author, text, isMsg := waSplit(h.st.rest)
+			if !isMsg {
+				continue
+			}
+			all[author]++
+			if strings.HasPrefix(text, "\u200e") {
+				t := waTrimMarks(text)
+				if waIsNotice(t) {
+					groupish[author] = true
+				}
+				if !waIsMedia(t) {
+					marked[author]++
+				}
+			}
+		}
+		for a, n := range all {
+			if marked[a] == n && n > 1 {
+				groupish[a] = true
+			}
+		}
+	}
 	var msgs []*waMsg
 	var pre *waMsg // lines before the first header
 	var cur *waMsg
-	var firstMS int64
-	haveFirst := false
+	var events []int
 	for i, l := range lines {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return
 		}
-		if h := heads[i]; h != nil {
-			ms, err := waTime(*h, dm)
-			if err == nil {
-				if !haveFirst {
-					firstMS, haveFirst = ms, true
-				}
-				author, text, ok := waSplit(h.rest)
-				if !ok {
-					// a system line: "X added Y", the encryption notice
-					cur = nil
-					continue
-				}
-				lrm := strings.HasPrefix(text, "\u200e")
-				text = waTrimMarks(text)
-				if waIsNotice(text) || lrm && author == title && !waIsMedia(text) {
-					cur = nil
-					continue
-				}
-				cur = &waMsg{line: i + 1, ms: ms, author: author, lines: []string{text}}
+		if k := headOf[i]; k > 0 {
+			h := &heads[k-1]
+			if !h.ok {
+				rep.warn(path, fmt.Sprintf("line %d", i+1), "starts with a date and time but not in this file's header layout: kept as its own message without author at the time of the message before it")
+				cur = &waMsg{line: i + 1, lines: []string{strings.ReplaceAll(waTrimMarks(l), "\u200e", "")}}
 				msgs = append(msgs, cur)
 				continue
 			}
-			rep.warn(path, fmt.Sprintf("line %d", i+1), "timestamp not valid ("+err.Error()+"): line kept as text of the message before it")
+			ms, terr := waTime(&h.st, &lay)
+			author, text, isMsg := waSplit(h.st.rest)
+			if !isMsg {
+				events = append(events, i+1) // "X added Y", "X left", a subject change
+				cur = nil
+				continue
+			}
+			lrm := strings.HasPrefix(text, "\u200e")
+			text = waTrimMarks(text)
+			if waIsNotice(text) || lrm && groupish[author] && !waIsMedia(text) {
+				events = append(events, i+1)
+				cur = nil
+				continue
+			}
+			if terr != nil {
+				rep.warn(path, fmt.Sprintf("line %d", i+1), "timestamp not valid ("+terr.Error()+"): kept as its own message at the time of the message before it")
+			}
+			cur = &waMsg{line: i + 1, ms: ms, timed: terr == nil, author: author, lines: []string{text}}
+			msgs = append(msgs, cur)
+			continue
 		}
 		if cur != nil {
 			cur.lines = append(cur.lines, strings.ReplaceAll(l, "\u200e", ""))
 			continue
 		}
-		if !haveFirst {
+		if len(msgs) == 0 && len(events) == 0 {
 			if strings.TrimSpace(waTrimMarks(l)) == "" {
 				continue
 			}
@@ -362,11 +350,36 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 			}
 			pre.lines = append(pre.lines, strings.ReplaceAll(l, "\u200e", ""))
 		}
-		// a continuation of a skipped system line belongs to nobody
+		// a continuation of a skipped event line belongs to nobody
 	}
-	if pre != nil && haveFirst {
-		pre.ms = firstMS
+	if len(events) > 0 {
+		rep.warn(path, "", fmt.Sprintf("%d line(s) without an author (group events: joined, left, added, subject or security code changed, encryption notices) not stored as messages: %s", len(events), waLineList(events)))
+	}
+	if pre != nil {
 		msgs = append([]*waMsg{pre}, msgs...)
+	}
+	// a message whose own time could not be read takes the time of the one before it
+	// (or, at the start, of the first that has one)
+	var last int64
+	have := false
+	for _, m := range msgs {
+		if m.timed {
+			last, have = m.ms, true
+			break
+		}
+	}
+	if !have {
+		if len(msgs) > 0 {
+			rep.fail(FileError{Path: path, Err: errors.New("no header holds a valid date and time: nothing ingested")})
+		}
+		return
+	}
+	for _, m := range msgs {
+		if m.timed {
+			last = m.ms
+		} else {
+			m.ms = last
+		}
 	}
 	perMinute := map[int64]int{}
 	res := make([]memtree.MessageInput, 0, len(msgs))
@@ -377,7 +390,7 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 			first, rest = m.lines[0], m.lines[1:]
 		}
 		if m != pre {
-			first, atts = waBody(first)
+			first, _, atts = waBody(first)
 		}
 		text := tgClean(strings.Join(append([]string{first}, rest...), "\n"))
 		minute := m.ms / 60000
@@ -403,6 +416,32 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 	}
 }
 
+// waLineList names up to ten line numbers ("3, 7, 12 and 40 more").
+func waLineList(ls []int) string {
+	var b strings.Builder
+	for i, l := range ls {
+		if i == 10 {
+			fmt.Fprintf(&b, " and %d more", len(ls)-10)
+			break
+		}
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "line %d", l)
+	}
+	return b.String()
+}
+
+// waOrderIndex finds the waOrders entry of a layout.
+func waOrderIndex(lay waLayout) int {
+	for i, o := range waOrders {
+		if o.day == lay.day && o.mon == lay.mon && o.year == lay.year {
+			return i
+		}
+	}
+	return 0
+}
+
 // waIsNotice reports whether text is one of WhatsApp's own notices.
 func waIsNotice(text string) bool {
 	t := strings.TrimSpace(text)
@@ -417,6 +456,6 @@ func waIsNotice(text string) bool {
 // waIsMedia reports whether text is a media placeholder (which iOS also marks
 // with U+200E).
 func waIsMedia(text string) bool {
-	s, atts := waBody(text)
-	return len(atts) > 0 || strings.HasPrefix(s, "[media omitted]")
+	_, media, _ := waBody(text)
+	return media
 }

@@ -34,21 +34,23 @@ func TestWhatsAppAndroid24h(t *testing.T) {
 		"look at this\n")
 	out, rep := runReader(t, whatsappReader{}, p)
 	msgs := tgTestMsgs(t, out)
-	if len(msgs) != 6 {
-		t.Errorf("%d messages, want 6", len(msgs))
+	if len(msgs) != 7 {
+		t.Errorf("%d messages, want 7", len(msgs))
 	}
 	ref := func(ms int64, n int) string { return waTestRef("WhatsApp Chat with Alice", ms, n) }
 	ms := waTestMS(2019, 12, 31, 23, 59, 0)
 	tgTestWant(t, msgs, ref(ms, 0), "Alice", "", ms, "Happy new year\nalmost!")
 	ms = waTestMS(2020, 1, 1, 0, 1, 0)
-	tgTestWant(t, msgs, ref(ms, 0), "Bob", "", ms, "[media omitted]")
+	tgTestWant(t, msgs, ref(ms, 0), "Bob", "", ms, "<Media omitted>")
 	tgTestWant(t, msgs, ref(ms, 1), "Alice", "", ms, "same minute")
 	ms = waTestMS(2020, 1, 13, 9, 5, 0)
-	tgTestWant(t, msgs, ref(ms, 0), "Alice", "", ms, "day over 12\n30.02.20, 10:00 - Alice: not a date")
+	tgTestWant(t, msgs, ref(ms, 0), "Alice", "", ms, "day over 12")
+	// a header with an impossible date is its own message, never another's words
+	tgTestWant(t, msgs, ref(ms, 1), "Alice", "", ms, "not a date")
 	ms = waTestMS(2020, 2, 1, 10, 0, 0)
-	tgTestWant(t, msgs, ref(ms, 0), "Carol", "", ms, "[media omitted]")
+	tgTestWant(t, msgs, ref(ms, 0), "Carol", "", ms, "<Medien ausgeschlossen>")
 	ms = waTestMS(2020, 2, 1, 10, 1, 0)
-	m := tgTestWant(t, msgs, ref(ms, 0), "Carol", "", ms, "[attached: IMG-20200201-WA0001.jpg]\nlook at this")
+	m := tgTestWant(t, msgs, ref(ms, 0), "Carol", "", ms, "IMG-20200201-WA0001.jpg (file attached)\nlook at this")
 	if len(m.Attachments) != 1 || m.Attachments[0].Name != "IMG-20200201-WA0001.jpg" {
 		t.Errorf("attachments %+v", m.Attachments)
 	}
@@ -124,12 +126,12 @@ func TestWhatsAppIOS(t *testing.T) {
 	}
 	conv := "WhatsApp Chat - Team"
 	ms := waTestMS(2020, 1, 1, 0, 0, 5)
-	m := tgTestWant(t, msgs, waTestRef(conv, ms, 0), "Alice", "", ms, "[attached: 00000012-PHOTO-2020-01-01-00-00-05.jpg]")
+	m := tgTestWant(t, msgs, waTestRef(conv, ms, 0), "Alice", "", ms, "<attached: 00000012-PHOTO-2020-01-01-00-00-05.jpg>")
 	if len(m.Attachments) != 1 || m.Attachments[0].Name != "00000012-PHOTO-2020-01-01-00-00-05.jpg" || m.Attachments[0].ContentType != "image/jpeg" {
 		t.Errorf("attachments %+v", m.Attachments)
 	}
 	ms = waTestMS(2020, 1, 1, 0, 0, 7)
-	tgTestWant(t, msgs, waTestRef(conv, ms, 1), "Bob", "", ms, "[media omitted]")
+	tgTestWant(t, msgs, waTestRef(conv, ms, 1), "Bob", "", ms, "image omitted")
 	ms = waTestMS(2020, 1, 1, 0, 1, 0)
 	tgTestWant(t, msgs, waTestRef(conv, ms, 0), "Bob", "", ms, "line one\nline two")
 	ms = waTestMS(2020, 1, 1, 0, 1, 30)

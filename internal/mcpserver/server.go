@@ -356,7 +356,13 @@ func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, e
 		e.Capabilities = audit.Capabilities{HostCalls: u.HostCalls, BytesIn: u.BytesIn, BytesOut: u.BytesOut, Refused: u.Refused}
 	}
 	var refusal *runtime.AgentRefusal
+	var schemaErr *runtime.OutputSchemaError
 	switch {
+	case errors.As(err, &schemaErr):
+		// The module's result breaks its own output_schema: the text names the
+		// tool, the JSON path and what its author must fix (no host paths).
+		e.Outcome, e.Error = audit.OutcomeError, schemaErr.Error()
+		return errorResult(schemaErr.Error()), nil, nil, e
 	case errors.As(err, &refusal):
 		// The policy refuses this client; the text names the entry and is safe to send.
 		e.Outcome, e.Error = audit.OutcomeError, refusal.Error()

@@ -20,20 +20,6 @@ type gterm struct {
 	weight float64  // relation weight × idf
 }
 
-// Expansion limits.
-const (
-	maxExpandShare = 0.05 // expansion and association terms in more chunks than this are dropped
-	maxGroupTerms  = 6
-	// relPow flattens relation weights (weight^relPow): hypernyms, hyponyms and
-	// derivations (0.25–0.4) count nearer to synonyms. Measured on three generated
-	// corpora (seeds 1–3), with co-hyponyms added: paraphrase 0.162/0.160/0.140 →
-	// 0.215/0.249/0.203, related 0.451/0.456/0.370 → 0.448/0.487/0.413, keyword equal.
-	relPow = 0.5
-	// compoundPartFactor weighs a word of a multiword expansion the store does not
-	// say as a phrase.
-	compoundPartFactor = 0.5
-)
-
 // dedupeTerms keeps the heaviest term of each phrase, in first-seen order.
 func dedupeTerms(ts []gterm) []gterm {
 	at := map[string]int{}
@@ -115,7 +101,7 @@ func (s *Store) expansionGroups(ctx context.Context, db *sql.DB, snap *dfCache, 
 		}
 		seenWord[stem(w)] = true
 		var g termGroup
-		if t, ok, err := s.newGTerm(ctx, db, snap, w, 1, maxDFShare); err != nil {
+		if t, ok, err := s.newGTerm(ctx, db, snap, w, 1, knobs.MaxDFShare); err != nil {
 			return nil, err
 		} else if ok {
 			g.terms = append(g.terms, t)
@@ -159,42 +145,23 @@ func (s *Store) compoundExpansions(ctx context.Context, db *sql.DB, exp Expander
 }
 
 // relatedTerms turns expansions into group terms the store contains, heaviest
-// (relation weight × idf) first, at most maxGroupTerms.
+// (relation weight × idf) first, at most knobs.MaxGroupTerms.
 func (s *Store) relatedTerms(ctx context.Context, db *sql.DB, snap *dfCache, rs []Related, seenWord map[string]bool) ([]gterm, error) {
 	var rel []gterm
 	for _, r := range rs {
-		r.Weight = float32(math.Pow(float64(r.Weight), relPow))
-		t, ok, err := s.newGTerm(ctx, db, snap, strings.ReplaceAll(r.Term, "_", " "), float64(r.Weight), maxExpandShare)
+		r.Weight = float32(math.Pow(float64(r.Weight), knobs.RelPow))
+		t, ok, err := s.newGTerm(ctx, db, snap, strings.ReplaceAll(r.Term, "_", " "), float64(r.Weight), knobs.MaxExpandShare)
 		if err != nil {
 			return nil, err
 		}
 		if ok && !seenWord[t.phrase] {
 			rel = append(rel, t)
-			continue
-		}
-		// A compound the store never says ("insurance coverage", "removal
-		// company") still names the concept by its other words.
-		parts := words(strings.ReplaceAll(r.Term, "_", " "))
-		if ok || len(parts) < 2 {
-			continue
-		}
-		for _, p := range parts {
-			if stopwords[p] || len(p) < 3 || seenWord[stem(p)] {
-				continue
-			}
-			t, ok, err := s.newGTerm(ctx, db, snap, p, float64(r.Weight)*compoundPartFactor, maxExpandShare)
-			if err != nil {
-				return nil, err
-			}
-			if ok {
-				rel = append(rel, t)
-			}
 		}
 	}
 	rel = dedupeTerms(rel)
 	sort.SliceStable(rel, func(i, j int) bool { return rel[i].weight > rel[j].weight })
-	if len(rel) > maxGroupTerms {
-		rel = rel[:maxGroupTerms]
+	if len(rel) > knobs.MaxGroupTerms {
+		rel = rel[:knobs.MaxGroupTerms]
 	}
 	return rel, nil
 }

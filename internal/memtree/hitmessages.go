@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -60,6 +61,7 @@ func (s *Store) finishSearch(ctx context.Context, db *sql.DB, res *abi.SearchRes
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
+	retrieval.Monotone(res.Chunks)
 	res.MessageTextMaxChars = n
 	res.Chunks, res.Omitted = fitHits(res.Chunks, &res.MessageTextMaxChars, resultBase+jsonStrLen(res.Hint))
 	return res, nil
@@ -71,6 +73,7 @@ func (s *Store) finishRecall(ctx context.Context, db *sql.DB, res *abi.RecallRes
 	if err != nil {
 		return nil, fmt.Errorf("recall: %w", err)
 	}
+	retrieval.Monotone(res.Chunks)
 	res.MessageTextMaxChars = n
 	res.Chunks, res.Omitted = fitHits(res.Chunks, &res.MessageTextMaxChars, resultBase+jsonStrLen(res.Hint)+jsonStrLen(res.Note))
 	return res, nil

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -29,10 +28,9 @@ import (
 // BM25 over "speaker: text" turns is computed on the same turns as the baseline.
 // MEMTREE_LOCOMO_MD=FILE writes the table as markdown.
 
-// locomoDir locates ../shared/locomo relative to the repository root.
+// locomoDir locates the shared LoCoMo conversations (see sharedDir).
 func locomoDir() string {
-	_, file, _, _ := runtime.Caller(0)
-	return filepath.Join(filepath.Dir(file), "..", "..", "..", "shared", "locomo")
+	return filepath.Join(sharedDir(), "locomo")
 }
 
 type locomoTurn struct {
@@ -329,6 +327,17 @@ func runLocomo(t *testing.T) *locomoResult {
 		res.scores[s] = newLocomoScore()
 	}
 	verbose := os.Getenv("MEMTREE_LOCOMO_VERBOSE") != ""
+	// MEMTREE_LOCOMO_HITS=FILE writes every question's hit ids and cited refs, one
+	// line per question and tool, so two versions' hits can be compared.
+	var dump *os.File
+	if p := os.Getenv("MEMTREE_LOCOMO_HITS"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		dump = f
+	}
 	for _, f := range files {
 		c, err := loadLocomo(f)
 		if err != nil {
@@ -370,6 +379,18 @@ func runLocomo(t *testing.T) *locomoResult {
 				t.Fatalf("Recall %q: %v", q.Question, err)
 			}
 			rrefs := expandRefs(rc.Chunks)
+			if dump != nil {
+				for _, x := range []struct {
+					tool string
+					hs   []abi.ChunkHit
+				}{{"search", sr.Chunks}, {"recall", rc.Chunks}} {
+					fmt.Fprintf(dump, "%s\t%s\t%q", c.id, x.tool, q.Question)
+					for _, h := range x.hs {
+						fmt.Fprintf(dump, "\t%s:%s", h.ID, strings.Join(expandRefs([]abi.ChunkHit{h}), ","))
+					}
+					fmt.Fprintln(dump)
+				}
+			}
 			res.scores["recall"].add(q.Category, ev, rrefs)
 			per["recall"].add(q.Category, ev, rrefs)
 			if verbose {

@@ -11,24 +11,23 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// Message-level scoring: bm25 parameters (FTS5's defaults), and the share of the
-// whole chunk's bm25 added to its best message's score (several messages saying
-// the words is evidence too).
+// fts5K1 and fts5B are the bm25 parameters FTS5 ranks chunks with (fixed in
+// SQLite); message and turn scores use the same, so they agree with the chunk
+// ranking they reorder.
 const (
-	bm25K1     = 1.2
-	bm25B      = 0.75
-	chunkShare = 0.3
+	fts5K1 = 1.2
+	fts5B  = 0.75
 )
 
 // bm25Sum is the Okapi bm25 of a text of length words (against the average avg)
 // whose term frequencies are tf, with the terms' idfs.
 func bm25Sum(idfs []float64, tf []int, length, avg float64) float64 {
-	norm := bm25K1 * (1 - bm25B + bm25B*length/avg)
+	norm := fts5K1 * (1 - fts5B + fts5B*length/avg)
 	sc := 0.0
 	for i, n := range tf {
 		if n > 0 {
 			f := float64(n)
-			sc += idfs[i] * f * (bm25K1 + 1) / (f + norm)
+			sc += idfs[i] * f * (fts5K1 + 1) / (f + norm)
 		}
 	}
 	return sc
@@ -41,8 +40,7 @@ func bm25Sum(idfs []float64, tf []int, length, avg float64) float64 {
 // because its chunk is long. The message is what the person remembers: each is
 // scored with the chunk title (an e-mail subject, a document title), its length
 // normalised against the average message of the hits being ordered, and a chunk
-// counts as good as its best message plus chunkShare of the chunk's own bm25 (its
-// Score, which becomes that sum).
+// counts as good as its best message (its Score becomes that message's bm25).
 //
 // Measured on generated corpora with seeds 1–5, keyword queries, recall@10 / MRR@10:
 // Search 0.896/0.958/0.904/0.930/0.948 → 0.909/0.958/0.907/0.930/0.966, MRR
@@ -119,9 +117,6 @@ func byMessage(ctx context.Context, msgs *messages, snap *dfCache, hs []abi.Chun
 	score := make(map[string]float64, len(hs))
 	for _, m := range scored {
 		score[m.chunk] = max(score[m.chunk], bm25Sum(idfs, m.tf, float64(m.words), avg))
-	}
-	for _, h := range hs {
-		score[h.ID] += chunkShare * h.Score
 	}
 	out := append([]abi.ChunkHit(nil), hs...)
 	for i := range out {

@@ -22,11 +22,19 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// sharedData locates ../shared/data relative to the repository root.
-func sharedData(t testing.TB) string {
+// sharedDir locates ../shared relative to the repository root, or the directory
+// OPENHUMAN_SHARED names (a worktree checked out elsewhere).
+func sharedDir() string {
+	if d := os.Getenv("OPENHUMAN_SHARED"); d != "" {
+		return d
+	}
 	_, file, _, _ := runtime.Caller(0)
-	root := filepath.Join(filepath.Dir(file), "..", "..")
-	return filepath.Join(root, "..", "shared", "data")
+	return filepath.Join(filepath.Dir(file), "..", "..", "..", "shared")
+}
+
+// sharedData locates the shared data directory (see sharedDir).
+func sharedData(t testing.TB) string {
+	return filepath.Join(sharedDir(), "data")
 }
 
 // genCorpus runs the corpus generator into dir with extra flags.
@@ -189,6 +197,10 @@ func TestMain(m *testing.M) {
 		crashChild()
 		return
 	}
+	if err := setParamsFromEnv(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(2)
+	}
 	code := m.Run()
 	if corpusStore != "" && !keepStore {
 		os.RemoveAll(filepath.Dir(filepath.Dir(corpusStore)))
@@ -259,6 +271,17 @@ func TestQualityOnCorpus(t *testing.T) {
 		wantModes = map[string]bool{abi.ModeHybrid: true, abi.ModeSemantic: true}
 		embedded = emb.Model()
 	}
+	// MEMTREE_QUALITY_HITS=FILE writes every query's hit ids and cited refs, one
+	// line per query and tool, so two versions' hits can be compared.
+	var dump *os.File
+	if p := os.Getenv("MEMTREE_QUALITY_HITS"); p != "" {
+		f, err := os.Create(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		dump = f
+	}
 	for _, q := range qs {
 		sr, err := st.Search(ctx, abi.SearchRequest{Query: q.Query, K: 10})
 		if err != nil {
@@ -274,6 +297,18 @@ func TestQualityOnCorpus(t *testing.T) {
 			t.Errorf("Recall mode = %q (note %q), want one of %v", rc.Mode, rc.Note, wantModes)
 		}
 		r2, rr2 := score(q.Relevant, expandRefs(rc.Chunks), 10)
+		if dump != nil {
+			for _, x := range []struct {
+				tool string
+				hs   []abi.ChunkHit
+			}{{"search", sr.Chunks}, {"recall", rc.Chunks}} {
+				fmt.Fprintf(dump, "%s\t%s", q.ID, x.tool)
+				for _, h := range x.hs {
+					fmt.Fprintf(dump, "\t%s:%s", h.ID, strings.Join(expandRefs([]abi.ChunkHit{h}), ","))
+				}
+				fmt.Fprintln(dump)
+			}
+		}
 		add(recall, q.Kind, r2, rr2)
 		if verbose {
 			t.Logf("%s %-10s search r=%.2f recall r=%.2f rr=%.2f rr2=%.2f %q %v", q.ID, q.Kind, r, r2, rr, rr2, q.Query, head(expandRefs(sr.Chunks), 6))

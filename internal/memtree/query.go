@@ -211,13 +211,10 @@ func isDigits(s string) bool {
 	return s != ""
 }
 
-// maxDFShare is the share of chunks above which a term is too common to rank.
-const maxDFShare = 0.2
-
-// pruneFrequent drops terms in more than maxDFShare of n chunks; when that would drop
+// pruneFrequent drops terms in more than knobs.MaxDFShare of n chunks; when that would drop
 // everything it keeps the rarest term.
 func pruneFrequent(ts []term, n int) []term {
-	limit := int(maxDFShare*float64(n)) + 1
+	limit := int(knobs.MaxDFShare*float64(n)) + 1
 	var out []term
 	for _, t := range ts {
 		if t.DF <= limit {

@@ -3,22 +3,13 @@ package memtree
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"fmt"
 )
 
-// maxRanked bounds how many matches one unrestricted bm25 query scores. FTS5 must
-// score every match of an expression before ORDER BY rank can return its first
-// row, so a word said in 70k chunks of a 169k-chunk store cost 130–500 ms a
-// search. When an expression matches more chunks than this, it is ranked among its
-// maxRanked newest matches (highest rowids: ingest order) only; bm25 keeps the
-// whole store's idf. Expressions matching fewer rank exactly as before.
-const maxRanked = 2000
-
-// rankWindow returns f narrowed to the maxRanked newest matches of expr when est
+// rankWindow returns f narrowed to the knobs.MaxRanked newest matches of expr when est
 // (an upper bound of expr's matches, from document frequencies) says it may match
 // more and f restricts nothing (a person or date restriction keeps the whole
-// posting list: its matches may all be old). The probe reads at most maxRanked
+// posting list: its matches may all be old). The probe reads at most knobs.MaxRanked
 // rowids of the posting lists, unranked.
 func rankWindow(ctx context.Context, db *sql.DB, expr string, est int, f filter) (filter, error) {
 	if len(f.where) > 0 {
@@ -31,17 +22,17 @@ func rankWindow(ctx context.Context, db *sql.DB, expr string, est int, f filter)
 	return f.with("chunks_fts.rowid >= ?", floor), nil
 }
 
-// windowFloor returns the rowid of the maxRanked-th newest match of expr in FTS
+// windowFloor returns the rowid of the knobs.MaxRanked-th newest match of expr in FTS
 // table fts (chunks_fts or summaries_fts), or 0 when est says expr matches at most
-// maxRanked rows or it does.
+// knobs.MaxRanked rows or it does.
 func windowFloor(ctx context.Context, db *sql.DB, fts, expr string, est int) (int64, error) {
-	if est <= maxRanked {
+	if est <= knobs.MaxRanked {
 		return 0, nil
 	}
 	var floor int64
-	err := db.QueryRowContext(ctx, `SELECT rowid FROM `+fts+` WHERE `+fts+` MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, expr, maxRanked-1).Scan(&floor)
+	err := db.QueryRowContext(ctx, `SELECT rowid FROM `+fts+` WHERE `+fts+` MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, expr, knobs.MaxRanked-1).Scan(&floor)
 	if err == sql.ErrNoRows {
-		return 0, nil // fewer matches than maxRanked: rank them all
+		return 0, nil // fewer matches than knobs.MaxRanked: rank them all
 	}
 	if err != nil {
 		return 0, fmt.Errorf("full-text window: %w", err)
@@ -67,33 +58,4 @@ func orEstimate(ts []term) int {
 		n += t.DF
 	}
 	return n
-}
-
-// rowidsAmong returns which of rowids match FTS expression expr: each is looked up
-// in the posting lists (FTS5 seeks per rowid), not the lists read whole.
-func rowidsAmong(ctx context.Context, db *sql.DB, expr string, rowids []int64) (map[int64]bool, error) {
-	set := map[int64]bool{}
-	if len(rowids) == 0 {
-		return set, nil
-	}
-	js, err := json.Marshal(rowids)
-	if err != nil {
-		return nil, fmt.Errorf("full-text match %s: %w", expr, err)
-	}
-	rows, err := db.QueryContext(ctx, `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? AND rowid IN (SELECT value FROM json_each(?))`, expr, string(js))
-	if err != nil {
-		return nil, fmt.Errorf("full-text match %s: %w", expr, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("full-text match %s: %w", expr, err)
-		}
-		set[id] = true
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("full-text match %s: %w", expr, err)
-	}
-	return set, nil
 }

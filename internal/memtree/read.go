@@ -10,6 +10,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -661,14 +662,4 @@ func DisplayName(kind, sourceID, title, userEmailHint string) string {
 }
 
 // sortHits orders hits by score descending, then timestamp descending, then id.
-func sortHits(h []abi.ChunkHit) {
-	sort.SliceStable(h, func(i, j int) bool {
-		if h[i].Score != h[j].Score {
-			return h[i].Score > h[j].Score
-		}
-		if h[i].TimestampMS != h[j].TimestampMS {
-			return h[i].TimestampMS > h[j].TimestampMS
-		}
-		return h[i].ID < h[j].ID
-	})
-}
+func sortHits(h []abi.ChunkHit) { retrieval.SortHits(h) }

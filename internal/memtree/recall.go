@@ -3,60 +3,19 @@ package memtree
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 
 	"fmt"
 	"log/slog"
 	"math"
-	"sort"
 	"strings"
 	"unicode"
 
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// Recall fusion parameters (weighted reciprocal rank fusion).
-const (
-	rrfK        = 60.0
-	recallDepth = 50 // candidates taken from each ranked list
-	wVectors    = 1.0
-)
-
-// tune holds the offline fusion parameters, chosen on the generated corpus
-// (recall@10 keyword/paraphrase/related):
-//   - chunks, summaries: weights of chunk bm25 and summary bm25 (3 and 0.3; before the
-//     association list, 3/0.3/1 gave keyword 0.875, paraphrase 0.02, related 0.08);
-//   - expansion: weight of the WordNet-expanded list, raised by expBoost × (1 − ρ) and
-//     by expUnknown × the share of query words the store never says (such words can
-//     only be matched through their expansions; 0 → 8: paraphrase 0.140 → 0.162,
-//     keyword and related unchanged);
-//   - assoc: weight of the corpus association list, scaled by (1 − ρ) and by
-//     coverage^cover (the share of query words with associates);
-//   - exact, exactN: weight of the list of the exactN best chunks that say every
-//     query word (when the store knows them all). Measured on generated corpora with
-//     seeds 1/2/3: keyword 0.859/0.861/0.758 → 0.884/0.881/0.758, related
-//     0.448/0.487/0.413 → 0.441/0.483/0.413, others equal; weight 3 lifted keyword
-//     on seed 3 to 0.821 but cost related 0.02–0.04 and entity up to 0.03;
-//   - litRef, litFloor: literal evidence ρ = min(1, literal hits / litRef) ×
-//     known², where known is the share of query words the store contains; the bm25
-//     list keeps litFloor + (1 − litFloor) × ρ of its weight. litRef was chosen on
-//     a store of 3,432 chunks; a smaller store cannot hold 22 hits of a precise
-//     word, so the reference is at most litShare of the store's chunks (at least
-//     1): on a LoCoMo conversation (about 80 chunks) one chunk saying "sunrise" is
-//     full evidence, not a word said in passing. With ρ = 1 search's list leads
-//     (leadThenFuse).
-//
-// Measured: association alone (assoc 6, ρ from hits only) related 0.08 → 0.445,
-// paraphrase 0.025; adding known², coverage³ and the expansion boost gives
-// paraphrase 0.11, related 0.42, keyword 0.86.
-var tune = struct {
-	chunks, summaries, expansion, expBoost, expUnknown, assoc, cover, exact, litRef, litShare, litFloor float64
-	exactN                                                                                              int
-}{chunks: 3, summaries: 0.3, expansion: 1, expBoost: 2, expUnknown: 8, assoc: 6, cover: 3, exact: 1, exactN: 3, litRef: 22, litShare: 22.0 / 3432, litFloor: 0.15}
-
 // Recall finds chunks by meaning. Offline (no embedder, or the embedder failed) it
-// fuses, by weighted reciprocal rank, bm25 over chunks, bm25 over summaries
-// (expanded to their best leaves), a coordination ranking over the query words'
+// fuses, by weighted reciprocal rank, bm25 over chunks, a coordination ranking over the query words'
 // WordNet expansions, and one over the words the store itself associates with rare
 // query words (recall_assoc.go); the less literal evidence the query has in the
 // store, the more the last two count (Mode "lexical"). Recall's list begins with
@@ -105,12 +64,12 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 		case err != nil:
 			slog.Warn("recall: embedder failed, using offline lexical recall", "model", emb.Model(), "err", err)
 			res.Note = fmt.Sprintf("embedder %s failed (%v); fell back to offline lexical recall", emb.Model(), err)
-		case vl.hits == nil:
+		case vl.Hits == nil:
 			res.Note = fmt.Sprintf("no vectors stored for model %s yet; run ingest with the embedder configured to embed the store. Used offline lexical recall", emb.Model())
 		default:
 			lexicalFound := false
 			for _, l := range lists {
-				lexicalFound = lexicalFound || len(l.hits) > 0
+				lexicalFound = lexicalFound || len(l.Hits) > 0
 			}
 			// Vectors weigh less the more literal evidence the query has, as the
 			// expansions do: a query whose words the store says in many chunks is
@@ -120,7 +79,7 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 			// 0.812/0.806/0.800 → 0.837/0.830/0.810, related and paraphrase within
 			// ±0.01. Offline, seed 1 scores keyword 0.911, entity 0.848: a weak
 			// embedder no longer makes literal recall worse than none.
-			vl.weight = wVectors * (tune.litFloor + (1-tune.litFloor)*(1-rho))
+			vl.Weight = knobs.Vectors * (knobs.LitFloor + (1-knobs.LitFloor)*(1-rho))
 			lists = append(lists, vl)
 			res.Mode = abi.ModeHybrid
 			if !lexicalFound {
@@ -128,7 +87,7 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 			}
 		}
 	}
-	res.Chunks = leadThenFuse(lead, lists, tail, req.K)
+	res.Chunks = retrieval.LeadThenFuse(lead, lists, tail, req.K, demoteDuplicates)
 	// Hits search found keep its citations (conversation-aware, turnrank.go); the
 	// others cite the messages saying a query word or one of its expansions.
 	inLead := map[string]bool{}
@@ -136,9 +95,9 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 		inLead[h.ID] = true
 	}
 	fromSearch := map[string]bool{}
-	for _, l := range append(lists, rankedList{hits: tail}) {
-		if l.name == "chunks" || l.name == "" {
-			for _, h := range l.hits {
+	for _, l := range append(lists, retrieval.List{Hits: tail}) {
+		if l.Name == "chunks" || l.Name == "" {
+			for _, h := range l.Hits {
 				fromSearch[h.ID] = true
 			}
 		}
@@ -159,17 +118,6 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 	}
 	return s.finishRecall(ctx, db, res)
 }
-
-// anchored is the share of a query's words the store must say for the words it
-// does not say not to count against the query's literal evidence: one word in
-// four (among three the store says, or two among six).
-const anchored = 0.75
-
-// everydayWords is the vocabulary of everyday English: West's General Service
-// List has about 2,000 headwords, which cover some four fifths of ordinary text.
-// A store saying fewer distinct word stems cannot be expected to say a given
-// everyday word.
-const everydayWords = 2000
 
 // namedWords gives the folded words of query that are capitalised within a
 // sentence or quoted: names and titles.
@@ -210,129 +158,30 @@ var questionWords = func() map[string]bool {
 	return m
 }()
 
-// literalLead splits search's hits (in search's order) into the prefix that ends
-// with its last hit carrying literal evidence (a level below fillLevel: the hit says
-// one of the query's rarer words, or the person or date the query names) and the
-// rest (chunks saying only common words, the chunks that follow a hit in its
-// conversation). Recall returns the prefix as it is, so that its first cited refs
-// are exactly search's wherever search has literal evidence.
-func literalLead(hits []abi.ChunkHit, level map[string]int) (lead, rest []abi.ChunkHit) {
-	end := 0
-	for i, h := range hits {
-		if l, ok := level[h.ID]; ok && l < fillLevel {
-			end = i + 1
-		}
-	}
-	return hits[:end], hits[end:]
-}
-
-// rankedList is one ranking to fuse.
-type rankedList struct {
-	name   string
-	weight float64
-	hits   []abi.ChunkHit
-}
-
-// leadThenFuse puts lead (search's hits that say the query's words: its literal
-// evidence) first, in search's order, and fills the remaining places with the fusion
-// of lists without them: expansions, associations, summaries and vectors add below
-// the literal matches and never push them down (issue 16: fused, they diluted the
-// top ranks; on LoCoMo recall@5 was 29 against search's 54).
-func leadThenFuse(lead []abi.ChunkHit, lists []rankedList, tail []abi.ChunkHit, k int) []abi.ChunkHit {
-	out := make([]abi.ChunkHit, 0, k)
-	seen := map[string]bool{}
-	for _, h := range lead {
-		if len(out) == k {
-			return out
-		}
-		seen[h.ID] = true
-		out = append(out, h)
-	}
-	rest := make([]rankedList, 0, len(lists))
-	for _, l := range lists {
-		var hs []abi.ChunkHit
-		for _, h := range l.hits {
-			if !seen[h.ID] {
-				hs = append(hs, h)
-			}
-		}
-		rest = append(rest, rankedList{name: l.name, weight: l.weight, hits: hs})
-	}
-	for _, h := range fuse(rest, k-len(out)) {
-		seen[h.ID] = true
-		out = append(out, h)
-	}
-	for _, h := range tail {
-		if len(out) == k {
-			break
-		}
-		if !seen[h.ID] {
-			seen[h.ID] = true
-			out = append(out, h)
-		}
-	}
-	return out
-}
-
-// fuse combines lists by weighted reciprocal rank; each hit's Score is its fused score.
-func fuse(lists []rankedList, k int) []abi.ChunkHit {
-	type acc struct {
-		hit   abi.ChunkHit
-		score float64
-	}
-	byID := map[string]*acc{}
-	var order []string
-	for _, l := range lists {
-		for r, h := range l.hits {
-			a, ok := byID[h.ID]
-			if !ok {
-				a = &acc{hit: h}
-				byID[h.ID] = a
-				order = append(order, h.ID)
-			} else if a.hit.Snippet == "" {
-				a.hit.Snippet = h.Snippet
-			}
-			a.score += l.weight / (rrfK + float64(r+1))
-		}
-	}
-	out := make([]abi.ChunkHit, 0, len(order))
-	for _, id := range order {
-		a := byID[id]
-		a.hit.Score = a.score
-		out = append(out, a.hit)
-	}
-	sortHits(out)
-	out = demoteDuplicates(out)
-	if len(out) > k {
-		out = out[:k]
-	}
-	return out
-}
-
 // lexicalLists builds the offline rankings: chunk bm25 (with search's people/date
-// understanding), summary bm25 expanded to chunks, weighted coordination over the
+// understanding), weighted coordination over the
 // query words and their lexical expansions, and weighted coordination over the
 // words the store associates with the query words (recall_assoc.go), which leaves
 // out the chunks that say a query word themselves. rho is the query's literal
 // evidence in [0, 1].
-func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, query string, k int) (lead, tail []abi.ChunkHit, lists []rankedList, stems []string, rho float64, err error) {
+func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, query string, k int) (lead, tail []abi.ChunkHit, lists []retrieval.List, stems []string, rho float64, err error) {
 	// Search's own list for the same k: the same hits, citations and order that
 	// memory.search returns for this query.
 	hits, level, err := s.search(ctx, db, snap, query, k)
 	if err != nil {
 		return nil, nil, nil, nil, 0, err
 	}
-	lead, tail = literalLead(hits, level)
+	lead, tail = retrieval.LiteralLead(hits, level)
 	evidence := 0
 	for _, h := range lead {
-		if l, ok := level[h.ID]; ok && l < fillLevel {
+		if l, ok := level[h.ID]; ok && l < retrieval.FillLevel {
 			evidence++
 		}
 	}
 	pq := parseQuery(query, snap)
 	// Literal evidence: a query whose words the store lacks or says in few chunks is
 	// worded unlike the store's text; then recall leans on expansions and associations.
-	litRef := min(tune.litRef, max(1, tune.litShare*float64(snap.n)))
+	litRef := min(knobs.LitRef, max(1, knobs.LitShare*float64(snap.n)))
 	if evidence >= k && float64(evidence) < litRef {
 		// A short list (small k) shows fewer chunks than the evidence measure
 		// needs: count the chunks saying one of the rarer query words.
@@ -376,16 +225,16 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 	// A store that says few distinct words lacks most everyday words, so a word it
 	// does not say is weak evidence that the query is worded unlike it: the
 	// words' absence counts in proportion to the store's vocabulary, up to
-	// everydayWords.
+	// knobs.EverydayWords.
 	vocab, err := s.storeVocab(ctx, db, snap.gen)
 	if err != nil {
 		return nil, nil, nil, nil, 0, err
 	}
-	absence := float64(vocab) / everydayWords
+	absence := float64(vocab) / float64(knobs.EverydayWords)
 	unknown := 0.0 // share of the query's words the store never says
 	if nw > 0 {
 		f := 1 - absence*float64(nw-known)/float64(nw)
-		if f >= anchored {
+		if f >= knobs.Anchored {
 			// At most one word in four the store never says: the query is anchored
 			// in the store's words, and the odd word is more likely phrasing or a
 			// misspelling ("partake", "educaton") than the topic.
@@ -423,7 +272,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		n := int(math.Floor(said * said * rho * float64(len(lead))))
 		strong = lead[n:]
 		lead = lead[:n]
-		lists = append(lists, rankedList{name: "chunks", weight: tune.chunks * (tune.litFloor + (1-tune.litFloor)*rho), hits: strong})
+		lists = append(lists, retrieval.List{Name: "chunks", Weight: knobs.Chunks * (knobs.LitFloor + (1-knobs.LitFloor)*rho), Hits: strong})
 	}
 
 	terms, err := s.queryTerms(ctx, db, pq.Text)
@@ -438,23 +287,16 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		if err != nil {
 			return nil, nil, nil, nil, 0, err
 		}
-		exact, err := ftsChunks(ctx, db, andExpr(terms), wf, tune.exactN, nil)
+		exact, err := ftsChunks(ctx, db, andExpr(terms), wf, knobs.ExactN, nil)
 		if err != nil {
 			return nil, nil, nil, nil, 0, err
 		}
 		if len(exact) > 0 {
-			lists = append(lists, rankedList{name: "exact", weight: tune.exact, hits: exact})
+			lists = append(lists, retrieval.List{Name: "exact", Weight: knobs.Exact, Hits: exact})
 		}
 	}
 	terms = pruneFrequent(terms, snap.n)
 	stems = stemsOf(terms)
-	if len(terms) > 0 && tune.summaries > 0 {
-		sh, err := summaryChunks(ctx, db, snap, orExpr(terms), terms, recallDepth)
-		if err != nil {
-			return nil, nil, nil, nil, 0, err
-		}
-		lists = append(lists, rankedList{name: "summaries", weight: tune.summaries, hits: sh})
-	}
 	if rho >= 1 {
 		// Full literal evidence: the words are the store's own; expansions were
 		// measured to add little here (keyword 0.862 → 0.859, temporal 0.845 → 0.837)
@@ -479,16 +321,16 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		// With little literal evidence, the chunks that say a query word are the bm25
 		// list's job: this list then holds only what matches through expansions.
 		var skip map[int64]bool
-		if len(terms) > 0 && float64(evidence) < tune.litRef {
+		if len(terms) > 0 && float64(evidence) < knobs.LitRef {
 			if skip, err = rowidSet(ctx, db, orExpr(terms)); err != nil {
 				return nil, nil, nil, nil, 0, err
 			}
 		}
-		eh, err := setRank(ctx, db, eg, skip, false, recallDepth)
+		eh, err := setRank(ctx, db, eg, skip, false, knobs.RecallDepth)
 		if err != nil {
 			return nil, nil, nil, nil, 0, err
 		}
-		lists = append(lists, rankedList{name: "expansion", weight: tune.expansion * (1 + tune.expBoost*(1-rho) + tune.expUnknown*unknown), hits: eh})
+		lists = append(lists, retrieval.List{Name: "expansion", Weight: knobs.Expansion * (1 + knobs.ExpBoost*(1-rho) + knobs.ExpUnknown*unknown), Hits: eh})
 	}
 	if rho < 1 && len(groups) > 0 {
 		own := map[string]bool{}
@@ -510,121 +352,13 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 			if err != nil {
 				return nil, nil, nil, nil, 0, err
 			}
-			ah, err := setRank(ctx, db, ag, skip, true, recallDepth)
+			ah, err := setRank(ctx, db, ag, skip, true, knobs.RecallDepth)
 			if err != nil {
 				return nil, nil, nil, nil, 0, err
 			}
-			w := tune.assoc * (1 - rho) * math.Pow(float64(len(ag))/float64(len(groups)), tune.cover)
-			lists = append(lists, rankedList{name: "association", weight: w, hits: ah})
+			w := knobs.Assoc * (1 - rho) * math.Pow(float64(len(ag))/float64(len(groups)), knobs.Cover)
+			lists = append(lists, retrieval.List{Name: "association", Weight: w, Hits: ah})
 		}
 	}
 	return lead, tail, lists, stems, rho, nil
-}
-
-// summaryHits is how many summaries recall expands, and summaryLeaves how many
-// leaves of each it ranks (measured at 100k records: 200 leaves made the summary
-// list a third of recall's time; 30 lose nothing on the corpus).
-const (
-	summaryHits   = 10
-	summaryLeaves = 30
-)
-
-// summaryChunks ranks summaries by bm25 for expr and expands each hit, in summary
-// order, to its two best leaves: the leaves carrying the most idf of the query
-// terms, found in rowid sets (no per-leaf bm25 query, which at 100k records made
-// this list a third of recall's time).
-func summaryChunks(ctx context.Context, db *sql.DB, snap *dfCache, expr string, terms []term, limit int) ([]abi.ChunkHit, error) {
-	// Summaries of a common word are ranked among its newest maxRanked (rankcap.go).
-	floor, err := windowFloor(ctx, db, "summaries_fts", expr, orEstimate(terms))
-	if err != nil {
-		return nil, fmt.Errorf("summary query: %w", err)
-	}
-	rows, err := db.QueryContext(ctx, `SELECT s.leaf_ids_json FROM summaries_fts
-		JOIN summaries s ON s.rowid = summaries_fts.rowid WHERE summaries_fts MATCH ? AND summaries_fts.rowid >= ? ORDER BY rank LIMIT ?`, expr, floor, summaryHits)
-	if err != nil {
-		return nil, fmt.Errorf("summary query: %w", err)
-	}
-	var groups [][]string
-	var all []any
-	for rows.Next() {
-		var leaves string
-		if err := rows.Scan(&leaves); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("summary query: %w", err)
-		}
-		var ids []string
-		if err := json.Unmarshal([]byte(leaves), &ids); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("summary query: damaged leaf list: %w", err)
-		}
-		if len(ids) > summaryLeaves {
-			ids = ids[:summaryLeaves] // a high-level node: its first leaves stand for it
-		}
-		groups = append(groups, ids)
-		for _, id := range ids {
-			all = append(all, id)
-		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("summary query: %w", err)
-	}
-	if len(all) == 0 {
-		return nil, nil
-	}
-	ph := strings.TrimSuffix(strings.Repeat("?,", len(all)), ",")
-	rowOf := map[string]int64{}
-	rows, err = db.QueryContext(ctx, `SELECT id, rowid FROM chunks WHERE id IN (`+ph+`)`, all...)
-	if err != nil {
-		return nil, fmt.Errorf("summary leaves: %w", err)
-	}
-	for rows.Next() {
-		var id string
-		var rid int64
-		if err := rows.Scan(&id, &rid); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("summary leaves: %w", err)
-		}
-		rowOf[id] = rid
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("summary leaves: %w", err)
-	}
-	score := map[int64]float64{}
-	cand := make([]int64, 0, len(rowOf))
-	for _, rid := range rowOf {
-		cand = append(cand, rid)
-	}
-	for _, t := range terms {
-		// Only the candidate leaves are looked up in the term's posting list (a
-		// common term's first 4,000 rowids cost 3 ms a term at 169k chunks and
-		// missed the leaves past them).
-		set, err := rowidsAmong(ctx, db, quoteFTS(t.Word), cand)
-		if err != nil {
-			return nil, err
-		}
-		w := idf(snap.n, max(t.DF, 1))
-		for _, rid := range rowOf {
-			if set[rid] {
-				score[rid] += w
-			}
-		}
-	}
-	seen := map[int64]bool{}
-	var picked []int64
-	for _, ids := range groups {
-		var best []int64
-		for _, id := range ids {
-			if rid, ok := rowOf[id]; ok && score[rid] > 0 && !seen[rid] {
-				best = append(best, rid)
-			}
-		}
-		sort.SliceStable(best, func(i, j int) bool { return score[best[i]] > score[best[j]] })
-		for i := 0; i < len(best) && i < 2 && len(picked) < limit; i++ {
-			seen[best[i]] = true
-			picked = append(picked, best[i])
-		}
-	}
-	return hitsByRowid(ctx, db, picked, score)
 }

@@ -22,17 +22,6 @@ import (
 // computed lazily from the chunks at query time and cached per store generation, so
 // no schema change and no ingest step is needed.
 
-// Association limits.
-const (
-	assocSample   = 30   // chunks containing a word that are read to find its associates
-	assocMinDocs  = 2    // an associate must co-occur in at least this many of them
-	assocMinPMI   = 1.5  // natural-log PMI floor (≈ 4.5× more frequent than chance)
-	assocTerms    = 8    // associates kept per word
-	assocMaxShare = 0.02 // a word in more chunks than this share is not expanded by association
-	setRankRows   = 400  // chunks read per term by setRank
-	senseDamp     = 0.3  // weight kept by a term sharing no chunk with the other query words' terms
-)
-
 // wterm is a weighted term of a set-ranking group: a folded word or phrase.
 type wterm struct {
 	phrase string
@@ -85,7 +74,7 @@ func (s *Store) associates(ctx context.Context, db *sql.DB, snap *dfCache, word 
 func (s *Store) computeAssociates(ctx context.Context, db *sql.DB, snap *dfCache, word string) ([]wterm, error) {
 	own := stem(word)
 	rows, err := db.QueryContext(ctx, `SELECT c.text FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-		WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?`, quoteFTS(word), assocSample)
+		WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?`, quoteFTS(word), knobs.AssocSample)
 	if err != nil {
 		return nil, fmt.Errorf("association sample for %q: %w", word, err)
 	}
@@ -134,18 +123,18 @@ func (s *Store) computeAssociates(ctx context.Context, db *sql.DB, snap *dfCache
 	}
 	var out []wterm
 	for st, c := range counts {
-		if c.docs < assocMinDocs {
+		if c.docs < knobs.AssocMinDocs {
 			continue
 		}
 		df, err := s.docFreq(ctx, db, st)
 		if err != nil {
 			return nil, err
 		}
-		if df == 0 || float64(df) > maxExpandShare*float64(snap.n) {
+		if df == 0 || float64(df) > knobs.MaxExpandShare*float64(snap.n) {
 			continue
 		}
 		pmi := math.Log(float64(c.docs) / float64(m) * float64(snap.n) / float64(df))
-		if pmi < assocMinPMI {
+		if pmi < knobs.AssocMinPMI {
 			continue
 		}
 		out = append(out, wterm{phrase: c.word, stems: []string{st}, weight: float64(c.docs) / float64(m) * pmi})
@@ -156,8 +145,8 @@ func (s *Store) computeAssociates(ctx context.Context, db *sql.DB, snap *dfCache
 		}
 		return out[i].phrase < out[j].phrase
 	})
-	if len(out) > assocTerms {
-		out = out[:assocTerms]
+	if len(out) > knobs.AssocTerms {
+		out = out[:knobs.AssocTerms]
 	}
 	if len(out) > 0 {
 		top := out[0].weight
@@ -189,7 +178,7 @@ func matchRowids(ctx context.Context, db *sql.DB, expr string, limit int) ([]int
 // setRank ranks chunks by weighted coordination over groups, computed in sets of
 // rowids (no chunk text is read): a chunk scores, per group, the weight of its best
 // term relative to the group's best, summed over groups. With senses, a term that
-// shares no chunk with another group's terms keeps only senseDamp of its weight. Chunks in skip
+// shares no chunk with another group's terms keeps only knobs.SenseDamp of its weight. Chunks in skip
 // are left out. It returns up to limit hits, best first, Score set.
 func setRank(ctx context.Context, db *sql.DB, groups [][]wterm, skip map[int64]bool, senses bool, limit int) ([]abi.ChunkHit, error) {
 	// One statement reads every term's rowids: term i's rows come tagged i.
@@ -206,7 +195,7 @@ func setRank(ctx context.Context, db *sql.DB, groups [][]wterm, skip map[int64]b
 			continue
 		}
 		for _, t := range g {
-			parts = append(parts, fmt.Sprintf(`SELECT %d, rowid FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT %d)`, len(rel), setRankRows))
+			parts = append(parts, fmt.Sprintf(`SELECT %d, rowid FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT %d)`, len(rel), knobs.SetRankRows))
 			args = append(args, quoteFTS(t.phrase))
 			rel = append(rel, t.weight/top)
 			grp = append(grp, gi)
@@ -255,7 +244,7 @@ func setRank(ctx context.Context, db *sql.DB, groups [][]wterm, skip map[int64]b
 		if bits.OnesCount64(present) > 1 {
 			for i := range rel {
 				if !confirmed[i] {
-					rel[i] *= senseDamp
+					rel[i] *= knobs.SenseDamp
 				}
 			}
 		}
@@ -339,12 +328,6 @@ func hitsByRowid(ctx context.Context, db *sql.DB, rowids []int64, score map[int6
 	return out, nil
 }
 
-// Association group limits.
-const (
-	assocMembers    = 6  // terms of a query word's group (the word, its expansions) expanded by association
-	assocGroupTerms = 12 // associates kept per query word
-)
-
 // associationGroups builds, for each query word's group (the word and its lexical
 // expansions), the words the store associates with its rare members, weighted by
 // the member's weight in the group. It also returns the FTS strings of the members
@@ -360,7 +343,7 @@ func (s *Store) associationGroups(ctx context.Context, db *sql.DB, snap *dfCache
 		used := 0
 		merged := map[string]wterm{}
 		for i, t := range g.terms {
-			if len(t.stems) != 1 || used >= assocMembers {
+			if len(t.stems) != 1 || used >= knobs.AssocMembers {
 				continue
 			}
 			if i > 0 || !skip[t.stems[0]] {
@@ -372,7 +355,7 @@ func (s *Store) associationGroups(ctx context.Context, db *sql.DB, snap *dfCache
 			if err != nil {
 				return nil, nil, err
 			}
-			if df == 0 || float64(df) > assocMaxShare*float64(snap.n) {
+			if df == 0 || float64(df) > knobs.AssocMaxShare*float64(snap.n) {
 				continue
 			}
 			used++
@@ -405,8 +388,8 @@ func (s *Store) associationGroups(ctx context.Context, db *sql.DB, snap *dfCache
 			}
 			return ws[i].phrase < ws[j].phrase
 		})
-		if len(ws) > assocGroupTerms {
-			ws = ws[:assocGroupTerms]
+		if len(ws) > knobs.AssocGroupTerms {
+			ws = ws[:knobs.AssocGroupTerms]
 		}
 		out = append(out, ws)
 	}

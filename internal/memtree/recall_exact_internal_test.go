@@ -4,6 +4,8 @@ import (
 	"context"
 	"path/filepath"
 	"testing"
+
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 )
 
 // TestRecallExactList: when the store knows every query word, recall ranks the
@@ -34,21 +36,21 @@ func TestRecallExactList(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exactList := func(q string) *rankedList {
+	exactList := func(q string) *retrieval.List {
 		_, _, lists, _, _, err := st.lexicalLists(ctx, db, snap, q, 10)
 		if err != nil {
 			t.Fatalf("lexicalLists %q: %v", q, err)
 		}
 		for i := range lists {
-			if lists[i].name == "exact" {
+			if lists[i].Name == "exact" {
 				return &lists[i]
 			}
 		}
 		return nil
 	}
 	l := exactList("rotation handover")
-	if l == nil || len(l.hits) != 1 || l.hits[0].SourceRef != "docs/oncall.md" || l.weight != tune.exact {
-		t.Fatalf("exact list for %q = %+v, want docs/oncall.md alone with weight %v", "rotation handover", l, tune.exact)
+	if l == nil || len(l.Hits) != 1 || l.Hits[0].SourceRef != "docs/oncall.md" || l.Weight != knobs.Exact {
+		t.Fatalf("exact list for %q = %+v, want docs/oncall.md alone with weight %v", "rotation handover", l, knobs.Exact)
 	}
 	if l := exactList("rotation gyroscope"); l != nil {
 		t.Errorf("exact list for a query with a word the store never says = %+v, want none", l)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/embed"
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -208,7 +209,7 @@ func TestRecallLeadsWithSearch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			prefix, _ := literalLead(hits, level)
+			prefix, _ := retrieval.LiteralLead(hits, level)
 			lead, _, _, _, rho, err := st.lexicalLists(ctx, db, snap, query, k)
 			if err != nil {
 				t.Fatal(err)

@@ -17,7 +17,7 @@ type retrievalCache struct {
 }
 
 // storeVocab returns how many distinct word stems the store says, counted up to
-// everydayWords, for generation gen (read by the caller just before). Counting
+// knobs.EverydayWords, for generation gen (read by the caller just before). Counting
 // walks the FTS vocabulary, and each of its rows reads a term's whole posting list
 // (fts5vocab row tables count documents), so the count is cached per generation:
 // uncached it was 30 % of recall's time on a 3k-chunk store and grows with the store.
@@ -31,7 +31,7 @@ func (s *Store) storeVocab(ctx context.Context, db *sql.DB, gen string) (int, er
 	}
 	c.mu.Unlock()
 	var vocab int
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM chunks_fts_vocab LIMIT ?)`, everydayWords).Scan(&vocab); err != nil {
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (SELECT 1 FROM chunks_fts_vocab LIMIT ?)`, knobs.EverydayWords).Scan(&vocab); err != nil {
 		return 0, fmt.Errorf("store vocabulary: %w", err)
 	}
 	c.mu.Lock()

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -157,18 +158,15 @@ func andExpr(ts []term) string {
 	return strings.Join(q, " AND ")
 }
 
-// maxQuorumClauses bounds the AND clauses of one quorumExpr.
-const maxQuorumClauses = 20
-
 // quorumExpr is an FTS5 expression matching chunks that hold at least m of the terms:
 // the OR of the ANDs of every m-subset. ok is false when that takes more than
-// maxQuorumClauses clauses.
+// knobs.MaxQuorumClauses clauses.
 func quorumExpr(ts []term, m int) (string, bool) {
 	var clauses []string
 	var pick func(start int, cur []term) bool
 	pick = func(start int, cur []term) bool {
 		if len(cur) == m {
-			if len(clauses) == maxQuorumClauses {
+			if len(clauses) == knobs.MaxQuorumClauses {
 				return false
 			}
 			clauses = append(clauses, "("+andExpr(cur)+")")
@@ -255,8 +253,8 @@ func (s *Store) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchR
 }
 
 // search ranks chunks for query (see Search) and gives the rank level each hit came
-// from (see rank: below orLevel a hit says at least two of the query's rarer words,
-// or its only one; below fillLevel at least one; a hit without a level is a chunk
+// from (see rank: below retrieval.OrLevel a hit says at least two of the query's rarer words,
+// or its only one; below retrieval.FillLevel at least one; a hit without a level is a chunk
 // that follows a hit in its conversation).
 func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query string, k int) (hits []abi.ChunkHit, level map[string]int, err error) {
 	pq := parseQuery(query, snap)
@@ -324,7 +322,7 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 			}
 			l, ok := level[h.ID]
 			if !ok {
-				l = fillLevel + 1 // a chunk following a hit: after the literal evidence
+				l = retrieval.FillLevel + 1 // a chunk following a hit: after the literal evidence
 			}
 			outLevel[h.ID] = l
 			out = append(out, h)
@@ -337,7 +335,7 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 		out = []abi.ChunkHit{}
 	}
 	for id, l := range outLevel {
-		if l == fillLevel+1 {
+		if l == retrieval.FillLevel+1 {
 			delete(outLevel, id)
 		}
 	}
@@ -362,7 +360,7 @@ func (s *Store) rankCited(ctx context.Context, db *sql.DB, snap *dfCache, msgs, 
 		// → 0.896/0.958/0.904; entity and temporal queries are not affected.
 		minCite := 1
 		if !hasTime && !hasEnt && len(terms) >= 2 {
-			minCite = 2
+			minCite = knobs.MinCiteWords
 		}
 		cited := map[string]bool{}
 		if hasChat(hits) && len(all) > 0 {
@@ -430,7 +428,7 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 	var out []abi.ChunkHit
 	add := func(hs []abi.ChunkHit) {
 		for _, h := range hs {
-			if !seen[h.ID] && len(out) < k+dupSlack {
+			if !seen[h.ID] && len(out) < k+knobs.DupSlack {
 				seen[h.ID] = true
 				level[h.ID] = cur
 				out = append(out, h)
@@ -443,7 +441,7 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 		if err != nil {
 			return nil, nil, err
 		}
-		hs, err := ftsChunks(ctx, db, andExpr(terms), wf, k+dupSlack, nil)
+		hs, err := ftsChunks(ctx, db, andExpr(terms), wf, k+knobs.DupSlack, nil)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -452,7 +450,7 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 		}
 		add(hs)
 		// Coordination levels: chunks with more of the words before those with fewer.
-		for m := len(terms) - 1; m >= 2 && len(out) < k+dupSlack; m-- {
+		for m := len(terms) - 1; m >= 2 && len(out) < k+knobs.DupSlack; m-- {
 			expr, ok := quorumExpr(terms, m)
 			if !ok {
 				break
@@ -461,7 +459,7 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 			if err != nil {
 				return nil, nil, err
 			}
-			hs, err := ftsChunks(ctx, db, expr, wf, k+dupSlack-len(out), seen)
+			hs, err := ftsChunks(ctx, db, expr, wf, k+knobs.DupSlack-len(out), seen)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -470,13 +468,13 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 			}
 			add(hs)
 		}
-		if len(out) < k+dupSlack && len(terms) > 1 {
-			cur = orLevel
+		if len(out) < k+knobs.DupSlack && len(terms) > 1 {
+			cur = retrieval.OrLevel
 			wf, err := rankWindow(ctx, db, orExpr(terms), orEstimate(terms), f)
 			if err != nil {
 				return nil, nil, err
 			}
-			hs, err := ftsChunks(ctx, db, orExpr(terms), wf, k+dupSlack-len(out), seen)
+			hs, err := ftsChunks(ctx, db, orExpr(terms), wf, k+knobs.DupSlack-len(out), seen)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -484,14 +482,14 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 		}
 	}
 	// Fill: the words too common to rank alone still find chunks a plain OR bm25
-	// would return. Words in at most maxFillDF chunks are ranked by bm25; commoner
+	// would return. Words in at most knobs.MaxFillDF chunks are ranked by bm25; commoner
 	// ones (a large store) take their first matches unranked, so no query reads a
 	// whole posting list.
-	cur = fillLevel
-	if len(out) < k+dupSlack && len(all) > len(terms) {
+	cur = retrieval.FillLevel
+	if len(out) < k+knobs.DupSlack && len(all) > len(terms) {
 		var ranked, common []term
 		for _, t := range all {
-			if t.DF <= maxFillDF {
+			if t.DF <= knobs.MaxFillDF {
 				ranked = append(ranked, t)
 			} else {
 				common = append(common, t)
@@ -502,14 +500,14 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 			if err != nil {
 				return nil, nil, err
 			}
-			hs, err := ftsRanked(ctx, db, orExpr(ranked), wf, k+dupSlack-len(out), seen, append(append([]string{}, snipTerms...), words(orWords(ranked))...))
+			hs, err := ftsRanked(ctx, db, orExpr(ranked), wf, k+knobs.DupSlack-len(out), seen, append(append([]string{}, snipTerms...), words(orWords(ranked))...))
 			if err != nil {
 				return nil, nil, err
 			}
 			add(hs)
 		}
-		if len(common) > 0 && len(out) < k+dupSlack {
-			hs, err := ftsFirst(ctx, db, orExpr(common), f, k+dupSlack-len(out), seen)
+		if len(common) > 0 && len(out) < k+knobs.DupSlack {
+			hs, err := ftsFirst(ctx, db, orExpr(common), f, k+knobs.DupSlack-len(out), seen)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -525,22 +523,11 @@ func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all 
 		if err != nil {
 			return nil, nil, err
 		}
-		cur = recentLevel // the person or date matched: literal evidence too
+		cur = retrieval.RecentLevel // the person or date matched: literal evidence too
 		add(hs)
 	}
 	return out, level, nil
 }
-
-// orLevel is the level of the hits that say one of several rarer query words.
-const orLevel = 500
-
-// recentLevel is the level of the newest chunks under a restriction (a person or a
-// date the query names) that say none of its words.
-const recentLevel = 900
-
-// fillLevel is the level of the first hits rank found only through words too
-// common to rank (and of the newest chunks under a restriction).
-const fillLevel = 1000
 
 // windowSnippet is plainSnippet on the part of text around the first of terms (a
 // chunk's text can be long; the snippet is short).
@@ -588,10 +575,6 @@ func orWords(ts []term) string {
 	return b.String()
 }
 
-// maxFillDF is the document frequency above which a word fills search's last places
-// unranked (see rank).
-const maxFillDF = 5000
-
 // ftsFirst lists the first chunks (by rowid, newest rowids first) matching expr
 // under f, skipping ids in skip, without ranking: FTS5 stops after limit matches.
 func ftsFirst(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool) ([]abi.ChunkHit, error) {
@@ -604,10 +587,6 @@ func ftsFirst(ctx context.Context, db *sql.DB, expr string, f filter, limit int,
 	}
 	return firstHits(rows, limit, skip, "full-text query", func(snip string) string { return strings.Join(strings.Fields(snip), " ") })
 }
-
-// dupSlack is how many extra candidates rank fetches so near-duplicates can be
-// pushed below distinct hits.
-const dupSlack = 10
 
 // dupKey normalises a snippet for near-duplicate detection: the chat "Author (time):"
 // prefix, digits and punctuation are dropped.

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -19,26 +20,13 @@ import (
 // which shares no word with the question. So search scores chat turns, not chunks:
 // each turn by bm25 over its own text (idf from the store, length normalised
 // against the turns being ranked); each turn then also receives a share of the score
-// of the turn before it when another person wrote that one (the reply) and a smaller
-// share when the same person continues; a question naming a participant favours
+// of the turn before it when another person wrote that one (the reply); a question naming a participant favours
 // that participant's turns. The chunk following a candidate in the same source is
 // read too, so a chunk boundary between a question and its answer cannot hide the
-// answer. A chunk ranks by its best turn (plus chunkShare of its own bm25), and a
-// chat hit cites its turns best first, those scoring at least citeShare of the next
+// answer. A chunk ranks by its best turn, and a
+// chat hit cites its turns best first, those scoring at least knobs.CiteShare of the next
 // hit's best turn (at least its best one), so the refs a client walks in rank order
 // come close to a ranking of the turns themselves.
-
-const (
-	replyShare    = 0.5 // share of a turn's score given to the next turn by another person
-	continueShare = 0.2 // share given to the next turn by the same person
-	speakerBoost  = 0.5 // a turn by a participant the query names scores 1 + this
-	// citeShare: a chat hit cites its turns scoring at least this share of the next
-	// hit's best (besides its best one and those saying two query words). 0.5 gave
-	// LoCoMo search recall@50 80.8 against 75.5, but cost the generated corpus's
-	// keyword queries (search recall@10 over refs 0.906 → 0.897): extra refs per hit
-	// push other hits' refs out of a short list.
-	citeShare = 0.8
-)
 
 // chatTurn is one message of a candidate chat chunk.
 type chatTurn struct {
@@ -225,7 +213,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 			}
 		}
 		if named[t.author] {
-			t.s *= 1 + speakerBoost
+			t.s *= 1 + knobs.SpeakerBoost
 		}
 		t.f = t.s
 	}
@@ -264,16 +252,14 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		if prev.hit != t.hit && (ph.SourceID != th.SourceID || th.Seq != ph.Seq+1) {
 			continue
 		}
-		if prev.hit != t.hit && prev.asks && prev.n > 0 && prev.author != t.author && lev(prev.hit) < fillLevel && lev(t.hit) >= fillLevel {
+		if prev.hit != t.hit && prev.asks && prev.n > 0 && prev.author != t.author && lev(prev.hit) < retrieval.FillLevel && lev(t.hit) >= retrieval.FillLevel {
 			if l, ok := answers[t.hit]; !ok || lev(prev.hit) < l {
 				answers[t.hit] = lev(prev.hit)
 			}
 		}
-		share := replyShare
-		if prev.author == t.author {
-			share = continueShare
+		if prev.author != t.author {
+			t.f += knobs.ReplyShare * prev.s
 		}
-		t.f += share * prev.s
 	}
 	best := make([]float64, len(hits))
 	noOwn := make([]bool, len(hits))
@@ -301,7 +287,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 	order := make([]int, len(hits))
 	for i, h := range hits {
 		order[i] = i
-		score[h.ID] = best[i] + chunkShare*h.Score
+		score[h.ID] = best[i]
 	}
 	levA := func(i int) int {
 		if l, ok := answers[i]; ok {
@@ -323,7 +309,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		out[p].Score = score[hits[i].ID]
 		pos[i] = p
 	}
-	// Citations: each chat hit's turns best first, down to citeShare of the next
+	// Citations: each chat hit's turns best first, down to knobs.CiteShare of the next
 	// hit's best turn.
 	byHit := map[int][]chatTurn{}
 	for _, t := range turns {
@@ -370,7 +356,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		var refs, replies []string
 		done := map[int]bool{}
 		for j, t := range ts {
-			if done[t.msg] || !(j == 0 || t.n >= minWords || (t.f > 0 && t.f >= citeShare*next)) {
+			if done[t.msg] || !(j == 0 || t.n >= minWords || (t.f > 0 && t.f >= knobs.CiteShare*next)) {
 				continue
 			}
 			done[t.msg] = true

@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/openhuman/openhuman-core/internal/embed"
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -179,8 +180,8 @@ func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow in
 // vectorList embeds the query and ranks chunks by cosine similarity; a summary
 // among the nearest stands for its leaf nearest the query. hits is nil when no
 // vectors of the model exist.
-func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query string) (rankedList, error) {
-	l := rankedList{name: "vectors", weight: wVectors}
+func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query string) (retrieval.List, error) {
+	l := retrieval.List{Name: "vectors", Weight: knobs.Vectors}
 	vs, err := emb.Embed(ctx, []string{query})
 	if err != nil {
 		return l, err
@@ -207,7 +208,7 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 	if vi.ix.Len() == 0 {
 		return l, nil
 	}
-	top, err := leavesOf(ctx, db, vi.ix, q, vi.ix.Search(q, recallDepth))
+	top, err := leavesOf(ctx, db, vi.ix, q, vi.ix.Search(q, knobs.RecallDepth))
 	if err != nil {
 		return l, err
 	}
@@ -234,11 +235,11 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 	if err := rows.Err(); err != nil {
 		return l, fmt.Errorf("vector hits: %w", err)
 	}
-	l.hits = []abi.ChunkHit{}
+	l.Hits = []abi.ChunkHit{}
 	for _, t := range top {
 		if h, ok := byID[t.ID]; ok {
 			h.Score = float64(t.Score)
-			l.hits = append(l.hits, h)
+			l.Hits = append(l.Hits, h)
 		}
 	}
 	return l, nil

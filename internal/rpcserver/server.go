@@ -421,6 +421,10 @@ func (s *Server) shape(ctx context.Context, c controller, method string, out *ru
 		case errors.As(err, &refusal):
 			// The policy refuses this agent; the text names the entry and is safe to send.
 			return nil, rpcErr(CodeForbidden, "%s: %v", method, refusal)
+		case errors.Is(err, runtime.ErrOutputSchema):
+			// The module's result breaks its own output_schema; the text names the
+			// tool, the JSON path and the fix, and carries no host path.
+			return nil, rpcErr(CodeInternalError, "%s: %v", method, err)
 		case errors.Is(err, runtime.ErrUnknownTool):
 			return nil, rpcErr(CodeUnavailable, "%s: no loaded module serves tool %s; `openhuman-core tools list` shows why", method, c.Tool)
 		case errors.Is(ctx.Err(), context.Canceled):

@@ -116,14 +116,27 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "; limits %s; agents %s", limitsText(g.Limits.TimeoutMS, g.Limits.MemoryMiB, g.Limits.MaxResultBytes, "default"), strings.Join(g.AllowedAgents, ", "))
 		}
 		b.WriteString("\n")
+	} else if r.Verdict.Status == StatusNeverLoadable {
+		b.WriteString("verdict: NEVER LOADABLE as built: the module itself must change (no policy entry admits it)\n")
+		writeReasons(&b, r.Verdict.Reasons)
 	} else {
-		b.WriteString("verdict: REFUSED\n")
-		for _, reason := range r.Verdict.Reasons {
-			fmt.Fprintf(&b, "  - %s\n", strings.ReplaceAll(reason, "\n", "\n      "))
+		b.WriteString("verdict: REFUSED until the policy admits it (the module itself is loadable)\n")
+		writeReasons(&b, r.Verdict.Reasons)
+		if r.Verdict.Fix != "" {
+			fmt.Fprintf(&b, "to allow it %s\n", r.Verdict.Fix)
+			if r.Origin == OriginDirectory {
+				fmt.Fprintf(&b, "(or let `openhuman-core tools install %s` pin, grant and copy it in one step)\n", r.File)
+			}
 		}
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+func writeReasons(b *strings.Builder, reasons []string) {
+	for _, reason := range reasons {
+		fmt.Fprintf(b, "  - %s\n", strings.ReplaceAll(reason, "\n", "\n      "))
+	}
 }
 
 func limitsText(timeout, mem, result int, unset string) string {

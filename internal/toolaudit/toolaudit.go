@@ -27,9 +27,24 @@ const Schema = "openhuman.audit/1"
 
 // Exit codes of `openhuman-core tools audit`.
 const (
+	// ExitWouldLoad: the module would load under the policy in force.
 	ExitWouldLoad = 0
-	ExitRefused   = 1
-	ExitInvalid   = 2
+	// ExitRefused: refused by the policy only; it loads once policy.toml pins and
+	// grants it (or trusts its signer). Verdict.Fix says what to add.
+	ExitRefused = 1
+	// ExitInvalid: the file is not a WebAssembly module or cannot be read.
+	ExitInvalid = 2
+	// ExitNeverLoadable: the module itself must change (a forbidden import, a
+	// limit exceeded, no valid manifest, a broken signature); no policy admits it.
+	ExitNeverLoadable = 3
+)
+
+// Verdict statuses as they appear in the JSON report.
+const (
+	StatusWouldLoad     = "would_load"
+	StatusNeedsPolicy   = "needs_policy"
+	StatusNeverLoadable = "never_loadable"
+	StatusInvalid       = "invalid"
 )
 
 // Import classes as they appear in the JSON report.
@@ -148,8 +163,15 @@ type PolicyInfo struct {
 // Verdict is whether the module would load, and why not.
 type Verdict struct {
 	WouldLoad bool `json:"would_load"`
-	// Reasons lists every reason for a refusal (empty when it would load).
+	// Status is would_load, needs_policy (refused only by the policy: Fix says
+	// what to add), never_loadable (the module itself must change) or invalid.
+	Status string `json:"status"`
+	// Reasons lists every reason for a refusal (empty when it would load): the
+	// reasons no policy can lift first. A never-loadable module's reasons carry
+	// no policy snippet.
 	Reasons []string `json:"reasons"`
+	// Fix is the policy.toml change that admits a needs_policy module ("" otherwise).
+	Fix string `json:"fix,omitempty"`
 	// Grant is what the module would be granted when it loads.
 	Grant *Grant `json:"grant,omitempty"`
 }
@@ -168,6 +190,8 @@ func (r *Report) ExitCode() int {
 		return ExitInvalid
 	case r.Verdict.WouldLoad:
 		return ExitWouldLoad
+	case r.Verdict.Status == StatusNeverLoadable:
+		return ExitNeverLoadable
 	}
 	return ExitRefused
 }
@@ -218,7 +242,7 @@ func AuditFile(path string, opts Options) (*Report, error) {
 			return nil, err
 		}
 		r := &Report{Schema: Schema, File: opts.Name, Origin: OriginDirectory, Size: int(fr.Size), Imports: []Import{}, Exports: []Export{},
-			Error: fr.Reason, Verdict: Verdict{Reasons: []string{"the loader refuses it: " + fr.Reason}}}
+			Error: fr.Reason, Verdict: Verdict{Status: StatusInvalid, Reasons: []string{"the loader refuses it: " + fr.Reason}}}
 		if pol := opts.Policy; pol != nil {
 			r.Policy = PolicyInfo{File: pol.File, RequireSignature: pol.Trust.RequireSignature, TrustedKeys: len(pol.Trust.Keys)}
 		}
@@ -252,12 +276,14 @@ func Audit(module []byte, opts Options) (*Report, error) {
 	}
 	if err := policy.CheckModuleSize(int64(len(module))); err != nil {
 		// The loader reads no more than this: never parse it.
+		r.Verdict.Status = StatusInvalid
 		r.Error = err.Error()
 		r.Verdict.Reasons = append(r.Verdict.Reasons, "the loader refuses it: "+err.Error())
 		return r, fmt.Errorf("audit %s: %w", opts.Name, err)
 	}
 	mod, err := wasmbin.Parse(module)
 	if err != nil {
+		r.Verdict.Status = StatusInvalid
 		r.Error = err.Error()
 		r.Verdict.Reasons = append(r.Verdict.Reasons, "not a WebAssembly module: "+err.Error())
 		return r, fmt.Errorf("audit %s: %w", opts.Name, err)
@@ -281,9 +307,17 @@ func Audit(module []byte, opts Options) (*Report, error) {
 		}
 		r.Exports = append(r.Exports, er)
 	}
+	// never collects what only a new module can fix; refuse what the policy can.
+	var never, byPolicy, fixes []string
+	never1 := func(format string, args ...any) { never = append(never, fmt.Sprintf(format, args...)) }
 	refuse := func(format string, args ...any) {
-		r.Verdict.Reasons = append(r.Verdict.Reasons, fmt.Sprintf(format, args...))
+		reason, fix := splitFix(fmt.Sprintf(format, args...))
+		byPolicy = append(byPolicy, reason)
+		if fix != "" {
+			fixes = append(fixes, fix)
+		}
 	}
+	defer func() { r.Verdict.decide(never, byPolicy, fixes) }()
 
 	// Signature (verified whatever the policy says, so reviewers always see it).
 	st, err := signature.Verify(module, nil)
@@ -294,7 +328,7 @@ func Audit(module []byte, opts Options) (*Report, error) {
 	// a malformed key refuses it whether or not it is signed.
 	keys, kerr := signature.ParsePublicKeys(pol.Trust.Keys)
 	if kerr != nil && !opts.Builtin {
-		refuse("policy [trust] keys: %v", kerr)
+		refuse("policy %s [trust] keys: %v; correct the key in policy.toml", pol.File, kerr)
 	}
 	if st.State == signature.StateValid && kerr == nil {
 		st, _ = signature.Verify(module, keys)
@@ -308,11 +342,11 @@ func Audit(module []byte, opts Options) (*Report, error) {
 	man, err := policy.ReadManifestNamed(module, filepath.Base(name))
 	if err != nil {
 		r.ManifestError = err.Error()
-		refuse("%v", err)
+		never1("%v", err)
 		// Still name the imports no grant could ever allow.
 		for _, imp := range r.Imports {
 			if imp.Class == ClassForbidden {
-				refuse("static gate: %s.%s %s", imp.Module, imp.Name, imp.Note)
+				never1("static gate: %s.%s %s", imp.Module, imp.Name, imp.Note)
 			}
 		}
 		return r, nil
@@ -326,7 +360,7 @@ func Audit(module []byte, opts Options) (*Report, error) {
 		r.Verdict.Grant = grantOf(g)
 		grant = g
 		if opts.PinnedSHA256 != "" && opts.PinnedSHA256 != r.SHA256 {
-			refuse("builtin module digest %s does not match the digest pinned at build time (%s); rebuild the binary", r.SHA256, opts.PinnedSHA256)
+			never1("builtin module digest %s does not match the digest pinned at build time (%s); rebuild the binary", r.SHA256, opts.PinnedSHA256)
 		}
 	} else {
 		g, err := pol.Admit(filepath.Base(name), r.SHA256, man)
@@ -339,7 +373,11 @@ func Audit(module []byte, opts Options) (*Report, error) {
 			grant = g
 		}
 		if err := signature.Admit(st, pol.Trust.RequireSignature); err != nil {
-			refuse("%v", err)
+			if st.State == signature.StateInvalid {
+				never1("%v", err) // the bytes changed after signing: sign again
+			} else {
+				refuse("%v", err)
+			}
 		}
 	}
 	// The loader's own check (runtime.Host calls the same function): static gate,
@@ -348,24 +386,51 @@ func Audit(module []byte, opts Options) (*Report, error) {
 		var ge *policy.GateError
 		if errors.As(err, &ge) {
 			for _, p := range ge.Problems {
-				refuse("static gate: %s", p)
+				never1("static gate: %s", p)
 			}
 		} else {
-			refuse("%v", err)
+			never1("%v", err)
 		}
 	}
 	if !opts.Builtin && opts.ToolsDir != "" {
 		for _, t := range man.Tools {
 			if other := servedBefore(opts.ToolsDir, filepath.Base(name), t.Name, pol); other != "" {
-				refuse("tool name %q is already served by %s; rename the tool in this module's manifest", t.Name, other)
+				never1("tool name %q is already served by %s; rename the tool in this module's manifest", t.Name, other)
 			}
 		}
 	}
-	r.Verdict.WouldLoad = len(r.Verdict.Reasons) == 0
-	if !r.Verdict.WouldLoad {
-		r.Verdict.Grant = nil
-	}
 	return r, nil
+}
+
+// decide sets the verdict from what only a new module can fix (never), what the
+// policy refuses (byPolicy) and the policy changes that would admit it (fixes).
+func (v *Verdict) decide(never, byPolicy, fixes []string) {
+	if v.Status == StatusInvalid {
+		return
+	}
+	v.Reasons = append(append(v.Reasons, never...), byPolicy...)
+	v.WouldLoad = len(v.Reasons) == 0
+	switch {
+	case v.WouldLoad:
+		v.Status = StatusWouldLoad
+	case len(never) > 0:
+		v.Status = StatusNeverLoadable
+	default:
+		v.Status = StatusNeedsPolicy
+		v.Fix = strings.Join(fixes, "\n\n")
+	}
+	if !v.WouldLoad {
+		v.Grant = nil
+	}
+}
+
+// splitFix separates a policy refusal ("refused x.wasm: …; to allow it add to
+// policy.toml:\n[[module]]…") into its reason and the change that lifts it.
+func splitFix(msg string) (reason, fix string) {
+	if i := strings.Index(msg, "; to allow it "); i >= 0 {
+		return msg[:i], strings.TrimPrefix(msg[i+2:], "to allow it ")
+	}
+	return msg, ""
 }
 
 func manifestOf(m *policy.Manifest) *Manifest {

@@ -121,7 +121,12 @@ func TestGoldenCModules(t *testing.T) {
 			checkGolden(t, m.Name, rep)
 			wantExit := ExitWouldLoad
 			if m.Expected == examples.RefusedAtAudit {
-				wantExit = ExitRefused
+				// Every refused example is pinned and granted here: what
+				// refuses it is in the module, so no policy can admit it.
+				wantExit = ExitNeverLoadable
+				if m.Name == "ungranted" { // pinned with less than it asks for
+					wantExit = ExitRefused
+				}
 			}
 			if rep.ExitCode() != wantExit {
 				t.Errorf("exit %d, want %d; reasons %q", rep.ExitCode(), wantExit, rep.Verdict.Reasons)
@@ -174,8 +179,46 @@ func TestRefusalReasons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rep.ExitCode() != ExitRefused || !strings.Contains(strings.Join(rep.Verdict.Reasons, ""), "sha256 = \""+rep.SHA256+"\"") {
-		t.Errorf("unpinned: %d %q", rep.ExitCode(), rep.Verdict.Reasons)
+	if rep.ExitCode() != ExitRefused || rep.Verdict.Status != StatusNeedsPolicy || !strings.Contains(rep.Verdict.Fix, "sha256 = \""+rep.SHA256+"\"") {
+		t.Errorf("unpinned: %d %s %q fix %q", rep.ExitCode(), rep.Verdict.Status, rep.Verdict.Reasons, rep.Verdict.Fix)
+	}
+	if strings.Contains(strings.Join(rep.Verdict.Reasons, ""), "[[module]]") {
+		t.Errorf("unpinned: the snippet belongs in fix, not in the reasons: %q", rep.Verdict.Reasons)
+	}
+}
+
+// TestNeverLoadableHasNoSnippet: an unpinned module that imports path_open is
+// never loadable; the reason comes first, and no pin snippet invites pinning it.
+func TestNeverLoadableHasNoSnippet(t *testing.T) {
+	rep, err := Audit(readExample(t, "hostile/path_open.wasm"), Options{Name: "path_open.wasm"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.ExitCode() != ExitNeverLoadable || rep.Verdict.Status != StatusNeverLoadable || rep.Verdict.Fix != "" {
+		t.Fatalf("exit %d status %s fix %q", rep.ExitCode(), rep.Verdict.Status, rep.Verdict.Fix)
+	}
+	if len(rep.Verdict.Reasons) < 2 || !strings.Contains(rep.Verdict.Reasons[0], "path_open") {
+		t.Errorf("the forbidden import is not the first reason: %q", rep.Verdict.Reasons)
+	}
+	var text bytes.Buffer
+	if err := rep.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	out := text.String()
+	verdict := out[strings.Index(out, "verdict:"):]
+	if strings.Contains(out, "[[module]]") || !strings.HasPrefix(verdict, "verdict: NEVER LOADABLE") ||
+		!strings.Contains(verdict, "path_open") {
+		t.Errorf("text verdict:\n%s", verdict)
+	}
+	// The harmless unpinned module is told what to add.
+	rep, _ = Audit(readExample(t, "c-hello/hello.wasm"), Options{Name: "hello.wasm"})
+	text.Reset()
+	_ = rep.WriteText(&text)
+	out = text.String()
+	verdict = out[strings.Index(out, "verdict:"):]
+	if rep.ExitCode() != ExitRefused || !strings.HasPrefix(verdict, "verdict: REFUSED until the policy admits it") ||
+		!strings.Contains(verdict, "to allow it add to policy.toml:\n[[module]]") {
+		t.Errorf("exit %d; text verdict:\n%s", rep.ExitCode(), verdict)
 	}
 }
 
@@ -208,7 +251,7 @@ func TestSignatureVerdicts(t *testing.T) {
 		{"signed-untrusted-required", signed, fmt.Sprintf("[trust]\nkeys = [%q]\nrequire_signature = true\n", signature.FormatPublicKey(otherPub)), ExitRefused, signature.StateValid, false, "is not in [trust] keys"},
 		{"signed-not-required", signed, "", ExitWouldLoad, signature.StateValid, false, ""},
 		{"unsigned-required", base, fmt.Sprintf("[trust]\nkeys = [%q]\nrequire_signature = true\n", pub), ExitRefused, signature.StateUnsigned, false, "module is unsigned"},
-		{"tampered", bad, fmt.Sprintf("[trust]\nkeys = [%q]\n", pub), ExitRefused, signature.StateInvalid, false, "changed after signing"},
+		{"tampered", bad, fmt.Sprintf("[trust]\nkeys = [%q]\n", pub), ExitNeverLoadable, signature.StateInvalid, false, "changed after signing"},
 	}
 	for _, c := range cases {
 		pol, err := policy.Parse([]byte(pin(signed, base, bad)+c.trust), "policy.toml")
@@ -253,11 +296,11 @@ func TestInvalidModules(t *testing.T) {
 		{"empty", nil, ExitInvalid, "too short"},
 		{"elf", []byte("\x7fELF\x02\x01\x01\x00rest"), ExitInvalid, "bad magic"},
 		{"truncated", good[:len(good)-40], ExitInvalid, "truncated"},
-		{"no manifest", stripped, ExitRefused, "no openhuman.manifest custom section"},
+		{"no manifest", stripped, ExitNeverLoadable, "no openhuman.manifest custom section"},
 		{"bad manifest", func() []byte {
 			b, _ := wasmbin.SetCustomSection(good, policy.ManifestSection, []byte("abi = 3\n"))
 			return b
-		}(), ExitRefused, "manifest"},
+		}(), ExitNeverLoadable, "manifest"},
 	}
 	for _, c := range cases {
 		rep, err := Audit(c.mod, Options{Name: c.name})
@@ -308,7 +351,7 @@ func TestGoldenBuiltins(t *testing.T) {
 		checkGolden(t, "builtin_"+m.Name, rep)
 		// A wrong pin is refused.
 		bad, _ := Audit(m.Wasm, Options{Name: m.Name, Builtin: true, PinnedSHA256: strings.Repeat("0", 64)})
-		if bad.ExitCode() != ExitRefused || !strings.Contains(strings.Join(bad.Verdict.Reasons, ""), "does not match the digest pinned") {
+		if bad.ExitCode() != ExitNeverLoadable || !strings.Contains(strings.Join(bad.Verdict.Reasons, ""), "does not match the digest pinned") {
 			t.Errorf("%s: wrong pin not refused: %q", m.Name, bad.Verdict.Reasons)
 		}
 	}

@@ -1,17 +1,19 @@
 // Package firstparty holds the logic of the seven first-party MCP tools — argument
-// checks, the host call, result shaping — as plain Go that host tests call directly
-// and the tool modules under tools-wasm/ wrap.
+// checks, the host call, result shaping — as plain Go: the one place every check and
+// message of those tools is written.
+//
+// The host runs it (runtime/toolcall.go): the first-party modules under tools-wasm/
+// are small C modules that dispatch on the tool and pass the whole call to their
+// capability's host function, which calls the function here with the raw arguments
+// and a host-side implementation of the capability (it runs the typed host function
+// exactly as a guest call would), and answers with the result or the error.
 //
 // Each function takes the raw arguments object and the host capability it needs (an
-// interface, implemented inside a module by sdk/memory.Raw or sdk/searxng.Host) and
-// returns the tool's result or an *abi.Error. Nothing here imports a capability
-// package, so a module links only the host functions of the capability it uses.
+// interface) and returns the tool's result or an *abi.Error.
 //
 // The memory tools pass the read API's result through as raw JSON when it already
 // has the shape the tool's output schema requires (the host encodes the same abi
-// types), and decode, repair and re-encode it only otherwise: JSON decoding and
-// encoding is most of a Go guest's work, and guest compute is slow under the
-// runtime's deadline enforcement (DESIGN §7).
+// types), and decode, repair and re-encode it only otherwise.
 package firstparty
 
 import (

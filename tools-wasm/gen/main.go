@@ -1,6 +1,7 @@
 // Command gen builds, packs and pins the first-party tool modules: for each module
-// of firstparty.Modules (one may serve several tools) it runs the reproducible wasip1
-// build, validates the folder's tool.toml, packs it into the module's
+// of firstparty.Modules (one may serve several tools) it compiles the folder's C
+// source (<folder>.c, with stub.h and sdk/openhuman.h) with clang and wasm-ld as the
+// C examples are built, validates the folder's tool.toml, packs it into the module's
 // openhuman.manifest custom section, gzips the result deterministically into
 // tools-wasm/modules/<folder>.wasm.gz and writes tools-wasm/digests.go with the
 // sha256 of each packed (decompressed) module.
@@ -29,7 +30,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"slices"
 	"strings"
 	"time"
@@ -104,25 +104,29 @@ func run(ctx context.Context, dir string, check bool) error {
 	}
 	defer os.RemoveAll(tmp)
 
-	goVersion, err := toolchainVersion(ctx, dir)
+	clangPath, err := clang()
+	if err != nil {
+		return err
+	}
+	version, err := toolchainVersion(ctx, clangPath)
 	if err != nil {
 		return err
 	}
 	var mods []built
 	for _, t := range tools() {
-		b, err := build(ctx, dir, tmp, t)
+		b, err := build(ctx, clangPath, dir, tmp, t)
 		if err != nil {
 			return err
 		}
 		slog.Info("built", "module", t.Name, "tools", len(t.Tools), "raw_bytes", b.RawSize, "gz_bytes", len(b.Gz), "sha256", b.SHA256, "took", b.Duration.Round(time.Millisecond))
 		mods = append(mods, b)
 	}
-	src, err := digestsSource(goVersion, mods)
+	src, err := digestsSource(version, mods)
 	if err != nil {
 		return err
 	}
 	if check {
-		return compare(dir, goVersion, mods)
+		return compare(dir, version, mods)
 	}
 	if err := os.MkdirAll(filepath.Join(dir, "modules"), 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", filepath.Join(dir, "modules"), err)
@@ -140,53 +144,52 @@ func run(ctx context.Context, dir string, check bool) error {
 	return nil
 }
 
-func goBinary() string {
-	if p := filepath.Join(runtime.GOROOT(), "bin", "go"); runtime.GOROOT() != "" {
-		if _, err := os.Stat(p); err == nil {
-			return p
-		}
-	}
-	return "go"
+// Flags are the clang flags of the first-party modules: those of the C examples
+// (examples/internal/cbuild: no libc, no entry point, every export_name exported,
+// symbols stripped, so the build is reproducible and small) and an initial memory of
+// 1 MiB, so that the request and the replies of a usual call fit without growing the
+// memory (an instance whose memory doubles is not pooled again, runtime/instance.go).
+var Flags = []string{
+	"--target=wasm32-wasi", "-nostdlib", "-O2", "-mbulk-memory",
+	"-Wl,--no-entry", "-Wl,--export-dynamic", "-Wl,--strip-all", "-Wl,--initial-memory=1048576",
 }
 
-// buildEnv is the environment of the guest build: the caller's, with the target set
-// and GOFLAGS cleared so that local settings cannot change the bytes.
-func buildEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		switch k {
-		case "GOOS", "GOARCH", "GOFLAGS", "CGO_ENABLED", "GOWASM", "GOEXPERIMENT":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return append(env, "GOOS=wasip1", "GOARCH=wasm", "GOFLAGS=", "CGO_ENABLED=0")
-}
-
-func toolchainVersion(ctx context.Context, dir string) (string, error) {
-	cmd := exec.CommandContext(ctx, goBinary(), "env", "GOVERSION")
-	cmd.Dir = dir
-	cmd.Env = buildEnv()
-	out, err := cmd.Output()
+// clang returns the path of clang when it is installed and can link wasm (wasm-ld
+// from lld), or the reason it cannot.
+func clang() (string, error) {
+	c, err := exec.LookPath("clang")
 	if err != nil {
-		return "", fmt.Errorf("asking the Go toolchain for its version: %w", err)
+		return "", fmt.Errorf("clang is not installed (apt-get install -y clang lld): %w", err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	if _, err := exec.LookPath("wasm-ld"); err != nil {
+		return "", fmt.Errorf("wasm-ld is not installed (apt-get install -y lld): %w", err)
+	}
+	return c, nil
 }
 
-func build(ctx context.Context, dir, tmp string, t tool) (built, error) {
+// toolchainVersion is the first line of `clang --version`: another clang builds
+// different bytes, so a failed check names the one the committed modules came from.
+func toolchainVersion(ctx context.Context, clangPath string) (string, error) {
+	out, err := exec.CommandContext(ctx, clangPath, "--version").Output()
+	if err != nil {
+		return "", fmt.Errorf("asking clang for its version: %w", err)
+	}
+	first, _, _ := strings.Cut(string(out), "\n")
+	return strings.TrimSpace(first), nil
+}
+
+func build(ctx context.Context, clangPath, dir, tmp string, t tool) (built, error) {
 	start := time.Now()
 	out := filepath.Join(tmp, t.Folder+".wasm")
-	// -buildvcs=false keeps the commit id out of the module, so a commit does not change its digest.
-	cmd := exec.CommandContext(ctx, goBinary(), "build", "-buildmode=c-shared", "-trimpath", "-buildvcs=false",
-		"-ldflags=-s -w", "-o", out, "./"+t.Folder)
-	cmd.Dir = dir
-	cmd.Env = buildEnv()
+	// Relative paths from the module's folder, so that where the repository lives
+	// cannot change the bytes.
+	args := append(slices.Clone(Flags), "-I../../sdk", "-o", out, t.Folder+".c")
+	cmd := exec.CommandContext(ctx, clangPath, args...)
+	cmd.Dir = filepath.Join(dir, t.Folder)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return built{}, fmt.Errorf("building %s (GOOS=wasip1 GOARCH=wasm go build ./%s): %w\n%s", t.Name, t.Folder, err, stderr.String())
+		return built{}, fmt.Errorf("building %s (clang %s in %s): %w\n%s", t.Name, strings.Join(args, " "), cmd.Dir, err, stderr.String())
 	}
 	wasm, err := os.ReadFile(out)
 	if err != nil {
@@ -197,13 +200,12 @@ func build(ctx context.Context, dir, tmp string, t tool) (built, error) {
 	if err != nil {
 		return built{}, fmt.Errorf("reading the manifest of %s: %w", t.Name, err)
 	}
+	// validate compiles the tools' JSON Schemas (policy.ParseManifest) before the
+	// digest is computed: the server relies on it and does not compile them again
+	// (runtime.BuiltinModule.SchemasChecked).
 	if err := validate(t, manifestPath, manifest, wasm); err != nil {
 		return built{}, err
 	}
-	// The Go linker writes ≈ 38,600 data segments; joined here (where it cannot
-	// be observed, wasmbin.MergeDataSegments), the runtime's own merge pass finds
-	// nothing to do on the path to a module's first call.
-	wasm = wasmbin.MergeDataSegments(wasm)
 	packed, err := wasmbin.SetCustomSection(wasm, policy.ManifestSection, manifest)
 	if err != nil {
 		return built{}, fmt.Errorf("packing the manifest into %s: %w", t.Name, err)
@@ -243,9 +245,9 @@ func validate(t tool, manifestPath string, manifest, wasm []byte) error {
 	if err := policy.CheckModule(mod, m, m.Capabilities); err != nil {
 		return fmt.Errorf("the built %s fails the static gate for its own manifest: %w", t.Name, err)
 	}
-	for _, e := range []string{abi.ExportMemory, abi.ExportAlloc, abi.ExportCall, abi.ExportInitialize} {
+	for _, e := range []string{abi.ExportMemory, abi.ExportAlloc, abi.ExportCall} {
 		if _, ok := mod.Export(e); !ok {
-			return fmt.Errorf("the built %s does not export %s; is it built with -buildmode=c-shared and does it import the sdk package?", t.Name, e)
+			return fmt.Errorf("the built %s does not export %s; does it include stub.h?", t.Name, e)
 		}
 	}
 	return nil
@@ -268,11 +270,11 @@ func Gzip(b []byte) ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
-func digestsSource(goVersion string, mods []built) ([]byte, error) {
+func digestsSource(version string, mods []built) ([]byte, error) {
 	var b bytes.Buffer
 	b.WriteString("// Code generated by \"go run ./tools-wasm/gen\"; DO NOT EDIT.\n\npackage toolswasm\n\n")
-	b.WriteString("// goVersion is the Go toolchain that built the committed modules: another toolchain\n// builds different bytes, so `go run ./tools-wasm/gen -check` names it when digests differ.\n")
-	fmt.Fprintf(&b, "const goVersion = %q\n\n", goVersion)
+	b.WriteString("// clangVersion is the clang that built the committed modules: another clang\n// builds different bytes, so `go run ./tools-wasm/gen -check` names it when digests differ.\n")
+	fmt.Fprintf(&b, "const clangVersion = %q\n\n", version)
 	b.WriteString("// digests pins the sha256 of each packed module (after decompression), by file stem.\nvar digests = map[string]string{\n")
 	for _, m := range mods {
 		fmt.Fprintf(&b, "\t%q: %q,\n", m.Folder, m.SHA256)
@@ -286,10 +288,10 @@ func digestsSource(goVersion string, mods []built) ([]byte, error) {
 }
 
 var digestLine = regexp.MustCompile(`"([a-z0-9_]+)":\s*"([0-9a-f]{64})"`)
-var versionLine = regexp.MustCompile(`const goVersion = "([^"]*)"`)
+var versionLine = regexp.MustCompile(`const clangVersion = "([^"]*)"`)
 
 // compare checks the fresh builds against the committed digests.go and modules/.
-func compare(dir, goVersion string, mods []built) error {
+func compare(dir, version string, mods []built) error {
 	src, err := os.ReadFile(filepath.Join(dir, "digests.go"))
 	if err != nil {
 		return fmt.Errorf("reading the committed digests: %w", err)
@@ -319,12 +321,12 @@ func compare(dir, goVersion string, mods []built) error {
 	}
 	if len(problems) > 0 {
 		hint := "run `go generate ./tools-wasm/...` and commit modules/ and digests.go"
-		if committedVersion != goVersion {
-			hint = fmt.Sprintf("the committed modules were built with %s but this toolchain is %s; use %s, or rebuild with `go generate ./tools-wasm/...` and commit", committedVersion, goVersion, committedVersion)
+		if committedVersion != version {
+			hint = fmt.Sprintf("the committed modules were built with %s but this toolchain is %s; use %s, or rebuild with `go generate ./tools-wasm/...` and commit", committedVersion, version, committedVersion)
 		}
 		return fmt.Errorf("%d module check(s) failed:\n  %s\n%s", len(problems), strings.Join(problems, "\n  "), hint)
 	}
-	fmt.Fprintf(os.Stderr, "gen: all %d modules rebuild byte-identically to the committed digests (%s)\n", len(mods), goVersion)
+	fmt.Fprintf(os.Stderr, "gen: all %d modules rebuild byte-identically to the committed digests (%s)\n", len(mods), version)
 	return nil
 }
 

@@ -1,0 +1,216 @@
+package ingest
+
+import (
+	"bufio"
+	"bytes"
+	"fmt"
+	"net/http"
+	"os"
+	"path"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+)
+
+// Skip reasons of files that no reader reads (see unknownReason).
+const (
+	reasonNestedArchive  = "archive inside an archive: not read (unpack the outer archive and ingest the inner one)"
+	reasonUnknownText    = "text of no known mail, chat or document format (use --kind docs to read it as a document)"
+	reasonHiddenFile     = "hidden file: not read"
+	reasonHiddenFolder   = "hidden folder: not read"
+	reasonMHSequences    = "MH sequences file: folder metadata, not a message"
+	reasonTextBundleInfo = "TextBundle metadata: its dates are read with the note's text"
+	// reasonAppleAttachment: Apple Mail keeps a message's attachments in
+	// Attachments/<n>/ beside Messages/<n>.partial.emlx.
+	reasonAppleAttachment = "attachment of the Apple Mail message Messages/<n>.partial.emlx beside it: part of that message, not a document of its own"
+)
+
+// unknownReason says why a file no reader recognised is skipped. Formats people
+// often have that are not read get their own reason, with what to do instead;
+// --kind is suggested only for text, which --kind docs would read.
+func unknownReason(p string, head []byte) string {
+	base := strings.ToLower(filepath.Base(p))
+	ext := path.Ext(base)
+	switch {
+	case bytes.HasPrefix(head, []byte("\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1")):
+		if ext == ".msg" {
+			return "Outlook .msg message: not read (save it as .eml, or export the folder as mbox)"
+		}
+		return "OLE compound file (Outlook .msg, Office 97-2003): not read (save mail as .eml, documents as .txt or .md)"
+	case ext == ".pst" || ext == ".ost" || bytes.HasPrefix(head, []byte("!BDN")):
+		return "Outlook data file: not read (export the folders as mbox or .eml)"
+	case strings.HasPrefix(base, "messages") && strings.HasSuffix(base, ".html"):
+		return "Telegram HTML export: not read (export again with \"Machine-readable JSON\")"
+	case base == "info.json" && strings.EqualFold(filepath.Ext(filepath.Dir(p)), ".textbundle"):
+		return reasonTextBundleInfo
+	case ext == ".svg" || mediaExts[ext] || isMediaHead(head):
+		return reasonMedia
+	case ext == ".html" || ext == ".htm" || ext == ".xhtml" || ext == ".xml":
+		return "HTML or XML markup: not read (no reader turns a page into text; save its text as .txt or .md)"
+	case bytes.HasPrefix(head, []byte("%PDF-")):
+		return "PDF: not read (save its text as .txt or .md)"
+	case zipDocumentExts[ext]:
+		return "office or e-book document (" + ext + "): not read (save it as .txt or .md)"
+	case ext == ".tar" || ext == ".gz" || ext == ".tgz" || ext == ".7z" || ext == ".rar" || ext == ".bz2" || ext == ".xz":
+		return "archive of a kind not read in place (only .zip is): unpack it first"
+	case isZipHead(head):
+		return "zip archive: not read"
+	}
+	if len(head) > 0 && isText(head) {
+		return reasonUnknownText
+	}
+	return reasonUnknown
+}
+
+// reasonMedia is the skip reason of images, audio and video.
+const reasonMedia = "image, audio or video: media are not ingested"
+
+// mediaExts are media file name extensions sniffing may not recognise.
+var mediaExts = map[string]bool{".heic": true, ".heif": true, ".opus": true, ".m4a": true, ".mov": true, ".mkv": true, ".tif": true, ".tiff": true, ".ico": true}
+
+// isMediaHead reports whether a file's first bytes sniff as an image, audio or
+// video (net/http's content sniffing, the WHATWG algorithm).
+func isMediaHead(head []byte) bool {
+	ct := http.DetectContentType(head)
+	return strings.HasPrefix(ct, "image/") || strings.HasPrefix(ct, "audio/") || strings.HasPrefix(ct, "video/")
+}
+
+// zipDocumentExts are formats stored as zip files that are documents, not
+// exports to walk.
+var zipDocumentExts = map[string]bool{".docx": true, ".xlsx": true, ".pptx": true, ".odt": true, ".ods": true, ".odp": true,
+	".epub": true, ".pages": true, ".numbers": true, ".key": true, ".jar": true, ".apk": true, ".ipa": true, ".xpi": true, ".whl": true}
+
+// isText reports whether head looks like text: valid UTF-8 (a rune cut at the
+// end aside) without NUL bytes.
+func isText(head []byte) bool {
+	if bytes.IndexByte(head, 0) >= 0 {
+		return false
+	}
+	for len(head) > 0 {
+		r, n := utf8.DecodeRune(head)
+		if r == utf8.RuneError && n == 1 {
+			return len(head) < utf8.UTFMax && !utf8.FullRune(head)
+		}
+		head = head[n:]
+	}
+	return true
+}
+
+// skipHidden names a hidden entry (".DS_Store", ".git/") as skipped.
+func (r *runner) skipHidden(p, name string, dir bool) {
+	switch {
+	case name == ".mh_sequences":
+		r.rep.skip(p, reasonMHSequences)
+	case name == "__MACOSX":
+		r.rep.skip(p, "macOS archive metadata folder (__MACOSX): not read")
+	case dir:
+		r.rep.skip(p, reasonHiddenFolder)
+	default:
+		r.rep.skip(p, reasonHiddenFile)
+	}
+}
+
+// skipTree names every file under p (or p itself) as skipped for reason.
+func (r *runner) skipTree(p, reason string, depth int) {
+	st, err := vLstat(p)
+	if err != nil || !st.IsDir() || depth > maxWalkDepth {
+		r.rep.skip(p, reason)
+		return
+	}
+	es, err := vReadDir(p)
+	if err != nil {
+		r.rep.skip(p, reason)
+		return
+	}
+	for _, e := range es {
+		r.skipTree(filepath.Join(p, e.Name()), reason, depth+1)
+	}
+}
+
+// appleMailAttachments returns the entries of an Apple Mail "Attachments" folder
+// that belong to a message beside it ("Attachments/1234/2/report.txt" belongs to
+// "Messages/1234.partial.emlx"). Their files are parts of the message, not
+// documents of their own.
+func appleMailAttachments(dir string) map[string]bool {
+	if filepath.Base(dir) != "Attachments" {
+		return nil
+	}
+	msgs := filepath.Join(filepath.Dir(dir), "Messages")
+	es, err := vReadDir(dir)
+	if err != nil {
+		return nil
+	}
+	var out map[string]bool
+	for _, e := range es {
+		for _, suffix := range []string{".partial.emlx", ".emlx"} {
+			m := filepath.Join(msgs, e.Name()+suffix)
+			if _, err := vLstat(m); err == nil {
+				if out == nil {
+					out = map[string]bool{}
+				}
+				out[e.Name()] = true
+				break
+			}
+		}
+	}
+	return out
+}
+
+// skipListEach is how many skipped files SkipLines names per reason before it
+// writes the rest to a list file: a few files are named one by one, a Maildir of
+// 10,000 files not.
+const skipListEach = 10
+
+// SkipLines returns the lines that name the run's skipped files on stderr: every
+// file when a reason holds at most skipListEach, else the first skipListEach and a
+// count. When any reason holds more, every skipped file is written to listPath
+// (one "reason<TAB>path" line each; listPath "" writes none) and the last line
+// says where. Paths are quoted when they hold non-printable characters.
+func (s *Summary) SkipLines(listPath string) ([]string, error) {
+	if len(s.Skips) == 0 {
+		return nil, nil
+	}
+	by := map[string][]string{}
+	var reasons []string
+	for _, sk := range s.Skips {
+		why := sk.Err.Error()
+		if _, ok := by[why]; !ok {
+			reasons = append(reasons, why)
+		}
+		by[why] = append(by[why], sk.Path)
+	}
+	sort.Strings(reasons)
+	var lines []string
+	long := false
+	for _, why := range reasons {
+		ps := by[why]
+		for i, p := range ps {
+			if i == skipListEach {
+				long = true
+				lines = append(lines, fmt.Sprintf("skipped: ... and %d more: %s", len(ps)-i, why))
+				break
+			}
+			lines = append(lines, fmt.Sprintf("skipped: %s: %s", SafeName(p), why))
+		}
+	}
+	if !long || listPath == "" {
+		return lines, nil
+	}
+	f, err := os.Create(listPath)
+	if err != nil {
+		return lines, fmt.Errorf("write the list of skipped files: %w", err)
+	}
+	w := bufio.NewWriter(f)
+	for _, sk := range s.Skips {
+		fmt.Fprintf(w, "%s\t%s\n", sk.Err.Error(), SafeName(sk.Path))
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return lines, fmt.Errorf("write the list of skipped files: %w", err)
+	}
+	if err := f.Close(); err != nil {
+		return lines, fmt.Errorf("write the list of skipped files: %w", err)
+	}
+	return append(lines, fmt.Sprintf("skipped: all %d skipped files are listed in %s", len(s.Skips), SafeName(listPath))), nil
+}

@@ -1,0 +1,47 @@
+package memtree_test
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"strings"
+
+	"github.com/openhuman/openhuman-core/internal/retrieval"
+)
+
+// setParamsFromEnv applies MEMTREE_PARAMS ("CiteShare=0.5,ChunkShare=0": fields of
+// retrieval.Params) to retrieval.Default for this test binary, so a value chosen on
+// the LoCoMo folds can be checked on the generated corpus without editing
+// params.go. It fails on an unknown field or a value of the wrong kind.
+func setParamsFromEnv() error {
+	spec := os.Getenv("MEMTREE_PARAMS")
+	if spec == "" {
+		return nil
+	}
+	v := reflect.ValueOf(&retrieval.Default).Elem()
+	for _, kv := range strings.Split(spec, ",") {
+		name, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
+		f := v.FieldByName(name)
+		if !ok || !f.IsValid() {
+			return fmt.Errorf("MEMTREE_PARAMS: %q is not name=value of a retrieval.Params field", kv)
+		}
+		switch f.Kind() {
+		case reflect.Int:
+			n, err := strconv.Atoi(val)
+			if err != nil {
+				return fmt.Errorf("MEMTREE_PARAMS: %s: %w", name, err)
+			}
+			f.SetInt(int64(n))
+		case reflect.Float64:
+			x, err := strconv.ParseFloat(val, 64)
+			if err != nil {
+				return fmt.Errorf("MEMTREE_PARAMS: %s: %w", name, err)
+			}
+			f.SetFloat(x)
+		default:
+			return fmt.Errorf("MEMTREE_PARAMS: %s has kind %s", name, f.Kind())
+		}
+	}
+	return nil
+}

@@ -1,0 +1,134 @@
+package retrieval
+
+// Params holds every tunable of search and recall, grouped by the stage that reads
+// it. What each is, how and on which data it was chosen, and its held-out result
+// are in RATIONALE.md beside this file; code comments say only what a value does.
+type Params struct {
+	// Candidates: which chunks the full-text levels consider.
+
+	// MaxDFShare: a query word in more than this share of the chunks is too
+	// common to rank alone (it only fills the last places).
+	MaxDFShare float64
+	// MaxQuorumClauses bounds the AND clauses of one coordination level.
+	MaxQuorumClauses int
+	// MaxFillDF: a fill word in more chunks than this fills unranked.
+	MaxFillDF int
+	// DupSlack: extra candidates fetched so near-duplicates can move down.
+	DupSlack int
+	// MaxRanked: an unrestricted bm25 query matching more chunks ranks only its
+	// MaxRanked newest.
+	MaxRanked int
+
+	// Scoring: turns and messages.
+
+	// ReplyShare of a turn's score passes to the next turn by another person.
+	ReplyShare float64
+	// SpeakerBoost: a turn by a participant the query names scores 1 + this.
+	SpeakerBoost float64
+
+	// Conversation-aware citation.
+
+	// CiteShare: a chat hit cites its turns scoring at least this share of the
+	// next hit's best turn.
+	CiteShare float64
+	// MinCiteWords: a plain keyword query of two or more words cites the
+	// messages saying at least this many of them, when any does.
+	MinCiteWords int
+
+	// Fusion (recall): weighted reciprocal rank over ranked lists.
+
+	// RRFK is the reciprocal-rank constant: a list's hit at rank r adds
+	// weight / (RRFK + r).
+	RRFK float64
+	// RecallDepth: candidates taken from each ranked list.
+	RecallDepth int
+	// Weights of the lists: chunk bm25, expansions (raised by ExpBoost
+	// × (1 − ρ) and ExpUnknown × the share of query words the store never says),
+	// associations (scaled by (1 − ρ) and coverage^Cover), the exact list of the
+	// ExactN best chunks saying every query word, and vectors.
+	Chunks, Expansion, ExpBoost, ExpUnknown, Assoc, Cover, Exact, Vectors float64
+	ExactN                                                                int
+	// Literal evidence ρ = min(1, literal hits / min(LitRef, LitShare × chunks));
+	// a list weighed by literal evidence keeps LitFloor + (1 − LitFloor) × ρ.
+	LitRef, LitShare, LitFloor float64
+	// Anchored: a query the store says at least this share of (weighted by the
+	// store's vocabulary, EverydayWords) counts as fully said.
+	Anchored float64
+	// EverydayWords: the vocabulary size at which a word the store lacks counts
+	// fully against the query's literal evidence.
+	EverydayWords int
+
+	// Expansion and association (recall's offline meaning signal).
+
+	// MaxExpandShare: expansion and association terms in more chunks than this
+	// share are dropped.
+	MaxExpandShare float64
+	// MaxGroupTerms: expansions kept per query word.
+	MaxGroupTerms int
+	// RelPow flattens relation weights (weight^RelPow).
+	RelPow float64
+	// AssocSample chunks containing a word are read to find its associates.
+	AssocSample int
+	// AssocMinDocs: an associate co-occurs in at least this many of them.
+	AssocMinDocs int
+	// AssocMinPMI: natural-log PMI floor of an associate.
+	AssocMinPMI float64
+	// AssocTerms associates are kept per word.
+	AssocTerms int
+	// AssocMaxShare: a word in more chunks than this share is not expanded by
+	// association.
+	AssocMaxShare float64
+	// SetRankRows chunks are read per term by the coordination ranking.
+	SetRankRows int
+	// SenseDamp: weight kept by a term sharing no chunk with the other query
+	// words' terms.
+	SenseDamp float64
+	// AssocMembers terms of a query word's group are expanded by association,
+	// AssocGroupTerms associates kept per query word.
+	AssocMembers, AssocGroupTerms int
+}
+
+// Default is the parameter set search and recall run with.
+var Default = Params{
+	MaxDFShare:       0.2,
+	MaxQuorumClauses: 20,
+	MaxFillDF:        5000,
+	DupSlack:         10,
+	MaxRanked:        2000,
+
+	ReplyShare:   0.5,
+	SpeakerBoost: 0.5,
+
+	CiteShare:    0.65,
+	MinCiteWords: 2,
+
+	RRFK:          60,
+	RecallDepth:   50,
+	Chunks:        3,
+	Expansion:     1,
+	ExpBoost:      2,
+	ExpUnknown:    8,
+	Assoc:         6,
+	Cover:         3,
+	Exact:         1,
+	Vectors:       1,
+	ExactN:        3,
+	LitRef:        22,
+	LitShare:      22.0 / 3432,
+	LitFloor:      0.15,
+	Anchored:      0.75,
+	EverydayWords: 2000,
+
+	MaxExpandShare:  0.05,
+	MaxGroupTerms:   6,
+	RelPow:          0.5,
+	AssocSample:     30,
+	AssocMinDocs:    2,
+	AssocMinPMI:     1.5,
+	AssocTerms:      8,
+	AssocMaxShare:   0.02,
+	SetRankRows:     400,
+	SenseDamp:       0.3,
+	AssocMembers:    6,
+	AssocGroupTerms: 12,
+}
