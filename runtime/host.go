@@ -26,6 +26,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/signature"
+	"github.com/openhuman/openhuman-core/internal/toolname"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -444,17 +445,34 @@ func (h *Host) loadFile(path string) *module {
 // is already served refuses its whole module.
 func (h *Host) rebuildToolsLocked() {
 	tools := map[string]*servedTool{}
+	portable := map[string]*servedTool{} // toolname.Portable -> tool
 	var order []string
 	add := func(m *module) {
 		state, _ := m.currentState()
 		if state == StateRefused || state == StateDisabled || m.manifest == nil {
 			return
 		}
+		mine := map[string]string{} // this module's portable names -> tool name
 		for _, t := range m.manifest.Tools {
 			if prev, ok := tools[t.Name]; ok {
 				m.setState(StateRefused, fmt.Sprintf("refused %s: tool name %q is already served by %s; rename the tool in this module's manifest", m.info.Name, t.Name, prev.module.info.Name))
 				return
 			}
+			// Every session may list the portable spelling (internal/toolname).
+			if err := toolname.Check(t.Name); err != nil {
+				m.setState(StateRefused, fmt.Sprintf("refused %s: %v", m.info.Name, err))
+				return
+			}
+			p := toolname.Portable(t.Name)
+			other, ok := mine[p]
+			if prev, served := portable[p]; served && !ok {
+				other, ok = prev.spec.Name+" of "+prev.module.info.Name, true
+			}
+			if ok && other != t.Name {
+				m.setState(StateRefused, fmt.Sprintf("refused %s: tool name %q has the portable name %q (served to clients that refuse dots), which is also that of %s; rename the tool in this module's manifest", m.info.Name, t.Name, p, other))
+				return
+			}
+			mine[p] = t.Name
 		}
 		for _, t := range m.manifest.Tools {
 			tools[t.Name] = &servedTool{module: m, spec: t, tool: Tool{
@@ -463,6 +481,7 @@ func (h *Host) rebuildToolsLocked() {
 				Annotations: t.Annotations, AllowedAgents: slices.Clone(m.grant.AllowedAgents),
 				Module: m.info,
 			}}
+			portable[toolname.Portable(t.Name)] = tools[t.Name]
 			order = append(order, t.Name)
 		}
 	}

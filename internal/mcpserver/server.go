@@ -77,6 +77,10 @@ type Options struct {
 	// session's writer putting it into the SDK's frame (fastresult.go): the same
 	// bytes on the wire, slower; for tests and measurements.
 	NoFastResults bool
+	// ToolNames is config.ToolNamesAuto (default), ToolNamesSpec or
+	// ToolNamesPortable: the spelling of the tool names a session lists
+	// (names.go). tools/call takes both spellings in every session.
+	ToolNames string
 }
 
 // Server is an MCP server over one Dispatcher. One Server may serve several
@@ -92,6 +96,7 @@ type Server struct {
 	byName  map[string]*mcp.Tool // current tools
 	web     map[string]bool      // tools whose module reads only the web (SearXNG), not memory
 	agents  map[string][]string  // tool name -> allowed_agents (absent: every client)
+	names   toolNames            // portable spellings (names.go)
 
 	fast      sync.Map     // *mcp.ServerSession -> *fastResults of its connection
 	fastCalls atomic.Int64 // results handed over as placeholders (for tests)
@@ -119,7 +124,7 @@ func New(opts Options) (*Server, error) {
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.ToolsCanChange}},
 		SupportedProtocolVersions: slices.Clone(ProtocolVersions),
 	})
-	s.sdk.AddReceivingMiddleware(s.listInOrder)
+	s.sdk.AddReceivingMiddleware(s.listInOrder, s.namesMiddleware)
 	s.Refresh()
 	return s, nil
 }
@@ -173,6 +178,14 @@ func (s *Server) Refresh() {
 		prints[mt.Name] = fp
 		byName[mt.Name] = mt
 	}
+	names, ordered, skip := buildNames(ordered)
+	for name, why := range skip {
+		// The runtime refuses such a module at load; a dispatcher that does not
+		// is still never served a tool some client would refuse.
+		s.log.Warn("mcp: tool not served", "tool", name, "err", why)
+		delete(prints, name)
+		delete(byName, name)
+	}
 
 	s.mu.Lock()
 	var removed []string
@@ -187,7 +200,7 @@ func (s *Server) Refresh() {
 			changed = append(changed, mt)
 		}
 	}
-	s.ordered, s.prints, s.byName, s.web, s.agents = ordered, prints, byName, web, agents
+	s.ordered, s.prints, s.byName, s.web, s.agents, s.names = ordered, prints, byName, web, agents, names
 	s.mu.Unlock()
 
 	sort.Strings(removed)
@@ -267,11 +280,14 @@ func (s *Server) listInOrder(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		// A session sees only the tools its provenance label may call (the policy's
 		// allowed_agents); a call to another is refused by the runtime all the same.
-		label := sessionLabel(sessionOf(req))
+		ss := sessionOf(req)
+		label := sessionLabel(ss)
+		portable := s.sessionPortable(ss)
 		s.mu.Lock()
-		tools := make([]*mcp.Tool, 0, len(s.ordered))
-		for _, mt := range s.ordered {
-			if allowed, ok := s.agents[mt.Name]; !ok || policy.AgentAllowed(allowed, label) {
+		listed, canonical := s.listedTools(portable)
+		tools := make([]*mcp.Tool, 0, len(listed))
+		for i, mt := range listed {
+			if allowed, ok := s.agents[canonical[i].Name]; !ok || policy.AgentAllowed(allowed, label) {
 				tools = append(tools, mt)
 			}
 		}
@@ -294,7 +310,16 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		call := runtime.Call{Tool: name, Arguments: args, Client: label, RequestID: reqID}
 
 		out, err := s.opts.Dispatcher.Call(ctx, call)
-		res, result, rpcErr, entry := s.shape(ctx, name, out, err)
+		portable := s.sessionPortable(req.Session)
+		res, result, rpcErr, entry := s.shape(ctx, s.shownName(portable, name), out, err)
+		if res != nil && res.IsError && portable {
+			// Messages name tools as this session lists them.
+			for _, c := range res.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					tc.Text = s.shownText(true, tc.Text)
+				}
+			}
+		}
 		if result != nil {
 			if fr := s.fastResultsOf(req.Session); fr != nil {
 				// The session's writer puts the result into the SDK's frame
@@ -430,6 +455,9 @@ func (s *Server) fastResultsOf(ss *mcp.ServerSession) *fastResults {
 func (s *Server) webOnly(tool string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if canon, ok := s.names.canonicalOf[tool]; ok {
+		tool = canon // shape is given the name as the session lists it
+	}
 	return s.web[tool]
 }
 
