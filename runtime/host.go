@@ -303,6 +303,14 @@ func (h *Host) compileWorker() {
 
 func (h *Host) enqueue(m *module) {
 	if state, _ := m.currentState(); state != StateCompiling {
+		// A fresh module that rebuildToolsLocked refused (a tool name another
+		// module serves) is never compiled: settle it here, or Close waits forever.
+		select {
+		case <-m.settled:
+		default:
+			m.markReady()
+			close(m.settled)
+		}
 		return
 	}
 	h.mu.RLock()
