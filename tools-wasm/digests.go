@@ -8,6 +8,6 @@ const goVersion = "go1.26.8"
 
 // digests pins the sha256 of each packed module (after decompression), by file stem.
 var digests = map[string]string{
-	"memory":         "b98f6345b7c0193f131905d8218bc3026fd62f20344bfbaac4ce3bc6cd70ef8b",
-	"searxng_search": "40147f7bc34f012fb3f16a2c78072cfa920c165c9bd60aefc062c09b102c339d",
+	"memory":         "73ec52d94ccce652c3c84e15b20a9b49cf794b1f61a91d6e3eb02d1df0456199",
+	"searxng_search": "5d13e3c6ea81ef77b2fe0ba52b36e858500501980aa94d157e903852747fb685",
 }
