@@ -69,6 +69,9 @@ type Options struct {
 	Audit *audit.Log
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
+	// MCP, when set, serves MCP over Streamable HTTP at /mcp, behind the same
+	// bearer token (401 without it) and Host/Origin check (403) as /rpc.
+	MCP http.Handler
 }
 
 // Server is the HTTP JSON-RPC server. It is safe for concurrent use.
@@ -112,6 +115,9 @@ func New(d Dispatcher, opts Options) (*Server, error) {
 	s.mux.HandleFunc("/health", s.serveHealth)
 	s.mux.HandleFunc("/rpc", s.serveRPC)
 	s.mux.HandleFunc("/schema", s.serveSchema)
+	if opts.MCP != nil {
+		s.mux.Handle("/mcp", s.requireToken(opts.MCP))
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" {
 			s.serveIndex(w, r)
@@ -280,6 +286,19 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// requireToken answers 401 to a request without the bearer token.
+func (s *Server) requireToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="openhuman-core"`)
+			writeJSON(w, http.StatusUnauthorized, errorResponse(nil, rpcErr(CodeInvalidRequest,
+				"missing or wrong bearer token: send Authorization: Bearer <token> (the token serve printed, or %s)", TokenEnv)))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // authorized checks the bearer token in constant time.

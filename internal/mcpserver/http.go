@@ -1,0 +1,203 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Streamable HTTP (MCP 2025-11-25 transport) for serve's /mcp. go-sdk's
+// StreamableHTTPHandler does the transport (POST with JSON or SSE answers, the GET
+// stream, DELETE, Mcp-Session-Id, MCP-Protocol-Version, idle expiry); it serves
+// the same *mcp.Server as stdio, so the catalogue, sandbox, limits, tool_names
+// rule and audit are the same. This file adds what the SDK leaves to the server:
+// a bound on live sessions and on requests in flight per session.
+
+// Tunables of the /mcp endpoint.
+const (
+	// DefaultHTTPIdleTimeout closes a session that sent nothing for this long: a
+	// client that went away without DELETE leaves no state behind for long, and a
+	// person pausing between questions keeps theirs.
+	DefaultHTTPIdleTimeout = 30 * time.Minute
+	// DefaultHTTPMaxSessions bounds live sessions: each holds a little memory and
+	// a goroutine; a few clients per user are normal, thousands are a bug or abuse.
+	DefaultHTTPMaxSessions = 64
+	// DefaultHTTPMaxInFlight bounds the requests one session has in flight: the
+	// runtime runs two calls per module at once with warm instances (DESIGN §7),
+	// so more than a few only queue, holding connections.
+	DefaultHTTPMaxInFlight = 8
+	// maxHTTPBody bounds a POST body, as MaxLineBytes bounds a stdio line.
+	maxHTTPBody = MaxLineBytes
+)
+
+// HTTPOptions configure HTTPHandler; zero values take the defaults above.
+type HTTPOptions struct {
+	IdleTimeout time.Duration
+	MaxSessions int
+	MaxInFlight int
+}
+
+// HTTPHandler serves this server's tools over Streamable HTTP. The caller puts it
+// behind authentication and the Host/Origin check (serve: the bearer token and
+// checkHost of /rpc).
+func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultHTTPIdleTimeout
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = DefaultHTTPMaxSessions
+	}
+	if o.MaxInFlight <= 0 {
+		o.MaxInFlight = DefaultHTTPMaxInFlight
+	}
+	sdk := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s.sdk }, &mcp.StreamableHTTPOptions{
+		SessionTimeout:      o.IdleTimeout,
+		Logger:              s.log.With("component", "go-sdk-http"),
+		MaxRequestBodyBytes: maxHTTPBody,
+		// serve's own Host/Origin check (with [server] allowed_hosts) runs first;
+		// the SDK's would refuse the allowed names that are not localhost.
+		DisableLocalhostProtection: true,
+	})
+	return &httpBounds{next: sdk, opts: o, sessions: map[string]*httpSession{}}
+}
+
+type httpSession struct {
+	lastSeen time.Time
+	inFlight int
+}
+
+// httpBounds limits live sessions and in-flight requests per session.
+type httpBounds struct {
+	next     http.Handler
+	opts     HTTPOptions
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+}
+
+// sessionHeader is the Streamable HTTP session header.
+const sessionHeader = "Mcp-Session-Id"
+
+func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get(sessionHeader)
+	var body []byte
+	if r.Method == http.MethodPost {
+		var err error
+		body, err = io.ReadAll(io.LimitReader(r.Body, maxHTTPBody+1))
+		if err != nil {
+			writeRPCError(w, http.StatusBadRequest, nil, codeParseError, "reading the request body: "+err.Error())
+			return
+		}
+		if len(body) > maxHTTPBody {
+			writeRPCError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest, fmt.Sprintf("request body exceeds %d bytes", maxHTTPBody))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+	}
+	now := time.Now()
+	b.mu.Lock()
+	for sid, ss := range b.sessions { // the SDK closes idle sessions after the same time
+		if ss.inFlight == 0 && now.Sub(ss.lastSeen) > b.opts.IdleTimeout {
+			delete(b.sessions, sid)
+		}
+	}
+	ss := b.sessions[id]
+	switch {
+	case id == "" && r.Method == http.MethodPost && len(b.sessions) >= b.opts.MaxSessions:
+		b.mu.Unlock()
+		writeRPCError(w, http.StatusServiceUnavailable, requestID(body), -32000,
+			fmt.Sprintf("too many MCP sessions (%d): end one with DELETE /mcp, or wait until idle ones expire after %s", b.opts.MaxSessions, b.opts.IdleTimeout))
+		return
+	case ss != nil && r.Method == http.MethodPost && isRequest(body):
+		if ss.inFlight >= b.opts.MaxInFlight {
+			b.mu.Unlock()
+			writeRPCError(w, http.StatusOK, requestID(body), -32000,
+				fmt.Sprintf("this session has %d requests in flight, the most allowed: wait for an answer before sending more", b.opts.MaxInFlight))
+			return
+		}
+		ss.inFlight++
+		defer func() { b.mu.Lock(); ss.inFlight--; b.mu.Unlock() }()
+	}
+	if ss != nil {
+		ss.lastSeen = now
+	}
+	b.mu.Unlock()
+
+	rec := &sessionRecorder{ResponseWriter: w}
+	b.next.ServeHTTP(rec, r)
+
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	switch {
+	case r.Method == http.MethodDelete && id != "":
+		delete(b.sessions, id)
+	case id == "" && rec.session != "" && rec.status < 300:
+		b.sessions[rec.session] = &httpSession{lastSeen: time.Now()}
+	}
+}
+
+// sessionRecorder notes the session id and status the SDK answers with.
+type sessionRecorder struct {
+	http.ResponseWriter
+	session string
+	status  int
+}
+
+func (r *sessionRecorder) WriteHeader(code int) {
+	if r.status == 0 {
+		r.status = code
+		r.session = r.Header().Get(sessionHeader)
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *sessionRecorder) Write(p []byte) (int, error) {
+	if r.status == 0 {
+		r.WriteHeader(http.StatusOK)
+	}
+	return r.ResponseWriter.Write(p)
+}
+
+// Flush lets the SDK stream SSE through the recorder.
+func (r *sessionRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the underlying writer.
+func (r *sessionRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// isRequest reports whether body is a JSON-RPC request (has a method and an id).
+func isRequest(body []byte) bool {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	return json.Unmarshal(body, &m) == nil && m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null"
+}
+
+func requestID(body []byte) json.RawMessage {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(body, &m) != nil || len(m.ID) == 0 {
+		return nil
+	}
+	return m.ID
+}
+
+func writeRPCError(w http.ResponseWriter, status int, id json.RawMessage, code int, msg string) {
+	if id == nil {
+		id = json.RawMessage("null")
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	b, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{"code": code, "message": msg}})
+	w.Write(append(b, '\n'))
+}
