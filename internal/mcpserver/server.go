@@ -23,6 +23,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/jsoncheck"
+	"github.com/openhuman/openhuman-core/internal/rpcwire"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -469,16 +470,7 @@ func errorResult(msg string) *mcp.CallToolResult {
 // tool's own reporting: stable words per kind of failure and the error id under
 // which the log and the audit line keep the detail.
 func failureMessage(name, kind, id string) string {
-	switch kind {
-	case audit.FailureTimeout:
-		return fmt.Sprintf("%s did not finish within its time limit and was stopped (error id %s); try a narrower request, or raise timeout_ms for this module in policy.toml", name, id)
-	case audit.FailureMemory:
-		return fmt.Sprintf("%s ran out of memory in its sandbox and was stopped (error id %s); try a narrower request, or raise memory_mib for this module in policy.toml", name, id)
-	case audit.FailureUnavailable:
-		return fmt.Sprintf("%s is unavailable: its module is not loaded (error id %s); `openhuman-core tools list` shows why", name, id)
-	default:
-		return fmt.Sprintf("%s failed: internal error (error id %s); the openhuman-core log and audit log have the details", name, id)
-	}
+	return fmt.Sprintf(rpcwire.FailureFormat(kind, name), id) // the table /rpc uses too
 }
 
 func argKeys(raw json.RawMessage) []string {

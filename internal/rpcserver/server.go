@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/audit"
+	"github.com/openhuman/openhuman-core/internal/rpcwire"
 	"github.com/openhuman/openhuman-core/runtime"
 )
 
@@ -449,15 +450,13 @@ func (s *Server) shape(ctx context.Context, c controller, method string, out *ru
 			return nil, hiddenErr(CodeUnavailable, fmt.Sprintf("%v; module %s is %s: %s", err, st.Module.Name, st.State, orDefault(st.Error, "no reason given")),
 				"%s: tool %s is unavailable: its module %s is %s (error id %s); openhuman.tool_registry_get shows why", method, c.Tool, st.Module.Name, st.State)
 		}
-		switch audit.FailureKind(err) {
-		case audit.FailureTimeout:
-			return nil, hiddenErr(CodeInternalError, err.Error(), "%s: tool %s did not finish within its deadline and was stopped (error id %s); try a narrower request, or raise timeout_ms for its module in policy.toml", method, c.Tool)
-		case audit.FailureMemory:
-			return nil, hiddenErr(CodeInternalError, err.Error(), "%s: tool %s ran out of memory in its sandbox and was stopped (error id %s); try a narrower request, or raise memory_mib for its module in policy.toml", method, c.Tool)
-		case audit.FailureUnavailable:
-			return nil, hiddenErr(CodeUnavailable, err.Error(), "%s: tool %s is unavailable: its module is not loaded (error id %s); openhuman.tool_registry_get shows why", method, c.Tool)
+		// The failure table the MCP servers use too (rpcwire): the same words
+		// for the same failure, after the method.
+		kind, code := audit.FailureKind(err), CodeInternalError
+		if kind == audit.FailureUnavailable {
+			code = CodeUnavailable
 		}
-		return nil, hiddenErr(CodeInternalError, err.Error(), "%s: internal error (error id %s); the openhuman-core log and audit log have the details", method)
+		return nil, hiddenErr(code, err.Error(), "%s: "+rpcwire.FailureFormat(kind, "tool "+c.Tool), method)
 	}
 	if out == nil {
 		return nil, hiddenErr(CodeInternalError, "the runtime returned no outcome", "%s: internal error (error id %s); please report it", method)
