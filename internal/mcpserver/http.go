@@ -2,13 +2,17 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -64,16 +68,40 @@ func (s *Server) HTTPHandler(o HTTPOptions) http.Handler {
 		// the SDK's would refuse the allowed names that are not localhost.
 		DisableLocalhostProtection: true,
 	})
-	return &httpBounds{next: sdk, opts: o, sessions: map[string]*httpSession{}}
+	s.httpMaxInFlight.Store(int64(o.MaxInFlight))
+	return &httpBounds{srv: s, next: sdk, opts: o, sessions: map[string]*httpSession{}}
+}
+
+// boundHTTPCalls refuses a request of an HTTP session (one with a session id;
+// stdio sessions have none) beyond HTTPOptions.MaxInFlight. It counts in the
+// server's method handler, which returns before the answer is sent, so a
+// client never sees an answer while its request still counts.
+func (s *Server) boundHTTPCalls(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		limit := s.httpMaxInFlight.Load()
+		ss := sessionOf(req)
+		if limit <= 0 || ss == nil || ss.ID() == "" || method == "initialize" || strings.HasPrefix(method, "notifications/") {
+			return next(ctx, method, req)
+		}
+		v, _ := s.httpCalls.LoadOrStore(ss.ID(), new(atomic.Int64))
+		n := v.(*atomic.Int64)
+		if n.Add(1) > limit {
+			n.Add(-1)
+			return nil, &jsonrpc.Error{Code: -32000, Message: fmt.Sprintf("this session has %d requests in flight, the most allowed: wait for an answer before sending more", limit)}
+		}
+		defer n.Add(-1)
+		return next(ctx, method, req)
+	}
 }
 
 type httpSession struct {
 	lastSeen time.Time
-	inFlight int
+	open     int // HTTP requests of the session being served
 }
 
 // httpBounds limits live sessions and in-flight requests per session.
 type httpBounds struct {
+	srv      *Server
 	next     http.Handler
 	opts     HTTPOptions
 	mu       sync.Mutex
@@ -102,29 +130,23 @@ func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	now := time.Now()
 	b.mu.Lock()
 	for sid, ss := range b.sessions { // the SDK closes idle sessions after the same time
-		if ss.inFlight == 0 && now.Sub(ss.lastSeen) > b.opts.IdleTimeout {
+		if ss.open == 0 && now.Sub(ss.lastSeen) > b.opts.IdleTimeout {
 			delete(b.sessions, sid)
+			b.srv.httpCalls.Delete(sid)
 		}
 	}
 	ss := b.sessions[id]
 	switch {
 	case id == "" && r.Method == http.MethodPost && len(b.sessions) >= b.opts.MaxSessions:
 		b.mu.Unlock()
-		writeRPCError(w, http.StatusServiceUnavailable, requestID(body), -32000,
+		writeRPCError(w, http.StatusOK, requestID(body), -32000, // clients show a JSON-RPC error, not a bare 503
 			fmt.Sprintf("too many MCP sessions (%d): end one with DELETE /mcp, or wait until idle ones expire after %s", b.opts.MaxSessions, b.opts.IdleTimeout))
 		return
-	case ss != nil && r.Method == http.MethodPost && isRequest(body):
-		if ss.inFlight >= b.opts.MaxInFlight {
-			b.mu.Unlock()
-			writeRPCError(w, http.StatusOK, requestID(body), -32000,
-				fmt.Sprintf("this session has %d requests in flight, the most allowed: wait for an answer before sending more", b.opts.MaxInFlight))
-			return
-		}
-		ss.inFlight++
-		defer func() { b.mu.Lock(); ss.inFlight--; b.mu.Unlock() }()
 	}
 	if ss != nil {
 		ss.lastSeen = now
+		ss.open++
+		defer func() { b.mu.Lock(); ss.open--; ss.lastSeen = time.Now(); b.mu.Unlock() }()
 	}
 	b.mu.Unlock()
 
@@ -136,6 +158,7 @@ func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case r.Method == http.MethodDelete && id != "":
 		delete(b.sessions, id)
+		b.srv.httpCalls.Delete(id)
 	case id == "" && rec.session != "" && rec.status < 300:
 		b.sessions[rec.session] = &httpSession{lastSeen: time.Now()}
 	}
@@ -172,15 +195,6 @@ func (r *sessionRecorder) Flush() {
 
 // Unwrap gives http.ResponseController the underlying writer.
 func (r *sessionRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
-
-// isRequest reports whether body is a JSON-RPC request (has a method and an id).
-func isRequest(body []byte) bool {
-	var m struct {
-		ID     json.RawMessage `json:"id"`
-		Method string          `json:"method"`
-	}
-	return json.Unmarshal(body, &m) == nil && m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null"
-}
 
 func requestID(body []byte) json.RawMessage {
 	var m struct {

@@ -99,6 +99,9 @@ type Server struct {
 	agents  map[string][]string  // tool name -> allowed_agents (absent: every client)
 	names   toolNames            // portable spellings (names.go)
 
+	httpMaxInFlight atomic.Int64 // HTTPOptions.MaxInFlight once HTTPHandler was called (http.go)
+	httpCalls       sync.Map     // HTTP session id -> *atomic.Int64 requests in flight
+
 	fast      sync.Map     // *mcp.ServerSession -> *fastResults of its connection
 	fastCalls atomic.Int64 // results handed over as placeholders (for tests)
 }
@@ -125,7 +128,7 @@ func New(opts Options) (*Server, error) {
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.ToolsCanChange}},
 		SupportedProtocolVersions: slices.Clone(ProtocolVersions),
 	})
-	s.sdk.AddReceivingMiddleware(s.listInOrder, s.namesMiddleware)
+	s.sdk.AddReceivingMiddleware(s.listInOrder, s.namesMiddleware, s.boundHTTPCalls)
 	s.Refresh()
 	return s, nil
 }
