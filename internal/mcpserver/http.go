@@ -151,30 +151,40 @@ func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	b.mu.Unlock()
 
 	rec := &sessionRecorder{ResponseWriter: w}
+	if id == "" {
+		// A new session counts from the moment its id is sent, before the
+		// client can read the answer and open another.
+		rec.onHeader = func(sid string, status int) {
+			if sid != "" && status < 300 {
+				b.mu.Lock()
+				b.sessions[sid] = &httpSession{lastSeen: time.Now()}
+				b.mu.Unlock()
+			}
+		}
+	}
 	b.next.ServeHTTP(rec, r)
 
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	switch {
-	case r.Method == http.MethodDelete && id != "":
+	if r.Method == http.MethodDelete && id != "" {
+		b.mu.Lock()
 		delete(b.sessions, id)
+		b.mu.Unlock()
 		b.srv.httpCalls.Delete(id)
-	case id == "" && rec.session != "" && rec.status < 300:
-		b.sessions[rec.session] = &httpSession{lastSeen: time.Now()}
 	}
 }
 
 // sessionRecorder notes the session id and status the SDK answers with.
 type sessionRecorder struct {
 	http.ResponseWriter
-	session string
-	status  int
+	status   int
+	onHeader func(session string, status int)
 }
 
 func (r *sessionRecorder) WriteHeader(code int) {
 	if r.status == 0 {
 		r.status = code
-		r.session = r.Header().Get(sessionHeader)
+		if r.onHeader != nil {
+			r.onHeader(r.Header().Get(sessionHeader), code)
+		}
 	}
 	r.ResponseWriter.WriteHeader(code)
 }
