@@ -89,3 +89,23 @@ func TestHTTPSessionsAndBounds(t *testing.T) {
 		t.Errorf("audit lines do not carry each session's label:\n%s", data)
 	}
 }
+
+// A session idle for longer than IdleTimeout is closed: its next request fails
+// and its place is free.
+func TestHTTPIdleSessionExpires(t *testing.T) {
+	f := newFake()
+	s, _, _, _ := newServer(t, f)
+	hs := httptest.NewServer(s.HTTPHandler(HTTPOptions{IdleTimeout: 300 * time.Millisecond, MaxSessions: 1}))
+	t.Cleanup(hs.Close)
+	cs, err := httpClient(t, hs.URL, "idle")
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if _, err := cs.ListTools(context.Background(), nil); err == nil {
+		t.Error("a request on an expired session succeeded")
+	}
+	if _, err := httpClient(t, hs.URL, "next"); err != nil {
+		t.Errorf("no place after the idle session expired: %v", err)
+	}
+}
