@@ -27,6 +27,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/signature"
+	"github.com/openhuman/openhuman-core/internal/toolname"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -300,6 +301,14 @@ func (h *Host) compileWorker() {
 
 func (h *Host) enqueue(m *module) {
 	if state, _ := m.currentState(); state != StateCompiling {
+		// A fresh module that rebuildToolsLocked refused (a tool name another
+		// module serves) is never compiled: settle it here, or Close waits forever.
+		select {
+		case <-m.settled:
+		default:
+			m.markReady()
+			close(m.settled)
+		}
 		return
 	}
 	h.mu.RLock()
@@ -461,12 +470,14 @@ func (h *Host) loadFile(path string) *module {
 // is already served refuses its whole module.
 func (h *Host) rebuildToolsLocked() {
 	tools := map[string]*servedTool{}
+	portable := map[string]*servedTool{} // toolname.Portable -> tool
 	var order []string
 	add := func(m *module) {
 		state, _ := m.currentState()
 		if state == StateRefused || state == StateDisabled || m.manifest == nil {
 			return
 		}
+		mine := map[string]string{} // this module's portable names -> tool name
 		for _, t := range m.manifest.Tools {
 			if prev, ok := tools[t.Name]; ok {
 				m.setState(StateRefused, fmt.Sprintf("refused %s: tool name %q is already served by %s; rename the tool in this module's manifest", m.info.Name, t.Name, prev.module.info.Name))
@@ -474,6 +485,21 @@ func (h *Host) rebuildToolsLocked() {
 				m.settle()
 				return
 			}
+			// Every session may list the portable spelling (internal/toolname).
+			if err := toolname.Check(t.Name); err != nil {
+				m.setState(StateRefused, fmt.Sprintf("refused %s: %v", m.info.Name, err))
+				return
+			}
+			p := toolname.Portable(t.Name)
+			other, ok := mine[p]
+			if prev, served := portable[p]; served && !ok {
+				other, ok = prev.spec.Name+" of "+prev.module.info.Name, true
+			}
+			if ok && other != t.Name {
+				m.setState(StateRefused, fmt.Sprintf("refused %s: tool name %q has the portable name %q (served to clients that refuse dots), which is also that of %s; rename the tool in this module's manifest", m.info.Name, t.Name, p, other))
+				return
+			}
+			mine[p] = t.Name
 		}
 		for _, t := range m.manifest.Tools {
 			tools[t.Name] = &servedTool{module: m, spec: t, tool: Tool{
@@ -482,6 +508,7 @@ func (h *Host) rebuildToolsLocked() {
 				Annotations: t.Annotations, AllowedAgents: slices.Clone(m.grant.AllowedAgents),
 				Module: m.info,
 			}}
+			portable[toolname.Portable(t.Name)] = tools[t.Name]
 			order = append(order, t.Name)
 		}
 	}

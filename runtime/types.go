@@ -58,7 +58,7 @@ type Tool struct {
 type Call struct {
 	Tool      string
 	Arguments json.RawMessage // a JSON object; nil means {}
-	Client    string          // provenance label, e.g. "mcp:claude-desktop"
+	Client    string          // provenance label, e.g. "mcp:claude-ai"
 	RequestID string
 }
 

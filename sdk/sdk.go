@@ -28,7 +28,7 @@ type Request struct {
 	Tool string
 	// Arguments is the JSON arguments object from the client (may be empty or null).
 	Arguments json.RawMessage
-	// Client is the caller's provenance label, e.g. "mcp:claude-desktop".
+	// Client is the caller's provenance label, e.g. "mcp:claude-ai".
 	Client string
 	// RequestID identifies the call in the host's audit log.
 	RequestID string

@@ -8,6 +8,6 @@ const clangVersion = "Debian clang version 14.0.6"
 
 // digests pins the sha256 of each packed module (after decompression), by file stem.
 var digests = map[string]string{
-	"memory":         "5f1f60ed5af79ab021b19760920afb319628777162a393cba63be33640341ca9",
+	"memory":         "6bfcab660095037897c2203ca4686b4d0d3d4a4174d5add60285d47c9efaa35a",
 	"searxng_search": "75be2f7010b6637db619e40a82b60a7c8ce23b0e47bd367caf31e878db3ac955",
 }

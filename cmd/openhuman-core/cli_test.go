@@ -292,7 +292,7 @@ func TestDoctor(t *testing.T) {
 	os.WriteFile(filepath.Join(e.home, ".config", "Claude", "claude_desktop_config.json"), []byte(`{"mcpServers":{}}`), 0o644)
 	// Zed allows comments and trailing commas.
 	os.MkdirAll(filepath.Join(e.home, ".config", "zed"), 0o755)
-	os.WriteFile(filepath.Join(e.home, ".config", "zed", "settings.json"), []byte("// zed\n{\"context_servers\": {\"openhuman\": {\"command\": \"openhuman-core\", \"args\": [\"mcp\"],},},}\n"), 0o644)
+	os.WriteFile(filepath.Join(e.home, ".config", "zed", "settings.json"), []byte("// zed\n{\"context_servers\": {\"openhuman\": {\"command\": \""+e.bin+"\", \"args\": [\"mcp\"],},},}\n"), 0o644)
 
 	out, errOut, code := e.run("", "doctor")
 	if code != 0 {
@@ -318,7 +318,9 @@ func TestDoctor(t *testing.T) {
 	if code != 1 {
 		t.Errorf("doctor with a broken cache and policy: exit %d, want 1\n%s", code, out)
 	}
-	for _, re := range []string{`(?m)^FAIL +cache .*may be written by other users`, `(?m)^ +fix: chmod 700 `, `(?m)^FAIL +policy .*policy.toml`, `2 check\(s\) failed`} {
+	for _, re := range []string{`(?m)^FAIL +cache .*may be written by other users`, `(?m)^ +fix: chmod 700 `, `(?m)^FAIL +policy .*policy.toml`,
+		// The clients' entries cannot start either: mcp refuses a broken policy.
+		`(?m)^FAIL +cursor .*load the tool policy`, `4 check\(s\) failed`} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("doctor output lacks %s:\n%s", re, out)
 		}
@@ -356,7 +358,7 @@ func TestDoctor(t *testing.T) {
 		Checks []doctorCheck `json:"checks"`
 		Failed int           `json:"failed"`
 	}
-	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Failed != 2 {
+	if err := json.Unmarshal([]byte(out), &rep); err != nil || rep.Failed != 4 {
 		t.Errorf("doctor --json: %v %s", err, out)
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/pelletier/go-toml/v2"
 	"github.com/spf13/cobra"
 
 	"github.com/openhuman/openhuman-core/internal/config"
@@ -52,8 +53,11 @@ func init() {
 policy.toml parse; the compilation cache is owned by you, not writable by others, and
 writable; the memory tree opens read-only; the tools directory's modules load; SearXNG
 and the dense embedder answer (when enabled); openhuman-core is on PATH; and the MCP
-client configuration files of Claude Desktop, Cursor and Zed (where they exist) start
-openhuman-core mcp. It changes nothing. Exit status 1 when a check fails.`,
+client configuration files of Claude Desktop, Cursor, Zed, Windsurf and Codex (where they
+exist) start openhuman-core mcp as the client starts it: an absolute command path that
+exists and answers initialize with a desktop app's environment (not the shell's PATH).
+Then it prints, for every client of the README's table, the snippet to paste with this
+binary's absolute path. It changes nothing. Exit status 1 when a check fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := setupLogging(cmd.ErrOrStderr())
@@ -80,7 +84,7 @@ func writeDoctor(out io.Writer, checks []doctorCheck, asJSON bool) int {
 		enc := json.NewEncoder(out)
 		enc.SetEscapeHTML(false)
 		enc.SetIndent("", "  ")
-		enc.Encode(map[string]any{"checks": checks, "failed": failed})
+		enc.Encode(map[string]any{"checks": checks, "failed": failed, "snippets": clientSnippets()})
 		return failed
 	}
 	for _, c := range checks {
@@ -94,6 +98,7 @@ func writeDoctor(out io.Writer, checks []doctorCheck, asJSON bool) int {
 	} else {
 		fmt.Fprintln(out, "\nall checks passed.")
 	}
+	writeSnippets(out) // doctor_clients.go
 	return failed
 }
 
@@ -164,7 +169,7 @@ func runDoctor(ctx context.Context, log *slog.Logger) []doctorCheck {
 			"go install ./cmd/openhuman-core, then add $(go env GOPATH)/bin to PATH, or put the binary's absolute path in the client's \"command\"")
 	}
 	for _, c := range clientConfigs() {
-		add(checkClient(c))
+		add(checkClient(ctx, c))
 	}
 	return out
 }
@@ -305,7 +310,7 @@ func checkEmbedder(ctx context.Context, mt config.MemoryTree) (string, string, s
 type clientConfig struct {
 	Client string
 	Path   string
-	Key    string // "mcpServers" or "context_servers"
+	Key    string // "mcpServers", "context_servers" or (TOML) "mcp_servers"
 }
 
 // clientConfigs are the configuration files of the clients README documents, for
@@ -328,28 +333,47 @@ func clientConfigs() []clientConfig {
 		{"Claude Desktop", claude, "mcpServers"},
 		{"Cursor", filepath.Join(home, ".cursor", "mcp.json"), "mcpServers"},
 		{"Zed", zed, "context_servers"},
+		{"Windsurf", filepath.Join(home, ".codeium", "windsurf", "mcp_config.json"), "mcpServers"},
+		{"Codex", filepath.Join(home, ".codex", "config.toml"), "mcp_servers"},
 	}
 }
 
 // checkClient looks for a server entry that runs openhuman-core mcp in a client's
-// configuration file (skipped when the file does not exist).
-func checkClient(c clientConfig) (string, string, string, string) {
+// configuration file (skipped when the file does not exist) and starts it as the
+// client would: its command must be an absolute path (desktop apps do not read
+// the shell's PATH) that exists and answers initialize.
+func checkClient(ctx context.Context, c clientConfig) (string, string, string, string) {
 	name := strings.ToLower(strings.ReplaceAll(c.Client, " ", "-"))
 	data, err := os.ReadFile(c.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return name, checkSkip, "no " + c.Path, ""
 	}
-	snippet := fmt.Sprintf(`"%s": { "openhuman": { "command": "openhuman-core", "args": ["mcp"] } }`, c.Key)
+	bin, _ := os.Executable()
+	if bin == "" {
+		bin = "/absolute/path/to/openhuman-core"
+	}
+	snippet := fmt.Sprintf(`"%s": { "openhuman": { "command": %q, "args": ["mcp"] } }`, c.Key, bin)
+	if strings.HasSuffix(c.Path, ".toml") {
+		snippet = fmt.Sprintf("[%s.openhuman] command = %q, args = [\"mcp\"]", c.Key, bin)
+	}
 	if err != nil {
 		return name, checkFail, err.Error(), "check the file's permissions"
 	}
 	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(stripJSONComments(data), &doc); err != nil {
+	if strings.HasSuffix(c.Path, ".toml") {
+		var t map[string]any
+		if err := toml.Unmarshal(data, &t); err != nil {
+			return name, checkFail, c.Path + " is not valid TOML: " + err.Error(), "correct the file; the client ignores it as it is"
+		}
+		j, _ := json.Marshal(t)
+		_ = json.Unmarshal(j, &doc)
+	} else if err := json.Unmarshal(stripJSONComments(data), &doc); err != nil {
 		return name, checkFail, c.Path + " is not valid JSON: " + err.Error(), "correct the file; the client ignores it as it is"
 	}
 	var servers map[string]struct {
-		Command string   `json:"command"`
-		Args    []string `json:"args"`
+		Command string            `json:"command"`
+		Args    []string          `json:"args"`
+		Env     map[string]string `json:"env"`
 	}
 	if raw, ok := doc[c.Key]; ok {
 		json.Unmarshal(raw, &servers)
@@ -358,15 +382,11 @@ func checkClient(c clientConfig) (string, string, string, string) {
 		if filepath.Base(s.Command) != "openhuman-core" || len(s.Args) == 0 || s.Args[0] != "mcp" {
 			continue
 		}
-		if _, err := exec.LookPath(s.Command); err != nil && !filepath.IsAbs(s.Command) {
-			return name, checkFail, fmt.Sprintf("%s: %q runs %q, which is not on this shell's PATH", c.Path, key, s.Command),
-				"put the absolute path (command -v openhuman-core) in \"command\""
-		} else if filepath.IsAbs(s.Command) {
-			if _, err := os.Stat(s.Command); err != nil {
-				return name, checkFail, fmt.Sprintf("%s: %q runs %s, which does not exist", c.Path, key, s.Command), "correct \"command\" (command -v openhuman-core)"
-			}
+		if err := startsAsClient(ctx, s.Command, s.Args, s.Env); err != nil {
+			return name, checkFail, fmt.Sprintf("%s: %q cannot be started as %s starts it: %v", c.Path, key, c.Client, err),
+				"use the absolute path: " + snippet
 		}
-		return name, checkOK, fmt.Sprintf("%s: %q runs %s mcp", c.Path, key, s.Command), ""
+		return name, checkOK, fmt.Sprintf("%s: %q runs %s mcp (answers initialize)", c.Path, key, s.Command), ""
 	}
 	return name, checkWarn, c.Path + " has no server that runs openhuman-core mcp", "add " + snippet + " (README → Connect an MCP client)"
 }

@@ -121,6 +121,7 @@ func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, in
 		// tool list can always change.
 		ToolsCanChange: true,
 		SearXNGEnabled: cfg.SearXNG.Enabled,
+		ToolNames:      cfg.MCP.ToolNames,
 		OnStdinClosed:  func() { host.StopWaitingForCompiles(runtime.EOFCompileGrace) },
 		OnInitialized: func() {
 			release()

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/openhuman/openhuman-core/internal/mcpserver"
 	"github.com/openhuman/openhuman-core/internal/rpcserver"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
@@ -90,7 +91,20 @@ func runServe(ctx context.Context, addr string, stderr io.Writer) error {
 	defer al.Close()
 	auditRefusedHostCalls(host, al)
 
+	// MCP over Streamable HTTP at /mcp: the same server as `mcp` (catalogue,
+	// sandbox, limits, tool_names, audit), one session per client.
+	msrv, err := mcpserver.New(mcpserver.Options{
+		Version: Version(), Dispatcher: host, Audit: al, Logger: log,
+		ToolsCanChange: true, SearXNGEnabled: cfg.SearXNG.Enabled, ToolNames: cfg.MCP.ToolNames,
+	})
+	if err != nil {
+		return err
+	}
+	host.OnChange(msrv.Refresh)
+	msrv.Refresh() // the tool set may have changed while it was built
+
 	srv, err := rpcserver.New(host, rpcserver.Options{
+		MCP:            msrv.HTTPHandler(mcpserver.HTTPOptions{}),
 		Token:          token,
 		Version:        Version(),
 		SearXNGEnabled: cfg.SearXNG.Enabled,
@@ -122,7 +136,7 @@ func runServe(ctx context.Context, addr string, stderr io.Writer) error {
 	default:
 		fmt.Fprintf(stderr, "openhuman-core serve: bearer token in %s\n", cfg.TokenPath())
 	}
-	fmt.Fprintf(stderr, "openhuman-core serve: listening on http://%s (POST /rpc; GET /, /health, /schema); Ctrl-C stops\n", ln.Addr())
+	fmt.Fprintf(stderr, "openhuman-core serve: listening on http://%s (POST /rpc; MCP at /mcp; GET /, /health, /schema); Ctrl-C stops\n", ln.Addr())
 	if err := rpcserver.Serve(ctx, ln, srv.Handler(), rpcserver.DefaultShutdownTimeout, log); err != nil {
 		return err
 	}

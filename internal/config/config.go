@@ -49,6 +49,25 @@ type Config struct {
 	Server     Server     `toml:"server"`
 	Tools      Tools      `toml:"tools"`
 	Audit      Audit      `toml:"audit"`
+	MCP        MCP        `toml:"mcp"`
+}
+
+// Tool-name spellings an MCP session may be served (config `[mcp] tool_names`).
+const (
+	// ToolNamesAuto serves portable names to the clients known to refuse the
+	// spec's dotted names and the spec's names to every other client.
+	ToolNamesAuto = "auto"
+	// ToolNamesSpec serves the spec's names (memory.search, tree.read_chunk, …).
+	ToolNamesSpec = "spec"
+	// ToolNamesPortable serves names matching ^[a-zA-Z0-9_-]{1,64}$ (memory_search, …).
+	ToolNamesPortable = "portable"
+)
+
+// MCP configures the MCP servers (stdio `mcp` and serve's /mcp).
+type MCP struct {
+	// ToolNames is "auto", "spec" or "portable": which spelling of the tool names
+	// a session lists. tools/call accepts both spellings whatever it is.
+	ToolNames string `toml:"tool_names"`
 }
 
 // MemoryTree configures recall's optional dense embedder.
@@ -155,6 +174,7 @@ func Defaults(home string) *Config {
 			Policy: filepath.Join(home, "policy.toml"),
 		},
 		Audit: Audit{MaxFileMiB: 16, MaxFiles: 5},
+		MCP:   MCP{ToolNames: ToolNamesAuto},
 	}
 }
 
@@ -312,6 +332,9 @@ func (c *Config) validate(file string) error {
 	if c.Audit.MaxFileMiB < 1 || c.Audit.MaxFiles < 1 {
 		bad("audit", "max_file_mib and max_files must be positive")
 	}
+	if !validToolNames(c.MCP.ToolNames) {
+		bad("mcp.tool_names", fmt.Sprintf("must be auto, spec or portable, got %q", c.MCP.ToolNames))
+	}
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}
@@ -445,6 +468,13 @@ func applyEnv(c *Config, env Env) []Warning {
 			c.Server.Port = n
 		}
 	}
+	if v, ok := get("OPENHUMAN_MCP_TOOL_NAMES"); ok {
+		if v = strings.ToLower(strings.TrimSpace(v)); validToolNames(v) {
+			c.MCP.ToolNames = v
+		} else {
+			warn("OPENHUMAN_MCP_TOOL_NAMES", v, "must be auto, spec or portable")
+		}
+	}
 	if v, ok := get("OPENHUMAN_TOOLS_DIR"); ok && v != "" {
 		c.Tools.Dir = v
 	}
@@ -475,3 +505,7 @@ func (c *Config) AuditDir() string { return filepath.Join(c.Workspace, "audit") 
 
 // TokenPath is where `serve` keeps its generated bearer token.
 func (c *Config) TokenPath() string { return filepath.Join(c.Workspace, "core.token") }
+
+func validToolNames(v string) bool {
+	return v == ToolNamesAuto || v == ToolNamesSpec || v == ToolNamesPortable
+}

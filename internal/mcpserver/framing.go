@@ -8,9 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"regexp"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/jsoncheck"
+	"github.com/openhuman/openhuman-core/internal/rpcwire"
 )
 
 // MaxLineBytes is the largest JSON-RPC message (one line, a batch included) the
@@ -40,10 +39,6 @@ const (
 	codeInvalidParams  = -32602
 	codeInternalError  = -32603
 )
-
-// maxSafeInteger bounds integer ids: the SDK decodes ids as float64, so larger
-// integers would come back changed.
-const maxSafeInteger = 1<<53 - 1
 
 // stdioConn sits between a byte stream and go-sdk's IOTransport. Its reader side
 // passes on only well-formed JSON-RPC lines and answers everything else itself
@@ -539,30 +534,7 @@ func (c *stdioConn) noteCancel(params json.RawMessage) {
 // canonicalID maps a JSON-RPC id to the key the SDK's answer will carry:
 // "s:<string>" or "n:<integer>".
 func canonicalID(raw json.RawMessage) (string, error) {
-	var v any
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	dec.UseNumber()
-	if err := dec.Decode(&v); err != nil {
-		return "", errors.New("id must be a string or an integer")
-	}
-	switch t := v.(type) {
-	case string:
-		return "s:" + t, nil
-	case json.Number:
-		if i, err := strconv.ParseInt(string(t), 10, 64); err == nil {
-			if i > maxSafeInteger || i < -maxSafeInteger {
-				return "", fmt.Errorf("id %d is outside the supported integer range ±%d", i, int64(maxSafeInteger))
-			}
-			return "n:" + strconv.FormatInt(i, 10), nil
-		}
-		f, err := strconv.ParseFloat(string(t), 64)
-		if err != nil || f != math.Trunc(f) || math.Abs(f) > maxSafeInteger {
-			return "", fmt.Errorf("id must be a string or an integer, got %s", t)
-		}
-		return "n:" + strconv.FormatInt(int64(f), 10), nil
-	default:
-		return "", fmt.Errorf("id must be a string or an integer, got %s", jsonKind(raw))
-	}
+	return rpcwire.CanonicalID(raw) // serve's /rpc applies the same rule
 }
 
 // idLabel is the request id as the tool module and audit log see it.

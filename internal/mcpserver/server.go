@@ -23,6 +23,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/jsoncheck"
+	"github.com/openhuman/openhuman-core/internal/rpcwire"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -77,6 +78,10 @@ type Options struct {
 	// session's writer putting it into the SDK's frame (fastresult.go): the same
 	// bytes on the wire, slower; for tests and measurements.
 	NoFastResults bool
+	// ToolNames is config.ToolNamesAuto (default), ToolNamesSpec or
+	// ToolNamesPortable: the spelling of the tool names a session lists
+	// (names.go). tools/call takes both spellings in every session.
+	ToolNames string
 }
 
 // Server is an MCP server over one Dispatcher. One Server may serve several
@@ -92,6 +97,10 @@ type Server struct {
 	byName  map[string]*mcp.Tool // current tools
 	web     map[string]bool      // tools whose module reads only the web (SearXNG), not memory
 	agents  map[string][]string  // tool name -> allowed_agents (absent: every client)
+	names   toolNames            // portable spellings (names.go)
+
+	httpMaxInFlight atomic.Int64 // HTTPOptions.MaxInFlight once HTTPHandler was called (http.go)
+	httpCalls       sync.Map     // HTTP session id -> *atomic.Int64 requests in flight
 
 	fast      sync.Map     // *mcp.ServerSession -> *fastResults of its connection
 	fastCalls atomic.Int64 // results handed over as placeholders (for tests)
@@ -120,7 +129,7 @@ func New(opts Options) (*Server, error) {
 		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.ToolsCanChange}},
 		SupportedProtocolVersions: slices.Clone(ProtocolVersions),
 	})
-	s.sdk.AddReceivingMiddleware(s.listInOrder)
+	s.sdk.AddReceivingMiddleware(s.listInOrder, s.namesMiddleware, s.boundHTTPCalls)
 	s.Refresh()
 	return s, nil
 }
@@ -174,6 +183,14 @@ func (s *Server) Refresh() {
 		prints[mt.Name] = fp
 		byName[mt.Name] = mt
 	}
+	names, ordered, skip := buildNames(ordered)
+	for name, why := range skip {
+		// The runtime refuses such a module at load; a dispatcher that does not
+		// is still never served a tool some client would refuse.
+		s.log.Warn("mcp: tool not served", "tool", name, "err", why)
+		delete(prints, name)
+		delete(byName, name)
+	}
 
 	s.mu.Lock()
 	var removed []string
@@ -188,7 +205,7 @@ func (s *Server) Refresh() {
 			changed = append(changed, mt)
 		}
 	}
-	s.ordered, s.prints, s.byName, s.web, s.agents = ordered, prints, byName, web, agents
+	s.ordered, s.prints, s.byName, s.web, s.agents, s.names = ordered, prints, byName, web, agents, names
 	s.mu.Unlock()
 
 	sort.Strings(removed)
@@ -268,11 +285,14 @@ func (s *Server) listInOrder(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		// A session sees only the tools its provenance label may call (the policy's
 		// allowed_agents); a call to another is refused by the runtime all the same.
-		label := sessionLabel(sessionOf(req))
+		ss := sessionOf(req)
+		label := sessionLabel(ss)
+		portable := s.sessionPortable(ss)
 		s.mu.Lock()
-		tools := make([]*mcp.Tool, 0, len(s.ordered))
-		for _, mt := range s.ordered {
-			if allowed, ok := s.agents[mt.Name]; !ok || policy.AgentAllowed(allowed, label) {
+		listed, canonical := s.listedTools(portable)
+		tools := make([]*mcp.Tool, 0, len(listed))
+		for i, mt := range listed {
+			if allowed, ok := s.agents[canonical[i].Name]; !ok || policy.AgentAllowed(allowed, label) {
 				tools = append(tools, mt)
 			}
 		}
@@ -301,7 +321,16 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		call := runtime.Call{Tool: name, Arguments: args, Client: label, RequestID: reqID}
 
 		out, err := s.opts.Dispatcher.Call(ctx, call)
-		res, result, rpcErr, entry := s.shape(ctx, name, out, err)
+		portable := s.sessionPortable(req.Session)
+		res, result, rpcErr, entry := s.shape(ctx, s.shownName(portable, name), out, err)
+		if res != nil && res.IsError && portable {
+			// Messages name tools as this session lists them.
+			for _, c := range res.Content {
+				if tc, ok := c.(*mcp.TextContent); ok {
+					tc.Text = s.shownText(true, tc.Text)
+				}
+			}
+		}
 		if result != nil {
 			if fr := s.fastResultsOf(req.Session); fr != nil {
 				// The session's writer puts the result into the SDK's frame
@@ -445,6 +474,9 @@ func (s *Server) fastResultsOf(ss *mcp.ServerSession) *fastResults {
 func (s *Server) webOnly(tool string) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if canon, ok := s.names.canonicalOf[tool]; ok {
+		tool = canon // shape is given the name as the session lists it
+	}
 	return s.web[tool]
 }
 
@@ -456,16 +488,7 @@ func errorResult(msg string) *mcp.CallToolResult {
 // tool's own reporting: stable words per kind of failure and the error id under
 // which the log and the audit line keep the detail.
 func failureMessage(name, kind, id string) string {
-	switch kind {
-	case audit.FailureTimeout:
-		return fmt.Sprintf("%s did not finish within its time limit and was stopped (error id %s); try a narrower request, or raise timeout_ms for this module in policy.toml", name, id)
-	case audit.FailureMemory:
-		return fmt.Sprintf("%s ran out of memory in its sandbox and was stopped (error id %s); try a narrower request, or raise memory_mib for this module in policy.toml", name, id)
-	case audit.FailureUnavailable:
-		return fmt.Sprintf("%s is unavailable: its module is not loaded (error id %s); `openhuman-core tools list` shows why", name, id)
-	default:
-		return fmt.Sprintf("%s failed: internal error (error id %s); the openhuman-core log and audit log have the details", name, id)
-	}
+	return fmt.Sprintf(rpcwire.FailureFormat(kind, name), id) // the table /rpc uses too
 }
 
 func argKeys(raw json.RawMessage) []string {

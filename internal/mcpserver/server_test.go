@@ -648,7 +648,7 @@ func TestToolListChanged(t *testing.T) {
 	f := newFake()
 	s, _, _, _ := newServer(t, f, func(o *Options) { o.ToolsCanChange = true; o.SearXNGEnabled = true })
 	changed := make(chan struct{}, 4)
-	cs := connectClient(t, s, "zed", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
+	cs := connectClient(t, s, "list-changed", &mcp.ClientOptions{ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { changed <- struct{}{} }})
 	if lc := cs.InitializeResult().Capabilities.Tools; lc == nil || !lc.ListChanged {
 		t.Errorf("capabilities.tools = %+v, want listChanged", lc)
 	}

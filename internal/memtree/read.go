@@ -243,7 +243,7 @@ func checkFilter(op, name string, vals []string, maxChars int) error {
 	return nil
 }
 
-func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
+func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out *abi.ListResult, _ error) {
 	if err := checkK("list chunks", req.K); err != nil {
 		return nil, err
 	}
@@ -272,6 +272,16 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 	if db == nil {
 		return &abi.ListResult{Chunks: []abi.ChunkHit{}, Hint: EmptyHint}, nil
 	}
+	// Values people type (filters.go): aliases, names, conversations without month.
+	kindCond, kindArgs, resolved, hints, err := s.browseFilters(ctx, db, &req)
+	if err != nil {
+		return nil, fmt.Errorf("list chunks: %w", err)
+	}
+	defer func() {
+		if out != nil {
+			out.Resolved, out.Hint = resolved, withHints(out.Hint, hints)
+		}
+	}()
 	var where []string
 	var args []any
 	entIn := ""
@@ -287,8 +297,9 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 		}
 		where = append(where, col+" IN ("+strings.Join(ph, ",")+")")
 	}
-	if len(req.SourceKinds) > 0 {
-		in("c.kind", req.SourceKinds, true)
+	if kindCond != "" {
+		where = append(where, kindCond)
+		args = append(args, kindArgs...)
 	}
 	if len(req.SourceIDs) > 0 {
 		in("c.source_id", req.SourceIDs, false)
@@ -588,7 +599,11 @@ func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*a
 		res.Hint = EmptyHint
 		return res, nil
 	}
-	kind := strings.ToLower(strings.TrimSpace(req.Kind))
+	kind, resolved, kindHint := resolveEntityKind(req.Kind) // filters.go
+	res.Resolved = resolved
+	if kindHint != "" {
+		res.Hint = withHints("", []string{kindHint})
+	}
 	if res.Total, err = s.entityTotal(ctx, db, kind); err != nil {
 		return nil, fmt.Errorf("top entities: %w", err)
 	}
@@ -621,7 +636,7 @@ func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*a
 	had := len(res.Entities)
 	res.Entities = res.Entities[:n]
 	res.Next = nextOffset(req.Offset, n, had, res.Total)
-	if res.Total == 0 {
+	if res.Total == 0 && kindHint == "" {
 		if err := s.emptyHint(ctx, db, &res.Hint); err != nil {
 			return nil, err
 		}

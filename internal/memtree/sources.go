@@ -61,15 +61,21 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 		res.Hint = EmptyHint
 		return res, nil
 	}
+	if req.Group != "" && req.Group != abi.GroupMonth && req.Group != abi.GroupConversation {
+		return nil, fmt.Errorf("list sources: group must be %q or %q, got %q: %w", abi.GroupMonth, abi.GroupConversation, clipRunes(req.Group, 32), ErrInvalid)
+	}
+	// Kinds people type (filters.go): aliases and chat platforms.
+	kf := resolveSourceKinds("kinds", req.Kinds)
+	res.Resolved = kf.resolved
+	grouped := req.Group == abi.GroupConversation
+	simple := len(kf.platforms) == 0 && !kf.none && !grouped
 	kinds := map[string]bool{}
-	for _, kd := range req.Kinds {
-		if kd = strings.ToLower(strings.TrimSpace(kd)); kd != "" {
-			kinds[kd] = true
-		}
+	for _, kd := range kf.kinds {
+		kinds[kd] = true
 	}
 	q := strings.ToLower(strings.TrimSpace(req.Query))
 	var page []namedSource
-	if q == "" && req.Offset+k <= coldPageDepth && !s.sourcesCached(ctx, db, req.UserEmailHint) {
+	if simple && q == "" && req.Offset+k <= coldPageDepth && !s.sourcesCached(ctx, db, req.UserEmailHint) {
 		// A first page after the store changed: read it through the index instead
 		// of loading every source (130–260 ms at 68k sources).
 		if page, res.Total, err = s.sourcesPage(ctx, db, kinds, req.UserEmailHint, k, req.Offset); err != nil {
@@ -80,7 +86,10 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 		if err != nil {
 			return nil, err
 		}
-		if len(kinds) == 0 && q == "" {
+		if grouped {
+			all = groupByConversation(all)
+		}
+		if simple && len(kinds) == 0 && q == "" {
 			res.Total = len(all)
 			if req.Offset < len(all) {
 				page = all[req.Offset:min(len(all), req.Offset+k)]
@@ -94,7 +103,8 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 			}
 			for i := range all {
 				src := &all[i]
-				if one != "" && src.SourceKind != one || one == "" && len(kinds) > 0 && !kinds[src.SourceKind] ||
+				if !simple && !kf.admits(src.SourceKind, src.SourceID) ||
+					simple && (one != "" && src.SourceKind != one || one == "" && len(kinds) > 0 && !kinds[src.SourceKind]) ||
 					q != "" && !strings.Contains(src.fold, q) {
 					continue
 				}
@@ -109,7 +119,11 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 		if err := s.emptyHint(ctx, db, &res.Hint); err != nil {
 			return nil, err
 		}
+		if res.Hint == "" && q != "" {
+			kf.hints = append(kf.hints, fmt.Sprintf("query %q matches no source's name or title; call tree.list_sources without it to see them", clipRunes(req.Query, 64)))
+		}
 	}
+	res.Hint = withHints(res.Hint, kf.hints)
 	res.Sources = make([]abi.Source, len(page))
 	for i, p := range page {
 		src := p.Source
@@ -117,8 +131,8 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 		src.DisplayName = clipRunes(src.DisplayName, hitTitleMaxChars)
 		res.Sources[i] = src
 	}
-	n := fitCount(res.Sources, resultBase, func(src *abi.Source) int {
-		return 160 + jsonStrLen(src.SourceKind) + jsonStrLen(src.SourceID) + jsonStrLen(src.DisplayName) + jsonStrLen(src.Title)
+	n := fitCount(res.Sources, resultBase+jsonStrLen(res.Hint), func(src *abi.Source) int {
+		return 160 + jsonStrLen(src.SourceKind) + jsonStrLen(src.SourceID) + jsonStrLen(src.DisplayName) + jsonStrLen(src.Title) + 10*len(src.Months)
 	})
 	had := len(res.Sources)
 	res.Sources = res.Sources[:n]
@@ -267,7 +281,13 @@ func (s *Store) namedSources(ctx context.Context, db *sql.DB, userEmailHint stri
 	named = make([]namedSource, len(rows))
 	for i, src := range rows {
 		src.DisplayName = DisplayName(src.SourceKind, src.SourceID, src.Title, userEmailHint)
-		named[i] = namedSource{Source: src, fold: strings.ToLower(src.DisplayName)}
+		// The query also finds a chat by its title: the Telegram group's name, the
+		// Slack channel's (a chat's display name is its id).
+		fold := strings.ToLower(src.DisplayName)
+		if src.SourceKind == KindChat && src.Title != "" {
+			fold += "\x00" + strings.ToLower(src.Title)
+		}
+		named[i] = namedSource{Source: src, fold: fold}
 	}
 	c.mu.Lock()
 	if c.srcOK && len(c.sources) > 0 && len(rows) > 0 && &c.sources[0] == &rows[0] { // still this generation

@@ -77,7 +77,7 @@ func TestInternalErrorsAreNotQuoted(t *testing.T) {
 	}{
 		{"sql", "openhuman.memory_tree_search: tool memory.search could not read the store or service it needs (error id ", "SQL", CodeUnavailable},
 		{"corrupt", "openhuman.memory_tree_search: tool memory.search failed: internal error (error id ", "malformed", CodeInternalError},
-		{"start", "openhuman.memory_tree_search: tool memory.search did not finish within its deadline and was stopped (error id ", "4026531839", CodeInternalError},
+		{"start", "openhuman.memory_tree_search: tool memory.search did not finish within its time limit and was stopped (error id ", "4026531839", CodeInternalError},
 	}
 	ids := map[string]string{}
 	for _, tc := range cases {

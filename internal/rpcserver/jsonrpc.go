@@ -1,6 +1,8 @@
 package rpcserver
 
 import (
+	"github.com/openhuman/openhuman-core/internal/rpcwire"
+
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -112,7 +114,7 @@ func parseRequest(raw json.RawMessage) (*request, *response) {
 	idRaw, hasID := m["id"]
 	if !hasID {
 		req.Notification = true
-	} else if !validID(idRaw) {
+	} else if _, err := rpcwire.CanonicalID(idRaw); err != nil { // the MCP servers' rule too
 		return nil, errorResponse(nil, rpcErr(CodeInvalidRequest, "id must be a string or integer, got %s", jsonType(idRaw)))
 	} else {
 		req.ID = idRaw
@@ -134,22 +136,6 @@ func parseRequest(raw json.RawMessage) (*request, *response) {
 		req.Params = p
 	}
 	return req, nil
-}
-
-// validID accepts a JSON string or an integer number.
-func validID(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return false
-	}
-	switch raw[0] {
-	case '"':
-		var s string
-		return json.Unmarshal(raw, &s) == nil
-	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
-		return !bytes.ContainsAny(raw, ".eE") && json.Valid(raw)
-	}
-	return false
 }
 
 // jsonType names the JSON type of raw for error messages.

@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/audit"
+	"github.com/openhuman/openhuman-core/internal/rpcwire"
 	"github.com/openhuman/openhuman-core/runtime"
 )
 
@@ -69,6 +70,9 @@ type Options struct {
 	Audit *audit.Log
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
+	// MCP, when set, serves MCP over Streamable HTTP at /mcp, behind the same
+	// bearer token (401 without it) and Host/Origin check (403) as /rpc.
+	MCP http.Handler
 }
 
 // Server is the HTTP JSON-RPC server. It is safe for concurrent use.
@@ -112,6 +116,9 @@ func New(d Dispatcher, opts Options) (*Server, error) {
 	s.mux.HandleFunc("/health", s.serveHealth)
 	s.mux.HandleFunc("/rpc", s.serveRPC)
 	s.mux.HandleFunc("/schema", s.serveSchema)
+	if opts.MCP != nil {
+		s.mux.Handle("/mcp", s.requireToken(opts.MCP))
+	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" {
 			s.serveIndex(w, r)
@@ -282,6 +289,19 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
+// requireToken answers 401 to a request without the bearer token.
+func (s *Server) requireToken(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !s.authorized(r) {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="openhuman-core"`)
+			writeJSON(w, http.StatusUnauthorized, errorResponse(nil, rpcErr(CodeInvalidRequest,
+				"missing or wrong bearer token: send Authorization: Bearer <token> (the token serve printed, or %s)", TokenEnv)))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
 // authorized checks the bearer token in constant time.
 func (s *Server) authorized(r *http.Request) bool {
 	h := r.Header.Get("Authorization")
@@ -436,15 +456,13 @@ func (s *Server) shape(ctx context.Context, c controller, method string, out *ru
 			return nil, hiddenErr(CodeUnavailable, fmt.Sprintf("%v; module %s is %s: %s", err, st.Module.Name, st.State, orDefault(st.Error, "no reason given")),
 				"%s: tool %s is unavailable: its module %s is %s (error id %s); openhuman.tool_registry_get shows why", method, c.Tool, st.Module.Name, st.State)
 		}
-		switch audit.FailureKind(err) {
-		case audit.FailureTimeout:
-			return nil, hiddenErr(CodeInternalError, err.Error(), "%s: tool %s did not finish within its deadline and was stopped (error id %s); try a narrower request, or raise timeout_ms for its module in policy.toml", method, c.Tool)
-		case audit.FailureMemory:
-			return nil, hiddenErr(CodeInternalError, err.Error(), "%s: tool %s ran out of memory in its sandbox and was stopped (error id %s); try a narrower request, or raise memory_mib for its module in policy.toml", method, c.Tool)
-		case audit.FailureUnavailable:
-			return nil, hiddenErr(CodeUnavailable, err.Error(), "%s: tool %s is unavailable: its module is not loaded (error id %s); openhuman.tool_registry_get shows why", method, c.Tool)
+		// The failure table the MCP servers use too (rpcwire): the same words
+		// for the same failure, after the method.
+		kind, code := audit.FailureKind(err), CodeInternalError
+		if kind == audit.FailureUnavailable {
+			code = CodeUnavailable
 		}
-		return nil, hiddenErr(CodeInternalError, err.Error(), "%s: internal error (error id %s); the openhuman-core log and audit log have the details", method)
+		return nil, hiddenErr(code, err.Error(), "%s: "+rpcwire.FailureFormat(kind, "tool "+c.Tool), method)
 	}
 	if out == nil {
 		return nil, hiddenErr(CodeInternalError, "the runtime returned no outcome", "%s: internal error (error id %s); please report it", method)

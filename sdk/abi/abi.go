@@ -154,7 +154,11 @@ type SourcesListRequest struct {
 	// Kinds keeps sources of these kinds only (chat, email, document); empty = all.
 	Kinds []string `json:"kinds,omitempty"`
 	// Query keeps sources whose display name contains it (case-insensitive).
-	Query  string `json:"query,omitempty"`
+	Query string `json:"query,omitempty"`
+	// Group is "" or GroupMonth (one row per source: a chat conversation has
+	// one per month) or GroupConversation (one row per chat conversation, with
+	// its months).
+	Group  string `json:"group,omitempty"`
 	K      int    `json:"k,omitempty"`
 	Offset int    `json:"offset,omitempty"`
 }
@@ -329,6 +333,24 @@ type ListResult struct {
 	// Next is the offset of the next page, 0 (absent) after the last.
 	Next int    `json:"next,omitempty"`
 	Hint string `json:"hint,omitempty"`
+	// Resolved says what filter values that are not stored ids were taken to
+	// mean (a name for entity ids, a conversation for its months, an alias).
+	Resolved []Resolution `json:"resolved,omitempty"`
+}
+
+// Source list groupings (SourcesListRequest.Group).
+const (
+	GroupMonth        = "month"
+	GroupConversation = "conversation"
+)
+
+// Resolution is one filter value read as something else: Filter is the
+// argument (entity_ids, source_ids, source_kinds, kinds, kind), Value what was
+// given, To what it was taken to mean (ids or kinds; empty when nothing).
+type Resolution struct {
+	Filter string   `json:"filter"`
+	Value  string   `json:"value"`
+	To     []string `json:"to"`
 }
 
 // Entity is one canonical entity with its reference count.
@@ -346,8 +368,9 @@ type EntitiesResult struct {
 	// Total is how many entities (of the kind asked) there are.
 	Total int `json:"total"`
 	// Next is the offset of the next page, 0 (absent) after the last.
-	Next int    `json:"next,omitempty"`
-	Hint string `json:"hint,omitempty"`
+	Next     int          `json:"next,omitempty"`
+	Hint     string       `json:"hint,omitempty"`
+	Resolved []Resolution `json:"resolved,omitempty"`
 }
 
 // Source is one ingested source (a mail thread, a chat channel, a document).
@@ -359,6 +382,9 @@ type Source struct {
 	ChunkCount   int    `json:"chunk_count"`
 	FirstMS      int64  `json:"first_ms"`
 	MostRecentMS int64  `json:"most_recent_ms"`
+	// Months are a chat conversation's months (YYYY-MM, newest first) when
+	// sources are grouped by conversation; SourceID is then the conversation.
+	Months []string `json:"months,omitempty"`
 }
 
 // SourcesResult is the result of sources_list / tree.list_sources.
@@ -367,8 +393,9 @@ type SourcesResult struct {
 	// Total is how many sources match the kinds and query.
 	Total int `json:"total"`
 	// Next is the offset of the next page, 0 (absent) after the last.
-	Next int    `json:"next,omitempty"`
-	Hint string `json:"hint,omitempty"`
+	Next     int          `json:"next,omitempty"`
+	Hint     string       `json:"hint,omitempty"`
+	Resolved []Resolution `json:"resolved,omitempty"`
 }
 
 // WebResult is one normalised SearXNG result.

@@ -325,7 +325,7 @@ func TopEntities(args json.RawMessage, m Memory) (json.RawMessage, error) {
 // display name), k, offset, user_email_hint (the user's own address, left out of
 // email display names).
 func ListSources(args json.RawMessage, m Memory) (json.RawMessage, error) {
-	a, err := sdk.ParseArgs(args, "kinds", "query", "k", "offset", "user_email_hint")
+	a, err := sdk.ParseArgs(args, "kinds", "query", "k", "offset", "user_email_hint", "group")
 	if err != nil {
 		return nil, err
 	}
@@ -353,6 +353,15 @@ func ListSources(args json.RawMessage, m Memory) (json.RawMessage, error) {
 	}
 	if err := sdk.CheckLength("user_email_hint", req.UserEmailHint, maxEmailChars); err != nil {
 		return nil, err
+	}
+	if req.Group, _, err = a.OptionalString("group"); err != nil {
+		return nil, err
+	}
+	if err := sdk.CheckLength("group", req.Group, abi.MaxKindChars); err != nil {
+		return nil, err
+	}
+	if req.Group != "" && req.Group != abi.GroupMonth && req.Group != abi.GroupConversation {
+		return nil, sdk.InvalidParams("argument `group` must be %q or %q, got %q", abi.GroupMonth, abi.GroupConversation, req.Group)
 	}
 	raw, err := m.ListSources(req)
 	if err != nil {
