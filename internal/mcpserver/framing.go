@@ -31,13 +31,13 @@ const MaxBatch = 100
 // tools/call's JSON-RPC id to the tool handler (the SDK does not expose it).
 const requestIDMetaKey = "openhuman-core/request_id"
 
-// JSON-RPC error codes the line filter answers with.
+// JSON-RPC error codes the line filter answers with (internal/rpcwire's).
 const (
-	codeParseError     = -32700
-	codeInvalidRequest = -32600
-	codeMethodNotFound = -32601
-	codeInvalidParams  = -32602
-	codeInternalError  = -32603
+	codeParseError     = rpcwire.CodeParseError
+	codeInvalidRequest = rpcwire.CodeInvalidRequest
+	codeMethodNotFound = rpcwire.CodeMethodNotFound
+	codeInvalidParams  = rpcwire.CodeInvalidParams
+	codeInternalError  = rpcwire.CodeInternalError
 )
 
 // stdioConn sits between a byte stream and go-sdk's IOTransport. Its reader side
@@ -129,8 +129,7 @@ func (c *stdioConn) read(p []byte) (int, error) {
 		line, size, err := c.readLine()
 		if size > c.maxLine {
 			c.log.Warn("mcp: rejected an oversized message", "bytes", size)
-			c.writeError(nil, codeInvalidRequest, "Invalid Request",
-				fmt.Sprintf("request of %d bytes exceeds the %d-byte limit", size, c.maxLine))
+			c.writeError(nil, rpcwire.Errorf(codeInvalidRequest, "request of %d bytes exceeds the %d-byte limit", size, c.maxLine))
 		} else if len(bytes.TrimSpace(line)) > 0 {
 			c.buf = c.filter(line)
 		}
@@ -196,60 +195,37 @@ func (c *stdioConn) readLine() (line []byte, size int, err error) {
 	}
 }
 
-// message is the envelope of one incoming JSON-RPC message.
-type message struct {
-	raw    map[string]json.RawMessage
-	id     json.RawMessage // nil when absent
-	method string
-}
-
 // filter validates one line. It returns the bytes to pass to the SDK (a compact
 // line ending in "\n"), or nil after answering the line itself.
 func (c *stdioConn) filter(line []byte) []byte {
 	line = bytes.TrimSpace(line)
-	if !utf8.Valid(line) {
-		c.log.Warn("mcp: rejected a message that is not valid UTF-8")
-		c.writeError(nil, codeParseError, "Parse error", "message is not valid UTF-8")
+	if perr := rpcwire.CheckJSON(line); perr != nil {
+		c.log.Warn("mcp: rejected a message that is not JSON", "reason", perr.Data)
+		c.writeError(nil, perr)
 		return nil
 	}
-	if !jsoncheck.Valid(line) { // json.Valid's verdict, several times faster
-		var v any
-		err := json.Unmarshal(line, &v)
-		detail := "invalid JSON"
-		if err != nil {
-			detail = err.Error()
-		}
-		c.log.Warn("mcp: rejected a message that is not JSON", "err", detail)
-		c.writeError(nil, codeParseError, "Parse error", detail)
-		return nil
-	}
-	switch line[0] {
-	case '{':
-	case '[':
+	if line[0] == '[' {
 		return c.filterBatch(line)
-	default:
-		c.log.Warn("mcp: rejected a message that is not a JSON object")
-		c.writeError(nil, codeInvalidRequest, "Invalid Request", "message must be a JSON object")
-		return nil
 	}
-	m, key, kind, rej := checkEnvelope(line)
+	m, rej := checkEnvelope(line)
 	switch {
 	case rej != nil:
-		if rej.code != 0 {
-			c.log.Warn("mcp: rejected a message", "reason", rej.data)
-			c.writeError(rej.id, rej.code, rej.msg, rej.data)
+		if !rej.Silent {
+			c.log.Warn("mcp: rejected a message", "reason", rej.Err.Data)
+			c.writeError(rej.ID, rej.Err)
 		} else {
-			c.log.Warn("mcp: ignored a notification", "reason", rej.data)
+			c.log.Warn("mcp: ignored a notification", "reason", rej.Err.Data)
 		}
 		return nil
-	case kind == kindResponse:
+	case m.Kind == rpcwire.KindResponse:
 		return compactLine(line) // a response to a server-initiated request
-	case kind == kindNotification:
-		if m.method == "notifications/cancelled" {
-			c.noteCancel(m.raw["params"])
+	case m.Kind == rpcwire.KindNotification:
+		if m.Method == "notifications/cancelled" {
+			c.noteCancel(m.Members["params"])
 		}
 		return compactLine(line) // never answered
 	}
+	key := m.Key
 
 	c.mu.Lock()
 	initForwarded, initDone := c.initForwarded, c.initDone
@@ -258,15 +234,14 @@ func (c *stdioConn) filter(line []byte) []byte {
 	if busy {
 		// The SDK would run both and answer once (the client could not tell the
 		// answers apart anyway); the second gets an error of its own right away.
-		c.log.Warn("mcp: rejected a request whose id is still in flight", "id", string(m.id), "method", m.method)
-		c.writeError(m.id, codeInvalidRequest, "Invalid Request",
-			fmt.Sprintf("duplicate request id %s is still in flight: use a new id for each request", m.id))
+		c.log.Warn("mcp: rejected a request whose id is still in flight", "id", string(m.ID), "method", m.Method)
+		c.writeError(m.ID, rpcwire.Errorf(codeInvalidRequest, "duplicate request id %s is still in flight: use a new id for each request", m.ID))
 		return nil
 	}
-	switch m.method {
+	switch m.Method {
 	case "initialize":
-		if p, ok := m.raw["params"]; !ok || string(p) == "null" {
-			c.writeError(m.id, codeInvalidParams, "Invalid params", "initialize params must be an object with protocolVersion, capabilities and clientInfo")
+		if p, ok := m.Members["params"]; !ok || string(p) == "null" {
+			c.writeError(m.ID, rpcwire.Errorf(codeInvalidParams, "initialize params must be an object with protocolVersion, capabilities and clientInfo"))
 			return nil
 		}
 		if initForwarded {
@@ -280,11 +255,11 @@ func (c *stdioConn) filter(line []byte) []byte {
 			res := c.initResult
 			c.mu.Unlock()
 			if res == nil {
-				c.writeError(m.id, codeInvalidRequest, "Invalid Request", "the session's first initialize failed; start a new session")
+				c.writeError(m.ID, rpcwire.Errorf(codeInvalidRequest, "the session's first initialize failed; start a new session"))
 				return nil
 			}
-			c.log.Debug("mcp: answered a repeated initialize with the session's first result", "id", string(m.id))
-			c.writeResult(m.id, res)
+			c.log.Debug("mcp: answered a repeated initialize with the session's first result", "id", string(m.ID))
+			c.writeResult(m.ID, res)
 			return nil
 		}
 		c.mu.Lock()
@@ -293,28 +268,26 @@ func (c *stdioConn) filter(line []byte) []byte {
 	case "ping":
 	case "tools/list", "tools/call":
 		if !initForwarded {
-			c.writeError(m.id, codeInvalidRequest, "Invalid Request",
-				fmt.Sprintf("%s before initialize: send initialize first", m.method))
+			c.writeError(m.ID, rpcwire.Errorf(codeInvalidRequest, "%s before initialize: send initialize first", m.Method))
 			return nil
 		}
 	default:
-		if strings.HasPrefix(m.method, "notifications/") {
-			c.writeError(m.id, codeInvalidRequest, "Invalid Request",
-				fmt.Sprintf("%s is a notification: send it without an id", clip(m.method)))
+		if strings.HasPrefix(m.Method, "notifications/") {
+			c.writeError(m.ID, rpcwire.Errorf(codeInvalidRequest, "%s is a notification: send it without an id", clip(m.Method)))
 			return nil
 		}
-		c.log.Debug("mcp: method not found", "id", string(m.id), "method", clip(m.method))
-		c.writeError(m.id, codeMethodNotFound, "Method not found", methodNotFound(m.method))
+		c.log.Debug("mcp: method not found", "id", string(m.ID), "method", clip(m.Method))
+		c.writeError(m.ID, rpcwire.Errorf(codeMethodNotFound, "%s", methodNotFound(m.Method)))
 		return nil
 	}
 	out := line
-	if m.method == "tools/call" {
-		out = injectRequestID(m.raw, key)
+	if m.Method == "tools/call" {
+		out = injectRequestID(m.Members, key)
 	}
 	c.mu.Lock()
 	c.pending[key]++
 	c.mu.Unlock()
-	c.log.Debug("mcp: request", "id", string(m.id), "method", m.method)
+	c.log.Debug("mcp: request", "id", string(m.ID), "method", m.Method)
 	return compactLine(out)
 }
 
@@ -328,80 +301,20 @@ func methodNotFound(method string) string {
 }
 
 // clip shortens a client-chosen name for messages and logs.
-func clip(s string) string {
-	if len(s) <= 64 {
-		return s
-	}
-	cut := 64
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
-}
-
-// Kinds of incoming messages.
-const (
-	kindRequest = iota
-	kindNotification
-	kindResponse
-)
-
-// rejection is the error answer to a malformed message; code 0 means "drop
-// silently" (a notification, which is never answered).
-type rejection struct {
-	id        json.RawMessage
-	code      int
-	msg, data string
-}
+func clip(s string) string { return rpcwire.Clip(s) }
 
 // checkEnvelope validates one JSON object as a JSON-RPC 2.0 message the SDK can
-// take without ending the session.
-func checkEnvelope(line []byte) (m message, key string, kind int, rej *rejection) {
-	if err := json.Unmarshal(line, &m.raw); err != nil || m.raw == nil {
-		return m, "", 0, &rejection{nil, codeInvalidRequest, "Invalid Request", "message must be a JSON object"}
+// take without ending the session: rpcwire's envelope (shared with serve's
+// /rpc), then MCP's own rule that params are always an object.
+func checkEnvelope(line []byte) (rpcwire.Msg, *rpcwire.Rejection) {
+	m, rej := rpcwire.Decode(line, rpcwire.AllowResponses)
+	if rej != nil || m.Kind == rpcwire.KindResponse {
+		return m, rej
 	}
-	validID := func() json.RawMessage {
-		if raw, ok := m.raw["id"]; ok {
-			if _, err := canonicalID(raw); err == nil {
-				return raw
-			}
-		}
-		return nil
+	if perr := rpcwire.ObjectParams(m.Method, m.Params); perr != nil {
+		return m, &rpcwire.Rejection{ID: m.ID, Err: perr, Silent: m.Kind == rpcwire.KindNotification}
 	}
-	if v, ok := m.raw["jsonrpc"]; !ok || string(v) != `"2.0"` {
-		return m, "", 0, &rejection{validID(), codeInvalidRequest, "Invalid Request", `jsonrpc must be "2.0"`}
-	}
-	idRaw, hasID := m.raw["id"]
-	if hasID {
-		k, err := canonicalID(idRaw)
-		if err != nil {
-			return m, "", 0, &rejection{nil, codeInvalidRequest, "Invalid Request", err.Error()}
-		}
-		m.id, key = idRaw, k
-	}
-	methodRaw, hasMethod := m.raw["method"]
-	if !hasMethod {
-		_, hasResult := m.raw["result"]
-		_, hasError := m.raw["error"]
-		if hasID && (hasResult || hasError) {
-			return m, key, kindResponse, nil
-		}
-		return m, key, 0, &rejection{m.id, codeInvalidRequest, "Invalid Request", "missing method"}
-	}
-	if err := json.Unmarshal(methodRaw, &m.method); err != nil {
-		return m, key, 0, &rejection{m.id, codeInvalidRequest, "Invalid Request", "method must be a string"}
-	}
-	if params, ok := m.raw["params"]; ok && string(params) != "null" && params[0] != '{' {
-		data := fmt.Sprintf("%s params must be an object, got %s", m.method, jsonKind(params))
-		if !hasID {
-			return m, key, 0, &rejection{data: data}
-		}
-		return m, key, 0, &rejection{m.id, codeInvalidParams, "Invalid params", data}
-	}
-	if !hasID {
-		return m, "", kindNotification, nil
-	}
-	return m, key, kindRequest, nil
+	return m, nil
 }
 
 // filterBatch passes a JSON-RPC batch to the SDK when the session negotiated a
@@ -410,7 +323,13 @@ func checkEnvelope(line []byte) (m message, key string, kind int, rej *rejection
 func (c *stdioConn) filterBatch(line []byte) []byte {
 	reject := func(data string) []byte {
 		c.log.Warn("mcp: rejected a JSON-RPC batch", "reason", data)
-		c.writeError(nil, codeInvalidRequest, "Invalid Request", data)
+		c.writeError(nil, rpcwire.Errorf(codeInvalidRequest, "%s", data))
+		return nil
+	}
+	if rpcwire.EmptyBatch(line) { // refused in every protocol version, as by /rpc
+		e := rpcwire.EmptyBatchError()
+		c.log.Warn("mcp: rejected a JSON-RPC batch", "reason", e.Data)
+		c.writeError(nil, e)
 		return nil
 	}
 	c.mu.Lock()
@@ -424,12 +343,9 @@ func (c *stdioConn) filterBatch(line []byte) []byte {
 	}
 	// The line is at most MaxLineBytes (readLine); the count is checked while
 	// splitting, so nothing of an oversized batch is kept or run.
-	elems, err := splitBatch(line, MaxBatch)
-	switch {
-	case errors.Is(err, errBatchTooLong):
-		return reject(fmt.Sprintf("batch has more than %d messages; at most %d are accepted in one batch, split it", MaxBatch, MaxBatch))
-	case err != nil || len(elems) == 0:
-		return reject("batch must not be empty")
+	elems, perr := rpcwire.SplitBatch(line, MaxBatch)
+	if perr != nil {
+		return reject(perr.Data)
 	}
 	out := make([]json.RawMessage, 0, len(elems))
 	var notes []byte // notifications, passed on as lines of their own (see below)
@@ -437,40 +353,38 @@ func (c *stdioConn) filterBatch(line []byte) []byte {
 	seen := map[string]bool{}
 	for i, e := range elems {
 		e = bytes.TrimSpace(e)
-		if len(e) == 0 || e[0] != '{' {
-			return reject(fmt.Sprintf("batch element %d: message must be a JSON object", i))
-		}
-		m, key, kind, rej := checkEnvelope(e)
+		m, rej := checkEnvelope(e)
+		key, kind := m.Key, m.Kind
 		switch {
 		case rej != nil:
-			return reject(fmt.Sprintf("batch element %d: %s", i, rej.data))
-		case kind == kindRequest && m.method == "initialize":
+			return reject(fmt.Sprintf("batch element %d: %s", i, rej.Err.Data))
+		case kind == rpcwire.KindRequest && m.Method == "initialize":
 			return reject(fmt.Sprintf("batch element %d: initialize must not be part of a batch", i))
-		case kind == kindRequest && !servedMethods[m.method]:
-			return reject(fmt.Sprintf("batch element %d: %s", i, methodNotFound(m.method)))
-		case kind == kindRequest || kind == kindResponse:
+		case kind == rpcwire.KindRequest && !servedMethods[m.Method]:
+			return reject(fmt.Sprintf("batch element %d: %s", i, methodNotFound(m.Method)))
+		case kind == rpcwire.KindRequest || kind == rpcwire.KindResponse:
 			c.mu.Lock()
 			busy := c.pending[key] > 0
 			c.mu.Unlock()
 			if seen[key] || busy {
-				return reject(fmt.Sprintf("batch element %d: id %s is already in use", i, m.id))
+				return reject(fmt.Sprintf("batch element %d: id %s is already in use", i, m.ID))
 			}
 			seen[key] = true
 		}
 		switch {
-		case kind == kindRequest && m.method == "tools/call":
-			e = injectRequestID(m.raw, key)
-		case kind == kindNotification && m.method == "notifications/cancelled":
-			c.noteCancel(m.raw["params"])
+		case kind == rpcwire.KindRequest && m.Method == "tools/call":
+			e = injectRequestID(m.Members, key)
+		case kind == rpcwire.KindNotification && m.Method == "notifications/cancelled":
+			c.noteCancel(m.Members["params"])
 		}
-		if kind == kindNotification {
+		if kind == rpcwire.KindNotification {
 			// go-sdk v1.8.0 counts a notification inside a batch as a request
 			// awaiting an answer, so such a batch is never answered: send
 			// notifications separately (JSON-RPC leaves the order open).
 			notes = append(notes, compactLine(e)...)
 			continue
 		}
-		if kind == kindRequest {
+		if kind == rpcwire.KindRequest {
 			keys = append(keys, key)
 		}
 		out = append(out, e)
@@ -485,30 +399,6 @@ func (c *stdioConn) filterBatch(line []byte) []byte {
 		return notes
 	}
 	return append(notes, compactLine(mustMarshal(out))...)
-}
-
-// errBatchTooLong is splitBatch's answer to a batch of more than max messages.
-var errBatchTooLong = errors.New("batch too long")
-
-// splitBatch returns the elements of a JSON array (already known to be valid
-// JSON), or errBatchTooLong as soon as it finds more than limit.
-func splitBatch(line []byte, limit int) ([]json.RawMessage, error) {
-	dec := json.NewDecoder(bytes.NewReader(line))
-	if _, err := dec.Token(); err != nil { // '['
-		return nil, fmt.Errorf("read batch: %w", err)
-	}
-	var elems []json.RawMessage
-	for dec.More() {
-		if len(elems) == limit {
-			return nil, errBatchTooLong
-		}
-		var e json.RawMessage
-		if err := dec.Decode(&e); err != nil {
-			return nil, fmt.Errorf("read batch element %d: %w", len(elems), err)
-		}
-		elems = append(elems, e)
-	}
-	return elems, nil
 }
 
 // noteCancel remembers a cancelled pending request: MCP says its answer is not
@@ -590,44 +480,12 @@ func compactLine(b []byte) []byte {
 	return buf.Bytes()
 }
 
-func jsonKind(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 {
-		return "nothing"
-	}
-	switch raw[0] {
-	case '{':
-		return "an object"
-	case '[':
-		return "an array"
-	case '"':
-		return "a string"
-	case 't', 'f':
-		return "a boolean"
-	case 'n':
-		return "null"
-	default:
-		return "a number"
-	}
-}
-
-type wireError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
-	Data    string `json:"data,omitempty"`
-}
+// wireError is the error member of a response (internal/rpcwire's).
+type wireError = rpcwire.Error
 
 // writeError answers a message the SDK never sees. id nil is written as null.
-func (c *stdioConn) writeError(id json.RawMessage, code int, msg, data string) {
-	if id == nil {
-		id = json.RawMessage("null")
-	}
-	line := mustMarshal(struct {
-		JSONRPC string          `json:"jsonrpc"`
-		ID      json.RawMessage `json:"id"`
-		Error   wireError       `json:"error"`
-	}{"2.0", id, wireError{code, msg, data}})
-	c.writeLine(line)
+func (c *stdioConn) writeError(id json.RawMessage, e *rpcwire.Error) {
+	c.writeLine(rpcwire.AppendErrorResponse(nil, id, e))
 }
 
 func (c *stdioConn) writeResult(id json.RawMessage, result json.RawMessage) {

@@ -15,7 +15,7 @@ func TestIntegerValuedIDsAsMCP(t *testing.T) {
 			t.Errorf("id %s: HTTP %d %s", id, status, b)
 		}
 	}
-	if _, b := post(t, e.http.URL, testToken, `{"jsonrpc":"2.0","id":1.5,"method":"openhuman.nope"}`); !bytes.Contains(b, []byte(`id must be a string or integer`)) {
+	if _, b := post(t, e.http.URL, testToken, `{"jsonrpc":"2.0","id":1.5,"method":"openhuman.nope"}`); !bytes.Contains(b, []byte(`id must be a string or an integer, got 1.5`)) {
 		t.Errorf("id 1.5 accepted: %s", b)
 	}
 }

@@ -1,22 +1,23 @@
 package rpcserver
 
 import (
-	"github.com/openhuman/openhuman-core/internal/rpcwire"
-
 	"bytes"
 	"encoding/json"
 	"fmt"
 
 	"github.com/openhuman/openhuman-core/internal/audit"
+	"github.com/openhuman/openhuman-core/internal/rpcwire"
 )
 
-// JSON-RPC 2.0 error codes used by the server. The -3200x codes are server-defined.
+// JSON-RPC 2.0 error codes used by the server: the standard ones are
+// internal/rpcwire's (shared with the MCP servers); the -3200x codes are
+// server-defined.
 const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603
+	CodeParseError     = rpcwire.CodeParseError
+	CodeInvalidRequest = rpcwire.CodeInvalidRequest
+	CodeMethodNotFound = rpcwire.CodeMethodNotFound
+	CodeInvalidParams  = rpcwire.CodeInvalidParams
+	CodeInternalError  = rpcwire.CodeInternalError
 	CodeNotFound       = -32001
 	CodeUnavailable    = -32002
 	CodeDisabled       = -32003
@@ -25,11 +26,11 @@ const (
 
 // codeMessages are the short phrases sent in error.message.
 var codeMessages = map[int]string{
-	CodeParseError:     "Parse error",
-	CodeInvalidRequest: "Invalid Request",
-	CodeMethodNotFound: "Method not found",
-	CodeInvalidParams:  "Invalid params",
-	CodeInternalError:  "Internal error",
+	CodeParseError:     rpcwire.Message(CodeParseError),
+	CodeInvalidRequest: rpcwire.Message(CodeInvalidRequest),
+	CodeMethodNotFound: rpcwire.Message(CodeMethodNotFound),
+	CodeInvalidParams:  rpcwire.Message(CodeInvalidParams),
+	CodeInternalError:  rpcwire.Message(CodeInternalError),
 	CodeNotFound:       "Not found",
 	CodeUnavailable:    "Tool unavailable",
 	CodeDisabled:       "Tool disabled",
@@ -67,6 +68,11 @@ func hiddenErr(code int, detail, format string, args ...any) *Error {
 
 func (e *Error) Error() string { return fmt.Sprintf("%s (%d): %s", e.Message, e.Code, e.Data) }
 
+// fromWire is the Error of an envelope failure found by internal/rpcwire.
+func fromWire(e *rpcwire.Error) *Error {
+	return &Error{Code: e.Code, Message: e.Message, Data: e.Data}
+}
+
 // rpcErr builds an Error with the standard message for code.
 func rpcErr(code int, format string, args ...any) *Error {
 	return &Error{Code: code, Message: codeMessages[code], Data: fmt.Sprintf(format, args...)}
@@ -95,47 +101,23 @@ type request struct {
 	ID           json.RawMessage
 	Notification bool
 	Method       string
-	Params       json.RawMessage // nil when absent or null
+	Params       json.RawMessage // an object or an array; nil when absent or null
 }
 
-// parseRequest validates one message of a single request or a batch. On failure it
-// returns an error response (with the id when it was usable); a malformed message
-// without an id returns (nil, nil): it is a notification, so nothing runs or answers.
+// parseRequest validates one message of a single request or a batch with the
+// envelope rules the MCP servers apply too (rpcwire.Decode). On failure it
+// returns the error response (with the id when it was usable, else null); a
+// notification whose params are not structured returns (nil, nil): nothing
+// runs or answers.
 func parseRequest(raw json.RawMessage) (*request, *response) {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || raw[0] != '{' {
-		return nil, errorResponse(nil, rpcErr(CodeInvalidRequest, "each request must be a JSON object, got %s", jsonType(raw)))
-	}
-	var m map[string]json.RawMessage
-	if err := json.Unmarshal(raw, &m); err != nil {
-		return nil, errorResponse(nil, rpcErr(CodeInvalidRequest, "request object is malformed"))
-	}
-	req := &request{}
-	idRaw, hasID := m["id"]
-	if !hasID {
-		req.Notification = true
-	} else if _, err := rpcwire.CanonicalID(idRaw); err != nil { // the MCP servers' rule too
-		return nil, errorResponse(nil, rpcErr(CodeInvalidRequest, "id must be a string or integer, got %s", jsonType(idRaw)))
-	} else {
-		req.ID = idRaw
-	}
-	fail := func(e *Error) (*request, *response) {
-		if req.Notification {
-			return nil, nil // a malformed notification gets no answer and runs nothing
+	m, rej := rpcwire.Decode(raw, !rpcwire.AllowResponses)
+	if rej != nil {
+		if rej.Silent {
+			return nil, nil
 		}
-		return nil, errorResponse(req.ID, e)
+		return nil, errorResponse(rej.ID, fromWire(rej.Err))
 	}
-	if v, ok := m["jsonrpc"]; !ok || string(bytes.TrimSpace(v)) != `"2.0"` {
-		return fail(rpcErr(CodeInvalidRequest, `jsonrpc must be "2.0"`))
-	}
-	methodRaw, ok := m["method"]
-	if !ok || json.Unmarshal(methodRaw, &req.Method) != nil {
-		return fail(rpcErr(CodeInvalidRequest, "method must be a string"))
-	}
-	if p, ok := m["params"]; ok && string(bytes.TrimSpace(p)) != "null" {
-		req.Params = p
-	}
-	return req, nil
+	return &request{ID: m.ID, Notification: m.Kind == rpcwire.KindNotification, Method: m.Method, Params: m.Params}, nil
 }
 
 // jsonType names the JSON type of raw for error messages.
@@ -159,14 +141,16 @@ func jsonType(raw json.RawMessage) string {
 	return "number"
 }
 
-// paramsObject returns params as an object map; absent or null params are an empty map.
-func paramsObject(params json.RawMessage) (map[string]json.RawMessage, *Error) {
+// paramsObject returns the params of method as an object map; absent or null
+// params are an empty map, positional (array) params are refused as by the MCP
+// servers (rpcwire.ObjectParams).
+func paramsObject(method string, params json.RawMessage) (map[string]json.RawMessage, *Error) {
 	m := map[string]json.RawMessage{}
 	if params == nil {
 		return m, nil
 	}
-	if t := jsonType(params); t != "object" {
-		return nil, rpcErr(CodeInvalidParams, "params must be an object or null, got %s", t)
+	if perr := rpcwire.ObjectParams(method, params); perr != nil {
+		return nil, fromWire(perr)
 	}
 	if err := json.Unmarshal(params, &m); err != nil {
 		return nil, rpcErr(CodeInvalidParams, "params object is malformed")

@@ -148,7 +148,7 @@ func TestRegistryGet(t *testing.T) {
 	}
 	wantErr(t, e.call(t, "openhuman.tools_web_search", `{"query":"x"}`), CodeDisabled, "SearXNG search is not enabled")
 	wantErr(t, e.call(t, "openhuman.tool_registry_get", `{"tool_id":"tools.nope"}`), CodeNotFound, "tool not found in registry: tools.nope")
-	wantErr(t, e.call(t, "openhuman.tool_registry_get", `[1]`), CodeInvalidParams, "params must be an object or null, got array")
+	wantErr(t, e.call(t, "openhuman.tool_registry_get", `[1]`), CodeInvalidParams, "openhuman.tool_registry_get params must be an object, got an array")
 	wantErr(t, e.call(t, "openhuman.tool_registry_list", `{"x":1}`), CodeInvalidParams, "unknown param 'x' for tool_registry.list")
 }
 

@@ -242,15 +242,12 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	defer cancel()
 
 	trimmed := bytes.TrimSpace(body)
-	if !json.Valid(trimmed) {
-		var se *json.SyntaxError
-		msg := "request body is not valid JSON"
-		if len(trimmed) == 0 {
-			msg = "request body is empty; send a JSON-RPC 2.0 request object or a batch array"
-		} else if err := json.Unmarshal(trimmed, new(any)); errors.As(err, &se) {
-			msg = fmt.Sprintf("request body is not valid JSON: %v (at byte %d)", se, se.Offset)
-		}
-		writeJSON(w, http.StatusOK, errorResponse(nil, rpcErr(CodeParseError, "%s", msg)))
+	if len(trimmed) == 0 {
+		writeJSON(w, http.StatusOK, errorResponse(nil, rpcErr(CodeParseError, "request body is empty; send a JSON-RPC 2.0 request object or a batch array")))
+		return
+	}
+	if perr := rpcwire.CheckJSON(trimmed); perr != nil { // the MCP servers' parse check too
+		writeJSON(w, http.StatusOK, errorResponse(nil, fromWire(perr)))
 		return
 	}
 	if trimmed[0] != '[' {
@@ -262,18 +259,11 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusOK, resp)
 		return
 	}
-	var batch []json.RawMessage
-	if err := json.Unmarshal(trimmed, &batch); err != nil {
-		writeJSON(w, http.StatusOK, errorResponse(nil, rpcErr(CodeParseError, "batch is malformed: it must be a JSON array of request objects")))
-		return
-	}
-	if len(batch) == 0 {
-		writeJSON(w, http.StatusOK, errorResponse(nil, rpcErr(CodeInvalidRequest, "batch must not be empty")))
-		return
-	}
-	if len(batch) > s.opts.MaxBatch {
-		writeJSON(w, http.StatusOK, errorResponse(nil, rpcErr(CodeInvalidRequest,
-			"batch has %d requests; at most %d are accepted in one batch, split it", len(batch), s.opts.MaxBatch)))
+	// Unlike the MCP server, which must hand a batch to the SDK whole, /rpc
+	// answers each element of a batch on its own (JSON-RPC 2.0 §6).
+	batch, perr := rpcwire.SplitBatch(trimmed, s.opts.MaxBatch)
+	if perr != nil {
+		writeJSON(w, http.StatusOK, errorResponse(nil, fromWire(perr)))
 		return
 	}
 	out := make([]*response, 0, len(batch))
@@ -376,7 +366,7 @@ func methodNames() []string {
 
 // callTool dispatches a controller method into its tool module and audits the call.
 func (s *Server) callTool(ctx context.Context, c controller, req *request, client string) (json.RawMessage, *Error) {
-	if _, perr := paramsObject(req.Params); perr != nil {
+	if _, perr := paramsObject(req.Method, req.Params); perr != nil {
 		return nil, perr
 	}
 	if c.Tool == searxngTool && !s.opts.SearXNGEnabled {
@@ -511,7 +501,7 @@ func (s *Server) unavailableModule(tool string) *runtime.ModuleStatus {
 
 // registryList answers openhuman.tool_registry_list.
 func (s *Server) registryList(params json.RawMessage, client string) (json.RawMessage, *Error) {
-	m, perr := paramsObject(params)
+	m, perr := paramsObject("openhuman.tool_registry_list", params)
 	if perr != nil {
 		return nil, perr
 	}
@@ -523,7 +513,7 @@ func (s *Server) registryList(params json.RawMessage, client string) (json.RawMe
 
 // registryGet answers openhuman.tool_registry_get.
 func (s *Server) registryGet(params json.RawMessage, client string) (json.RawMessage, *Error) {
-	m, perr := paramsObject(params)
+	m, perr := paramsObject("openhuman.tool_registry_get", params)
 	if perr != nil {
 		return nil, perr
 	}

@@ -192,13 +192,13 @@ func TestProtocolErrors(t *testing.T) {
 		{"parse", `{not json`, CodeParseError, "not valid JSON"},
 		{"empty body", ``, CodeParseError, "empty"},
 		{"empty batch", `[]`, CodeInvalidRequest, "batch must not be empty"},
-		{"scalar", `42`, CodeInvalidRequest, "must be a JSON object, got number"},
-		{"bad id", `{"jsonrpc":"2.0","id":1.5,"method":"x"}`, CodeInvalidRequest, "id must be a string or integer"},
-		{"null id", `{"jsonrpc":"2.0","id":null,"method":"x"}`, CodeInvalidRequest, "id must be a string or integer"},
+		{"scalar", `42`, CodeInvalidRequest, "message must be a JSON object, got a number"},
+		{"bad id", `{"jsonrpc":"2.0","id":1.5,"method":"x"}`, CodeInvalidRequest, "id must be a string or an integer, got 1.5"},
+		{"null id", `{"jsonrpc":"2.0","id":null,"method":"x"}`, CodeInvalidRequest, "id must be a string or an integer, got null"},
 		{"version", `{"jsonrpc":"1.0","id":1,"method":"x"}`, CodeInvalidRequest, `jsonrpc must be "2.0"`},
-		{"method type", `{"jsonrpc":"2.0","id":1,"method":5}`, CodeInvalidRequest, "method must be a string"},
+		{"method type", `{"jsonrpc":"2.0","id":1,"method":5}`, CodeInvalidRequest, "method must be a string, got a number"},
 		{"unknown method", `{"jsonrpc":"2.0","id":1,"method":"openhuman.nope"}`, CodeMethodNotFound, `unknown method "openhuman.nope"`},
-		{"positional params", `{"jsonrpc":"2.0","id":1,"method":"openhuman.memory_tree_search","params":["x"]}`, CodeInvalidParams, "params must be an object or null, got array"},
+		{"positional params", `{"jsonrpc":"2.0","id":1,"method":"openhuman.memory_tree_search","params":["x"]}`, CodeInvalidParams, "openhuman.memory_tree_search params must be an object, got an array"},
 	}
 	for _, c := range cases {
 		status, b := post(t, e.http.URL, testToken, c.body)
@@ -233,15 +233,15 @@ func TestBatchesAndNotifications(t *testing.T) {
 		{"jsonrpc":"2.0","id":1,"method":"openhuman.memory_tree_search","params":{"query":"alpha"}},
 		{"jsonrpc":"2.0","method":"openhuman.memory_tree_search","params":{"query":"note"}},
 		{"jsonrpc":"2.0","id":2,"method":"openhuman.nope"},
-		{"jsonrpc":"1.0","method":"ignored notification"},
+		{"jsonrpc":"1.0","method":"not a notification: answered with id null"},
 		7
 	]`)
 	var rs []rpcResp
 	if status != 200 || json.Unmarshal(b, &rs) != nil {
 		t.Fatalf("batch: HTTP %d %s", status, b)
 	}
-	if len(rs) != 3 || string(rs[0].ID) != "1" || rs[0].Error != nil || string(rs[1].ID) != "2" || rs[1].Error.Code != CodeMethodNotFound ||
-		string(rs[2].ID) != "null" || rs[2].Error.Code != CodeInvalidRequest {
+	if len(rs) != 4 || string(rs[0].ID) != "1" || rs[0].Error != nil || string(rs[1].ID) != "2" || rs[1].Error.Code != CodeMethodNotFound ||
+		string(rs[2].ID) != "null" || rs[2].Error.Code != CodeInvalidRequest || string(rs[3].ID) != "null" || rs[3].Error.Code != CodeInvalidRequest {
 		t.Fatalf("batch responses: %s", b)
 	}
 	// A batch with one response is still an array.
@@ -321,7 +321,7 @@ func TestControllerMethods(t *testing.T) {
 		{"openhuman.memory_tree_top_entities", `{"k":"3"}`, "tree.top_entities", "must be a positive integer", CodeInvalidParams},
 		{"openhuman.memory_tree_list_sources", `null`, "tree.list_sources", `"sources"`, 0},
 		{"openhuman.memory_tree_list_sources", `{"hint":"a"}`, "tree.list_sources", "unexpected argument `hint`", CodeInvalidParams},
-		{"openhuman.memory_tree_list_sources", `"a"`, "", "params must be an object or null, got string", CodeInvalidParams},
+		{"openhuman.memory_tree_list_sources", `"a"`, "", "openhuman.memory_tree_list_sources params must be an object, got a string", CodeInvalidParams},
 		{"openhuman.tools_searxng_search", `{"query":"go wasm"}`, "searxng_search", `"query":"go wasm"`, 0},
 		{"openhuman.tools_searxng_search", `{"query":""}`, "searxng_search", "missing required argument `query`", CodeInvalidParams},
 	}

@@ -22,8 +22,14 @@ const MaxSafeInteger = 1<<53 - 1
 // CanonicalID validates a JSON-RPC request id and returns its key: "s:<string>"
 // or "n:<integer>". A string, or a number with an integer value within
 // ±MaxSafeInteger (1, -7, 1.0 and 1e3 alike: JSON does not tell them apart),
-// is accepted; null, 1.5, booleans, arrays and objects are not.
+// is accepted; null, 1.5, booleans, arrays, objects and integers beyond
+// ±MaxSafeInteger are not. It is on every request's path: a plain integer or a
+// string without escapes is read without a decoder.
 func CanonicalID(raw json.RawMessage) (string, error) {
+	raw = bytes.TrimSpace(raw)
+	if key, ok := plainID(raw); ok {
+		return key, nil
+	}
 	var v any
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.UseNumber()
@@ -37,15 +43,22 @@ func CanonicalID(raw json.RawMessage) (string, error) {
 	case string:
 		return "s:" + t, nil
 	case json.Number:
+		outside := fmt.Errorf("id %s is outside the supported integer range ±%d", Clip(string(t)), int64(MaxSafeInteger))
 		if i, err := strconv.ParseInt(string(t), 10, 64); err == nil {
 			if i > MaxSafeInteger || i < -MaxSafeInteger {
-				return "", fmt.Errorf("id %d is outside the supported integer range ±%d", i, int64(MaxSafeInteger))
+				return "", outside
 			}
 			return "n:" + strconv.FormatInt(i, 10), nil
 		}
 		f, err := strconv.ParseFloat(string(t), 64)
-		if err != nil || f != math.Trunc(f) || math.Abs(f) > MaxSafeInteger {
-			return "", fmt.Errorf("id must be a string or an integer, got %s", t)
+		if err != nil && !errors.Is(err, strconv.ErrRange) {
+			return "", fmt.Errorf("id must be a string or an integer, got %s", Clip(string(t)))
+		}
+		if math.IsInf(f, 0) || (f == math.Trunc(f) && math.Abs(f) > MaxSafeInteger) {
+			return "", outside
+		}
+		if f != math.Trunc(f) {
+			return "", fmt.Errorf("id must be a string or an integer, got %s", Clip(string(t)))
 		}
 		return "n:" + strconv.FormatInt(int64(f), 10), nil
 	case nil:
@@ -57,6 +70,42 @@ func CanonicalID(raw json.RawMessage) (string, error) {
 	default:
 		return "", errors.New("id must be a string or an integer, got an object")
 	}
+}
+
+// plainID is CanonicalID's fast path: a decimal integer of at most 15 digits
+// (always within ±MaxSafeInteger) or a string of printable ASCII without
+// escapes. ok is false for anything else, which the full decode handles.
+func plainID(raw []byte) (key string, ok bool) {
+	if len(raw) == 0 {
+		return "", false
+	}
+	if raw[0] == '"' {
+		if len(raw) < 2 || raw[len(raw)-1] != '"' {
+			return "", false
+		}
+		for _, c := range raw[1 : len(raw)-1] {
+			if c < 0x20 || c >= 0x7f || c == '"' || c == '\\' {
+				return "", false
+			}
+		}
+		return "s:" + string(raw[1:len(raw)-1]), true
+	}
+	digits := raw
+	if digits[0] == '-' {
+		digits = digits[1:]
+	}
+	if len(digits) == 0 || len(digits) > 15 || (digits[0] == '0' && len(digits) > 1) {
+		return "", false
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return "", false
+		}
+	}
+	if string(raw) == "-0" {
+		return "n:0", true
+	}
+	return "n:" + string(raw), true
 }
 
 // FailureFormat is the sentence a client is told about a call of tool that
