@@ -1,7 +1,58 @@
-// Package rpcwire is what serve's /rpc and the MCP servers (stdio and /mcp)
-// share of JSON-RPC: which request ids are accepted, and the words a client is
-// given when a tool call fails outside the tool's own reporting. One rule and one
-// table, so the two servers cannot disagree (they once did about the id 1.0).
+// Package rpcwire is what serve's /rpc and the MCP servers share of JSON-RPC
+// 2.0: the envelope of a message, which request ids are accepted, the error
+// codes and responses, and the words a client is given when a tool call fails
+// outside the tool's own reporting. One set of rules and one table, so the two
+// servers cannot disagree (they once did about the id 1.0).
+//
+// # The envelope
+//
+// Both servers check a message in the same order and answer the first failure
+// with the same code, message and data (internal/rpcwire/wiretest holds the
+// table both servers' tests send):
+//
+//  1. CheckJSON: not UTF-8, or not JSON: -32700 "Parse error", id null.
+//  2. A batch (a JSON array) that is empty: -32600 "batch must not be empty";
+//     one longer than the server's limit: -32600 (SplitBatch).
+//  3. Decode, for one object: not an object; an id that CanonicalID refuses
+//     (id null); "jsonrpc" not "2.0"; "method" missing or not a string: all
+//     -32600 "Invalid Request"; params present, not null and neither object nor
+//     array: -32602 "Invalid params". From the id check on, the answer carries
+//     the id if it was valid, else null — also for a malformed message without
+//     an id, which JSON-RPC answers (§5) rather than treating it as a
+//     notification. Only a well-formed notification with bad params is dropped
+//     unanswered (Rejection.Silent).
+//  4. ObjectParams, per method: every method of both servers takes named
+//     params, so an array is -32602 "<method> params must be an object, got an
+//     array".
+//
+// Error data names JSON kinds alike ("a string", "an object", …) and clips
+// client-chosen names to 64 bytes (Clip).
+//
+// # Where the servers differ, on purpose
+//
+//   - Framing: the stdio server reads one message per line and skips blank
+//     lines; /rpc reads one HTTP body, answers an empty one with -32700, and
+//     has HTTP-level limits: 401 without the bearer token, 405 for a method
+//     other than POST, 413 for a body over its cap, 204 when only
+//     notifications were sent. The stdio server refuses a line over
+//     MaxLineBytes with -32600.
+//   - Batches: the stdio server refuses a batch before initialize and under
+//     MCP protocol versions that removed batches (2025-06-18 on), and answers
+//     a batch with one error when any element is malformed, because go-sdk
+//     takes a batch whole; /rpc answers each element of a batch on its own
+//     (JSON-RPC §6). An empty batch is refused by both in every state.
+//   - Responses: only the MCP server receives responses (to its own
+//     requests), so only it decodes with AllowResponses; on /rpc an object
+//     with result and no method is "missing method".
+//   - MCP over HTTP (serve's /mcp) decodes messages with go-sdk's Streamable
+//     HTTP handler, not with this envelope; it shares the id rule and the
+//     failure table through the tool handlers.
+//   - Methods: each server has its own methods and its own -32601 data
+//     listing them; /rpc has server-defined codes -32001…-32004.
+//
+// Parsing is on the stdio server's hot path: CanonicalID reads plain ids
+// without a decoder, and Decode allocates only the member map, the method and
+// the id key.
 package rpcwire
 
 import (
