@@ -45,8 +45,8 @@
 //     requests), so only it decodes with AllowResponses; on /rpc an object
 //     with result and no method is "missing method".
 //   - MCP over HTTP (serve's /mcp) decodes messages with go-sdk's Streamable
-//     HTTP handler, not with this envelope; it shares the id rule and the
-//     failure table through the tool handlers.
+//     HTTP handler, not with this envelope; it shares the failure table
+//     (FailureFormat) through the tool handlers.
 //   - Methods: each server has its own methods and its own -32601 data
 //     listing them; /rpc has server-defined codes -32001…-32004.
 //
