@@ -22,7 +22,11 @@
 //
 // Standard JSON-RPC 2.0 codes: -32700 parse error, -32600 invalid request, -32601
 // method not found, -32602 invalid params (a guest `invalid_params` error lands here
-// with the guest's message in `data`), -32603 internal error. Server-defined codes:
+// with the guest's message in `data`), -32603 internal error. The envelope's errors
+// (parse errors, malformed request objects, batches, ids, params that are not an
+// object) come from internal/rpcwire and are the code, message and data the stdio MCP
+// server answers with; a malformed message without an id is answered under id null
+// (JSON-RPC 2.0 §5), and each element of a batch is answered on its own. Server-defined codes:
 //
 //	-32001 Not found         a tool's `not_found` (e.g. an unknown chunk id) or an unknown registry tool_id
 //	-32002 Tool unavailable  a tool's `unavailable`; a module that failed to load or was refused
