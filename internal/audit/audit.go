@@ -62,6 +62,13 @@ type Entry struct {
 	// length in bytes ("line": the whole line, when the argument summary was
 	// dropped).
 	Truncated map[string]int `json:"truncated,omitempty"`
+	// Payer is whom the line is charged to under the per-client budget
+	// (Options.SessionBytesPerHour): an identity the client cannot choose, set
+	// by the server — the stdio session, or the bearer token over HTTP
+	// (TokenPayer). Empty: Session, which a client names itself (clientInfo.name,
+	// X-OpenHuman-Agent), so a client renaming itself would get a fresh budget.
+	// It is not written.
+	Payer string `json:"-"`
 }
 
 // MarshalJSON writes Time as RFC 3339 with nanoseconds in UTC.
@@ -92,7 +99,8 @@ type Options struct {
 	Buffer int
 	// Logger receives the warnings about failed or dropped writes (default slog.Default()).
 	Logger *slog.Logger
-	// SessionBytesPerHour is each session's budget of audit-log bytes: a token
+	// SessionBytesPerHour is each client's budget of audit-log bytes (a client
+	// is an Entry's Payer, or its Session when no payer is set): a token
 	// bucket of that capacity refilled at that rate per hour. A line over the
 	// budget is not written; the next line the session may write is preceded by
 	// one "rate_limited" line counting what was dropped. The default is one
@@ -236,7 +244,11 @@ func (l *Log) write(e Entry) {
 		line, _ = json.Marshal(map[string]string{"time": e.Time.UTC().Format(time.RFC3339Nano), "tool": e.Tool, "error": "audit entry not encodable: " + err.Error()})
 	}
 	line = shrinkLine(e, line)
-	ok, notice := l.admit(e.Session, len(line)+1, e.Time)
+	payer := e.Payer
+	if payer == "" {
+		payer = e.Session
+	}
+	ok, notice := l.admit(payer, e.Session, len(line)+1, e.Time)
 	if !ok {
 		return
 	}

@@ -1,6 +1,8 @@
 package audit
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"time"
 	"unicode/utf8"
@@ -79,7 +81,7 @@ func shrinkLine(e Entry, line []byte) []byte {
 	return out
 }
 
-// sessionBudget is one session's byte budget (a token bucket).
+// sessionBudget is one client's byte budget (a token bucket), keyed by payer.
 type sessionBudget struct {
 	tokens       float64
 	last         time.Time
@@ -87,21 +89,31 @@ type sessionBudget struct {
 	droppedBytes int64
 }
 
-// admit takes n bytes from session's budget, reporting whether the line may be
+// TokenPayer is the Payer of every line of a call authenticated by the bearer
+// token: all HTTP clients holding one token share one budget, because the
+// names (X-OpenHuman-Agent, clientInfo.name), connections and MCP session ids
+// are all theirs to choose and mint, and the token is not. It is a short
+// digest, so the token never reaches the log or the server's memory twice.
+func TokenPayer(token string) string {
+	s := sha256.Sum256([]byte(token))
+	return "token:" + hex.EncodeToString(s[:8])
+}
+
+// admit takes n bytes from payer's budget, reporting whether the line may be
 // written; when it may and lines were dropped before, it returns the notice to
-// write first.
-func (l *Log) admit(session string, n int, now time.Time) (ok bool, notice *Entry) {
+// write first (in session, the line's own).
+func (l *Log) admit(payer, session string, n int, now time.Time) (ok bool, notice *Entry) {
 	if l.opts.SessionBytesPerHour < 0 {
 		return true, nil
 	}
 	capacity := float64(l.opts.SessionBytesPerHour)
-	b := l.budgets[session]
+	b := l.budgets[payer]
 	if b == nil {
 		if len(l.budgets) >= maxSessions {
 			l.forgetFullBudgets(now)
 		}
 		b = &sessionBudget{tokens: capacity, last: now}
-		l.budgets[session] = b
+		l.budgets[payer] = b
 	}
 	b.tokens = min(capacity, b.tokens+now.Sub(b.last).Hours()*capacity)
 	b.last = now
@@ -109,14 +121,14 @@ func (l *Log) admit(session string, n int, now time.Time) (ok bool, notice *Entr
 		b.dropped++
 		b.droppedBytes += int64(n)
 		if b.dropped == 1 {
-			l.opts.Logger.Warn("audit: a session is over its audit-log budget; its lines are counted, not written", "session", session, "bytes_per_hour", l.opts.SessionBytesPerHour)
+			l.opts.Logger.Warn("audit: a client is over its audit-log budget; its lines are counted, not written", "session", session, "payer", payer, "bytes_per_hour", l.opts.SessionBytesPerHour)
 		}
 		return false, nil
 	}
 	b.tokens -= float64(n)
 	if b.dropped > 0 {
 		notice = &Entry{Time: now, Session: session, Tool: "audit", Outcome: OutcomeRateLimited,
-			Details: map[string]any{"dropped_lines": b.dropped, "dropped_bytes": b.droppedBytes, "bytes_per_hour": l.opts.SessionBytesPerHour}}
+			Details: map[string]any{"dropped_lines": b.dropped, "dropped_bytes": b.droppedBytes, "bytes_per_hour": l.opts.SessionBytesPerHour, "payer": payer}}
 		b.dropped, b.droppedBytes = 0, 0
 	}
 	return true, notice

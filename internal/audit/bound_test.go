@@ -3,12 +3,14 @@ package audit
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestNoClientErasesTheHistory (finding 6): a client whose request ids and
@@ -68,4 +70,42 @@ func TestNoClientErasesTheHistory(t *testing.T) {
 		t.Errorf("%d flood lines written; want some, bounded by the session budget", flood)
 	}
 	t.Logf("%d lines kept, %d of the flooding session", len(all), flood)
+}
+
+// TestRenamingClientSharesItsBudget (finding 6's gap): a client that gives
+// every call a new session name but has one payer (the identity the server
+// sets: its stdio session or its bearer token) is held to one budget, so it
+// cannot rotate away another client's history by renaming itself. Without
+// Payer, each new name was a fresh budget.
+func TestRenamingClientSharesItsBudget(t *testing.T) {
+	for _, c := range []struct {
+		payer     string
+		wantBound bool
+	}{{TokenPayer("secret"), true}, {"", false}} {
+		dir := t.TempDir()
+		l := New(Options{Dir: dir, MaxFileBytes: 64 << 10, MaxFiles: 2, SessionBytesPerHour: 16 << 10, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+		l.Record(Entry{Session: "mcp:victim", RequestID: "keep-me", Tool: "memory.search", Outcome: OutcomeOK})
+		pad := strings.Repeat("y", 200)
+		for i := 0; i < 2000; i++ {
+			l.Record(Entry{Session: fmt.Sprintf("rpc:agent-%d", i), Payer: c.payer, RequestID: fmt.Sprintf("%d-%s", i, pad), Tool: "memory.search", Outcome: OutcomeOK})
+			if i%500 == 0 {
+				time.Sleep(10 * time.Millisecond) // let the writer keep up (Record drops when its buffer is full)
+			}
+		}
+		l.Close()
+		data, _ := os.ReadFile(filepath.Join(dir, FileName))
+		for _, f := range []string{FileName + ".1", FileName + ".2"} {
+			more, _ := os.ReadFile(filepath.Join(dir, f))
+			data = append(data, more...)
+		}
+		kept := strings.Contains(string(data), `"request_id":"keep-me"`)
+		written := strings.Count(string(data), `"session":"rpc:agent-`)
+		t.Logf("payer %q: %d of 2000 renamed lines written, victim kept: %v", c.payer, written, kept)
+		if c.wantBound && (!kept || written > 100) {
+			t.Errorf("payer %q: %d renamed lines written, victim kept %v; want one budget for all names", c.payer, written, kept)
+		}
+		if !c.wantBound && kept {
+			t.Errorf("without a payer the renaming flood should have rotated the victim away (the test would prove nothing)")
+		}
+	}
 }

@@ -350,6 +350,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 		}
 		entry.Time = start
 		entry.Session = label
+		entry.Payer = auditPayer(req)
 		entry.RequestID = reqID
 		entry.Tool = name
 		entry.Arguments = audit.SummarizeArguments(args)

@@ -70,6 +70,13 @@ type Options struct {
 	Audit *audit.Log
 	// Logger receives the server's logs (default slog.Default()).
 	Logger *slog.Logger
+	// MaxRequestsInFlight bounds the /rpc requests in flight for the token
+	// (default DefaultMaxRequestsInFlight); beyond it a request is answered at
+	// once with HTTP 429 and a JSON-RPC error (inflight.go).
+	MaxRequestsInFlight int
+	// MaxBodyBytesInFlight bounds the body bytes those requests hold (default
+	// DefaultMaxBodyBytesInFlight).
+	MaxBodyBytesInFlight int64
 	// MCP, when set, serves MCP over Streamable HTTP at /mcp, behind the same
 	// bearer token (401 without it) and Host/Origin check (403) as /rpc.
 	MCP http.Handler
@@ -84,6 +91,8 @@ type Server struct {
 	seq       atomic.Uint64
 	dupLogged sync.Map
 	inflight  map[string]chan struct{} // per tool; fixed after New
+	load      tokenLoad                // requests in flight for the token
+	payer     string                   // audit.TokenPayer of the token
 }
 
 // New returns a Server dispatching into d.
@@ -103,10 +112,16 @@ func New(d Dispatcher, opts Options) (*Server, error) {
 	if opts.MaxInFlightPerTool <= 0 {
 		opts.MaxInFlightPerTool = DefaultMaxInFlightPerTool
 	}
+	if opts.MaxRequestsInFlight <= 0 {
+		opts.MaxRequestsInFlight = DefaultMaxRequestsInFlight
+	}
+	if opts.MaxBodyBytesInFlight <= 0 {
+		opts.MaxBodyBytesInFlight = DefaultMaxBodyBytesInFlight
+	}
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{d: d, opts: opts, log: opts.Logger, inflight: map[string]chan struct{}{}}
+	s := &Server{d: d, opts: opts, log: opts.Logger, inflight: map[string]chan struct{}{}, payer: audit.TokenPayer(opts.Token)}
 	for _, c := range controllers {
 		if s.inflight[c.Tool] == nil {
 			s.inflight[c.Tool] = make(chan struct{}, opts.MaxInFlightPerTool)
@@ -225,6 +240,14 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, errorResponse(nil, rpcErr(CodeInvalidRequest, "use POST /rpc with a JSON-RPC 2.0 body, not %s", r.Method)))
 		return
 	}
+	release, busy := s.admit(s.bodyCharge(r))
+	if busy != nil {
+		s.log.Debug("rpc: request refused: too many in flight", "err", busy.Data)
+		w.Header().Set("Retry-After", "1")
+		writeJSON(w, http.StatusTooManyRequests, errorResponse(nil, busy))
+		return
+	}
+	defer release()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, s.opts.MaxBodyBytes))
 	if err != nil {
 		var mbe *http.MaxBytesError
@@ -388,7 +411,7 @@ func (s *Server) callTool(ctx context.Context, c controller, req *request, clien
 	<-sem
 	result, rerr := s.shape(ctx, c, req.Method, out, err)
 
-	entry := audit.Entry{Time: start, Session: client, RequestID: call.RequestID, Tool: c.Tool,
+	entry := audit.Entry{Time: start, Session: client, Payer: s.payer, RequestID: call.RequestID, Tool: c.Tool,
 		Arguments: audit.SummarizeArguments(args), Outcome: audit.OutcomeOK,
 		DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	if out != nil {

@@ -124,7 +124,7 @@ func TestFinding01ReentrantAlloc(t *testing.T) {
 // Base: tools list passed 2 GB in 2.5 s, mcp 3.1 GB in 3 s.
 func TestFinding02StartFunctionHostCall(t *testing.T) {
 	h := newHome(t)
-	h.install(t, module{file: "start.wasm", raw: wasmgen.Nesting(wasmgen.FromStart), tool: "start", caps: memRead, pinned: true})
+	h.install(t, module{file: "start.wasm", raw: startAndAlloc(), tool: "start", caps: memRead, pinned: true})
 	list, c := toolsList(t, h, 60*time.Second)
 	t.Logf("tools list: %s", c.describe())
 	if c.killedFor() != "" {

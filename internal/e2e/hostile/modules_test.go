@@ -119,3 +119,17 @@ func controlExports() []byte {
 	b.Func(controlName, wasmbin.FuncType{}, nil)
 	return b.Bytes()
 }
+
+// startAndAlloc imports memory_search and calls it from its start function
+// and from oh_alloc (finding 2 as reported: on 3656465 the host delivered each
+// reply through oh_alloc, which called the host again, during instantiation).
+func startAndAlloc() []byte {
+	callHost := []byte{0x41, 0, 0x41, 2, 0x10, 0, 0x1a} // memory_search(0, 2); drop
+	var b wasmbin.Builder
+	b.ImportFunc("openhuman", "memory_search", callType)
+	b.Memory(1)
+	b.Func("oh_alloc", allocType, append(append([]byte{}, callHost...), 0x41, 0x80, 0x08))
+	b.Func("oh_call", callType, []byte{0x42, 0})
+	start := b.Func("", wasmbin.FuncType{}, callHost)
+	return wasmgen.Section(b.Bytes(), wasmbin.SectionStart, uleb(nil, uint64(start)))
+}

@@ -1,0 +1,68 @@
+package rpcserver
+
+import (
+	"net/http"
+	"sync"
+)
+
+// What the holders of the bearer token may have in flight on /rpc at once
+// (issue 29, finding 13: stdio caps each session at 32 calls and 16 MiB of
+// arguments; /rpc had no cap beyond its per-tool slots, so every waiting
+// request kept its body of up to 1 MiB for up to RequestTimeout).
+//
+// The rule is stdio's — requests and bytes held, refused at once beyond
+// either — counted per bearer token rather than per connection: an HTTP/1.1
+// connection carries one request at a time and a client opens connections
+// at will, so a per-connection cap bounds nothing, while the token is the one
+// identity a client cannot mint. The server has one token, so the bound is
+// the whole /rpc surface's; it is twice stdio's because one token serves every
+// HTTP agent of the server (50 concurrent agents, the load test's case, fit)
+// where a stdio session is one client.
+const (
+	// DefaultMaxRequestsInFlight bounds the /rpc requests being read or served
+	// at once (a batch is one request: its calls run one after another).
+	DefaultMaxRequestsInFlight = 64
+	// DefaultMaxBodyBytesInFlight bounds the request bodies they hold: each is
+	// charged its Content-Length, or MaxBodyBytes when it sends none, before
+	// its body is read.
+	DefaultMaxBodyBytesInFlight = 32 << 20
+)
+
+// tokenLoad counts the requests in flight for the token and the body bytes
+// they may hold.
+type tokenLoad struct {
+	mu       sync.Mutex
+	requests int
+	bytes    int64
+}
+
+// admit reserves one request of up to n body bytes, or returns the error to
+// answer with (CodeUnavailable: /rpc's -32001 already means "not found"; the
+// same code answers a call that gave up waiting for a tool's slot).
+func (s *Server) admit(n int64) (release func(), err *Error) {
+	l := &s.load
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.requests >= s.opts.MaxRequestsInFlight:
+		return nil, rpcErr(CodeUnavailable, "too many /rpc requests in flight for this token (%d, the limit); wait for answers before sending more", l.requests)
+	case l.bytes+n > s.opts.MaxBodyBytesInFlight:
+		return nil, rpcErr(CodeUnavailable, "the /rpc requests in flight for this token hold %d bytes of body and this one up to %d more, over the %d-byte limit; wait for answers before sending more", l.bytes, n, s.opts.MaxBodyBytesInFlight)
+	}
+	l.requests++
+	l.bytes += n
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.requests--
+		l.bytes -= n
+	}, nil
+}
+
+// bodyCharge is what a request is charged before its body is read.
+func (s *Server) bodyCharge(r *http.Request) int64 {
+	if r.ContentLength >= 0 && r.ContentLength <= s.opts.MaxBodyBytes {
+		return r.ContentLength
+	}
+	return s.opts.MaxBodyBytes
+}
