@@ -65,7 +65,7 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	}
 	// Waiting for an instance is bounded by the caller's ctx only; the sandbox
 	// deadline starts when the call runs.
-	in, err := h.pool.acquire(withCallState(ctx, cs), m, c.Client)
+	in, err := h.pool.acquire(withCallState(ctx, cs), m, c.owner())
 	if err != nil {
 		if ctx.Err() != nil {
 			err = &CallFailure{ModuleSHA256: m.info.SHA256, Err: fmt.Errorf("tool %s: %w", c.Tool, err)}
@@ -78,7 +78,7 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	cctx, cancel := context.WithTimeout(ctx, time.Duration(limits.TimeoutMS)*time.Millisecond)
 	defer cancel()
 	cs.alloc = in.alloc
-	in.owner = c.Client
+	in.owner = c.owner()
 	cctx = withCallState(cctx, cs)
 	var out []byte
 	if in.plugin != nil {

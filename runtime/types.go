@@ -60,6 +60,19 @@ type Call struct {
 	Arguments json.RawMessage // a JSON object; nil means {}
 	Client    string          // provenance label, e.g. "mcp:claude-ai"
 	RequestID string
+	// Owner is who may run in an instance an earlier call used (its linear
+	// memory may hold that call's data): an identity the client cannot choose,
+	// set by the server (an MCP session). Empty: Client, which a client names
+	// itself, so two clients of one name would share instances.
+	Owner string
+}
+
+// owner is the instance owner of c (Owner, or Client when it is empty).
+func (c Call) owner() string {
+	if c.Owner != "" {
+		return c.Owner
+	}
+	return c.Client
 }
 
 // Usage counts what a call did through host functions, for the audit log.

@@ -22,3 +22,13 @@ func auditPayer(req *mcp.CallToolRequest) string {
 	}
 	return "mcp-stdio"
 }
+
+// instanceOwner is who may reuse the instance a call runs in (runtime.Call.Owner):
+// the MCP session, which the server mints, rather than clientInfo.name, which
+// two clients may share. On stdio the process has one session.
+func instanceOwner(req *mcp.CallToolRequest) string {
+	if req.Session != nil && req.Session.ID() != "" {
+		return "mcp-session:" + req.Session.ID()
+	}
+	return "mcp-stdio"
+}

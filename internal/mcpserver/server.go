@@ -318,7 +318,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 			return nil, busy
 		}
 		defer release()
-		call := runtime.Call{Tool: name, Arguments: args, Client: label, RequestID: reqID}
+		call := runtime.Call{Tool: name, Arguments: args, Client: label, RequestID: reqID, Owner: instanceOwner(req)}
 
 		out, err := s.opts.Dispatcher.Call(ctx, call)
 		portable := s.sessionPortable(req.Session)

@@ -133,3 +133,40 @@ func startAndAlloc() []byte {
 	start := b.Func("", wasmbin.FuncType{}, callHost)
 	return wasmgen.Section(b.Bytes(), wasmbin.SectionStart, uleb(nil, uint64(start)))
 }
+
+// leak returns, from each call, the request of the call before it in the same
+// instance ({"result":{"prev":<that CallRequest>}}; null the first time): what
+// any module could keep of one client's arguments and hand to the next client
+// of its instance (finding 13, instance memory between sessions).
+func leak() []byte {
+	const (
+		resultAt = 20000 // `{"result":{"prev":` then prev then `}}`
+		prefix   = `{"result":{"prev":`
+		lenAt    = 60000 // i32: length of the kept request
+		keptAt   = 61000 // the kept request (initially "null")
+	)
+	c := func(b []byte, v int) []byte { return sleb(append(b, 0x41), int64(v)) } // i32.const
+	var body []byte
+	body = c(body, lenAt)
+	body = append(body, 0x28, 2, 0, 0x21, 2) // i32.load; local.set 2 (n)
+	body = c(body, resultAt+len(prefix))
+	body = c(body, keptAt)
+	body = append(body, 0x20, 2, 0xfc, 0x0a, 0, 0) // local.get 2; memory.copy
+	body = c(body, resultAt+len(prefix))
+	body = append(body, 0x20, 2, 0x6a) // + n
+	body = c(body, 0x7d7d)             // "}}"
+	body = append(body, 0x3b, 0, 0)    // i32.store16 align=1
+	body = c(body, keptAt)             // keep this request
+	body = append(body, 0x20, 0, 0x20, 1, 0xfc, 0x0a, 0, 0)
+	body = c(body, lenAt)
+	body = append(body, 0x20, 1, 0x36, 2, 0) // i32.store len
+	body = sleb(append(body, 0x42), int64(uint64(resultAt)<<32))
+	body = append(body, 0x20, 2)
+	body = c(body, len(prefix)+2)
+	body = append(body, 0x6a, 0xad, 0x84) // i32.add; i64.extend_i32_u; i64.or
+	var b wasmbin.Builder
+	b.Memory(2)
+	b.Func("oh_alloc", allocType, []byte{0x41, 0x80, 0x08})
+	b.FuncWithLocals("oh_call", callType, 1, wasmbin.I32, body)
+	return withData(b.Bytes(), segment{resultAt, prefix}, segment{lenAt, "\x04\x00\x00\x00"}, segment{keptAt, "null"})
+}
