@@ -558,15 +558,15 @@ func TestFinding12ManyModulesNoDeadlock(t *testing.T) {
 // Host calls: a call of 3,000 memory_recall is served at most 256 (the audit
 // line counts them). Base: all 3,000.
 //
-// Pipelining: 60 calls of 400 KB arguments sent at once to a module that
-// spins to its 2 s deadline; beyond 32 in flight they are refused at once with
+// Pipelining: 50 calls of 64 KiB arguments sent at once to a module that
+// spins to its 5 s deadline; beyond 32 in flight they are refused at once with
 // -32001 naming the limit, and mcp grows by less than 64 MiB + 4 MiB. Base:
 // all were queued (2,000 of them held 1.45 GB).
 func TestFinding13PerCallAndSessionBounds(t *testing.T) {
 	h := newHome(t)
 	h.install(t,
 		module{file: "recaller.wasm", raw: hostLoopOK("memory_recall", `{"query":"x","k":5}`, 3000), tool: "recaller", caps: memRead, pinned: true, limits: "timeout_ms = 5000\nmemory_mib = 4"},
-		module{file: "spin.wasm", raw: spin(), tool: "spin", pinned: true, limits: "timeout_ms = 2000\nmemory_mib = 4"},
+		module{file: "spin.wasm", raw: spin(), tool: "spin", pinned: true, limits: "timeout_ms = 5000\nmemory_mib = 4"},
 	)
 	c, why := startMCP(t, h, 120*time.Second, 20*time.Second, "hostile")
 	if why != "" {
@@ -593,10 +593,9 @@ func TestFinding13PerCallAndSessionBounds(t *testing.T) {
 		}
 		t.Errorf("no audit line for the call")
 	})
-	argBytes := 400 << 10
-	if v := os.Getenv("HOSTILE_ARG"); v != "" {
-		fmt.Sscan(v, &argBytes)
-	}
+	// 64 KiB each: mcp reads a 400 KB line in ~0.15 s on a loaded machine, so
+	// with larger arguments the first calls end before the last are read.
+	const argBytes = 64 << 10
 	t.Run("pipelined", func(t *testing.T) {
 		// Warm the spin module so its compile is not in the figure.
 		if r, _, why := c.toolCall("spin", map[string]any{}, 20*time.Second); r == nil {
@@ -604,7 +603,7 @@ func TestFinding13PerCallAndSessionBounds(t *testing.T) {
 		}
 		base := c.resetPeak()
 		arg := strings.Repeat("a", argBytes)
-		const n = 60
+		const n = 50
 		start := time.Now()
 		for i := 0; i < n; i++ {
 			if !c.send(map[string]any{"jsonrpc": "2.0", "id": fmt.Sprintf("p%d", i), "method": "tools/call", "params": map[string]any{"name": "spin", "arguments": map[string]any{"pad": arg}}}) {
@@ -613,7 +612,9 @@ func TestFinding13PerCallAndSessionBounds(t *testing.T) {
 		}
 		busy, answered := 0, 0
 		var text string
-		for i := 0; i < n; i++ {
+		// The first 32 hold their sandboxes for 5 s each; the rest are answered
+		// at once when refused. Stop once they are (or at 30 s).
+		for i := n - 1; i >= 0 && busy < n-32; i-- {
 			r, why := c.await(fmt.Sprintf("p%d", i), time.Until(start.Add(30*time.Second)))
 			if r == nil {
 				t.Errorf("after %d answers: %s", answered, why)
@@ -626,9 +627,9 @@ func TestFinding13PerCallAndSessionBounds(t *testing.T) {
 			}
 		}
 		grew := c.peakRSS.Load() - base
-		t.Logf("%d calls of 400 KB pipelined: %d answered in %v, %d refused as busy (%q); peak growth %s", n, answered, time.Since(start).Round(time.Millisecond), busy, text, mib(grew))
-		if busy == 0 {
-			t.Errorf("none of %d pipelined calls refused; the session limit is 32 in flight", n)
+		t.Logf("%d calls of 64 KiB pipelined: %d answered in %v, %d refused as busy (%q); peak growth %s", n, answered, time.Since(start).Round(time.Millisecond), busy, text, mib(grew))
+		if busy < n-32 {
+			t.Errorf("%d of %d pipelined calls refused; the session limit is 32 in flight", busy, n)
 		}
 		if busy > 0 && !strings.Contains(text, "in flight") {
 			t.Errorf("the refusal does not say why: %q", text)

@@ -60,6 +60,14 @@ func TestFinding13InstanceMemoryNotShared(t *testing.T) {
 	h.install(t, module{file: "leak.wasm", raw: leak(), tool: "leak", pinned: true})
 	const token = "hostile-suite-token-0123456789"
 	_, url := startServe(t, h, token)
+	probe, _ := http.NewRequest(http.MethodGet, url+"/mcp", nil)
+	probe.Header.Set("Authorization", "Bearer "+token)
+	if resp, err := http.DefaultClient.Do(probe); err == nil {
+		resp.Body.Close()
+		if resp.StatusCode == http.StatusNotFound {
+			t.Skip("this binary's serve has no /mcp (3656465 had none): two sessions cannot share an instance from outside")
+		}
+	}
 	connect := func() *mcp.ClientSession {
 		c := mcp.NewClient(&mcp.Implementation{Name: "same-name", Version: "1"}, nil)
 		ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
