@@ -210,8 +210,7 @@ func TestFinding04PinBeforeParse(t *testing.T) {
 	c0.kill("done")
 
 	h := newHome(t)
-	big := wasmgen.Entries(wasmgen.ShapeGlobals, 12_000_000) // 60 MB
-	if err := os.WriteFile(filepath.Join(h.tools(), "big.wasm"), big, 0o644); err != nil {
+	if err := writeGlobals(filepath.Join(h.tools(), "big.wasm"), 12_000_000); err != nil { // 60 MB
 		t.Fatal(err)
 	}
 	h.writePolicy(t, "")
@@ -225,13 +224,10 @@ func TestFinding04PinBeforeParse(t *testing.T) {
 		t.Errorf("an unpinned 60 MB file took mcp to %.0f MiB (%.0f without it)", c.peakMiB(), ref)
 	}
 	c.kill("done")
-	big = nil
 
-	over := wasmgen.Entries(wasmgen.ShapeGlobals, (64<<20)/5+1000) // just over 64 MiB
-	if err := os.WriteFile(filepath.Join(h.tools(), "over.wasm"), over, 0o644); err != nil {
+	if err := writeGlobals(filepath.Join(h.tools(), "over.wasm"), (64<<20)/5+1000); err != nil { // just over 64 MiB
 		t.Fatal(err)
 	}
-	over = nil
 	a := auditFile(t, h, 60*time.Second, "over.wasm")
 	t.Logf("tools audit of 64 MiB + 1 KiB: %s", a.describe())
 	if code := a.exitCode(); code == 0 || a.killedFor() != "" || a.peakMiB() > 256 {

@@ -3,6 +3,10 @@
 package hostile
 
 import (
+	"bufio"
+	"fmt"
+	"os"
+
 	"github.com/openhuman/openhuman-core/examples/hostile/wasmgen"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 )
@@ -169,4 +173,40 @@ func leak() []byte {
 	b.Func("oh_alloc", allocType, []byte{0x41, 0x80, 0x08})
 	b.FuncWithLocals("oh_call", callType, 1, wasmbin.I32, body)
 	return withData(b.Bytes(), segment{resultAt, prefix}, segment{lenAt, "\x04\x00\x00\x00"}, segment{keptAt, "null"})
+}
+
+// writeGlobals writes wasmgen.Entries(ShapeGlobals, n) to path without
+// holding it in memory (n = 12 M is 60 MB).
+func writeGlobals(path string, n int) error {
+	tmpl := wasmgen.Entries(wasmgen.ShapeGlobals, 1)
+	mod, err := wasmbin.Parse(tmpl)
+	if err != nil {
+		return err
+	}
+	entry := []byte{0x7f, 0, 0x41, 0, 0x0b} // as Entries writes them
+	for _, s := range mod.Sections {
+		if s.ID != wasmbin.SectionGlobal {
+			continue
+		}
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		count := uleb(nil, uint64(n))
+		w := bufio.NewWriterSize(f, 1<<20)
+		w.Write(tmpl[:s.Offset])
+		w.WriteByte(wasmbin.SectionGlobal)
+		w.Write(uleb(nil, uint64(len(count)+n*len(entry))))
+		w.Write(count)
+		for i := 0; i < n; i++ {
+			w.Write(entry)
+		}
+		w.Write(tmpl[s.End:])
+		if err := w.Flush(); err != nil {
+			f.Close()
+			return err
+		}
+		return f.Close()
+	}
+	return fmt.Errorf("no global section in the template")
 }
