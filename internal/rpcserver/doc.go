@@ -43,6 +43,22 @@
 // rest wait, bounded by their request, before their sandbox deadline starts. See
 // MaxInFlightPerTool for the measurement behind the default.
 //
+// The holders of the bearer token may have at most Options.MaxRequestsInFlight /rpc
+// requests (default 64) being read or served at once, holding at most
+// Options.MaxBodyBytesInFlight bytes of body (default 32 MiB; a request is charged its
+// Content-Length, or MaxBodyBytes, before its body is read). Beyond either a request is
+// answered at once with HTTP 429, Retry-After: 1 and error -32002 saying which bound it
+// met. This is stdio's per-session rule (32 calls, 16 MiB) counted per token: a
+// connection carries one request at a time and connections are free to open, while the
+// token is the one identity a client cannot mint (inflight.go says why the bounds are
+// twice stdio's).
+//
+// # Audit budget
+//
+// Each call's audit line is charged to the token (audit.TokenPayer), not to the `rpc:<agent>`
+// label the client chooses: renaming itself gives a client no fresh share of the audit
+// log's per-client budget.
+//
 // # Provenance
 //
 // Calls reach the guest with client label `rpc`, or `rpc:<agent>` when the request has
