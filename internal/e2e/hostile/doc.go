@@ -20,9 +20,10 @@
 // Against 3656465 (2026-12-02, a loaded 2-core machine) every finding's test
 // fails, as follows; on this tree each passes (the default run, ~40 s):
 //
-//	 1 re-entrant oh_alloc    base: call 0 unanswered after 10 s (1 s deadline), 592 MiB and growing
+//	 1 re-entrant oh_alloc    base: the first calls answered after 7.5 s or not within 10 s (1 s
+//	                                deadline); 0.6–1.0 GiB and growing (two runs)
 //	                          now:  5 calls each < 2 s, failed; audit and log name oh_alloc; +0.7 MiB
-//	 2 start fn + oh_alloc    base: tools list killed at 1.5 GiB after 4.7 s, mcp with no call after 1.8 s;
+//	 2 start fn + oh_alloc    base: tools list killed at 1.5 GiB after 3.7–4.7 s, mcp with no call after 1.8 s;
 //	                                audit exit 0
 //	                          now:  refused for its start function by tools list (10 ms) and audit; mcp 24 MiB
 //	 3 1.5 M globals/elems    base: audit exit 0; 8 calls grew mcp by 745 MiB
