@@ -1,0 +1,367 @@
+package wasmbin
+
+import (
+	"errors"
+	"fmt"
+)
+
+// The stack rewrite bounds a module's wasm call stack by instrumenting it: one
+// mutable i32 global counts the stack the active frames may use, in 8-byte
+// slots, and every defined function adds its frame weight to it on entry (and
+// traps with unreachable when the sum passes the budget) and subtracts it on
+// every exit. wazero 1.12 has no setting for the call stack; its compiler
+// engine grows each call engine's stack in the Go heap up to ≈ 50 MB (and the
+// copy that doubles it), outside memory_mib (runtime/RATIONALE.md, "The wasm
+// call stack").
+//
+// Every exit falls through one epilogue: the original body is wrapped in a
+// block with the function's results, each return becomes a br to that block at
+// its nesting depth, and a branch to the function's own label now targets the
+// wrapper, which has the same results. Tail calls and exception handling leave
+// a frame without passing its epilogue: a module that uses them is refused
+// (policy.CheckLoad refuses them as well).
+
+// StackOptions configure InstrumentStack.
+type StackOptions struct {
+	// Budget is the stack the active frames may use, in 8-byte slots (at least 1).
+	Budget uint32
+	// CounterExport, when not empty, exports the counter global under this name
+	// (the host reads it to tell a stack trap from the module's own unreachable,
+	// and resets it before each call).
+	CounterExport string
+}
+
+// StackInfo describes an instrumented module.
+type StackInfo struct {
+	// Functions is the number of instrumented (defined) functions.
+	Functions int
+	// Counter is the index of the counter global in the global index space.
+	Counter uint32
+	// MaxWeight is the largest frame weight in slots (capped at Budget+1) and
+	// MaxWeightFunc that function's index (imports first).
+	MaxWeight     uint32
+	MaxWeightFunc int
+	// AddedTypes is the number of types added for multi-value wrapper blocks.
+	AddedTypes int
+}
+
+// ErrStackRewrite is wrapped by errors for modules the stack rewrite refuses
+// though they may be valid (tail calls, exception handling).
+var ErrStackRewrite = errors.New("module cannot be stack-instrumented")
+
+// Frame weight constants, in 8-byte slots (wazero 1.12's optimizing engine,
+// internal/engine/wazevo/backend/isa/{amd64,arm64}): a frame holds the return
+// address and caller frame pointer (16 bytes), 16 bytes for the stack check,
+// the callee-saved registers it clobbers (at most 13 on amd64 and 23 on arm64,
+// 16 bytes each: ≤ 368 bytes), one spill slot per spilled virtual register (8
+// bytes, 16 for v128) and the stack-passed arguments and results of the calls
+// it makes (≤ 16 bytes per value of the largest signature, + 16).
+const (
+	frameHeaderSlots = (16 + 16 + 368 + 16) / 8
+	// slotsPerValue is the spill slots one value may take (a v128 takes 16 bytes).
+	slotsPerValue = 2
+)
+
+// FrameWeight is the weight in 8-byte slots InstrumentStack gives a function
+// with the given parameter, result and local counts and instruction count, in
+// a module whose largest signature has maxArity parameters plus results: an
+// upper bound on the engine's frame for it (every parameter, local and
+// instruction result in its own 16-byte spill slot, the header, and the
+// stack-passed values of any call it makes).
+func FrameWeight(params, results, locals, instructions, maxArity uint64) uint64 {
+	return frameHeaderSlots + slotsPerValue*(maxArity+params+results+locals+instructions)
+}
+
+type retSite struct{ pos, depth int }
+
+// rewriteScan collects, per body, what the stack rewrite needs.
+type rewriteScan struct {
+	returns   []retSite
+	maxGlobal int64 // highest global index referenced by global.get/set, -1 if none
+	maxType   int64 // highest type index referenced by a block type or call_indirect, -1 if none
+}
+
+func (s *rewriteScan) typeRef(ti uint32) { s.maxType = max(s.maxType, int64(ti)) }
+
+// blockType notes a block type's bytes: a non-negative s33 is a type index.
+func (s *rewriteScan) blockType(b []byte) {
+	if len(b) == 0 || (b[0]&0x80 == 0 && b[0]&0x40 != 0) || b[0] == 0x63 || b[0] == 0x64 {
+		return // 0x40 or a value type (a negative one-byte s33), or (ref null? ht)
+	}
+	var v uint64
+	for i, c := range b {
+		v |= uint64(c&0x7f) << (7 * uint(i))
+	}
+	s.maxType = max(s.maxType, int64(v))
+}
+
+// InstrumentStack returns mod with its call stack bounded as the package
+// comment above describes, and what it added. Indices of existing functions,
+// globals, types and exports are unchanged; the counter global, any added
+// types and the optional export come after the existing ones. A module whose
+// code references the new indices (it would not be valid without them) is
+// refused, so the instrumented module is valid exactly when the original is.
+func InstrumentStack(mod []byte, opt StackOptions) ([]byte, StackInfo, error) {
+	var info StackInfo
+	if opt.Budget == 0 || opt.Budget > 1<<30 {
+		return nil, info, fmt.Errorf("stack budget %d slots is outside 1..2^30", opt.Budget)
+	}
+	m, err := Parse(mod)
+	if err != nil {
+		return nil, info, err
+	}
+	cs, err := m.Code()
+	if err != nil {
+		return nil, info, err
+	}
+	if cs.TailCalls {
+		return nil, info, fmt.Errorf("%w: it uses tail calls (return_call), which leave a frame without its epilogue", ErrStackRewrite)
+	}
+	if cs.Exceptions {
+		return nil, info, fmt.Errorf("%w: it uses exception handling, which unwinds frames without their epilogues", ErrStackRewrite)
+	}
+	importedGlobals := 0
+	for _, im := range m.Imports {
+		if im.Kind == KindGlobal {
+			importedGlobals++
+		}
+	}
+	counter := uint64(importedGlobals) + uint64(m.Counts.Globals)
+	if counter >= 1<<32-1 {
+		return nil, info, fmt.Errorf("%w: too many globals", ErrStackRewrite)
+	}
+	info.Counter = uint32(counter)
+	for _, e := range m.Exports {
+		if e.Kind == KindGlobal && uint64(e.Index) >= counter {
+			return nil, info, fmt.Errorf("%w: export %q names global %d, but the module has %d globals", ErrInvalid, e.Name, e.Index, counter)
+		}
+		if opt.CounterExport != "" && e.Name == opt.CounterExport {
+			return nil, info, fmt.Errorf("%w: the module already exports %q", ErrStackRewrite, e.Name)
+		}
+	}
+	var maxArity uint64
+	for _, t := range m.Types {
+		maxArity = max(maxArity, uint64(len(t.Params)+len(t.Results)))
+	}
+
+	// Wrapper block types for functions with several results: an existing type
+	// () -> results, else one added after the existing types.
+	origTypes := len(m.Types)
+	var added []FuncType
+	wrapperType := func(results []ValType) (uint32, error) {
+		for _, v := range results {
+			if v == 0x63 || v == 0x64 {
+				return 0, fmt.Errorf("%w: typed function references in a result type", ErrStackRewrite)
+			}
+		}
+		want := FuncType{Results: results}
+		for i, t := range m.Types {
+			if t.Equal(want) {
+				return uint32(i), nil
+			}
+		}
+		for i, t := range added {
+			if t.Equal(want) {
+				return uint32(origTypes + i), nil
+			}
+		}
+		added = append(added, want)
+		return uint32(origTypes + len(added) - 1), nil
+	}
+
+	code, err := instrumentCode(m, opt.Budget, info.Counter, maxArity, wrapperType, &info)
+	if err != nil {
+		return nil, info, err
+	}
+	info.AddedTypes = len(added)
+
+	// The new contents of the type, global, export and code sections.
+	newTypes := func(old []byte) []byte {
+		c := appendULEB(nil, uint64(origTypes+len(added)))
+		c = append(c, old...)
+		for _, t := range added {
+			c = append(c, 0x60, 0)
+			c = appendULEB(c, uint64(len(t.Results)))
+			c = append(c, valBytes(t.Results)...)
+		}
+		return c
+	}
+	newGlobals := func(old []byte) []byte {
+		c := appendULEB(nil, uint64(m.Counts.Globals)+1)
+		c = append(c, old...)
+		return append(c, byte(I32), 1, 0x41, 0, 0x0b) // (mut i32) (i32.const 0)
+	}
+	newExports := func(old []byte) []byte {
+		c := appendULEB(nil, uint64(len(m.Exports))+1)
+		c = append(c, old...)
+		c = appendULEB(c, uint64(len(opt.CounterExport)))
+		c = append(c, opt.CounterExport...)
+		c = append(c, byte(KindGlobal))
+		return appendULEB(c, uint64(info.Counter))
+	}
+	type edit struct {
+		id     byte
+		make   func(old []byte) []byte // old: the section's entries after its count
+		needed bool
+		done   bool
+	}
+	edits := []*edit{
+		{id: SectionType, make: newTypes, needed: len(added) > 0},
+		{id: SectionGlobal, make: newGlobals, needed: true},
+		{id: SectionExport, make: newExports, needed: opt.CounterExport != ""},
+		{id: SectionCode, make: func([]byte) []byte { return code }, needed: m.code != nil},
+	}
+	out := make([]byte, 0, len(mod)+len(code)-(m.codeEnd-m.codeStart)+64)
+	out = append(out, mod[:8]...)
+	emit := func(id byte, content []byte) {
+		out = append(out, id)
+		out = appendULEB(out, uint64(len(content)))
+		out = append(out, content...)
+	}
+	for _, s := range m.Sections {
+		if s.ID != SectionCustom {
+			for _, e := range edits {
+				if e.needed && !e.done && order(e.id) < order(s.ID) {
+					emit(e.id, e.make(nil)) // absent: created before the next section
+					e.done = true
+				}
+			}
+		}
+		var e *edit
+		for _, x := range edits {
+			if x.id == s.ID && s.ID != SectionCustom {
+				e = x
+			}
+		}
+		if e == nil || !e.needed {
+			out = append(out, mod[s.Offset:s.End]...)
+			continue
+		}
+		r := &reader{b: mod, pos: s.Start, end: s.End}
+		if _, err := r.u32("section entry count"); err != nil {
+			return nil, info, err
+		}
+		emit(s.ID, e.make(mod[r.pos:s.End]))
+		e.done = true
+	}
+	for _, e := range edits {
+		if e.needed && !e.done {
+			emit(e.id, e.make(nil))
+		}
+	}
+	return out, info, nil
+}
+
+// instrumentCode returns the new code section's contents.
+func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, wrapperType func([]ValType) (uint32, error), info *StackInfo) ([]byte, error) {
+	if m.code == nil {
+		return nil, nil
+	}
+	b := m.codeBytes
+	r := &reader{b: b, pos: m.codeStart, end: m.codeEnd}
+	n, err := r.count("function body", 2)
+	if err != nil {
+		return nil, err
+	}
+	imported := m.ImportedFuncCount()
+	info.Functions = n
+	info.MaxWeightFunc = -1
+	out := appendULEB(nil, uint64(n))
+	var body []byte
+	for i := 0; i < n; i++ {
+		size, err := r.u32("function body size")
+		if err != nil {
+			return nil, err
+		}
+		start, end := r.pos, r.pos+int(size)
+		r.pos = end
+		fr := &reader{b: b, pos: start, end: end}
+		locals, err := fr.locals()
+		if err != nil {
+			return nil, fmt.Errorf("function %d: %w", imported+i, err)
+		}
+		instrAt := fr.pos
+		rw := &rewriteScan{maxGlobal: -1, maxType: -1}
+		fr.scan = &bodyScan{rw: rw}
+		_, count, _, _, err := fr.instructions()
+		if err != nil {
+			return nil, fmt.Errorf("function %d: %w", imported+i, err)
+		}
+		if rw.maxGlobal >= int64(counter) {
+			return nil, fmt.Errorf("%w: function %d references global %d, but the module has %d globals", ErrInvalid, imported+i, rw.maxGlobal, counter)
+		}
+		if rw.maxType >= int64(len(m.Types)) {
+			return nil, fmt.Errorf("%w: function %d references type %d, but the module has %d types", ErrInvalid, imported+i, rw.maxType, len(m.Types))
+		}
+		ft := m.Types[m.FuncTypeIndices[i]]
+		w := FrameWeight(uint64(len(ft.Params)), uint64(len(ft.Results)), locals, uint64(count), maxArity)
+		w = min(w, uint64(budget)+1) // a frame over the budget traps on entry
+		if uint32(w) > info.MaxWeight || info.MaxWeightFunc < 0 {
+			info.MaxWeight, info.MaxWeightFunc = uint32(w), imported+i
+		}
+
+		body = body[:0]
+		body = append(body, b[start:instrAt]...) // local declarations
+		// Prologue: used += w; if used > budget { unreachable }
+		body = appendCounter(body, counter, int64(w), 0x6a)
+		body = append(body, 0x23)
+		body = appendULEB(body, uint64(counter))
+		body = append(body, 0x41)
+		body = appendSLEB(body, int64(budget))
+		body = append(body, 0x4b, 0x04, 0x40, 0x00, 0x0b) // i32.gt_u if unreachable end
+		// The wrapper block with the function's results.
+		body = append(body, 0x02)
+		switch len(ft.Results) {
+		case 0:
+			body = append(body, 0x40)
+		case 1:
+			if v := ft.Results[0]; v == 0x63 || v == 0x64 {
+				return nil, fmt.Errorf("%w: function %d returns a typed function reference", ErrStackRewrite, imported+i)
+			}
+			body = append(body, byte(ft.Results[0]))
+		default:
+			ti, err := wrapperType(ft.Results)
+			if err != nil {
+				return nil, err
+			}
+			body = appendSLEB(body, int64(ti))
+		}
+		// The original instructions, each return a br to the wrapper; the body's
+		// final end closes the wrapper.
+		at := instrAt
+		for _, ret := range rw.returns {
+			body = append(body, b[at:ret.pos]...)
+			body = append(body, 0x0c)
+			body = appendULEB(body, uint64(ret.depth))
+			at = ret.pos + 1
+		}
+		body = append(body, b[at:end]...)
+		// Epilogue: used -= w; end.
+		body = appendCounter(body, counter, int64(w), 0x6b)
+		body = append(body, 0x0b)
+		out = appendULEB(out, uint64(len(body)))
+		out = append(out, body...)
+	}
+	return out, nil
+}
+
+// appendCounter appends global.get counter; i32.const w; op; global.set counter.
+func appendCounter(b []byte, counter uint32, w int64, op byte) []byte {
+	b = append(b, 0x23)
+	b = appendULEB(b, uint64(counter))
+	b = append(b, 0x41)
+	b = appendSLEB(b, w)
+	b = append(b, op, 0x24)
+	return appendULEB(b, uint64(counter))
+}
+
+func appendSLEB(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}

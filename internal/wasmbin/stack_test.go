@@ -1,0 +1,201 @@
+package wasmbin
+
+import (
+	"bytes"
+	"compress/gzip"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+)
+
+// stackProbe is a module exercising every exit the rewrite handles: return at
+// several depths, br and br_if and br_table to the function's own label, multi-value
+// results, and recursion.
+func stackProbe() []byte {
+	var b Builder
+	b.Memory(1)
+	i32 := FuncType{Params: []ValType{I32}, Results: []ValType{I32}}
+	two := FuncType{Params: []ValType{I32}, Results: []ValType{I32, I64}}
+	// f0 rec(n): if n == 0 return 0; return rec(n-1) + 1
+	b.Func("rec", i32, []byte{
+		0x20, 0, 0x45, 0x04, 0x40, 0x41, 0, 0x0f, 0x0b, // if (n==0) { return 0 }
+		0x20, 0, 0x41, 1, 0x6b, 0x10, 0, 0x41, 1, 0x6a, 0x0f, // return rec(n-1)+1
+	})
+	// f1 exits(n): n=0 returns 10 from depth 1; n=1 br_if to the function label
+	// with 20; else 30 through the final end.
+	b.Func("exits", i32, []byte{
+		0x02, 0x40, 0x02, 0x40, 0x20, 0, 0x0e, 2, 0, 1, 1, 0x0b,
+		0x41, 10, 0x0f, 0x0b,
+		0x41, 20, 0x20, 0, 0x41, 1, 0x46, 0x0d, 0,
+		0x1a, 0x41, 30,
+	})
+	// f3 tbl(n): br_table to the function label with 5.
+	b.Func("tbl", i32, []byte{0x41, 5, 0x20, 0, 0x0e, 1, 0, 0})
+	// f2 pair(n): (n, n*2 as i64) via br to the function label from inside a loop
+	b.Func("pair", two, []byte{
+		0x03, 0x40, 0x20, 0, 0x20, 0, 0xad, 0x42, 2, 0x7e, 0x0c, 1, 0x0b,
+		0x41, 0, 0x42, 0,
+	})
+	return b.Bytes()
+}
+
+func instantiate(t *testing.T, mod []byte) (api.Module, func()) {
+	t.Helper()
+	ctx := context.Background()
+	rt := wazero.NewRuntime(ctx)
+	cm, err := rt.CompileModule(ctx, mod)
+	if err != nil {
+		rt.Close(ctx)
+		t.Fatalf("compile: %v", err)
+	}
+	m, err := rt.InstantiateModule(ctx, cm, wazero.NewModuleConfig())
+	if err != nil {
+		rt.Close(ctx)
+		t.Fatalf("instantiate: %v", err)
+	}
+	return m, func() { rt.Close(ctx) }
+}
+
+// The instrumented module gives the original's results on every exit kind,
+// the counter is back to 0 after each call, and deep recursion traps.
+func TestInstrumentStackSameResults(t *testing.T) {
+	orig := stackProbe()
+	inst, info, err := InstrumentStack(orig, StackOptions{Budget: 1 << 20, CounterExport: "stack_used"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.Functions != 4 || info.AddedTypes != 1 {
+		t.Fatalf("info %+v", info)
+	}
+	mo, closeO := instantiate(t, orig)
+	defer closeO()
+	mi, closeI := instantiate(t, inst)
+	defer closeI()
+	ctx := context.Background()
+	counter := mi.ExportedGlobal("stack_used")
+	if counter == nil {
+		t.Fatal("no counter export")
+	}
+	for _, c := range []struct {
+		fn   string
+		args []uint64
+	}{
+		{"rec", []uint64{0}}, {"rec", []uint64{5}}, {"rec", []uint64{100}},
+		{"exits", []uint64{0}}, {"exits", []uint64{1}}, {"exits", []uint64{7}},
+		{"pair", []uint64{3}}, {"pair", []uint64{0}}, {"tbl", []uint64{0}}, {"tbl", []uint64{9}},
+	} {
+		want, err := mo.ExportedFunction(c.fn).Call(ctx, c.args...)
+		if err != nil {
+			t.Fatalf("%s%v original: %v", c.fn, c.args, err)
+		}
+		got, err := mi.ExportedFunction(c.fn).Call(ctx, c.args...)
+		if err != nil {
+			t.Fatalf("%s%v instrumented: %v", c.fn, c.args, err)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s%v = %v, original %v", c.fn, c.args, got, want)
+		}
+		if v := counter.Get(); v != 0 {
+			t.Errorf("%s%v left the counter at %d", c.fn, c.args, v)
+		}
+	}
+	// rec(n) uses n+1 frames of the same weight: the budget stops it.
+	w := uint64(info.MaxWeight)
+	small, _, err := InstrumentStack(orig, StackOptions{Budget: uint32(10 * w), CounterExport: "stack_used"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms, closeS := instantiate(t, small)
+	defer closeS()
+	if _, err := ms.ExportedFunction("rec").Call(ctx, 8); err != nil {
+		t.Fatalf("rec(8) in a 10-frame budget: %v", err)
+	}
+	_, err = ms.ExportedFunction("rec").Call(ctx, 20)
+	if err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("rec(20) in a 10-frame budget: %v", err)
+	}
+	if v := ms.ExportedGlobal("stack_used").Get(); v <= uint64(10*w) {
+		t.Fatalf("after the trap the counter is %d, not over the budget %d", v, 10*w)
+	}
+}
+
+// Code that references the counter's index (invalid before the rewrite) is
+// refused; tail calls are refused.
+func TestInstrumentStackRefuses(t *testing.T) {
+	var b Builder
+	b.Func("f", FuncType{}, []byte{0x41, 0, 0x24, 0}) // global.set 0: no globals
+	if _, _, err := InstrumentStack(b.Bytes(), StackOptions{Budget: 100}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("global.set of the counter index: %v", err)
+	}
+	var c Builder
+	c.Func("f", FuncType{}, []byte{0x12, 0}) // return_call 0
+	if _, _, err := InstrumentStack(c.Bytes(), StackOptions{Budget: 100}); !errors.Is(err, ErrStackRewrite) {
+		t.Fatalf("tail call: %v", err)
+	}
+}
+
+// Every module of the repository instruments into a module wazero compiles,
+// with the same imports and exports (plus the counter's).
+func TestInstrumentStackRepositoryModules(t *testing.T) {
+	var files []string
+	for _, g := range []string{"../../examples/*/*.wasm", "../../tools-wasm/modules/*.wasm.gz", "../../examples/testdata/*.wasm"} {
+		m, _ := filepath.Glob(g)
+		files = append(files, m...)
+	}
+	if len(files) < 5 {
+		t.Fatalf("found only %v", files)
+	}
+	ctx := context.Background()
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			mod := readModule(t, f)
+			inst, info, err := InstrumentStack(mod, StackOptions{Budget: 1 << 20, CounterExport: "openhuman_stack"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a, _ := Parse(mod)
+			b, err := Parse(inst)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.EqualFunc(a.Imports, b.Imports, func(x, y Import) bool { return x.String() == y.String() && x.Kind == y.Kind }) {
+				t.Fatalf("imports changed")
+			}
+			if len(b.Exports) != len(a.Exports)+1 || !slices.Equal(a.Exports, b.Exports[:len(a.Exports)]) {
+				t.Fatalf("exports changed: %v -> %v", a.Exports, b.Exports)
+			}
+			rt := wazero.NewRuntime(ctx)
+			defer rt.Close(ctx)
+			if _, err := rt.CompileModule(ctx, inst); err != nil {
+				t.Fatalf("wazero refuses the instrumented module: %v", err)
+			}
+			t.Logf("%d functions, largest frame weight %d slots (function %d)", info.Functions, info.MaxWeight, info.MaxWeightFunc)
+		})
+	}
+}
+
+func readModule(t *testing.T, f string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.HasSuffix(f, ".gz") {
+		zr, err := gzip.NewReader(bytes.NewReader(b))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, err = io.ReadAll(zr); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return b
+}
