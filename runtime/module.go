@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
+	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -25,6 +26,19 @@ const (
 	recycleMemory    = 64 << 20
 	statsWindow      = 256
 )
+
+// stackBudgetSlots is the wasm call stack one instance may use, in 8-byte
+// slots of wazero's compiler engine: 1 Mi slots = 8 MiB, which the engine's
+// doubling turns into at most ≈ 24 MiB of Go heap for one call (the new stack
+// and the one it copies). Every module is instrumented with it before it is
+// compiled (wasmbin.InstrumentStack); a call that goes deeper traps with
+// StackExceeded. The first-party and example modules pass their tests at 1/64
+// of it (RATIONALE "The wasm call stack").
+var stackBudgetSlots uint32 = 1 << 20
+
+// stackUsedExport is the name under which an instrumented module exports its
+// stack counter: the host resets it before each call and reads it after a trap.
+const stackUsedExport = "openhuman:stack_used"
 
 // module is one loaded tool module: its manifest, grant, compiled code and pool.
 type module struct {
@@ -42,6 +56,9 @@ type module struct {
 	// memoryPages is the linear memory limit: memory_mib less the tables
 	// (policy.MemoryLimitPages); 0 = memory_mib.
 	memoryPages uint32
+	// stackFrames is how many frames of its largest function the stack budget
+	// holds (set when the module is instrumented; for the trap's reason).
+	stackFrames uint32
 
 	ready chan struct{} // closed when the module can be called, or has failed
 	// settled is closed when all compiling is over (after ready).
@@ -302,11 +319,30 @@ func (m *module) linkAndCompile(ctx context.Context) (wazero.Runtime, wazero.Com
 	m.mu.Lock()
 	wasm := m.wasm
 	m.mu.Unlock()
+	wasm, err := m.instrumentStack(wasm)
+	if err != nil {
+		return fail(err)
+	}
 	cm, err := rt.CompileModule(ctx, wasm)
 	if err != nil {
 		return fail(fmt.Errorf("compiling %s: %w", m.info.Name, err))
 	}
 	return rt, cm, nil
+}
+
+// instrumentStack bounds the module's wasm call stack (stackBudgetSlots) by
+// rewriting its code before it is compiled: the pin covers the file as
+// written, and the compilation cache is keyed on the bytes wazero compiles, so
+// a changed budget or rewrite compiles afresh.
+func (m *module) instrumentStack(wasm []byte) ([]byte, error) {
+	out, info, err := wasmbin.InstrumentStack(wasm, wasmbin.StackOptions{Budget: stackBudgetSlots, CounterExport: stackUsedExport})
+	if err != nil {
+		return nil, fmt.Errorf("bounding the call stack of %s: %w", m.info.Name, err)
+	}
+	if info.MaxWeight > 0 {
+		m.stackFrames = stackBudgetSlots / info.MaxWeight
+	}
+	return out, nil
 }
 
 // memoryLimitPages is the linear memory limit in 64 KiB pages.

@@ -439,6 +439,10 @@ func (s *bodyScan) index(op byte, idx uint32) {
 		s.tail = s.tail || op == 0x15
 	case 0x07, 0x08, 0x09: // catch, throw, rethrow
 		s.exceptions = true
+	case 0x21, 0x22: // local.set, local.tee
+		if s.rw != nil {
+			s.rw.assigned++
+		}
 	case 0x23, 0x24: // global.get, global.set
 		if s.rw != nil {
 			s.rw.maxGlobal = max(s.rw.maxGlobal, int64(idx))

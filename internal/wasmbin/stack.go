@@ -62,14 +62,29 @@ const (
 	slotsPerValue = 2
 )
 
-// FrameWeight is the weight in 8-byte slots InstrumentStack gives a function
-// with the given parameter, result and local counts and instruction count, in
-// a module whose largest signature has maxArity parameters plus results: an
-// upper bound on the engine's frame for it (every parameter, local and
-// instruction result in its own 16-byte spill slot, the header, and the
-// stack-passed values of any call it makes).
-func FrameWeight(params, results, locals, instructions, maxArity uint64) uint64 {
-	return frameHeaderSlots + slotsPerValue*(maxArity+params+results+locals+instructions)
+// FrameShape is what the frame weight of one function depends on.
+type FrameShape struct {
+	Params, Results, Locals uint64
+	// Instructions is the body's instruction count; Blocks its block, loop and
+	// if instructions; Assigned its local.set and local.tee instructions (at most
+	// Params+Locals count: a variable assigned twice needs one block parameter).
+	Instructions, Blocks, Assigned uint64
+	// MaxArity is the module's largest parameters + results of any signature
+	// (the stack-passed values of a call the function makes).
+	MaxArity uint64
+}
+
+// FrameWeight is the weight in 8-byte slots InstrumentStack gives a function:
+// an upper bound on wazero's compiler-engine frame for it. Every value the
+// function can define takes its own spill slot of up to 16 bytes: its
+// parameters and locals, one per instruction, and the block parameters the SSA
+// form adds where control merges (at most one per assigned variable at each
+// block, loop or if); plus the frame header and the stack-passed values of any
+// call it makes. TestFrameWeightBoundsEngineFrames measures the engine's frames
+// against it.
+func FrameWeight(f FrameShape) uint64 {
+	assigned := min(f.Assigned, f.Params+f.Locals)
+	return frameHeaderSlots + slotsPerValue*(f.MaxArity+f.Params+f.Results+f.Locals+f.Instructions+f.Blocks*assigned)
 }
 
 type retSite struct{ pos, depth int }
@@ -77,6 +92,8 @@ type retSite struct{ pos, depth int }
 // rewriteScan collects, per body, what the stack rewrite needs.
 type rewriteScan struct {
 	returns   []retSite
+	blocks    uint64 // block, loop, if (and try) instructions
+	assigned  uint64 // local.set and local.tee instructions
 	maxGlobal int64 // highest global index referenced by global.get/set, -1 if none
 	maxType   int64 // highest type index referenced by a block type or call_indirect, -1 if none
 }
@@ -85,6 +102,7 @@ func (s *rewriteScan) typeRef(ti uint32) { s.maxType = max(s.maxType, int64(ti))
 
 // blockType notes a block type's bytes: a non-negative s33 is a type index.
 func (s *rewriteScan) blockType(b []byte) {
+	s.blocks++
 	if len(b) == 0 || (b[0]&0x80 == 0 && b[0]&0x40 != 0) || b[0] == 0x63 || b[0] == 0x64 {
 		return // 0x40 or a value type (a negative one-byte s33), or (ref null? ht)
 	}
@@ -294,7 +312,8 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, wrapperT
 			return nil, fmt.Errorf("%w: function %d references type %d, but the module has %d types", ErrInvalid, imported+i, rw.maxType, len(m.Types))
 		}
 		ft := m.Types[m.FuncTypeIndices[i]]
-		w := FrameWeight(uint64(len(ft.Params)), uint64(len(ft.Results)), locals, uint64(count), maxArity)
+		w := FrameWeight(FrameShape{Params: uint64(len(ft.Params)), Results: uint64(len(ft.Results)), Locals: locals,
+			Instructions: uint64(count), Blocks: rw.blocks, Assigned: rw.assigned, MaxArity: maxArity})
 		w = min(w, uint64(budget)+1) // a frame over the budget traps on entry
 		if uint32(w) > info.MaxWeight || info.MaxWeightFunc < 0 {
 			info.MaxWeight, info.MaxWeightFunc = uint32(w), imported+i

@@ -199,3 +199,141 @@ func readModule(t *testing.T, f string) []byte {
 	}
 	return b
 }
+
+// frameShape is a recursive function body whose frame the engine sizes in a
+// particular way; rec is function 0 (param i32) (result i32) and counts its depth
+// in global 0 (exported as "depth").
+type frameShape struct {
+	name   string
+	locals uint32
+	body   []byte
+}
+
+func frameShapes() []frameShape {
+	depth := []byte{0x23, 0, 0x41, 1, 0x6a, 0x24, 0} // depth++
+	recur := []byte{0x20, 0, 0x41, 1, 0x6a, 0x10, 0}  // rec(n+1)
+	var shapes []frameShape
+	// Plain recursion.
+	shapes = append(shapes, frameShape{"plain", 0, append(append(slices.Clone(depth), recur...), 0x41, 1, 0x6a)})
+	// 2,000 values live across the call (each spilled to its own slot).
+	wide := slices.Clone(depth)
+	for i := 0; i < 2000; i++ {
+		wide = append(wide, 0x20, 0, 0x41)
+		wide = appendSLEB(wide, int64(i))
+		wide = append(wide, 0x6a)
+	}
+	wide = append(wide, recur...)
+	for i := 0; i < 2000; i++ {
+		wide = append(wide, 0x6a)
+	}
+	shapes = append(shapes, frameShape{"2000 live values", 0, wide})
+	// 2,000 locals set before the call and summed after it.
+	const nl = 2000
+	loc := slices.Clone(depth)
+	for i := 1; i <= nl; i++ {
+		loc = append(loc, 0x20, 0, 0x41)
+		loc = appendSLEB(loc, int64(i))
+		loc = append(loc, 0x6a, 0x21)
+		loc = appendULEB(loc, uint64(i))
+	}
+	loc = append(loc, recur...)
+	for i := 1; i <= nl; i++ {
+		loc = append(loc, 0x20)
+		loc = appendULEB(loc, uint64(i))
+		loc = append(loc, 0x6a)
+	}
+	shapes = append(shapes, frameShape{"2000 locals", nl, loc})
+	// Block parameters: K locals changed inside B nested loops that may repeat
+	// (global 1 is 0 at run time, which the compiler cannot know), then live
+	// across the call: each loop header holds a value of every local.
+	const k, bl = 150, 60
+	phi := slices.Clone(depth)
+	for j := 0; j < bl; j++ {
+		phi = append(phi, 0x03, 0x40)
+	}
+	for i := 1; i <= k; i++ {
+		phi = append(phi, 0x20)
+		phi = appendULEB(phi, uint64(i))
+		phi = append(phi, 0x20, 0, 0x6a, 0x21)
+		phi = appendULEB(phi, uint64(i))
+	}
+	for j := 0; j < bl; j++ {
+		phi = append(phi, 0x23, 1, 0x0d, 0, 0x0b) // br_if 0 (global 1); end
+	}
+	phi = append(phi, recur...)
+	for i := 1; i <= k; i++ {
+		phi = append(phi, 0x20)
+		phi = appendULEB(phi, uint64(i))
+		phi = append(phi, 0x6a)
+	}
+	shapes = append(shapes, frameShape{"150 locals in 60 loops", k, phi})
+	return shapes
+}
+
+// frameModule is a module of one recursive function of the shape, with two
+// mutable globals (depth, and a zero) and rec exported.
+func frameModule(s frameShape) []byte {
+	var b Builder
+	i32 := FuncType{Params: []ValType{I32}, Results: []ValType{I32}}
+	b.FuncWithLocals("rec", i32, s.locals, I32, s.body)
+	mod := b.Bytes()
+	// Add the globals section (two mutable i32) and export global 0 as "depth".
+	m, _ := Parse(mod)
+	var out []byte
+	out = append(out, mod[:8]...)
+	for _, sec := range m.Sections {
+		if sec.ID == SectionExport {
+			g := []byte{2, byte(I32), 1, 0x41, 0, 0x0b, byte(I32), 1, 0x41, 0, 0x0b}
+			out = append(out, SectionGlobal)
+			out = appendULEB(out, uint64(len(g)))
+			out = append(out, g...)
+			c := appendULEB(nil, uint64(len(m.Exports)+1))
+			r := &reader{b: mod, pos: sec.Start, end: sec.End}
+			_, _ = r.u32("")
+			c = append(c, mod[r.pos:sec.End]...)
+			c = append(c, 5, 'd', 'e', 'p', 't', 'h', byte(KindGlobal), 0)
+			out = append(out, SectionExport)
+			out = appendULEB(out, uint64(len(c)))
+			out = append(out, c...)
+			continue
+		}
+		out = append(out, mod[sec.Offset:sec.End]...)
+	}
+	return out
+}
+
+// TestFrameWeightBoundsEngineFrames measures the engine's real frame for each
+// shape — wazero's stack (≈ 84 MB when it refuses to grow past its 50 MB
+// ceiling) over the depth reached — and checks the weight InstrumentStack gives
+// the function bounds it. It allocates ≈ 170 MB per shape.
+func TestFrameWeightBoundsEngineFrames(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs each shape to the engine's 50 MB stack ceiling")
+	}
+	ctx := context.Background()
+	for _, s := range frameShapes() {
+		mod := frameModule(s)
+		_, info, err := InstrumentStack(mod, StackOptions{Budget: 1 << 30})
+		if err != nil {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		m, closeM := instantiate(t, mod)
+		_, err = m.ExportedFunction("rec").Call(ctx, 0)
+		depth := m.ExportedGlobal("depth").Get()
+		closeM()
+		if err == nil || !strings.Contains(err.Error(), "stack overflow") {
+			t.Fatalf("%s: %v", s.name, err)
+		}
+		// The stack that overflowed: 10240 bytes doubled until past 50,000,000.
+		stack := uint64(10240)
+		for stack <= 50_000_000 {
+			stack *= 2
+		}
+		frame := float64(stack) / float64(depth)
+		weight := float64(info.MaxWeight) * 8
+		t.Logf("%-24s depth %8d: engine frame ≈ %7.0f bytes, weight %7.0f bytes (%.1f×)", s.name, depth, frame, weight, weight/frame)
+		if frame > weight {
+			t.Errorf("%s: the engine's frame (≈ %.0f bytes) is larger than its weight (%.0f bytes)", s.name, frame, weight)
+		}
+	}
+}
