@@ -94,8 +94,8 @@ type rewriteScan struct {
 	returns   []retSite
 	blocks    uint64 // block, loop, if (and try) instructions
 	assigned  uint64 // local.set and local.tee instructions
-	maxGlobal int64 // highest global index referenced by global.get/set, -1 if none
-	maxType   int64 // highest type index referenced by a block type or call_indirect, -1 if none
+	maxGlobal int64  // highest global index referenced by global.get/set, -1 if none
+	maxType   int64  // highest type index referenced by a block type or call_indirect, -1 if none
 }
 
 func (s *rewriteScan) typeRef(ti uint32) { s.maxType = max(s.maxType, int64(ti)) }

@@ -211,7 +211,7 @@ type frameShape struct {
 
 func frameShapes() []frameShape {
 	depth := []byte{0x23, 0, 0x41, 1, 0x6a, 0x24, 0} // depth++
-	recur := []byte{0x20, 0, 0x41, 1, 0x6a, 0x10, 0}  // rec(n+1)
+	recur := []byte{0x20, 0, 0x41, 1, 0x6a, 0x10, 0} // rec(n+1)
 	var shapes []frameShape
 	// Plain recursion.
 	shapes = append(shapes, frameShape{"plain", 0, append(append(slices.Clone(depth), recur...), 0x41, 1, 0x6a)})
