@@ -201,8 +201,8 @@ func (h *Host) explain(parent, cctx context.Context, tool string, m *module, in 
 		msg = fmt.Errorf("tool %s: %w", tool, stack)
 	case strings.Contains(first, "stack overflow"):
 		// The engine's own ceiling (a frame heavier than its weight, or the
-		// interpreter): the same limit in the reader's words.
-		msg = fmt.Errorf("tool %s: %w", tool, &StackExceeded{KiB: stackBudgetSlots / 128, Frames: m.stackFrames})
+		// interpreter's frame limit).
+		msg = fmt.Errorf("tool %s: wasm call stack overflowed the engine's ceiling: it recursed too deep or without end; the instance was stopped", tool)
 	case strings.Contains(full, "out of memory") || strings.Contains(first, "out of memory"):
 		msg = fmt.Errorf("tool %s ran out of memory at its %d MiB limit", tool, m.info.Limits.MemoryMiB)
 	case errors.As(err, &exit):

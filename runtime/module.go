@@ -11,6 +11,7 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
@@ -33,7 +34,8 @@ const (
 // and the one it copies). Every module is instrumented with it before it is
 // compiled (wasmbin.InstrumentStack); a call that goes deeper traps with
 // StackExceeded. The first-party and example modules pass their tests at 1/64
-// of it (RATIONALE "The wasm call stack").
+// of it (RATIONALE "The wasm call stack"). 0 (tests only) compiles modules
+// unchanged.
 var stackBudgetSlots uint32 = 1 << 20
 
 // stackUsedExport is the name under which an instrumented module exports its
@@ -59,6 +61,9 @@ type module struct {
 	// stackFrames is how many frames of its largest function the stack budget
 	// holds (set when the module is instrumented; for the trap's reason).
 	stackFrames uint32
+	// stackExport is the name of the stack counter's export: stackUsedExport,
+	// with "_" appended when the module itself exports that name.
+	stackExport string
 
 	ready chan struct{} // closed when the module can be called, or has failed
 	// settled is closed when all compiling is over (after ready).
@@ -335,6 +340,9 @@ func (m *module) linkAndCompile(ctx context.Context) (wazero.Runtime, wazero.Com
 // written, and the compilation cache is keyed on the bytes wazero compiles, so
 // a changed budget or rewrite compiles afresh.
 func (m *module) instrumentStack(wasm []byte) ([]byte, error) {
+	if stackBudgetSlots == 0 {
+		return wasm, nil // tests measuring the engine without the bound
+	}
 	out, info, err := wasmbin.InstrumentStack(wasm, wasmbin.StackOptions{Budget: stackBudgetSlots, CounterExport: stackUsedExport})
 	if err != nil {
 		return nil, fmt.Errorf("bounding the call stack of %s: %w", m.info.Name, err)
@@ -342,6 +350,7 @@ func (m *module) instrumentStack(wasm []byte) ([]byte, error) {
 	if info.MaxWeight > 0 {
 		m.stackFrames = stackBudgetSlots / info.MaxWeight
 	}
+	m.stackExport = info.CounterExport
 	return out, nil
 }
 
@@ -369,7 +378,12 @@ func (m *module) newInstance(ctx context.Context) (*instance, error) {
 	if rt == nil || cm == nil {
 		return nil, fmt.Errorf("module %s is not compiled", m.info.Name)
 	}
-	return newWazeroInstance(ictx, rt, cm)
+	in, err := newWazeroInstance(ictx, rt, cm)
+	if err == nil && m.stackExport != stackUsedExport {
+		// Not under the usual name (or not instrumented: stackBudgetSlots 0).
+		in.stack, _ = in.mod.ExportedGlobal(m.stackExport).(api.MutableGlobal)
+	}
+	return in, err
 }
 
 func (m *module) idleCount() int { return m.host.pool.idleOf(m) }

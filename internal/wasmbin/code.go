@@ -461,6 +461,10 @@ func (s *bodyScan) other(op byte) {
 		s.exceptions = true
 	case 0xfe:
 		s.atomics = true
+	case 0xfd:
+		if s.rw != nil {
+			s.rw.simd = true
+		}
 	}
 }
 

@@ -1,8 +1,10 @@
 package wasmbin
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // The stack rewrite bounds a module's wasm call stack by instrumenting it: one
@@ -27,7 +29,8 @@ type StackOptions struct {
 	Budget uint32
 	// CounterExport, when not empty, exports the counter global under this name
 	// (the host reads it to tell a stack trap from the module's own unreachable,
-	// and resets it before each call).
+	// and resets it before each call), with "_" appended while the module
+	// already exports the name.
 	CounterExport string
 }
 
@@ -43,6 +46,8 @@ type StackInfo struct {
 	MaxWeightFunc int
 	// AddedTypes is the number of types added for multi-value wrapper blocks.
 	AddedTypes int
+	// CounterExport is the name the counter is exported under ("" when not).
+	CounterExport string
 }
 
 // ErrStackRewrite is wrapped by errors for modules the stack rewrite refuses
@@ -53,14 +58,11 @@ var ErrStackRewrite = errors.New("module cannot be stack-instrumented")
 // internal/engine/wazevo/backend/isa/{amd64,arm64}): a frame holds the return
 // address and caller frame pointer (16 bytes), 16 bytes for the stack check,
 // the callee-saved registers it clobbers (at most 13 on amd64 and 23 on arm64,
-// 16 bytes each: ≤ 368 bytes), one spill slot per spilled virtual register (8
-// bytes, 16 for v128) and the stack-passed arguments and results of the calls
-// it makes (≤ 16 bytes per value of the largest signature, + 16).
-const (
-	frameHeaderSlots = (16 + 16 + 368 + 16) / 8
-	// slotsPerValue is the spill slots one value may take (a v128 takes 16 bytes).
-	slotsPerValue = 2
-)
+// 16 bytes each: ≤ 368 bytes), one spill slot per spilled virtual register (the
+// value's size: 4 or 8 bytes, 16 for v128, the total rounded up to 16) and the
+// stack-passed arguments and results of the calls it makes (≤ 8 bytes per
+// value of the largest signature, 16 for v128, + 16).
+const frameHeaderSlots = (16 + 16 + 368 + 16 + 16) / 8
 
 // FrameShape is what the frame weight of one function depends on.
 type FrameShape struct {
@@ -72,6 +74,9 @@ type FrameShape struct {
 	// MaxArity is the module's largest parameters + results of any signature
 	// (the stack-passed values of a call the function makes).
 	MaxArity uint64
+	// V128 is set when the module has v128 values anywhere (types, globals,
+	// locals or SIMD instructions): a spill slot may then take 16 bytes, not 8.
+	V128 bool
 }
 
 // FrameWeight is the weight in 8-byte slots InstrumentStack gives a function:
@@ -84,7 +89,11 @@ type FrameShape struct {
 // against it.
 func FrameWeight(f FrameShape) uint64 {
 	assigned := min(f.Assigned, f.Params+f.Locals)
-	return frameHeaderSlots + slotsPerValue*(f.MaxArity+f.Params+f.Results+f.Locals+f.Instructions+f.Blocks*assigned)
+	per := uint64(1)
+	if f.V128 {
+		per = 2
+	}
+	return frameHeaderSlots + per*(f.MaxArity+f.Params+f.Results+f.Locals+f.Instructions+f.Blocks*assigned)
 }
 
 type retSite struct{ pos, depth int }
@@ -96,6 +105,7 @@ type rewriteScan struct {
 	assigned  uint64 // local.set and local.tee instructions
 	maxGlobal int64  // highest global index referenced by global.get/set, -1 if none
 	maxType   int64  // highest type index referenced by a block type or call_indirect, -1 if none
+	simd      bool   // a SIMD (0xfd) instruction occurs
 }
 
 func (s *rewriteScan) typeRef(ti uint32) { s.maxType = max(s.maxType, int64(ti)) }
@@ -153,13 +163,28 @@ func InstrumentStack(mod []byte, opt StackOptions) ([]byte, StackInfo, error) {
 		if e.Kind == KindGlobal && uint64(e.Index) >= counter {
 			return nil, info, fmt.Errorf("%w: export %q names global %d, but the module has %d globals", ErrInvalid, e.Name, e.Index, counter)
 		}
-		if opt.CounterExport != "" && e.Name == opt.CounterExport {
-			return nil, info, fmt.Errorf("%w: the module already exports %q", ErrStackRewrite, e.Name)
+	}
+	if info.CounterExport = opt.CounterExport; info.CounterExport != "" {
+		for {
+			if _, taken := m.Export(info.CounterExport); !taken {
+				break
+			}
+			info.CounterExport += "_"
 		}
 	}
 	var maxArity uint64
+	v128 := false
 	for _, t := range m.Types {
 		maxArity = max(maxArity, uint64(len(t.Params)+len(t.Results)))
+		v128 = v128 || slices.Contains(t.Params, V128) || slices.Contains(t.Results, V128)
+	}
+	for _, im := range m.Imports {
+		v128 = v128 || (im.Kind == KindGlobal && im.Global == V128)
+	}
+	for _, s := range m.Sections {
+		// A defined global of type v128 (a 0x7b byte anywhere in the section
+		// counts: conservative).
+		v128 = v128 || (s.ID == SectionGlobal && bytes.IndexByte(mod[s.Start:s.End], byte(V128)) >= 0)
 	}
 
 	// Wrapper block types for functions with several results: an existing type
@@ -187,7 +212,7 @@ func InstrumentStack(mod []byte, opt StackOptions) ([]byte, StackInfo, error) {
 		return uint32(origTypes + len(added) - 1), nil
 	}
 
-	code, err := instrumentCode(m, opt.Budget, info.Counter, maxArity, wrapperType, &info)
+	code, err := instrumentCode(m, opt.Budget, info.Counter, maxArity, v128, wrapperType, &info)
 	if err != nil {
 		return nil, info, err
 	}
@@ -212,8 +237,8 @@ func InstrumentStack(mod []byte, opt StackOptions) ([]byte, StackInfo, error) {
 	newExports := func(old []byte) []byte {
 		c := appendULEB(nil, uint64(len(m.Exports))+1)
 		c = append(c, old...)
-		c = appendULEB(c, uint64(len(opt.CounterExport)))
-		c = append(c, opt.CounterExport...)
+		c = appendULEB(c, uint64(len(info.CounterExport)))
+		c = append(c, info.CounterExport...)
 		c = append(c, byte(KindGlobal))
 		return appendULEB(c, uint64(info.Counter))
 	}
@@ -271,7 +296,7 @@ func InstrumentStack(mod []byte, opt StackOptions) ([]byte, StackInfo, error) {
 }
 
 // instrumentCode returns the new code section's contents.
-func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, wrapperType func([]ValType) (uint32, error), info *StackInfo) ([]byte, error) {
+func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 bool, wrapperType func([]ValType) (uint32, error), info *StackInfo) ([]byte, error) {
 	if m.code == nil {
 		return nil, nil
 	}
@@ -284,8 +309,14 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, wrapperT
 	imported := m.ImportedFuncCount()
 	info.Functions = n
 	info.MaxWeightFunc = -1
-	out := appendULEB(nil, uint64(n))
-	var body []byte
+	// First pass: decode every body (its returns, and whether v128 values occur).
+	type scanned struct {
+		start, instrAt, end int
+		locals              uint64
+		count               int
+		rw                  *rewriteScan
+	}
+	bodies := make([]scanned, n)
 	for i := 0; i < n; i++ {
 		size, err := r.u32("function body size")
 		if err != nil {
@@ -299,6 +330,7 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, wrapperT
 			return nil, fmt.Errorf("function %d: %w", imported+i, err)
 		}
 		instrAt := fr.pos
+		v128 = v128 || bytes.IndexByte(b[start:instrAt], byte(V128)) >= 0 // a v128 local (conservative)
 		rw := &rewriteScan{maxGlobal: -1, maxType: -1}
 		fr.scan = &bodyScan{rw: rw}
 		_, count, _, _, err := fr.instructions()
@@ -311,9 +343,16 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, wrapperT
 		if rw.maxType >= int64(len(m.Types)) {
 			return nil, fmt.Errorf("%w: function %d references type %d, but the module has %d types", ErrInvalid, imported+i, rw.maxType, len(m.Types))
 		}
+		v128 = v128 || rw.simd
+		bodies[i] = scanned{start: start, instrAt: instrAt, end: end, locals: locals, count: count, rw: rw}
+	}
+	out := appendULEB(nil, uint64(n))
+	var body []byte
+	for i, sb := range bodies {
+		start, instrAt, end, rw := sb.start, sb.instrAt, sb.end, sb.rw
 		ft := m.Types[m.FuncTypeIndices[i]]
-		w := FrameWeight(FrameShape{Params: uint64(len(ft.Params)), Results: uint64(len(ft.Results)), Locals: locals,
-			Instructions: uint64(count), Blocks: rw.blocks, Assigned: rw.assigned, MaxArity: maxArity})
+		w := FrameWeight(FrameShape{Params: uint64(len(ft.Params)), Results: uint64(len(ft.Results)), Locals: sb.locals,
+			Instructions: uint64(sb.count), Blocks: rw.blocks, Assigned: rw.assigned, MaxArity: maxArity, V128: v128})
 		w = min(w, uint64(budget)+1) // a frame over the budget traps on entry
 		if uint32(w) > info.MaxWeight || info.MaxWeightFunc < 0 {
 			info.MaxWeight, info.MaxWeightFunc = uint32(w), imported+i

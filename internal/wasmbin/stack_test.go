@@ -135,6 +135,17 @@ func TestInstrumentStackRefuses(t *testing.T) {
 	if _, _, err := InstrumentStack(b.Bytes(), StackOptions{Budget: 100}); !errors.Is(err, ErrInvalid) {
 		t.Fatalf("global.set of the counter index: %v", err)
 	}
+	// A module exporting the counter's name keeps its export; the counter's
+	// name gets a "_".
+	var d Builder
+	d.Func("stack_used", FuncType{}, nil)
+	out, info, err := InstrumentStack(d.Bytes(), StackOptions{Budget: 100, CounterExport: "stack_used"})
+	if err != nil || info.CounterExport != "stack_used_" {
+		t.Fatalf("name taken: %q, %v", info.CounterExport, err)
+	}
+	if m, err := Parse(out); err != nil || len(m.Exports) != 2 || m.Exports[0].Name != "stack_used" || m.Exports[1].Kind != KindGlobal {
+		t.Fatalf("exports %+v, %v", m.Exports, err)
+	}
 	var c Builder
 	c.Func("f", FuncType{}, []byte{0x12, 0}) // return_call 0
 	if _, _, err := InstrumentStack(c.Bytes(), StackOptions{Budget: 100}); !errors.Is(err, ErrStackRewrite) {
@@ -267,6 +278,20 @@ func frameShapes() []frameShape {
 		phi = append(phi, 0x6a)
 	}
 	shapes = append(shapes, frameShape{"150 locals in 60 loops", k, phi})
+	// 1,000 v128 values live across the call (16-byte spill slots).
+	vec := slices.Clone(depth)
+	for i := 0; i < 1000; i++ {
+		vec = append(vec, 0x20, 0, 0x41)
+		vec = appendSLEB(vec, int64(i))
+		vec = append(vec, 0x6a, 0xfd, 17) // i32x4.splat
+	}
+	vec = append(vec, recur...)
+	vec = append(vec, 0x21, 1) // local.set 1
+	for i := 1; i < 1000; i++ {
+		vec = append(vec, 0xfd, 81) // v128.xor
+	}
+	vec = append(vec, 0xfd, 27, 0, 0x20, 1, 0x6a) // i32x4.extract_lane 0; + local 1
+	shapes = append(shapes, frameShape{"1000 live v128 values", 1, vec})
 	return shapes
 }
 
