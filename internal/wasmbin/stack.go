@@ -138,16 +138,6 @@ func InstrumentStack(mod []byte, opt StackOptions) ([]byte, StackInfo, error) {
 	if err != nil {
 		return nil, info, err
 	}
-	cs, err := m.Code()
-	if err != nil {
-		return nil, info, err
-	}
-	if cs.TailCalls {
-		return nil, info, fmt.Errorf("%w: it uses tail calls (return_call), which leave a frame without its epilogue", ErrStackRewrite)
-	}
-	if cs.Exceptions {
-		return nil, info, fmt.Errorf("%w: it uses exception handling, which unwinds frames without their epilogues", ErrStackRewrite)
-	}
 	importedGlobals := 0
 	for _, im := range m.Imports {
 		if im.Kind == KindGlobal {
@@ -314,9 +304,12 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 		start, instrAt, end int
 		locals              uint64
 		count               int
-		rw                  *rewriteScan
+		blocks, assigned    uint64
+		returns             []retSite // a window of allReturns
 	}
 	bodies := make([]scanned, n)
+	rw := &rewriteScan{}
+	bs := &bodyScan{rw: rw}
 	for i := 0; i < n; i++ {
 		size, err := r.u32("function body size")
 		if err != nil {
@@ -331,11 +324,18 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 		}
 		instrAt := fr.pos
 		v128 = v128 || bytes.IndexByte(b[start:instrAt], byte(V128)) >= 0 // a v128 local (conservative)
-		rw := &rewriteScan{maxGlobal: -1, maxType: -1}
-		fr.scan = &bodyScan{rw: rw}
+		*rw = rewriteScan{maxGlobal: -1, maxType: -1, returns: rw.returns[len(rw.returns):]}
+		*bs = bodyScan{rw: rw}
+		fr.scan = bs
 		_, count, _, _, err := fr.instructions()
 		if err != nil {
 			return nil, fmt.Errorf("function %d: %w", imported+i, err)
+		}
+		if bs.tail {
+			return nil, fmt.Errorf("%w: it uses tail calls (return_call), which leave a frame without its epilogue", ErrStackRewrite)
+		}
+		if bs.exceptions {
+			return nil, fmt.Errorf("%w: it uses exception handling, which unwinds frames without their epilogues", ErrStackRewrite)
 		}
 		if rw.maxGlobal >= int64(counter) {
 			return nil, fmt.Errorf("%w: function %d references global %d, but the module has %d globals", ErrInvalid, imported+i, rw.maxGlobal, counter)
@@ -344,15 +344,19 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 			return nil, fmt.Errorf("%w: function %d references type %d, but the module has %d types", ErrInvalid, imported+i, rw.maxType, len(m.Types))
 		}
 		v128 = v128 || rw.simd
-		bodies[i] = scanned{start: start, instrAt: instrAt, end: end, locals: locals, count: count, rw: rw}
+		bodies[i] = scanned{start: start, instrAt: instrAt, end: end, locals: locals, count: count,
+			blocks: rw.blocks, assigned: rw.assigned, returns: rw.returns}
 	}
-	out := appendULEB(nil, uint64(n))
+	// Each body grows by its prologue and epilogue (≤ 40 bytes), its wrapper
+	// block (≤ 7) and 1–5 bytes per return.
+	out := make([]byte, 0, m.codeEnd-m.codeStart+n*56+len(rw.returns)*5)
+	out = appendULEB(out, uint64(n))
 	var body []byte
 	for i, sb := range bodies {
-		start, instrAt, end, rw := sb.start, sb.instrAt, sb.end, sb.rw
+		start, instrAt, end := sb.start, sb.instrAt, sb.end
 		ft := m.Types[m.FuncTypeIndices[i]]
 		w := FrameWeight(FrameShape{Params: uint64(len(ft.Params)), Results: uint64(len(ft.Results)), Locals: sb.locals,
-			Instructions: uint64(sb.count), Blocks: rw.blocks, Assigned: rw.assigned, MaxArity: maxArity, V128: v128})
+			Instructions: uint64(sb.count), Blocks: sb.blocks, Assigned: sb.assigned, MaxArity: maxArity, V128: v128})
 		w = min(w, uint64(budget)+1) // a frame over the budget traps on entry
 		if uint32(w) > info.MaxWeight || info.MaxWeightFunc < 0 {
 			info.MaxWeight, info.MaxWeightFunc = uint32(w), imported+i
@@ -387,7 +391,7 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 		// The original instructions, each return a br to the wrapper; the body's
 		// final end closes the wrapper.
 		at := instrAt
-		for _, ret := range rw.returns {
+		for _, ret := range sb.returns {
 			body = append(body, b[at:ret.pos]...)
 			body = append(body, 0x0c)
 			body = appendULEB(body, uint64(ret.depth))
