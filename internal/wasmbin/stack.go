@@ -296,6 +296,9 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 	if err != nil {
 		return nil, err
 	}
+	if n != len(m.FuncTypeIndices) {
+		return nil, r.errf("code section has %d bodies but the function section declares %d functions", n, len(m.FuncTypeIndices))
+	}
 	imported := m.ImportedFuncCount()
 	info.Functions = n
 	info.MaxWeightFunc = -1
@@ -314,6 +317,9 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 		size, err := r.u32("function body size")
 		if err != nil {
 			return nil, err
+		}
+		if uint64(size) > uint64(r.end-r.pos) {
+			return nil, r.errf("truncated function body %d: %d bytes declared, %d left", imported+i, size, r.end-r.pos)
 		}
 		start, end := r.pos, r.pos+int(size)
 		r.pos = end
@@ -346,6 +352,9 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 		v128 = v128 || rw.simd
 		bodies[i] = scanned{start: start, instrAt: instrAt, end: end, locals: locals, count: count,
 			blocks: rw.blocks, assigned: rw.assigned, returns: rw.returns}
+	}
+	if r.pos != r.end {
+		return nil, r.errf("code section has %d bytes after its last body", r.end-r.pos)
 	}
 	// Each body grows by its prologue and epilogue (≤ 40 bytes), its wrapper
 	// block (≤ 7) and 1–5 bytes per return.

@@ -362,3 +362,53 @@ func TestFrameWeightBoundsEngineFrames(t *testing.T) {
 		}
 	}
 }
+
+// FuzzInstrumentStack: for any module, the rewrite either refuses it or gives a
+// module that parses, and wazero (validating, interpreter) accepts the
+// instrumented module exactly when it accepts the original.
+func FuzzInstrumentStack(f *testing.F) {
+	f.Add(stackProbe())
+	for _, s := range frameShapes() {
+		f.Add(frameModule(s))
+	}
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer rt.Close(ctx)
+	f.Fuzz(func(t *testing.T, mod []byte) {
+		inst, _, err := InstrumentStack(mod, StackOptions{Budget: 1000, CounterExport: "c"})
+		if err != nil {
+			return
+		}
+		if _, err := Parse(inst); err != nil {
+			t.Fatalf("the instrumented module does not parse: %v", err)
+		}
+		// What the loader's static limits refuse before wazero sees it (a
+		// billion locals) is not compiled here either.
+		m, _ := Parse(mod)
+		if cs, err := m.Code(); err != nil || cs.MaxLocals > 50_000 || cs.MaxDepth > 4096 || m.Counts.Globals > 10_000 ||
+			m.Counts.Data > 10_000 || m.Counts.Elements > 10_000 || len(m.Types) > 10_000 {
+			return
+		}
+		for _, l := range m.Memories {
+			if l.Min > 1000 {
+				return
+			}
+		}
+		for _, tb := range m.Tables {
+			if tb.Min > 100_000 {
+				return
+			}
+		}
+		a, errA := rt.CompileModule(ctx, mod)
+		b, errB := rt.CompileModule(ctx, inst)
+		if (errA == nil) != (errB == nil) {
+			t.Fatalf("wazero: original %v, instrumented %v", errA, errB)
+		}
+		if a != nil {
+			a.Close(ctx)
+		}
+		if b != nil {
+			b.Close(ctx)
+		}
+	})
+}
