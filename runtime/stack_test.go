@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/tetratelabs/wazero"
+
+	"github.com/openhuman/openhuman-core/examples/hostile/wasmgen"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -232,4 +235,57 @@ func benchCalls(b *testing.B, h *Host, c Call) {
 	}
 	b.StopTimer()
 	reportPercentiles(b, d)
+}
+
+// TestInstrumentStackGuests: the rewrite of every Go guest and generated
+// hostile module validates in wazero (compiled by the interpreter, which
+// validates as the compiler does) and keeps the module's imports and exports;
+// the features the loader refuses are refused by the rewrite too when they
+// would skip an epilogue (tail calls, exceptions).
+func TestInstrumentStackGuests(t *testing.T) {
+	mods := map[string][]byte{}
+	for _, g := range []string{"echo", "probe", "sneaky", "websneak", "extism_search", "fswrite"} {
+		mods["guest "+g] = guest(t, g)
+	}
+	for _, k := range []wasmgen.NestingKind{wasmgen.FromStart, wasmgen.FromInitialize, wasmgen.FromAllocRequest, wasmgen.FromAllocReply} {
+		mods[fmt.Sprintf("nesting %d", k)] = wasmgen.Nesting(k)
+	}
+	mods["table grow"] = wasmgen.TableGrow()
+	mods["slow compile"] = wasmgen.SlowCompile(3, 50, 50)
+	mods["deep blocks"] = wasmgen.DeepBlocks(4000)
+	mods["loop locals"] = wasmgen.LoopLocals(100, 100)
+	mods["host loop"] = wasmgen.HostLoop(abi.FnMemorySearch, 10)
+	mods["recursion"] = recursionModule(10, 10)
+	ctx := context.Background()
+	rt := wazero.NewRuntimeWithConfig(ctx, wazero.NewRuntimeConfigInterpreter())
+	defer rt.Close(ctx)
+	for name, mod := range mods {
+		inst, info, err := wasmbin.InstrumentStack(mod, wasmbin.StackOptions{Budget: stackBudgetSlots, CounterExport: stackUsedExport})
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		a, _ := wasmbin.Parse(mod)
+		b, err := wasmbin.Parse(inst)
+		if err != nil {
+			t.Errorf("%s: %v", name, err)
+			continue
+		}
+		if fmt.Sprint(a.Imports) != fmt.Sprint(b.Imports) || fmt.Sprint(a.Exports) != fmt.Sprint(b.Exports[:len(b.Exports)-1]) ||
+			b.Exports[len(b.Exports)-1].Name != stackUsedExport {
+			t.Errorf("%s: imports or exports changed", name)
+		}
+		cm, err := rt.CompileModule(ctx, inst)
+		if err != nil {
+			t.Errorf("%s: wazero refuses the instrumented module: %v", name, err)
+			continue
+		}
+		cm.Close(ctx)
+		t.Logf("%-22s %6d functions, largest frame %6d slots (%d frames in the budget)", name, info.Functions, info.MaxWeight, stackBudgetSlots/max(info.MaxWeight, 1))
+	}
+	for _, f := range []wasmgen.Feature{wasmgen.TailCalls, wasmgen.Exceptions} {
+		if _, _, err := wasmbin.InstrumentStack(wasmgen.Uses(f), wasmbin.StackOptions{Budget: stackBudgetSlots}); !errors.Is(err, wasmbin.ErrStackRewrite) {
+			t.Errorf("%s: %v, want ErrStackRewrite", f, err)
+		}
+	}
 }
