@@ -412,3 +412,31 @@ func FuzzInstrumentStack(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkInstrumentStackFirstParty is the rewrite's cost on the first-party
+// memory module (C).
+func BenchmarkInstrumentStackFirstParty(b *testing.B) {
+	mod := readModule(&testing.T{}, "../../tools-wasm/modules/memory.wasm.gz")
+	b.SetBytes(int64(len(mod)))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, _, err := InstrumentStack(mod, StackOptions{Budget: 1 << 21, CounterExport: "c"}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The rewrite is deterministic: the compilation cache's key (the bytes wazero
+// compiles) is the same at every start.
+func TestInstrumentStackDeterministic(t *testing.T) {
+	mod := readModule(t, "../../tools-wasm/modules/memory.wasm.gz")
+	a, _, err := InstrumentStack(mod, StackOptions{Budget: 1 << 21, CounterExport: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _, _ := InstrumentStack(mod, StackOptions{Budget: 1 << 21, CounterExport: "c"})
+	c, _, _ := InstrumentStack(mod, StackOptions{Budget: 1 << 20, CounterExport: "c"})
+	if !bytes.Equal(a, b) || bytes.Equal(a, c) {
+		t.Fatal("the same budget must give the same bytes, another budget other bytes")
+	}
+}
