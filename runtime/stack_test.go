@@ -289,3 +289,34 @@ func TestInstrumentStackGuests(t *testing.T) {
 		}
 	}
 }
+
+// Under the interpreter (EngineInterpreter) the budget stops a module with
+// large frames, with the same reason: the interpreter's own ceiling is 2,000
+// frames whatever their size, and a frame holds its locals (8 bytes each) on
+// a []uint64 stack — 5,000 locals per frame reached ≈ 80 MB at that ceiling.
+// Small frames meet the 2,000-frame ceiling first ("overflowed the engine's
+// ceiling").
+func TestStackBoundedUnderTheInterpreter(t *testing.T) {
+	saved := testEngine
+	testEngine = EngineInterpreter
+	defer func() { testEngine = saved }()
+	man := manifest(abi.Version, nil, "timeout_ms = 10000\nmemory_mib = 1", tool{name: "recurse"})
+	wasm := pack(t, recursionModule(0, 5000), man)
+	err, alloc, _ := recursionCost(t, "interp.wasm", wasm)
+	var se *StackExceeded
+	if !errors.As(err, &se) || !strings.Contains(err.Error(), "wasm call stack exceeded the module's budget") {
+		t.Fatalf("want a StackExceeded, got %v", err)
+	}
+	t.Logf("interpreter: the call allocated %.1f MiB: %v", float64(alloc)/(1<<20), err)
+	if alloc > 48<<20 {
+		t.Errorf("the call allocated %d MiB", alloc>>20)
+	}
+	budget := stackBudgetSlots
+	stackBudgetSlots = 0
+	defer func() { stackBudgetSlots = budget }()
+	err, raw, _ := recursionCost(t, "interp.wasm", wasm)
+	t.Logf("interpreter without the bound: %.1f MiB allocated: %v", float64(raw)/(1<<20), err)
+	if raw < 4*alloc {
+		t.Errorf("without the bound the call allocated %d MiB (with it %d MiB)", raw>>20, alloc>>20)
+	}
+}
