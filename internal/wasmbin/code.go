@@ -433,6 +433,9 @@ func (s *bodyScan) index(op byte, idx uint32) {
 		if s.collect {
 			s.calls = append(s.calls, idx)
 		}
+		if s.rw != nil {
+			s.rw.call(idx)
+		}
 		s.tail = s.tail || op == 0x12
 	case 0x14, 0x15: // call_ref, return_call_ref
 		s.indirect = true

@@ -71,6 +71,10 @@ type FrameShape struct {
 	// if instructions; Assigned its local.set and local.tee instructions (at most
 	// Params+Locals count: a variable assigned twice needs one block parameter).
 	Instructions, Blocks, Assigned uint64
+	// Values counts the values the body's instructions define beyond one each:
+	// the results of the calls it makes and the parameters and results of its
+	// blocks with a type index (multi-value).
+	Values uint64
 	// MaxArity is the module's largest parameters + results of any signature
 	// (the stack-passed values of a call the function makes).
 	MaxArity uint64
@@ -93,7 +97,7 @@ func FrameWeight(f FrameShape) uint64 {
 	if f.V128 {
 		per = 2
 	}
-	return frameHeaderSlots + per*(f.MaxArity+f.Params+f.Results+f.Locals+f.Instructions+f.Blocks*assigned)
+	return frameHeaderSlots + per*(f.MaxArity+f.Params+f.Results+f.Locals+f.Instructions+f.Values+f.Blocks*assigned)
 }
 
 type retSite struct{ pos, depth int }
@@ -106,9 +110,27 @@ type rewriteScan struct {
 	maxGlobal int64  // highest global index referenced by global.get/set, -1 if none
 	maxType   int64  // highest type index referenced by a block type or call_indirect, -1 if none
 	simd      bool   // a SIMD (0xfd) instruction occurs
+	values    uint64 // FrameShape.Values
+	// types and funcTypes (the function index space's type indices) size the
+	// values of calls and multi-value blocks.
+	types     []FuncType
+	funcTypes []uint32
 }
 
-func (s *rewriteScan) typeRef(ti uint32) { s.maxType = max(s.maxType, int64(ti)) }
+// call notes a call of function fn.
+func (s *rewriteScan) call(fn uint32) {
+	if int(fn) < len(s.funcTypes) && int(s.funcTypes[fn]) < len(s.types) {
+		s.values += uint64(len(s.types[s.funcTypes[fn]].Results))
+	}
+}
+
+// typeRef notes a type index used by call_indirect or a block type.
+func (s *rewriteScan) typeRef(ti uint32) {
+	s.maxType = max(s.maxType, int64(ti))
+	if int(ti) < len(s.types) {
+		s.values += uint64(len(s.types[ti].Params) + len(s.types[ti].Results))
+	}
+}
 
 // blockType notes a block type's bytes: a non-negative s33 is a type index.
 func (s *rewriteScan) blockType(b []byte) {
@@ -120,7 +142,11 @@ func (s *rewriteScan) blockType(b []byte) {
 	for i, c := range b {
 		v |= uint64(c&0x7f) << (7 * uint(i))
 	}
-	s.maxType = max(s.maxType, int64(v))
+	if v < 1<<32 {
+		s.typeRef(uint32(v))
+	} else {
+		s.maxType = max(s.maxType, int64(v))
+	}
 }
 
 // InstrumentStack returns mod with its call stack bounded as the package
@@ -308,9 +334,17 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 		locals              uint64
 		count               int
 		blocks, assigned    uint64
+		values              uint64
 		returns             []retSite // a window of allReturns
 	}
 	bodies := make([]scanned, n)
+	funcTypes := make([]uint32, 0, imported+n)
+	for _, im := range m.Imports {
+		if im.Kind == KindFunc {
+			funcTypes = append(funcTypes, im.TypeIndex)
+		}
+	}
+	funcTypes = append(funcTypes, m.FuncTypeIndices...)
 	rw := &rewriteScan{}
 	bs := &bodyScan{rw: rw}
 	for i := 0; i < n; i++ {
@@ -330,7 +364,7 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 		}
 		instrAt := fr.pos
 		v128 = v128 || bytes.IndexByte(b[start:instrAt], byte(V128)) >= 0 // a v128 local (conservative)
-		*rw = rewriteScan{maxGlobal: -1, maxType: -1, returns: rw.returns[len(rw.returns):]}
+		*rw = rewriteScan{maxGlobal: -1, maxType: -1, returns: rw.returns[len(rw.returns):], types: m.Types, funcTypes: funcTypes}
 		*bs = bodyScan{rw: rw}
 		fr.scan = bs
 		_, count, _, _, err := fr.instructions()
@@ -351,7 +385,7 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 		}
 		v128 = v128 || rw.simd
 		bodies[i] = scanned{start: start, instrAt: instrAt, end: end, locals: locals, count: count,
-			blocks: rw.blocks, assigned: rw.assigned, returns: rw.returns}
+			blocks: rw.blocks, assigned: rw.assigned, values: rw.values, returns: rw.returns}
 	}
 	if r.pos != r.end {
 		return nil, r.errf("code section has %d bytes after its last body", r.end-r.pos)
@@ -365,7 +399,7 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 		start, instrAt, end := sb.start, sb.instrAt, sb.end
 		ft := m.Types[m.FuncTypeIndices[i]]
 		w := FrameWeight(FrameShape{Params: uint64(len(ft.Params)), Results: uint64(len(ft.Results)), Locals: sb.locals,
-			Instructions: uint64(sb.count), Blocks: sb.blocks, Assigned: sb.assigned, MaxArity: maxArity, V128: v128})
+			Instructions: uint64(sb.count), Blocks: sb.blocks, Assigned: sb.assigned, Values: sb.values, MaxArity: maxArity, V128: v128})
 		w = min(w, uint64(budget)+1) // a frame over the budget traps on entry
 		if uint32(w) > info.MaxWeight || info.MaxWeightFunc < 0 {
 			info.MaxWeight, info.MaxWeightFunc = uint32(w), imported+i

@@ -218,6 +218,9 @@ type frameShape struct {
 	name   string
 	locals uint32
 	body   []byte
+	// helper, when set, is function 1: () -> helperResults i32 values.
+	helper        []byte
+	helperResults int
 }
 
 func frameShapes() []frameShape {
@@ -225,7 +228,7 @@ func frameShapes() []frameShape {
 	recur := []byte{0x20, 0, 0x41, 1, 0x6a, 0x10, 0} // rec(n+1)
 	var shapes []frameShape
 	// Plain recursion.
-	shapes = append(shapes, frameShape{"plain", 0, append(append(slices.Clone(depth), recur...), 0x41, 1, 0x6a)})
+	shapes = append(shapes, frameShape{name: "plain", body: append(append(slices.Clone(depth), recur...), 0x41, 1, 0x6a)})
 	// 2,000 values live across the call (each spilled to its own slot).
 	wide := slices.Clone(depth)
 	for i := 0; i < 2000; i++ {
@@ -237,7 +240,7 @@ func frameShapes() []frameShape {
 	for i := 0; i < 2000; i++ {
 		wide = append(wide, 0x6a)
 	}
-	shapes = append(shapes, frameShape{"2000 live values", 0, wide})
+	shapes = append(shapes, frameShape{name: "2000 live values", body: wide})
 	// 2,000 locals set before the call and summed after it.
 	const nl = 2000
 	loc := slices.Clone(depth)
@@ -253,7 +256,7 @@ func frameShapes() []frameShape {
 		loc = appendULEB(loc, uint64(i))
 		loc = append(loc, 0x6a)
 	}
-	shapes = append(shapes, frameShape{"2000 locals", nl, loc})
+	shapes = append(shapes, frameShape{name: "2000 locals", locals: nl, body: loc})
 	// Block parameters: K locals changed inside B nested loops that may repeat
 	// (global 1 is 0 at run time, which the compiler cannot know), then live
 	// across the call: each loop header holds a value of every local.
@@ -277,7 +280,7 @@ func frameShapes() []frameShape {
 		phi = appendULEB(phi, uint64(i))
 		phi = append(phi, 0x6a)
 	}
-	shapes = append(shapes, frameShape{"150 locals in 60 loops", k, phi})
+	shapes = append(shapes, frameShape{name: "150 locals in 60 loops", locals: k, body: phi})
 	// 1,000 v128 values live across the call (16-byte spill slots).
 	vec := slices.Clone(depth)
 	for i := 0; i < 1000; i++ {
@@ -291,7 +294,35 @@ func frameShapes() []frameShape {
 		vec = append(vec, 0xfd, 81) // v128.xor
 	}
 	vec = append(vec, 0xfd, 27, 0, 0x20, 1, 0x6a) // i32x4.extract_lane 0; + local 1
-	shapes = append(shapes, frameShape{"1000 live v128 values", 1, vec})
+	shapes = append(shapes, frameShape{name: "1000 live v128 values", locals: 1, body: vec})
+	// 2,000 loads (each a bounds check and an address: several machine values)
+	// live across the call, and 2,000 divisions (i32.div_u: fixed registers).
+	ld := slices.Clone(depth)
+	for i := 0; i < 2000; i++ {
+		ld = append(ld, 0x41, 0, 0x28, 2)
+		ld = appendULEB(ld, uint64(4*i))              // i32.load offset=4i
+		ld = append(ld, 0x20, 0, 0x41, 3, 0x6a, 0x6e) // (n+3); i32.div_u
+	}
+	ld = append(ld, recur...)
+	for i := 0; i < 2000; i++ {
+		ld = append(ld, 0x6a)
+	}
+	shapes = append(shapes, frameShape{name: "2000 loads and divisions", body: ld})
+	// 20 calls of a function with 100 results: 2,000 values from 20
+	// instructions, live across the call.
+	var helper []byte
+	for i := 0; i < 100; i++ {
+		helper = append(helper, 0x41, byte(i))
+	}
+	mv := slices.Clone(depth)
+	for i := 0; i < 20; i++ {
+		mv = append(mv, 0x10, 1)
+	}
+	mv = append(mv, recur...)
+	for i := 0; i < 2000; i++ {
+		mv = append(mv, 0x6a)
+	}
+	shapes = append(shapes, frameShape{name: "20 calls of 100 results", body: mv, helper: helper, helperResults: 100})
 	return shapes
 }
 
@@ -299,8 +330,12 @@ func frameShapes() []frameShape {
 // mutable globals (depth, and a zero) and rec exported.
 func frameModule(s frameShape) []byte {
 	var b Builder
+	b.Memory(1)
 	i32 := FuncType{Params: []ValType{I32}, Results: []ValType{I32}}
 	b.FuncWithLocals("rec", i32, s.locals, I32, s.body)
+	if s.helper != nil {
+		b.Func("", FuncType{Results: slices.Repeat([]ValType{I32}, s.helperResults)}, s.helper)
+	}
 	mod := b.Bytes()
 	// Add the globals section (two mutable i32) and export global 0 as "depth".
 	m, _ := Parse(mod)
