@@ -182,6 +182,9 @@ func scanCode(m *Module) (CodeStats, error) {
 			st.MaxLoopCost, st.MaxLoopCostFunc, st.MaxLoopCostLoops, st.MaxLoopCostLocals = cost, fn, uint64(loops), vars
 		}
 	}
+	if r.pos != r.end {
+		return st, r.errf("code section has %d bytes after its last body", r.end-r.pos)
+	}
 	if edges != nil {
 		st.StartCalls, st.StartIndirect = reach(int(m.Start), imported, edges, indirect)
 	}

@@ -146,6 +146,17 @@ func TestInstrumentStackRefuses(t *testing.T) {
 	if m, err := Parse(out); err != nil || len(m.Exports) != 2 || m.Exports[0].Name != "stack_used" || m.Exports[1].Kind != KindGlobal {
 		t.Fatalf("exports %+v, %v", m.Exports, err)
 	}
+	// A code section with bytes after its last body (wazero refuses it) is
+	// invalid for Code and for the rewrite alike (found by FuzzInstrumentStack).
+	junk := []byte("\x00asm\x01\x00\x00\x00\n\x13\x00000000000000000000")
+	if _, _, err := InstrumentStack(junk, StackOptions{Budget: 100}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("trailing code bytes: %v", err)
+	}
+	if m, err := Parse(junk); err != nil {
+		t.Fatal(err)
+	} else if _, err := m.Code(); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("Code with trailing bytes: %v", err)
+	}
 	var c Builder
 	c.Func("f", FuncType{}, []byte{0x12, 0}) // return_call 0
 	if _, _, err := InstrumentStack(c.Bytes(), StackOptions{Budget: 100}); !errors.Is(err, ErrStackRewrite) {
