@@ -21,7 +21,9 @@ import (
 // its nesting depth, and a branch to the function's own label now targets the
 // wrapper, which has the same results. Tail calls and exception handling leave
 // a frame without passing its epilogue: a module that uses them is refused
-// (policy.CheckLoad refuses them as well).
+// (policy.CheckLoad refuses them as well). Atomics are left as they are: an
+// instance runs one thread (wazero spawns none), so one counter per instance
+// holds (policy.CheckLoad refuses shared memory and atomics anyway).
 
 // StackOptions configure InstrumentStack.
 type StackOptions struct {
