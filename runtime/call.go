@@ -183,6 +183,7 @@ func (h *Host) explain(parent, cctx context.Context, tool string, m *module, in 
 	var violation *ABIViolation
 	var exit *sys.ExitError
 	var over *oversizeError
+	var stack *StackExceeded
 	var msg error
 	switch {
 	case parent.Err() != nil:
@@ -193,6 +194,15 @@ func (h *Host) explain(parent, cctx context.Context, tool string, m *module, in 
 		msg = fmt.Errorf("tool %s: %w", tool, violation)
 	case errors.As(err, &over):
 		msg = fmt.Errorf("tool %s: %w", tool, over)
+	case errors.As(err, &stack):
+		if stack.Frames == 0 {
+			stack.Frames = m.stackFrames
+		}
+		msg = fmt.Errorf("tool %s: %w", tool, stack)
+	case strings.Contains(first, "stack overflow"):
+		// The engine's own ceiling (a frame heavier than its weight, or the
+		// interpreter's frame limit).
+		msg = fmt.Errorf("tool %s: wasm call stack overflowed the engine's ceiling: it recursed too deep or without end; the instance was stopped", tool)
 	case strings.Contains(full, "out of memory") || strings.Contains(first, "out of memory"):
 		msg = fmt.Errorf("tool %s ran out of memory at its %d MiB limit", tool, m.info.Limits.MemoryMiB)
 	case errors.As(err, &exit):

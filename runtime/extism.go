@@ -14,8 +14,12 @@ import (
 // granted capability host functions registered under extism:host/user, memory and
 // deadline from the module's limits, and the shared compilation cache.
 func (m *module) compileExtism(ctx context.Context) error {
+	wasm, err := m.instrumentStack(m.wasm)
+	if err != nil {
+		return err
+	}
 	manifest := extism.Manifest{
-		Wasm:         []extism.Wasm{extism.WasmData{Data: m.wasm, Name: "main"}},
+		Wasm:         []extism.Wasm{extism.WasmData{Data: wasm, Name: "main"}},
 		AllowedHosts: nil,
 		AllowedPaths: nil,
 		Timeout:      uint64(m.info.Limits.TimeoutMS),

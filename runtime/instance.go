@@ -92,7 +92,10 @@ type instance struct {
 	call   api.Function
 	plugin *extism.Plugin // extism/1 modules
 	stderr *headBuffer
-	calls  int
+	// stack is the module's stack counter (wasmbin.InstrumentStack), nil for
+	// Extism instances: reset before each call, read after a trap.
+	stack api.MutableGlobal
+	calls int
 	// owner is the client label of the calls the instance served ("" until its
 	// first call): the pool never gives it to another client (pool.acquire).
 	owner string
@@ -146,6 +149,7 @@ func newWazeroInstance(ctx context.Context, rt wazero.Runtime, cm wazero.Compile
 		return nil, withStderr(fmt.Errorf("instantiating: %w", bound(err)), stderr)
 	}
 	in := &instance{mod: mod, stderr: stderr, alloc: mod.ExportedFunction(abi.ExportAlloc), call: mod.ExportedFunction(abi.ExportCall)}
+	in.stack, _ = mod.ExportedGlobal(stackUsedExport).(api.MutableGlobal)
 	if in.alloc == nil || in.call == nil || mod.Memory() == nil {
 		_ = mod.Close(ctx)
 		return nil, errors.New("module lacks oh_alloc, oh_call or memory exports")
@@ -153,6 +157,7 @@ func newWazeroInstance(ctx context.Context, rt wazero.Runtime, cm wazero.Compile
 	if init := mod.ExportedFunction(abi.ExportInitialize); init != nil {
 		cs.phase.set(phaseInitialize)
 		if _, err := init.Call(ctx); err != nil {
+			err = in.stackTrap(err)
 			_ = mod.Close(ctx)
 			return nil, withStderr(fmt.Errorf("running _initialize: %w", bound(err)), stderr)
 		}
@@ -184,9 +189,12 @@ func (in *instance) invoke(ctx context.Context, req []byte, maxResult int) ([]by
 	}
 	cs.phase.set(phaseAlloc)
 	defer cs.phase.set(phaseNone)
+	if in.stack != nil {
+		in.stack.Set(0) // no guest frame is active between calls
+	}
 	res, err := in.alloc.Call(ctx, uint64(len(req)))
 	if err != nil {
-		return nil, fmt.Errorf("oh_alloc(%d): %w", len(req), bound(err))
+		return nil, fmt.Errorf("oh_alloc(%d): %w", len(req), bound(in.stackTrap(err)))
 	}
 	mem := in.mod.Memory()
 	ptr := uint32(res[0])
@@ -197,7 +205,7 @@ func (in *instance) invoke(ctx context.Context, req []byte, maxResult int) ([]by
 	res, err = in.call.Call(ctx, uint64(ptr), uint64(len(req)))
 	cs.phase.set(phaseNone)
 	if err != nil {
-		return nil, bound(err)
+		return nil, bound(in.stackTrap(err))
 	}
 	optr, olen := uint32(res[0]>>32), uint32(res[0])
 	if int64(olen) > int64(maxResult) {
@@ -217,4 +225,37 @@ type oversizeError struct {
 
 func (e *oversizeError) Error() string {
 	return fmt.Sprintf("result of %d bytes exceeds the %d-byte limit", e.n, e.limit)
+}
+
+// StackExceeded is the trap of a call whose wasm call stack passed the budget
+// every module is instrumented with (stackBudgetSlots): the guest recursed too
+// deep or without end. The instance is discarded.
+type StackExceeded struct {
+	// KiB is the budget in KiB of engine stack; Frames is how many frames of
+	// the module's largest function it holds (0 when not known).
+	KiB, Frames uint32
+	err         error
+}
+
+func (e *StackExceeded) Error() string {
+	frames := ""
+	if e.Frames > 0 {
+		frames = fmt.Sprintf("%d frames of its largest function, ", e.Frames)
+	}
+	return fmt.Sprintf("wasm call stack exceeded the module's budget (%s%d KiB): it recursed too deep or without end; the instance was stopped", frames, e.KiB)
+}
+
+// Unwrap returns the engine's trap.
+func (e *StackExceeded) Unwrap() error { return e.err }
+
+// stackTrap returns a *StackExceeded for err when the instance's stack counter
+// is over the budget (the prologue that trapped left it there), else err.
+func (in *instance) stackTrap(err error) error {
+	if in.stack == nil || err == nil {
+		return err
+	}
+	if used := in.stack.Get(); uint32(used) > stackBudgetSlots {
+		return &StackExceeded{KiB: stackBudgetSlots / 128, err: err}
+	}
+	return err
 }

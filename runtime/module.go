@@ -11,8 +11,10 @@ import (
 
 	extism "github.com/extism/go-sdk"
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
+	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -25,6 +27,20 @@ const (
 	recycleMemory    = 64 << 20
 	statsWindow      = 256
 )
+
+// stackBudgetSlots is the wasm call stack one instance may use, in 8-byte
+// slots of wazero's compiler engine: 2 Mi slots = 16 MiB, which the engine's
+// doubling turns into at most ≈ 42 MiB of Go heap allocated for one call (≈ 31
+// MiB live at once: the new stack and the one it copies). Every module is
+// instrumented with it before it is compiled (wasmbin.InstrumentStack); a call
+// that goes deeper traps with StackExceeded. The Go guests' tests pass at 1/16
+// of it (RATIONALE "The wasm call stack"). 0 (tests only) compiles modules
+// unchanged.
+var stackBudgetSlots uint32 = 1 << 21
+
+// stackUsedExport is the name under which an instrumented module exports its
+// stack counter: the host resets it before each call and reads it after a trap.
+const stackUsedExport = "openhuman:stack_used"
 
 // module is one loaded tool module: its manifest, grant, compiled code and pool.
 type module struct {
@@ -42,6 +58,12 @@ type module struct {
 	// memoryPages is the linear memory limit: memory_mib less the tables
 	// (policy.MemoryLimitPages); 0 = memory_mib.
 	memoryPages uint32
+	// stackFrames is how many frames of its largest function the stack budget
+	// holds (set when the module is instrumented; for the trap's reason).
+	stackFrames uint32
+	// stackExport is the name of the stack counter's export: stackUsedExport,
+	// with "_" appended when the module itself exports that name.
+	stackExport string
 
 	ready chan struct{} // closed when the module can be called, or has failed
 	// settled is closed when all compiling is over (after ready).
@@ -302,11 +324,34 @@ func (m *module) linkAndCompile(ctx context.Context) (wazero.Runtime, wazero.Com
 	m.mu.Lock()
 	wasm := m.wasm
 	m.mu.Unlock()
+	wasm, err := m.instrumentStack(wasm)
+	if err != nil {
+		return fail(err)
+	}
 	cm, err := rt.CompileModule(ctx, wasm)
 	if err != nil {
 		return fail(fmt.Errorf("compiling %s: %w", m.info.Name, err))
 	}
 	return rt, cm, nil
+}
+
+// instrumentStack bounds the module's wasm call stack (stackBudgetSlots) by
+// rewriting its code before it is compiled: the pin covers the file as
+// written, and the compilation cache is keyed on the bytes wazero compiles, so
+// a changed budget or rewrite compiles afresh.
+func (m *module) instrumentStack(wasm []byte) ([]byte, error) {
+	if stackBudgetSlots == 0 {
+		return wasm, nil // tests measuring the engine without the bound
+	}
+	out, info, err := wasmbin.InstrumentStack(wasm, wasmbin.StackOptions{Budget: stackBudgetSlots, CounterExport: stackUsedExport})
+	if err != nil {
+		return nil, fmt.Errorf("bounding the call stack of %s: %w", m.info.Name, err)
+	}
+	if info.MaxWeight > 0 {
+		m.stackFrames = stackBudgetSlots / info.MaxWeight
+	}
+	m.stackExport = info.CounterExport
+	return out, nil
 }
 
 // memoryLimitPages is the linear memory limit in 64 KiB pages.
@@ -333,7 +378,12 @@ func (m *module) newInstance(ctx context.Context) (*instance, error) {
 	if rt == nil || cm == nil {
 		return nil, fmt.Errorf("module %s is not compiled", m.info.Name)
 	}
-	return newWazeroInstance(ictx, rt, cm)
+	in, err := newWazeroInstance(ictx, rt, cm)
+	if err == nil && m.stackExport != stackUsedExport {
+		// Not under the usual name (or not instrumented: stackBudgetSlots 0).
+		in.stack, _ = in.mod.ExportedGlobal(m.stackExport).(api.MutableGlobal)
+	}
+	return in, err
 }
 
 func (m *module) idleCount() int { return m.host.pool.idleOf(m) }

@@ -58,6 +58,8 @@ type bodyScan struct {
 	atomics, tail, exceptions, indirect bool
 	calls                               []uint32 // direct callees, when collected
 	collect                             bool
+	// rw, set by the stack rewrite (stack.go), collects what it needs.
+	rw *rewriteScan
 }
 
 // codeScan is the memoised result of Module.Code.
@@ -180,6 +182,9 @@ func scanCode(m *Module) (CodeStats, error) {
 			st.MaxLoopCost, st.MaxLoopCostFunc, st.MaxLoopCostLoops, st.MaxLoopCostLocals = cost, fn, uint64(loops), vars
 		}
 	}
+	if r.pos != r.end {
+		return st, r.errf("code section has %d bytes after its last body", r.end-r.pos)
+	}
 	if edges != nil {
 		st.StartCalls, st.StartIndirect = reach(int(m.Start), imported, edges, indirect)
 	}
@@ -253,6 +258,9 @@ func (r *reader) instructions() (maxDepth, count, loops int, tableGrow bool, err
 			if (op == 0x0a || op == 0x19) && r.scan != nil { // throw_ref, catch_all
 				r.scan.exceptions = true
 			}
+			if op == 0x0f && r.scan != nil && r.scan.rw != nil { // return
+				r.scan.rw.returns = append(r.scan.rw.returns, retSite{pos: at, depth: depth})
+			}
 			continue
 		case opIndex:
 			idx, err := r.u32("index immediate")
@@ -274,8 +282,12 @@ func (r *reader) instructions() (maxDepth, count, loops int, tableGrow bool, err
 		}
 		switch {
 		case op == 0x02 || op == 0x03 || op == 0x04 || op == 0x06: // block loop if try
+			bt := r.pos
 			if err := r.blockType(); err != nil {
 				return maxDepth, count, loops, tableGrow, err
+			}
+			if r.scan != nil && r.scan.rw != nil {
+				r.scan.rw.blockType(r.b[bt:r.pos])
 			}
 			depth++
 			maxDepth = max(maxDepth, depth)
@@ -338,8 +350,12 @@ func (r *reader) instructions() (maxDepth, count, loops int, tableGrow bool, err
 				return maxDepth, count, loops, tableGrow, err
 			}
 		case op == 0x11 || op == 0x13: // call_indirect, return_call_indirect: type, table
-			if _, err := r.u32("type index"); err != nil {
+			ti, err := r.u32("type index")
+			if err != nil {
 				return maxDepth, count, loops, tableGrow, err
+			}
+			if r.scan != nil && r.scan.rw != nil {
+				r.scan.rw.typeRef(ti)
 			}
 			if _, err := r.u32("table index"); err != nil {
 				return maxDepth, count, loops, tableGrow, err
@@ -420,12 +436,23 @@ func (s *bodyScan) index(op byte, idx uint32) {
 		if s.collect {
 			s.calls = append(s.calls, idx)
 		}
+		if s.rw != nil {
+			s.rw.call(idx)
+		}
 		s.tail = s.tail || op == 0x12
 	case 0x14, 0x15: // call_ref, return_call_ref
 		s.indirect = true
 		s.tail = s.tail || op == 0x15
 	case 0x07, 0x08, 0x09: // catch, throw, rethrow
 		s.exceptions = true
+	case 0x21, 0x22: // local.set, local.tee
+		if s.rw != nil {
+			s.rw.assigned++
+		}
+	case 0x23, 0x24: // global.get, global.set
+		if s.rw != nil {
+			s.rw.maxGlobal = max(s.rw.maxGlobal, int64(idx))
+		}
 	}
 }
 
@@ -440,6 +467,10 @@ func (s *bodyScan) other(op byte) {
 		s.exceptions = true
 	case 0xfe:
 		s.atomics = true
+	case 0xfd:
+		if s.rw != nil {
+			s.rw.simd = true
+		}
 	}
 }
 

@@ -150,6 +150,8 @@ type Import struct {
 	// TypeIndex and Type are set for function (and tag) imports.
 	TypeIndex uint32
 	Type      FuncType
+	// Global is the value type of a global import.
+	Global ValType
 }
 
 // String renders the import as "module.name".
@@ -631,7 +633,7 @@ func parseImports(r *reader, m *Module) error {
 			}
 			m.Memories = append(m.Memories, l)
 		case KindGlobal:
-			if _, err := r.valType("global type"); err != nil {
+			if im.Global, err = r.valType("global type"); err != nil {
 				return err
 			}
 			mut, err := r.byte("global mutability")
