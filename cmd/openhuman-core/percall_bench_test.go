@@ -195,21 +195,33 @@ func BenchmarkSearchPerCall(b *testing.B) {
 	// interleaved so both see the same load.
 	b.Run("p50", func(b *testing.B) {
 		var da, dad, dd, dm, dmRead, ds []time.Duration
+		timed := func(d *[]time.Duration, f func(string)) func(string) {
+			return func(q string) {
+				t0 := time.Now()
+				f(q)
+				*d = append(*d, time.Since(t0))
+			}
+		}
+		steps := []func(string){
+			timed(&da, api),
+			timed(&dad, apiDeadline),
+			timed(&dd, dispatch),
+			func(q string) {
+				d, dr := mcpFast(q)
+				dm, dmRead = append(dm, d), append(dmRead, dr)
+			},
+			func(q string) {
+				d, _ := mcpSDK(q)
+				ds = append(ds, d)
+			},
+		}
 		for i := 0; i < b.N; i++ {
 			q := qs[i%len(qs)]
-			t0 := time.Now()
-			api(q)
-			da = append(da, time.Since(t0))
-			t0 = time.Now()
-			apiDeadline(q)
-			dad = append(dad, time.Since(t0))
-			t0 = time.Now()
-			dispatch(q)
-			dd = append(dd, time.Since(t0))
-			d, dr := mcpFast(q)
-			dm, dmRead = append(dm, d), append(dmRead, dr)
-			d, _ = mcpSDK(q)
-			ds = append(ds, d)
+			// Each query once per path, starting at a different path each time
+			// (as cmd/bench does): no path always runs right after another.
+			for k := range steps {
+				steps[(i+k)%len(steps)](q)
+			}
 		}
 		p50 := func(d []time.Duration) float64 {
 			slices.Sort(d)
