@@ -17,9 +17,9 @@ import (
 // (rpcwire). For a plain tools/call — after the session's first initialize was
 // answered, params holding only a known tool's name and an arguments object, an
 // id of the ordinary kind — handing the line to the SDK meant decoding it again
-// (segmentio's decoder, _meta validation), three goroutine hand-offs (the SDK's
-// reader, its handler goroutine, its writer) and its middleware, for a call whose
-// answer is the one runCall returns. So the filter runs such a call itself, on a
+// (segmentio's decoder and its buffers, _meta validation), two goroutines started
+// and woken per request (jsonrpc2's queue worker, then the handler goroutine it
+// starts) and the middleware, for a call whose answer is the one runCall returns. So the filter runs such a call itself, on a
 // goroutine of its own, and writes the frame the SDK would have written:
 // jsonrpc.EncodeMessage of the same response, through the same writer
 // (writeFromSDK: pending ids, cancelled answers, result placeholders, error
