@@ -150,8 +150,9 @@ func decodeResponse(tool string, out []byte) (*Outcome, error) {
 	// Fast path: the SDK's {"result":<object>} — one validity scan (jsoncheck, the
 	// same verdict as json.Valid at several times its speed), no copy.
 	if r, ok := bytes.CutPrefix(out, resultPrefix); ok && len(r) > 1 && r[0] == '{' && r[len(r)-1] == '}' {
-		if r = r[:len(r)-1]; jsoncheck.Valid(r) {
-			return &Outcome{Result: r}, nil
+		r = r[:len(r)-1]
+		if valid, compact := jsoncheck.Check(r); valid {
+			return &Outcome{Result: r, Compact: compact}, nil
 		}
 	}
 	var resp abi.CallResponse

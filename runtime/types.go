@@ -88,8 +88,11 @@ type Usage struct {
 // Outcome is the result of a call that reached the module. Exactly one of Result and
 // ToolError is set.
 type Outcome struct {
-	Result       json.RawMessage // the tool's result object
-	ToolError    *abi.Error      // an error the tool reported (invalid_params, not_found, ...)
+	Result json.RawMessage // the tool's result object
+	// Compact reports that the runtime found Result valid and compact JSON
+	// (jsoncheck.Check), so a consumer need not scan it again to learn either.
+	Compact      bool
+	ToolError    *abi.Error // an error the tool reported (invalid_params, not_found, ...)
 	Usage        Usage
 	ModuleSHA256 string
 	Duration     time.Duration

@@ -48,17 +48,19 @@ func searchResult(hits int) json.RawMessage {
 // BenchmarkToolCall times one tools/call round trip through the MCP layer (line
 // filter, go-sdk, result shaping, audit) over pipes, with a dispatcher that answers
 // at once: what the server adds to the read API and the sandbox. "fast" is the
-// server as it runs, "sdk" with the go-sdk encoding the result itself.
+// server as it runs, "sdk-request" with the go-sdk decoding the request
+// (Options.NoFastCalls), "sdk" with the go-sdk also encoding the result.
 func BenchmarkToolCall(b *testing.B) {
-	b.Run("fast", func(b *testing.B) { benchToolCall(b, false) })
-	b.Run("sdk", func(b *testing.B) { benchToolCall(b, true) })
+	b.Run("fast", func(b *testing.B) { benchToolCall(b, false, false) })
+	b.Run("sdk-request", func(b *testing.B) { benchToolCall(b, false, true) })
+	b.Run("sdk", func(b *testing.B) { benchToolCall(b, true, true) })
 }
 
-func benchToolCall(b *testing.B, noFast bool) {
+func benchToolCall(b *testing.B, noFast, noFastCalls bool) {
 	d := &resultDispatcher{result: searchResult(10)}
 	f := newFake()
 	d.tools = f.tools
-	s, err := New(Options{Dispatcher: d, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), NoFastResults: noFast})
+	s, err := New(Options{Dispatcher: d, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), NoFastResults: noFast, NoFastCalls: noFastCalls})
 	if err != nil {
 		b.Fatal(err)
 	}

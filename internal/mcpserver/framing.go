@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/jsoncheck"
@@ -69,6 +72,12 @@ type stdioConn struct {
 
 	fast *fastResults // tool results waiting for the frame that answers them
 
+	// The fast tools/call path (fastcall.go); srv nil: every call goes to the SDK.
+	ctx   context.Context               // the session's: fast calls end with it
+	srv   *Server                       // set once the SDK session exists
+	ss    *mcp.ServerSession            // that session
+	calls map[string]context.CancelFunc // fast calls in flight by id key
+
 	buf    []byte // the next line for the SDK
 	eof    bool
 	closed bool
@@ -87,6 +96,8 @@ func newStdioConn(src io.Reader, out io.Writer, log *slog.Logger, drainTimeout t
 		answered:     make(chan struct{}),
 		initDone:     make(chan struct{}),
 		fast:         newFastResults(),
+		ctx:          context.Background(),
+		calls:        map[string]context.CancelFunc{},
 	}
 }
 
@@ -280,6 +291,9 @@ func (c *stdioConn) filter(line []byte) []byte {
 		c.writeError(m.ID, rpcwire.Errorf(codeMethodNotFound, "%s", methodNotFound(m.Method)))
 		return nil
 	}
+	if m.Method == "tools/call" && c.tryFastCall(m, key) {
+		return nil
+	}
 	out := line
 	if m.Method == "tools/call" {
 		out = injectRequestID(m.Members, key)
@@ -417,6 +431,9 @@ func (c *stdioConn) noteCancel(params json.RawMessage) {
 	c.mu.Lock()
 	if c.pending[key] > 0 {
 		c.cancelled[key] = true
+	}
+	if cancel := c.calls[key]; cancel != nil {
+		cancel() // a fast call (fastcall.go); the SDK cancels its own
 	}
 	c.mu.Unlock()
 }

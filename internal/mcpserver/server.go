@@ -11,6 +11,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
 	"slices"
 	"sort"
 	"sync"
@@ -78,6 +79,10 @@ type Options struct {
 	// session's writer putting it into the SDK's frame (fastresult.go): the same
 	// bytes on the wire, slower; for tests and measurements.
 	NoFastResults bool
+	// NoFastCalls leaves every tools/call to the go-sdk's request path instead
+	// of the line filter's own (fastcall.go): the same frames on the wire,
+	// slower; for tests and measurements.
+	NoFastCalls bool
 	// ToolNames is config.ToolNamesAuto (default), ToolNamesSpec or
 	// ToolNamesPortable: the spelling of the tool names a session lists
 	// (names.go). tools/call takes both spellings in every session.
@@ -104,7 +109,9 @@ type Server struct {
 
 	fast      sync.Map     // *mcp.ServerSession -> *fastResults of its connection
 	fastCalls atomic.Int64 // results handed over as placeholders (for tests)
-	loads     sessionLoads // calls in flight per session (sessioncap.go)
+	// fastCallsRun counts tools/calls the line filter ran itself (fastcall.go; for tests).
+	fastCallsRun atomic.Int64
+	loads        sessionLoads // calls in flight per session (sessioncap.go)
 }
 
 // New builds a server and registers the dispatcher's current tools.
@@ -305,71 +312,77 @@ func (s *Server) listInOrder(next mcp.MethodHandler) mcp.MethodHandler {
 // handler runs one tools/call through the dispatcher.
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		start := time.Now()
-		label := sessionLabel(req.Session)
 		reqID := ""
 		if v, ok := req.Params.Meta[requestIDMetaKey].(string); ok {
 			reqID = v
 		}
-		args := req.Params.Arguments
-		release, busy := s.loads.admit(req.Session, len(args))
-		if busy != nil {
-			s.log.Debug("mcp: tools/call refused: session busy", "tool", name, "client", label, "err", busy)
-			return nil, busy
-		}
-		defer release()
-		call := runtime.Call{Tool: name, Arguments: args, Client: label, RequestID: reqID, Owner: instanceOwner(req)}
-
-		out, err := s.opts.Dispatcher.Call(ctx, call)
-		portable := s.sessionPortable(req.Session)
-		res, result, rpcErr, entry := s.shape(ctx, s.shownName(portable, name), out, err)
-		if res != nil && res.IsError && portable {
-			// Messages name tools as this session lists them.
-			for _, c := range res.Content {
-				if tc, ok := c.(*mcp.TextContent); ok {
-					tc.Text = s.shownText(true, tc.Text)
-				}
-			}
-		}
-		if result != nil {
-			if fr := s.fastResultsOf(req.Session); fr != nil {
-				// The session's writer puts the result into the SDK's frame
-				// (fastresult.go): the SDK encodes two placeholders instead.
-				token := fr.put(result)
-				s.fastCalls.Add(1)
-				res = &mcp.CallToolResult{
-					Content:           []mcp.Content{&mcp.TextContent{Text: token}},
-					StructuredContent: json.RawMessage(`"` + token + `"`),
-				}
-			} else {
-				res = &mcp.CallToolResult{
-					Content:           []mcp.Content{&mcp.TextContent{Text: string(result)}},
-					StructuredContent: json.RawMessage(result),
-				}
-			}
-		}
-		entry.Time = start
-		entry.Session = label
-		entry.Payer = auditPayer(req)
-		entry.RequestID = reqID
-		entry.Tool = name
-		entry.Arguments = audit.SummarizeArguments(args)
-		entry.DurationMS = float64(time.Since(start).Microseconds()) / 1000
-		s.opts.Audit.Record(entry)
-
-		level := slog.LevelDebug
-		if entry.Outcome == audit.OutcomeError || entry.ErrorID != "" {
-			level = slog.LevelWarn
-		}
-		if s.log.Enabled(ctx, level) { // argKeys decodes the arguments: only for a line that is written
-			s.log.Log(ctx, level, "mcp: tools/call", "id", reqID, "tool", name, "client", label,
-				"arg_keys", argKeys(args), "outcome", entry.Outcome, "duration_ms", entry.DurationMS, "err", entry.Error, "error_id", entry.ErrorID)
-		}
-		if rpcErr != nil {
-			return nil, rpcErr
-		}
-		return res, nil
+		return s.runCall(ctx, req.Session, requestHeader(req), name, req.Params.Arguments, reqID)
 	}
+}
+
+// runCall runs one tools/call of the tool name (canonical) with args for the
+// session ss: the SDK's handler and the line filter's own path (fastcall.go)
+// both end here.
+func (s *Server) runCall(ctx context.Context, ss *mcp.ServerSession, hdr http.Header, name string, args json.RawMessage, reqID string) (*mcp.CallToolResult, error) {
+	start := time.Now()
+	label := sessionLabel(ss)
+	release, busy := s.loads.admit(ss, len(args))
+	if busy != nil {
+		s.log.Debug("mcp: tools/call refused: session busy", "tool", name, "client", label, "err", busy)
+		return nil, busy
+	}
+	defer release()
+	call := runtime.Call{Tool: name, Arguments: args, Client: label, RequestID: reqID, Owner: instanceOwner(ss)}
+
+	out, err := s.opts.Dispatcher.Call(ctx, call)
+	portable := s.sessionPortable(ss)
+	res, result, rpcErr, entry := s.shape(ctx, s.shownName(portable, name), out, err)
+	if res != nil && res.IsError && portable {
+		// Messages name tools as this session lists them.
+		for _, c := range res.Content {
+			if tc, ok := c.(*mcp.TextContent); ok {
+				tc.Text = s.shownText(true, tc.Text)
+			}
+		}
+	}
+	if result != nil {
+		if fr := s.fastResultsOf(ss); fr != nil {
+			// The session's writer puts the result into the SDK's frame
+			// (fastresult.go): the SDK encodes two placeholders instead.
+			token := fr.put(result)
+			s.fastCalls.Add(1)
+			res = &mcp.CallToolResult{
+				Content:           []mcp.Content{&mcp.TextContent{Text: token}},
+				StructuredContent: json.RawMessage(`"` + token + `"`),
+			}
+		} else {
+			res = &mcp.CallToolResult{
+				Content:           []mcp.Content{&mcp.TextContent{Text: string(result)}},
+				StructuredContent: json.RawMessage(result),
+			}
+		}
+	}
+	entry.Time = start
+	entry.Session = label
+	entry.Payer = auditPayer(ss, hdr)
+	entry.RequestID = reqID
+	entry.Tool = name
+	entry.Arguments = audit.SummarizeArguments(args)
+	entry.DurationMS = float64(time.Since(start).Microseconds()) / 1000
+	s.opts.Audit.Record(entry)
+
+	level := slog.LevelDebug
+	if entry.Outcome == audit.OutcomeError || entry.ErrorID != "" {
+		level = slog.LevelWarn
+	}
+	if s.log.Enabled(ctx, level) { // argKeys decodes the arguments: only for a line that is written
+		s.log.Log(ctx, level, "mcp: tools/call", "id", reqID, "tool", name, "client", label,
+			"arg_keys", argKeys(args), "outcome", entry.Outcome, "duration_ms", entry.DurationMS, "err", entry.Error, "error_id", entry.ErrorID)
+	}
+	if rpcErr != nil {
+		return nil, rpcErr
+	}
+	return res, nil
 }
 
 // shape turns a dispatcher outcome into the MCP result (or a JSON-RPC error) and
@@ -436,8 +449,12 @@ func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, e
 	}
 	// One pass tells valid and compact apart (jsoncheck); a result the runtime
 	// checked is valid, and a first-party one compact, so it is used as it is.
+	// The runtime's own pass already said so (Outcome.Compact): not scanned twice.
 	result = out.Result
-	valid, compact := jsoncheck.Check(result)
+	valid, compact := true, true
+	if !out.Compact {
+		valid, compact = jsoncheck.Check(result)
+	}
 	if valid && !compact {
 		var buf bytes.Buffer
 		_ = json.Compact(&buf, result) // valid: cannot fail
@@ -512,6 +529,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	conn := newStdioConn(in, out, s.log, s.opts.DrainTimeout)
 	conn.onInit = s.opts.OnInitialized
 	conn.onEOF = s.opts.OnStdinClosed
+	conn.ctx = ctx
 	t := &mcp.IOTransport{Reader: conn.reader(), Writer: conn.writer(), MaxLineLength: 4 * MaxLineBytes}
 	ss, err := s.sdk.Connect(ctx, t, nil)
 	if err != nil {
@@ -520,6 +538,11 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	if !s.opts.NoFastResults {
 		s.fast.Store(ss, conn.fast)
 		defer s.fast.Delete(ss)
+	}
+	if !s.opts.NoFastCalls {
+		conn.mu.Lock()
+		conn.srv, conn.ss = s, ss
+		conn.mu.Unlock()
 	}
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
