@@ -3,6 +3,7 @@ package memtree
 import (
 	"context"
 	"database/sql"
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"regexp"
 	"sort"
 	"strconv"
@@ -166,15 +167,11 @@ func parseQuery(q string, snap *dfCache) parsedQuery {
 }
 
 // term is one query word with its stem and document frequency.
-type term struct {
-	Word   string
-	Stem   string
-	DF     int
-	Weight float64
-}
+type term = retrieval.Term
 
-// quoteFTS quotes s as an FTS5 string.
-func quoteFTS(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+func isDigits(s string) bool { return retrieval.IsDigits(s) }
+
+func quoteFTS(s string) string { return retrieval.QuoteFTS(s) }
 
 // queryTerms turns free text into distinct content terms with document frequencies,
 // dropping stopwords and terms found in no chunk.
@@ -200,35 +197,4 @@ func (s *Store) queryTerms(ctx context.Context, db *sql.DB, text string) ([]term
 		out = append(out, term{Word: w, Stem: st, DF: df, Weight: 1})
 	}
 	return out, nil
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// pruneFrequent drops terms in more than knobs.MaxDFShare of n chunks; when that would drop
-// everything it keeps the rarest term.
-func pruneFrequent(ts []term, n int) []term {
-	limit := int(knobs.MaxDFShare*float64(n)) + 1
-	var out []term
-	for _, t := range ts {
-		if t.DF <= limit {
-			out = append(out, t)
-		}
-	}
-	if len(out) == 0 && len(ts) > 0 {
-		best := ts[0]
-		for _, t := range ts[1:] {
-			if t.DF < best.DF {
-				best = t
-			}
-		}
-		out = []term{best}
-	}
-	return out
 }

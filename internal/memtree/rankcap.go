@@ -39,23 +39,3 @@ func windowFloor(ctx context.Context, db *sql.DB, fts, expr string, est int) (in
 	}
 	return floor, nil
 }
-
-// andEstimate bounds the matches of the AND of ts: its rarest term's chunks.
-func andEstimate(ts []term) int {
-	est := -1
-	for _, t := range ts {
-		if est < 0 || t.DF < est {
-			est = t.DF
-		}
-	}
-	return max(est, 0)
-}
-
-// orEstimate bounds the matches of any expression over ts: the sum of their chunks.
-func orEstimate(ts []term) int {
-	n := 0
-	for _, t := range ts {
-		n += t.DF
-	}
-	return n
-}

@@ -87,7 +87,7 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 			}
 		}
 	}
-	res.Chunks = retrieval.LeadThenFuse(lead, lists, tail, req.K, demoteDuplicates)
+	res.Chunks = retrieval.LeadThenFuse(lead, lists, tail, req.K, retrieval.DemoteDuplicates)
 	// Hits search found keep its citations (conversation-aware, turnrank.go); the
 	// others cite the messages saying a query word or one of its expansions.
 	inLead := map[string]bool{}
@@ -189,8 +189,8 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		if err != nil {
 			return nil, nil, nil, nil, 0, err
 		}
-		if ts := pruneFrequent(all, snap.n); len(ts) > 0 {
-			ids, err := matchRowids(ctx, db, orExpr(ts), int(math.Ceil(litRef)))
+		if ts := retrieval.PruneFrequent(all, snap.n); len(ts) > 0 {
+			ids, err := matchRowids(ctx, db, retrieval.OrExpr(ts), int(math.Ceil(litRef)))
 			if err != nil {
 				return nil, nil, nil, nil, 0, err
 			}
@@ -283,11 +283,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		// Chunks that say every query word keep a place however little literal
 		// evidence the query has overall (a rare phrase such as "rotation handover"
 		// otherwise drowned in expansions and associations).
-		wf, err := rankWindow(ctx, db, andExpr(terms), andEstimate(terms), filter{})
-		if err != nil {
-			return nil, nil, nil, nil, 0, err
-		}
-		exact, err := ftsChunks(ctx, db, andExpr(terms), wf, knobs.ExactN, nil)
+		exact, err := storeReader{db}.Match(ctx, retrieval.Match{Expr: retrieval.AndExpr(terms), Estimate: retrieval.AndEstimate(terms), Limit: knobs.ExactN})
 		if err != nil {
 			return nil, nil, nil, nil, 0, err
 		}
@@ -295,7 +291,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 			lists = append(lists, retrieval.List{Name: "exact", Weight: knobs.Exact, Hits: exact})
 		}
 	}
-	terms = pruneFrequent(terms, snap.n)
+	terms = retrieval.PruneFrequent(terms, snap.n)
 	stems = stemsOf(terms)
 	if rho >= 1 {
 		// Full literal evidence: the words are the store's own; expansions were
@@ -322,7 +318,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		// list's job: this list then holds only what matches through expansions.
 		var skip map[int64]bool
 		if len(terms) > 0 && float64(evidence) < knobs.LitRef {
-			if skip, err = rowidSet(ctx, db, orExpr(terms)); err != nil {
+			if skip, err = rowidSet(ctx, db, retrieval.OrExpr(terms)); err != nil {
 				return nil, nil, nil, nil, 0, err
 			}
 		}

@@ -150,49 +150,6 @@ func firstHits(rows *sql.Rows, limit int, skip map[string]bool, op string, snipp
 	return out, nil
 }
 
-func andExpr(ts []term) string {
-	var q []string
-	for _, t := range ts {
-		q = append(q, quoteFTS(t.Word))
-	}
-	return strings.Join(q, " AND ")
-}
-
-// quorumExpr is an FTS5 expression matching chunks that hold at least m of the terms:
-// the OR of the ANDs of every m-subset. ok is false when that takes more than
-// knobs.MaxQuorumClauses clauses.
-func quorumExpr(ts []term, m int) (string, bool) {
-	var clauses []string
-	var pick func(start int, cur []term) bool
-	pick = func(start int, cur []term) bool {
-		if len(cur) == m {
-			if len(clauses) == knobs.MaxQuorumClauses {
-				return false
-			}
-			clauses = append(clauses, "("+andExpr(cur)+")")
-			return true
-		}
-		for i := start; i < len(ts); i++ {
-			if !pick(i+1, append(cur, ts[i])) {
-				return false
-			}
-		}
-		return true
-	}
-	if m < 1 || m > len(ts) || !pick(0, make([]term, 0, m)) {
-		return "", false
-	}
-	return strings.Join(clauses, " OR "), true
-}
-
-func orExpr(ts []term) string {
-	var q []string
-	for _, t := range ts {
-		q = append(q, quoteFTS(t.Word))
-	}
-	return strings.Join(q, " OR ")
-}
-
 // knownEntities keeps the ids that exist in the store.
 func knownEntities(ctx context.Context, db *sql.DB, ids []string) ([]string, error) {
 	var out []string
@@ -266,7 +223,7 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 	if err != nil {
 		return nil, nil, err
 	}
-	terms := pruneFrequent(all, snap.n)
+	terms := retrieval.PruneFrequent(all, snap.n)
 	var snipTerms []string
 	for _, t := range terms {
 		snipTerms = append(snipTerms, t.Word)
@@ -274,27 +231,26 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 	snipTerms = append(snipTerms, pq.Names...)
 	snipTerms = append(snipTerms, pq.Emails...)
 
-	var timeF, entF filter
 	hasTime := pq.To != 0
-	if hasTime {
-		timeF = timeF.with("c.ts_end >= ? AND c.ts_start < ?", pq.From, pq.To)
-	}
 	hasEnt := len(ents) > 0 || len(pq.Names) > 0
+	var timeF, entF retrieval.Filter
+	if hasTime {
+		timeF = retrieval.Filter{From: pq.From, To: pq.To}
+	}
 	if hasEnt {
-		cond, args := entityFilter(ents, pq.Names)
-		entF = entF.with(cond, args...)
+		entF = retrieval.Filter{EntityIDs: ents, Names: pq.Names}
 	}
 	// Try the most specific combination first and relax until something matches.
-	var tries []filter
+	var tries []retrieval.Filter
 	switch {
 	case hasEnt && hasTime:
-		tries = []filter{{where: append(append([]string(nil), entF.where...), timeF.where...), args: append(append([]any(nil), entF.args...), timeF.args...)}, entF, timeF, {}}
+		tries = []retrieval.Filter{{EntityIDs: ents, Names: pq.Names, From: pq.From, To: pq.To}, entF, timeF, {}}
 	case hasEnt:
-		tries = []filter{entF, {}}
+		tries = []retrieval.Filter{entF, {}}
 	case hasTime:
-		tries = []filter{timeF, {}}
+		tries = []retrieval.Filter{timeF, {}}
 	default:
-		tries = []filter{{}}
+		tries = []retrieval.Filter{{}}
 	}
 	msgs := newMessages(db)
 	var byMsg *messages // a plain keyword query (no person, no date) ranks by message
@@ -342,11 +298,15 @@ func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query str
 	return out, outLevel, nil
 }
 
-// rankCited is rank under one filter f, then the conversation-aware ordering and
+// rankCited is the candidates stage (retrieval.Candidates) under one filter f, then the conversation-aware ordering and
 // citations (see search).
-func (s *Store) rankCited(ctx context.Context, db *sql.DB, snap *dfCache, msgs, byMsg *messages, pq parsedQuery, terms, all []term, f filter, restricted, hasTime, hasEnt bool, k int, snipTerms []string) ([]abi.ChunkHit, map[string]int, error) {
+func (s *Store) rankCited(ctx context.Context, db *sql.DB, snap *dfCache, msgs, byMsg *messages, pq parsedQuery, terms, all []term, f retrieval.Filter, restricted, hasTime, hasEnt bool, k int, snipTerms []string) ([]abi.ChunkHit, map[string]int, error) {
 	{
-		hits, level, err := s.rank(ctx, db, snap, terms, all, f, restricted, k, snipTerms, byMsg)
+		var order func([]abi.ChunkHit) ([]abi.ChunkHit, error)
+		if byMsg != nil {
+			order = func(hs []abi.ChunkHit) ([]abi.ChunkHit, error) { return byMessage(ctx, byMsg, snap, hs, terms) }
+		}
+		hits, level, err := retrieval.Candidates(ctx, storeReader{db}, terms, all, f, restricted, k, snipTerms, order)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -372,7 +332,7 @@ func (s *Store) rankCited(ctx context.Context, db *sql.DB, snap *dfCache, msgs, 
 			if hits, cited, err = orderByTurns(ctx, msgs, snap, append(hits, next...), level, all, minCite); err != nil {
 				return nil, nil, err
 			}
-			hits = demoteDuplicates(hits)
+			hits = retrieval.DemoteDuplicates(hits)
 		}
 		if len(hits) > k {
 			hits = hits[:k]
@@ -405,128 +365,6 @@ func hasChat(hs []abi.ChunkHit) bool {
 		}
 	}
 	return 2*n > len(hs)
-}
-
-// rank runs AND, then coordination levels (chunks holding n-1, n-2, … of the n
-// words), then OR bm25 queries under f, then (to fill k whenever the store has
-// candidates) OR over every content word of the query including those too common to
-// rank (all: the unpruned terms), each level ranked after the previous one; when f
-// is a restriction (entity or time) the remaining places are filled with its newest
-// chunks. With byMsg (a plain keyword query: no person, no date) the AND and
-// coordination levels are each ordered by their chunks' best message (byMessage).
-// level gives each hit's level (0 = all words; higher = fewer).
-func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all []term, f filter, restricted bool, k int, snipTerms []string, byMsg *messages) ([]abi.ChunkHit, map[string]int, error) {
-	lv := func(hs []abi.ChunkHit) ([]abi.ChunkHit, error) {
-		if byMsg == nil {
-			return hs, nil
-		}
-		return byMessage(ctx, byMsg, snap, hs, terms)
-	}
-	seen := map[string]bool{}
-	level := map[string]int{}
-	cur := 0
-	var out []abi.ChunkHit
-	add := func(hs []abi.ChunkHit) {
-		for _, h := range hs {
-			if !seen[h.ID] && len(out) < k+knobs.DupSlack {
-				seen[h.ID] = true
-				level[h.ID] = cur
-				out = append(out, h)
-			}
-		}
-		cur++
-	}
-	if len(terms) > 0 {
-		wf, err := rankWindow(ctx, db, andExpr(terms), andEstimate(terms), f)
-		if err != nil {
-			return nil, nil, err
-		}
-		hs, err := ftsChunks(ctx, db, andExpr(terms), wf, k+knobs.DupSlack, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		if hs, err = lv(hs); err != nil {
-			return nil, nil, err
-		}
-		add(hs)
-		// Coordination levels: chunks with more of the words before those with fewer.
-		for m := len(terms) - 1; m >= 2 && len(out) < k+knobs.DupSlack; m-- {
-			expr, ok := quorumExpr(terms, m)
-			if !ok {
-				break
-			}
-			wf, err := rankWindow(ctx, db, expr, orEstimate(terms), f)
-			if err != nil {
-				return nil, nil, err
-			}
-			hs, err := ftsChunks(ctx, db, expr, wf, k+knobs.DupSlack-len(out), seen)
-			if err != nil {
-				return nil, nil, err
-			}
-			if hs, err = lv(hs); err != nil {
-				return nil, nil, err
-			}
-			add(hs)
-		}
-		if len(out) < k+knobs.DupSlack && len(terms) > 1 {
-			cur = retrieval.OrLevel
-			wf, err := rankWindow(ctx, db, orExpr(terms), orEstimate(terms), f)
-			if err != nil {
-				return nil, nil, err
-			}
-			hs, err := ftsChunks(ctx, db, orExpr(terms), wf, k+knobs.DupSlack-len(out), seen)
-			if err != nil {
-				return nil, nil, err
-			}
-			add(hs)
-		}
-	}
-	// Fill: the words too common to rank alone still find chunks a plain OR bm25
-	// would return. Words in at most knobs.MaxFillDF chunks are ranked by bm25; commoner
-	// ones (a large store) take their first matches unranked, so no query reads a
-	// whole posting list.
-	cur = retrieval.FillLevel
-	if len(out) < k+knobs.DupSlack && len(all) > len(terms) {
-		var ranked, common []term
-		for _, t := range all {
-			if t.DF <= knobs.MaxFillDF {
-				ranked = append(ranked, t)
-			} else {
-				common = append(common, t)
-			}
-		}
-		if len(ranked) > 0 {
-			wf, err := rankWindow(ctx, db, orExpr(ranked), orEstimate(ranked), f)
-			if err != nil {
-				return nil, nil, err
-			}
-			hs, err := ftsRanked(ctx, db, orExpr(ranked), wf, k+knobs.DupSlack-len(out), seen, append(append([]string{}, snipTerms...), words(orWords(ranked))...))
-			if err != nil {
-				return nil, nil, err
-			}
-			add(hs)
-		}
-		if len(common) > 0 && len(out) < k+knobs.DupSlack {
-			hs, err := ftsFirst(ctx, db, orExpr(common), f, k+knobs.DupSlack-len(out), seen)
-			if err != nil {
-				return nil, nil, err
-			}
-			add(hs)
-		}
-	}
-	out = demoteDuplicates(out)
-	if restricted && len(out) < k && (len(terms) == 0 || len(out) > 0 || len(f.where) > 0) {
-		if len(terms) > 0 && len(out) == 0 {
-			return out, level, nil // the restriction matched none of the words: relax it instead
-		}
-		hs, err := recentChunks(ctx, db, f, k-len(out), seen, snipTerms)
-		if err != nil {
-			return nil, nil, err
-		}
-		cur = retrieval.RecentLevel // the person or date matched: literal evidence too
-		add(hs)
-	}
-	return out, level, nil
 }
 
 // windowSnippet is plainSnippet on the part of text around the first of terms (a
@@ -565,16 +403,6 @@ func windowSnippet(text string, terms []string) string {
 	return out
 }
 
-// orWords joins the words of ts.
-func orWords(ts []term) string {
-	var b strings.Builder
-	for _, t := range ts {
-		b.WriteString(t.Word)
-		b.WriteByte(' ')
-	}
-	return b.String()
-}
-
 // ftsFirst lists the first chunks (by rowid, newest rowids first) matching expr
 // under f, skipping ids in skip, without ranking: FTS5 stops after limit matches.
 func ftsFirst(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool) ([]abi.ChunkHit, error) {
@@ -586,41 +414,4 @@ func ftsFirst(ctx context.Context, db *sql.DB, expr string, f filter, limit int,
 		return nil, fmt.Errorf("full-text query: %w", err)
 	}
 	return firstHits(rows, limit, skip, "full-text query", func(snip string) string { return strings.Join(strings.Fields(snip), " ") })
-}
-
-// dupKey normalises a snippet for near-duplicate detection: the chat "Author (time):"
-// prefix, digits and punctuation are dropped.
-func dupKey(snippet string) string {
-	if i := strings.Index(snippet, "): "); i >= 0 && i < 80 {
-		snippet = snippet[i+3:]
-	}
-	var b strings.Builder
-	for _, w := range words(snippet) {
-		if isDigits(w) {
-			continue
-		}
-		b.WriteString(w)
-		b.WriteByte(' ')
-		if b.Len() > 100 {
-			break
-		}
-	}
-	return b.String()
-}
-
-// demoteDuplicates moves hits whose text repeats an earlier hit's (templated
-// notifications, re-posted messages) after the distinct ones, keeping order otherwise.
-func demoteDuplicates(hs []abi.ChunkHit) []abi.ChunkHit {
-	seen := map[string]bool{}
-	var uniq, dups []abi.ChunkHit
-	for _, h := range hs {
-		key := dupKey(h.Snippet)
-		if key != "" && seen[key] {
-			dups = append(dups, h)
-			continue
-		}
-		seen[key] = true
-		uniq = append(uniq, h)
-	}
-	return append(uniq, dups...)
 }

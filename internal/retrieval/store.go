@@ -1,0 +1,65 @@
+package retrieval
+
+import (
+	"context"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// Store is what the ranking reads from the memory store (internal/memtree
+// implements it, one value per read call, over that call's read connection and
+// store generation). Full-text expressions are FTS5 syntax built by this package
+// (AndExpr, OrExpr, QuorumExpr: every user word quoted); hits carry the chunk's id,
+// source, time and a snippet, and Score is the negated bm25 (higher is better).
+type Store interface {
+	// Match ranks the chunks matching the full-text expression m.Expr under
+	// m.Filter by bm25 (see Match).
+	Match(ctx context.Context, m Match) ([]abi.ChunkHit, error)
+	// FirstMatches lists up to limit chunks matching expr under f, newest rowids
+	// first, without ranking (for words too common to rank), skipping ids in skip.
+	FirstMatches(ctx context.Context, expr string, f Filter, limit int, skip map[string]bool) ([]abi.ChunkHit, error)
+	// Recent lists up to limit chunks under f newest first, skipping ids in skip,
+	// with snippets around snippetTerms.
+	Recent(ctx context.Context, f Filter, limit int, skip map[string]bool, snippetTerms []string) ([]abi.ChunkHit, error)
+}
+
+// Match is one ranked full-text query.
+type Match struct {
+	// Expr is the FTS5 expression.
+	Expr string
+	// Filter restricts the chunks.
+	Filter Filter
+	// Estimate bounds Expr's matches (from document frequencies: AndEstimate,
+	// OrEstimate): an unrestricted query that may match more than
+	// Default.MaxRanked chunks ranks only the MaxRanked newest. 0: rank all.
+	Estimate int
+	// Limit is the most hits returned; ids in Skip are passed over.
+	Limit int
+	Skip  map[string]bool
+	// Plain, when not nil, cuts each snippet from the chunk's text around the
+	// first of these words instead of by the full-text index's snippet (cheaper
+	// for long lists).
+	Plain []string
+}
+
+// Filter restricts candidate chunks. The zero Filter restricts nothing.
+type Filter struct {
+	// People: chunks linked to one of these entity ids or saying one of these
+	// folded names as a phrase.
+	EntityIDs, Names []string
+	// Time: chunks whose time range overlaps [From, To) (epoch ms); To == 0: none.
+	From, To int64
+}
+
+// Restricts reports whether f restricts anything.
+func (f Filter) Restricts() bool {
+	return len(f.EntityIDs) > 0 || len(f.Names) > 0 || f.To != 0
+}
+
+// Term is one query word with its stem and document frequency (chunks saying it).
+type Term struct {
+	Word   string
+	Stem   string
+	DF     int
+	Weight float64
+}
