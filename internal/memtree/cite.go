@@ -35,26 +35,26 @@ func citeHits(ctx context.Context, msgs *messages, hits []abi.ChunkHit, stems, p
 	for _, s := range stems {
 		want[s] = true
 	}
-	chunks, err := msgs.read(ctx, ids)
+	chunks, err := msgs.Read(ctx, ids)
 	if err != nil {
 		return fmt.Errorf("cite messages: %w", err)
 	}
 	for _, id := range ids {
 		c, ok := chunks[id]
 		h := &hits[multi[id]]
-		if !ok || len(c.spans) != len(h.SourceRefs) {
+		if !ok || len(c.Spans) != len(h.SourceRefs) {
 			continue
 		}
-		score := make(map[string]int, len(c.spans))
-		for i := range c.spans {
-			seg, ok := c.message(i)
+		score := make(map[string]int, len(c.Spans))
+		for i := range c.Spans {
+			seg, ok := c.Message(i)
 			if !ok {
 				continue
 			}
 			n := 0
 			seen := map[string]bool{}
 			for _, w := range words(seg) {
-				if s := msgs.stem(w); want[s] && !seen[s] {
+				if s := msgs.Stem(w); want[s] && !seen[s] {
 					seen[s] = true
 					n++
 				}

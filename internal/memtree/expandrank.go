@@ -6,6 +6,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 )
 
 // A termGroup is one query word with its related terms: a chunk gets credit for a
@@ -37,7 +39,8 @@ func dedupeTerms(ts []gterm) []gterm {
 	return out
 }
 
-func idf(n, df int) float64 { return math.Log(1 + float64(n)/float64(df)) }
+// idf is retrieval.IDF.
+func idf(n, df int) float64 { return retrieval.IDF(n, df) }
 
 // newGTerm builds a group term for text (one word or a phrase) when every word is
 // known to the store and not too common; ok is false otherwise.

@@ -3,6 +3,9 @@ package memtree
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
+	"strings"
 
 	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -47,3 +50,39 @@ func (r storeReader) FirstMatches(ctx context.Context, expr string, f retrieval.
 func (r storeReader) Recent(ctx context.Context, f retrieval.Filter, limit int, skip map[string]bool, snippetTerms []string) ([]abi.ChunkHit, error) {
 	return recentChunks(ctx, r.db, sqlFilter(f), limit, skip, snippetTerms)
 }
+
+// ChunkTexts reads chunks' titles, texts and message spans (ref_spans_json).
+func (r storeReader) ChunkTexts(ctx context.Context, ids []string) (map[string]retrieval.ChunkText, error) {
+	args := make([]any, len(ids))
+	for i, id := range ids {
+		args[i] = id
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(args)), ",")
+	rows, err := r.db.QueryContext(ctx, `SELECT id, title, text, ref_spans_json FROM chunks WHERE id IN (`+ph+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("read chunk messages: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]retrieval.ChunkText, len(ids))
+	for rows.Next() {
+		var id, spans string
+		var c retrieval.ChunkText
+		if err := rows.Scan(&id, &c.Title, &c.Text, &spans); err != nil {
+			return nil, fmt.Errorf("read chunk messages: %w", err)
+		}
+		if json.Unmarshal([]byte(spans), &c.Spans) != nil {
+			c.Spans = nil
+		}
+		out[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read chunk messages: %w", err)
+	}
+	return out, nil
+}
+
+// newMessages is the per-query reader of chunk texts the scoring and citation
+// stages share.
+func newMessages(db *sql.DB) *messages { return retrieval.NewMessages(storeReader{db}) }
+
+type messages = retrieval.Messages

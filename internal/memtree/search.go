@@ -304,7 +304,9 @@ func (s *Store) rankCited(ctx context.Context, db *sql.DB, snap *dfCache, msgs, 
 	{
 		var order func([]abi.ChunkHit) ([]abi.ChunkHit, error)
 		if byMsg != nil {
-			order = func(hs []abi.ChunkHit) ([]abi.ChunkHit, error) { return byMessage(ctx, byMsg, snap, hs, terms) }
+			order = func(hs []abi.ChunkHit) ([]abi.ChunkHit, error) {
+				return retrieval.ByMessage(ctx, byMsg, snap.n, hs, terms)
+			}
 		}
 		hits, level, err := retrieval.Candidates(ctx, storeReader{db}, terms, all, f, restricted, k, snipTerms, order)
 		if err != nil {

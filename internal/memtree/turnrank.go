@@ -75,7 +75,7 @@ func nextChunks(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, snipTerms 
 	}
 	// Only a chunk that continues the exchange: one that starts after a pause
 	// (chatGapMS) is another conversation. One query for all hits.
-	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.text, p.id FROM chunks p
+	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.Text, p.id FROM chunks p
 		JOIN chunks c ON c.source_rowid = p.source_rowid AND c.seq = p.seq + 1
 		WHERE p.id IN (SELECT value FROM json_each(?)) AND c.ts_start - p.ts_end <= ?`, string(idsJSON), chatGapMS)
 	if err != nil {
@@ -116,7 +116,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 	for i, h := range hits {
 		ids[i] = h.ID
 	}
-	chunks, err := msgs.read(ctx, ids)
+	chunks, err := msgs.Read(ctx, ids)
 	if err != nil {
 		return nil, nil, fmt.Errorf("score turns: %w", err)
 	}
@@ -133,9 +133,9 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		if !ok {
 			continue
 		}
-		if h.SourceKind == KindChat && len(c.spans) > 0 && len(c.spans) == len(h.SourceRefs) {
-			for m := range c.spans {
-				seg, ok := c.message(m)
+		if h.SourceKind == KindChat && len(c.Spans) > 0 && len(c.Spans) == len(h.SourceRefs) {
+			for m := range c.Spans {
+				seg, ok := c.Message(m)
 				if !ok {
 					continue
 				}
@@ -148,22 +148,22 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 				// Its length is the message as other messages are measured (author,
 				// time and the chunk's title too), so a bare chat line does not
 				// outrank an e-mail or a note only for being short.
-				n := len(words(seg)) + len(words(c.title))
+				n := len(words(seg)) + len(words(c.Title))
 				turns = append(turns, chatTurn{hit: i, msg: m, ref: h.SourceRefs[m], author: a, words: ws, length: n, asks: strings.Contains(text, "?")})
 			}
 			continue
 		}
-		segs := []string{c.text}
-		if len(c.spans) > 0 {
+		segs := []string{c.Text}
+		if len(c.Spans) > 0 {
 			segs = segs[:0]
-			for m := range c.spans {
-				if seg, ok := c.message(m); ok {
+			for m := range c.Spans {
+				if seg, ok := c.Message(m); ok {
 					segs = append(segs, seg)
 				}
 			}
 		}
 		for _, seg := range segs {
-			others = append(others, other{hit: i, words: append(words(c.title), words(seg)...)})
+			others = append(others, other{hit: i, words: append(words(c.Title), words(seg)...)})
 		}
 	}
 	// Query words that name a participant select that participant's turns instead of
@@ -195,19 +195,19 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		count++
 	}
 	avg := max(1, total/float64(max(count, 1)))
-	bm := bm25Scorer(msgs, snap, scoring, avg)
+	bm := retrieval.BM25Scorer(msgs, snap.n, scoring, avg)
 	wantStem := map[string]bool{}
 	for _, t := range scoring {
 		wantStem[t.Stem] = true
 	}
 
-	bmAll := bm25Scorer(msgs, snap, terms, avg) // other messages: a name is a word
+	bmAll := retrieval.BM25Scorer(msgs, snap.n, terms, avg) // other messages: a name is a word
 	for i := range turns {
 		t := &turns[i]
 		t.s = bm(t.words, t.length)
 		seen := map[string]bool{}
 		for _, w := range t.words {
-			if st := msgs.stem(w); wantStem[st] && !seen[st] {
+			if st := msgs.Stem(w); wantStem[st] && !seen[st] {
 				seen[st] = true
 				t.n++
 			}
@@ -375,25 +375,4 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		cited[out[p].ID] = true
 	}
 	return out, cited, nil
-}
-
-// bm25Scorer returns the bm25 of a message's words for terms, lengths normalised
-// against avg.
-func bm25Scorer(msgs *messages, snap *dfCache, terms []term, avg float64) func(ws []string, length int) float64 {
-	want := make(map[string]int, len(terms))
-	idfs := make([]float64, len(terms))
-	for i, t := range terms {
-		want[t.Stem] = i
-		idfs[i] = idf(snap.n, max(t.DF, 1))
-	}
-	tf := make([]int, len(terms))
-	return func(ws []string, length int) float64 {
-		clear(tf)
-		for _, w := range ws {
-			if i, ok := want[msgs.stem(w)]; ok {
-				tf[i]++
-			}
-		}
-		return bm25Sum(idfs, tf, float64(length), avg)
-	}
 }

@@ -21,6 +21,9 @@ type Store interface {
 	// Recent lists up to limit chunks under f newest first, skipping ids in skip,
 	// with snippets around snippetTerms.
 	Recent(ctx context.Context, f Filter, limit int, skip map[string]bool, snippetTerms []string) ([]abi.ChunkHit, error)
+	// ChunkTexts reads the title, text and message spans of the chunks with ids,
+	// in one query; a missing chunk is left out.
+	ChunkTexts(ctx context.Context, ids []string) (map[string]ChunkText, error)
 }
 
 // Match is one ranked full-text query.
