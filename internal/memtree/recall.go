@@ -110,7 +110,7 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 			sub = append(sub, h)
 		}
 	}
-	if err := citeHits(ctx, newMessages(db), sub, stems, nil, 1); err != nil {
+	if err := retrieval.CiteHits(ctx, newMessages(db), sub, stems, nil, 1); err != nil {
 		return nil, fmt.Errorf("recall %q: %w", query, err)
 	}
 	for x, i := range idx {
@@ -292,7 +292,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		}
 	}
 	terms = retrieval.PruneFrequent(terms, snap.n)
-	stems = stemsOf(terms)
+	stems = retrieval.StemsOf(terms)
 	if rho >= 1 {
 		// Full literal evidence: the words are the store's own; expansions were
 		// measured to add little here (keyword 0.862 → 0.859, temporal 0.845 → 0.837)

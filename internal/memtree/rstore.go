@@ -86,3 +86,54 @@ func (r storeReader) ChunkTexts(ctx context.Context, ids []string) (map[string]r
 func newMessages(db *sql.DB) *messages { return retrieval.NewMessages(storeReader{db}) }
 
 type messages = retrieval.Messages
+
+// NextChunks returns the chunk that follows each chat hit in its source without a
+// pause when it is not among the hits already (at most one per hit, in hit order).
+func (r storeReader) NextChunks(ctx context.Context, hits []abi.ChunkHit, snipTerms []string) ([]abi.ChunkHit, error) {
+	have := map[string]bool{}
+	var ids []string
+	for _, h := range hits {
+		have[h.ID] = true
+		if h.SourceKind == KindChat {
+			ids = append(ids, h.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	idsJSON, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("read the next chunks: %w", err)
+	}
+	// Only a chunk that continues the exchange: one that starts after a pause
+	// (chatGapMS) is another conversation. One query for all hits.
+	rows, err := r.db.QueryContext(ctx, `SELECT `+hitColumns+`, c.Text, p.id FROM chunks p
+		JOIN chunks c ON c.source_rowid = p.source_rowid AND c.seq = p.seq + 1
+		WHERE p.id IN (SELECT value FROM json_each(?)) AND c.ts_start - p.ts_end <= ?`, string(idsJSON), chatGapMS)
+	if err != nil {
+		return nil, fmt.Errorf("read the next chunks: %w", err)
+	}
+	defer rows.Close()
+	after := map[string]abi.ChunkHit{} // previous chunk id → next chunk
+	for rows.Next() {
+		var text, prev string
+		n, err := scanHit(rows, &text, &prev)
+		if err != nil {
+			return nil, fmt.Errorf("read the next chunks: %w", err)
+		}
+		n.Snippet = windowSnippet(text, snipTerms)
+		n.Score = 0
+		after[prev] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the next chunks: %w", err)
+	}
+	var out []abi.ChunkHit
+	for _, id := range ids {
+		if n, ok := after[id]; ok && !have[n.ID] {
+			have[n.ID] = true
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}

@@ -325,13 +325,13 @@ func (s *Store) rankCited(ctx context.Context, db *sql.DB, snap *dfCache, msgs, 
 			minCite = knobs.MinCiteWords
 		}
 		cited := map[string]bool{}
-		if hasChat(hits) && len(all) > 0 {
-			// Conversations: rank and cite by turn (turnrank.go).
-			next, err := nextChunks(ctx, db, hits, snipTerms)
+		if retrieval.HasChat(hits) && len(all) > 0 {
+			// Conversations: rank and cite by turn (retrieval/citation.go).
+			next, err := storeReader{db}.NextChunks(ctx, hits, snipTerms)
 			if err != nil {
 				return nil, nil, err
 			}
-			if hits, cited, err = orderByTurns(ctx, msgs, snap, append(hits, next...), level, all, minCite); err != nil {
+			if hits, cited, err = retrieval.OrderByTurns(ctx, msgs, append(hits, next...), level, all, minCite, snap.n); err != nil {
 				return nil, nil, err
 			}
 			hits = retrieval.DemoteDuplicates(hits)
@@ -347,7 +347,7 @@ func (s *Store) rankCited(ctx context.Context, db *sql.DB, snap *dfCache, msgs, 
 				sub = append(sub, h)
 			}
 		}
-		if err := citeHits(ctx, msgs, sub, stemsOf(terms), pq.Names, minCite); err != nil {
+		if err := retrieval.CiteHits(ctx, msgs, sub, retrieval.StemsOf(terms), pq.Names, minCite); err != nil {
 			return nil, nil, err
 		}
 		for x, j := range rest {
@@ -355,18 +355,6 @@ func (s *Store) rankCited(ctx context.Context, db *sql.DB, snap *dfCache, msgs, 
 		}
 		return hits, level, nil
 	}
-}
-
-// hasChat says whether most hits are chat chunks (a conversation's turns, which
-// search ranks by turn; other hits keep their order by message).
-func hasChat(hs []abi.ChunkHit) bool {
-	n := 0
-	for _, h := range hs {
-		if h.SourceKind == KindChat {
-			n++
-		}
-	}
-	return 2*n > len(hs)
 }
 
 // windowSnippet is plainSnippet on the part of text around the first of terms (a

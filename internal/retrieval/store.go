@@ -24,6 +24,10 @@ type Store interface {
 	// ChunkTexts reads the title, text and message spans of the chunks with ids,
 	// in one query; a missing chunk is left out.
 	ChunkTexts(ctx context.Context, ids []string) (map[string]ChunkText, error)
+	// NextChunks returns the chunk that follows each chat hit in its source
+	// without a pause, when it is not among the hits already (at most one per
+	// hit, in hit order), with snippets around snipTerms and no score.
+	NextChunks(ctx context.Context, hits []abi.ChunkHit, snipTerms []string) ([]abi.ChunkHit, error)
 }
 
 // Match is one ranked full-text query.

@@ -1,20 +1,17 @@
-package memtree
+package retrieval
 
 import (
 	"context"
-	"database/sql"
-	"encoding/json"
 	"fmt"
 	"sort"
 	"strings"
 
-	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// Conversation-aware ranking and citation (issue 16, item 2).
+// Conversation-aware citation stage (issue 16, item 2).
 //
-// A chat chunk packs up to chatMaxMessages consecutive turns. What a person asks
+// A chat chunk packs up to a few dozen consecutive turns (the store's chunking). What a person asks
 // about is usually said in one turn, and the answer is often in the turn after it,
 // by the other speaker ("How long have you been married?" — "5 years already!"),
 // which shares no word with the question. So search scores chat turns, not chunks:
@@ -24,9 +21,13 @@ import (
 // that participant's turns. The chunk following a candidate in the same source is
 // read too, so a chunk boundary between a question and its answer cannot hide the
 // answer. A chunk ranks by its best turn, and a
-// chat hit cites its turns best first, those scoring at least knobs.CiteShare of the next
+// chat hit cites its turns best first, those scoring at least Default.CiteShare of the next
 // hit's best turn (at least its best one), so the refs a client walks in rank order
 // come close to a ranking of the turns themselves.
+
+// KindChat is the source kind of chat chunks (memtree.KindChat), whose messages
+// are turns.
+const KindChat = "chat"
 
 // chatTurn is one message of a candidate chat chunk.
 type chatTurn struct {
@@ -41,9 +42,9 @@ type chatTurn struct {
 	n      int     // distinct query words it says
 }
 
-// chatAuthor splits a rendered chat message "Author (YYYY-MM-DD HH:MM): text" into
+// ChatAuthor splits a rendered chat message "Author (YYYY-MM-DD HH:MM): text" into
 // the author and the text.
-func chatAuthor(msg string) (author, text string) {
+func ChatAuthor(msg string) (author, text string) {
 	i := strings.Index(msg, "): ")
 	if i < 0 || i > 200 {
 		return "", msg
@@ -55,63 +56,12 @@ func chatAuthor(msg string) (author, text string) {
 	return msg[:j], msg[i+3:]
 }
 
-// nextChunks returns the chunk that follows each chat hit in its source without a
-// pause when it is not among the hits already (at most one per hit, in hit order).
-func nextChunks(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, snipTerms []string) ([]abi.ChunkHit, error) {
-	have := map[string]bool{}
-	var ids []string
-	for _, h := range hits {
-		have[h.ID] = true
-		if h.SourceKind == KindChat {
-			ids = append(ids, h.ID)
-		}
-	}
-	if len(ids) == 0 {
-		return nil, nil
-	}
-	idsJSON, err := json.Marshal(ids)
-	if err != nil {
-		return nil, fmt.Errorf("read the next chunks: %w", err)
-	}
-	// Only a chunk that continues the exchange: one that starts after a pause
-	// (chatGapMS) is another conversation. One query for all hits.
-	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.Text, p.id FROM chunks p
-		JOIN chunks c ON c.source_rowid = p.source_rowid AND c.seq = p.seq + 1
-		WHERE p.id IN (SELECT value FROM json_each(?)) AND c.ts_start - p.ts_end <= ?`, string(idsJSON), chatGapMS)
-	if err != nil {
-		return nil, fmt.Errorf("read the next chunks: %w", err)
-	}
-	defer rows.Close()
-	after := map[string]abi.ChunkHit{} // previous chunk id → next chunk
-	for rows.Next() {
-		var text, prev string
-		n, err := scanHit(rows, &text, &prev)
-		if err != nil {
-			return nil, fmt.Errorf("read the next chunks: %w", err)
-		}
-		n.Snippet = windowSnippet(text, snipTerms)
-		n.Score = 0
-		after[prev] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the next chunks: %w", err)
-	}
-	var out []abi.ChunkHit
-	for _, id := range ids {
-		if n, ok := after[id]; ok && !have[n.ID] {
-			have[n.ID] = true
-			out = append(out, n)
-		}
-	}
-	return out, nil
-}
-
-// orderByTurns ranks hits (some of them chat chunks) by their best message as
+// OrderByTurns ranks hits (some of them chat chunks) by their best message as
 // described above, keeping level order when keepLevels (level of a hit not in
 // level: after all), and sets each chat hit's citations. terms are the query's
 // content words (common ones included: bm25's idf weighs them). It returns the hits
-// reordered and the ids of the hits it cited.
-func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi.ChunkHit, level map[string]int, terms []term, minCite int) ([]abi.ChunkHit, map[string]bool, error) {
+// reordered and the ids of the hits it cited. nChunks is the store's chunk count (idf).
+func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, level map[string]int, terms []Term, minCite int, nChunks int) ([]abi.ChunkHit, map[string]bool, error) {
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
@@ -139,16 +89,16 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 				if !ok {
 					continue
 				}
-				a, text := chatAuthor(seg)
-				a = strings.Join(words(a), " ")
+				a, text := ChatAuthor(seg)
+				a = strings.Join(Words(a), " ")
 				if a != "" {
 					authors[a] = true
 				}
-				ws := words(text)
+				ws := Words(text)
 				// Its length is the message as other messages are measured (author,
 				// time and the chunk's title too), so a bare chat line does not
 				// outrank an e-mail or a note only for being short.
-				n := len(words(seg)) + len(words(c.Title))
+				n := len(Words(seg)) + len(Words(c.Title))
 				turns = append(turns, chatTurn{hit: i, msg: m, ref: h.SourceRefs[m], author: a, words: ws, length: n, asks: strings.Contains(text, "?")})
 			}
 			continue
@@ -163,7 +113,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 			}
 		}
 		for _, seg := range segs {
-			others = append(others, other{hit: i, words: append(words(c.Title), words(seg)...)})
+			others = append(others, other{hit: i, words: append(Words(c.Title), Words(seg)...)})
 		}
 	}
 	// Query words that name a participant select that participant's turns instead of
@@ -175,7 +125,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		}
 	}
 	named := map[string]bool{}
-	var scoring []term
+	var scoring []Term
 	for _, t := range terms {
 		if as, ok := nameOf[t.Word]; ok && len(as) < len(authors) {
 			for _, a := range as {
@@ -195,13 +145,13 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		count++
 	}
 	avg := max(1, total/float64(max(count, 1)))
-	bm := retrieval.BM25Scorer(msgs, snap.n, scoring, avg)
+	bm := BM25Scorer(msgs, nChunks, scoring, avg)
 	wantStem := map[string]bool{}
 	for _, t := range scoring {
 		wantStem[t.Stem] = true
 	}
 
-	bmAll := retrieval.BM25Scorer(msgs, snap.n, terms, avg) // other messages: a name is a word
+	bmAll := BM25Scorer(msgs, nChunks, terms, avg) // other messages: a name is a word
 	for i := range turns {
 		t := &turns[i]
 		t.s = bm(t.words, t.length)
@@ -213,7 +163,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 			}
 		}
 		if named[t.author] {
-			t.s *= 1 + knobs.SpeakerBoost
+			t.s *= 1 + Default.SpeakerBoost
 		}
 		t.f = t.s
 	}
@@ -252,13 +202,13 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		if prev.hit != t.hit && (ph.SourceID != th.SourceID || th.Seq != ph.Seq+1) {
 			continue
 		}
-		if prev.hit != t.hit && prev.asks && prev.n > 0 && prev.author != t.author && lev(prev.hit) < retrieval.FillLevel && lev(t.hit) >= retrieval.FillLevel {
+		if prev.hit != t.hit && prev.asks && prev.n > 0 && prev.author != t.author && lev(prev.hit) < FillLevel && lev(t.hit) >= FillLevel {
 			if l, ok := answers[t.hit]; !ok || lev(prev.hit) < l {
 				answers[t.hit] = lev(prev.hit)
 			}
 		}
 		if prev.author != t.author {
-			t.f += knobs.ReplyShare * prev.s
+			t.f += Default.ReplyShare * prev.s
 		}
 	}
 	best := make([]float64, len(hits))
@@ -309,7 +259,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		out[p].Score = score[hits[i].ID]
 		pos[i] = p
 	}
-	// Citations: each chat hit's turns best first, down to knobs.CiteShare of the next
+	// Citations: each chat hit's turns best first, down to Default.CiteShare of the next
 	// hit's best turn.
 	byHit := map[int][]chatTurn{}
 	for _, t := range turns {
@@ -356,7 +306,7 @@ func orderByTurns(ctx context.Context, msgs *messages, snap *dfCache, hits []abi
 		var refs, replies []string
 		done := map[int]bool{}
 		for j, t := range ts {
-			if done[t.msg] || !(j == 0 || t.n >= minWords || (t.f > 0 && t.f >= knobs.CiteShare*next)) {
+			if done[t.msg] || !(j == 0 || t.n >= minWords || (t.f > 0 && t.f >= Default.CiteShare*next)) {
 				continue
 			}
 			done[t.msg] = true
