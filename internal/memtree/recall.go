@@ -178,14 +178,14 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 			evidence++
 		}
 	}
-	pq := parseQuery(query, snap)
+	pq := retrieval.ParseQuery(query, s.reader(db, snap))
 	// Literal evidence: a query whose words the store lacks or says in few chunks is
 	// worded unlike the store's text; then recall leans on expansions and associations.
 	litRef := min(knobs.LitRef, max(1, knobs.LitShare*float64(snap.n)))
 	if evidence >= k && float64(evidence) < litRef {
 		// A short list (small k) shows fewer chunks than the evidence measure
 		// needs: count the chunks saying one of the rarer query words.
-		all, err := s.queryTerms(ctx, db, pq.Text)
+		all, err := retrieval.QueryTerms(ctx, s.reader(db, snap), pq.Text)
 		if err != nil {
 			return nil, nil, nil, nil, 0, err
 		}
@@ -275,7 +275,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		lists = append(lists, retrieval.List{Name: "chunks", Weight: knobs.Chunks * (knobs.LitFloor + (1-knobs.LitFloor)*rho), Hits: strong})
 	}
 
-	terms, err := s.queryTerms(ctx, db, pq.Text)
+	terms, err := retrieval.QueryTerms(ctx, s.reader(db, snap), pq.Text)
 	if err != nil {
 		return nil, nil, nil, nil, 0, err
 	}
@@ -283,7 +283,7 @@ func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, que
 		// Chunks that say every query word keep a place however little literal
 		// evidence the query has overall (a rare phrase such as "rotation handover"
 		// otherwise drowned in expansions and associations).
-		exact, err := storeReader{db}.Match(ctx, retrieval.Match{Expr: retrieval.AndExpr(terms), Estimate: retrieval.AndEstimate(terms), Limit: knobs.ExactN})
+		exact, err := s.reader(db, snap).Match(ctx, retrieval.Match{Expr: retrieval.AndExpr(terms), Estimate: retrieval.AndEstimate(terms), Limit: knobs.ExactN})
 		if err != nil {
 			return nil, nil, nil, nil, 0, err
 		}

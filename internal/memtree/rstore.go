@@ -14,7 +14,31 @@ import (
 // storeReader is the store as the ranking reads it (retrieval.Store), over one
 // read call's connection.
 type storeReader struct {
-	db *sql.DB
+	s    *Store
+	db   *sql.DB
+	snap *dfCache // the generation's counts and people (nil: not needed)
+}
+
+// reader is the store as the ranking reads it over db, at generation snap.
+func (s *Store) reader(db *sql.DB, snap *dfCache) storeReader {
+	return storeReader{s: s, db: db, snap: snap}
+}
+
+// Chunks is the generation's chunk count.
+func (r storeReader) Chunks() int { return r.snap.n }
+
+// Latest is the generation's newest chunk time.
+func (r storeReader) Latest() int64 { return r.snap.maxTS }
+
+// People returns the person ids with folded name.
+func (r storeReader) People(name string) ([]string, bool) {
+	ids, ok := r.snap.people[name]
+	return ids, ok
+}
+
+// DocFreq is the per-generation cached document frequency (docFreq).
+func (r storeReader) DocFreq(ctx context.Context, t string) (int, error) {
+	return r.s.docFreq(ctx, r.db, t)
 }
 
 var _ retrieval.Store = storeReader{}
@@ -83,7 +107,7 @@ func (r storeReader) ChunkTexts(ctx context.Context, ids []string) (map[string]r
 
 // newMessages is the per-query reader of chunk texts the scoring and citation
 // stages share.
-func newMessages(db *sql.DB) *messages { return retrieval.NewMessages(storeReader{db}) }
+func newMessages(db *sql.DB) *messages { return retrieval.NewMessages(storeReader{db: db}) }
 
 type messages = retrieval.Messages
 
@@ -134,6 +158,23 @@ func (r storeReader) NextChunks(ctx context.Context, hits []abi.ChunkHit, snipTe
 			have[n.ID] = true
 			out = append(out, n)
 		}
+	}
+	return out, nil
+}
+
+// KnownEntities keeps the ids that exist in the store.
+func (r storeReader) KnownEntities(ctx context.Context, ids []string) ([]string, error) {
+	var out []string
+	for _, id := range ids {
+		var one int
+		err := r.db.QueryRowContext(ctx, `SELECT 1 FROM entities WHERE id=?`, id).Scan(&one)
+		if err == sql.ErrNoRows {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("look up entity %s: %w", id, err)
+		}
+		out = append(out, id)
 	}
 	return out, nil
 }

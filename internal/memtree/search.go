@@ -150,23 +150,6 @@ func firstHits(rows *sql.Rows, limit int, skip map[string]bool, op string, snipp
 	return out, nil
 }
 
-// knownEntities keeps the ids that exist in the store.
-func knownEntities(ctx context.Context, db *sql.DB, ids []string) ([]string, error) {
-	var out []string
-	for _, id := range ids {
-		var one int
-		err := db.QueryRowContext(ctx, `SELECT 1 FROM entities WHERE id=?`, id).Scan(&one)
-		if err == sql.ErrNoRows {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("look up entity %s: %w", id, err)
-		}
-		out = append(out, id)
-	}
-	return out, nil
-}
-
 // Search finds chunks by keywords with FTS5 bm25 over the full text. User words are
 // quoted (never FTS syntax); stopwords and terms in more than 20 % of chunks are
 // dropped from the ranked levels unless nothing would be left; all words must match
@@ -175,7 +158,7 @@ func knownEntities(ctx context.Context, db *sql.DB, ids []string) ([]string, err
 // person or address the store knows restricts the search to chunks linked to them; a
 // date or month phrase restricts it to chunks whose time range overlaps that window
 // (relaxed, after the restricted hits, when they are fewer than k). Chat chunks are ranked and cited by turn,
-// with the turns that answer a matching turn (turnrank.go).
+// with the turns that answer a matching turn (retrieval/citation.go).
 func (s *Store) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchResult, error) {
 	if err := checkK("search", req.K); err != nil {
 		return nil, err
@@ -209,152 +192,10 @@ func (s *Store) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchR
 	return s.finishSearch(ctx, db, res)
 }
 
-// search ranks chunks for query (see Search) and gives the rank level each hit came
-// from (see rank: below retrieval.OrLevel a hit says at least two of the query's rarer words,
-// or its only one; below retrieval.FillLevel at least one; a hit without a level is a chunk
-// that follows a hit in its conversation).
+// search ranks chunks for query (retrieval.Search) and gives the evidence level
+// each hit came from.
 func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query string, k int) (hits []abi.ChunkHit, level map[string]int, err error) {
-	pq := parseQuery(query, snap)
-	ents, err := knownEntities(ctx, db, pq.Entities)
-	if err != nil {
-		return nil, nil, err
-	}
-	all, err := s.queryTerms(ctx, db, pq.Text)
-	if err != nil {
-		return nil, nil, err
-	}
-	terms := retrieval.PruneFrequent(all, snap.n)
-	var snipTerms []string
-	for _, t := range terms {
-		snipTerms = append(snipTerms, t.Word)
-	}
-	snipTerms = append(snipTerms, pq.Names...)
-	snipTerms = append(snipTerms, pq.Emails...)
-
-	hasTime := pq.To != 0
-	hasEnt := len(ents) > 0 || len(pq.Names) > 0
-	var timeF, entF retrieval.Filter
-	if hasTime {
-		timeF = retrieval.Filter{From: pq.From, To: pq.To}
-	}
-	if hasEnt {
-		entF = retrieval.Filter{EntityIDs: ents, Names: pq.Names}
-	}
-	// Try the most specific combination first and relax until something matches.
-	var tries []retrieval.Filter
-	switch {
-	case hasEnt && hasTime:
-		tries = []retrieval.Filter{{EntityIDs: ents, Names: pq.Names, From: pq.From, To: pq.To}, entF, timeF, {}}
-	case hasEnt:
-		tries = []retrieval.Filter{entF, {}}
-	case hasTime:
-		tries = []retrieval.Filter{timeF, {}}
-	default:
-		tries = []retrieval.Filter{{}}
-	}
-	msgs := newMessages(db)
-	var byMsg *messages // a plain keyword query (no person, no date) ranks by message
-	if !hasTime && !hasEnt {
-		byMsg = msgs
-	}
-	// The first combination that matches leads; when it holds fewer than k hits,
-	// the next (less restricted) ones fill the remaining places, each ranked after
-	// the previous (a person or date matched in two chunks must not leave search
-	// with two hits when the store says the query's words elsewhere).
-	var out []abi.ChunkHit
-	outLevel := map[string]int{}
-	for i, f := range tries {
-		restricted := i < len(tries)-1
-		hits, level, err := s.rankCited(ctx, db, snap, msgs, byMsg, pq, terms, all, f, restricted, hasTime, hasEnt, k, snipTerms)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, h := range hits {
-			if len(out) == k {
-				break
-			}
-			if _, dup := outLevel[h.ID]; dup {
-				continue
-			}
-			l, ok := level[h.ID]
-			if !ok {
-				l = retrieval.FillLevel + 1 // a chunk following a hit: after the literal evidence
-			}
-			outLevel[h.ID] = l
-			out = append(out, h)
-		}
-		if len(out) >= k {
-			break
-		}
-	}
-	if out == nil {
-		out = []abi.ChunkHit{}
-	}
-	for id, l := range outLevel {
-		if l == retrieval.FillLevel+1 {
-			delete(outLevel, id)
-		}
-	}
-	return out, outLevel, nil
-}
-
-// rankCited is the candidates stage (retrieval.Candidates) under one filter f, then the conversation-aware ordering and
-// citations (see search).
-func (s *Store) rankCited(ctx context.Context, db *sql.DB, snap *dfCache, msgs, byMsg *messages, pq parsedQuery, terms, all []term, f retrieval.Filter, restricted, hasTime, hasEnt bool, k int, snipTerms []string) ([]abi.ChunkHit, map[string]int, error) {
-	{
-		var order func([]abi.ChunkHit) ([]abi.ChunkHit, error)
-		if byMsg != nil {
-			order = func(hs []abi.ChunkHit) ([]abi.ChunkHit, error) {
-				return retrieval.ByMessage(ctx, byMsg, snap.n, hs, terms)
-			}
-		}
-		hits, level, err := retrieval.Candidates(ctx, storeReader{db}, terms, all, f, restricted, k, snipTerms, order)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(hits) == 0 {
-			return nil, level, nil
-		}
-		// A plain keyword query (no person, no date) cites the messages that say
-		// at least two of its words when any does: a message matching one word
-		// (often only its subject or an address) is rarely what was asked for.
-		// Search recall@10 on keyword queries, corpus seeds 1/2/3: 0.887/0.949/0.893
-		// → 0.896/0.958/0.904; entity and temporal queries are not affected.
-		minCite := 1
-		if !hasTime && !hasEnt && len(terms) >= 2 {
-			minCite = knobs.MinCiteWords
-		}
-		cited := map[string]bool{}
-		if retrieval.HasChat(hits) && len(all) > 0 {
-			// Conversations: rank and cite by turn (retrieval/citation.go).
-			next, err := storeReader{db}.NextChunks(ctx, hits, snipTerms)
-			if err != nil {
-				return nil, nil, err
-			}
-			if hits, cited, err = retrieval.OrderByTurns(ctx, msgs, append(hits, next...), level, all, minCite, snap.n); err != nil {
-				return nil, nil, err
-			}
-			hits = retrieval.DemoteDuplicates(hits)
-		}
-		if len(hits) > k {
-			hits = hits[:k]
-		}
-		var rest []int
-		var sub []abi.ChunkHit
-		for j, h := range hits {
-			if !cited[h.ID] {
-				rest = append(rest, j)
-				sub = append(sub, h)
-			}
-		}
-		if err := retrieval.CiteHits(ctx, msgs, sub, retrieval.StemsOf(terms), pq.Names, minCite); err != nil {
-			return nil, nil, err
-		}
-		for x, j := range rest {
-			hits[j] = sub[x]
-		}
-		return hits, level, nil
-	}
+	return retrieval.Search(ctx, s.reader(db, snap), query, k)
 }
 
 // windowSnippet is plainSnippet on the part of text around the first of terms (a

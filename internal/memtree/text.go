@@ -20,3 +20,10 @@ func appendDistinctTerms(dst []string, s string) []string {
 func stem(w string) string { return retrieval.Stem(w) }
 
 var stopwords = retrieval.Stopwords
+
+func isDigits(s string) bool { return retrieval.IsDigits(s) }
+
+func quoteFTS(s string) string { return retrieval.QuoteFTS(s) }
+
+// term is one query word with its stem and document frequency.
+type term = retrieval.Term

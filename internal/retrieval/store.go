@@ -12,6 +12,21 @@ import (
 // (AndExpr, OrExpr, QuorumExpr: every user word quoted); hits carry the chunk's id,
 // source, time and a snippet, and Score is the negated bm25 (higher is better).
 type Store interface {
+	// Term statistics and what the query may name (cached per store generation).
+
+	// Chunks is the number of chunks in the store.
+	Chunks() int
+	// Latest is the newest chunk time (epoch ms; 0 for none).
+	Latest() int64
+	// People returns the person entity ids whose folded name is name.
+	People(name string) ([]string, bool)
+	// DocFreq returns the number of chunks saying stemmed term t.
+	DocFreq(ctx context.Context, t string) (int, error)
+	// KnownEntities keeps the entity ids the store holds, in order.
+	KnownEntities(ctx context.Context, ids []string) ([]string, error)
+
+	// Full-text queries and chunks by id.
+
 	// Match ranks the chunks matching the full-text expression m.Expr under
 	// m.Filter by bm25 (see Match).
 	Match(ctx context.Context, m Match) ([]abi.ChunkHit, error)
