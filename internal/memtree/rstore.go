@@ -178,3 +178,137 @@ func (r storeReader) KnownEntities(ctx context.Context, ids []string) ([]string,
 	}
 	return out, nil
 }
+
+// HitsByRowid reads the hits for rowids with a plain snippet.
+func (r storeReader) HitsByRowid(ctx context.Context, rowids []int64) (map[int64]abi.ChunkHit, error) {
+	if len(rowids) == 0 {
+		return nil, nil
+	}
+	ids := make([]any, len(rowids))
+	for i, id := range rowids {
+		ids[i] = id
+	}
+	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+	rows, err := r.db.QueryContext(ctx, `SELECT `+hitColumns+`, c.rowid, substr(c.text, 1, 400) FROM chunks c WHERE c.rowid IN (`+ph+`)`, ids...)
+	if err != nil {
+		return nil, fmt.Errorf("read ranked chunks: %w", err)
+	}
+	defer rows.Close()
+	byID := map[int64]abi.ChunkHit{}
+	for rows.Next() {
+		var rid int64
+		var text string
+		h, err := scanHit(rows, &rid, &text)
+		if err != nil {
+			return nil, fmt.Errorf("read ranked chunks: %w", err)
+		}
+		h.Snippet = plainSnippet(text, nil)
+		byID[rid] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read ranked chunks: %w", err)
+	}
+	return byID, nil
+}
+
+// Generation is the store and its generation at this call.
+func (r storeReader) Generation() retrieval.Generation {
+	return retrieval.Generation{Store: r.s, ID: r.snap.gen}
+}
+
+// Vocabulary is storeVocab (cached per generation); upTo is knobs.EverydayWords.
+func (r storeReader) Vocabulary(ctx context.Context, upTo int) (int, error) {
+	return r.s.storeVocab(ctx, r.db, r.snap.gen)
+}
+
+// MatchRowids returns the rowids of up to limit chunks matching FTS expression expr.
+func (r storeReader) MatchRowids(ctx context.Context, expr string, limit int) ([]int64, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?`, expr, limit)
+	if err != nil {
+		return nil, fmt.Errorf("full-text match %s: %w", expr, err)
+	}
+	defer rows.Close()
+	var out []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("full-text match %s: %w", expr, err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// TermRowids reads every expression's rowids in one statement: expression i's
+// rows come tagged i.
+func (r storeReader) TermRowids(ctx context.Context, exprs []string, perTerm int) ([]retrieval.TermRow, error) {
+	parts := make([]string, len(exprs))
+	args := make([]any, len(exprs))
+	for i, e := range exprs {
+		parts[i] = fmt.Sprintf(`SELECT %d, rowid FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT %d)`, i, perTerm)
+		args[i] = e
+	}
+	rows, err := r.db.QueryContext(ctx, strings.Join(parts, " UNION ALL "), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []retrieval.TermRow
+	for rows.Next() {
+		var h retrieval.TermRow
+		if err := rows.Scan(&h.Term, &h.ID); err != nil {
+			return nil, err
+		}
+		out = append(out, h)
+	}
+	return out, rows.Err()
+}
+
+// Sample returns the texts of the n chunks matching expr best by bm25.
+func (r storeReader) Sample(ctx context.Context, expr string, n int) ([]string, error) {
+	rows, err := r.db.QueryContext(ctx, `SELECT c.text FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
+		WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?`, expr, n)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var text string
+		if err := rows.Scan(&text); err != nil {
+			return nil, err
+		}
+		out = append(out, text)
+	}
+	return out, rows.Err()
+}
+
+// Expands reports whether the store has an expander.
+func (r storeReader) Expands() bool { return r.s.currentExpander() != nil }
+
+// Expand is the expander's terms and the stored paraphrases (expand).
+func (r storeReader) Expand(ctx context.Context, word string) ([]retrieval.Related, error) {
+	exp := r.s.currentExpander()
+	if exp == nil {
+		return nil, nil
+	}
+	return r.s.expand(ctx, r.db, exp, word)
+}
+
+// VectorModel names the store's embedder.
+func (r storeReader) VectorModel() (string, bool) {
+	emb := r.s.currentEmbedder()
+	if emb == nil {
+		return "", false
+	}
+	return emb.Model(), true
+}
+
+// VectorList is vectorList with the store's embedder.
+func (r storeReader) VectorList(ctx context.Context, query string) (retrieval.List, error) {
+	emb := r.s.currentEmbedder()
+	if emb == nil {
+		return retrieval.List{}, nil
+	}
+	return r.s.vectorList(ctx, r.db, emb, query)
+}

@@ -24,6 +24,11 @@ type Store interface {
 	DocFreq(ctx context.Context, t string) (int, error)
 	// KnownEntities keeps the entity ids the store holds, in order.
 	KnownEntities(ctx context.Context, ids []string) ([]string, error)
+	// Generation identifies the store and its write generation (caches of what
+	// is derived from the whole store are kept per generation).
+	Generation() Generation
+	// Vocabulary counts the distinct word stems the store says, up to upTo.
+	Vocabulary(ctx context.Context, upTo int) (int, error)
 
 	// Full-text queries and chunks by id.
 
@@ -43,6 +48,52 @@ type Store interface {
 	// without a pause, when it is not among the hits already (at most one per
 	// hit, in hit order), with snippets around snipTerms and no score.
 	NextChunks(ctx context.Context, hits []abi.ChunkHit, snipTerms []string) ([]abi.ChunkHit, error)
+
+	// Postings, for recall's set ranking and associations.
+
+	// MatchRowids returns the rowids of up to limit chunks matching expr.
+	MatchRowids(ctx context.Context, expr string, limit int) ([]int64, error)
+	// TermRowids reads, in one query, up to perTerm rowids of the chunks matching
+	// each expression, tagged with the expression's index.
+	TermRowids(ctx context.Context, exprs []string, perTerm int) ([]TermRow, error)
+	// HitsByRowid reads the hits of rowids with a plain snippet (a missing chunk
+	// is left out).
+	HitsByRowid(ctx context.Context, rowids []int64) (map[int64]abi.ChunkHit, error)
+	// Sample returns the texts of the n chunks matching expr best (bm25).
+	Sample(ctx context.Context, expr string, n int) ([]string, error)
+
+	// Meaning: expansions and vectors, when the store has them configured.
+
+	// Expands reports whether an expander is configured.
+	Expands() bool
+	// Expand returns the expander's terms related to word, then the word's
+	// stored paraphrases the expander did not give.
+	Expand(ctx context.Context, word string) ([]Related, error)
+	// VectorModel names the embedder, ok false when none is configured.
+	VectorModel() (model string, ok bool)
+	// VectorList embeds query and ranks chunks by cosine similarity (Hits nil:
+	// no vectors stored for the model yet).
+	VectorList(ctx context.Context, query string) (List, error)
+}
+
+// Generation identifies one store (Store: any comparable value the store picks)
+// at one write generation.
+type Generation struct {
+	Store any
+	ID    string
+}
+
+// TermRow is one match of TermRowids: the expression's index and the chunk's rowid.
+type TermRow struct {
+	Term int
+	ID   int64
+}
+
+// Related is a term related to a query word, with a weight in (0, 1]: synonyms
+// about 1, near hypernyms lower.
+type Related struct {
+	Term   string
+	Weight float32
 }
 
 // Match is one ranked full-text query.
