@@ -216,9 +216,9 @@ func (r storeReader) Generation() retrieval.Generation {
 	return retrieval.Generation{Store: r.s, ID: r.snap.gen}
 }
 
-// Vocabulary is storeVocab (cached per generation); upTo is knobs.EverydayWords.
+// Vocabulary is storeVocab (cached per generation).
 func (r storeReader) Vocabulary(ctx context.Context, upTo int) (int, error) {
-	return r.s.storeVocab(ctx, r.db, r.snap.gen)
+	return r.s.storeVocab(ctx, r.db, r.snap.gen, upTo)
 }
 
 // MatchRowids returns the rowids of up to limit chunks matching FTS expression expr.

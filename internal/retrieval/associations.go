@@ -321,9 +321,9 @@ func associationGroups(ctx context.Context, st Store, groups []termGroup, skip m
 }
 
 // rowidSet returns the rowids of the chunks matching FTS expression expr (at most
-// 4000: past that the set only narrows a list a little).
+// MaxSkipRows).
 func rowidSet(ctx context.Context, st Store, expr string) (map[int64]bool, error) {
-	ids, err := st.MatchRowids(ctx, expr, 4000)
+	ids, err := st.MatchRowids(ctx, expr, Default.MaxSkipRows)
 	if err != nil {
 		return nil, err
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // CiteHits makes each hit cite the messages of its chunk that carry the match: a
-// message scores one point per query stem it contains and two per phrase (a person's
-// name); messages scoring at least minScore are kept (at least 1 when no message
+// message scores one point per query stem it contains and PhraseCite per phrase (a
+// person's name); messages scoring at least minScore are kept (at least 1 when no message
 // reaches minScore), best first (SourceRef is the best; ties keep message order).
 // When no message matches, every ref stays. Measured on the corpus, keeping only
 // messages scoring at least half the best lost more (temporal 0.82 → 0.78) than it
@@ -63,7 +63,7 @@ func CiteHits(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, stems, p
 				f := strings.Join(Words(seg), " ")
 				for _, p := range phrases {
 					if strings.Contains(f, p) {
-						n += 2
+						n += Default.PhraseCite
 					}
 				}
 			}

@@ -65,7 +65,7 @@ func newGTerm(ctx context.Context, st Store, text string, w float64, maxShare fl
 	}
 	if len(ws) > 1 {
 		// A phrase is rarer than its rarest word; count it a little above that.
-		minIDF *= 1.2
+		minIDF *= Default.PhraseIDF
 		if allStop(ws) {
 			return g, false, nil
 		}
