@@ -62,6 +62,3 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, query string, k int) (lead, tail []abi.ChunkHit, lists []retrieval.List, stems []string, rho float64, err error) {
 	return retrieval.LexicalLists(ctx, s.reader(db, snap), query, k)
 }
-
-// namedWords is retrieval.NamedWords.
-func namedWords(query string) map[string]bool { return retrieval.NamedWords(query) }
