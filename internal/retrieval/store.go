@@ -136,3 +136,19 @@ type Term struct {
 	DF     int
 	Weight float64
 }
+
+// ChunkText is a chunk's title and text with the byte spans of its messages, one
+// per source ref (nil when the chunk has none or they are damaged).
+type ChunkText struct {
+	Title, Text string
+	Spans       [][2]int
+}
+
+// Message returns the text of message i, false when its span is out of range.
+func (c ChunkText) Message(i int) (string, bool) {
+	sp := c.Spans[i]
+	if sp[0] < 0 || sp[1] > len(c.Text) || sp[0] > sp[1] {
+		return "", false
+	}
+	return c.Text[sp[0]:sp[1]], true
+}
