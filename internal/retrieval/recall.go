@@ -21,7 +21,11 @@ import (
 // the vectors could not be used.
 func Recall(ctx context.Context, st Store, query string, k int) (hits []abi.ChunkHit, mode, note string, err error) {
 	mode = abi.ModeLexical
-	lead, tail, lists, stems, rho, err := LexicalLists(ctx, st, query, k)
+	c, err := NewCall(ctx, st, query, k)
+	if err != nil {
+		return nil, "", "", err
+	}
+	lead, tail, lists, stems, rho, err := c.LexicalLists(ctx)
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -72,7 +76,7 @@ func Recall(ctx context.Context, st Store, query string, k int) (hits []abi.Chun
 			sub = append(sub, h)
 		}
 	}
-	if err := CiteHits(ctx, NewMessages(st), sub, stems, nil, 1); err != nil {
+	if err := CiteHits(ctx, c.Msgs, sub, stems, nil, 1); err != nil {
 		return nil, "", "", err
 	}
 	for x, i := range idx {
@@ -120,102 +124,36 @@ var questionWords = func() map[string]bool {
 	return m
 }()
 
-// LexicalLists builds the offline rankings: chunk bm25 (with search's people/date
-// understanding), weighted coordination over the
-// query words and their lexical expansions, and weighted coordination over the
-// words the store associates with the query words (recall_assoc.go), which leaves
-// out the chunks that say a query word themselves. rho is the query's literal
-// evidence in [0, 1].
+// LexicalLists builds the offline rankings for query (see Call.LexicalLists).
 func LexicalLists(ctx context.Context, st Store, query string, k int) (lead, tail []abi.ChunkHit, lists []List, stems []string, rho float64, err error) {
+	c, err := NewCall(ctx, st, query, k)
+	if err != nil {
+		return nil, nil, nil, nil, 0, err
+	}
+	return c.LexicalLists(ctx)
+}
+
+// LexicalLists builds the offline rankings: chunk bm25 (search's list, with its
+// people/date understanding), the chunks saying every query word, weighted
+// coordination over the query words and their lexical expansions, and weighted
+// coordination over the words the store associates with the query words
+// (associations.go), which leaves out the chunks that say a query word
+// themselves. lead is the part of search's list that leads recall as it is, tail
+// what follows the fusion; stems are what recall's own hits cite; rho is the
+// query's literal evidence in [0, 1].
+func (c *Call) LexicalLists(ctx context.Context) (lead, tail []abi.ChunkHit, lists []List, stems []string, rho float64, err error) {
 	// Search's own list for the same k: the same hits, citations and order that
 	// memory.search returns for this query.
-	hits, level, err := Search(ctx, st, query, k)
+	hits, level, err := c.Search(ctx)
 	if err != nil {
 		return nil, nil, nil, nil, 0, err
 	}
 	lead, tail = LiteralLead(hits, level)
-	evidence := 0
-	for _, h := range lead {
-		if l, ok := level[h.ID]; ok && l < FillLevel {
-			evidence++
-		}
-	}
-	pq := ParseQuery(query, st)
-	// Literal evidence: a query whose words the store lacks or says in few chunks is
-	// worded unlike the store's text; then recall leans on expansions and associations.
-	litRef := min(Default.LitRef, max(1, Default.LitShare*float64(st.Chunks())))
-	if evidence >= k && float64(evidence) < litRef {
-		// A short list (small k) shows fewer chunks than the evidence measure
-		// needs: count the chunks saying one of the rarer query words.
-		all, err := QueryTerms(ctx, st, pq.Text)
-		if err != nil {
-			return nil, nil, nil, nil, 0, err
-		}
-		if ts := PruneFrequent(all, st.Chunks()); len(ts) > 0 {
-			ids, err := st.MatchRowids(ctx, OrExpr(ts), int(math.Ceil(litRef)))
-			if err != nil {
-				return nil, nil, nil, nil, 0, err
-			}
-			evidence = max(evidence, len(ids))
-		}
-	}
-	rho = math.Min(1, float64(evidence)/litRef)
-	said := rho // the share of the chunks the query's words are said in that makes them evidence
-	names := NamedWords(query)
-	nw, known := 0, 0
-	counted := map[string]bool{}
-	for _, w := range Words(pq.Text) {
-		// Numbers are left out too: a year or a day is matched through the
-		// chunks' times, not their words.
-		if Stopwords[w] || questionWords[w] || len(w) < 2 || IsDigits(w) || counted[Stem(w)] {
-			continue
-		}
-		counted[Stem(w)] = true
-		nw++
-		df, err := st.DocFreq(ctx, Stem(w))
-		if err != nil {
-			return nil, nil, nil, nil, 0, err
-		}
-		if df > 0 {
-			known++
-		} else if names[w] {
-			// A name or title the store never says ("Vivaldi", "Dr. Seuss") has no
-			// paraphrase to find: it is no sign the query is worded unlike the store.
-			nw--
-		}
-	}
-	// A store that says few distinct words lacks most everyday words, so a word it
-	// does not say is weak evidence that the query is worded unlike it: the
-	// words' absence counts in proportion to the store's vocabulary, up to
-	// Default.EverydayWords.
-	vocab, err := st.Vocabulary(ctx, Default.EverydayWords)
+	ev, err := c.literalEvidence(ctx, lead, level)
 	if err != nil {
 		return nil, nil, nil, nil, 0, err
 	}
-	absence := float64(vocab) / float64(Default.EverydayWords)
-	unknown := 0.0 // share of the query's words the store never says
-	if nw > 0 {
-		f := 1 - absence*float64(nw-known)/float64(nw)
-		if f >= Default.Anchored {
-			// At most one word in four the store never says: the query is anchored
-			// in the store's words, and the odd word is more likely phrasing or a
-			// misspelling ("partake", "educaton") than the topic.
-			f = 1
-		}
-		rho *= f * f
-		unknown = 1 - f
-	}
-	if pq.To != 0 {
-		// A time the query names restricts search's list to it; the other lists
-		// know no time, so search's list leads.
-		rho = 1
-	}
-	if len(pq.Entities) > 0 {
-		// A person or address the store knows: the entity index is exact evidence
-		// (recall entity 0.798 → 0.848).
-		rho = 1
-	}
-	var strong []abi.ChunkHit
+	rho = ev.rho
 	if rho >= 1 {
 		// Full literal evidence: search's list leads whole (with its
 		// conversation-aware citations); the other lists only fill what it leaves.
@@ -231,40 +169,144 @@ func LexicalLists(ctx context.Context, st Store, query string, k int) (lead, tai
 		// paraphrase 0.229 / 0.174, related 0.419 / 0.391, keyword, entity and
 		// temporal unchanged, and LoCoMo recall 62.5/68.6/74.5/77.6 →
 		// 62.6/68.7/74.6/77.9 (search 62.9/69.0/74.7/77.7).
-		n := int(math.Floor(said * said * rho * float64(len(lead))))
-		strong = lead[n:]
+		n := int(math.Floor(ev.said * ev.said * rho * float64(len(lead))))
+		strong := lead[n:]
 		lead = lead[:n]
 		lists = append(lists, List{Name: "chunks", Weight: Default.Chunks * (Default.LitFloor + (1-Default.LitFloor)*rho), Hits: strong})
 	}
-
-	terms, err := QueryTerms(ctx, st, pq.Text)
+	exact, err := c.exactList(ctx, ev)
 	if err != nil {
 		return nil, nil, nil, nil, 0, err
 	}
-	if nw >= 2 && known == nw && len(terms) >= 2 {
-		// Chunks that say every query word keep a place however little literal
-		// evidence the query has overall (a rare phrase such as "rotation handover"
-		// otherwise drowned in expansions and associations).
-		exact, err := st.Match(ctx, Match{Expr: AndExpr(terms), Estimate: AndEstimate(terms), Limit: Default.ExactN})
-		if err != nil {
-			return nil, nil, nil, nil, 0, err
-		}
-		if len(exact) > 0 {
-			lists = append(lists, List{Name: "exact", Weight: Default.Exact, Hits: exact})
-		}
-	}
-	terms = PruneFrequent(terms, st.Chunks())
-	stems = StemsOf(terms)
+	lists = append(lists, exact...)
+	stems = StemsOf(c.Terms)
 	if rho >= 1 {
 		// Full literal evidence: the words are the store's own; expansions were
 		// measured to add little here (keyword 0.862 → 0.859, temporal 0.845 → 0.837)
-		// and cost a third
-		// of recall's time at 100k records.
+		// and cost a third of recall's time at 100k records.
 		return lead, tail, lists, stems, rho, nil
 	}
-	groups, err := expansionGroups(ctx, st, pq.Text)
+	meaning, more, err := c.meaningLists(ctx, ev)
 	if err != nil {
 		return nil, nil, nil, nil, 0, err
+	}
+	return lead, tail, append(lists, meaning...), append(stems, more...), rho, nil
+}
+
+// evidence is the query's literal evidence in the store, as recall weighs it.
+type evidence struct {
+	hits      int     // chunks of search's list saying a rarer query word (or more, counted)
+	rho       float64 // the evidence in [0, 1]: hits against LitRef, the words the store lacks, a person or date named
+	said      float64 // hits against LitRef alone
+	unknown   float64 // share of the query's words the store never says
+	nw, known int     // the query's content words, and those the store says
+}
+
+// literalEvidence measures how much of the query the store says literally: a
+// query whose words the store lacks or says in few chunks is worded unlike the
+// store's text; then recall leans on expansions and associations. lead is search's
+// literal prefix, level its evidence levels.
+func (c *Call) literalEvidence(ctx context.Context, lead []abi.ChunkHit, level map[string]int) (evidence, error) {
+	st, pq, k := c.St, &c.Query, c.K
+	var ev evidence
+	for _, h := range lead {
+		if l, ok := level[h.ID]; ok && l < FillLevel {
+			ev.hits++
+		}
+	}
+	litRef := min(Default.LitRef, max(1, Default.LitShare*float64(st.Chunks())))
+	if ev.hits >= k && float64(ev.hits) < litRef {
+		// A short list (small k) shows fewer chunks than the evidence measure
+		// needs: count the chunks saying one of the rarer query words.
+		if ts := c.Terms; len(ts) > 0 {
+			ids, err := st.MatchRowids(ctx, OrExpr(ts), int(math.Ceil(litRef)))
+			if err != nil {
+				return ev, err
+			}
+			ev.hits = max(ev.hits, len(ids))
+		}
+	}
+	ev.rho = math.Min(1, float64(ev.hits)/litRef)
+	ev.said = ev.rho // the share of the chunks the query's words are said in that makes them evidence
+	names := NamedWords(pq.Raw)
+	counted := map[string]bool{}
+	for _, w := range Words(pq.Text) {
+		// Numbers are left out too: a year or a day is matched through the
+		// chunks' times, not their words.
+		if Stopwords[w] || questionWords[w] || len(w) < 2 || IsDigits(w) || counted[Stem(w)] {
+			continue
+		}
+		counted[Stem(w)] = true
+		ev.nw++
+		df, err := st.DocFreq(ctx, Stem(w))
+		if err != nil {
+			return ev, err
+		}
+		if df > 0 {
+			ev.known++
+		} else if names[w] {
+			// A name or title the store never says ("Vivaldi", "Dr. Seuss") has no
+			// paraphrase to find: it is no sign the query is worded unlike the store.
+			ev.nw--
+		}
+	}
+	// A store that says few distinct words lacks most everyday words, so a word it
+	// does not say is weak evidence that the query is worded unlike it: the
+	// words' absence counts in proportion to the store's vocabulary, up to
+	// EverydayWords.
+	vocab, err := st.Vocabulary(ctx, Default.EverydayWords)
+	if err != nil {
+		return ev, err
+	}
+	absence := float64(vocab) / float64(Default.EverydayWords)
+	if ev.nw > 0 {
+		f := 1 - absence*float64(ev.nw-ev.known)/float64(ev.nw)
+		if f >= Default.Anchored {
+			// At most one word in four the store never says: the query is anchored
+			// in the store's words, and the odd word is more likely phrasing or a
+			// misspelling ("partake", "educaton") than the topic.
+			f = 1
+		}
+		ev.rho *= f * f
+		ev.unknown = 1 - f
+	}
+	if pq.To != 0 {
+		// A time the query names restricts search's list to it; the other lists
+		// know no time, so search's list leads.
+		ev.rho = 1
+	}
+	if len(pq.Entities) > 0 {
+		// A person or address the store knows: the entity index is exact evidence
+		// (recall entity 0.798 → 0.848).
+		ev.rho = 1
+	}
+	return ev, nil
+}
+
+// exactList is the list of the ExactN best chunks saying every query word, when
+// the store says every one of them: they keep a place however little literal
+// evidence the query has overall (a rare phrase such as "rotation handover"
+// otherwise drowned in expansions and associations).
+func (c *Call) exactList(ctx context.Context, ev evidence) ([]List, error) {
+	terms := c.All
+	if ev.nw < 2 || ev.known != ev.nw || len(terms) < 2 {
+		return nil, nil
+	}
+	exact, err := c.St.Match(ctx, Match{Expr: AndExpr(terms), Estimate: AndEstimate(terms), Limit: Default.ExactN})
+	if err != nil || len(exact) == 0 {
+		return nil, err
+	}
+	return []List{{Name: "exact", Weight: Default.Exact, Hits: exact}}, nil
+}
+
+// meaningLists are recall's offline meaning signals under partial literal
+// evidence: the expansion list (expansion.go) and the association list
+// (associations.go), with the stems their hits cite.
+func (c *Call) meaningLists(ctx context.Context, ev evidence) (lists []List, stems []string, err error) {
+	st, terms, rho := c.St, c.Terms, ev.rho
+	groups, err := expansionGroups(ctx, st, c.Query.Text)
+	if err != nil {
+		return nil, nil, err
 	}
 	var eg [][]wterm
 	for _, g := range groups {
@@ -279,16 +321,16 @@ func LexicalLists(ctx context.Context, st Store, query string, k int) (lead, tai
 		// With little literal evidence, the chunks that say a query word are the bm25
 		// list's job: this list then holds only what matches through expansions.
 		var skip map[int64]bool
-		if len(terms) > 0 && float64(evidence) < Default.LitRef {
+		if len(terms) > 0 && float64(ev.hits) < Default.LitRef {
 			if skip, err = rowidSet(ctx, st, OrExpr(terms)); err != nil {
-				return nil, nil, nil, nil, 0, err
+				return nil, nil, err
 			}
 		}
 		eh, err := setRank(ctx, st, eg, skip, false, Default.RecallDepth)
 		if err != nil {
-			return nil, nil, nil, nil, 0, err
+			return nil, nil, err
 		}
-		lists = append(lists, List{Name: "expansion", Weight: Default.Expansion * (1 + Default.ExpBoost*(1-rho) + Default.ExpUnknown*unknown), Hits: eh})
+		lists = append(lists, List{Name: "expansion", Weight: Default.Expansion * (1 + Default.ExpBoost*(1-rho) + Default.ExpUnknown*ev.unknown), Hits: eh})
 	}
 	if rho < 1 && len(groups) > 0 {
 		own := map[string]bool{}
@@ -297,7 +339,7 @@ func LexicalLists(ctx context.Context, st Store, query string, k int) (lead, tai
 		}
 		ag, members, err := associationGroups(ctx, st, groups, own)
 		if err != nil {
-			return nil, nil, nil, nil, 0, err
+			return nil, nil, err
 		}
 		if len(ag) > 0 {
 			for _, g := range ag {
@@ -308,15 +350,15 @@ func LexicalLists(ctx context.Context, st Store, query string, k int) (lead, tai
 			// Chunks that say an associated word themselves are the other lists' job.
 			skip, err := rowidSet(ctx, st, strings.Join(members, " OR "))
 			if err != nil {
-				return nil, nil, nil, nil, 0, err
+				return nil, nil, err
 			}
 			ah, err := setRank(ctx, st, ag, skip, true, Default.RecallDepth)
 			if err != nil {
-				return nil, nil, nil, nil, 0, err
+				return nil, nil, err
 			}
 			w := Default.Assoc * (1 - rho) * math.Pow(float64(len(ag))/float64(len(groups)), Default.Cover)
 			lists = append(lists, List{Name: "association", Weight: w, Hits: ah})
 		}
 	}
-	return lead, tail, lists, stems, rho, nil
+	return lists, stems, nil
 }
