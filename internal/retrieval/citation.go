@@ -57,10 +57,16 @@ func ChatAuthor(msg string) (author, text string) {
 }
 
 // OrderByTurns ranks hits (some of them chat chunks) by their best message as
-// described above, keeping level order when keepLevels (level of a hit not in
-// level: after all), and sets each chat hit's citations. terms are the query's
-// content words (common ones included: bm25's idf weighs them). It returns the hits
-// reordered and the ids of the hits it cited. nChunks is the store's chunk count (idf).
+// described above, level by level (a hit not in level: after all), and sets each
+// chat hit's citations. terms are the query's content words (common ones included:
+// bm25's idf weighs them). It returns the hits reordered and the ids of the hits it
+// cited. nChunks is the store's chunk count (idf). The steps: read the hits'
+// messages (hitTurns), let query words naming a participant select that
+// participant's turns (namedSpeakers), score every turn (scoreTurns), pass a
+// share of each turn's score to the reply after it and lift a chunk that opens
+// with an answer to its question's level (passReplies), rank the hits by level,
+// then by their best turn or message (rankHits), and cite each chat hit's best
+// turns (citeTurns).
 func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, level map[string]int, terms []Term, minCite int, nChunks int) ([]abi.ChunkHit, map[string]bool, error) {
 	ids := make([]string, len(hits))
 	for i, h := range hits {
@@ -70,14 +76,46 @@ func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, leve
 	if err != nil {
 		return nil, nil, fmt.Errorf("score turns: %w", err)
 	}
-	// Turns of chat hits, and other hits' messages (scored like byMessage).
-	type other struct {
-		hit   int
-		words []string
+	ht := hitTurns(hits, chunks)
+	named, scoring := namedSpeakers(terms, ht.authors)
+	avg := ht.avgLength()
+	scoreTurns(ht.turns, msgs, BM25Scorer(msgs, nChunks, scoring, avg), scoring, named)
+	lev := func(i int) int {
+		if l, ok := level[hits[i].ID]; ok {
+			return l
+		}
+		return 1 << 30
 	}
-	var turns []chatTurn
-	var others []other
-	authors := map[string]bool{}
+	answers := passReplies(hits, ht.turns, lev)
+	bmAll := BM25Scorer(msgs, nChunks, terms, avg) // other messages: a name is a word
+	best := bestScores(len(hits), ht, bmAll)
+	out, order, pos := rankHits(hits, best, func(i int) int {
+		if l, ok := answers[i]; ok {
+			return l
+		}
+		return lev(i)
+	})
+	return out, citeTurns(out, order, pos, best, ht.turns, minCite), nil
+}
+
+// otherMessage is a message of a hit that is not a chat turn (scored like ByMessage).
+type otherMessage struct {
+	hit   int
+	words []string
+}
+
+// turnsOfHits are the hits' chat turns, their other messages and the chats'
+// authors (folded).
+type turnsOfHits struct {
+	turns   []chatTurn
+	others  []otherMessage
+	authors map[string]bool
+}
+
+// hitTurns splits the hits' chunks into chat turns (a chat chunk whose message
+// spans match its refs) and other messages.
+func hitTurns(hits []abi.ChunkHit, chunks map[string]ChunkText) turnsOfHits {
+	ht := turnsOfHits{authors: map[string]bool{}}
 	for i, h := range hits {
 		c, ok := chunks[h.ID]
 		if !ok {
@@ -92,14 +130,14 @@ func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, leve
 				a, text := ChatAuthor(seg)
 				a = strings.Join(Words(a), " ")
 				if a != "" {
-					authors[a] = true
+					ht.authors[a] = true
 				}
 				ws := Words(text)
 				// Its length is the message as other messages are measured (author,
 				// time and the chunk's title too), so a bare chat line does not
 				// outrank an e-mail or a note only for being short.
 				n := len(Words(seg)) + len(Words(c.Title))
-				turns = append(turns, chatTurn{hit: i, msg: m, ref: h.SourceRefs[m], author: a, words: ws, length: n, asks: strings.Contains(text, "?")})
+				ht.turns = append(ht.turns, chatTurn{hit: i, msg: m, ref: h.SourceRefs[m], author: a, words: ws, length: n, asks: strings.Contains(text, "?")})
 			}
 			continue
 		}
@@ -113,19 +151,38 @@ func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, leve
 			}
 		}
 		for _, seg := range segs {
-			others = append(others, other{hit: i, words: append(Words(c.Title), Words(seg)...)})
+			ht.others = append(ht.others, otherMessage{hit: i, words: append(Words(c.Title), Words(seg)...)})
 		}
 	}
-	// Query words that name a participant select that participant's turns instead of
-	// being matched as words.
+	return ht
+}
+
+// avgLength is the mean length of the turns and other messages (at least 1): the
+// bm25 length normalisation is against the messages being ranked.
+func (ht turnsOfHits) avgLength() float64 {
+	total, count := 0.0, 0
+	for _, t := range ht.turns {
+		total += float64(t.length)
+		count++
+	}
+	for _, o := range ht.others {
+		total += float64(len(o.words))
+		count++
+	}
+	return max(1, total/float64(max(count, 1)))
+}
+
+// namedSpeakers splits terms into the participants they name (query words naming
+// some but not all authors select those authors' turns instead of being matched
+// as words) and the terms that score.
+func namedSpeakers(terms []Term, authors map[string]bool) (named map[string]bool, scoring []Term) {
 	nameOf := map[string][]string{} // name word → authors it names
 	for a := range authors {
 		for _, w := range strings.Fields(a) {
 			nameOf[w] = append(nameOf[w], a)
 		}
 	}
-	named := map[string]bool{}
-	var scoring []Term
+	named = map[string]bool{}
 	for _, t := range terms {
 		if as, ok := nameOf[t.Word]; ok && len(as) < len(authors) {
 			for _, a := range as {
@@ -135,23 +192,17 @@ func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, leve
 		}
 		scoring = append(scoring, t)
 	}
-	total, count := 0.0, 0
-	for _, t := range turns {
-		total += float64(t.length)
-		count++
-	}
-	for _, o := range others {
-		total += float64(len(o.words))
-		count++
-	}
-	avg := max(1, total/float64(max(count, 1)))
-	bm := BM25Scorer(msgs, nChunks, scoring, avg)
+	return named, scoring
+}
+
+// scoreTurns sets each turn's own score (bm25 of its words, × 1 + SpeakerBoost
+// for a named participant's turn), the distinct query words it says, and its
+// score with what earlier turns pass on (so far its own).
+func scoreTurns(turns []chatTurn, msgs *Messages, bm func(ws []string, length int) float64, scoring []Term, named map[string]bool) {
 	wantStem := map[string]bool{}
 	for _, t := range scoring {
 		wantStem[t.Stem] = true
 	}
-
-	bmAll := BM25Scorer(msgs, nChunks, terms, avg) // other messages: a name is a word
 	for i := range turns {
 		t := &turns[i]
 		t.s = bm(t.words, t.length)
@@ -167,8 +218,13 @@ func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, leve
 		}
 		t.f = t.s
 	}
-	// What a turn says passes on to the turns that answer or continue it, across
-	// consecutive chunks of one source.
+}
+
+// passReplies passes what a turn says on to the turn after it by another person
+// (ReplyShare of its score), across consecutive chunks of one source, and returns
+// the hits that open with the answer to a question ending the chunk before them,
+// with that question's level (lev gives a hit's level).
+func passReplies(hits []abi.ChunkHit, turns []chatTurn, lev func(int) int) map[int]int {
 	seq := make([]int, len(turns))
 	for i := range seq {
 		seq[i] = i
@@ -184,12 +240,6 @@ func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, leve
 		}
 		return ta.msg < tb.msg
 	})
-	lev := func(i int) int {
-		if l, ok := level[hits[i].ID]; ok {
-			return l
-		}
-		return 1 << 30
-	}
 	// A chunk that opens with the answer to a question ending the chunk before it
 	// ranks at that question's level (it would otherwise come after every hit
 	// saying a query word, or after the fill): the chunk boundary must not hide the
@@ -211,56 +261,62 @@ func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, leve
 			t.f += Default.ReplyShare * prev.s
 		}
 	}
-	best := make([]float64, len(hits))
-	noOwn := make([]bool, len(hits))
-	for _, t := range turns {
+	return answers
+}
+
+// bestScores is each hit's score: its best turn's own score, or, for a chunk
+// none of whose turns says a query word, the best its turns receive from the
+// turns before them (the answer after a chunk boundary); another hit's best
+// message by bmAll. Ranking a chunk that says the words by the received score
+// too cost the generated corpus's keyword queries (search recall@10 0.906 →
+// 0.897).
+func bestScores(n int, ht turnsOfHits, bmAll func(ws []string, length int) float64) []float64 {
+	best := make([]float64, n)
+	noOwn := make([]bool, n)
+	for _, t := range ht.turns {
 		best[t.hit] = max(best[t.hit], t.s)
 	}
-	// A chunk none of whose turns says a query word ranks by what its turns receive
-	// from the turns before them (the answer after a chunk boundary). A chunk that
-	// says the words ranks by its own best turn: ranking by the received score too
-	// cost the generated corpus's keyword queries (search recall@10 0.906 → 0.897).
-	for _, t := range turns {
+	for _, t := range ht.turns {
 		if best[t.hit] == 0 || noOwn[t.hit] {
 			noOwn[t.hit] = true
 			best[t.hit] = max(best[t.hit], t.f)
 		}
 	}
-	isChat := make([]bool, len(hits))
-	for _, t := range turns {
-		isChat[t.hit] = true
-	}
-	for _, o := range others {
+	for _, o := range ht.others {
 		best[o.hit] = max(best[o.hit], bmAll(o.words, len(o.words)))
 	}
+	return best
+}
+
+// rankHits orders the hits by level (lev), then by best score, and sets each
+// hit's Score to its best. order[p] is the hit at position p, pos the inverse.
+func rankHits(hits []abi.ChunkHit, best []float64, lev func(int) int) (out []abi.ChunkHit, order, pos []int) {
 	score := make(map[string]float64, len(hits))
-	order := make([]int, len(hits))
+	order = make([]int, len(hits))
 	for i, h := range hits {
 		order[i] = i
 		score[h.ID] = best[i]
 	}
-	levA := func(i int) int {
-		if l, ok := answers[i]; ok {
-			return l
-		}
-		return lev(i)
-	}
 	sort.SliceStable(order, func(a, b int) bool {
-		la, lb := levA(order[a]), levA(order[b])
+		la, lb := lev(order[a]), lev(order[b])
 		if la != lb {
 			return la < lb
 		}
 		return score[hits[order[a]].ID] > score[hits[order[b]].ID]
 	})
-	out := make([]abi.ChunkHit, len(hits))
-	pos := make([]int, len(hits)) // hit index → position in out
+	out = make([]abi.ChunkHit, len(hits))
+	pos = make([]int, len(hits)) // hit index → position in out
 	for p, i := range order {
 		out[p] = hits[i]
 		out[p].Score = score[hits[i].ID]
 		pos[i] = p
 	}
-	// Citations: each chat hit's turns best first, down to Default.CiteShare of the next
-	// hit's best turn.
+	return out, order, pos
+}
+
+// citeTurns sets each chat hit's citations in out: its turns best first, down to
+// CiteShare of the next hit's best turn, and returns the ids of the hits cited.
+func citeTurns(out []abi.ChunkHit, order, pos []int, best []float64, turns []chatTurn, minCite int) map[string]bool {
 	byHit := map[int][]chatTurn{}
 	for _, t := range turns {
 		byHit[t.hit] = append(byHit[t.hit], t)
@@ -282,7 +338,7 @@ func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, leve
 		}
 		sort.SliceStable(ts, func(a, b int) bool { return key(ts[a]) > key(ts[b]) })
 		// A turn saying at least minWords of the query's words is cited however it
-		// ranks (as citeHits does for other messages); another (saying fewer, or
+		// ranks (as CiteHits does for other messages); another (saying fewer, or
 		// none but answering a turn that does) when its score ranks it near the
 		// next hit's best (the last hit: its own).
 		minWords, most := 1, 0
@@ -318,11 +374,11 @@ func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, leve
 		}
 		refs = append(refs, replies...)
 		if ts[0].f <= 0 {
-			continue // nothing said here: citeHits decides (all refs stay)
+			continue // nothing said here: CiteHits decides (all refs stay)
 		}
 		out[p].SourceRefs = refs
 		out[p].SourceRef = refs[0]
 		cited[out[p].ID] = true
 	}
-	return out, cited, nil
+	return cited
 }
