@@ -51,14 +51,11 @@ func entityFilter(ids, names []string) (string, []any) {
 	return "(" + strings.Join(parts, " OR ") + ")", args
 }
 
-// ftsChunks ranks chunks matching expr by bm25 under filter f, skipping ids in skip.
-func ftsChunks(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool) ([]abi.ChunkHit, error) {
-	return ftsRanked(ctx, db, expr, f, limit, skip, nil)
-}
-
-// ftsRanked is ftsChunks; with plain (the words to show) each snippet is cut from
-// the chunk's start around the first of them instead of by FTS5's snippet(), which
-// tokenizes every returned chunk again (the fill level returns many).
+// ftsRanked ranks chunks matching expr by bm25 under filter f, skipping ids in
+// skip (retrieval.Store's Match). Without plain each snippet is FTS5's snippet();
+// with plain (the words to show) it is cut from the chunk's start around the first
+// of them instead, as snippet() tokenizes every returned chunk again (the fill
+// level returns many).
 func ftsRanked(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool, plain []string) ([]abi.ChunkHit, error) {
 	// ORDER BY rank lets FTS5 sort before the outer query steps, so snippet() runs
 	// only for the rows returned.

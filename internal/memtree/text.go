@@ -9,10 +9,6 @@ func fold(s string) string { return retrieval.Fold(s) }
 
 func words(s string) []string { return retrieval.Words(s) }
 
-func contentTerm(w string) string { return retrieval.ContentTerm(w) }
-
-func contentTermBytes(b []byte) string { return retrieval.ContentTermBytes(b) }
-
 func appendDistinctTerms(dst []string, s string) []string {
 	return retrieval.AppendDistinctTerms(dst, s)
 }
@@ -20,8 +16,6 @@ func appendDistinctTerms(dst []string, s string) []string {
 func stem(w string) string { return retrieval.Stem(w) }
 
 var stopwords = retrieval.Stopwords
-
-func isDigits(s string) bool { return retrieval.IsDigits(s) }
 
 func quoteFTS(s string) string { return retrieval.QuoteFTS(s) }
 
