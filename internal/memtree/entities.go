@@ -1,6 +1,7 @@
 package memtree
 
 import (
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"net/mail"
 	"regexp"
 	"strings"
@@ -23,7 +24,7 @@ type entityRef struct {
 }
 
 var (
-	reEmail   = regexp.MustCompile(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b`)
+	reEmail   = retrieval.EmailRE
 	reURL     = regexp.MustCompile(`https?://[^\s<>\[\]()]+`)
 	reHandle  = regexp.MustCompile(`(?:^|[\s(])@(\w[A-Za-z0-9_.-]+)`)
 	reDiscord = regexp.MustCompile(`\b([A-Za-z0-9_.-]{2,32}#[0-9]{4})\b`)

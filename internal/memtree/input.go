@@ -1,11 +1,14 @@
 package memtree
 
-import "github.com/openhuman/openhuman-core/sdk/abi"
+import (
+	"github.com/openhuman/openhuman-core/internal/retrieval"
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
 
 // Source kinds.
 const (
 	KindEmail    = "email"
-	KindChat     = "chat"
+	KindChat     = retrieval.KindChat // "chat"
 	KindDocument = "document"
 )
 

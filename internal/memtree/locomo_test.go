@@ -328,7 +328,8 @@ func runLocomo(t *testing.T) *locomoResult {
 	}
 	verbose := os.Getenv("MEMTREE_LOCOMO_VERBOSE") != ""
 	// MEMTREE_LOCOMO_HITS=FILE writes every question's hit ids and cited refs, one
-	// line per question and tool, so two versions' hits can be compared.
+	// line per question and tool, followed by the hits in full as JSON (scores,
+	// snippets, messages), so two versions' results can be compared byte for byte.
 	var dump *os.File
 	if p := os.Getenv("MEMTREE_LOCOMO_HITS"); p != "" {
 		f, err := os.Create(p)
@@ -389,6 +390,7 @@ func runLocomo(t *testing.T) *locomoResult {
 						fmt.Fprintf(dump, "\t%s:%s", h.ID, strings.Join(expandRefs([]abi.ChunkHit{h}), ","))
 					}
 					fmt.Fprintln(dump)
+					dumpHits(dump, x.hs)
 				}
 			}
 			res.scores["recall"].add(q.Category, ev, rrefs)

@@ -220,6 +220,16 @@ func expandRefs(hits []abi.ChunkHit) []string {
 	return out
 }
 
+// dumpHits writes hits as one line of JSON (every field, scores included).
+func dumpHits(w *os.File, hits []abi.ChunkHit) {
+	b, err := json.Marshal(hits)
+	if err != nil {
+		fmt.Fprintf(w, "\terror: %v\n", err)
+		return
+	}
+	fmt.Fprintf(w, "\t%s\n", b)
+}
+
 type kindScore struct {
 	n        int
 	rec, mrr float64
@@ -272,7 +282,8 @@ func TestQualityOnCorpus(t *testing.T) {
 		embedded = emb.Model()
 	}
 	// MEMTREE_QUALITY_HITS=FILE writes every query's hit ids and cited refs, one
-	// line per query and tool, so two versions' hits can be compared.
+	// line per query and tool, followed by the hits in full as JSON, so two
+	// versions' results can be compared byte for byte.
 	var dump *os.File
 	if p := os.Getenv("MEMTREE_QUALITY_HITS"); p != "" {
 		f, err := os.Create(p)
@@ -307,6 +318,7 @@ func TestQualityOnCorpus(t *testing.T) {
 					fmt.Fprintf(dump, "\t%s:%s", h.ID, strings.Join(expandRefs([]abi.ChunkHit{h}), ","))
 				}
 				fmt.Fprintln(dump)
+				dumpHits(dump, x.hs)
 			}
 		}
 		add(recall, q.Kind, r2, rr2)

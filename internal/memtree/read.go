@@ -17,8 +17,8 @@ import (
 // MaxK is the largest k (and page size) a read accepts.
 const MaxK = abi.MaxK
 
-// snippetChars bounds snippets built without FTS.
-const snippetChars = 300
+// snippetChars bounds snippets built without FTS (retrieval.SnippetChars).
+const snippetChars = retrieval.SnippetChars
 
 func checkK(op string, k int) error {
 	if k < 1 || k > MaxK {
@@ -54,43 +54,8 @@ func scanHit(r rowScanner, extra ...any) (abi.ChunkHit, error) {
 	return h, nil
 }
 
-// plainSnippet returns up to snippetChars runes of text, on a word boundary,
-// starting near the first occurrence of any of terms (folded words).
-func plainSnippet(text string, terms []string) string {
-	text = strings.Join(strings.Fields(text), " ")
-	start := 0
-	if len(terms) > 0 {
-		lower := strings.ToLower(text)
-		best := -1
-		for _, t := range terms {
-			if i := strings.Index(lower, t); i >= 0 && (best < 0 || i < best) {
-				best = i
-			}
-		}
-		if best > 80 {
-			start = best - 60
-			for start < len(text) && !utf8.RuneStart(text[start]) {
-				start++
-			}
-			if sp := strings.IndexByte(text[start:], ' '); sp >= 0 && sp < 20 {
-				start += sp + 1
-			}
-		}
-	}
-	r := []rune(text[start:])
-	out := string(r)
-	if len(r) > snippetChars {
-		out = string(r[:snippetChars])
-		if sp := strings.LastIndexByte(out, ' '); sp > snippetChars/2 {
-			out = out[:sp]
-		}
-		out += "…"
-	}
-	if start > 0 {
-		out = "…" + out
-	}
-	return out
-}
+// plainSnippet is retrieval.PlainSnippet.
+func plainSnippet(text string, terms []string) string { return retrieval.PlainSnippet(text, terms) }
 
 var reChunkID = regexp.MustCompile(`^[0-9a-f]{32}$`)
 

@@ -49,8 +49,8 @@ func TestRecallExactList(t *testing.T) {
 		return nil
 	}
 	l := exactList("rotation handover")
-	if l == nil || len(l.Hits) != 1 || l.Hits[0].SourceRef != "docs/oncall.md" || l.Weight != knobs.Exact {
-		t.Fatalf("exact list for %q = %+v, want docs/oncall.md alone with weight %v", "rotation handover", l, knobs.Exact)
+	if l == nil || len(l.Hits) != 1 || l.Hits[0].SourceRef != "docs/oncall.md" || l.Weight != retrieval.Default.Exact {
+		t.Fatalf("exact list for %q = %+v, want docs/oncall.md alone with weight %v", "rotation handover", l, retrieval.Default.Exact)
 	}
 	if l := exactList("rotation gyroscope"); l != nil {
 		t.Errorf("exact list for a query with a word the store never says = %+v, want none", l)
@@ -69,31 +69,4 @@ func openTemp(t *testing.T) *Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	return st
-}
-
-// TestNamedWords checks which query words the literal evidence measure takes as
-// names or titles: capitalised within a sentence, or quoted.
-func TestNamedWords(t *testing.T) {
-	for _, c := range []struct {
-		query string
-		want  []string
-		not   []string
-	}{
-		{`Would Caroline likely have Dr. Seuss books on her bookshelf?`, []string{"caroline", "dr", "seuss"}, []string{"would", "books", "bookshelf"}},
-		{`Would Melanie enjoy the song "The Four Seasons" by Vivaldi?`, []string{"melanie", "the", "four", "seasons", "vivaldi"}, []string{"would", "song", "enjoy", "by"}},
-		{`When did Melanie read the book "nothing is impossible"? Where is it?`, []string{"nothing", "impossible"}, []string{"where", "read", "book"}},
-		{`discount on the package`, nil, []string{"discount", "package"}},
-	} {
-		got := namedWords(c.query)
-		for _, w := range c.want {
-			if !got[w] {
-				t.Errorf("namedWords(%q) lacks %q (got %v)", c.query, w, got)
-			}
-		}
-		for _, w := range c.not {
-			if got[w] {
-				t.Errorf("namedWords(%q) takes %q as a name (got %v)", c.query, w, got)
-			}
-		}
-	}
 }

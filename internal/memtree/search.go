@@ -51,14 +51,11 @@ func entityFilter(ids, names []string) (string, []any) {
 	return "(" + strings.Join(parts, " OR ") + ")", args
 }
 
-// ftsChunks ranks chunks matching expr by bm25 under filter f, skipping ids in skip.
-func ftsChunks(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool) ([]abi.ChunkHit, error) {
-	return ftsRanked(ctx, db, expr, f, limit, skip, nil)
-}
-
-// ftsRanked is ftsChunks; with plain (the words to show) each snippet is cut from
-// the chunk's start around the first of them instead of by FTS5's snippet(), which
-// tokenizes every returned chunk again (the fill level returns many).
+// ftsRanked ranks chunks matching expr by bm25 under filter f, skipping ids in
+// skip (retrieval.Store's Match). Without plain each snippet is FTS5's snippet();
+// with plain (the words to show) it is cut from the chunk's start around the first
+// of them instead, as snippet() tokenizes every returned chunk again (the fill
+// level returns many).
 func ftsRanked(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool, plain []string) ([]abi.ChunkHit, error) {
 	// ORDER BY rank lets FTS5 sort before the outer query steps, so snippet() runs
 	// only for the rows returned.
@@ -150,66 +147,6 @@ func firstHits(rows *sql.Rows, limit int, skip map[string]bool, op string, snipp
 	return out, nil
 }
 
-func andExpr(ts []term) string {
-	var q []string
-	for _, t := range ts {
-		q = append(q, quoteFTS(t.Word))
-	}
-	return strings.Join(q, " AND ")
-}
-
-// quorumExpr is an FTS5 expression matching chunks that hold at least m of the terms:
-// the OR of the ANDs of every m-subset. ok is false when that takes more than
-// knobs.MaxQuorumClauses clauses.
-func quorumExpr(ts []term, m int) (string, bool) {
-	var clauses []string
-	var pick func(start int, cur []term) bool
-	pick = func(start int, cur []term) bool {
-		if len(cur) == m {
-			if len(clauses) == knobs.MaxQuorumClauses {
-				return false
-			}
-			clauses = append(clauses, "("+andExpr(cur)+")")
-			return true
-		}
-		for i := start; i < len(ts); i++ {
-			if !pick(i+1, append(cur, ts[i])) {
-				return false
-			}
-		}
-		return true
-	}
-	if m < 1 || m > len(ts) || !pick(0, make([]term, 0, m)) {
-		return "", false
-	}
-	return strings.Join(clauses, " OR "), true
-}
-
-func orExpr(ts []term) string {
-	var q []string
-	for _, t := range ts {
-		q = append(q, quoteFTS(t.Word))
-	}
-	return strings.Join(q, " OR ")
-}
-
-// knownEntities keeps the ids that exist in the store.
-func knownEntities(ctx context.Context, db *sql.DB, ids []string) ([]string, error) {
-	var out []string
-	for _, id := range ids {
-		var one int
-		err := db.QueryRowContext(ctx, `SELECT 1 FROM entities WHERE id=?`, id).Scan(&one)
-		if err == sql.ErrNoRows {
-			continue
-		}
-		if err != nil {
-			return nil, fmt.Errorf("look up entity %s: %w", id, err)
-		}
-		out = append(out, id)
-	}
-	return out, nil
-}
-
 // Search finds chunks by keywords with FTS5 bm25 over the full text. User words are
 // quoted (never FTS syntax); stopwords and terms in more than 20 % of chunks are
 // dropped from the ranked levels unless nothing would be left; all words must match
@@ -218,7 +155,7 @@ func knownEntities(ctx context.Context, db *sql.DB, ids []string) ([]string, err
 // person or address the store knows restricts the search to chunks linked to them; a
 // date or month phrase restricts it to chunks whose time range overlaps that window
 // (relaxed, after the restricted hits, when they are fewer than k). Chat chunks are ranked and cited by turn,
-// with the turns that answer a matching turn (turnrank.go).
+// with the turns that answer a matching turn (retrieval/citation.go).
 func (s *Store) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchResult, error) {
 	if err := checkK("search", req.K); err != nil {
 		return nil, err
@@ -252,281 +189,10 @@ func (s *Store) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchR
 	return s.finishSearch(ctx, db, res)
 }
 
-// search ranks chunks for query (see Search) and gives the rank level each hit came
-// from (see rank: below retrieval.OrLevel a hit says at least two of the query's rarer words,
-// or its only one; below retrieval.FillLevel at least one; a hit without a level is a chunk
-// that follows a hit in its conversation).
+// search ranks chunks for query (retrieval.Search) and gives the evidence level
+// each hit came from.
 func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query string, k int) (hits []abi.ChunkHit, level map[string]int, err error) {
-	pq := parseQuery(query, snap)
-	ents, err := knownEntities(ctx, db, pq.Entities)
-	if err != nil {
-		return nil, nil, err
-	}
-	all, err := s.queryTerms(ctx, db, pq.Text)
-	if err != nil {
-		return nil, nil, err
-	}
-	terms := pruneFrequent(all, snap.n)
-	var snipTerms []string
-	for _, t := range terms {
-		snipTerms = append(snipTerms, t.Word)
-	}
-	snipTerms = append(snipTerms, pq.Names...)
-	snipTerms = append(snipTerms, pq.Emails...)
-
-	var timeF, entF filter
-	hasTime := pq.To != 0
-	if hasTime {
-		timeF = timeF.with("c.ts_end >= ? AND c.ts_start < ?", pq.From, pq.To)
-	}
-	hasEnt := len(ents) > 0 || len(pq.Names) > 0
-	if hasEnt {
-		cond, args := entityFilter(ents, pq.Names)
-		entF = entF.with(cond, args...)
-	}
-	// Try the most specific combination first and relax until something matches.
-	var tries []filter
-	switch {
-	case hasEnt && hasTime:
-		tries = []filter{{where: append(append([]string(nil), entF.where...), timeF.where...), args: append(append([]any(nil), entF.args...), timeF.args...)}, entF, timeF, {}}
-	case hasEnt:
-		tries = []filter{entF, {}}
-	case hasTime:
-		tries = []filter{timeF, {}}
-	default:
-		tries = []filter{{}}
-	}
-	msgs := newMessages(db)
-	var byMsg *messages // a plain keyword query (no person, no date) ranks by message
-	if !hasTime && !hasEnt {
-		byMsg = msgs
-	}
-	// The first combination that matches leads; when it holds fewer than k hits,
-	// the next (less restricted) ones fill the remaining places, each ranked after
-	// the previous (a person or date matched in two chunks must not leave search
-	// with two hits when the store says the query's words elsewhere).
-	var out []abi.ChunkHit
-	outLevel := map[string]int{}
-	for i, f := range tries {
-		restricted := i < len(tries)-1
-		hits, level, err := s.rankCited(ctx, db, snap, msgs, byMsg, pq, terms, all, f, restricted, hasTime, hasEnt, k, snipTerms)
-		if err != nil {
-			return nil, nil, err
-		}
-		for _, h := range hits {
-			if len(out) == k {
-				break
-			}
-			if _, dup := outLevel[h.ID]; dup {
-				continue
-			}
-			l, ok := level[h.ID]
-			if !ok {
-				l = retrieval.FillLevel + 1 // a chunk following a hit: after the literal evidence
-			}
-			outLevel[h.ID] = l
-			out = append(out, h)
-		}
-		if len(out) >= k {
-			break
-		}
-	}
-	if out == nil {
-		out = []abi.ChunkHit{}
-	}
-	for id, l := range outLevel {
-		if l == retrieval.FillLevel+1 {
-			delete(outLevel, id)
-		}
-	}
-	return out, outLevel, nil
-}
-
-// rankCited is rank under one filter f, then the conversation-aware ordering and
-// citations (see search).
-func (s *Store) rankCited(ctx context.Context, db *sql.DB, snap *dfCache, msgs, byMsg *messages, pq parsedQuery, terms, all []term, f filter, restricted, hasTime, hasEnt bool, k int, snipTerms []string) ([]abi.ChunkHit, map[string]int, error) {
-	{
-		hits, level, err := s.rank(ctx, db, snap, terms, all, f, restricted, k, snipTerms, byMsg)
-		if err != nil {
-			return nil, nil, err
-		}
-		if len(hits) == 0 {
-			return nil, level, nil
-		}
-		// A plain keyword query (no person, no date) cites the messages that say
-		// at least two of its words when any does: a message matching one word
-		// (often only its subject or an address) is rarely what was asked for.
-		// Search recall@10 on keyword queries, corpus seeds 1/2/3: 0.887/0.949/0.893
-		// → 0.896/0.958/0.904; entity and temporal queries are not affected.
-		minCite := 1
-		if !hasTime && !hasEnt && len(terms) >= 2 {
-			minCite = knobs.MinCiteWords
-		}
-		cited := map[string]bool{}
-		if hasChat(hits) && len(all) > 0 {
-			// Conversations: rank and cite by turn (turnrank.go).
-			next, err := nextChunks(ctx, db, hits, snipTerms)
-			if err != nil {
-				return nil, nil, err
-			}
-			if hits, cited, err = orderByTurns(ctx, msgs, snap, append(hits, next...), level, all, minCite); err != nil {
-				return nil, nil, err
-			}
-			hits = demoteDuplicates(hits)
-		}
-		if len(hits) > k {
-			hits = hits[:k]
-		}
-		var rest []int
-		var sub []abi.ChunkHit
-		for j, h := range hits {
-			if !cited[h.ID] {
-				rest = append(rest, j)
-				sub = append(sub, h)
-			}
-		}
-		if err := citeHits(ctx, msgs, sub, stemsOf(terms), pq.Names, minCite); err != nil {
-			return nil, nil, err
-		}
-		for x, j := range rest {
-			hits[j] = sub[x]
-		}
-		return hits, level, nil
-	}
-}
-
-// hasChat says whether most hits are chat chunks (a conversation's turns, which
-// search ranks by turn; other hits keep their order by message).
-func hasChat(hs []abi.ChunkHit) bool {
-	n := 0
-	for _, h := range hs {
-		if h.SourceKind == KindChat {
-			n++
-		}
-	}
-	return 2*n > len(hs)
-}
-
-// rank runs AND, then coordination levels (chunks holding n-1, n-2, … of the n
-// words), then OR bm25 queries under f, then (to fill k whenever the store has
-// candidates) OR over every content word of the query including those too common to
-// rank (all: the unpruned terms), each level ranked after the previous one; when f
-// is a restriction (entity or time) the remaining places are filled with its newest
-// chunks. With byMsg (a plain keyword query: no person, no date) the AND and
-// coordination levels are each ordered by their chunks' best message (byMessage).
-// level gives each hit's level (0 = all words; higher = fewer).
-func (s *Store) rank(ctx context.Context, db *sql.DB, snap *dfCache, terms, all []term, f filter, restricted bool, k int, snipTerms []string, byMsg *messages) ([]abi.ChunkHit, map[string]int, error) {
-	lv := func(hs []abi.ChunkHit) ([]abi.ChunkHit, error) {
-		if byMsg == nil {
-			return hs, nil
-		}
-		return byMessage(ctx, byMsg, snap, hs, terms)
-	}
-	seen := map[string]bool{}
-	level := map[string]int{}
-	cur := 0
-	var out []abi.ChunkHit
-	add := func(hs []abi.ChunkHit) {
-		for _, h := range hs {
-			if !seen[h.ID] && len(out) < k+knobs.DupSlack {
-				seen[h.ID] = true
-				level[h.ID] = cur
-				out = append(out, h)
-			}
-		}
-		cur++
-	}
-	if len(terms) > 0 {
-		wf, err := rankWindow(ctx, db, andExpr(terms), andEstimate(terms), f)
-		if err != nil {
-			return nil, nil, err
-		}
-		hs, err := ftsChunks(ctx, db, andExpr(terms), wf, k+knobs.DupSlack, nil)
-		if err != nil {
-			return nil, nil, err
-		}
-		if hs, err = lv(hs); err != nil {
-			return nil, nil, err
-		}
-		add(hs)
-		// Coordination levels: chunks with more of the words before those with fewer.
-		for m := len(terms) - 1; m >= 2 && len(out) < k+knobs.DupSlack; m-- {
-			expr, ok := quorumExpr(terms, m)
-			if !ok {
-				break
-			}
-			wf, err := rankWindow(ctx, db, expr, orEstimate(terms), f)
-			if err != nil {
-				return nil, nil, err
-			}
-			hs, err := ftsChunks(ctx, db, expr, wf, k+knobs.DupSlack-len(out), seen)
-			if err != nil {
-				return nil, nil, err
-			}
-			if hs, err = lv(hs); err != nil {
-				return nil, nil, err
-			}
-			add(hs)
-		}
-		if len(out) < k+knobs.DupSlack && len(terms) > 1 {
-			cur = retrieval.OrLevel
-			wf, err := rankWindow(ctx, db, orExpr(terms), orEstimate(terms), f)
-			if err != nil {
-				return nil, nil, err
-			}
-			hs, err := ftsChunks(ctx, db, orExpr(terms), wf, k+knobs.DupSlack-len(out), seen)
-			if err != nil {
-				return nil, nil, err
-			}
-			add(hs)
-		}
-	}
-	// Fill: the words too common to rank alone still find chunks a plain OR bm25
-	// would return. Words in at most knobs.MaxFillDF chunks are ranked by bm25; commoner
-	// ones (a large store) take their first matches unranked, so no query reads a
-	// whole posting list.
-	cur = retrieval.FillLevel
-	if len(out) < k+knobs.DupSlack && len(all) > len(terms) {
-		var ranked, common []term
-		for _, t := range all {
-			if t.DF <= knobs.MaxFillDF {
-				ranked = append(ranked, t)
-			} else {
-				common = append(common, t)
-			}
-		}
-		if len(ranked) > 0 {
-			wf, err := rankWindow(ctx, db, orExpr(ranked), orEstimate(ranked), f)
-			if err != nil {
-				return nil, nil, err
-			}
-			hs, err := ftsRanked(ctx, db, orExpr(ranked), wf, k+knobs.DupSlack-len(out), seen, append(append([]string{}, snipTerms...), words(orWords(ranked))...))
-			if err != nil {
-				return nil, nil, err
-			}
-			add(hs)
-		}
-		if len(common) > 0 && len(out) < k+knobs.DupSlack {
-			hs, err := ftsFirst(ctx, db, orExpr(common), f, k+knobs.DupSlack-len(out), seen)
-			if err != nil {
-				return nil, nil, err
-			}
-			add(hs)
-		}
-	}
-	out = demoteDuplicates(out)
-	if restricted && len(out) < k && (len(terms) == 0 || len(out) > 0 || len(f.where) > 0) {
-		if len(terms) > 0 && len(out) == 0 {
-			return out, level, nil // the restriction matched none of the words: relax it instead
-		}
-		hs, err := recentChunks(ctx, db, f, k-len(out), seen, snipTerms)
-		if err != nil {
-			return nil, nil, err
-		}
-		cur = retrieval.RecentLevel // the person or date matched: literal evidence too
-		add(hs)
-	}
-	return out, level, nil
+	return retrieval.Search(ctx, s.reader(db, snap), query, k)
 }
 
 // windowSnippet is plainSnippet on the part of text around the first of terms (a
@@ -565,16 +231,6 @@ func windowSnippet(text string, terms []string) string {
 	return out
 }
 
-// orWords joins the words of ts.
-func orWords(ts []term) string {
-	var b strings.Builder
-	for _, t := range ts {
-		b.WriteString(t.Word)
-		b.WriteByte(' ')
-	}
-	return b.String()
-}
-
 // ftsFirst lists the first chunks (by rowid, newest rowids first) matching expr
 // under f, skipping ids in skip, without ranking: FTS5 stops after limit matches.
 func ftsFirst(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool) ([]abi.ChunkHit, error) {
@@ -586,41 +242,4 @@ func ftsFirst(ctx context.Context, db *sql.DB, expr string, f filter, limit int,
 		return nil, fmt.Errorf("full-text query: %w", err)
 	}
 	return firstHits(rows, limit, skip, "full-text query", func(snip string) string { return strings.Join(strings.Fields(snip), " ") })
-}
-
-// dupKey normalises a snippet for near-duplicate detection: the chat "Author (time):"
-// prefix, digits and punctuation are dropped.
-func dupKey(snippet string) string {
-	if i := strings.Index(snippet, "): "); i >= 0 && i < 80 {
-		snippet = snippet[i+3:]
-	}
-	var b strings.Builder
-	for _, w := range words(snippet) {
-		if isDigits(w) {
-			continue
-		}
-		b.WriteString(w)
-		b.WriteByte(' ')
-		if b.Len() > 100 {
-			break
-		}
-	}
-	return b.String()
-}
-
-// demoteDuplicates moves hits whose text repeats an earlier hit's (templated
-// notifications, re-posted messages) after the distinct ones, keeping order otherwise.
-func demoteDuplicates(hs []abi.ChunkHit) []abi.ChunkHit {
-	seen := map[string]bool{}
-	var uniq, dups []abi.ChunkHit
-	for _, h := range hs {
-		key := dupKey(h.Snippet)
-		if key != "" && seen[key] {
-			dups = append(dups, h)
-			continue
-		}
-		seen[key] = true
-		uniq = append(uniq, h)
-	}
-	return append(uniq, dups...)
 }

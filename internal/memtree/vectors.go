@@ -181,7 +181,7 @@ func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow in
 // among the nearest stands for its leaf nearest the query. hits is nil when no
 // vectors of the model exist.
 func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query string) (retrieval.List, error) {
-	l := retrieval.List{Name: "vectors", Weight: knobs.Vectors}
+	l := retrieval.List{Name: "vectors", Weight: retrieval.Default.Vectors}
 	vs, err := emb.Embed(ctx, []string{query})
 	if err != nil {
 		return l, err
@@ -208,7 +208,7 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 	if vi.ix.Len() == 0 {
 		return l, nil
 	}
-	top, err := leavesOf(ctx, db, vi.ix, q, vi.ix.Search(q, knobs.RecallDepth))
+	top, err := leavesOf(ctx, db, vi.ix, q, vi.ix.Search(q, retrieval.Default.RecallDepth))
 	if err != nil {
 		return l, err
 	}

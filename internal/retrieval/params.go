@@ -34,6 +34,9 @@ type Params struct {
 	// MinCiteWords: a plain keyword query of two or more words cites the
 	// messages saying at least this many of them, when any does.
 	MinCiteWords int
+	// PhraseCite: points a message scores for citation per person's name it
+	// says (one per query word).
+	PhraseCite int
 
 	// Fusion (recall): weighted reciprocal rank over ranked lists.
 
@@ -65,6 +68,8 @@ type Params struct {
 	MaxExpandShare float64
 	// MaxGroupTerms: expansions kept per query word.
 	MaxGroupTerms int
+	// PhraseIDF: a multi-word expansion weighs its rarest word's idf × this.
+	PhraseIDF float64
 	// RelPow flattens relation weights (weight^RelPow).
 	RelPow float64
 	// AssocSample chunks containing a word are read to find its associates.
@@ -80,6 +85,9 @@ type Params struct {
 	AssocMaxShare float64
 	// SetRankRows chunks are read per term by the coordination ranking.
 	SetRankRows int
+	// MaxSkipRows: the chunks a list leaves out (those saying a query word or an
+	// expanded member) are read up to this many.
+	MaxSkipRows int
 	// SenseDamp: weight kept by a term sharing no chunk with the other query
 	// words' terms.
 	SenseDamp float64
@@ -101,6 +109,7 @@ var Default = Params{
 
 	CiteShare:    0.65,
 	MinCiteWords: 2,
+	PhraseCite:   2,
 
 	RRFK:          60,
 	RecallDepth:   50,
@@ -121,6 +130,7 @@ var Default = Params{
 
 	MaxExpandShare:  0.05,
 	MaxGroupTerms:   6,
+	PhraseIDF:       1.2,
 	RelPow:          0.5,
 	AssocSample:     30,
 	AssocMinDocs:    2,
@@ -128,6 +138,7 @@ var Default = Params{
 	AssocTerms:      8,
 	AssocMaxShare:   0.02,
 	SetRankRows:     400,
+	MaxSkipRows:     4000,
 	SenseDamp:       0.3,
 	AssocMembers:    6,
 	AssocGroupTerms: 12,

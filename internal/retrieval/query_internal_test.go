@@ -1,4 +1,4 @@
-package memtree
+package retrieval
 
 import (
 	"testing"

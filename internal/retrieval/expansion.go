@@ -1,12 +1,14 @@
-package memtree
+package retrieval
 
 import (
 	"context"
-	"database/sql"
 	"math"
 	"sort"
 	"strings"
 )
+
+// Expansion (recall's offline meaning signal): each query word with the related
+// terms the expander (WordNet, the paraphrase table) gives and the store says.
 
 // A termGroup is one query word with its related terms: a chunk gets credit for a
 // group once, for its best term present (weighted coordination).
@@ -37,39 +39,37 @@ func dedupeTerms(ts []gterm) []gterm {
 	return out
 }
 
-func idf(n, df int) float64 { return math.Log(1 + float64(n)/float64(df)) }
-
 // newGTerm builds a group term for text (one word or a phrase) when every word is
 // known to the store and not too common; ok is false otherwise.
-func (s *Store) newGTerm(ctx context.Context, db *sql.DB, snap *dfCache, text string, w float64, maxShare float64) (gterm, bool, error) {
-	ws := words(text)
+func newGTerm(ctx context.Context, st Store, text string, w float64, maxShare float64) (gterm, bool, error) {
+	ws := Words(text)
 	if len(ws) == 0 || len(ws) > 3 {
 		return gterm{}, false, nil
 	}
 	g := gterm{phrase: strings.Join(ws, " ")}
 	minIDF := math.Inf(1)
 	for _, x := range ws {
-		st := stem(x)
-		df, err := s.docFreq(ctx, db, st)
+		sm := Stem(x)
+		df, err := st.DocFreq(ctx, sm)
 		if err != nil {
 			return g, false, err
 		}
 		if df == 0 {
 			return g, false, nil
 		}
-		if len(ws) == 1 && float64(df) > maxShare*float64(snap.n) {
+		if len(ws) == 1 && float64(df) > maxShare*float64(st.Chunks()) {
 			return g, false, nil
 		}
-		minIDF = math.Min(minIDF, idf(snap.n, df))
-		g.stems = append(g.stems, st)
+		minIDF = math.Min(minIDF, IDF(st.Chunks(), df))
+		g.stems = append(g.stems, sm)
 	}
 	if len(ws) > 1 {
 		// A phrase is rarer than its rarest word; count it a little above that.
-		minIDF *= 1.2
+		minIDF *= Default.PhraseIDF
 		if allStop(ws) {
 			return g, false, nil
 		}
-	} else if stopwords[ws[0]] {
+	} else if Stopwords[ws[0]] {
 		return g, false, nil
 	}
 	g.weight = w * minIDF
@@ -78,7 +78,7 @@ func (s *Store) newGTerm(ctx context.Context, db *sql.DB, snap *dfCache, text st
 
 func allStop(ws []string) bool {
 	for _, w := range ws {
-		if !stopwords[w] {
+		if !Stopwords[w] {
 			return false
 		}
 	}
@@ -89,39 +89,39 @@ func allStop(ws []string) bool {
 // the store has it) plus its lexical expansions the store contains. When a word and
 // the next one form a compound the expander knows ("fender bender", "blood test"),
 // the compound's expansions join the second word's group.
-func (s *Store) expansionGroups(ctx context.Context, db *sql.DB, snap *dfCache, exp Expander, text string) ([]termGroup, error) {
+func expansionGroups(ctx context.Context, st Store, text string) ([]termGroup, error) {
 	var groups []termGroup
 	seenWord := map[string]bool{}
-	ws := words(text)
+	ws := Words(text)
 	var pending []Related // the previous word's compound with this one
 	for i, w := range ws {
-		if stopwords[w] || len(w) < 2 || seenWord[stem(w)] {
+		if Stopwords[w] || len(w) < 2 || seenWord[Stem(w)] {
 			pending = nil
 			continue
 		}
-		seenWord[stem(w)] = true
+		seenWord[Stem(w)] = true
 		var g termGroup
-		if t, ok, err := s.newGTerm(ctx, db, snap, w, 1, knobs.MaxDFShare); err != nil {
+		if t, ok, err := newGTerm(ctx, st, w, 1, Default.MaxDFShare); err != nil {
 			return nil, err
 		} else if ok {
 			g.terms = append(g.terms, t)
 		}
-		if exp != nil && len(w) >= 3 {
-			more, err := s.expand(ctx, db, exp, w)
+		if st.Expands() && len(w) >= 3 {
+			more, err := st.Expand(ctx, w)
 			if err != nil {
 				return nil, err
 			}
 			rs := append(pending, more...)
-			rel, err := s.relatedTerms(ctx, db, snap, rs, seenWord)
+			rel, err := relatedTerms(ctx, st, rs, seenWord)
 			if err != nil {
 				return nil, err
 			}
 			g.terms = append(g.terms, rel...)
 		}
 		pending = nil
-		if exp != nil && i+1 < len(ws) && !stopwords[ws[i+1]] && len(ws[i+1]) >= 2 {
+		if st.Expands() && i+1 < len(ws) && !Stopwords[ws[i+1]] && len(ws[i+1]) >= 2 {
 			var err error
-			if pending, err = s.compoundExpansions(ctx, db, exp, w, ws[i+1]); err != nil {
+			if pending, err = compoundExpansions(ctx, st, w, ws[i+1]); err != nil {
 				return nil, err
 			}
 		}
@@ -134,9 +134,9 @@ func (s *Store) expansionGroups(ctx context.Context, db *sql.DB, snap *dfCache, 
 
 // compoundExpansions expands a and b as one compound ("a_b", then "a-b"); nil when
 // the expander does not know it.
-func (s *Store) compoundExpansions(ctx context.Context, db *sql.DB, exp Expander, a, b string) ([]Related, error) {
+func compoundExpansions(ctx context.Context, st Store, a, b string) ([]Related, error) {
 	for _, c := range []string{a + "_" + b, a + "-" + b} {
-		rs, err := s.expand(ctx, db, exp, c)
+		rs, err := st.Expand(ctx, c)
 		if err != nil || len(rs) > 0 {
 			return rs, err
 		}
@@ -145,12 +145,12 @@ func (s *Store) compoundExpansions(ctx context.Context, db *sql.DB, exp Expander
 }
 
 // relatedTerms turns expansions into group terms the store contains, heaviest
-// (relation weight × idf) first, at most knobs.MaxGroupTerms.
-func (s *Store) relatedTerms(ctx context.Context, db *sql.DB, snap *dfCache, rs []Related, seenWord map[string]bool) ([]gterm, error) {
+// (relation weight × idf) first, at most Default.MaxGroupTerms.
+func relatedTerms(ctx context.Context, st Store, rs []Related, seenWord map[string]bool) ([]gterm, error) {
 	var rel []gterm
 	for _, r := range rs {
-		r.Weight = float32(math.Pow(float64(r.Weight), knobs.RelPow))
-		t, ok, err := s.newGTerm(ctx, db, snap, strings.ReplaceAll(r.Term, "_", " "), float64(r.Weight), knobs.MaxExpandShare)
+		r.Weight = float32(math.Pow(float64(r.Weight), Default.RelPow))
+		t, ok, err := newGTerm(ctx, st, strings.ReplaceAll(r.Term, "_", " "), float64(r.Weight), Default.MaxExpandShare)
 		if err != nil {
 			return nil, err
 		}
@@ -160,8 +160,8 @@ func (s *Store) relatedTerms(ctx context.Context, db *sql.DB, snap *dfCache, rs 
 	}
 	rel = dedupeTerms(rel)
 	sort.SliceStable(rel, func(i, j int) bool { return rel[i].weight > rel[j].weight })
-	if len(rel) > knobs.MaxGroupTerms {
-		rel = rel[:knobs.MaxGroupTerms]
+	if len(rel) > Default.MaxGroupTerms {
+		rel = rel[:Default.MaxGroupTerms]
 	}
 	return rel, nil
 }

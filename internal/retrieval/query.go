@@ -1,8 +1,7 @@
-package memtree
+package retrieval
 
 import (
 	"context"
-	"database/sql"
 	"regexp"
 	"sort"
 	"strconv"
@@ -10,9 +9,16 @@ import (
 	"time"
 )
 
-// parsedQuery is a user query split into what search understands: people and
+// Query understanding: the people, addresses and dates a query names, and its
+// content terms with their document frequencies.
+
+// EmailRE matches an e-mail address (the store extracts addresses with it too, so
+// an address in a query is the entity the store linked).
+var EmailRE = regexp.MustCompile(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b`)
+
+// ParsedQuery is a user query split into what search understands: people and
 // addresses (entity ids), a time window, and the remaining words.
-type parsedQuery struct {
+type ParsedQuery struct {
 	Raw      string
 	Entities []string // canonical entity ids named by the query (resolved later)
 	Names    []string // folded person names, for a phrase match on text
@@ -118,19 +124,19 @@ func parseDates(q string, latest int64) (from, to int64, rest string) {
 	return 0, 0, q
 }
 
-// parseQuery extracts addresses, people known to the store and a date phrase.
-func parseQuery(q string, snap *dfCache) parsedQuery {
-	p := parsedQuery{Raw: q}
+// ParseQuery extracts addresses, people known to the store and a date phrase.
+func ParseQuery(q string, st Store) ParsedQuery {
+	p := ParsedQuery{Raw: q}
 	rest := q
-	for _, loc := range reEmail.FindAllStringIndex(rest, -1) {
+	for _, loc := range EmailRE.FindAllStringIndex(rest, -1) {
 		a := strings.ToLower(rest[loc[0]:loc[1]])
 		p.Emails = append(p.Emails, a)
 		p.Entities = append(p.Entities, "email:"+a)
 	}
-	rest = reEmail.ReplaceAllString(rest, " ")
-	p.From, p.To, rest = parseDates(rest, snap.maxTS)
+	rest = EmailRE.ReplaceAllString(rest, " ")
+	p.From, p.To, rest = parseDates(rest, st.Latest())
 	// People: longest known name first (3 then 2 words).
-	ws := words(rest)
+	ws := Words(rest)
 	used := make([]bool, len(ws))
 	for n := 3; n >= 2; n-- {
 		for i := 0; i+n <= len(ws); i++ {
@@ -142,7 +148,7 @@ func parseQuery(q string, snap *dfCache) parsedQuery {
 				continue
 			}
 			name := strings.Join(ws[i:i+n], " ")
-			if ids, ok := snap.people[name]; ok {
+			if ids, ok := st.People(name); ok {
 				p.Entities = append(p.Entities, ids...)
 				p.Names = append(p.Names, name)
 				for j := i; j < i+n; j++ {
@@ -165,70 +171,28 @@ func parseQuery(q string, snap *dfCache) parsedQuery {
 	return p
 }
 
-// term is one query word with its stem and document frequency.
-type term struct {
-	Word   string
-	Stem   string
-	DF     int
-	Weight float64
-}
-
-// quoteFTS quotes s as an FTS5 string.
-func quoteFTS(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-// queryTerms turns free text into distinct content terms with document frequencies,
-// dropping stopwords and terms found in no chunk.
-func (s *Store) queryTerms(ctx context.Context, db *sql.DB, text string) ([]term, error) {
-	var out []term
+// QueryTerms turns free text into distinct content terms with document
+// frequencies, dropping stopwords and terms found in no chunk.
+func QueryTerms(ctx context.Context, st Store, text string) ([]Term, error) {
+	var out []Term
 	seen := map[string]bool{}
-	for _, w := range words(text) {
-		if stopwords[w] || len(w) < 2 && !isDigits(w) {
+	for _, w := range Words(text) {
+		if Stopwords[w] || len(w) < 2 && !IsDigits(w) {
 			continue
 		}
-		st := stem(w)
-		if seen[st] {
+		sm := Stem(w)
+		if seen[sm] {
 			continue
 		}
-		seen[st] = true
-		df, err := s.docFreq(ctx, db, st)
+		seen[sm] = true
+		df, err := st.DocFreq(ctx, sm)
 		if err != nil {
 			return nil, err
 		}
 		if df == 0 {
 			continue
 		}
-		out = append(out, term{Word: w, Stem: st, DF: df, Weight: 1})
+		out = append(out, Term{Word: w, Stem: sm, DF: df, Weight: 1})
 	}
 	return out, nil
-}
-
-func isDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
-}
-
-// pruneFrequent drops terms in more than knobs.MaxDFShare of n chunks; when that would drop
-// everything it keeps the rarest term.
-func pruneFrequent(ts []term, n int) []term {
-	limit := int(knobs.MaxDFShare*float64(n)) + 1
-	var out []term
-	for _, t := range ts {
-		if t.DF <= limit {
-			out = append(out, t)
-		}
-	}
-	if len(out) == 0 && len(ts) > 0 {
-		best := ts[0]
-		for _, t := range ts[1:] {
-			if t.DF < best.DF {
-				best = t
-			}
-		}
-		out = []term{best}
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package memtree
+package retrieval
 
 import (
 	"context"
@@ -9,14 +9,14 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// citeHits makes each hit cite the messages of its chunk that carry the match: a
-// message scores one point per query stem it contains and two per phrase (a person's
-// name); messages scoring at least minScore are kept (at least 1 when no message
+// CiteHits makes each hit cite the messages of its chunk that carry the match: a
+// message scores one point per query stem it contains and PhraseCite per phrase (a
+// person's name); messages scoring at least minScore are kept (at least 1 when no message
 // reaches minScore), best first (SourceRef is the best; ties keep message order).
 // When no message matches, every ref stays. Measured on the corpus, keeping only
 // messages scoring at least half the best lost more (temporal 0.82 → 0.78) than it
 // gained.
-func citeHits(ctx context.Context, msgs *messages, hits []abi.ChunkHit, stems, phrases []string, minScore int) error {
+func CiteHits(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, stems, phrases []string, minScore int) error {
 	if len(hits) == 0 || (len(stems) == 0 && len(phrases) == 0) {
 		return nil
 	}
@@ -35,35 +35,35 @@ func citeHits(ctx context.Context, msgs *messages, hits []abi.ChunkHit, stems, p
 	for _, s := range stems {
 		want[s] = true
 	}
-	chunks, err := msgs.read(ctx, ids)
+	chunks, err := msgs.Read(ctx, ids)
 	if err != nil {
 		return fmt.Errorf("cite messages: %w", err)
 	}
 	for _, id := range ids {
 		c, ok := chunks[id]
 		h := &hits[multi[id]]
-		if !ok || len(c.spans) != len(h.SourceRefs) {
+		if !ok || len(c.Spans) != len(h.SourceRefs) {
 			continue
 		}
-		score := make(map[string]int, len(c.spans))
-		for i := range c.spans {
-			seg, ok := c.message(i)
+		score := make(map[string]int, len(c.Spans))
+		for i := range c.Spans {
+			seg, ok := c.Message(i)
 			if !ok {
 				continue
 			}
 			n := 0
 			seen := map[string]bool{}
-			for _, w := range words(seg) {
-				if s := msgs.stem(w); want[s] && !seen[s] {
+			for _, w := range Words(seg) {
+				if s := msgs.Stem(w); want[s] && !seen[s] {
 					seen[s] = true
 					n++
 				}
 			}
 			if len(phrases) > 0 {
-				f := strings.Join(words(seg), " ")
+				f := strings.Join(Words(seg), " ")
 				for _, p := range phrases {
 					if strings.Contains(f, p) {
-						n += 2
+						n += Default.PhraseCite
 					}
 				}
 			}
@@ -90,10 +90,23 @@ func citeHits(ctx context.Context, msgs *messages, hits []abi.ChunkHit, stems, p
 	return nil
 }
 
-func stemsOf(ts []term) []string {
+// StemsOf lists the stems of ts.
+func StemsOf(ts []Term) []string {
 	out := make([]string, 0, len(ts))
 	for _, t := range ts {
 		out = append(out, t.Stem)
 	}
 	return out
+}
+
+// HasChat says whether most hits are chat chunks (a conversation's turns, which
+// search ranks by turn; other hits keep their order by message).
+func HasChat(hs []abi.ChunkHit) bool {
+	n := 0
+	for _, h := range hs {
+		if h.SourceKind == KindChat {
+			n++
+		}
+	}
+	return 2*n > len(hs)
 }

@@ -1,4 +1,4 @@
-package memtree_test
+package retrieval_test
 
 import (
 	"context"

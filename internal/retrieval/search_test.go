@@ -1,4 +1,4 @@
-package memtree_test
+package retrieval_test
 
 import (
 	"context"
@@ -13,7 +13,7 @@ import (
 
 // TestSearchCitesMessagesSayingTwoWords: a plain keyword query cites, of a chunk's
 // messages, those that say at least two of its words when any does (a reply saying
-// none is cited only when it ranks near the best, see turnrank.go); a one-word
+// none is cited only when it ranks near the best, see citation.go); a one-word
 // query cites every message saying it, by its own score.
 func TestSearchCitesMessagesSayingTwoWords(t *testing.T) {
 	ctx := context.Background()

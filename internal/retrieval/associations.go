@@ -1,13 +1,11 @@
-package memtree
+package retrieval
 
 import (
 	"context"
-	"database/sql"
 	"fmt"
 	"math"
 	"math/bits"
 	"sort"
-	"strings"
 	"sync"
 
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -31,8 +29,7 @@ type wterm struct {
 
 // assocKey identifies a cached association list.
 type assocKey struct {
-	s    *Store
-	gen  string
+	gen  Generation
 	stem string
 }
 
@@ -44,15 +41,14 @@ var assocCache = struct {
 // associates returns the words that co-occur with word in the store markedly more
 // often than chance, best first, weights normalised to 1 for the best. Words whose
 // stems are in skip are left out.
-func (s *Store) associates(ctx context.Context, db *sql.DB, snap *dfCache, word string, skip map[string]bool) ([]wterm, error) {
-	st := stem(word)
-	key := assocKey{s, snap.gen, st}
+func associates(ctx context.Context, st Store, word string, skip map[string]bool) ([]wterm, error) {
+	key := assocKey{st.Generation(), Stem(word)}
 	assocCache.Lock()
 	cached, ok := assocCache.m[key]
 	assocCache.Unlock()
 	if !ok {
 		var err error
-		if cached, err = s.computeAssociates(ctx, db, snap, word); err != nil {
+		if cached, err = computeAssociates(ctx, st, word); err != nil {
 			return nil, err
 		}
 		assocCache.Lock()
@@ -71,10 +67,11 @@ func (s *Store) associates(ctx context.Context, db *sql.DB, snap *dfCache, word 
 	return out, nil
 }
 
-func (s *Store) computeAssociates(ctx context.Context, db *sql.DB, snap *dfCache, word string) ([]wterm, error) {
-	own := stem(word)
-	rows, err := db.QueryContext(ctx, `SELECT c.text FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-		WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?`, quoteFTS(word), knobs.AssocSample)
+// computeAssociates reads the AssocSample best chunks saying word and keeps the
+// words they say markedly more often than the store does (PMI).
+func computeAssociates(ctx context.Context, st Store, word string) ([]wterm, error) {
+	own := Stem(word)
+	texts, err := st.Sample(ctx, QuoteFTS(word), Default.AssocSample)
 	if err != nil {
 		return nil, fmt.Errorf("association sample for %q: %w", word, err)
 	}
@@ -85,59 +82,50 @@ func (s *Store) computeAssociates(ctx context.Context, db *sql.DB, snap *dfCache
 	counts := map[string]*cnt{}
 	memo := map[string]string{}
 	m := 0
-	for rows.Next() {
-		var text string
-		if err := rows.Scan(&text); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("association sample for %q: %w", word, err)
-		}
+	for _, text := range texts {
 		m++
 		seen := map[string]bool{}
-		for _, w := range words(text) {
-			if len(w) < 3 || stopwords[w] || isDigits(w) {
+		for _, w := range Words(text) {
+			if len(w) < 3 || Stopwords[w] || IsDigits(w) {
 				continue
 			}
-			st, ok := memo[w]
+			sm, ok := memo[w]
 			if !ok {
-				st = stem(w)
-				memo[w] = st
+				sm = Stem(w)
+				memo[w] = sm
 			}
-			if st == own || seen[st] {
+			if sm == own || seen[sm] {
 				continue
 			}
-			seen[st] = true
-			c := counts[st]
+			seen[sm] = true
+			c := counts[sm]
 			if c == nil {
 				c = &cnt{word: w}
-				counts[st] = c
+				counts[sm] = c
 			}
 			c.docs++
 		}
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("association sample for %q: %w", word, err)
 	}
 	if m == 0 {
 		return nil, nil
 	}
 	var out []wterm
-	for st, c := range counts {
-		if c.docs < knobs.AssocMinDocs {
+	for sm, c := range counts {
+		if c.docs < Default.AssocMinDocs {
 			continue
 		}
-		df, err := s.docFreq(ctx, db, st)
+		df, err := st.DocFreq(ctx, sm)
 		if err != nil {
 			return nil, err
 		}
-		if df == 0 || float64(df) > knobs.MaxExpandShare*float64(snap.n) {
+		if df == 0 || float64(df) > Default.MaxExpandShare*float64(st.Chunks()) {
 			continue
 		}
-		pmi := math.Log(float64(c.docs) / float64(m) * float64(snap.n) / float64(df))
-		if pmi < knobs.AssocMinPMI {
+		pmi := math.Log(float64(c.docs) / float64(m) * float64(st.Chunks()) / float64(df))
+		if pmi < Default.AssocMinPMI {
 			continue
 		}
-		out = append(out, wterm{phrase: c.word, stems: []string{st}, weight: float64(c.docs) / float64(m) * pmi})
+		out = append(out, wterm{phrase: c.word, stems: []string{sm}, weight: float64(c.docs) / float64(m) * pmi})
 	}
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].weight != out[j].weight {
@@ -145,8 +133,8 @@ func (s *Store) computeAssociates(ctx context.Context, db *sql.DB, snap *dfCache
 		}
 		return out[i].phrase < out[j].phrase
 	})
-	if len(out) > knobs.AssocTerms {
-		out = out[:knobs.AssocTerms]
+	if len(out) > Default.AssocTerms {
+		out = out[:Default.AssocTerms]
 	}
 	if len(out) > 0 {
 		top := out[0].weight
@@ -157,33 +145,14 @@ func (s *Store) computeAssociates(ctx context.Context, db *sql.DB, snap *dfCache
 	return out, nil
 }
 
-// matchRowids returns the rowids of up to limit chunks matching FTS expression expr.
-func matchRowids(ctx context.Context, db *sql.DB, expr string, limit int) ([]int64, error) {
-	rows, err := db.QueryContext(ctx, `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?`, expr, limit)
-	if err != nil {
-		return nil, fmt.Errorf("full-text match %s: %w", expr, err)
-	}
-	defer rows.Close()
-	var out []int64
-	for rows.Next() {
-		var id int64
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("full-text match %s: %w", expr, err)
-		}
-		out = append(out, id)
-	}
-	return out, rows.Err()
-}
-
 // setRank ranks chunks by weighted coordination over groups, computed in sets of
 // rowids (no chunk text is read): a chunk scores, per group, the weight of its best
 // term relative to the group's best, summed over groups. With senses, a term that
-// shares no chunk with another group's terms keeps only knobs.SenseDamp of its weight. Chunks in skip
+// shares no chunk with another group's terms keeps only Default.SenseDamp of its weight. Chunks in skip
 // are left out. It returns up to limit hits, best first, Score set.
-func setRank(ctx context.Context, db *sql.DB, groups [][]wterm, skip map[int64]bool, senses bool, limit int) ([]abi.ChunkHit, error) {
-	// One statement reads every term's rowids: term i's rows come tagged i.
-	var parts []string
-	var args []any
+func setRank(ctx context.Context, st Store, groups [][]wterm, skip map[int64]bool, senses bool, limit int) ([]abi.ChunkHit, error) {
+	// One store call reads every term's rowids: term i's rows come tagged i.
+	var exprs []string
 	var rel []float64 // term weight relative to its group's best
 	var grp []int
 	for gi, g := range groups {
@@ -195,37 +164,21 @@ func setRank(ctx context.Context, db *sql.DB, groups [][]wterm, skip map[int64]b
 			continue
 		}
 		for _, t := range g {
-			parts = append(parts, fmt.Sprintf(`SELECT %d, rowid FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT %d)`, len(rel), knobs.SetRankRows))
-			args = append(args, quoteFTS(t.phrase))
+			exprs = append(exprs, QuoteFTS(t.phrase))
 			rel = append(rel, t.weight/top)
 			grp = append(grp, gi)
 		}
 	}
-	if len(parts) == 0 {
+	if len(exprs) == 0 {
 		return nil, nil
 	}
-	rows, err := db.QueryContext(ctx, strings.Join(parts, " UNION ALL "), args...)
+	hs, err := st.TermRowids(ctx, exprs, Default.SetRankRows)
 	if err != nil {
 		return nil, fmt.Errorf("set ranking: %w", err)
 	}
-	type hit struct {
-		ti int
-		id int64
-	}
-	var hs []hit
 	mask := map[int64]uint64{} // rowid → groups with a term in it
-	for rows.Next() {
-		var h hit
-		if err := rows.Scan(&h.ti, &h.id); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("set ranking: %w", err)
-		}
-		hs = append(hs, h)
-		mask[h.id] |= 1 << (uint(grp[h.ti]) % 64)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("set ranking: %w", err)
+	for _, h := range hs {
+		mask[h.ID] |= 1 << (uint(grp[h.Term]) % 64)
 	}
 	if senses {
 		// A term that never shares a chunk with another query word's terms is
@@ -235,27 +188,27 @@ func setRank(ctx context.Context, db *sql.DB, groups [][]wterm, skip map[int64]b
 		confirmed := make([]bool, len(rel))
 		present := uint64(0)
 		for _, h := range hs {
-			own := uint64(1) << (uint(grp[h.ti]) % 64)
+			own := uint64(1) << (uint(grp[h.Term]) % 64)
 			present |= own
-			if mask[h.id]&^own != 0 {
-				confirmed[h.ti] = true
+			if mask[h.ID]&^own != 0 {
+				confirmed[h.Term] = true
 			}
 		}
 		if bits.OnesCount64(present) > 1 {
 			for i := range rel {
 				if !confirmed[i] {
-					rel[i] *= knobs.SenseDamp
+					rel[i] *= Default.SenseDamp
 				}
 			}
 		}
 	}
 	best := map[[2]int64]float64{} // (group, rowid) → best relative weight
 	for _, h := range hs {
-		if skip[h.id] {
+		if skip[h.ID] {
 			continue
 		}
-		k := [2]int64{int64(grp[h.ti]), h.id}
-		best[k] = math.Max(best[k], rel[h.ti])
+		k := [2]int64{int64(grp[h.Term]), h.ID}
+		best[k] = math.Max(best[k], rel[h.Term])
 	}
 	score := map[int64]float64{}
 	for k, v := range best {
@@ -285,41 +238,12 @@ func setRank(ctx context.Context, db *sql.DB, groups [][]wterm, skip map[int64]b
 	for i, x := range all {
 		ids[i] = x.id
 	}
-	return hitsByRowid(ctx, db, ids, score)
-}
-
-// hitsByRowid reads the hits for rowids, in that order, with a plain snippet and
-// Score from score.
-func hitsByRowid(ctx context.Context, db *sql.DB, rowids []int64, score map[int64]float64) ([]abi.ChunkHit, error) {
-	if len(rowids) == 0 {
-		return nil, nil
-	}
-	ids := make([]any, len(rowids))
-	for i, id := range rowids {
-		ids[i] = id
-	}
-	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
-	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.rowid, substr(c.text, 1, 400) FROM chunks c WHERE c.rowid IN (`+ph+`)`, ids...)
+	byID, err := st.HitsByRowid(ctx, ids)
 	if err != nil {
-		return nil, fmt.Errorf("read ranked chunks: %w", err)
+		return nil, err
 	}
-	defer rows.Close()
-	byID := map[int64]abi.ChunkHit{}
-	for rows.Next() {
-		var rid int64
-		var text string
-		h, err := scanHit(rows, &rid, &text)
-		if err != nil {
-			return nil, fmt.Errorf("read ranked chunks: %w", err)
-		}
-		h.Snippet = plainSnippet(text, nil)
-		byID[rid] = h
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read ranked chunks: %w", err)
-	}
-	out := make([]abi.ChunkHit, 0, len(rowids))
-	for _, rid := range rowids {
+	out := make([]abi.ChunkHit, 0, len(ids))
+	for _, rid := range ids {
 		if h, ok := byID[rid]; ok {
 			h.Score = score[rid]
 			out = append(out, h)
@@ -332,7 +256,7 @@ func hitsByRowid(ctx context.Context, db *sql.DB, rowids []int64, score map[int6
 // expansions), the words the store associates with its rare members, weighted by
 // the member's weight in the group. It also returns the FTS strings of the members
 // it expanded.
-func (s *Store) associationGroups(ctx context.Context, db *sql.DB, snap *dfCache, groups []termGroup, skip map[string]bool) ([][]wterm, []string, error) {
+func associationGroups(ctx context.Context, st Store, groups []termGroup, skip map[string]bool) ([][]wterm, []string, error) {
 	var out [][]wterm
 	var members []string
 	for _, g := range groups {
@@ -343,7 +267,7 @@ func (s *Store) associationGroups(ctx context.Context, db *sql.DB, snap *dfCache
 		used := 0
 		merged := map[string]wterm{}
 		for i, t := range g.terms {
-			if len(t.stems) != 1 || used >= knobs.AssocMembers {
+			if len(t.stems) != 1 || used >= Default.AssocMembers {
 				continue
 			}
 			if i > 0 || !skip[t.stems[0]] {
@@ -351,23 +275,23 @@ func (s *Store) associationGroups(ctx context.Context, db *sql.DB, snap *dfCache
 				// associates of WordNet expansions were measured to add noise.
 				continue
 			}
-			df, err := s.docFreq(ctx, db, t.stems[0])
+			df, err := st.DocFreq(ctx, t.stems[0])
 			if err != nil {
 				return nil, nil, err
 			}
-			if df == 0 || float64(df) > knobs.AssocMaxShare*float64(snap.n) {
+			if df == 0 || float64(df) > Default.AssocMaxShare*float64(st.Chunks()) {
 				continue
 			}
 			used++
 			mw := t.weight / top
-			as, err := s.associates(ctx, db, snap, t.phrase, skip)
+			as, err := associates(ctx, st, t.phrase, skip)
 			if err != nil {
 				return nil, nil, err
 			}
 			if len(as) == 0 {
 				continue
 			}
-			members = append(members, quoteFTS(t.phrase))
+			members = append(members, QuoteFTS(t.phrase))
 			for _, a := range as {
 				a.weight *= mw
 				if m, ok := merged[a.stems[0]]; !ok || a.weight > m.weight {
@@ -388,8 +312,8 @@ func (s *Store) associationGroups(ctx context.Context, db *sql.DB, snap *dfCache
 			}
 			return ws[i].phrase < ws[j].phrase
 		})
-		if len(ws) > knobs.AssocGroupTerms {
-			ws = ws[:knobs.AssocGroupTerms]
+		if len(ws) > Default.AssocGroupTerms {
+			ws = ws[:Default.AssocGroupTerms]
 		}
 		out = append(out, ws)
 	}
@@ -397,9 +321,9 @@ func (s *Store) associationGroups(ctx context.Context, db *sql.DB, snap *dfCache
 }
 
 // rowidSet returns the rowids of the chunks matching FTS expression expr (at most
-// 4000: past that the set only narrows a list a little).
-func rowidSet(ctx context.Context, db *sql.DB, expr string) (map[int64]bool, error) {
-	ids, err := matchRowids(ctx, db, expr, 4000)
+// MaxSkipRows).
+func rowidSet(ctx context.Context, st Store, expr string) (map[int64]bool, error) {
+	ids, err := st.MatchRowids(ctx, expr, Default.MaxSkipRows)
 	if err != nil {
 		return nil, err
 	}

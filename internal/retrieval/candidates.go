@@ -1,0 +1,267 @@
+package retrieval
+
+import (
+	"context"
+	"strings"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// Candidates stage: which chunks are considered, and at which evidence level
+// (levels.go). Each level is a full-text query to the store, ranked by bm25.
+
+// Candidates runs AND, then coordination levels (chunks holding n-1, n-2, … of the
+// n words), then OR bm25 queries under f, then (to fill k whenever the store has
+// candidates) OR over every content word of the query including those too common
+// to rank (all: the unpruned terms), each level ranked after the previous one; when
+// f is a restriction (entity or time) and restricted is set, the remaining places
+// are filled with its newest chunks. order, when not nil, reorders the hits of the
+// AND and coordination levels (the scoring stage's message ranking, for a plain
+// keyword query). level gives each hit's level (0 = all words; higher = fewer).
+func Candidates(ctx context.Context, st Store, terms, all []Term, f Filter, restricted bool, k int, snipTerms []string, order func([]abi.ChunkHit) ([]abi.ChunkHit, error)) ([]abi.ChunkHit, map[string]int, error) {
+	p := &Default
+	lv := func(hs []abi.ChunkHit) ([]abi.ChunkHit, error) {
+		if order == nil {
+			return hs, nil
+		}
+		return order(hs)
+	}
+	seen := map[string]bool{}
+	level := map[string]int{}
+	cur := 0
+	var out []abi.ChunkHit
+	add := func(hs []abi.ChunkHit) {
+		for _, h := range hs {
+			if !seen[h.ID] && len(out) < k+p.DupSlack {
+				seen[h.ID] = true
+				level[h.ID] = cur
+				out = append(out, h)
+			}
+		}
+		cur++
+	}
+	if len(terms) > 0 {
+		hs, err := st.Match(ctx, Match{Expr: AndExpr(terms), Filter: f, Estimate: AndEstimate(terms), Limit: k + p.DupSlack})
+		if err != nil {
+			return nil, nil, err
+		}
+		if hs, err = lv(hs); err != nil {
+			return nil, nil, err
+		}
+		add(hs)
+		// Coordination levels: chunks with more of the words before those with fewer.
+		for m := len(terms) - 1; m >= 2 && len(out) < k+p.DupSlack; m-- {
+			expr, ok := QuorumExpr(terms, m)
+			if !ok {
+				break
+			}
+			hs, err := st.Match(ctx, Match{Expr: expr, Filter: f, Estimate: OrEstimate(terms), Limit: k + p.DupSlack - len(out), Skip: seen})
+			if err != nil {
+				return nil, nil, err
+			}
+			if hs, err = lv(hs); err != nil {
+				return nil, nil, err
+			}
+			add(hs)
+		}
+		if len(out) < k+p.DupSlack && len(terms) > 1 {
+			cur = OrLevel
+			hs, err := st.Match(ctx, Match{Expr: OrExpr(terms), Filter: f, Estimate: OrEstimate(terms), Limit: k + p.DupSlack - len(out), Skip: seen})
+			if err != nil {
+				return nil, nil, err
+			}
+			add(hs)
+		}
+	}
+	// Fill: the words too common to rank alone still find chunks a plain OR bm25
+	// would return. Words in at most MaxFillDF chunks are ranked by bm25; commoner
+	// ones (a large store) take their first matches unranked, so no query reads a
+	// whole posting list.
+	cur = FillLevel
+	if len(out) < k+p.DupSlack && len(all) > len(terms) {
+		var ranked, common []Term
+		for _, t := range all {
+			if t.DF <= p.MaxFillDF {
+				ranked = append(ranked, t)
+			} else {
+				common = append(common, t)
+			}
+		}
+		if len(ranked) > 0 {
+			hs, err := st.Match(ctx, Match{Expr: OrExpr(ranked), Filter: f, Estimate: OrEstimate(ranked), Limit: k + p.DupSlack - len(out), Skip: seen,
+				Plain: append(append([]string{}, snipTerms...), Words(orWords(ranked))...)})
+			if err != nil {
+				return nil, nil, err
+			}
+			add(hs)
+		}
+		if len(common) > 0 && len(out) < k+p.DupSlack {
+			hs, err := st.FirstMatches(ctx, OrExpr(common), f, k+p.DupSlack-len(out), seen)
+			if err != nil {
+				return nil, nil, err
+			}
+			add(hs)
+		}
+	}
+	out = DemoteDuplicates(out)
+	if restricted && len(out) < k && (len(terms) == 0 || len(out) > 0 || f.Restricts()) {
+		if len(terms) > 0 && len(out) == 0 {
+			return out, level, nil // the restriction matched none of the words: relax it instead
+		}
+		hs, err := st.Recent(ctx, f, k-len(out), seen, snipTerms)
+		if err != nil {
+			return nil, nil, err
+		}
+		cur = RecentLevel // the person or date matched: literal evidence too
+		add(hs)
+	}
+	return out, level, nil
+}
+
+// PruneFrequent drops terms in more than Default.MaxDFShare of n chunks; when that
+// would drop everything it keeps the rarest term.
+func PruneFrequent(ts []Term, n int) []Term {
+	limit := int(Default.MaxDFShare*float64(n)) + 1
+	var out []Term
+	for _, t := range ts {
+		if t.DF <= limit {
+			out = append(out, t)
+		}
+	}
+	if len(out) == 0 && len(ts) > 0 {
+		best := ts[0]
+		for _, t := range ts[1:] {
+			if t.DF < best.DF {
+				best = t
+			}
+		}
+		out = []Term{best}
+	}
+	return out
+}
+
+// QuoteFTS quotes s as an FTS5 string.
+func QuoteFTS(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+// AndExpr is the FTS5 expression matching chunks that say every term.
+func AndExpr(ts []Term) string {
+	var q []string
+	for _, t := range ts {
+		q = append(q, QuoteFTS(t.Word))
+	}
+	return strings.Join(q, " AND ")
+}
+
+// OrExpr is the FTS5 expression matching chunks that say any term.
+func OrExpr(ts []Term) string {
+	var q []string
+	for _, t := range ts {
+		q = append(q, QuoteFTS(t.Word))
+	}
+	return strings.Join(q, " OR ")
+}
+
+// QuorumExpr is an FTS5 expression matching chunks that hold at least m of the
+// terms: the OR of the ANDs of every m-subset. ok is false when that takes more
+// than Default.MaxQuorumClauses clauses.
+func QuorumExpr(ts []Term, m int) (string, bool) {
+	var clauses []string
+	var pick func(start int, cur []Term) bool
+	pick = func(start int, cur []Term) bool {
+		if len(cur) == m {
+			if len(clauses) == Default.MaxQuorumClauses {
+				return false
+			}
+			clauses = append(clauses, "("+AndExpr(cur)+")")
+			return true
+		}
+		for i := start; i < len(ts); i++ {
+			if !pick(i+1, append(cur, ts[i])) {
+				return false
+			}
+		}
+		return true
+	}
+	if m < 1 || m > len(ts) || !pick(0, make([]Term, 0, m)) {
+		return "", false
+	}
+	return strings.Join(clauses, " OR "), true
+}
+
+// AndEstimate bounds the matches of the AND of ts: its rarest term's chunks.
+func AndEstimate(ts []Term) int {
+	est := -1
+	for _, t := range ts {
+		if est < 0 || t.DF < est {
+			est = t.DF
+		}
+	}
+	return max(est, 0)
+}
+
+// OrEstimate bounds the matches of any expression over ts: the sum of their chunks.
+func OrEstimate(ts []Term) int {
+	n := 0
+	for _, t := range ts {
+		n += t.DF
+	}
+	return n
+}
+
+// orWords joins the words of ts.
+func orWords(ts []Term) string {
+	var b strings.Builder
+	for _, t := range ts {
+		b.WriteString(t.Word)
+		b.WriteByte(' ')
+	}
+	return b.String()
+}
+
+// IsDigits reports whether s is a non-empty run of ASCII digits.
+func IsDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return s != ""
+}
+
+// dupKey normalises a snippet for near-duplicate detection: the chat "Author
+// (time):" prefix, digits and punctuation are dropped.
+func dupKey(snippet string) string {
+	if i := strings.Index(snippet, "): "); i >= 0 && i < 80 {
+		snippet = snippet[i+3:]
+	}
+	var b strings.Builder
+	for _, w := range Words(snippet) {
+		if IsDigits(w) {
+			continue
+		}
+		b.WriteString(w)
+		b.WriteByte(' ')
+		if b.Len() > 100 {
+			break
+		}
+	}
+	return b.String()
+}
+
+// DemoteDuplicates moves hits whose text repeats an earlier hit's (templated
+// notifications, re-posted messages) after the distinct ones, keeping order
+// otherwise.
+func DemoteDuplicates(hs []abi.ChunkHit) []abi.ChunkHit {
+	seen := map[string]bool{}
+	var uniq, dups []abi.ChunkHit
+	for _, h := range hs {
+		key := dupKey(h.Snippet)
+		if key != "" && seen[key] {
+			dups = append(dups, h)
+			continue
+		}
+		seen[key] = true
+		uniq = append(uniq, h)
+	}
+	return append(uniq, dups...)
+}
