@@ -67,6 +67,11 @@ type Options struct {
 	// the answer to the client's initialize (issue 19; RATIONALE "The path to
 	// initialize"). A call that needs a module waits for it as before.
 	Hold <-chan struct{}
+	// AfterStart, when set, also delays the full collections the host makes once
+	// every module loaded at start has its warm instance (returning the compile
+	// garbage to the OS, LimitGoMemory) until it is closed: `mcp` closes it once its
+	// first call has been answered, so that they do not run beside that call.
+	AfterStart <-chan struct{}
 	// Engine is how modules are run: EngineCompiled (the default) or
 	// EngineInterpreter (engine.go).
 	Engine string
@@ -107,6 +112,10 @@ type Host struct {
 	stopWaitingOnce sync.Once
 
 	refusedHook atomic.Pointer[func(RefusedHostCall)] // OnRefusedHostCall
+
+	// limitFrees is set when LimitGoMemory will return the memory to the OS
+	// itself, so freeAfterCompile does not make a second full collection.
+	limitFrees atomic.Bool
 }
 
 // EOFCompileGrace is how long calls already waiting for their module's compile
@@ -223,19 +232,36 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 // guest allocates several times its size) to the OS once every module has its
 // warm instance, so the resident size settles at what the modules keep.
 func (h *Host) freeAfterCompile(mods []*module) {
-	for _, m := range mods {
-		select {
-		case <-m.settled:
-		case <-h.baseCtx.Done():
-			return
-		}
+	if !h.settledAfterStart(mods) || h.limitFrees.Load() {
+		return
 	}
 	debug.FreeOSMemory()
 }
 
+// settledAfterStart waits until every module of mods has settled and
+// Options.AfterStart (when set) is closed. It reports false when the host closed
+// first.
+func (h *Host) settledAfterStart(mods []*module) bool {
+	for _, m := range mods {
+		select {
+		case <-m.settled:
+		case <-h.baseCtx.Done():
+			return false
+		}
+	}
+	if h.opt.AfterStart != nil {
+		select {
+		case <-h.opt.AfterStart:
+		case <-h.baseCtx.Done():
+			return false
+		}
+	}
+	return true
+}
+
 // LimitGoMemory sets the Go runtime's soft memory limit (debug.SetMemoryLimit) to the
 // Go memory the process holds once every module loaded at start has its warm
-// instance, plus headroom — unless GOMEMLIMIT is set in the environment, which
+// instance (and Options.AfterStart is closed), plus headroom — unless GOMEMLIMIT is set in the environment, which
 // wins. It returns at once; the limit is set in the background and reported on
 // done (0 when it was left alone, or when the host closed first). Without a limit
 // the Go heap grows to twice its live size between collections and instances
@@ -243,23 +269,22 @@ func (h *Host) freeAfterCompile(mods []*module) {
 // first-party tools (then seven modules) took VmRSS to ≈ 270 MB; with a limit 36 MB
 // above the warm Go memory, ≈ 210 MB at the same speed (RATIONALE "Memory"). Wasm
 // compiled code is outside the Go runtime and is not counted against the limit.
+// Its collection also returns the compile garbage to the OS, in place of the one
+// New would make.
 func (h *Host) LimitGoMemory(headroom int64) (done <-chan int64) {
 	ch := make(chan int64, 1)
 	h.mu.RLock()
 	mods := append(slices.Clone(h.builtins), h.third...)
 	h.mu.RUnlock()
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		ch <- 0
+		return ch
+	}
+	h.limitFrees.Store(true)
 	go func() {
-		if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		if !h.settledAfterStart(mods) {
 			ch <- 0
 			return
-		}
-		for _, m := range mods {
-			select {
-			case <-m.settled:
-			case <-h.baseCtx.Done():
-				ch <- 0
-				return
-			}
 		}
 		debug.FreeOSMemory()
 		var ms goruntime.MemStats

@@ -29,12 +29,14 @@ const hostCloseGrace = 500 * time.Millisecond
 // embedded first-party modules, and the runtime, which compiles modules in the
 // background. The returned function releases all of it.
 func openHost(ctx context.Context, cfg *config.Config, log *slog.Logger) (*runtime.Host, func(), error) {
-	return openHostHeld(ctx, cfg, log, nil)
+	return openHostHeld(ctx, cfg, log, nil, nil)
 }
 
 // openHostHeld is openHost whose background compiles wait until hold is closed
-// (nil: they start at once); see runtime.Options.Hold.
-func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hold <-chan struct{}) (*runtime.Host, func(), error) {
+// (nil: they start at once), and whose collections after the start wait until
+// afterStart is closed (nil: they do not wait); see runtime.Options.Hold and
+// AfterStart.
+func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hold, afterStart <-chan struct{}) (*runtime.Host, func(), error) {
 	start := time.Now()
 	store, err := memtree.OpenReadOnly(cfg.StorePath())
 	if err != nil {
@@ -85,6 +87,7 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 		Autonomy:       cfg.Autonomy.Level,
 		Logger:         log,
 		Hold:           hold,
+		AfterStart:     afterStart,
 	})
 	if err != nil {
 		store.Close()

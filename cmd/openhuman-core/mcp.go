@@ -72,8 +72,10 @@ func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 // serveMCP runs the MCP server on stdin/stdout until stdin ends or ctx is done.
 // stdout carries protocol frames only; logs and the hint go to stderr.
 func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, interactive bool) error {
-	log := setupLogging(stderr)
 	start := time.Now()
+	window := openStartWindow(startWindowMax)
+	defer window.close()
+	log := setupLogging(stderr)
 	if interactive {
 		fmt.Fprintln(stderr, terminalHint)
 	}
@@ -88,7 +90,7 @@ func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, in
 	hold := make(chan struct{})
 	release := sync.OnceFunc(func() { close(hold) })
 	defer release()
-	host, closeHost, err := openHostHeld(ctx, cfg, log, hold)
+	host, closeHost, err := openHostHeld(ctx, cfg, log, hold, window.done)
 	if err != nil {
 		return err
 	}
@@ -114,7 +116,7 @@ func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, in
 	})
 	srv, err := mcpserver.New(mcpserver.Options{
 		Version:    Version(),
-		Dispatcher: host,
+		Dispatcher: &firstCallDispatcher{Host: host, window: window},
 		Audit:      al,
 		Logger:     log,
 		// The watcher below picks up a tools directory created after start, so the
