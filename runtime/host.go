@@ -62,18 +62,20 @@ type Options struct {
 	CacheDir       string          // "" = os.UserCacheDir()/openhuman/wazero (0700); "-" = no disk cache
 	Autonomy       string          // read gate level
 	Logger         *slog.Logger
-	// Hold, when set, holds the background work (opening the compilation cache,
-	// compiling) until it is closed, so that it does not compete for the CPU with
-	// the answer to the client's initialize (issue 19; RATIONALE "The path to
-	// initialize"). A call that needs a module waits for it as before.
+	// Hold, when set, holds the compile workers (opening the compilation cache,
+	// compiling, the warm instances) until it is closed, so that they do not
+	// compete for the CPU with work on the path to a first answer (RATIONALE
+	// "The path to initialize", "The first search at the floor"). A call that
+	// needs a module waits for it as before.
 	Hold <-chan struct{}
 	// AfterStart, when set, also delays the full collections the host makes once
 	// every module loaded at start has its warm instance (returning the compile
 	// garbage to the OS, LimitGoMemory) until it is closed: `mcp` closes it once its
 	// first call has been answered, so that they do not run beside that call.
 	AfterStart <-chan struct{}
-	// Engine is how modules are run: EngineCompiled (the default) or
-	// EngineInterpreter (engine.go).
+	// Engine is how modules are run: EngineDefault (first-party modules on the
+	// interpreter, the others compiled), EngineCompiled or EngineInterpreter
+	// (engine.go).
 	Engine string
 }
 
@@ -85,10 +87,11 @@ type Host struct {
 	cache  wazero.CompilationCache
 	// cacheAuth signs the entries wazero writes (nil without a disk cache).
 	cacheAuth *cacheAuth
-	// cacheReady is closed once cache and cacheAuth are set (opened in the
-	// background by New); read them only after it.
-	cacheReady chan struct{}
-	pool       *pool // live instances, all modules
+	// cacheOnce opens cache and cacheAuth the first time a compile worker is
+	// about to compile a module with the optimizing compiler (ensureCache); read
+	// them only after it.
+	cacheOnce sync.Once
+	pool      *pool // live instances, all modules
 
 	compileQueue chan *module
 	compileWG    sync.WaitGroup
@@ -158,9 +161,9 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	switch opt.Engine {
-	case EngineCompiled, EngineInterpreter:
+	case EngineDefault, EngineCompiled, EngineInterpreter:
 	default:
-		return nil, fmt.Errorf("runtime: unknown engine %q (want %q or the default, compiled)", opt.Engine, EngineInterpreter)
+		return nil, fmt.Errorf("runtime: unknown engine %q (want %q, %q or the default)", opt.Engine, EngineCompiled, EngineInterpreter)
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -184,27 +187,6 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 		stopWaiting:  make(chan struct{}),
 	}
 	h.baseCtx, h.cancelBase = context.WithCancel(context.WithoutCancel(ctx))
-	// Opening the cache checks the MAC of every entry: off the path to the
-	// initialize answer, the compile workers wait for it (cacheReady).
-	// Hold, when set, delays both (cacheReady stays open until then).
-	h.cacheReady = make(chan struct{})
-	if opt.CacheDir != "-" || opt.Hold != nil {
-		go func() {
-			defer close(h.cacheReady)
-			if opt.Hold != nil {
-				select {
-				case <-opt.Hold:
-				case <-h.baseCtx.Done():
-					return
-				}
-			}
-			if opt.CacheDir != "-" {
-				h.cache, h.cacheAuth = openCache(opt.CacheDir, h.logger)
-			}
-		}()
-	} else {
-		close(h.cacheReady)
-	}
 	workers := min(max(goruntime.GOMAXPROCS(0), 1), 4)
 	for i := 0; i < workers; i++ {
 		go h.compileWorker()
@@ -297,9 +279,29 @@ func (h *Host) LimitGoMemory(headroom int64) (done <-chan int64) {
 	return ch
 }
 
+// ensureCache opens the compilation cache (once, unless Options.CacheDir is "-").
+// Opening it checks the MAC of every entry, so it is done by the first compile
+// that uses it, in a compile worker: a host whose modules all run on the
+// interpreter (the first-party ones, engine.go) never opens it.
+func (h *Host) ensureCache() {
+	h.cacheOnce.Do(func() {
+		if h.opt.CacheDir != "-" && h.baseCtx.Err() == nil {
+			h.cache, h.cacheAuth = openCache(h.opt.CacheDir, h.logger)
+		}
+	})
+}
+
 func (h *Host) compileWorker() {
-	<-h.cacheReady
+	if h.opt.Hold != nil {
+		select {
+		case <-h.opt.Hold:
+		case <-h.baseCtx.Done():
+		}
+	}
 	for m := range h.compileQueue {
+		if h.baseCtx.Err() == nil && !m.interpreted() {
+			h.ensureCache()
+		}
 		if h.baseCtx.Err() != nil {
 			// Closed before its turn (a held host closed before initialize was
 			// answered): Close waits for the queue, so compiling now would only
@@ -701,7 +703,7 @@ func (h *Host) Close(ctx context.Context) error {
 	for _, m := range mods {
 		m.shutdown(ctx)
 	}
-	<-h.cacheReady
+	h.cacheOnce.Do(func() {}) // no cache is opened from now on; waits for one being opened
 	if h.cache == nil {
 		return nil
 	}
