@@ -213,7 +213,7 @@ func (s *Server) Refresh() {
 		s.sdk.RemoveTools(removed...)
 	}
 	for _, mt := range changed {
-		s.sdk.AddTool(mt, s.handler(mt.Name))
+		s.sdk.AddTool(sdkTool(mt), s.handler(mt.Name))
 	}
 	if len(removed)+len(changed) > 0 {
 		s.log.Debug("mcp: tool list updated", "tools", len(ordered), "added_or_changed", len(changed), "removed", len(removed))
