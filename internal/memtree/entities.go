@@ -2,7 +2,6 @@ package memtree
 
 import (
 	"net/mail"
-	"regexp"
 	"strings"
 )
 
@@ -23,13 +22,13 @@ type entityRef struct {
 }
 
 var (
-	reEmail   = regexp.MustCompile(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b`)
-	reURL     = regexp.MustCompile(`https?://[^\s<>\[\]()]+`)
-	reHandle  = regexp.MustCompile(`(?:^|[\s(])@(\w[A-Za-z0-9_.-]+)`)
-	reDiscord = regexp.MustCompile(`\b([A-Za-z0-9_.-]{2,32}#[0-9]{4})\b`)
+	reEmail   = lazyRE(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b`)
+	reURL     = lazyRE(`https?://[^\s<>\[\]()]+`)
+	reHandle  = lazyRE(`(?:^|[\s(])@(\w[A-Za-z0-9_.-]+)`)
+	reDiscord = lazyRE(`\b([A-Za-z0-9_.-]{2,32}#[0-9]{4})\b`)
 	// reHashtag keeps a nested Obsidian tag whole (#project/alpha); addHashtag trims
 	// a trailing slash.
-	reHashtag = regexp.MustCompile(`(?:^|[\s(])#([A-Za-z][A-Za-z0-9_/-]+)`)
+	reHashtag = lazyRE(`(?:^|[\s(])#([A-Za-z][A-Za-z0-9_/-]+)`)
 )
 
 // canonicalID returns the canonical `kind:value` id of an entity: URLs are only

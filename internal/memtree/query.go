@@ -3,7 +3,6 @@ package memtree
 import (
 	"context"
 	"database/sql"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -31,13 +30,13 @@ var months = map[string]time.Month{
 const monthAlt = `january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec`
 
 var (
-	reISODay   = regexp.MustCompile(`\b(\d{4})-(\d{1,2})-(\d{1,2})\b`)
-	reISOMonth = regexp.MustCompile(`\b(\d{4})-(\d{1,2})\b`)
+	reISODay   = lazyRE(`\b(\d{4})-(\d{1,2})-(\d{1,2})\b`)
+	reISOMonth = lazyRE(`\b(\d{4})-(\d{1,2})\b`)
 	// [prep] month [day][,] [year]
-	reMonthName = regexp.MustCompile(`(?i)\b(?:(in|during|from|since|of|on|throughout)\s+)?(` + monthAlt + `)\b\.?(?:\s+(\d{1,2})(?:st|nd|rd|th)?\b)?(?:,?\s+(\d{4})\b)?`)
+	reMonthName = lazyRE(`(?i)\b(?:(in|during|from|since|of|on|throughout)\s+)?(` + monthAlt + `)\b\.?(?:\s+(\d{1,2})(?:st|nd|rd|th)?\b)?(?:,?\s+(\d{4})\b)?`)
 	// [prep] day month [year]
-	reDayMonth = regexp.MustCompile(`(?i)\b(?:(on|from|since)\s+)?(\d{1,2})(?:st|nd|rd|th)?\s+(` + monthAlt + `)\b(?:,?\s+(\d{4})\b)?`)
-	reYearOnly = regexp.MustCompile(`\b(?:(in|during|from|of|throughout)\s+)?((?:19|20)\d{2})\b`)
+	reDayMonth = lazyRE(`(?i)\b(?:(on|from|since)\s+)?(\d{1,2})(?:st|nd|rd|th)?\s+(` + monthAlt + `)\b(?:,?\s+(\d{4})\b)?`)
+	reYearOnly = lazyRE(`\b(?:(in|during|from|of|throughout)\s+)?((?:19|20)\d{2})\b`)
 )
 
 // parseDates finds one date or month phrase in q and returns the window and q without

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -92,10 +91,10 @@ func plainSnippet(text string, terms []string) string {
 	return out
 }
 
-var reChunkID = regexp.MustCompile(`^[0-9a-f]{32}$`)
+var reChunkID = lazyRE(`^[0-9a-f]{32}$`)
 
 // reWordsOnly matches a browse query made of letters, digits and spaces only.
-var reWordsOnly = regexp.MustCompile(`^[\p{L}\p{N} ]+$`)
+var reWordsOnly = lazyRE(`^[\p{L}\p{N} ]+$`)
 
 // indexScanAbove is the match count above which ListChunks walks the time index.
 const indexScanAbove = 2000
