@@ -139,3 +139,23 @@ func TestStartWindowEndsAfterFirstCall(t *testing.T) {
 		t.Fatal("the window did not end after the first call")
 	}
 }
+
+// The store is opened beside the rest of the start, but a store that cannot be
+// read still stops `mcp` before it serves anything, with the same error.
+func TestMCPUnreadableStoreStopsTheStart(t *testing.T) {
+	ws := t.TempDir()
+	t.Setenv("OPENHUMAN_HOME", t.TempDir())
+	t.Setenv("OPENHUMAN_WORKSPACE", ws)
+	t.Setenv("XDG_CACHE_HOME", t.TempDir())
+	if err := os.MkdirAll(filepath.Join(ws, "memory_tree"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(ws, "memory_tree", "chunks.db"), []byte(strings.Repeat("not a database ", 500)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr strings.Builder
+	err := serveMCP(context.Background(), strings.NewReader(mcpSmoke), &stdout, &stderr, false)
+	if err == nil || !strings.Contains(err.Error(), "open the memory tree read-only at") || stdout.Len() != 0 {
+		t.Fatalf("mcp on an unreadable store: err %v, stdout %q", err, stdout.String())
+	}
+}
