@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/audit"
@@ -47,9 +46,16 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 	// policy, the modules and the runtime, which do not read it (≈ 0.8 ms of a
 	// start); its error is reported below as before, and nothing is served
 	// before it.
-	opening := make(chan error, 1)
-	go func() { opening <- store.Open(ctx) }()
-	opened := sync.OnceValue(func() error { return <-opening })
+	opening := make(chan struct{})
+	var openErr error
+	go func() {
+		defer close(opening)
+		openErr = store.Open(ctx)
+	}()
+	opened := func() error {
+		<-opening
+		return openErr
+	}
 	closeStore := func() {
 		opened()
 		store.Close()

@@ -10,7 +10,14 @@ import (
 // query's date patterns most of it); `mcp` compiles them in Warm, which runs in
 // the background while the server waits for its client, instead of before main.
 type lazyRegexp struct {
-	get func() *regexp.Regexp
+	src  string
+	once sync.Once
+	re   *regexp.Regexp
+}
+
+func (l *lazyRegexp) get() *regexp.Regexp {
+	l.once.Do(func() { l.re = regexp.MustCompile(l.src) })
+	return l.re
 }
 
 // lazyPatterns lists every lazyRegexp (compilePatterns, and a test compiles them all).
@@ -19,7 +26,7 @@ var lazyPatterns []*lazyRegexp
 // lazyRE returns src compiled on first use; an invalid src panics then (a test
 // compiles every pattern).
 func lazyRE(src string) *lazyRegexp {
-	l := &lazyRegexp{get: sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(src) })}
+	l := &lazyRegexp{src: src}
 	lazyPatterns = append(lazyPatterns, l)
 	return l
 }
