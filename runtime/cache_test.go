@@ -108,22 +108,30 @@ func TestUnusableCacheFallsBackToMemory(t *testing.T) {
 }
 
 // Under the default engine the first-party modules run on the interpreter: a
-// host serving only them never opens (or creates) the compilation cache, and a
-// third-party module is compiled into it.
+// host serving only them never opens (or creates) the compilation cache; a
+// large guest given as a builtin and a third-party module are compiled into it.
 func TestFirstPartyModulesNeverOpenTheCache(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "cache")
-	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))}, CacheDir: dir, Engine: EngineDefault})
+	h, _ := newHost(t, Options{Builtins: firstPartyBuiltins(t), CacheDir: dir, Engine: EngineDefault})
 	if err := h.WaitReady(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if out, err := call(t, h, "echo", `{"x":1}`); err != nil || out.ToolError != nil {
-		t.Fatalf("echo call: %v %+v", err, out)
+	if out, err := call(t, h, "memory.search", `{"query":"budget"}`); err != nil || out.ToolError != nil {
+		t.Fatalf("memory.search call: %v %+v", err, out)
 	}
-	if !h.builtins[0].interpreted() {
-		t.Error("the first-party module is not interpreted under the default engine")
+	for _, m := range h.builtins {
+		if st, _ := m.currentState(); st != StateDisabled && !m.interpreted() {
+			t.Errorf("first-party module %s is not interpreted under the default engine", m.info.Name)
+		}
 	}
 	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) || h.cache != nil {
 		t.Fatalf("the compilation cache was opened for a first-party module: %v", err)
+	}
+
+	// The Go echo guest has megabytes of code: compiled, though a builtin.
+	big, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))}, CacheDir: "-", Engine: EngineDefault})
+	if big.builtins[0].interpreted() {
+		t.Error("a builtin with megabytes of code runs on the interpreter")
 	}
 
 	third := pack(t, wasmgen.Uses(""), manifest(abi.Version, nil, "memory_mib = 4", tool{name: "t"}))

@@ -408,6 +408,9 @@ func (h *Host) loadBuiltin(b BuiltinModule) *module {
 		return refuse(m, StateRefused, fmt.Sprintf("%s: %v", b.Name, err))
 	}
 	m.memoryPages = policy.MemoryLimitPages(mod, grant.Limits.MemoryMiB)
+	if st, err := mod.Code(); err == nil && st.CodeBytes <= interpretMaxCodeBytes { // scanned by CheckLoad
+		m.smallCode = true
+	}
 	if slices.Contains(man.Capabilities, abi.CapWebSearXNG) && !h.opt.SearXNGEnabled {
 		return refuse(m, StateDisabled, "SearXNG is disabled; set [searxng] enabled = true in config.toml to serve this tool")
 	}
