@@ -31,3 +31,32 @@ func TestSDKToolStubsSchemasWithoutHeaders(t *testing.T) {
 	srv.AddTool(got, nil)
 	srv.AddTool(sdkTool(hdr), nil)
 }
+
+// The fingerprint changes with every field a client lists, schemas included.
+func TestToolPrintSeesEveryListedField(t *testing.T) {
+	base := func() *mcp.Tool {
+		return &mcp.Tool{Name: "a", Title: "T", Description: "d", InputSchema: json.RawMessage(`{"type":"object"}`),
+			OutputSchema: json.RawMessage(`{"type":"object"}`), Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true}}
+	}
+	p0 := string(toolPrint(base()))
+	if p0 != string(toolPrint(base())) {
+		t.Fatal("the fingerprint of the same tool differs")
+	}
+	for name, change := range map[string]func(*mcp.Tool){
+		"name":          func(m *mcp.Tool) { m.Name = "b" },
+		"title":         func(m *mcp.Tool) { m.Title = "U" },
+		"description":   func(m *mcp.Tool) { m.Description = "e" },
+		"input schema":  func(m *mcp.Tool) { m.InputSchema = json.RawMessage(`{"type":"object","required":["q"]}`) },
+		"output schema": func(m *mcp.Tool) { m.OutputSchema = nil },
+		"annotations":   func(m *mcp.Tool) { m.Annotations.IdempotentHint = true },
+		"swap schemas": func(m *mcp.Tool) {
+			m.InputSchema, m.OutputSchema = json.RawMessage(`{"type":"object"}`), json.RawMessage(`{"type":"object","x":1}`)
+		},
+	} {
+		m := base()
+		change(m)
+		if string(toolPrint(m)) == p0 {
+			t.Errorf("changing the %s leaves the fingerprint unchanged", name)
+		}
+	}
+}

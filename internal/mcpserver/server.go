@@ -172,7 +172,7 @@ func (s *Server) Refresh() {
 			s.log.Warn("mcp: duplicate tool name; the first one is served", "tool", t.Name, "module", t.Module.Name)
 			continue
 		}
-		fp, _ := json.Marshal(mt)
+		fp := toolPrint(mt)
 		if slices.Contains(t.Module.Capabilities, abi.CapWebSearXNG) && !slices.Contains(t.Module.Capabilities, abi.CapMemoryRead) {
 			web[mt.Name] = true
 		}
