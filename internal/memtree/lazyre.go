@@ -3,6 +3,7 @@ package memtree
 import (
 	"regexp"
 	"sync"
+	"sync/atomic"
 )
 
 // lazyRegexp is a regular expression compiled on its first use, or by Warm.
@@ -12,13 +13,20 @@ import (
 type lazyRegexp struct {
 	src  string
 	once sync.Once
-	re   *regexp.Regexp
+	re   atomic.Pointer[regexp.Regexp]
 }
 
+// get returns the compiled pattern: one atomic load once it is compiled (entity
+// extraction calls it for every field it reads while ingesting).
 func (l *lazyRegexp) get() *regexp.Regexp {
-	l.once.Do(func() { l.re = regexp.MustCompile(l.src) })
-	return l.re
+	if re := l.re.Load(); re != nil {
+		return re
+	}
+	l.once.Do(l.compile)
+	return l.re.Load()
 }
+
+func (l *lazyRegexp) compile() { l.re.Store(regexp.MustCompile(l.src)) }
 
 // lazyPatterns lists every lazyRegexp (compilePatterns, and a test compiles them all).
 var lazyPatterns []*lazyRegexp
