@@ -9,6 +9,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/openhuman/openhuman-core/examples/hostile/wasmgen"
+	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // startWithCache starts a host serving the echo guest with the given CacheDir
@@ -16,7 +19,9 @@ import (
 func startWithCache(t *testing.T, dir string) (*Host, string) {
 	t.Helper()
 	logs := &logBuffer{}
-	h, err := New(context.Background(), Options{Reader: newFakeReader(), CacheDir: dir,
+	// Compiled: under the default engine a builtin runs on the interpreter and
+	// never opens the cache (TestFirstPartyModulesNeverOpenTheCache).
+	h, err := New(context.Background(), Options{Reader: newFakeReader(), CacheDir: dir, Engine: EngineCompiled,
 		Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))},
 		Logger:   slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if err != nil {
@@ -100,6 +105,46 @@ func TestUnusableCacheFallsBackToMemory(t *testing.T) {
 			t.Errorf("a private cache dir was not used: %s", log)
 		}
 	})
+}
+
+// Under the default engine the first-party modules run on the interpreter: a
+// host serving only them never opens (or creates) the compilation cache; a
+// large guest given as a builtin and a third-party module are compiled into it.
+func TestFirstPartyModulesNeverOpenTheCache(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "cache")
+	h, _ := newHost(t, Options{Builtins: firstPartyBuiltins(t), CacheDir: dir, Engine: EngineDefault})
+	if err := h.WaitReady(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := call(t, h, "memory.search", `{"query":"budget"}`); err != nil || out.ToolError != nil {
+		t.Fatalf("memory.search call: %v %+v", err, out)
+	}
+	for _, m := range h.builtins {
+		if st, _ := m.currentState(); st != StateDisabled && !m.interpreted() {
+			t.Errorf("first-party module %s is not interpreted under the default engine", m.info.Name)
+		}
+	}
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) || h.cache != nil {
+		t.Fatalf("the compilation cache was opened for a first-party module: %v", err)
+	}
+
+	// The Go echo guest has megabytes of code: compiled, though a builtin.
+	big, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))}, CacheDir: "-", Engine: EngineDefault})
+	if big.builtins[0].interpreted() {
+		t.Error("a builtin with megabytes of code runs on the interpreter")
+	}
+
+	third := pack(t, wasmgen.Uses(""), manifest(abi.Version, nil, "memory_mib = 4", tool{name: "t"}))
+	h2, _ := newHost(t, Options{ToolsDir: thirdParty(t, map[string][]byte{"t.wasm": third}), Policy: policyFor(t, entry("t.wasm", third)),
+		CacheDir: dir, Engine: EngineDefault})
+	if err := h2.WaitReady(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if h2.third[0].interpreted() || h2.cache == nil {
+		t.Fatalf("a third-party module was not compiled with the cache (interpreted %v)", h2.third[0].interpreted())
+	}
+	h2.Close(context.Background())
+	cacheEntries(t, dir) // fails without an entry
 }
 
 // cacheEntries lists the compiled-module entries of a cache dir (not the key or MACs).

@@ -62,13 +62,20 @@ type Options struct {
 	CacheDir       string          // "" = os.UserCacheDir()/openhuman/wazero (0700); "-" = no disk cache
 	Autonomy       string          // read gate level
 	Logger         *slog.Logger
-	// Hold, when set, holds the background work (opening the compilation cache,
-	// compiling) until it is closed, so that it does not compete for the CPU with
-	// the answer to the client's initialize (issue 19; RATIONALE "The path to
-	// initialize"). A call that needs a module waits for it as before.
+	// Hold, when set, holds the compile workers (opening the compilation cache,
+	// compiling, the warm instances) until it is closed, so that they do not
+	// compete for the CPU with work on the path to a first answer (RATIONALE
+	// "The path to initialize", "The first search at the floor"). A call that
+	// needs a module waits for it as before.
 	Hold <-chan struct{}
-	// Engine is how modules are run: EngineCompiled (the default) or
-	// EngineInterpreter (engine.go).
+	// AfterStart, when set, also delays the full collections the host makes once
+	// every module loaded at start has its warm instance (returning the compile
+	// garbage to the OS, LimitGoMemory) until it is closed: `mcp` closes it once its
+	// first call has been answered, so that they do not run beside that call.
+	AfterStart <-chan struct{}
+	// Engine is how modules are run: EngineDefault (first-party modules on the
+	// interpreter, the others compiled), EngineCompiled or EngineInterpreter
+	// (engine.go).
 	Engine string
 }
 
@@ -80,10 +87,11 @@ type Host struct {
 	cache  wazero.CompilationCache
 	// cacheAuth signs the entries wazero writes (nil without a disk cache).
 	cacheAuth *cacheAuth
-	// cacheReady is closed once cache and cacheAuth are set (opened in the
-	// background by New); read them only after it.
-	cacheReady chan struct{}
-	pool       *pool // live instances, all modules
+	// cacheOnce opens cache and cacheAuth the first time a compile worker is
+	// about to compile a module with the optimizing compiler (ensureCache); read
+	// them only after it.
+	cacheOnce sync.Once
+	pool      *pool // live instances, all modules
 
 	compileQueue chan *module
 	compileWG    sync.WaitGroup
@@ -107,6 +115,10 @@ type Host struct {
 	stopWaitingOnce sync.Once
 
 	refusedHook atomic.Pointer[func(RefusedHostCall)] // OnRefusedHostCall
+
+	// limitFrees is set when LimitGoMemory will return the memory to the OS
+	// itself, so freeAfterCompile does not make a second full collection.
+	limitFrees atomic.Bool
 }
 
 // EOFCompileGrace is how long calls already waiting for their module's compile
@@ -149,9 +161,9 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 		return nil, fmt.Errorf("runtime: %w", err)
 	}
 	switch opt.Engine {
-	case EngineCompiled, EngineInterpreter:
+	case EngineDefault, EngineCompiled, EngineInterpreter:
 	default:
-		return nil, fmt.Errorf("runtime: unknown engine %q (want %q or the default, compiled)", opt.Engine, EngineInterpreter)
+		return nil, fmt.Errorf("runtime: unknown engine %q (want %q, %q or the default)", opt.Engine, EngineCompiled, EngineInterpreter)
 	}
 	if opt.Logger == nil {
 		opt.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -175,27 +187,6 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 		stopWaiting:  make(chan struct{}),
 	}
 	h.baseCtx, h.cancelBase = context.WithCancel(context.WithoutCancel(ctx))
-	// Opening the cache checks the MAC of every entry: off the path to the
-	// initialize answer, the compile workers wait for it (cacheReady).
-	// Hold, when set, delays both (cacheReady stays open until then).
-	h.cacheReady = make(chan struct{})
-	if opt.CacheDir != "-" || opt.Hold != nil {
-		go func() {
-			defer close(h.cacheReady)
-			if opt.Hold != nil {
-				select {
-				case <-opt.Hold:
-				case <-h.baseCtx.Done():
-					return
-				}
-			}
-			if opt.CacheDir != "-" {
-				h.cache, h.cacheAuth = openCache(opt.CacheDir, h.logger)
-			}
-		}()
-	} else {
-		close(h.cacheReady)
-	}
 	workers := min(max(goruntime.GOMAXPROCS(0), 1), 4)
 	for i := 0; i < workers; i++ {
 		go h.compileWorker()
@@ -223,19 +214,36 @@ func New(ctx context.Context, opt Options) (*Host, error) {
 // guest allocates several times its size) to the OS once every module has its
 // warm instance, so the resident size settles at what the modules keep.
 func (h *Host) freeAfterCompile(mods []*module) {
-	for _, m := range mods {
-		select {
-		case <-m.settled:
-		case <-h.baseCtx.Done():
-			return
-		}
+	if !h.settledAfterStart(mods) || h.limitFrees.Load() {
+		return
 	}
 	debug.FreeOSMemory()
 }
 
+// settledAfterStart waits until every module of mods has settled and
+// Options.AfterStart (when set) is closed. It reports false when the host closed
+// first.
+func (h *Host) settledAfterStart(mods []*module) bool {
+	for _, m := range mods {
+		select {
+		case <-m.settled:
+		case <-h.baseCtx.Done():
+			return false
+		}
+	}
+	if h.opt.AfterStart != nil {
+		select {
+		case <-h.opt.AfterStart:
+		case <-h.baseCtx.Done():
+			return false
+		}
+	}
+	return true
+}
+
 // LimitGoMemory sets the Go runtime's soft memory limit (debug.SetMemoryLimit) to the
 // Go memory the process holds once every module loaded at start has its warm
-// instance, plus headroom — unless GOMEMLIMIT is set in the environment, which
+// instance (and Options.AfterStart is closed), plus headroom — unless GOMEMLIMIT is set in the environment, which
 // wins. It returns at once; the limit is set in the background and reported on
 // done (0 when it was left alone, or when the host closed first). Without a limit
 // the Go heap grows to twice its live size between collections and instances
@@ -243,23 +251,22 @@ func (h *Host) freeAfterCompile(mods []*module) {
 // first-party tools (then seven modules) took VmRSS to ≈ 270 MB; with a limit 36 MB
 // above the warm Go memory, ≈ 210 MB at the same speed (RATIONALE "Memory"). Wasm
 // compiled code is outside the Go runtime and is not counted against the limit.
+// Its collection also returns the compile garbage to the OS, in place of the one
+// New would make.
 func (h *Host) LimitGoMemory(headroom int64) (done <-chan int64) {
 	ch := make(chan int64, 1)
 	h.mu.RLock()
 	mods := append(slices.Clone(h.builtins), h.third...)
 	h.mu.RUnlock()
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		ch <- 0
+		return ch
+	}
+	h.limitFrees.Store(true)
 	go func() {
-		if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		if !h.settledAfterStart(mods) {
 			ch <- 0
 			return
-		}
-		for _, m := range mods {
-			select {
-			case <-m.settled:
-			case <-h.baseCtx.Done():
-				ch <- 0
-				return
-			}
 		}
 		debug.FreeOSMemory()
 		var ms goruntime.MemStats
@@ -272,9 +279,29 @@ func (h *Host) LimitGoMemory(headroom int64) (done <-chan int64) {
 	return ch
 }
 
+// ensureCache opens the compilation cache (once, unless Options.CacheDir is "-").
+// Opening it checks the MAC of every entry, so it is done by the first compile
+// that uses it, in a compile worker: a host whose modules all run on the
+// interpreter (the first-party ones, engine.go) never opens it.
+func (h *Host) ensureCache() {
+	h.cacheOnce.Do(func() {
+		if h.opt.CacheDir != "-" && h.baseCtx.Err() == nil {
+			h.cache, h.cacheAuth = openCache(h.opt.CacheDir, h.logger)
+		}
+	})
+}
+
 func (h *Host) compileWorker() {
-	<-h.cacheReady
+	if h.opt.Hold != nil {
+		select {
+		case <-h.opt.Hold:
+		case <-h.baseCtx.Done():
+		}
+	}
 	for m := range h.compileQueue {
+		if h.baseCtx.Err() == nil && !m.interpreted() {
+			h.ensureCache()
+		}
 		if h.baseCtx.Err() != nil {
 			// Closed before its turn (a held host closed before initialize was
 			// answered): Close waits for the queue, so compiling now would only
@@ -381,6 +408,9 @@ func (h *Host) loadBuiltin(b BuiltinModule) *module {
 		return refuse(m, StateRefused, fmt.Sprintf("%s: %v", b.Name, err))
 	}
 	m.memoryPages = policy.MemoryLimitPages(mod, grant.Limits.MemoryMiB)
+	if st, err := mod.Code(); err == nil && st.CodeBytes <= interpretMaxCodeBytes { // scanned by CheckLoad
+		m.smallCode = true
+	}
 	if slices.Contains(man.Capabilities, abi.CapWebSearXNG) && !h.opt.SearXNGEnabled {
 		return refuse(m, StateDisabled, "SearXNG is disabled; set [searxng] enabled = true in config.toml to serve this tool")
 	}
@@ -676,7 +706,7 @@ func (h *Host) Close(ctx context.Context) error {
 	for _, m := range mods {
 		m.shutdown(ctx)
 	}
-	<-h.cacheReady
+	h.cacheOnce.Do(func() {}) // no cache is opened from now on; waits for one being opened
 	if h.cache == nil {
 		return nil
 	}

@@ -53,6 +53,9 @@ type module struct {
 	// schemasPending is set for a first-party module admitted with its tools'
 	// JSON Schemas not compiled yet (loadBuiltin): compile checks them first.
 	schemasPending bool
+	// smallCode is set for a first-party module whose code is within
+	// interpretMaxCodeBytes: it runs on the interpreter (engine.go).
+	smallCode bool
 	// noCache compiles without the disk cache (set before a retry by compile).
 	noCache bool
 	// memoryPages is the linear memory limit: memory_mib less the tables

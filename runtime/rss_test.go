@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -118,6 +119,34 @@ func TestLimitGoMemory(t *testing.T) {
 	goruntime.ReadMemStats(&ms)
 	if got := debug.SetMemoryLimit(-1); got != limit || limit < int64(ms.HeapInuse)+32<<20 {
 		t.Fatalf("limit %d (reported %d), want ≥ heap in use %d + 32 MiB", got, limit, ms.HeapInuse)
+	}
+}
+
+// With Options.AfterStart the memory limit (and its full collection) waits for it
+// even once every module is warm; it is set as soon as AfterStart closes.
+func TestLimitGoMemoryWaitsForAfterStart(t *testing.T) {
+	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
+		t.Skip("GOMEMLIMIT is set: LimitGoMemory leaves the limit alone")
+	}
+	old := debug.SetMemoryLimit(-1)
+	t.Cleanup(func() { debug.SetMemoryLimit(old) })
+	after := make(chan struct{})
+	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))}, AfterStart: after})
+	done := h.LimitGoMemory(32 << 20)
+	if err := h.WaitReady(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case limit := <-done:
+		t.Fatalf("the memory limit (%d) was set before AfterStart was closed", limit)
+	case <-time.After(100 * time.Millisecond):
+	}
+	if got := debug.SetMemoryLimit(-1); got != old {
+		t.Fatalf("the memory limit changed to %d before AfterStart was closed", got)
+	}
+	close(after)
+	if limit := <-done; limit <= 32<<20 || debug.SetMemoryLimit(-1) != limit {
+		t.Fatalf("after AfterStart closed: limit %d, in force %d", limit, debug.SetMemoryLimit(-1))
 	}
 }
 

@@ -323,7 +323,7 @@ func TestLogRateLimited(t *testing.T) {
 func TestCacheDirAndReadyFromCache(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "nested", "wazero")
 	mod := echoModule(t, "")
-	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", mod)}, CacheDir: dir})
+	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", mod)}, CacheDir: dir, Engine: EngineCompiled})
 	if err := h.WaitReady(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -49,6 +49,7 @@ type options struct {
 	ingestRounds     int
 	out              string
 	keep             bool
+	startupOnly      bool
 }
 
 func main() {
@@ -65,6 +66,7 @@ func main() {
 	flag.IntVar(&o.ingestRounds, "ingest-rounds", 3, "rounds of the ingest figure")
 	flag.StringVar(&o.out, "o", "", "also write the report to this file")
 	flag.BoolVar(&o.keep, "keep", false, "keep the temporary folder (printed)")
+	flag.BoolVar(&o.startupOnly, "startup-only", false, "measure only the start-up figures (spawn → initialize, spawn → first search): no per-call, RSS or ingest figures")
 	flag.Parse()
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 	if err := run(o); err != nil {
@@ -212,7 +214,7 @@ func run(o options) error {
 			}
 		}
 	}
-	if o.ingest {
+	if o.ingest && !o.startupOnly {
 		rows, err := benchIngest(o, systems, mbox, tmp)
 		if err != nil {
 			return err
@@ -244,6 +246,10 @@ func run(o options) error {
 	rep.row("---", "---", "---", "---", "---", "---")
 	if err := benchStartup(o, rep, systems, qs, tmp); err != nil {
 		return err
+	}
+	if o.startupOnly {
+		rep.flush()
+		return nil
 	}
 	if err := benchCalls(o, rep, systems, store, db, qs); err != nil {
 		return err

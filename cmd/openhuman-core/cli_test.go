@@ -306,7 +306,12 @@ func TestDoctor(t *testing.T) {
 	}
 
 	// Break the cache (writable by others) and the policy.
+	// (mcp serving only the first-party modules, which run on the interpreter,
+	// never creates it: the runtime opens the cache for a module it compiles.)
 	cache := filepath.Join(e.cache, "openhuman", "wazero")
+	if err := os.MkdirAll(cache, 0o700); err != nil {
+		t.Fatal(err)
+	}
 	if err := os.Chmod(cache, 0o777); err != nil {
 		t.Fatal(err)
 	}

@@ -29,16 +29,36 @@ const hostCloseGrace = 500 * time.Millisecond
 // embedded first-party modules, and the runtime, which compiles modules in the
 // background. The returned function releases all of it.
 func openHost(ctx context.Context, cfg *config.Config, log *slog.Logger) (*runtime.Host, func(), error) {
-	return openHostHeld(ctx, cfg, log, nil)
+	return openHostHeld(ctx, cfg, log, nil, nil)
 }
 
 // openHostHeld is openHost whose background compiles wait until hold is closed
-// (nil: they start at once); see runtime.Options.Hold.
-func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hold <-chan struct{}) (*runtime.Host, func(), error) {
+// (nil: they start at once), and whose collections after the start wait until
+// afterStart is closed (nil: they do not wait); see runtime.Options.Hold and
+// AfterStart.
+func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hold, afterStart <-chan struct{}) (*runtime.Host, func(), error) {
 	start := time.Now()
-	store, err := memtree.OpenReadOnly(cfg.StorePath())
+	store, err := memtree.NewReadOnly(cfg.StorePath())
 	if err != nil {
 		return nil, nil, fmt.Errorf("open the memory tree read-only at %s: %w (check the file's permissions, or move it aside and run openhuman-core ingest again)", cfg.StorePath(), err)
+	}
+	// Opening the store (a connection, the schema) runs beside loading the
+	// policy, the modules and the runtime, which do not read it (≈ 0.8 ms of a
+	// start); its error is reported below as before, and nothing is served
+	// before it.
+	opening := make(chan struct{})
+	var openErr error
+	go func() {
+		defer close(opening)
+		openErr = store.Open(ctx)
+	}()
+	opened := func() error {
+		<-opening
+		return openErr
+	}
+	closeStore := func() {
+		opened()
+		store.Close()
 	}
 	// A configured dense embedder makes recall hybrid; when it is unreachable at
 	// query time recall falls back to the offline mode and says so in its result.
@@ -53,7 +73,7 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 	if cfg.SearXNG.Enabled {
 		c, err := searxng.New(cfg.SearXNG)
 		if err != nil {
-			store.Close()
+			closeStore()
 			return nil, nil, fmt.Errorf("SearXNG is enabled but not usable: %w", err)
 		}
 		sx = c
@@ -61,13 +81,13 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 	}
 	pol, err := policy.Load(cfg.Tools.Policy)
 	if err != nil {
-		store.Close()
+		closeStore()
 		return nil, nil, fmt.Errorf("load the tool policy: %w", err)
 	}
 	tPolicy := time.Since(start)
 	mods, err := toolswasm.Modules() // a few kilobytes each, checked against their pinned digests
 	if err != nil {
-		store.Close()
+		closeStore()
 		return nil, nil, fmt.Errorf("load the embedded tool modules (the binary looks damaged; rebuild or reinstall it): %w", err)
 	}
 	builtins := make([]runtime.BuiltinModule, 0, len(mods))
@@ -85,10 +105,18 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 		Autonomy:       cfg.Autonomy.Level,
 		Logger:         log,
 		Hold:           hold,
+		AfterStart:     afterStart,
 	})
 	if err != nil {
-		store.Close()
+		closeStore()
 		return nil, nil, fmt.Errorf("start the tool runtime: %w", err)
+	}
+	if err := opened(); err != nil {
+		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hostCloseGrace)
+		defer cancel()
+		host.Close(cctx)
+		store.Close()
+		return nil, nil, fmt.Errorf("open the memory tree read-only at %s: %w (check the file's permissions, or move it aside and run openhuman-core ingest again)", cfg.StorePath(), err)
 	}
 	log.Debug("tool host open", "store_ms", ms(tStore), "policy_ms", ms(tPolicy), "catalogue_ms", ms(tCatalogue), "runtime_ms", ms(time.Since(start)))
 	// What every first search reads (a connection, the chunk count, the people)

@@ -58,10 +58,6 @@ func runMCP(cmd *cobra.Command, _ []string) error {
 	return serveMCP(ctx, os.Stdin, os.Stdout, os.Stderr, isTerminal(os.Stdin))
 }
 
-// compileHoldMax bounds how long the module compiles wait for the client's
-// initialize after the server is ready.
-const compileHoldMax = 50 * time.Millisecond
-
 // terminalHint is printed on stderr when stdin is a terminal: a person who ran
 // `openhuman-core mcp` by hand learns why nothing happens.
 const terminalHint = "openhuman-core mcp: waiting for an MCP client on stdin (newline-delimited JSON-RPC); see README → Connect an MCP client"
@@ -72,8 +68,10 @@ func isTerminal(f *os.File) bool { return term.IsTerminal(int(f.Fd())) }
 // serveMCP runs the MCP server on stdin/stdout until stdin ends or ctx is done.
 // stdout carries protocol frames only; logs and the hint go to stderr.
 func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, interactive bool) error {
-	log := setupLogging(stderr)
 	start := time.Now()
+	window := openStartWindow(startWindowMax)
+	defer window.close()
+	log := setupLogging(stderr)
 	if interactive {
 		fmt.Fprintln(stderr, terminalHint)
 	}
@@ -82,13 +80,15 @@ func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, in
 		return err
 	}
 	tConfig := time.Since(start)
-	// The modules compile once initialize is answered (or compileHoldMax after
-	// the server is ready, for a client slow to send it): on a busy machine the
-	// compile competed with that answer for the CPU.
+	// The compile workers (and warming the store) start once the MCP server is
+	// built, before stdin is read: beside building it they competed with it for
+	// the CPU, and they never wait for the client (issue 29: a client that is slow
+	// to initialize, or 256 modules, must not hold the start). The first-party
+	// modules run on the interpreter, so what they start is ≈ 0.5 ms of work.
 	hold := make(chan struct{})
 	release := sync.OnceFunc(func() { close(hold) })
 	defer release()
-	host, closeHost, err := openHostHeld(ctx, cfg, log, hold)
+	host, closeHost, err := openHostHeld(ctx, cfg, log, hold, window.done)
 	if err != nil {
 		return err
 	}
@@ -114,7 +114,7 @@ func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, in
 	})
 	srv, err := mcpserver.New(mcpserver.Options{
 		Version:    Version(),
-		Dispatcher: host,
+		Dispatcher: &firstCallDispatcher{Host: host, window: window},
 		Audit:      al,
 		Logger:     log,
 		// The watcher below picks up a tools directory created after start, so the
@@ -124,8 +124,7 @@ func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, in
 		ToolNames:      cfg.MCP.ToolNames,
 		OnStdinClosed:  func() { host.StopWaitingForCompiles(runtime.EOFCompileGrace) },
 		OnInitialized: func() {
-			release()
-			log.Debug("initialize answered; compiling tool modules", "since_start_ms", ms(time.Since(start)))
+			log.Debug("initialize answered", "since_start_ms", ms(time.Since(start)))
 		},
 	})
 	if err != nil {
@@ -135,6 +134,7 @@ func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, in
 	if changed.Load() {
 		srv.Refresh() // the tool set changed while the server was being built
 	}
+	release()
 
 	// Third-party modules: re-audit and swap in on any change of the tools
 	// directory or policy.toml; clients get notifications/tools/list_changed.
@@ -155,8 +155,6 @@ func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, in
 	// Where the start went (spawn → initialize reply is measured by cmd/bench).
 	log.Debug("mcp server ready", "version", Version(), "store", cfg.StorePath(), "searxng", cfg.SearXNG.Enabled, "tools", len(host.Tools()),
 		"config_ms", ms(tConfig), "host_ms", ms(tHost), "ready_ms", ms(time.Since(start)))
-	holdTimer := time.AfterFunc(compileHoldMax, release)
-	defer holdTimer.Stop()
 	err = srv.Serve(ctx, stdin, stdout)
 	if errors.Is(err, context.Canceled) && ctx.Err() != nil {
 		return nil // interrupted: a normal way to stop a stdio server

@@ -67,7 +67,7 @@ func TestMCPTerminalHint(t *testing.T) {
 }
 
 // With no HOME (so no user cache directory) and a read-only cache, `mcp` still
-// starts, answers on stdout, and says once on stderr that it compiles in memory.
+// starts and answers on stdout.
 func TestMCPStartsWithoutUsableCache(t *testing.T) {
 	ro := t.TempDir() // XDG_CACHE_HOME whose openhuman/wazero is read-only
 	if err := os.MkdirAll(filepath.Join(ro, "openhuman", "wazero"), 0o700); err != nil {
@@ -95,8 +95,11 @@ func TestMCPStartsWithoutUsableCache(t *testing.T) {
 			if n := strings.Count(stdout.String(), `"result"`); n != 2 || !strings.Contains(stdout.String(), "memory.search") {
 				t.Errorf("stdout does not carry the two answers:\n%s", stdout.String())
 			}
-			if n := strings.Count(stderr.String(), "compilation cache not used"); n != 1 {
-				t.Errorf("stderr has %d cache warnings, want 1:\n%s", n, stderr.String())
+			// The first-party modules run on the interpreter and never open the
+			// cache, so there is nothing to warn about (a compiled module would:
+			// runtime.TestUnusableCacheFallsBackToMemory).
+			if n := strings.Count(stderr.String(), "compilation cache not used"); n != 0 {
+				t.Errorf("stderr has %d cache warnings, want none:\n%s", n, stderr.String())
 			}
 		})
 	}

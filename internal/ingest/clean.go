@@ -4,19 +4,21 @@ import (
 	"strings"
 
 	xhtml "golang.org/x/net/html"
+
+	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
 
 var (
-	reOnWrote      = lazyRE(`(?i)^\s*(on\s.+\s(wrote|schrieb|a écrit|escribió|skrev)\s*:|.{0,80}<[^>@\s]+@[^>\s]+>\s+(wrote|schrieb)\s*:)\s*$`)
-	reOnStart      = lazyRE(`(?i)^\s*on\s.{6,}`)
-	reWroteEnd     = lazyRE(`(?i)(wrote|schrieb|a écrit|escribió|skrev)\s*:\s*$`)
-	reOriginal     = lazyRE(`(?i)^\s*-{2,}\s*(original message|forwarded message|weitergeleitete nachricht|message transféré|mensaje reenviado|messaggio inoltrato|mensaje original|ursprüngliche nachricht|message d'origine|messaggio originale|oorspronkelijk bericht|mensagem original)\s*-{2,}\s*$`)
-	reBeginFwd     = lazyRE(`(?i)^\s*begin forwarded message\s*:\s*$`)
-	reUnderline    = lazyRE(`^\s*_{10,}\s*$`)
-	reHdrFrom      = lazyRE(`(?i)^\s*\*?(from|von|de|da|van)\s*:\*?\s+\S`)
-	reHdrSentDate  = lazyRE(`(?i)^\s*\*?(sent|date|gesendet|envoyé|enviado|inviato|verzonden|datum)\s*:\*?\s+\S`)
-	reFooterPhrase = lazyRE(`(?i)(confidential(ity)? (notice|information|and privileged|or privileged)|privileged and confidential|intended (solely |only )?(for )?(the )?(recipient|addressee)|(to|click here to|you can|you may) unsubscribe|unsubscribe (here|from this|at any time|link)|you('|’)re receiving this|you are receiving this|manage (your )?preferences|consider the environment before printing|office hours are|org\.? ?no\.|this (e-?mail|message)[^.]{0,60}(may contain|is intended|and any attachments)|^sent from my (phone|iphone|ipad|android|mobile)|mailman/listinfo|^-{5,} next part -{5,}|non-text attachment was scrubbed|^_{10,}\n.{0,80}mailing list)`)
-	reBlankRuns    = lazyRE(`\n{3,}`)
+	reOnWrote      = lazyre.New(`(?i)^\s*(on\s.+\s(wrote|schrieb|a écrit|escribió|skrev)\s*:|.{0,80}<[^>@\s]+@[^>\s]+>\s+(wrote|schrieb)\s*:)\s*$`)
+	reOnStart      = lazyre.New(`(?i)^\s*on\s.{6,}`)
+	reWroteEnd     = lazyre.New(`(?i)(wrote|schrieb|a écrit|escribió|skrev)\s*:\s*$`)
+	reOriginal     = lazyre.New(`(?i)^\s*-{2,}\s*(original message|forwarded message|weitergeleitete nachricht|message transféré|mensaje reenviado|messaggio inoltrato|mensaje original|ursprüngliche nachricht|message d'origine|messaggio originale|oorspronkelijk bericht|mensagem original)\s*-{2,}\s*$`)
+	reBeginFwd     = lazyre.New(`(?i)^\s*begin forwarded message\s*:\s*$`)
+	reUnderline    = lazyre.New(`^\s*_{10,}\s*$`)
+	reHdrFrom      = lazyre.New(`(?i)^\s*\*?(from|von|de|da|van)\s*:\*?\s+\S`)
+	reHdrSentDate  = lazyre.New(`(?i)^\s*\*?(sent|date|gesendet|envoyé|enviado|inviato|verzonden|datum)\s*:\*?\s+\S`)
+	reFooterPhrase = lazyre.New(`(?i)(confidential(ity)? (notice|information|and privileged|or privileged)|privileged and confidential|intended (solely |only )?(for )?(the )?(recipient|addressee)|(to|click here to|you can|you may) unsubscribe|unsubscribe (here|from this|at any time|link)|you('|’)re receiving this|you are receiving this|manage (your )?preferences|consider the environment before printing|office hours are|org\.? ?no\.|this (e-?mail|message)[^.]{0,60}(may contain|is intended|and any attachments)|^sent from my (phone|iphone|ipad|android|mobile)|mailman/listinfo|^-{5,} next part -{5,}|non-text attachment was scrubbed|^_{10,}\n.{0,80}mailing list)`)
+	reBlankRuns    = lazyre.New(`\n{3,}`)
 )
 
 // cleanMailBody removes what a mail client shows as history or boilerplate from a
@@ -109,7 +111,7 @@ func endsWithColon(l string) bool {
 }
 
 // nextHas reports whether one of the n lines from i matches re.
-func nextHas(lines []string, i, n int, re *lazyRegexp) bool {
+func nextHas(lines []string, i, n int, re *lazyre.Regexp) bool {
 	for j := i; j < len(lines) && j < i+n; j++ {
 		if re.MatchString(lines[j]) {
 			return true

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -229,7 +230,7 @@ func isBlockScalar(v string) bool {
 }
 
 // reLogseqProp is one Logseq property line, `key:: value`.
-var reLogseqProp = lazyRE(`^([A-Za-z][A-Za-z0-9_.-]*)::(?:[ \t]+(.*))?$`)
+var reLogseqProp = lazyre.New(`^([A-Za-z][A-Za-z0-9_.-]*)::(?:[ \t]+(.*))?$`)
 
 // splitLogseqProps separates a Logseq page's leading property block (the lines
 // `key:: value` the page starts with, up to the first other line) from the body,
@@ -317,7 +318,7 @@ func logseqList(v string) []string {
 	}
 }
 
-var reOrdinal = lazyRE(`\b(\d{1,2})(?:st|nd|rd|th)\b`)
+var reOrdinal = lazyre.New(`\b(\d{1,2})(?:st|nd|rd|th)\b`)
 
 // logseqDate reads a Logseq property date: one parseDocDate reads, a journal link
 // "[[Mar 15th, 2024]]", or epoch milliseconds.
@@ -357,7 +358,7 @@ func yamlScalar(s string) string {
 // "2013-05-08T23:46:11+02:00", "2013-05-08T23:46:11.5Z", "2013-05-08 23:46:11 UTC".
 // Jekyll's own posts also hold "2023-01-29 18:30:22 2023 -0800" (the year repeated
 // before the zone): the repeat is accepted when it is the date's year.
-var reDocDateTime = lazyRE(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:T|[ \t]+)(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(?:[ \t]+(\d{4}))?[ \t]*(Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?$`)
+var reDocDateTime = lazyre.New(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:T|[ \t]+)(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(?:[ \t]+(\d{4}))?[ \t]*(Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?$`)
 
 // parseDocDate reads the date forms documents use. A date with a zone keeps its
 // instant; one without is taken as UTC. The result is in UTC.
@@ -412,7 +413,7 @@ func isoDate(m []string) (time.Time, bool) {
 	return t.UTC(), true
 }
 
-var reNameDate = lazyRE(`(^|[^0-9])(20\d\d|19\d\d)([-_])(0[1-9]|1[0-2])([-_])(0[1-9]|[12]\d|3[01])([^0-9]|$)`)
+var reNameDate = lazyre.New(`(^|[^0-9])(20\d\d|19\d\d)([-_])(0[1-9]|1[0-2])([-_])(0[1-9]|[12]\d|3[01])([^0-9]|$)`)
 
 // dateFromName finds a YYYY-MM-DD (Jekyll posts, daily notes) or YYYY_MM_DD
 // (Logseq journals) date in a file name.

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
 
 // KindEmlx forces the Apple Mail message reader.
@@ -51,8 +53,8 @@ func cutEmlxCount(b []byte) (n int, rest []byte, ok bool) {
 }
 
 var (
-	reEmlxDate  = lazyRE(`<key>date-received</key>\s*<(?:integer|real)>([0-9.eE+-]+)</(?:integer|real)>`)
-	reEmlxFlags = lazyRE(`<key>flags</key>\s*<integer>([0-9]+)</integer>`)
+	reEmlxDate  = lazyre.New(`<key>date-received</key>\s*<(?:integer|real)>([0-9.eE+-]+)</(?:integer|real)>`)
+	reEmlxFlags = lazyre.New(`<key>flags</key>\s*<integer>([0-9]+)</integer>`)
 )
 
 func (emlxReader) read(_ context.Context, in input, out output, rep *report) {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -70,7 +71,7 @@ var gcDateLayouts = []string{
 	time.RFC3339Nano,
 }
 
-var gcZoneOffset = lazyRE(`\s(?:UTC|GMT)([+-]\d{1,2})(?::?(\d{2}))?$`)
+var gcZoneOffset = lazyre.New(`\s(?:UTC|GMT)([+-]\d{1,2})(?::?(\d{2}))?$`)
 
 // gcTime reads a created_date. The zone is UTC in the exports seen; an offset
 // ("GMT+05:30") is applied, another zone name is read as UTC (warned).

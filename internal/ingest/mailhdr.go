@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
 
 // earliestMailYear is the first year a mail date is believed in: an earlier Date
@@ -56,10 +58,10 @@ var zoneOffsets = map[string]int{
 }
 
 var (
-	reClock   = lazyRE(`^(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:[.,]\d+)?)?$`)
-	reOffset  = lazyRE(`^(?:(?:GMT|UTC|UT)?([+-])(\d{1,2}):?(\d{2})?)$`)
-	reISODate = lazyRE(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:[.,]\d+)?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$`)
-	reDMYDash = lazyRE(`^(\d{1,2})-([A-Za-z]{3,9})-(\d{2,4})$`)
+	reClock   = lazyre.New(`^(\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:[.,]\d+)?)?$`)
+	reOffset  = lazyre.New(`^(?:(?:GMT|UTC|UT)?([+-])(\d{1,2}):?(\d{2})?)$`)
+	reISODate = lazyre.New(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:[T ](\d{1,2}):(\d{1,2})(?::(\d{1,2})(?:[.,]\d+)?)?)?\s*(Z|[+-]\d{2}:?\d{2})?$`)
+	reDMYDash = lazyre.New(`^(\d{1,2})-([A-Za-z]{3,9})-(\d{2,4})$`)
 )
 
 // parseLooseDate reads the dates real mail carries: RFC 5322 and its obsolete
@@ -277,7 +279,7 @@ func firstMsgID(s string) string {
 
 // rePipermail matches the sender form of Pipermail/Mailman archives:
 // "user at host (Real Name)" or "user at host".
-var rePipermail = lazyRE(`^\s*([^\s@()<>"]+)\s+at\s+([^\s@()<>"]+\.[^\s@()<>"]+)\s*(?:\((.*)\))?\s*$`)
+var rePipermail = lazyre.New(`^\s*([^\s@()<>"]+)\s+at\s+([^\s@()<>"]+\.[^\s@()<>"]+)\s*(?:\((.*)\))?\s*$`)
 
 // pipermailSender reads the Pipermail form of a From header.
 func pipermailSender(s string) (*mail.Address, bool) {

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
 
 // mboxMessage is one raw message cut from an mbox file.
@@ -23,10 +25,10 @@ type mboxMessage struct {
 // address (or "-", "MAILER-DAEMON", Pipermail's "user at host") followed by an
 // asctime date (weekday optional, one- or two-digit day, a zone or not), or the
 // bare "From -" of Netscape and Thunderbird.
-var reEnvelope = lazyRE(`^From (-\s*$|-?\s*\S+(\s+at\s+\S+)?\s+((Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?\s+)?(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\s+\d{1,2}\s+\d{1,2}:\d{2}(:\d{2})?\s+([A-Za-z+-][A-Za-z0-9+-]*\s+)?\d{4}\b)|^From -\s+((Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s+)?(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s+\d{1,2}\s+\d{1,2}:\d{2}`)
+var reEnvelope = lazyre.New(`^From (-\s*$|-?\s*\S+(\s+at\s+\S+)?\s+((Mon|Tue|Wed|Thu|Fri|Sat|Sun)[a-z]*,?\s+)?(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*\s+\d{1,2}\s+\d{1,2}:\d{2}(:\d{2})?\s+([A-Za-z+-][A-Za-z0-9+-]*\s+)?\d{4}\b)|^From -\s+((Mon|Tue|Wed|Thu|Fri|Sat|Sun)\s+)?(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)\s+\d{1,2}\s+\d{1,2}:\d{2}`)
 
 // reHeaderLine matches an RFC 5322 header field line ("Key: value").
-var reHeaderLine = lazyRE(`^[!-9;-~]{1,76}:`)
+var reHeaderLine = lazyre.New(`^[!-9;-~]{1,76}:`)
 
 // mboxLines reads lines with a one-line pushback and raw byte reads (for
 // Content-Length bodies), keeping the byte offset.

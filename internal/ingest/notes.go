@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
 
 // The note formats beside plain Markdown: TOML front matter (Hugo, Zola), Org-mode,
@@ -207,14 +209,14 @@ func tomlArray(v string) []string {
 }
 
 // reOrgKeyword is an Org-mode in-buffer setting, "#+TITLE: value".
-var reOrgKeyword = lazyRE(`^#\+([A-Za-z_]+):(?:[ \t]+(.*))?$`)
+var reOrgKeyword = lazyre.New(`^#\+([A-Za-z_]+):(?:[ \t]+(.*))?$`)
 
 // reOrgTimestamp is an Org-mode timestamp, active <...> or inactive [...]:
 // "<2024-03-15 Fri>", "[2024-03-15 Fri 10:30]", "<2024-03-15 Fri 10:30-11:00 +1w>".
-var reOrgTimestamp = lazyRE(`[<\[](\d{4}-\d{2}-\d{2})(?:[ \t]+[^\s\d>\]]+)?(?:[ \t]+(\d{1,2}:\d{2}))?[^>\]\n]*[>\]]`)
+var reOrgTimestamp = lazyre.New(`[<\[](\d{4}-\d{2}-\d{2})(?:[ \t]+[^\s\d>\]]+)?(?:[ \t]+(\d{1,2}:\d{2}))?[^>\]\n]*[>\]]`)
 
 // reOrgHeading is an Org-mode heading with its optional trailing tags.
-var reOrgHeading = lazyRE(`^\*+[ \t]+(.*?)(?:[ \t]+(:[[:alnum:]_@#%:]+:))?[ \t]*$`)
+var reOrgHeading = lazyre.New(`^\*+[ \t]+(.*?)(?:[ \t]+(:[[:alnum:]_@#%:]+:))?[ \t]*$`)
 
 // splitOrg reads an Org-mode document: #+TITLE, #+DATE and #+FILETAGS (also a
 // file-level property drawer's :TITLE:, :CREATED: and :DATE:, as Logseq writes),
@@ -321,8 +323,8 @@ func orgPlain(line string) string {
 // Joplin's raw export ends every item with a metadata footer of "key: value"
 // lines: "id: <32 hex>", "created_time: 2020-04-12T10:22:33.123Z", ..., "type_: 1".
 var (
-	reJoplinMeta = lazyRE(`^[a-z_]+:(?: .*)?$`)
-	reJoplinID   = lazyRE(`^id: [0-9a-f]{32}$`)
+	reJoplinMeta = lazyre.New(`^[a-z_]+:(?: .*)?$`)
+	reJoplinID   = lazyre.New(`^id: [0-9a-f]{32}$`)
 )
 
 // errJoplinItem marks a Joplin raw-export file that is no note.
@@ -382,10 +384,10 @@ func splitJoplin(text string) (n joplinNote, ok bool, err error) {
 }
 
 // reNotionName is the 32-hex id Notion appends to exported file names.
-var reNotionName = lazyRE(`[ _][0-9a-f]{32}$`)
+var reNotionName = lazyre.New(`[ _][0-9a-f]{32}$`)
 
 // reNotionProp is one Notion property line under a page's title, "Created: ...".
-var reNotionProp = lazyRE(`^([A-Z][A-Za-z0-9 _()/-]{0,40}): (.+)$`)
+var reNotionProp = lazyre.New(`^([A-Z][A-Za-z0-9 _()/-]{0,40}): (.+)$`)
 
 // notionProps reads the property lines a Notion Markdown export writes under a
 // page's "# Title": the creation date (Created, Created time, Date Created) and

@@ -9,10 +9,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
-var reSubjectPrefix = lazyRE(`(?i)^\s*((re|fwd?|aw|wg|sv|vs|tr|rif|antw|odp|res|r)\s*(\[\d+\])?\s*:\s*|\[[^\]]{1,40}\]\s*)+`)
+var reSubjectPrefix = lazyre.New(`(?i)^\s*((re|fwd?|aw|wg|sv|vs|tr|rif|antw|odp|res|r)\s*(\[\d+\])?\s*:\s*|\[[^\]]{1,40}\]\s*)+`)
 
 // threadTitle strips reply and forward prefixes from a subject.
 func threadTitle(s string) string {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -73,7 +74,7 @@ var waTitlePrefixes = []string{
 	"Chat WhatsApp dengan ", "WhatsApp Sohbeti - ", "WhatsApp Chat avec ",
 }
 
-var waCopySuffix = lazyRE(` \(\d+\)$`)
+var waCopySuffix = lazyre.New(` \(\d+\)$`)
 
 // waNames derives the conversation id and title from the file name: the base name
 // without extension (a download copy's " (1)" removed), or for an iOS "_chat.txt"
@@ -114,9 +115,9 @@ var (
 		"<arquivo de mídia oculto>": true, "<media omessi>": true, "<без медиафайлов>": true, "<medya dahil edilmedi>": true,
 		"<media dihilangkan>": true, "<pominięto multimedia>": true,
 	}
-	waOmittedIOS = lazyRE(`(?i)^(?:image|video|audio|sticker|gif|document|contact card|photo|bild|imagen|vídeo|documento|vidéo|immagine|foto)\s+(?:omitted|weggelassen|omitida|omitido|absente|absent|omessa|omesso|weggelaten)$`)
-	waAttached   = lazyRE(`(?i)^<\s*(?:attached|angehängt|adjunto|anexo|allegato|pièce jointe|bijlage|załącznik|вложение)\s*:\s*([^>]+)>\s*(.*)$`)
-	waFileAttach = lazyRE(`(?i)^(\S.*?\.[A-Za-z0-9]{1,5}) \((?:file attached|datei angehängt|archivo adjunto|fichier joint|file allegato|arquivo anexado|bestand bijgevoegd)\)\s*(.*)$`)
+	waOmittedIOS = lazyre.New(`(?i)^(?:image|video|audio|sticker|gif|document|contact card|photo|bild|imagen|vídeo|documento|vidéo|immagine|foto)\s+(?:omitted|weggelassen|omitida|omitido|absente|absent|omessa|omesso|weggelaten)$`)
+	waAttached   = lazyre.New(`(?i)^<\s*(?:attached|angehängt|adjunto|anexo|allegato|pièce jointe|bijlage|załącznik|вложение)\s*:\s*([^>]+)>\s*(.*)$`)
+	waFileAttach = lazyre.New(`(?i)^(\S.*?\.[A-Za-z0-9]{1,5}) \((?:file attached|datei angehängt|archivo adjunto|fichier joint|file allegato|arquivo anexado|bestand bijgevoegd)\)\s*(.*)$`)
 )
 
 // waBody returns a message's first-line text as stored — as the export writes it,
@@ -141,7 +142,7 @@ func waBody(text string) (body string, media bool, atts []abi.Attachment) {
 	if strings.HasSuffix(strings.ToLower(t), "document omitted") {
 		return t, true, nil
 	}
-	for _, re := range []*lazyRegexp{waAttached, waFileAttach} {
+	for _, re := range []*lazyre.Regexp{waAttached, waFileAttach} {
 		if re == waAttached && !strings.HasPrefix(t, "<") || re == waFileAttach && !strings.Contains(t, " (") {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -18,7 +19,11 @@ type toolNames struct {
 	portableOf  map[string]string // spec name -> portable name
 	canonicalOf map[string]string // portable name -> spec name (only where they differ)
 	toPortable  *strings.Replacer // rewrites spec names in text to portable ones
-	ordered     []*mcp.Tool       // the portable listing, in the dispatcher's order
+	// ordered is the portable listing, in the dispatcher's order, made on the
+	// first tools/list of a portable session: rewriting every description and
+	// schema was ≈ 0.3 ms of each start, before initialize, for a listing most
+	// sessions never ask for.
+	ordered func() []*mcp.Tool
 }
 
 // buildNames computes the portable spellings of ordered (already free of
@@ -65,9 +70,14 @@ func buildNames(ordered []*mcp.Tool) (names toolNames, keep []*mcp.Tool, skip ma
 		sorted = append(sorted, pairs[i], pairs[i+1])
 	}
 	names.toPortable = strings.NewReplacer(sorted...)
-	for _, mt := range keep {
-		names.ordered = append(names.ordered, names.portableTool(mt))
-	}
+	n := names
+	names.ordered = sync.OnceValue(func() []*mcp.Tool {
+		out := make([]*mcp.Tool, 0, len(keep))
+		for _, mt := range keep {
+			out = append(out, n.portableTool(mt))
+		}
+		return out
+	})
 	return names, keep, skip
 }
 
@@ -181,7 +191,7 @@ func (s *Server) namesMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // listedTools is the tool list a session sees, before allowed_agents.
 func (s *Server) listedTools(portable bool) (tools, canonical []*mcp.Tool) {
 	if portable {
-		return s.names.ordered, s.ordered
+		return s.names.ordered(), s.ordered
 	}
 	return s.ordered, s.ordered
 }

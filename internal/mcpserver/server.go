@@ -179,7 +179,7 @@ func (s *Server) Refresh() {
 			s.log.Warn("mcp: duplicate tool name; the first one is served", "tool", t.Name, "module", t.Module.Name)
 			continue
 		}
-		fp, _ := json.Marshal(mt)
+		fp := toolPrint(mt)
 		if slices.Contains(t.Module.Capabilities, abi.CapWebSearXNG) && !slices.Contains(t.Module.Capabilities, abi.CapMemoryRead) {
 			web[mt.Name] = true
 		}
@@ -220,7 +220,7 @@ func (s *Server) Refresh() {
 		s.sdk.RemoveTools(removed...)
 	}
 	for _, mt := range changed {
-		s.sdk.AddTool(mt, s.handler(mt.Name))
+		s.sdk.AddTool(sdkTool(mt), s.handler(mt.Name))
 	}
 	if len(removed)+len(changed) > 0 {
 		s.log.Debug("mcp: tool list updated", "tools", len(ordered), "added_or_changed", len(changed), "removed", len(removed))

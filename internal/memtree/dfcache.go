@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -34,7 +35,7 @@ func generation(ctx context.Context, db *sql.DB) (string, error) {
 }
 
 // Warm loads, ahead of the first search, what every search needs and its answer
-// does not: a read connection (opening one reads the schema) and the
+// does not: the regular expressions of the query parser, a read connection (opening one reads the schema) and the
 // per-generation cache of chunk count, newest time and people (snapshot; its count
 // of chunks reads a whole index, which grows with the store). A server calls it
 // while its tool modules compile, so the first call does not wait for it. A store
@@ -42,6 +43,7 @@ func generation(ctx context.Context, db *sql.DB) (string, error) {
 // against the store's generation on every search, so warming early never serves a
 // stale count after an ingest.
 func (s *Store) Warm(ctx context.Context) error {
+	lazyre.CompileAll() // the query's patterns (internal/lazyre)
 	db, err := s.readers(ctx)
 	if err != nil || db == nil {
 		return err

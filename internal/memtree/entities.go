@@ -1,10 +1,11 @@
 package memtree
 
 import (
-	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"net/mail"
-	"regexp"
 	"strings"
+
+	"github.com/openhuman/openhuman-core/internal/lazyre"
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 )
 
 // Entity kinds this store extracts.
@@ -25,12 +26,12 @@ type entityRef struct {
 
 var (
 	reEmail   = retrieval.EmailRE
-	reURL     = regexp.MustCompile(`https?://[^\s<>\[\]()]+`)
-	reHandle  = regexp.MustCompile(`(?:^|[\s(])@(\w[A-Za-z0-9_.-]+)`)
-	reDiscord = regexp.MustCompile(`\b([A-Za-z0-9_.-]{2,32}#[0-9]{4})\b`)
+	reURL     = lazyre.New(`https?://[^\s<>\[\]()]+`)
+	reHandle  = lazyre.New(`(?:^|[\s(])@(\w[A-Za-z0-9_.-]+)`)
+	reDiscord = lazyre.New(`\b([A-Za-z0-9_.-]{2,32}#[0-9]{4})\b`)
 	// reHashtag keeps a nested Obsidian tag whole (#project/alpha); addHashtag trims
 	// a trailing slash.
-	reHashtag = regexp.MustCompile(`(?:^|[\s(])#([A-Za-z][A-Za-z0-9_/-]+)`)
+	reHashtag = lazyre.New(`(?:^|[\s(])#([A-Za-z][A-Za-z0-9_/-]+)`)
 )
 
 // canonicalID returns the canonical `kind:value` id of an entity: URLs are only

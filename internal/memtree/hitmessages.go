@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -41,7 +41,7 @@ const hitTitleMaxChars = 300
 const neighbourChunks = 2
 
 // reChatPrefix matches the "author (YYYY-MM-DD HH:MM): " a chat message is rendered with.
-var reChatPrefix = regexp.MustCompile(`^(.*?) \((\d{4}-\d{2}-\d{2} \d{2}:\d{2})\): `)
+var reChatPrefix = lazyre.New(`^(.*?) \((\d{4}-\d{2}-\d{2} \d{2}:\d{2})\): `)
 
 // hitChunk is what hit messages are built from: one chunk's stored messages.
 type hitChunk struct {

@@ -5,11 +5,11 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -57,10 +57,10 @@ func scanHit(r rowScanner, extra ...any) (abi.ChunkHit, error) {
 // plainSnippet is retrieval.PlainSnippet.
 func plainSnippet(text string, terms []string) string { return retrieval.PlainSnippet(text, terms) }
 
-var reChunkID = regexp.MustCompile(`^[0-9a-f]{32}$`)
+var reChunkID = lazyre.New(`^[0-9a-f]{32}$`)
 
 // reWordsOnly matches a browse query made of letters, digits and spaces only.
-var reWordsOnly = regexp.MustCompile(`^[\p{L}\p{N} ]+$`)
+var reWordsOnly = lazyre.New(`^[\p{L}\p{N} ]+$`)
 
 // indexScanAbove is the match count above which ListChunks walks the time index.
 const indexScanAbove = 2000

@@ -114,15 +114,33 @@ func Open(path string) (*Store, error) {
 // store file that does not exist yet reads as empty: every read returns empty results
 // with Hint set to EmptyHint. The file is picked up once an ingest creates it.
 func OpenReadOnly(path string) (*Store, error) {
+	s, err := NewReadOnly(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Open(context.Background()); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// NewReadOnly is OpenReadOnly without opening anything: the file is opened by
+// Open, Warm or the first read. A server opens it with Open in the background
+// while it loads the rest, and reports Open's error as OpenReadOnly would.
+func NewReadOnly(path string) (*Store, error) {
 	if path == "" {
 		return nil, fmt.Errorf("open memory tree: empty store path: %w", ErrInvalid)
 	}
 	s := &Store{path: path, readOnly: true}
 	s.SetExpander(lexiconExpander)
-	if _, err := s.readers(context.Background()); err != nil {
-		return nil, err
-	}
 	return s, nil
+}
+
+// Open opens the read pool now and checks the store's schema version (once; a
+// store file that does not exist yet is not an error). Reads call it as needed.
+func (s *Store) Open(ctx context.Context) error {
+	_, err := s.readers(ctx)
+	return err
 }
 
 func openReaders(path string) (*sql.DB, error) {

@@ -2,11 +2,12 @@ package retrieval
 
 import (
 	"context"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
 
 // Query understanding: the people, addresses and dates a query names, and its
@@ -14,7 +15,7 @@ import (
 
 // EmailRE matches an e-mail address (the store extracts addresses with it too, so
 // an address in a query is the entity the store linked).
-var EmailRE = regexp.MustCompile(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b`)
+var EmailRE = lazyre.New(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b`)
 
 // ParsedQuery is a user query split into what search understands: people and
 // addresses (entity ids), a time window, and the remaining words.
@@ -37,13 +38,13 @@ var months = map[string]time.Month{
 const monthAlt = `january|february|march|april|may|june|july|august|september|october|november|december|jan|feb|mar|apr|jun|jul|aug|sept|sep|oct|nov|dec`
 
 var (
-	reISODay   = regexp.MustCompile(`\b(\d{4})-(\d{1,2})-(\d{1,2})\b`)
-	reISOMonth = regexp.MustCompile(`\b(\d{4})-(\d{1,2})\b`)
+	reISODay   = lazyre.New(`\b(\d{4})-(\d{1,2})-(\d{1,2})\b`)
+	reISOMonth = lazyre.New(`\b(\d{4})-(\d{1,2})\b`)
 	// [prep] month [day][,] [year]
-	reMonthName = regexp.MustCompile(`(?i)\b(?:(in|during|from|since|of|on|throughout)\s+)?(` + monthAlt + `)\b\.?(?:\s+(\d{1,2})(?:st|nd|rd|th)?\b)?(?:,?\s+(\d{4})\b)?`)
+	reMonthName = lazyre.New(`(?i)\b(?:(in|during|from|since|of|on|throughout)\s+)?(` + monthAlt + `)\b\.?(?:\s+(\d{1,2})(?:st|nd|rd|th)?\b)?(?:,?\s+(\d{4})\b)?`)
 	// [prep] day month [year]
-	reDayMonth = regexp.MustCompile(`(?i)\b(?:(on|from|since)\s+)?(\d{1,2})(?:st|nd|rd|th)?\s+(` + monthAlt + `)\b(?:,?\s+(\d{4})\b)?`)
-	reYearOnly = regexp.MustCompile(`\b(?:(in|during|from|of|throughout)\s+)?((?:19|20)\d{2})\b`)
+	reDayMonth = lazyre.New(`(?i)\b(?:(on|from|since)\s+)?(\d{1,2})(?:st|nd|rd|th)?\s+(` + monthAlt + `)\b(?:,?\s+(\d{4})\b)?`)
+	reYearOnly = lazyre.New(`\b(?:(in|during|from|of|throughout)\s+)?((?:19|20)\d{2})\b`)
 )
 
 // parseDates finds one date or month phrase in q and returns the window and q without
