@@ -21,6 +21,8 @@ type dfCache struct {
 	people map[string][]string // folded name → person entity ids
 	maxTS  int64
 	loaded bool
+
+	links map[string]int // entity id → chunks linked (ref_count), generation gen
 }
 
 // generation reads the store's write generation.
@@ -71,7 +73,7 @@ func (s *Store) snapshot(ctx context.Context, db *sql.DB) (*dfCache, error) {
 		return view(), nil
 	}
 	c.loaded = false
-	c.gen, c.df, c.people = g, map[string]int{}, map[string][]string{}
+	c.gen, c.df, c.people, c.links = g, map[string]int{}, map[string][]string{}, map[string]int{}
 	// Two queries, each with a cheap plan: count(*) alone scans the narrowest
 	// index of chunks, and the newest time is each source's last_ms (ingest keeps
 	// it the max ts_end of the source's chunks), found at the head of
@@ -125,6 +127,32 @@ func (s *Store) docFreq(ctx context.Context, db *sql.DB, t string) (int, error) 
 	c.df[t] = d
 	c.mu.Unlock()
 	return d, nil
+}
+
+// linkCount returns the number of chunk links of the entities ids (their
+// ref_count, cached per generation gen).
+func (s *Store) linkCount(ctx context.Context, db *sql.DB, gen string, ids []string) (int, error) {
+	c := &s.dfc
+	total := 0
+	for _, id := range ids {
+		c.mu.Lock()
+		n, ok := c.links[id]
+		cached := c.gen == gen
+		c.mu.Unlock()
+		if !ok || !cached {
+			n = 0
+			if err := db.QueryRowContext(ctx, `SELECT ref_count FROM entities WHERE id=?`, id).Scan(&n); err != nil && err != sql.ErrNoRows {
+				return 0, fmt.Errorf("read the links of %s: %w", id, err)
+			}
+			c.mu.Lock()
+			if c.gen == gen && c.links != nil && len(c.links) < 100000 {
+				c.links[id] = n
+			}
+			c.mu.Unlock()
+		}
+		total += n
+	}
+	return total, nil
 }
 
 // tsMissing marks a rowid with no chunk in a chunkTimes table.

@@ -29,13 +29,21 @@ func (f filter) with(cond string, args ...any) filter {
 }
 
 // entityFilter restricts to chunks linked to any of ids or containing one of the
-// names as a phrase.
-func entityFilter(ids, names []string) (string, []any) {
+// names as a phrase. perRow tests each row's links (an index probe per row the
+// query visits) instead of listing every chunk linked to ids first: the list of a
+// person linked to 68,503 of 168k chunks took 15 of a ranked query's 19 ms, which
+// stops after the first rows that pass (entityPerRow says when). A name stays a
+// list: it is tested only on rows whose links did not pass.
+func entityFilter(ids, names []string, perRow bool) (string, []any) {
 	var parts []string
 	var args []any
 	if len(ids) > 0 {
 		ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
-		parts = append(parts, "c.rowid IN (SELECT chunk_rowid FROM chunk_entities WHERE entity_id IN ("+ph+"))")
+		if perRow {
+			parts = append(parts, "EXISTS (SELECT 1 FROM chunk_entities WHERE entity_id IN ("+ph+") AND chunk_rowid = c.rowid)")
+		} else {
+			parts = append(parts, "c.rowid IN (SELECT chunk_rowid FROM chunk_entities WHERE entity_id IN ("+ph+"))")
+		}
 		for _, id := range ids {
 			args = append(args, id)
 		}
