@@ -116,7 +116,7 @@ func (r storeReader) ChunkTexts(ctx context.Context, ids []string) (map[string]r
 		args[i] = id
 	}
 	ph := strings.TrimSuffix(strings.Repeat("?,", len(args)), ",")
-	rows, err := r.db.QueryContext(ctx, `SELECT id, title, text, ref_spans_json FROM chunks WHERE id IN (`+ph+`)`, args...)
+	rows, err := r.db.QueryContext(keyed(ctx), `SELECT id, title, text, ref_spans_json FROM chunks WHERE id IN (`+ph+`)`, args...)
 	if err != nil {
 		return nil, fmt.Errorf("read chunk messages: %w", err)
 	}
@@ -165,7 +165,7 @@ func (r storeReader) NextChunks(ctx context.Context, hits []abi.ChunkHit, snipTe
 	}
 	// Only a chunk that continues the exchange: one that starts after a pause
 	// (chatGapMS) is another conversation. One query for all hits.
-	rows, err := r.db.QueryContext(ctx, `SELECT `+hitColumns+`, c.Text, p.id FROM chunks p
+	rows, err := r.db.QueryContext(keyed(ctx), `SELECT `+hitColumns+`, c.Text, p.id FROM chunks p
 		JOIN chunks c ON c.source_rowid = p.source_rowid AND c.seq = p.seq + 1
 		WHERE p.id IN (SELECT value FROM json_each(?)) AND c.ts_start - p.ts_end <= ?`, string(idsJSON), chatGapMS)
 	if err != nil {
@@ -196,19 +196,36 @@ func (r storeReader) NextChunks(ctx context.Context, hits []abi.ChunkHit, snipTe
 	return out, nil
 }
 
-// KnownEntities keeps the ids that exist in the store.
+// KnownEntities keeps the ids that exist in the store, in one query.
 func (r storeReader) KnownEntities(ctx context.Context, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	idsJSON, err := json.Marshal(ids)
+	if err != nil {
+		return nil, fmt.Errorf("look up entities: %w", err)
+	}
+	rows, err := r.db.QueryContext(keyed(ctx), `SELECT id FROM entities WHERE id IN (SELECT value FROM json_each(?))`, string(idsJSON))
+	if err != nil {
+		return nil, fmt.Errorf("look up entities: %w", err)
+	}
+	defer rows.Close()
+	have := map[string]bool{}
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("look up entities: %w", err)
+		}
+		have[id] = true
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("look up entities: %w", err)
+	}
 	var out []string
 	for _, id := range ids {
-		var one int
-		err := r.db.QueryRowContext(ctx, `SELECT 1 FROM entities WHERE id=?`, id).Scan(&one)
-		if err == sql.ErrNoRows {
-			continue
+		if have[id] {
+			out = append(out, id)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("look up entity %s: %w", id, err)
-		}
-		out = append(out, id)
 	}
 	return out, nil
 }
@@ -223,7 +240,7 @@ func (r storeReader) HitsByRowid(ctx context.Context, rowids []int64) (map[int64
 		ids[i] = id
 	}
 	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
-	rows, err := r.db.QueryContext(ctx, `SELECT `+hitColumns+`, c.rowid, substr(c.text, 1, 400) FROM chunks c WHERE c.rowid IN (`+ph+`)`, ids...)
+	rows, err := r.db.QueryContext(keyed(ctx), `SELECT `+hitColumns+`, c.rowid, substr(c.text, 1, 400) FROM chunks c WHERE c.rowid IN (`+ph+`)`, ids...)
 	if err != nil {
 		return nil, fmt.Errorf("read ranked chunks: %w", err)
 	}
