@@ -35,7 +35,7 @@ func keyed(ctx context.Context) context.Context { return context.WithoutCancel(c
 // generation reads the store's write generation.
 func generation(ctx context.Context, db *sql.DB) (string, error) {
 	var g sql.NullString
-	err := db.QueryRowContext(keyed(ctx), `SELECT value FROM meta WHERE key='generation'`).Scan(&g)
+	err := queryRow(keyed(ctx), db, `SELECT value FROM meta WHERE key='generation'`).Scan(&g)
 	if err != nil && err != sql.ErrNoRows {
 		return "", fmt.Errorf("read store generation: %w", err)
 	}
@@ -87,13 +87,13 @@ func (s *Store) snapshot(ctx context.Context, db *sql.DB) (*dfCache, error) {
 	// sources_recent. The one query `count(*), max(ts_end) FROM chunks` read every
 	// row of chunks, text included: 111,891 pages on a 138k-chunk store, 0.2 s warm
 	// and seconds cold, on the first search after every ingest.
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&c.n); err != nil {
+	if err := queryRow(ctx, db, `SELECT count(*) FROM chunks`).Scan(&c.n); err != nil {
 		return nil, fmt.Errorf("count chunks: %w", err)
 	}
-	if err := db.QueryRowContext(ctx, `SELECT coalesce(max(last_ms),0) FROM sources`).Scan(&c.maxTS); err != nil {
+	if err := queryRow(ctx, db, `SELECT coalesce(max(last_ms),0) FROM sources`).Scan(&c.maxTS); err != nil {
 		return nil, fmt.Errorf("newest chunk time: %w", err)
 	}
-	rows, err := db.QueryContext(ctx, `SELECT id FROM entities WHERE kind='person'`)
+	rows, err := query(ctx, db, `SELECT id FROM entities WHERE kind='person'`)
 	if err != nil {
 		return nil, fmt.Errorf("load people: %w", err)
 	}
@@ -123,7 +123,7 @@ func (s *Store) docFreq(ctx context.Context, db *sql.DB, t string) (int, error) 
 	}
 	c.mu.Unlock()
 	var d int
-	err := db.QueryRowContext(keyed(ctx), `SELECT doc FROM chunks_fts_vocab WHERE term=?`, t).Scan(&d)
+	err := queryRow(keyed(ctx), db, `SELECT doc FROM chunks_fts_vocab WHERE term=?`, t).Scan(&d)
 	if err != nil && err != sql.ErrNoRows {
 		return 0, fmt.Errorf("read document frequency of %q: %w", t, err)
 	}
@@ -148,7 +148,7 @@ func (s *Store) linkCount(ctx context.Context, db *sql.DB, gen string, ids []str
 		c.mu.Unlock()
 		if !ok || !cached {
 			n = 0
-			if err := db.QueryRowContext(keyed(ctx), `SELECT ref_count FROM entities WHERE id=?`, id).Scan(&n); err != nil && err != sql.ErrNoRows {
+			if err := queryRow(keyed(ctx), db, `SELECT ref_count FROM entities WHERE id=?`, id).Scan(&n); err != nil && err != sql.ErrNoRows {
 				return 0, fmt.Errorf("read the links of %s: %w", id, err)
 			}
 			c.mu.Lock()
@@ -193,7 +193,7 @@ func (s *Store) chunkTimes(ctx context.Context, db *sql.DB, gen string) ([]int64
 	if c.tsOK && c.tsGen == gen {
 		return c.ts, nil
 	}
-	rows, err := db.QueryContext(ctx, `SELECT rowid, ts FROM chunks INDEXED BY chunks_ts`)
+	rows, err := query(ctx, db, `SELECT rowid, ts FROM chunks INDEXED BY chunks_ts`)
 	if err != nil {
 		return nil, fmt.Errorf("load chunk times: %w", err)
 	}
@@ -232,7 +232,7 @@ func (s *Store) sourceRows(ctx context.Context, db *sql.DB) ([]abi.Source, error
 	if c.srcOK && c.srcGen == gen {
 		return c.sources, nil
 	}
-	rows, err := db.QueryContext(ctx, sourcesQuery)
+	rows, err := query(ctx, db, sourcesQuery)
 	if err != nil {
 		return nil, fmt.Errorf("list sources: %w", err)
 	}

@@ -165,7 +165,7 @@ func (r storeReader) NextChunks(ctx context.Context, hits []abi.ChunkHit, snipTe
 	}
 	// Only a chunk that continues the exchange: one that starts after a pause
 	// (chatGapMS) is another conversation. One query for all hits.
-	rows, err := r.db.QueryContext(keyed(ctx), `SELECT `+hitColumns+`, c.Text, p.id FROM chunks p
+	rows, err := query(keyed(ctx), r.db, `SELECT `+hitColumns+`, c.Text, p.id FROM chunks p
 		JOIN chunks c ON c.source_rowid = p.source_rowid AND c.seq = p.seq + 1
 		WHERE p.id IN (SELECT value FROM json_each(?)) AND c.ts_start - p.ts_end <= ?`, string(idsJSON), chatGapMS)
 	if err != nil {
@@ -205,7 +205,7 @@ func (r storeReader) KnownEntities(ctx context.Context, ids []string) ([]string,
 	if err != nil {
 		return nil, fmt.Errorf("look up entities: %w", err)
 	}
-	rows, err := r.db.QueryContext(keyed(ctx), `SELECT id FROM entities WHERE id IN (SELECT value FROM json_each(?))`, string(idsJSON))
+	rows, err := query(keyed(ctx), r.db, `SELECT id FROM entities WHERE id IN (SELECT value FROM json_each(?))`, string(idsJSON))
 	if err != nil {
 		return nil, fmt.Errorf("look up entities: %w", err)
 	}
@@ -274,7 +274,7 @@ func (r storeReader) Vocabulary(ctx context.Context, upTo int) (int, error) {
 
 // MatchRowids returns the rowids of up to limit chunks matching FTS expression expr.
 func (r storeReader) MatchRowids(ctx context.Context, expr string, limit int) ([]int64, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?`, expr, limit)
+	rows, err := query(ctx, r.db, `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?`, expr, limit)
 	if err != nil {
 		return nil, fmt.Errorf("full-text match %s: %w", expr, err)
 	}
@@ -299,7 +299,7 @@ func (r storeReader) TermRowids(ctx context.Context, exprs []string, perTerm int
 		parts[i] = fmt.Sprintf(`SELECT %d, rowid FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT %d)`, i, perTerm)
 		args[i] = e
 	}
-	rows, err := r.db.QueryContext(ctx, strings.Join(parts, " UNION ALL "), args...)
+	rows, err := query(ctx, r.db, strings.Join(parts, " UNION ALL "), args...)
 	if err != nil {
 		return nil, err
 	}
@@ -317,7 +317,7 @@ func (r storeReader) TermRowids(ctx context.Context, exprs []string, perTerm int
 
 // Sample returns the texts of the n chunks matching expr best by bm25.
 func (r storeReader) Sample(ctx context.Context, expr string, n int) ([]string, error) {
-	rows, err := r.db.QueryContext(ctx, `SELECT c.text FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
+	rows, err := query(ctx, r.db, `SELECT c.text FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
 		WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?`, expr, n)
 	if err != nil {
 		return nil, err

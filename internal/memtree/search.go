@@ -83,7 +83,7 @@ func ftsRanked(ctx context.Context, db *sql.DB, expr string, f filter, limit int
 		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
 		WHERE chunks_fts MATCH ? AND rank MATCH 'bm25(1.0, 1.0)'` + f.sql() + ` ORDER BY rank LIMIT ?`
 	args := append(append([]any{expr}, f.args...), limit+len(skip))
-	rows, err := db.QueryContext(ctx, q, args...)
+	rows, err := query(ctx, db, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("full-text query: %w", err)
 	}
@@ -122,7 +122,7 @@ func ftsRanked(ctx context.Context, db *sql.DB, expr string, f filter, limit int
 // recentChunks lists chunks under filter f newest first, skipping ids in skip.
 func recentChunks(ctx context.Context, db *sql.DB, f filter, limit int, skip map[string]bool, snippetTerms []string) ([]abi.ChunkHit, error) {
 	q := `SELECT ` + hitColumns + `, c.text FROM chunks c WHERE 1=1` + f.sql() + ` ORDER BY c.ts DESC, c.id LIMIT ?`
-	rows, err := db.QueryContext(ctx, q, append(append([]any(nil), f.args...), limit+len(skip))...)
+	rows, err := query(ctx, db, q, append(append([]any(nil), f.args...), limit+len(skip))...)
 	if err != nil {
 		return nil, fmt.Errorf("list matching chunks: %w", err)
 	}
@@ -245,7 +245,7 @@ func ftsFirst(ctx context.Context, db *sql.DB, expr string, f filter, limit int,
 	q := `SELECT ` + hitColumns + `, snippet(chunks_fts, 0, '', '', '…', 40)
 		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
 		WHERE chunks_fts MATCH ?` + f.sql() + ` ORDER BY chunks_fts.rowid DESC LIMIT ?`
-	rows, err := db.QueryContext(ctx, q, append(append([]any{expr}, f.args...), limit+len(skip))...)
+	rows, err := query(ctx, db, q, append(append([]any{expr}, f.args...), limit+len(skip))...)
 	if err != nil {
 		return nil, fmt.Errorf("full-text query: %w", err)
 	}
