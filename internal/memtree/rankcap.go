@@ -32,7 +32,7 @@ func windowFloor(ctx context.Context, db *sql.DB, fts, expr string, est int) (in
 		return 0, nil
 	}
 	var floor int64
-	err := db.QueryRowContext(ctx, `SELECT rowid FROM `+fts+` WHERE `+fts+` MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, expr, retrieval.Default.MaxRanked-1).Scan(&floor)
+	err := queryRow(ctx, db, `SELECT rowid FROM `+fts+` WHERE `+fts+` MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, expr, retrieval.Default.MaxRanked-1).Scan(&floor)
 	if err == sql.ErrNoRows {
 		return 0, nil // fewer matches than retrieval.Default.MaxRanked: rank them all
 	}

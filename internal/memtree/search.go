@@ -29,13 +29,21 @@ func (f filter) with(cond string, args ...any) filter {
 }
 
 // entityFilter restricts to chunks linked to any of ids or containing one of the
-// names as a phrase.
-func entityFilter(ids, names []string) (string, []any) {
+// names as a phrase. perRow tests each row's links (an index probe per row the
+// query visits) instead of listing every chunk linked to ids first: the list of a
+// person linked to 68,503 of 168k chunks took 15 of a ranked query's 19 ms, which
+// stops after the first rows that pass (entityPerRow says when). A name stays a
+// list: it is tested only on rows whose links did not pass.
+func entityFilter(ids, names []string, perRow bool) (string, []any) {
 	var parts []string
 	var args []any
 	if len(ids) > 0 {
 		ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
-		parts = append(parts, "c.rowid IN (SELECT chunk_rowid FROM chunk_entities WHERE entity_id IN ("+ph+"))")
+		if perRow {
+			parts = append(parts, "EXISTS (SELECT 1 FROM chunk_entities WHERE entity_id IN ("+ph+") AND chunk_rowid = c.rowid)")
+		} else {
+			parts = append(parts, "c.rowid IN (SELECT chunk_rowid FROM chunk_entities WHERE entity_id IN ("+ph+"))")
+		}
 		for _, id := range ids {
 			args = append(args, id)
 		}
@@ -75,7 +83,7 @@ func ftsRanked(ctx context.Context, db *sql.DB, expr string, f filter, limit int
 		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
 		WHERE chunks_fts MATCH ? AND rank MATCH 'bm25(1.0, 1.0)'` + f.sql() + ` ORDER BY rank LIMIT ?`
 	args := append(append([]any{expr}, f.args...), limit+len(skip))
-	rows, err := db.QueryContext(ctx, q, args...)
+	rows, err := query(ctx, db, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("full-text query: %w", err)
 	}
@@ -114,7 +122,7 @@ func ftsRanked(ctx context.Context, db *sql.DB, expr string, f filter, limit int
 // recentChunks lists chunks under filter f newest first, skipping ids in skip.
 func recentChunks(ctx context.Context, db *sql.DB, f filter, limit int, skip map[string]bool, snippetTerms []string) ([]abi.ChunkHit, error) {
 	q := `SELECT ` + hitColumns + `, c.text FROM chunks c WHERE 1=1` + f.sql() + ` ORDER BY c.ts DESC, c.id LIMIT ?`
-	rows, err := db.QueryContext(ctx, q, append(append([]any(nil), f.args...), limit+len(skip))...)
+	rows, err := query(ctx, db, q, append(append([]any(nil), f.args...), limit+len(skip))...)
 	if err != nil {
 		return nil, fmt.Errorf("list matching chunks: %w", err)
 	}
@@ -237,7 +245,7 @@ func ftsFirst(ctx context.Context, db *sql.DB, expr string, f filter, limit int,
 	q := `SELECT ` + hitColumns + `, snippet(chunks_fts, 0, '', '', '…', 40)
 		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
 		WHERE chunks_fts MATCH ?` + f.sql() + ` ORDER BY chunks_fts.rowid DESC LIMIT ?`
-	rows, err := db.QueryContext(ctx, q, append(append([]any{expr}, f.args...), limit+len(skip))...)
+	rows, err := query(ctx, db, q, append(append([]any{expr}, f.args...), limit+len(skip))...)
 	if err != nil {
 		return nil, fmt.Errorf("full-text query: %w", err)
 	}

@@ -234,6 +234,7 @@ func (s *Store) Close() error {
 	var errs []error
 	s.mu.Lock()
 	if s.r != nil {
+		dropReadStmts(s.r)
 		errs = append(errs, s.r.Close())
 		s.r = nil
 	}
