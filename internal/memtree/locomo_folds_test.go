@@ -48,8 +48,6 @@ var foldKnobs = []foldKnob{
 	{"CiteShare", func(p *retrieval.Params, v float64) { p.CiteShare = v }, []float64{0.65, 0.8, 0.9, 1e9}, 1e9, []string{"search"}},
 	{"MinCiteWords", func(p *retrieval.Params, v float64) { p.MinCiteWords = int(v) }, []float64{1, 2}, 1, []string{"search"}},
 	{"LitFloor", func(p *retrieval.Params, v float64) { p.LitFloor = v }, []float64{0, 0.15, 0.3}, 0, []string{"recall"}},
-	{"FollowTop", func(p *retrieval.Params, v float64) { p.FollowTop = int(v) }, []float64{0, 3, 5, 10, 20}, 0, []string{"search"}},
-	{"FollowWeight", func(p *retrieval.Params, v float64) { p.FollowWeight = v }, []float64{0, 1, 3, 10}, 0, []string{"search"}},
 	{"RRFK", func(p *retrieval.Params, v float64) { p.RRFK = v }, []float64{10, 30, 60, 120}, 60, []string{"recall"}},
 }
 

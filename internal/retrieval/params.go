@@ -94,16 +94,6 @@ type Params struct {
 	// AssocMembers terms of a query word's group are expanded by association,
 	// AssocGroupTerms associates kept per query word.
 	AssocMembers, AssocGroupTerms int
-
-	// Follow-up (followup.go): the second pass over the words the first hits name.
-
-	// FollowTop: the first hits whose matching messages give the followed words
-	// (0: no second pass).
-	FollowTop int
-	// FollowTerms: the followed words kept.
-	FollowTerms int
-	// FollowWeight: the second pass's weight in that fusion (search's is 1).
-	FollowWeight float64
 }
 
 // Default is the parameter set search and recall run with.
@@ -152,8 +142,4 @@ var Default = Params{
 	SenseDamp:       0.3,
 	AssocMembers:    6,
 	AssocGroupTerms: 12,
-
-	FollowTop:    10,
-	FollowTerms:  5,
-	FollowWeight: 3,
 }

@@ -104,12 +104,6 @@ func (c *Call) Search(ctx context.Context) ([]abi.ChunkHit, map[string]int, erro
 	if out == nil {
 		out = []abi.ChunkHit{}
 	}
-	// Follow-up pass (followup.go, issue 30 item 3): the people and things the
-	// first hits name, fused below the literal evidence.
-	var err error
-	if out, err = c.Follow(ctx, out, outLevel); err != nil {
-		return nil, nil, err
-	}
 	for id, l := range outLevel {
 		if l == FillLevel+1 {
 			delete(outLevel, id)
