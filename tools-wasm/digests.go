@@ -8,6 +8,6 @@ const clangVersion = "Debian clang version 14.0.6"
 
 // digests pins the sha256 of each packed module (after decompression), by file stem.
 var digests = map[string]string{
-	"memory":         "6bfcab660095037897c2203ca4686b4d0d3d4a4174d5add60285d47c9efaa35a",
+	"memory":         "7c73e1a2f656f3f0065bad79e2fdf6025398c45268722633ccac500a9fa982e7",
 	"searxng_search": "75be2f7010b6637db619e40a82b60a7c8ce23b0e47bd367caf31e878db3ac955",
 }
