@@ -119,7 +119,7 @@ var Default = Params{
 	ReplyShare:   0.5,
 	SpeakerBoost: 0.5,
 
-	CiteShare:    0.65,
+	CiteShare:    0.8,
 	MinCiteWords: 2,
 	PhraseCite:   2,
 	TurnShare:    1,
