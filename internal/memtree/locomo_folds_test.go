@@ -47,6 +47,9 @@ var foldKnobs = []foldKnob{
 	{"SpeakerBoost", func(p *retrieval.Params, v float64) { p.SpeakerBoost = v }, []float64{0, 0.25, 0.5, 1}, 0, []string{"search"}},
 	{"CiteShare", func(p *retrieval.Params, v float64) { p.CiteShare = v }, []float64{0.65, 0.8, 0.9, 1e9}, 1e9, []string{"search"}},
 	{"MinCiteWords", func(p *retrieval.Params, v float64) { p.MinCiteWords = int(v) }, []float64{1, 2}, 1, []string{"search"}},
+	{"TurnShare", func(p *retrieval.Params, v float64) { p.TurnShare = v }, []float64{0, 0.5, 1}, 0, []string{"search", "recall"}},
+	{"NamedFirst", func(p *retrieval.Params, v float64) { p.NamedFirst = v }, []float64{0, 1}, 0, []string{"search", "recall"}},
+	{"TimeBoost", func(p *retrieval.Params, v float64) { p.TimeBoost = v }, []float64{0, 0.5, 1, 2}, 0, []string{"search", "recall"}},
 	{"LitFloor", func(p *retrieval.Params, v float64) { p.LitFloor = v }, []float64{0, 0.15, 0.3}, 0, []string{"recall"}},
 	{"RRFK", func(p *retrieval.Params, v float64) { p.RRFK = v }, []float64{10, 30, 60, 120}, 60, []string{"recall"}},
 }

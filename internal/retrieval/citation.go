@@ -37,9 +37,12 @@ type chatTurn struct {
 	author string // folded
 	words  []string
 	length int     // words of the message as rendered (author, time, title): its bm25 length
+	text   string  // the message as rendered (a turn unit's snippet)
+	tells  bool    // its text tells a time (SaysWhen)
 	asks   bool    // the turn asks a question
 	s, f   float64 // own score; with what earlier turns pass on
 	n      int     // distinct query words it says
+	rare   int     // distinct rarer query words (PruneFrequent) it says: its own evidence level
 }
 
 // ChatAuthor splits a rendered chat message "Author (YYYY-MM-DD HH:MM): text" into
@@ -64,10 +67,12 @@ func ChatAuthor(msg string) (author, text string) {
 // messages (hitTurns), let query words naming a participant select that
 // participant's turns (namedSpeakers), score every turn (scoreTurns), pass a
 // share of each turn's score to the reply after it and lift a chunk that opens
-// with an answer to its question's level (passReplies), rank the hits by level,
-// then by their best turn or message (rankHits), and cite each chat hit's best
-// turns (citeTurns).
-func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, level map[string]int, terms []Term, minCite int, nChunks int) ([]abi.ChunkHit, map[string]bool, error) {
+// with an answer to its question's level (passReplies), favour the turns telling
+// a time when query asks when (boostTimes), rank the hits by level, then by their
+// best turn or message (rankHits), cite each chat hit's best turns (citeTurns) and
+// rank the turns with evidence it does not cite on their own (applyTurnUnits).
+// query is the query as written (AsksWhen reads it).
+func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, level map[string]int, terms []Term, minCite int, nChunks int, query string) ([]abi.ChunkHit, map[string]bool, error) {
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
@@ -79,7 +84,8 @@ func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, leve
 	ht := hitTurns(hits, chunks)
 	named, scoring := namedSpeakers(terms, ht.authors)
 	avg := ht.avgLength()
-	scoreTurns(ht.turns, msgs, BM25Scorer(msgs, nChunks, scoring, avg), scoring, named)
+	rareTerms := PruneFrequent(scoring, nChunks) // issue 30 item 2: a turn unit's level (TurnLevel)
+	scoreTurns(ht.turns, msgs, BM25Scorer(msgs, nChunks, scoring, avg), scoring, rareTerms, named)
 	lev := func(i int) int {
 		if l, ok := level[hits[i].ID]; ok {
 			return l
@@ -87,15 +93,18 @@ func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, leve
 		return 1 << 30
 	}
 	answers := passReplies(hits, ht.turns, lev)
+	boostTimes(ht.turns, query)
 	bmAll := BM25Scorer(msgs, nChunks, terms, avg) // other messages: a name is a word
 	best := bestScores(len(hits), ht, bmAll)
-	out, order, pos := rankHits(hits, best, func(i int) int {
+	levA := func(i int) int { // a hit's level, or its question's (passReplies)
 		if l, ok := answers[i]; ok {
 			return l
 		}
 		return lev(i)
-	})
-	return out, citeTurns(out, order, pos, best, ht.turns, minCite), nil
+	}
+	out, order, pos := rankHits(hits, best, levA)
+	cited, units := citeTurns(out, order, pos, best, ht.turns, minCite, named, levA, len(rareTerms))
+	return applyTurnUnits(out, order, units, ht.turns, levA), cited, nil
 }
 
 // otherMessage is a message of a hit that is not a chat turn (scored like ByMessage).
@@ -137,7 +146,7 @@ func hitTurns(hits []abi.ChunkHit, chunks map[string]ChunkText) turnsOfHits {
 				// time and the chunk's title too), so a bare chat line does not
 				// outrank an e-mail or a note only for being short.
 				n := len(Words(seg)) + len(Words(c.Title))
-				ht.turns = append(ht.turns, chatTurn{hit: i, msg: m, ref: h.SourceRefs[m], author: a, words: ws, length: n, asks: strings.Contains(text, "?")})
+				ht.turns = append(ht.turns, chatTurn{hit: i, msg: m, ref: h.SourceRefs[m], author: a, words: ws, length: n, asks: strings.Contains(text, "?"), text: seg, tells: SaysWhen(text)})
 			}
 			continue
 		}
@@ -196,12 +205,17 @@ func namedSpeakers(terms []Term, authors map[string]bool) (named map[string]bool
 }
 
 // scoreTurns sets each turn's own score (bm25 of its words, × 1 + SpeakerBoost
-// for a named participant's turn), the distinct query words it says, and its
-// score with what earlier turns pass on (so far its own).
-func scoreTurns(turns []chatTurn, msgs *Messages, bm func(ws []string, length int) float64, scoring []Term, named map[string]bool) {
+// for a named participant's turn), the distinct query words it says (and of
+// them the rarer ones, rareTerms), and its score with what earlier turns pass on
+// (so far its own).
+func scoreTurns(turns []chatTurn, msgs *Messages, bm func(ws []string, length int) float64, scoring, rareTerms []Term, named map[string]bool) {
 	wantStem := map[string]bool{}
 	for _, t := range scoring {
 		wantStem[t.Stem] = true
+	}
+	rareStem := map[string]bool{}
+	for _, t := range rareTerms {
+		rareStem[t.Stem] = true
 	}
 	for i := range turns {
 		t := &turns[i]
@@ -211,6 +225,11 @@ func scoreTurns(turns []chatTurn, msgs *Messages, bm func(ws []string, length in
 			if st := msgs.Stem(w); wantStem[st] && !seen[st] {
 				seen[st] = true
 				t.n++
+			}
+		}
+		for st := range seen {
+			if rareStem[st] {
+				t.rare++
 			}
 		}
 		if named[t.author] {
@@ -264,6 +283,20 @@ func passReplies(hits []abi.ChunkHit, turns []chatTurn, lev func(int) int) map[i
 	return answers
 }
 
+// boostTimes: a question asking when (AsksWhen) scores the turns telling a time
+// (SaysWhen) that have evidence × (1 + TimeBoost) (issue 30 item 3).
+func boostTimes(turns []chatTurn, query string) {
+	if Default.TimeBoost <= 0 || !AsksWhen(query) {
+		return
+	}
+	for i := range turns {
+		if t := &turns[i]; t.f > 0 && t.tells {
+			t.s *= 1 + Default.TimeBoost
+			t.f *= 1 + Default.TimeBoost
+		}
+	}
+}
+
 // bestScores is each hit's score: its best turn's own score, or, for a chunk
 // none of whose turns says a query word, the best its turns receive from the
 // turns before them (the answer after a chunk boundary); another hit's best
@@ -315,13 +348,19 @@ func rankHits(hits []abi.ChunkHit, best []float64, lev func(int) int) (out []abi
 }
 
 // citeTurns sets each chat hit's citations in out: its turns best first, down to
-// CiteShare of the next hit's best turn, and returns the ids of the hits cited.
-func citeTurns(out []abi.ChunkHit, order, pos []int, best []float64, turns []chatTurn, minCite int) map[string]bool {
+// CiteShare of the next hit's best turn, and returns the ids of the hits cited
+// and the turns to rank on their own (turn units, issue 30 items 2 and 3; their
+// Hit is a position in out): those with evidence it did not cite, the turn each
+// of them responds to, and — for a chunk found only through the participant the
+// query names (named) — the other participants' turns. levA gives a hit's level,
+// nRare how many rarer words the query has (TurnLevel).
+func citeTurns(out []abi.ChunkHit, order, pos []int, best []float64, turns []chatTurn, minCite int, named map[string]bool, levA func(int) int, nRare int) (map[string]bool, []Unit) {
 	byHit := map[int][]chatTurn{}
 	for _, t := range turns {
 		byHit[t.hit] = append(byHit[t.hit], t)
 	}
 	cited := map[string]bool{}
+	var turnUnits []Unit // issue 30 item 2: turns ranked on their own (below)
 	for i, ts := range byHit {
 		p := pos[i]
 		next := best[i] // the last hit: its own best
@@ -374,11 +413,72 @@ func citeTurns(out []abi.ChunkHit, order, pos []int, best []float64, turns []cha
 		}
 		refs = append(refs, replies...)
 		if ts[0].f <= 0 {
-			continue // nothing said here: CiteHits decides (all refs stay)
+			// Issue 30 item 3: found only through the person or date the query
+			// names, the chunk cites that person's turns; the others follow on their own.
+			authors := make([]string, len(ts))
+			for x, t := range ts {
+				authors[x] = t.author
+			}
+			own, other := NamedTurns(authors, named)
+			if len(own) == 0 || Default.NamedFirst == 0 {
+				continue // nothing said here: CiteHits decides (all refs stay)
+			}
+			refs = refs[:0]
+			for _, x := range own {
+				refs = append(refs, ts[x].ref)
+			}
+			for _, x := range other {
+				turnUnits = append(turnUnits, Unit{Hit: p, Level: levA(i), Refs: []string{ts[x].ref}})
+			}
 		}
 		out[p].SourceRefs = refs
 		out[p].SourceRef = refs[0]
 		cited[out[p].ID] = true
+		// Issue 30 item 2: a turn with evidence not cited here ranks on its own
+		// (MergeTurnUnits), with the reply to it when it asks.
+		for _, t := range ts {
+			if k := key(t); !done[t.msg] && k > 0 && Default.TurnShare > 0 {
+				done[t.msg] = true
+				said := t.rare
+				if q, ok := byMsg[t.msg-1]; ok && q.author != t.author {
+					said = max(said, q.rare) // a reply: the evidence of what it answers
+				}
+				u := Unit{Hit: p, Level: TurnLevel(levA(i), said, nRare), Score: Default.TurnShare * k, Refs: []string{t.ref}}
+				if r, ok := byMsg[t.msg+1]; ok && t.n > 0 && t.asks && r.author != t.author && !done[r.msg] {
+					done[r.msg] = true
+					u.Refs = append(u.Refs, r.ref)
+				}
+				turnUnits = append(turnUnits, u)
+			}
+		}
+		// The turn another person said just before a turn with evidence (what it
+		// responds to) ranks on its own too, after the turns saying query words,
+		// with ReplyShare of that turn's score (the share a turn passes on in an
+		// exchange).
+		for _, t := range ts {
+			if nx, ok := byMsg[t.msg+1]; ok && !done[t.msg] && key(t) == 0 && nx.n > 0 && nx.author != t.author && Default.TurnShare > 0 {
+				done[t.msg] = true
+				turnUnits = append(turnUnits, Unit{Hit: p, Level: TurnLevel(levA(i), 0, nRare), Score: Default.ReplyShare * key(nx), Refs: []string{t.ref}})
+			}
+		}
 	}
-	return cited
+	return cited, turnUnits
+}
+
+// applyTurnUnits interleaves the turn units with the ranked hits out (order[p]
+// is the hit at position p; levA its level) by level and score (MergeTurnUnits):
+// a unit showing a hit again cites its turn, with that turn as its snippet.
+func applyTurnUnits(out []abi.ChunkHit, order []int, units []Unit, turns []chatTurn, levA func(int) int) []abi.ChunkHit {
+	if len(units) == 0 {
+		return out
+	}
+	primary := make([]Unit, len(out))
+	for p := range out {
+		primary[p] = Unit{Hit: p, Level: levA(order[p]), Score: out[p].Score, Refs: out[p].SourceRefs}
+	}
+	text := map[string]string{}
+	for _, t := range turns {
+		text[t.ref] = t.text
+	}
+	return ApplyUnits(out, MergeTurnUnits(primary, units), func(ref string) string { return PlainSnippet(text[ref], nil) })
 }

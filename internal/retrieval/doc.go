@@ -37,7 +37,10 @@
 //     turn (plus the chunk after each hit, Store.NextChunks, so an answer across a
 //     chunk boundary is seen), passes a share of a question's score to its reply,
 //     ranks chunks by their best turn and sets each chat hit's cited refs; the
-//     other hits cite the messages that carry the match (CiteHits).
+//     other hits cite the messages that carry the match (CiteHits). A question
+//     asking when favours the turns that tell a time (timeq.go), and a turn with
+//     evidence that its hit does not cite ranks on its own, as a further hit on
+//     its chunk (turnunits.go: turn units).
 //  6. Back in memtree (search.go, hitmessages.go): the hits get their cited
 //     messages' text, the result stage (result.go: Monotone) makes scores
 //     non-increasing down the list, and the result is bounded in size.

@@ -37,6 +37,18 @@ type Params struct {
 	// PhraseCite: points a message scores for citation per person's name it
 	// says (one per query word).
 	PhraseCite int
+	// TurnShare: a chat turn with evidence that its chunk's hit does not cite
+	// ranks on its own, as a further hit on that chunk, when its score is at least
+	// this share of the chunk's best turn (above 1: never).
+	TurnShare float64
+	// NamedFirst: 1 makes a chat chunk found only through the person (or date) a
+	// query names, saying none of its other words, cite that person's turns where
+	// it ranks and rank the other participants' turns on their own below it
+	// (0: only the messages naming the person are cited).
+	NamedFirst float64
+	// TimeBoost: a question asking when (AsksWhen) scores the turns telling a
+	// time (SaysWhen) 1 + this.
+	TimeBoost float64
 
 	// Fusion (recall): weighted reciprocal rank over ranked lists.
 
@@ -107,9 +119,12 @@ var Default = Params{
 	ReplyShare:   0.5,
 	SpeakerBoost: 0.5,
 
-	CiteShare:    0.65,
+	CiteShare:    0.8,
 	MinCiteWords: 2,
 	PhraseCite:   2,
+	TurnShare:    1,
+	NamedFirst:   1,
+	TimeBoost:    2,
 
 	RRFK:          60,
 	RecallDepth:   50,

@@ -83,11 +83,17 @@ func (c *Call) Search(ctx context.Context) ([]abi.ChunkHit, map[string]int, erro
 		if err != nil {
 			return nil, nil, err
 		}
+		// Issue 30 item 2: a chunk may come again within one try (a turn ranked on
+		// its own), not again in a later try.
+		shown := make(map[string]bool, len(outLevel))
+		for id := range outLevel {
+			shown[id] = true
+		}
 		for _, h := range hits {
 			if len(out) == k {
 				break
 			}
-			if _, dup := outLevel[h.ID]; dup {
+			if shown[h.ID] {
 				continue
 			}
 			l, ok := level[h.ID]
@@ -168,7 +174,7 @@ func (c *Call) rankCited(ctx context.Context, f Filter, restricted bool) ([]abi.
 		if err != nil {
 			return nil, nil, err
 		}
-		if hits, cited, err = OrderByTurns(ctx, c.Msgs, append(hits, next...), level, all, minCite, c.St.Chunks()); err != nil {
+		if hits, cited, err = OrderByTurns(ctx, c.Msgs, append(hits, next...), level, all, minCite, c.St.Chunks(), c.Query.Raw); err != nil {
 			return nil, nil, err
 		}
 		hits = DemoteDuplicates(hits)
