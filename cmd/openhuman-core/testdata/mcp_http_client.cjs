@@ -1,21 +1,28 @@
 // An MCP client built on the official TypeScript SDK: connects to serve's /mcp
-// over Streamable HTTP with the bearer token, lists the tools, calls each memory
-// tool once and checks every result against the tool's outputSchema. Prints one
-// JSON line: {"tools": [...], "calls": {"name": "ok" | "error text"}}.
-// Usage: node mcp_http_client.cjs URL TOKEN CLIENT_NAME (OH_NODE_MODULES names
-// the node_modules folder holding @modelcontextprotocol/sdk).
+// over Streamable HTTP with the bearer token, or spawns `openhuman-core mcp` and
+// speaks stdio; lists the tools, calls each memory tool once and checks every
+// result against the tool's outputSchema. Prints one JSON line:
+// {"tools": [...], "calls": {"name": "ok" | "error text"}}.
+// Usage: node mcp_http_client.cjs URL TOKEN CLIENT_NAME, or
+// node mcp_http_client.cjs stdio BINARY CLIENT_NAME (the child gets this
+// process's environment). OH_NODE_MODULES names the node_modules folder holding
+// @modelcontextprotocol/sdk.
 const { createRequire } = require("node:module");
 const path = require("node:path");
 const req = createRequire(path.join(process.env.OH_NODE_MODULES, "noop.js"));
 const { Client } = req("@modelcontextprotocol/sdk/client/index.js");
 const { StreamableHTTPClientTransport } = req("@modelcontextprotocol/sdk/client/streamableHttp.js");
+const { StdioClientTransport } = req("@modelcontextprotocol/sdk/client/stdio.js");
 const Ajv = req("ajv");
 
 async function main() {
   const [url, token, name] = process.argv.slice(2);
-  const transport = new StreamableHTTPClientTransport(new URL(url), {
-    requestInit: { headers: { Authorization: `Bearer ${token}` } },
-  });
+  const transport =
+    url === "stdio"
+      ? new StdioClientTransport({ command: token, args: ["mcp"], env: process.env, stderr: "ignore" })
+      : new StreamableHTTPClientTransport(new URL(url), {
+          requestInit: { headers: { Authorization: `Bearer ${token}` } },
+        });
   const client = new Client({ name, version: "1.0.0" });
   await client.connect(transport);
   const { tools } = await client.listTools();
