@@ -42,6 +42,11 @@ var fastCallTable = []struct {
 	{`{"jsonrpc":"2.0","id":21,"method":"tools/call","params":{"name":"memory.search","arguments":[1,2]}}`, false},
 	{`{"jsonrpc":"2.0","id":22,"method":"tools/call","params":{"name":"memory.search","arguments":null}}`, false},
 	{`{"jsonrpc":"2.0","id":23,"method":"tools/call","params":{"name":"memory.search","arguments":"q"}}`, false},
+	// A client written to split the two paths: a repeated member (the last one
+	// counts on both), a member the SDK's struct decoding matches case-insensitively.
+	{`{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":"tree.browse","name":"memory.search","arguments":{"query":"x"},"arguments":{"query":"budget","k":2}}}`, true},
+	{`{"jsonrpc":"2.0","id":25,"method":"tools/call","params":{"Name":"memory.search","arguments":{"query":"x"}}}`, false},
+	{`{"jsonrpc":"2.0","id":26,"method":"tools/call","params":{"name":"memory.search","arguments":{"query":"x"},"Arguments":{"query":"budget"}}}`, false},
 	{`{"jsonrpc":"2.0","id":24,"method":"tools/call","params":{"name":5,"arguments":{}}}`, false},
 	{`{"jsonrpc":"2.0","id":25,"method":"tools/call","params":{"name":"no.such","arguments":{}}}`, false},
 	{`{"jsonrpc":"2.0","id":26,"method":"tools/call","params":{"name":"memory.search","arguments":{"query":"x"},"_meta":{"progressToken":7}}}`, false},
