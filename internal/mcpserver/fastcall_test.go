@@ -1,9 +1,7 @@
 package mcpserver
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
@@ -113,28 +111,9 @@ func callFrames(t *testing.T, version string, lines []string, noFast bool) ([][]
 	if err != nil {
 		t.Fatal(err)
 	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(context.Background(), inR, outW); outW.Close() }()
-	out := bufio.NewReaderSize(outR, 1<<20)
-	send := func(line string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	read := func() []byte {
-		t.Helper()
-		line, err := out.ReadBytes('\n')
-		if err != nil {
-			t.Fatalf("reading a frame: %v", err)
-		}
-		return line
-	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
-	frames := [][]byte{read()}
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	ls, init := serveLines(t, s, version)
+	send, read := ls.send, ls.read
+	frames := [][]byte{init}
 	for _, l := range lines {
 		send(l)
 		frames = append(frames, read())
@@ -164,10 +143,7 @@ func callFrames(t *testing.T, version string, lines []string, noFast bool) ([][]
 	if n := s.fastCallsRun.Load() - fastBefore; noFast && n != 0 || !noFast && n != 1 {
 		t.Errorf("noFast=%v: the cancelled call went the fast path %d times", noFast, n)
 	}
-	inW.Close()
-	if err := <-done; err != nil {
-		t.Fatalf("Serve: %v", err)
-	}
+	ls.close()
 	return frames, int(fastBefore)
 }
 

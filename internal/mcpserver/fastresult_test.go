@@ -82,36 +82,14 @@ func framesFor(t *testing.T, version string, payloads, calls []string, noFast bo
 	if err != nil {
 		t.Fatal(err)
 	}
-	inR, inW := io.Pipe()
-	outR, outW := io.Pipe()
-	done := make(chan error, 1)
-	go func() { done <- s.Serve(context.Background(), inR, outW); outW.Close() }()
-	out := bufio.NewReaderSize(outR, 1<<20)
-	send := func(line string) {
-		t.Helper()
-		if _, err := io.WriteString(inW, line+"\n"); err != nil {
-			t.Fatal(err)
-		}
-	}
-	read := func() []byte {
-		t.Helper()
-		line, err := out.ReadBytes('\n')
-		if err != nil {
-			t.Fatalf("reading a frame: %v", err)
-		}
-		return line
-	}
-	send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
-	frames := [][]byte{read()}
-	send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	ls, init := serveLines(t, s, version)
+	send, read := ls.send, ls.read
+	frames := [][]byte{init}
 	for _, c := range calls { // one at a time, so the payloads go in call order
 		send(c)
 		frames = append(frames, read())
 	}
-	inW.Close()
-	if err := <-done; err != nil {
-		t.Fatalf("Serve: %v", err)
-	}
+	ls.close()
 	if n, want := s.fastCalls.Load(), int64(d.n); noFast && n != 0 || !noFast && n != want {
 		t.Errorf("noFast=%v: %d of %d results went through the fast path", noFast, n, want)
 	}
@@ -221,4 +199,52 @@ func FuzzAppendJSONString(f *testing.F) {
 			t.Fatalf("%q:\ngot  %s\nwant %s", b, got, want)
 		}
 	})
+}
+
+// lineSession serves s over pipes: send writes one line, read returns the next
+// frame, and close ends stdin and returns Serve's error.
+type lineSession struct {
+	t    *testing.T
+	inW  *io.PipeWriter
+	out  *bufio.Reader
+	done chan error
+}
+
+// serveLines starts s.Serve on pipes and answers initialize for version (and
+// sends notifications/initialized), returning the session and initialize's frame.
+func serveLines(t *testing.T, s *Server, version string) (*lineSession, []byte) {
+	t.Helper()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ls := &lineSession{t: t, inW: inW, out: bufio.NewReaderSize(outR, 1<<20), done: make(chan error, 1)}
+	go func() { ls.done <- s.Serve(context.Background(), inR, outW); outW.Close() }()
+	ls.send(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + version + `","capabilities":{},"clientInfo":{"name":"t","version":"0"}}}`)
+	init := ls.read()
+	ls.send(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	return ls, init
+}
+
+func (ls *lineSession) send(line string) {
+	ls.t.Helper()
+	if _, err := io.WriteString(ls.inW, line+"\n"); err != nil {
+		ls.t.Fatal(err)
+	}
+}
+
+func (ls *lineSession) read() []byte {
+	ls.t.Helper()
+	line, err := ls.out.ReadBytes('\n')
+	if err != nil {
+		ls.t.Fatalf("reading a frame: %v", err)
+	}
+	return line
+}
+
+// close ends stdin and fails the test if Serve returned an error.
+func (ls *lineSession) close() {
+	ls.t.Helper()
+	ls.inW.Close()
+	if err := <-ls.done; err != nil {
+		ls.t.Fatalf("Serve: %v", err)
+	}
 }
