@@ -1,21 +1,24 @@
 package memtree
 
-import "github.com/openhuman/openhuman-core/internal/retrieval"
+import (
+	"github.com/openhuman/openhuman-core/internal/analysis"
+	"github.com/openhuman/openhuman-core/internal/retrieval"
+)
 
-// The store's names for the text analyzer (internal/retrieval's text.go): the
+// The store's names for the text analyzer (internal/analysis): the
 // index and the queries must split and stem words alike.
 
-func fold(s string) string { return retrieval.Fold(s) }
+func fold(s string) string { return analysis.Fold(s) }
 
-func words(s string) []string { return retrieval.Words(s) }
+func words(s string) []string { return analysis.Words(s) }
 
 func appendDistinctTerms(dst []string, s string) []string {
-	return retrieval.AppendDistinctTerms(dst, s)
+	return analysis.AppendDistinctTerms(dst, s)
 }
 
-func stem(w string) string { return retrieval.Stem(w) }
+func stem(w string) string { return analysis.Stem(w) }
 
-var stopwords = retrieval.Stopwords
+var stopwords = analysis.Stopwords
 
 func quoteFTS(s string) string { return retrieval.QuoteFTS(s) }
 

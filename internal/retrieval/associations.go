@@ -8,6 +8,7 @@ import (
 	"sort"
 	"sync"
 
+	"github.com/openhuman/openhuman-core/internal/analysis"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -42,7 +43,7 @@ var assocCache = struct {
 // often than chance, best first, weights normalised to 1 for the best. Words whose
 // stems are in skip are left out.
 func associates(ctx context.Context, st Store, word string, skip map[string]bool) ([]wterm, error) {
-	key := assocKey{st.Generation(), Stem(word)}
+	key := assocKey{st.Generation(), analysis.Stem(word)}
 	assocCache.Lock()
 	cached, ok := assocCache.m[key]
 	assocCache.Unlock()
@@ -70,7 +71,7 @@ func associates(ctx context.Context, st Store, word string, skip map[string]bool
 // computeAssociates reads the AssocSample best chunks saying word and keeps the
 // words they say markedly more often than the store does (PMI).
 func computeAssociates(ctx context.Context, st Store, word string) ([]wterm, error) {
-	own := Stem(word)
+	own := analysis.Stem(word)
 	texts, err := st.Sample(ctx, QuoteFTS(word), Default.AssocSample)
 	if err != nil {
 		return nil, fmt.Errorf("association sample for %q: %w", word, err)
@@ -85,13 +86,13 @@ func computeAssociates(ctx context.Context, st Store, word string) ([]wterm, err
 	for _, text := range texts {
 		m++
 		seen := map[string]bool{}
-		for _, w := range Words(text) {
-			if len(w) < 3 || Stopwords[w] || IsDigits(w) {
+		for _, w := range analysis.Words(text) {
+			if len(w) < 3 || analysis.Stopwords[w] || IsDigits(w) {
 				continue
 			}
 			sm, ok := memo[w]
 			if !ok {
-				sm = Stem(w)
+				sm = analysis.Stem(w)
 				memo[w] = sm
 			}
 			if sm == own || seen[sm] {

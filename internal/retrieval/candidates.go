@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/analysis"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -89,7 +90,7 @@ func Candidates(ctx context.Context, st Store, terms, all []Term, f Filter, rest
 		}
 		if len(ranked) > 0 {
 			hs, err := st.Match(ctx, Match{Expr: OrExpr(ranked), Filter: f, Estimate: OrEstimate(ranked), Limit: k + p.DupSlack - len(out), Skip: seen,
-				Plain: append(append([]string{}, snipTerms...), Words(orWords(ranked))...)})
+				Plain: append(append([]string{}, snipTerms...), analysis.Words(orWords(ranked))...)})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -235,7 +236,7 @@ func dupKey(snippet string) string {
 		snippet = snippet[i+3:]
 	}
 	var b strings.Builder
-	for _, w := range Words(snippet) {
+	for _, w := range analysis.Words(snippet) {
 		if IsDigits(w) {
 			continue
 		}

@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/analysis"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -137,15 +138,15 @@ func hitTurns(hits []abi.ChunkHit, chunks map[string]ChunkText) turnsOfHits {
 					continue
 				}
 				a, text := ChatAuthor(seg)
-				a = strings.Join(Words(a), " ")
+				a = strings.Join(analysis.Words(a), " ")
 				if a != "" {
 					ht.authors[a] = true
 				}
-				ws := Words(text)
+				ws := analysis.Words(text)
 				// Its length is the message as other messages are measured (author,
 				// time and the chunk's title too), so a bare chat line does not
 				// outrank an e-mail or a note only for being short.
-				n := len(Words(seg)) + len(Words(c.Title))
+				n := len(analysis.Words(seg)) + len(analysis.Words(c.Title))
 				ht.turns = append(ht.turns, chatTurn{hit: i, msg: m, ref: h.SourceRefs[m], author: a, words: ws, length: n, asks: strings.Contains(text, "?"), text: seg, tells: SaysWhen(text)})
 			}
 			continue
@@ -160,7 +161,7 @@ func hitTurns(hits []abi.ChunkHit, chunks map[string]ChunkText) turnsOfHits {
 			}
 		}
 		for _, seg := range segs {
-			ht.others = append(ht.others, otherMessage{hit: i, words: append(Words(c.Title), Words(seg)...)})
+			ht.others = append(ht.others, otherMessage{hit: i, words: append(analysis.Words(c.Title), analysis.Words(seg)...)})
 		}
 	}
 	return ht

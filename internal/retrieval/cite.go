@@ -6,6 +6,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/analysis"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -53,14 +54,14 @@ func CiteHits(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, stems, p
 			}
 			n := 0
 			seen := map[string]bool{}
-			for _, w := range Words(seg) {
+			for _, w := range analysis.Words(seg) {
 				if s := msgs.Stem(w); want[s] && !seen[s] {
 					seen[s] = true
 					n++
 				}
 			}
 			if len(phrases) > 0 {
-				f := strings.Join(Words(seg), " ")
+				f := strings.Join(analysis.Words(seg), " ")
 				for _, p := range phrases {
 					if strings.Contains(f, p) {
 						n += Default.PhraseCite

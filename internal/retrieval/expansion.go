@@ -5,6 +5,8 @@ import (
 	"math"
 	"sort"
 	"strings"
+
+	"github.com/openhuman/openhuman-core/internal/analysis"
 )
 
 // Expansion (recall's offline meaning signal): each query word with the related
@@ -42,14 +44,14 @@ func dedupeTerms(ts []gterm) []gterm {
 // newGTerm builds a group term for text (one word or a phrase) when every word is
 // known to the store and not too common; ok is false otherwise.
 func newGTerm(ctx context.Context, st Store, text string, w float64, maxShare float64) (gterm, bool, error) {
-	ws := Words(text)
+	ws := analysis.Words(text)
 	if len(ws) == 0 || len(ws) > 3 {
 		return gterm{}, false, nil
 	}
 	g := gterm{phrase: strings.Join(ws, " ")}
 	minIDF := math.Inf(1)
 	for _, x := range ws {
-		sm := Stem(x)
+		sm := analysis.Stem(x)
 		df, err := st.DocFreq(ctx, sm)
 		if err != nil {
 			return g, false, err
@@ -69,7 +71,7 @@ func newGTerm(ctx context.Context, st Store, text string, w float64, maxShare fl
 		if allStop(ws) {
 			return g, false, nil
 		}
-	} else if Stopwords[ws[0]] {
+	} else if analysis.Stopwords[ws[0]] {
 		return g, false, nil
 	}
 	g.weight = w * minIDF
@@ -78,7 +80,7 @@ func newGTerm(ctx context.Context, st Store, text string, w float64, maxShare fl
 
 func allStop(ws []string) bool {
 	for _, w := range ws {
-		if !Stopwords[w] {
+		if !analysis.Stopwords[w] {
 			return false
 		}
 	}
@@ -92,14 +94,14 @@ func allStop(ws []string) bool {
 func expansionGroups(ctx context.Context, st Store, text string) ([]termGroup, error) {
 	var groups []termGroup
 	seenWord := map[string]bool{}
-	ws := Words(text)
+	ws := analysis.Words(text)
 	var pending []Related // the previous word's compound with this one
 	for i, w := range ws {
-		if Stopwords[w] || len(w) < 2 || seenWord[Stem(w)] {
+		if analysis.Stopwords[w] || len(w) < 2 || seenWord[analysis.Stem(w)] {
 			pending = nil
 			continue
 		}
-		seenWord[Stem(w)] = true
+		seenWord[analysis.Stem(w)] = true
 		var g termGroup
 		if t, ok, err := newGTerm(ctx, st, w, 1, Default.MaxDFShare); err != nil {
 			return nil, err
@@ -119,7 +121,7 @@ func expansionGroups(ctx context.Context, st Store, text string) ([]termGroup, e
 			g.terms = append(g.terms, rel...)
 		}
 		pending = nil
-		if st.Expands() && i+1 < len(ws) && !Stopwords[ws[i+1]] && len(ws[i+1]) >= 2 {
+		if st.Expands() && i+1 < len(ws) && !analysis.Stopwords[ws[i+1]] && len(ws[i+1]) >= 2 {
 			var err error
 			if pending, err = compoundExpansions(ctx, st, w, ws[i+1]); err != nil {
 				return nil, err

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/analysis"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
 
@@ -137,7 +138,7 @@ func ParseQuery(q string, st Store) ParsedQuery {
 	rest = EmailRE.ReplaceAllString(rest, " ")
 	p.From, p.To, rest = parseDates(rest, st.Latest())
 	// People: longest known name first (3 then 2 words).
-	ws := Words(rest)
+	ws := analysis.Words(rest)
 	used := make([]bool, len(ws))
 	for n := 3; n >= 2; n-- {
 		for i := 0; i+n <= len(ws); i++ {
@@ -177,11 +178,11 @@ func ParseQuery(q string, st Store) ParsedQuery {
 func QueryTerms(ctx context.Context, st Store, text string) ([]Term, error) {
 	var out []Term
 	seen := map[string]bool{}
-	for _, w := range Words(text) {
-		if Stopwords[w] || len(w) < 2 && !IsDigits(w) {
+	for _, w := range analysis.Words(text) {
+		if analysis.Stopwords[w] || len(w) < 2 && !IsDigits(w) {
 			continue
 		}
-		sm := Stem(w)
+		sm := analysis.Stem(w)
 		if seen[sm] {
 			continue
 		}

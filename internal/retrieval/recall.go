@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/openhuman/openhuman-core/internal/analysis"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -95,7 +96,7 @@ func NamedWords(query string) map[string]bool {
 		w := strings.TrimLeft(f, "\"“'(")
 		r := []rune(w)
 		if len(r) > 0 && (quoted || open || (!start && unicode.IsUpper(r[0]))) {
-			for _, x := range Words(w) {
+			for _, x := range analysis.Words(w) {
 				out[x] = true
 			}
 		}
@@ -230,15 +231,15 @@ func (c *Call) literalEvidence(ctx context.Context, lead []abi.ChunkHit, level m
 	ev.said = ev.rho // the share of the chunks the query's words are said in that makes them evidence
 	names := NamedWords(pq.Raw)
 	counted := map[string]bool{}
-	for _, w := range Words(pq.Text) {
+	for _, w := range analysis.Words(pq.Text) {
 		// Numbers are left out too: a year or a day is matched through the
 		// chunks' times, not their words.
-		if Stopwords[w] || questionWords[w] || len(w) < 2 || IsDigits(w) || counted[Stem(w)] {
+		if analysis.Stopwords[w] || questionWords[w] || len(w) < 2 || IsDigits(w) || counted[analysis.Stem(w)] {
 			continue
 		}
-		counted[Stem(w)] = true
+		counted[analysis.Stem(w)] = true
 		ev.nw++
-		df, err := st.DocFreq(ctx, Stem(w))
+		df, err := st.DocFreq(ctx, analysis.Stem(w))
 		if err != nil {
 			return ev, err
 		}

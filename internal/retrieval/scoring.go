@@ -6,6 +6,7 @@ import (
 	"math"
 	"sort"
 
+	"github.com/openhuman/openhuman-core/internal/analysis"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -75,7 +76,7 @@ func ByMessage(ctx context.Context, msgs *Messages, n int, hs []abi.ChunkHit, te
 	}
 	var scored []message
 	count := func(m *message, text string) {
-		for _, w := range Words(text) {
+		for _, w := range analysis.Words(text) {
 			m.words++
 			if i, ok := want[msgs.Stem(w)]; ok {
 				m.tf[i]++
@@ -162,11 +163,11 @@ func NewMessages(st Store) *Messages {
 	return &Messages{st: st, chunks: map[string]ChunkText{}, stems: map[string]string{}}
 }
 
-// Stem is Stem(w), remembered for the query.
+// Stem is analysis.Stem(w), remembered for the query.
 func (m *Messages) Stem(w string) string {
 	st, ok := m.stems[w]
 	if !ok {
-		st = Stem(w)
+		st = analysis.Stem(w)
 		m.stems[w] = st
 	}
 	return st

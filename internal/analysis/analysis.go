@@ -1,8 +1,10 @@
-package retrieval
-
-// The text analyzer the store indexes with and the ranking queries with: folding,
-// word splitting, stopwords and the Porter stemmer (what FTS5's unicode61 and porter
-// tokenizers do), so a query's terms are the index's terms.
+// Package analysis is the one text analyzer of the memory tree: folding, word
+// splitting, stopwords and the Porter stemmer. Every backend indexes exactly its
+// output and every query is analyzed by it, so a query's terms are the index's
+// terms (the SQLite backend's FTS5 tokenizer, porter over unicode61 with
+// remove_diacritics 2, is proved equal to it by internal/memtree's
+// TestFTSTokenizerIsTheAnalyzer).
+package analysis
 
 import (
 	"slices"
