@@ -25,7 +25,6 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
-	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/signature"
 	"github.com/openhuman/openhuman-core/internal/toolname"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
@@ -51,9 +50,24 @@ type BuiltinModule struct {
 	SchemasChecked bool
 }
 
+// Reader is the memory tree's read API as the host functions of memory.read
+// consume it: one method per host function. The host defines it and links no
+// store; internal/memory implements it over the ranking engine and a backend.
+// A malformed request is reported wrapping abi.ErrInvalid and an unknown id
+// wrapping abi.ErrNotFound (the host answers invalid_params and not_found);
+// implementations are safe for concurrent use.
+type Reader interface {
+	Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchResult, error)
+	Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallResult, error)
+	GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.ChunkResult, error)
+	ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error)
+	TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*abi.EntitiesResult, error)
+	ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error)
+}
+
 // Options configure a Host.
 type Options struct {
-	Reader         memtree.Reader  // read-only store; required
+	Reader         Reader          // the memory tree's read API; required
 	SearXNG        SearxngClient   // nil when disabled
 	SearXNGEnabled bool            // serve modules that need web.searxng only when true
 	Builtins       []BuiltinModule // first-party modules in catalogue order

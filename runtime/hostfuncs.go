@@ -15,7 +15,6 @@ import (
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
 
-	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -120,7 +119,7 @@ func (cs *callState) record(fn string, in, out int) {
 // hostFuncs serves the capability host functions for one module.
 type hostFuncs struct {
 	module   string
-	reader   memtree.Reader
+	reader   Reader
 	searxng  SearxngClient
 	autonomy string
 	logger   *slog.Logger
@@ -152,11 +151,11 @@ func decodeStrict(fn string, req []byte, v any) error {
 var errNoSearxng = errors.New("no SearXNG client")
 
 // callDecoded decodes req strictly into f's request type (a malformed request is
-// memtree.ErrInvalid) and calls f with it.
+// abi.ErrInvalid) and calls f with it.
 func callDecoded[Req, Res any](ctx context.Context, fn string, req []byte, f func(context.Context, Req) (Res, error)) (any, error) {
 	var r Req
 	if err := decodeStrict(fn, req, &r); err != nil {
-		return nil, fmt.Errorf("%w: %v", memtree.ErrInvalid, err)
+		return nil, fmt.Errorf("%w: %v", abi.ErrInvalid, err)
 	}
 	return f(ctx, r)
 }
@@ -203,9 +202,9 @@ func (h *hostFuncs) dispatch(ctx context.Context, fn string, req []byte) []byte 
 	}
 	if err != nil {
 		switch {
-		case errors.Is(err, memtree.ErrNotFound):
+		case errors.Is(err, abi.ErrNotFound):
 			return errReply(abi.CodeNotFound, "%v", err)
-		case errors.Is(err, memtree.ErrInvalid):
+		case errors.Is(err, abi.ErrInvalid):
 			return errReply(abi.CodeInvalidParams, "%v", err)
 		case ctx.Err() != nil:
 			return errReply(abi.CodeUnavailable, "%s was interrupted: %v", fn, ctx.Err())

@@ -2,16 +2,17 @@ package memtree
 
 import (
 	"context"
-	"errors"
 
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// ErrNotFound is returned (wrapped) by GetChunk when no chunk has the given id.
-var ErrNotFound = errors.New("not found")
+// ErrNotFound is returned (wrapped) by GetChunk when no chunk has the given id
+// (abi.ErrNotFound, which the host answers with not_found).
+var ErrNotFound = abi.ErrNotFound
 
-// ErrInvalid is returned (wrapped) when a read request is malformed (e.g. k out of range).
-var ErrInvalid = errors.New("invalid request")
+// ErrInvalid is returned (wrapped) when a read request is malformed (e.g. k out
+// of range; abi.ErrInvalid, which the host answers with invalid_params).
+var ErrInvalid = abi.ErrInvalid
 
 // Reader is the memory tree's read API: one method per read RPC and per
 // memory.read host function. Implementations are safe for concurrent use.

@@ -6,7 +6,10 @@
 // first-party guests and third-party authors all share one definition.
 package abi
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+)
 
 // Version is the ABI identifier written in a module manifest's `abi` key.
 const Version = "openhuman/1"
@@ -89,6 +92,16 @@ type Error struct {
 }
 
 func (e *Error) Error() string { return e.Code + ": " + e.Message }
+
+// The errors a read API returns (wrapped, with what is wrong and where) for the
+// host to answer with CodeNotFound and CodeInvalidParams: the store and the host
+// agree on them here, so that neither imports the other.
+var (
+	// ErrNotFound: no item has the requested id (e.g. a chunk id).
+	ErrNotFound = errors.New("not found")
+	// ErrInvalid: the request is malformed (e.g. k out of range).
+	ErrInvalid = errors.New("invalid request")
+)
 
 // CallRequest is the JSON the host writes into guest memory before calling oh_call.
 type CallRequest struct {
