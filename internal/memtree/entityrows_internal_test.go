@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/openhuman/openhuman-core/internal/retrieval"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -52,7 +52,7 @@ func TestEntityFilterFormsAgree(t *testing.T) {
 	}
 	nonEmpty := 0
 	for _, expr := range []string{`"physio"`, `"physio" AND "session"`, `"session" OR "review"`} {
-		for _, f := range []retrieval.Filter{{EntityIDs: people[:1]}, {EntityIDs: people[1:3], Names: []string{"rosa costa"}},
+		for _, f := range []index.Filter{{EntityIDs: people[:1]}, {EntityIDs: people[1:3], Names: []string{"rosa costa"}},
 			{EntityIDs: people[:1], From: 1767261600000, To: 1767261600000 + 12*3600000}} {
 			for _, limit := range []int{2, 20} {
 				list, err := ftsRanked(ctx, db, expr, sqlFilterRows(f, false), limit, nil, nil)

@@ -3,14 +3,14 @@ package memtree
 import (
 	"context"
 
-	"github.com/openhuman/openhuman-core/internal/retrieval"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 
 	"github.com/openhuman/openhuman-core/internal/lexicon"
 )
 
 // Related is a term related to a query word, with a weight in (0, 1]: synonyms about
 // 1, near hypernyms lower. It mirrors lexicon.Related.
-type Related = retrieval.Related
+type Related = index.Related
 
 // Expander expands one query word into related terms (offline lexical-semantic
 // recall). internal/lexicon provides the WordNet one.

@@ -8,11 +8,13 @@ import (
 	"strings"
 
 	"github.com/openhuman/openhuman-core/internal/retrieval"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// storeReader is the store as the ranking reads it (retrieval.Store), over one
-// read call's connection.
+// storeReader is the store as the ranking reads it (index.Backend, with
+// index.Paraphrases and index.Vectors), over one read call's connection. Queries
+// become FTS5 expressions here (fts.go) and nowhere else.
 type storeReader struct {
 	s    *Store
 	db   *sql.DB
@@ -24,11 +26,10 @@ func (s *Store) reader(db *sql.DB, snap *dfCache) storeReader {
 	return storeReader{s: s, db: db, snap: snap}
 }
 
-// Chunks is the generation's chunk count.
-func (r storeReader) Chunks() int { return r.snap.n }
-
-// Latest is the generation's newest chunk time.
-func (r storeReader) Latest() int64 { return r.snap.maxTS }
+// Stats are the generation's chunk count and newest chunk time.
+func (r storeReader) Stats() index.Stats {
+	return index.Stats{Chunks: r.snap.n, Latest: r.snap.maxTS, Generation: index.Generation{Store: r.s, ID: r.snap.gen}}
+}
 
 // People returns the person ids with folded name.
 func (r storeReader) People(name string) ([]string, bool) {
@@ -36,19 +37,24 @@ func (r storeReader) People(name string) ([]string, bool) {
 	return ids, ok
 }
 
-// DocFreq is the per-generation cached document frequency (docFreq).
-func (r storeReader) DocFreq(ctx context.Context, t string) (int, error) {
-	return r.s.docFreq(ctx, r.db, t)
+// DocFreq is the per-generation cached document frequency (docFreq) of w's
+// index term.
+func (r storeReader) DocFreq(ctx context.Context, w string) (int, error) {
+	return r.s.docFreq(ctx, r.db, stem(w))
 }
 
-var _ retrieval.Store = storeReader{}
+var (
+	_ index.Backend     = storeReader{}
+	_ index.Paraphrases = storeReader{}
+	_ index.Vectors     = storeReader{}
+)
 
 // sqlFilter is f as a condition on chunks c: the people first, then the time window.
-func sqlFilter(f retrieval.Filter) filter { return sqlFilterRows(f, false) }
+func sqlFilter(f index.Filter) filter { return sqlFilterRows(f, false) }
 
 // sqlFilterRows is sqlFilter testing each visited row's entity links when perRow
 // (entityFilter).
-func sqlFilterRows(f retrieval.Filter, perRow bool) filter {
+func sqlFilterRows(f index.Filter, perRow bool) filter {
 	var out filter
 	if len(f.EntityIDs) > 0 || len(f.Names) > 0 {
 		cond, args := entityFilter(f.EntityIDs, f.Names, perRow)
@@ -60,19 +66,31 @@ func sqlFilterRows(f retrieval.Filter, perRow bool) filter {
 	return out
 }
 
-// Match ranks by bm25 under the window of the newest matches (rankWindow), a
-// restriction to a person tested in the form entityPerRow picks.
-func (r storeReader) Match(ctx context.Context, m retrieval.Match) ([]abi.ChunkHit, error) {
+// Match ranks by bm25 under the window of the newest matches (rankWindow), or
+// lists unranked (ftsFirst), a restriction to a person tested in the form
+// entityPerRow picks.
+func (r storeReader) Match(ctx context.Context, m index.Match) ([]abi.ChunkHit, error) {
+	expr, err := ftsExpr(m.Query)
+	if err != nil {
+		return nil, err
+	}
 	perRow, err := r.entityPerRow(ctx, m.Filter.EntityIDs, m.Limit+len(m.Skip))
 	if err != nil {
 		return nil, err
 	}
 	f := sqlFilterRows(m.Filter, perRow)
-	wf, err := rankWindow(ctx, r.db, m.Expr, m.Estimate, f)
+	if m.Unranked {
+		return ftsFirst(ctx, r.db, expr, f, m.Limit, m.Skip)
+	}
+	est, err := r.estimate(ctx, m.Query)
 	if err != nil {
 		return nil, err
 	}
-	return ftsRanked(ctx, r.db, m.Expr, wf, m.Limit, m.Skip, m.Plain)
+	wf, err := rankWindow(ctx, r.db, expr, est, f)
+	if err != nil {
+		return nil, err
+	}
+	return ftsRanked(ctx, r.db, expr, wf, m.Limit, m.Skip, m.Plain)
 }
 
 // entityPerRow reports whether a query restricted to the chunks linked to ids,
@@ -94,23 +112,13 @@ func (r storeReader) entityPerRow(ctx context.Context, ids []string, limit int) 
 	return float64(e)*float64(e) > 24*float64(limit)*float64(r.snap.n), nil
 }
 
-// FirstMatches lists matches unranked (ftsFirst), a restriction to a person tested
-// in the form entityPerRow picks.
-func (r storeReader) FirstMatches(ctx context.Context, expr string, f retrieval.Filter, limit int, skip map[string]bool) ([]abi.ChunkHit, error) {
-	perRow, err := r.entityPerRow(ctx, f.EntityIDs, limit+len(skip))
-	if err != nil {
-		return nil, err
-	}
-	return ftsFirst(ctx, r.db, expr, sqlFilterRows(f, perRow), limit, skip)
-}
-
 // Recent lists the newest chunks (recentChunks).
-func (r storeReader) Recent(ctx context.Context, f retrieval.Filter, limit int, skip map[string]bool, snippetTerms []string) ([]abi.ChunkHit, error) {
+func (r storeReader) Recent(ctx context.Context, f index.Filter, limit int, skip map[string]bool, snippetTerms []string) ([]abi.ChunkHit, error) {
 	return recentChunks(ctx, r.db, sqlFilter(f), limit, skip, snippetTerms)
 }
 
-// ChunkTexts reads chunks' titles, texts and message spans (ref_spans_json).
-func (r storeReader) ChunkTexts(ctx context.Context, ids []string) (map[string]retrieval.ChunkText, error) {
+// Texts reads chunks' titles, texts and message spans (ref_spans_json).
+func (r storeReader) Texts(ctx context.Context, ids []string) (map[string]index.ChunkText, error) {
 	args := make([]any, len(ids))
 	for i, id := range ids {
 		args[i] = id
@@ -121,10 +129,10 @@ func (r storeReader) ChunkTexts(ctx context.Context, ids []string) (map[string]r
 		return nil, fmt.Errorf("read chunk messages: %w", err)
 	}
 	defer rows.Close()
-	out := make(map[string]retrieval.ChunkText, len(ids))
+	out := make(map[string]index.ChunkText, len(ids))
 	for rows.Next() {
 		var id, spans string
-		var c retrieval.ChunkText
+		var c index.ChunkText
 		if err := rows.Scan(&id, &c.Title, &c.Text, &spans); err != nil {
 			return nil, fmt.Errorf("read chunk messages: %w", err)
 		}
@@ -145,9 +153,9 @@ func newMessages(db *sql.DB) *messages { return retrieval.NewMessages(storeReade
 
 type messages = retrieval.Messages
 
-// NextChunks returns the chunk that follows each chat hit in its source without a
+// Following returns the chunk that follows each chat hit in its source without a
 // pause when it is not among the hits already (at most one per hit, in hit order).
-func (r storeReader) NextChunks(ctx context.Context, hits []abi.ChunkHit, snipTerms []string) ([]abi.ChunkHit, error) {
+func (r storeReader) Following(ctx context.Context, hits []abi.ChunkHit, snipTerms []string) ([]abi.ChunkHit, error) {
 	have := map[string]bool{}
 	var ids []string
 	for _, h := range hits {
@@ -230,14 +238,14 @@ func (r storeReader) KnownEntities(ctx context.Context, ids []string) ([]string,
 	return out, nil
 }
 
-// HitsByRowid reads the hits for rowids with a plain snippet.
-func (r storeReader) HitsByRowid(ctx context.Context, rowids []int64) (map[int64]abi.ChunkHit, error) {
+// Hits reads the hits for keys (rowids) with a plain snippet.
+func (r storeReader) Hits(ctx context.Context, rowids []index.Key) (map[index.Key]abi.ChunkHit, error) {
 	if len(rowids) == 0 {
 		return nil, nil
 	}
 	ids := make([]any, len(rowids))
 	for i, id := range rowids {
-		ids[i] = id
+		ids[i] = int64(id)
 	}
 	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
 	rows, err := r.db.QueryContext(keyed(ctx), `SELECT `+hitColumns+`, c.rowid, substr(c.text, 1, 400) FROM chunks c WHERE c.rowid IN (`+ph+`)`, ids...)
@@ -245,7 +253,7 @@ func (r storeReader) HitsByRowid(ctx context.Context, rowids []int64) (map[int64
 		return nil, fmt.Errorf("read ranked chunks: %w", err)
 	}
 	defer rows.Close()
-	byID := map[int64]abi.ChunkHit{}
+	byID := map[index.Key]abi.ChunkHit{}
 	for rows.Next() {
 		var rid int64
 		var text string
@@ -254,7 +262,7 @@ func (r storeReader) HitsByRowid(ctx context.Context, rowids []int64) (map[int64
 			return nil, fmt.Errorf("read ranked chunks: %w", err)
 		}
 		h.Snippet = plainSnippet(text, nil)
-		byID[rid] = h
+		byID[index.Key(rid)] = h
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read ranked chunks: %w", err)
@@ -262,19 +270,55 @@ func (r storeReader) HitsByRowid(ctx context.Context, rowids []int64) (map[int64
 	return byID, nil
 }
 
-// Generation is the store and its generation at this call.
-func (r storeReader) Generation() retrieval.Generation {
-	return retrieval.Generation{Store: r.s, ID: r.snap.gen}
-}
-
 // Vocabulary is storeVocab (cached per generation).
 func (r storeReader) Vocabulary(ctx context.Context, upTo int) (int, error) {
 	return r.s.storeVocab(ctx, r.db, r.snap.gen, upTo)
 }
 
-// MatchRowids returns the rowids of up to limit chunks matching FTS expression expr.
-func (r storeReader) MatchRowids(ctx context.Context, expr string, limit int) ([]int64, error) {
-	rows, err := query(ctx, r.db, `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?`, expr, limit)
+// Postings reads up to perQuery rowids of the chunks matching each query in one
+// statement: query i's rows come tagged i.
+func (r storeReader) Postings(ctx context.Context, qs []index.Query, perQuery int) ([]index.Posting, error) {
+	exprs := make([]string, len(qs))
+	for i, q := range qs {
+		e, err := ftsExpr(q)
+		if err != nil {
+			return nil, err
+		}
+		exprs[i] = e
+	}
+	if len(exprs) == 1 {
+		ids, err := matchRowids(ctx, r.db, exprs[0], perQuery)
+		out := make([]index.Posting, len(ids))
+		for i, id := range ids {
+			out[i] = index.Posting{Key: index.Key(id)}
+		}
+		return out, err
+	}
+	parts := make([]string, len(exprs))
+	args := make([]any, len(exprs))
+	for i, e := range exprs {
+		parts[i] = fmt.Sprintf(`SELECT %d, rowid FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT %d)`, i, perQuery)
+		args[i] = e
+	}
+	rows, err := query(ctx, r.db, strings.Join(parts, " UNION ALL "), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []index.Posting
+	for rows.Next() {
+		var p index.Posting
+		if err := rows.Scan(&p.Query, &p.Key); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// matchRowids returns the rowids of up to limit chunks matching FTS expression expr.
+func matchRowids(ctx context.Context, db *sql.DB, expr string, limit int) ([]int64, error) {
+	rows, err := query(ctx, db, `SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?`, expr, limit)
 	if err != nil {
 		return nil, fmt.Errorf("full-text match %s: %w", expr, err)
 	}
@@ -290,33 +334,12 @@ func (r storeReader) MatchRowids(ctx context.Context, expr string, limit int) ([
 	return out, rows.Err()
 }
 
-// TermRowids reads every expression's rowids in one statement: expression i's
-// rows come tagged i.
-func (r storeReader) TermRowids(ctx context.Context, exprs []string, perTerm int) ([]retrieval.TermRow, error) {
-	parts := make([]string, len(exprs))
-	args := make([]any, len(exprs))
-	for i, e := range exprs {
-		parts[i] = fmt.Sprintf(`SELECT %d, rowid FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT %d)`, i, perTerm)
-		args[i] = e
-	}
-	rows, err := query(ctx, r.db, strings.Join(parts, " UNION ALL "), args...)
+// Sample returns the texts of the n chunks matching q best by bm25.
+func (r storeReader) Sample(ctx context.Context, q index.Query, n int) ([]string, error) {
+	expr, err := ftsExpr(q)
 	if err != nil {
 		return nil, err
 	}
-	defer rows.Close()
-	var out []retrieval.TermRow
-	for rows.Next() {
-		var h retrieval.TermRow
-		if err := rows.Scan(&h.Term, &h.ID); err != nil {
-			return nil, err
-		}
-		out = append(out, h)
-	}
-	return out, rows.Err()
-}
-
-// Sample returns the texts of the n chunks matching expr best by bm25.
-func (r storeReader) Sample(ctx context.Context, expr string, n int) ([]string, error) {
 	rows, err := query(ctx, r.db, `SELECT c.text FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
 		WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?`, expr, n)
 	if err != nil {
@@ -338,7 +361,7 @@ func (r storeReader) Sample(ctx context.Context, expr string, n int) ([]string, 
 func (r storeReader) Expands() bool { return r.s.currentExpander() != nil }
 
 // Expand is the expander's terms and the stored paraphrases (expand).
-func (r storeReader) Expand(ctx context.Context, word string) ([]retrieval.Related, error) {
+func (r storeReader) Expand(ctx context.Context, word string) ([]index.Related, error) {
 	exp := r.s.currentExpander()
 	if exp == nil {
 		return nil, nil
@@ -356,10 +379,10 @@ func (r storeReader) VectorModel() (string, bool) {
 }
 
 // VectorList is vectorList with the store's embedder.
-func (r storeReader) VectorList(ctx context.Context, query string) (retrieval.List, error) {
+func (r storeReader) VectorList(ctx context.Context, query string, depth int) ([]abi.ChunkHit, error) {
 	emb := r.s.currentEmbedder()
 	if emb == nil {
-		return retrieval.List{}, nil
+		return nil, nil
 	}
-	return r.s.vectorList(ctx, r.db, emb, query)
+	return r.s.vectorList(ctx, r.db, emb, query, depth)
 }

@@ -20,7 +20,5 @@ func stem(w string) string { return analysis.Stem(w) }
 
 var stopwords = analysis.Stopwords
 
-func quoteFTS(s string) string { return retrieval.QuoteFTS(s) }
-
 // term is one query word with its stem and document frequency.
 type term = retrieval.Term

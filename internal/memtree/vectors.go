@@ -9,7 +9,6 @@ import (
 	"sync"
 
 	"github.com/openhuman/openhuman-core/internal/embed"
-	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -177,40 +176,39 @@ func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow in
 	return vi, nil
 }
 
-// vectorList embeds the query and ranks chunks by cosine similarity; a summary
-// among the nearest stands for its leaf nearest the query. hits is nil when no
-// vectors of the model exist.
-func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query string) (retrieval.List, error) {
-	l := retrieval.List{Name: "vectors", Weight: retrieval.Default.Vectors}
+// vectorList embeds the query and ranks up to depth chunks by cosine similarity;
+// a summary among the nearest stands for its leaf nearest the query. The hits are
+// nil when no vectors of the model exist.
+func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query string, depth int) ([]abi.ChunkHit, error) {
 	vs, err := emb.Embed(ctx, []string{query})
 	if err != nil {
-		return l, err
+		return nil, err
 	}
 	if len(vs) != 1 || len(vs[0]) == 0 {
-		return l, fmt.Errorf("embedder returned %d vectors for one query", len(vs))
+		return nil, fmt.Errorf("embedder returned %d vectors for one query", len(vs))
 	}
 	q := append([]float32(nil), vs[0]...)
 	if err := embed.Normalize(q); err != nil {
-		return l, fmt.Errorf("embedder returned an unusable query vector: %w", err)
+		return nil, fmt.Errorf("embedder returned an unusable query vector: %w", err)
 	}
 	mrow, err := modelRow(ctx, db, emb.Model(), len(q), false)
 	if err != nil || mrow == 0 {
-		return l, err
+		return nil, err
 	}
 	gen, err := generation(ctx, db)
 	if err != nil {
-		return l, err
+		return nil, err
 	}
 	vi, err := s.loadVectors(ctx, db, gen, mrow, len(q))
 	if err != nil {
-		return l, err
+		return nil, err
 	}
 	if vi.ix.Len() == 0 {
-		return l, nil
+		return nil, nil
 	}
-	top, err := leavesOf(ctx, db, vi.ix, q, vi.ix.Search(q, retrieval.Default.RecallDepth))
+	top, err := leavesOf(ctx, db, vi.ix, q, vi.ix.Search(q, depth))
 	if err != nil {
-		return l, err
+		return nil, err
 	}
 	ids := make([]any, len(top))
 	for i, t := range top {
@@ -219,7 +217,7 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
 	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.text FROM chunks c WHERE c.id IN (`+ph+`)`, ids...)
 	if err != nil {
-		return l, fmt.Errorf("vector hits: %w", err)
+		return nil, fmt.Errorf("vector hits: %w", err)
 	}
 	defer rows.Close()
 	byID := map[string]abi.ChunkHit{}
@@ -227,22 +225,22 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 		var text string
 		h, err := scanHit(rows, &text)
 		if err != nil {
-			return l, fmt.Errorf("vector hits: %w", err)
+			return nil, fmt.Errorf("vector hits: %w", err)
 		}
 		h.Snippet = plainSnippet(text, words(query))
 		byID[h.ID] = h
 	}
 	if err := rows.Err(); err != nil {
-		return l, fmt.Errorf("vector hits: %w", err)
+		return nil, fmt.Errorf("vector hits: %w", err)
 	}
-	l.Hits = []abi.ChunkHit{}
+	hits := []abi.ChunkHit{}
 	for _, t := range top {
 		if h, ok := byID[t.ID]; ok {
 			h.Score = float64(t.Score)
-			l.Hits = append(l.Hits, h)
+			hits = append(hits, h)
 		}
 	}
-	return l, nil
+	return hits, nil
 }
 
 // leavesOf replaces each summary among hits by its leaf chunk most similar to q (at

@@ -6,9 +6,11 @@ import (
 	"math"
 	"math/bits"
 	"sort"
+	"strings"
 	"sync"
 
 	"github.com/openhuman/openhuman-core/internal/analysis"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -30,7 +32,7 @@ type wterm struct {
 
 // assocKey identifies a cached association list.
 type assocKey struct {
-	gen  Generation
+	gen  index.Generation
 	stem string
 }
 
@@ -42,8 +44,8 @@ var assocCache = struct {
 // associates returns the words that co-occur with word in the store markedly more
 // often than chance, best first, weights normalised to 1 for the best. Words whose
 // stems are in skip are left out.
-func associates(ctx context.Context, st Store, word string, skip map[string]bool) ([]wterm, error) {
-	key := assocKey{st.Generation(), analysis.Stem(word)}
+func associates(ctx context.Context, st index.Backend, word string, skip map[string]bool) ([]wterm, error) {
+	key := assocKey{st.Stats().Generation, analysis.Stem(word)}
 	assocCache.Lock()
 	cached, ok := assocCache.m[key]
 	assocCache.Unlock()
@@ -70,9 +72,9 @@ func associates(ctx context.Context, st Store, word string, skip map[string]bool
 
 // computeAssociates reads the AssocSample best chunks saying word and keeps the
 // words they say markedly more often than the store does (PMI).
-func computeAssociates(ctx context.Context, st Store, word string) ([]wterm, error) {
+func computeAssociates(ctx context.Context, st index.Backend, word string) ([]wterm, error) {
 	own := analysis.Stem(word)
-	texts, err := st.Sample(ctx, QuoteFTS(word), Default.AssocSample)
+	texts, err := st.Sample(ctx, index.Query{Op: index.All, Phrases: []index.Phrase{strings.Fields(word)}}, Default.AssocSample)
 	if err != nil {
 		return nil, fmt.Errorf("association sample for %q: %w", word, err)
 	}
@@ -115,14 +117,14 @@ func computeAssociates(ctx context.Context, st Store, word string) ([]wterm, err
 		if c.docs < Default.AssocMinDocs {
 			continue
 		}
-		df, err := st.DocFreq(ctx, sm)
+		df, err := st.DocFreq(ctx, c.word)
 		if err != nil {
 			return nil, err
 		}
-		if df == 0 || float64(df) > Default.MaxExpandShare*float64(st.Chunks()) {
+		if df == 0 || float64(df) > Default.MaxExpandShare*float64(st.Stats().Chunks) {
 			continue
 		}
-		pmi := math.Log(float64(c.docs) / float64(m) * float64(st.Chunks()) / float64(df))
+		pmi := math.Log(float64(c.docs) / float64(m) * float64(st.Stats().Chunks) / float64(df))
 		if pmi < Default.AssocMinPMI {
 			continue
 		}
@@ -151,9 +153,9 @@ func computeAssociates(ctx context.Context, st Store, word string) ([]wterm, err
 // term relative to the group's best, summed over groups. With senses, a term that
 // shares no chunk with another group's terms keeps only Default.SenseDamp of its weight. Chunks in skip
 // are left out. It returns up to limit hits, best first, Score set.
-func setRank(ctx context.Context, st Store, groups [][]wterm, skip map[int64]bool, senses bool, limit int) ([]abi.ChunkHit, error) {
+func setRank(ctx context.Context, st index.Backend, groups [][]wterm, skip map[index.Key]bool, senses bool, limit int) ([]abi.ChunkHit, error) {
 	// One store call reads every term's rowids: term i's rows come tagged i.
-	var exprs []string
+	var qs []index.Query
 	var rel []float64 // term weight relative to its group's best
 	var grp []int
 	for gi, g := range groups {
@@ -165,21 +167,21 @@ func setRank(ctx context.Context, st Store, groups [][]wterm, skip map[int64]boo
 			continue
 		}
 		for _, t := range g {
-			exprs = append(exprs, QuoteFTS(t.phrase))
+			qs = append(qs, index.Query{Op: index.All, Phrases: []index.Phrase{strings.Fields(t.phrase)}})
 			rel = append(rel, t.weight/top)
 			grp = append(grp, gi)
 		}
 	}
-	if len(exprs) == 0 {
+	if len(qs) == 0 {
 		return nil, nil
 	}
-	hs, err := st.TermRowids(ctx, exprs, Default.SetRankRows)
+	hs, err := st.Postings(ctx, qs, Default.SetRankRows)
 	if err != nil {
 		return nil, fmt.Errorf("set ranking: %w", err)
 	}
-	mask := map[int64]uint64{} // rowid → groups with a term in it
+	mask := map[index.Key]uint64{} // rowid → groups with a term in it
 	for _, h := range hs {
-		mask[h.ID] |= 1 << (uint(grp[h.Term]) % 64)
+		mask[h.Key] |= 1 << (uint(grp[h.Query]) % 64)
 	}
 	if senses {
 		// A term that never shares a chunk with another query word's terms is
@@ -189,10 +191,10 @@ func setRank(ctx context.Context, st Store, groups [][]wterm, skip map[int64]boo
 		confirmed := make([]bool, len(rel))
 		present := uint64(0)
 		for _, h := range hs {
-			own := uint64(1) << (uint(grp[h.Term]) % 64)
+			own := uint64(1) << (uint(grp[h.Query]) % 64)
 			present |= own
-			if mask[h.ID]&^own != 0 {
-				confirmed[h.Term] = true
+			if mask[h.Key]&^own != 0 {
+				confirmed[h.Query] = true
 			}
 		}
 		if bits.OnesCount64(present) > 1 {
@@ -203,20 +205,20 @@ func setRank(ctx context.Context, st Store, groups [][]wterm, skip map[int64]boo
 			}
 		}
 	}
-	best := map[[2]int64]float64{} // (group, rowid) → best relative weight
+	best := map[[2]int64]float64{} // (group, key) → best relative weight
 	for _, h := range hs {
-		if skip[h.ID] {
+		if skip[h.Key] {
 			continue
 		}
-		k := [2]int64{int64(grp[h.Term]), h.ID}
-		best[k] = math.Max(best[k], rel[h.Term])
+		k := [2]int64{int64(grp[h.Query]), int64(h.Key)}
+		best[k] = math.Max(best[k], rel[h.Query])
 	}
-	score := map[int64]float64{}
+	score := map[index.Key]float64{}
 	for k, v := range best {
-		score[k[1]] += v
+		score[index.Key(k[1])] += v
 	}
 	type sc struct {
-		id int64
+		id index.Key
 		v  float64
 	}
 	all := make([]sc, 0, len(score))
@@ -235,11 +237,11 @@ func setRank(ctx context.Context, st Store, groups [][]wterm, skip map[int64]boo
 	if len(all) == 0 {
 		return nil, nil
 	}
-	ids := make([]int64, len(all))
+	ids := make([]index.Key, len(all))
 	for i, x := range all {
 		ids[i] = x.id
 	}
-	byID, err := st.HitsByRowid(ctx, ids)
+	byID, err := st.Hits(ctx, ids)
 	if err != nil {
 		return nil, err
 	}
@@ -255,11 +257,11 @@ func setRank(ctx context.Context, st Store, groups [][]wterm, skip map[int64]boo
 
 // associationGroups builds, for each query word's group (the word and its lexical
 // expansions), the words the store associates with its rare members, weighted by
-// the member's weight in the group. It also returns the FTS strings of the members
+// the member's weight in the group. It also returns the phrases of the members
 // it expanded.
-func associationGroups(ctx context.Context, st Store, groups []termGroup, skip map[string]bool) ([][]wterm, []string, error) {
+func associationGroups(ctx context.Context, st index.Backend, groups []termGroup, skip map[string]bool) ([][]wterm, []index.Phrase, error) {
 	var out [][]wterm
-	var members []string
+	var members []index.Phrase
 	for _, g := range groups {
 		top := 0.0
 		for _, t := range g.terms {
@@ -276,11 +278,11 @@ func associationGroups(ctx context.Context, st Store, groups []termGroup, skip m
 				// associates of WordNet expansions were measured to add noise.
 				continue
 			}
-			df, err := st.DocFreq(ctx, t.stems[0])
+			df, err := st.DocFreq(ctx, t.phrase)
 			if err != nil {
 				return nil, nil, err
 			}
-			if df == 0 || float64(df) > Default.AssocMaxShare*float64(st.Chunks()) {
+			if df == 0 || float64(df) > Default.AssocMaxShare*float64(st.Stats().Chunks) {
 				continue
 			}
 			used++
@@ -292,7 +294,7 @@ func associationGroups(ctx context.Context, st Store, groups []termGroup, skip m
 			if len(as) == 0 {
 				continue
 			}
-			members = append(members, QuoteFTS(t.phrase))
+			members = append(members, strings.Fields(t.phrase))
 			for _, a := range as {
 				a.weight *= mw
 				if m, ok := merged[a.stems[0]]; !ok || a.weight > m.weight {
@@ -321,16 +323,16 @@ func associationGroups(ctx context.Context, st Store, groups []termGroup, skip m
 	return out, members, nil
 }
 
-// rowidSet returns the rowids of the chunks matching FTS expression expr (at most
+// keySet returns the keys of the chunks matching q (at most
 // MaxSkipRows).
-func rowidSet(ctx context.Context, st Store, expr string) (map[int64]bool, error) {
-	ids, err := st.MatchRowids(ctx, expr, Default.MaxSkipRows)
+func keySet(ctx context.Context, st index.Backend, q index.Query) (map[index.Key]bool, error) {
+	ps, err := st.Postings(ctx, []index.Query{q}, Default.MaxSkipRows)
 	if err != nil {
 		return nil, err
 	}
-	set := make(map[int64]bool, len(ids))
-	for _, id := range ids {
-		set[id] = true
+	set := make(map[index.Key]bool, len(ps))
+	for _, p := range ps {
+		set[p.Key] = true
 	}
 	return set, nil
 }

@@ -2,9 +2,11 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 	"strings"
 
 	"github.com/openhuman/openhuman-core/internal/analysis"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -19,7 +21,7 @@ import (
 // are filled with its newest chunks. order, when not nil, reorders the hits of the
 // AND and coordination levels (the scoring stage's message ranking, for a plain
 // keyword query). level gives each hit's level (0 = all words; higher = fewer).
-func Candidates(ctx context.Context, st Store, terms, all []Term, f Filter, restricted bool, k int, snipTerms []string, order func([]abi.ChunkHit) ([]abi.ChunkHit, error)) ([]abi.ChunkHit, map[string]int, error) {
+func Candidates(ctx context.Context, st index.Backend, terms, all []Term, f index.Filter, restricted bool, k int, snipTerms []string, order func([]abi.ChunkHit) ([]abi.ChunkHit, error)) ([]abi.ChunkHit, map[string]int, error) {
 	p := &Default
 	lv := func(hs []abi.ChunkHit) ([]abi.ChunkHit, error) {
 		if order == nil {
@@ -42,7 +44,7 @@ func Candidates(ctx context.Context, st Store, terms, all []Term, f Filter, rest
 		cur++
 	}
 	if len(terms) > 0 {
-		hs, err := st.Match(ctx, Match{Expr: AndExpr(terms), Filter: f, Estimate: AndEstimate(terms), Limit: k + p.DupSlack})
+		hs, err := st.Match(ctx, index.Match{Query: termQuery(index.All, terms), Filter: f, Limit: k + p.DupSlack})
 		if err != nil {
 			return nil, nil, err
 		}
@@ -52,11 +54,12 @@ func Candidates(ctx context.Context, st Store, terms, all []Term, f Filter, rest
 		add(hs)
 		// Coordination levels: chunks with more of the words before those with fewer.
 		for m := len(terms) - 1; m >= 2 && len(out) < k+p.DupSlack; m-- {
-			expr, ok := QuorumExpr(terms, m)
-			if !ok {
+			q := termQuery(index.AtLeast, terms)
+			q.M = m
+			hs, err := st.Match(ctx, index.Match{Query: q, Filter: f, Limit: k + p.DupSlack - len(out), Skip: seen})
+			if errors.Is(err, index.ErrTooBroad) {
 				break
 			}
-			hs, err := st.Match(ctx, Match{Expr: expr, Filter: f, Estimate: OrEstimate(terms), Limit: k + p.DupSlack - len(out), Skip: seen})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -67,7 +70,7 @@ func Candidates(ctx context.Context, st Store, terms, all []Term, f Filter, rest
 		}
 		if len(out) < k+p.DupSlack && len(terms) > 1 {
 			cur = OrLevel
-			hs, err := st.Match(ctx, Match{Expr: OrExpr(terms), Filter: f, Estimate: OrEstimate(terms), Limit: k + p.DupSlack - len(out), Skip: seen})
+			hs, err := st.Match(ctx, index.Match{Query: termQuery(index.Any, terms), Filter: f, Limit: k + p.DupSlack - len(out), Skip: seen})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -89,7 +92,7 @@ func Candidates(ctx context.Context, st Store, terms, all []Term, f Filter, rest
 			}
 		}
 		if len(ranked) > 0 {
-			hs, err := st.Match(ctx, Match{Expr: OrExpr(ranked), Filter: f, Estimate: OrEstimate(ranked), Limit: k + p.DupSlack - len(out), Skip: seen,
+			hs, err := st.Match(ctx, index.Match{Query: termQuery(index.Any, ranked), Filter: f, Limit: k + p.DupSlack - len(out), Skip: seen,
 				Plain: append(append([]string{}, snipTerms...), analysis.Words(orWords(ranked))...)})
 			if err != nil {
 				return nil, nil, err
@@ -97,7 +100,7 @@ func Candidates(ctx context.Context, st Store, terms, all []Term, f Filter, rest
 			add(hs)
 		}
 		if len(common) > 0 && len(out) < k+p.DupSlack {
-			hs, err := st.FirstMatches(ctx, OrExpr(common), f, k+p.DupSlack-len(out), seen)
+			hs, err := st.Match(ctx, index.Match{Query: termQuery(index.Any, common), Filter: f, Unranked: true, Limit: k + p.DupSlack - len(out), Skip: seen})
 			if err != nil {
 				return nil, nil, err
 			}
@@ -141,72 +144,13 @@ func PruneFrequent(ts []Term, n int) []Term {
 	return out
 }
 
-// QuoteFTS quotes s as an FTS5 string.
-func QuoteFTS(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
-
-// AndExpr is the FTS5 expression matching chunks that say every term.
-func AndExpr(ts []Term) string {
-	var q []string
-	for _, t := range ts {
-		q = append(q, QuoteFTS(t.Word))
+// termQuery is the query of ts's words combined by op.
+func termQuery(op index.Op, ts []Term) index.Query {
+	q := index.Query{Op: op, Phrases: make([]index.Phrase, len(ts))}
+	for i, t := range ts {
+		q.Phrases[i] = index.Phrase{t.Word}
 	}
-	return strings.Join(q, " AND ")
-}
-
-// OrExpr is the FTS5 expression matching chunks that say any term.
-func OrExpr(ts []Term) string {
-	var q []string
-	for _, t := range ts {
-		q = append(q, QuoteFTS(t.Word))
-	}
-	return strings.Join(q, " OR ")
-}
-
-// QuorumExpr is an FTS5 expression matching chunks that hold at least m of the
-// terms: the OR of the ANDs of every m-subset. ok is false when that takes more
-// than Default.MaxQuorumClauses clauses.
-func QuorumExpr(ts []Term, m int) (string, bool) {
-	var clauses []string
-	var pick func(start int, cur []Term) bool
-	pick = func(start int, cur []Term) bool {
-		if len(cur) == m {
-			if len(clauses) == Default.MaxQuorumClauses {
-				return false
-			}
-			clauses = append(clauses, "("+AndExpr(cur)+")")
-			return true
-		}
-		for i := start; i < len(ts); i++ {
-			if !pick(i+1, append(cur, ts[i])) {
-				return false
-			}
-		}
-		return true
-	}
-	if m < 1 || m > len(ts) || !pick(0, make([]Term, 0, m)) {
-		return "", false
-	}
-	return strings.Join(clauses, " OR "), true
-}
-
-// AndEstimate bounds the matches of the AND of ts: its rarest term's chunks.
-func AndEstimate(ts []Term) int {
-	est := -1
-	for _, t := range ts {
-		if est < 0 || t.DF < est {
-			est = t.DF
-		}
-	}
-	return max(est, 0)
-}
-
-// OrEstimate bounds the matches of any expression over ts: the sum of their chunks.
-func OrEstimate(ts []Term) int {
-	n := 0
-	for _, t := range ts {
-		n += t.DF
-	}
-	return n
+	return q
 }
 
 // orWords joins the words of ts.

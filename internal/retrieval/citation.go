@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/openhuman/openhuman-core/internal/analysis"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -124,7 +125,7 @@ type turnsOfHits struct {
 
 // hitTurns splits the hits' chunks into chat turns (a chat chunk whose message
 // spans match its refs) and other messages.
-func hitTurns(hits []abi.ChunkHit, chunks map[string]ChunkText) turnsOfHits {
+func hitTurns(hits []abi.ChunkHit, chunks map[string]index.ChunkText) turnsOfHits {
 	ht := turnsOfHits{authors: map[string]bool{}}
 	for i, h := range hits {
 		c, ok := chunks[h.ID]

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/openhuman/openhuman-core/internal/analysis"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 )
 
 // Expansion (recall's offline meaning signal): each query word with the related
@@ -43,7 +44,7 @@ func dedupeTerms(ts []gterm) []gterm {
 
 // newGTerm builds a group term for text (one word or a phrase) when every word is
 // known to the store and not too common; ok is false otherwise.
-func newGTerm(ctx context.Context, st Store, text string, w float64, maxShare float64) (gterm, bool, error) {
+func newGTerm(ctx context.Context, st index.Backend, text string, w float64, maxShare float64) (gterm, bool, error) {
 	ws := analysis.Words(text)
 	if len(ws) == 0 || len(ws) > 3 {
 		return gterm{}, false, nil
@@ -52,17 +53,17 @@ func newGTerm(ctx context.Context, st Store, text string, w float64, maxShare fl
 	minIDF := math.Inf(1)
 	for _, x := range ws {
 		sm := analysis.Stem(x)
-		df, err := st.DocFreq(ctx, sm)
+		df, err := st.DocFreq(ctx, x)
 		if err != nil {
 			return g, false, err
 		}
 		if df == 0 {
 			return g, false, nil
 		}
-		if len(ws) == 1 && float64(df) > maxShare*float64(st.Chunks()) {
+		if len(ws) == 1 && float64(df) > maxShare*float64(st.Stats().Chunks) {
 			return g, false, nil
 		}
-		minIDF = math.Min(minIDF, IDF(st.Chunks(), df))
+		minIDF = math.Min(minIDF, IDF(st.Stats().Chunks, df))
 		g.stems = append(g.stems, sm)
 	}
 	if len(ws) > 1 {
@@ -91,11 +92,11 @@ func allStop(ws []string) bool {
 // the store has it) plus its lexical expansions the store contains. When a word and
 // the next one form a compound the expander knows ("fender bender", "blood test"),
 // the compound's expansions join the second word's group.
-func expansionGroups(ctx context.Context, st Store, text string) ([]termGroup, error) {
+func expansionGroups(ctx context.Context, st index.Backend, text string) ([]termGroup, error) {
 	var groups []termGroup
 	seenWord := map[string]bool{}
 	ws := analysis.Words(text)
-	var pending []Related // the previous word's compound with this one
+	var pending []index.Related // the previous word's compound with this one
 	for i, w := range ws {
 		if analysis.Stopwords[w] || len(w) < 2 || seenWord[analysis.Stem(w)] {
 			pending = nil
@@ -108,8 +109,8 @@ func expansionGroups(ctx context.Context, st Store, text string) ([]termGroup, e
 		} else if ok {
 			g.terms = append(g.terms, t)
 		}
-		if st.Expands() && len(w) >= 3 {
-			more, err := st.Expand(ctx, w)
+		if expands(st) && len(w) >= 3 {
+			more, err := expand(ctx, st, w)
 			if err != nil {
 				return nil, err
 			}
@@ -121,7 +122,7 @@ func expansionGroups(ctx context.Context, st Store, text string) ([]termGroup, e
 			g.terms = append(g.terms, rel...)
 		}
 		pending = nil
-		if st.Expands() && i+1 < len(ws) && !analysis.Stopwords[ws[i+1]] && len(ws[i+1]) >= 2 {
+		if expands(st) && i+1 < len(ws) && !analysis.Stopwords[ws[i+1]] && len(ws[i+1]) >= 2 {
 			var err error
 			if pending, err = compoundExpansions(ctx, st, w, ws[i+1]); err != nil {
 				return nil, err
@@ -136,9 +137,9 @@ func expansionGroups(ctx context.Context, st Store, text string) ([]termGroup, e
 
 // compoundExpansions expands a and b as one compound ("a_b", then "a-b"); nil when
 // the expander does not know it.
-func compoundExpansions(ctx context.Context, st Store, a, b string) ([]Related, error) {
+func compoundExpansions(ctx context.Context, st index.Backend, a, b string) ([]index.Related, error) {
 	for _, c := range []string{a + "_" + b, a + "-" + b} {
-		rs, err := st.Expand(ctx, c)
+		rs, err := expand(ctx, st, c)
 		if err != nil || len(rs) > 0 {
 			return rs, err
 		}
@@ -148,7 +149,7 @@ func compoundExpansions(ctx context.Context, st Store, a, b string) ([]Related, 
 
 // relatedTerms turns expansions into group terms the store contains, heaviest
 // (relation weight × idf) first, at most Default.MaxGroupTerms.
-func relatedTerms(ctx context.Context, st Store, rs []Related, seenWord map[string]bool) ([]gterm, error) {
+func relatedTerms(ctx context.Context, st index.Backend, rs []index.Related, seenWord map[string]bool) ([]gterm, error) {
 	var rel []gterm
 	for _, r := range rs {
 		r.Weight = float32(math.Pow(float64(r.Weight), Default.RelPow))
@@ -166,4 +167,19 @@ func relatedTerms(ctx context.Context, st Store, rs []Related, seenWord map[stri
 		rel = rel[:Default.MaxGroupTerms]
 	}
 	return rel, nil
+}
+
+// expands reports whether st keeps paraphrases and has an expander configured.
+func expands(st index.Backend) bool {
+	px, ok := st.(index.Paraphrases)
+	return ok && px.Expands()
+}
+
+// expand is st's expansions of word (none when st keeps no paraphrases).
+func expand(ctx context.Context, st index.Backend, word string) ([]index.Related, error) {
+	px, ok := st.(index.Paraphrases)
+	if !ok {
+		return nil, nil
+	}
+	return px.Expand(ctx, word)
 }

@@ -9,15 +9,10 @@ type Params struct {
 	// MaxDFShare: a query word in more than this share of the chunks is too
 	// common to rank alone (it only fills the last places).
 	MaxDFShare float64
-	// MaxQuorumClauses bounds the AND clauses of one coordination level.
-	MaxQuorumClauses int
 	// MaxFillDF: a fill word in more chunks than this fills unranked.
 	MaxFillDF int
 	// DupSlack: extra candidates fetched so near-duplicates can move down.
 	DupSlack int
-	// MaxRanked: an unrestricted bm25 query matching more chunks ranks only its
-	// MaxRanked newest.
-	MaxRanked int
 
 	// Scoring: turns and messages.
 
@@ -110,11 +105,9 @@ type Params struct {
 
 // Default is the parameter set search and recall run with.
 var Default = Params{
-	MaxDFShare:       0.2,
-	MaxQuorumClauses: 20,
-	MaxFillDF:        5000,
-	DupSlack:         10,
-	MaxRanked:        2000,
+	MaxDFShare: 0.2,
+	MaxFillDF:  5000,
+	DupSlack:   10,
 
 	ReplyShare:   0.5,
 	SpeakerBoost: 0.5,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/analysis"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 )
 
 // Query understanding: the people, addresses and dates a query names, and its
@@ -127,7 +128,7 @@ func parseDates(q string, latest int64) (from, to int64, rest string) {
 }
 
 // ParseQuery extracts addresses, people known to the store and a date phrase.
-func ParseQuery(q string, st Store) ParsedQuery {
+func ParseQuery(q string, st index.Backend) ParsedQuery {
 	p := ParsedQuery{Raw: q}
 	rest := q
 	for _, loc := range EmailRE.FindAllStringIndex(rest, -1) {
@@ -136,7 +137,7 @@ func ParseQuery(q string, st Store) ParsedQuery {
 		p.Entities = append(p.Entities, "email:"+a)
 	}
 	rest = EmailRE.ReplaceAllString(rest, " ")
-	p.From, p.To, rest = parseDates(rest, st.Latest())
+	p.From, p.To, rest = parseDates(rest, st.Stats().Latest)
 	// People: longest known name first (3 then 2 words).
 	ws := analysis.Words(rest)
 	used := make([]bool, len(ws))
@@ -175,7 +176,7 @@ func ParseQuery(q string, st Store) ParsedQuery {
 
 // QueryTerms turns free text into distinct content terms with document
 // frequencies, dropping stopwords and terms found in no chunk.
-func QueryTerms(ctx context.Context, st Store, text string) ([]Term, error) {
+func QueryTerms(ctx context.Context, st index.Backend, text string) ([]Term, error) {
 	var out []Term
 	seen := map[string]bool{}
 	for _, w := range analysis.Words(text) {
@@ -187,7 +188,7 @@ func QueryTerms(ctx context.Context, st Store, text string) ([]Term, error) {
 			continue
 		}
 		seen[sm] = true
-		df, err := st.DocFreq(ctx, sm)
+		df, err := st.DocFreq(ctx, w)
 		if err != nil {
 			return nil, err
 		}

@@ -9,6 +9,7 @@ import (
 	"unicode"
 
 	"github.com/openhuman/openhuman-core/internal/analysis"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -20,7 +21,7 @@ import (
 // Recall ranks chunks for query by meaning (see memtree's Store.Recall): the
 // hits, the mode (abi.ModeLexical, ModeHybrid or ModeSemantic) and a note when
 // the vectors could not be used.
-func Recall(ctx context.Context, st Store, query string, k int) (hits []abi.ChunkHit, mode, note string, err error) {
+func Recall(ctx context.Context, st index.Backend, query string, k int) (hits []abi.ChunkHit, mode, note string, err error) {
 	mode = abi.ModeLexical
 	c, err := NewCall(ctx, st, query, k)
 	if err != nil {
@@ -30,8 +31,10 @@ func Recall(ctx context.Context, st Store, query string, k int) (hits []abi.Chun
 	if err != nil {
 		return nil, "", "", err
 	}
-	if model, ok := st.VectorModel(); ok {
-		vl, err := st.VectorList(ctx, query)
+	vx, _ := st.(index.Vectors)
+	if model, ok := vectorModel(vx); ok {
+		vh, err := vx.VectorList(ctx, query, Default.RecallDepth)
+		vl := List{Name: "vectors", Weight: Default.Vectors, Hits: vh}
 		switch {
 		case err != nil:
 			slog.Warn("recall: embedder failed, using offline lexical recall", "model", model, "err", err)
@@ -126,7 +129,7 @@ var questionWords = func() map[string]bool {
 }()
 
 // LexicalLists builds the offline rankings for query (see Call.LexicalLists).
-func LexicalLists(ctx context.Context, st Store, query string, k int) (lead, tail []abi.ChunkHit, lists []List, stems []string, rho float64, err error) {
+func LexicalLists(ctx context.Context, st index.Backend, query string, k int) (lead, tail []abi.ChunkHit, lists []List, stems []string, rho float64, err error) {
 	c, err := NewCall(ctx, st, query, k)
 	if err != nil {
 		return nil, nil, nil, nil, 0, err
@@ -194,6 +197,15 @@ func (c *Call) LexicalLists(ctx context.Context) (lead, tail []abi.ChunkHit, lis
 	return lead, tail, append(lists, meaning...), append(stems, more...), rho, nil
 }
 
+// vectorModel is vx's embedder model, ok false when st keeps no vectors or has
+// no embedder configured.
+func vectorModel(vx index.Vectors) (string, bool) {
+	if vx == nil {
+		return "", false
+	}
+	return vx.VectorModel()
+}
+
 // evidence is the query's literal evidence in the store, as recall weighs it.
 type evidence struct {
 	hits      int     // chunks of search's list saying a rarer query word (or more, counted)
@@ -215,12 +227,12 @@ func (c *Call) literalEvidence(ctx context.Context, lead []abi.ChunkHit, level m
 			ev.hits++
 		}
 	}
-	litRef := min(Default.LitRef, max(1, Default.LitShare*float64(st.Chunks())))
+	litRef := min(Default.LitRef, max(1, Default.LitShare*float64(st.Stats().Chunks)))
 	if ev.hits >= k && float64(ev.hits) < litRef {
 		// A short list (small k) shows fewer chunks than the evidence measure
 		// needs: count the chunks saying one of the rarer query words.
 		if ts := c.Terms; len(ts) > 0 {
-			ids, err := st.MatchRowids(ctx, OrExpr(ts), int(math.Ceil(litRef)))
+			ids, err := st.Postings(ctx, []index.Query{termQuery(index.Any, ts)}, int(math.Ceil(litRef)))
 			if err != nil {
 				return ev, err
 			}
@@ -239,7 +251,7 @@ func (c *Call) literalEvidence(ctx context.Context, lead []abi.ChunkHit, level m
 		}
 		counted[analysis.Stem(w)] = true
 		ev.nw++
-		df, err := st.DocFreq(ctx, analysis.Stem(w))
+		df, err := st.DocFreq(ctx, w)
 		if err != nil {
 			return ev, err
 		}
@@ -293,7 +305,7 @@ func (c *Call) exactList(ctx context.Context, ev evidence) ([]List, error) {
 	if ev.nw < 2 || ev.known != ev.nw || len(terms) < 2 {
 		return nil, nil
 	}
-	exact, err := c.St.Match(ctx, Match{Expr: AndExpr(terms), Estimate: AndEstimate(terms), Limit: Default.ExactN})
+	exact, err := c.St.Match(ctx, index.Match{Query: termQuery(index.All, terms), Limit: Default.ExactN})
 	if err != nil || len(exact) == 0 {
 		return nil, err
 	}
@@ -321,9 +333,9 @@ func (c *Call) meaningLists(ctx context.Context, ev evidence) (lists []List, ste
 	if len(eg) > 0 {
 		// With little literal evidence, the chunks that say a query word are the bm25
 		// list's job: this list then holds only what matches through expansions.
-		var skip map[int64]bool
+		var skip map[index.Key]bool
 		if len(terms) > 0 && float64(ev.hits) < Default.LitRef {
-			if skip, err = rowidSet(ctx, st, OrExpr(terms)); err != nil {
+			if skip, err = keySet(ctx, st, termQuery(index.Any, terms)); err != nil {
 				return nil, nil, err
 			}
 		}
@@ -349,7 +361,7 @@ func (c *Call) meaningLists(ctx context.Context, ev evidence) (lists []List, ste
 				}
 			}
 			// Chunks that say an associated word themselves are the other lists' job.
-			skip, err := rowidSet(ctx, st, strings.Join(members, " OR "))
+			skip, err := keySet(ctx, st, index.Query{Op: index.Any, Phrases: members})
 			if err != nil {
 				return nil, nil, err
 			}

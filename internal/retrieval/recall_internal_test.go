@@ -29,28 +29,6 @@ func TestNamedWords(t *testing.T) {
 	}
 }
 
-// TestQuorumExpr: a coordination level is the OR of the ANDs of every m-subset of
-// the terms, quoted; it is refused past MaxQuorumClauses clauses.
-func TestQuorumExpr(t *testing.T) {
-	ts := []Term{{Word: "brake"}, {Word: "pads"}, {Word: `say "hi"`}}
-	got, ok := QuorumExpr(ts, 2)
-	want := `("brake" AND "pads") OR ("brake" AND "say ""hi""") OR ("pads" AND "say ""hi""")`
-	if !ok || got != want {
-		t.Fatalf("QuorumExpr(3 terms, 2) = %q, %v; want %q", got, ok, want)
-	}
-	var many []Term
-	for _, w := range []string{"a1", "a2", "a3", "a4", "a5", "a6", "a7"} {
-		many = append(many, Term{Word: w})
-	}
-	// 7 choose 3 = 35 clauses > MaxQuorumClauses (20).
-	if _, ok := QuorumExpr(many, 3); ok {
-		t.Fatalf("QuorumExpr(7 terms, 3) accepted %d+ clauses, want refused past %d", 35, Default.MaxQuorumClauses)
-	}
-	if _, ok := QuorumExpr(ts, 0); ok {
-		t.Fatal("QuorumExpr(m = 0) accepted")
-	}
-}
-
 // TestPruneFrequentKeepsTheRarest: words in more than MaxDFShare of the chunks are
 // dropped, unless that drops all of them: then the rarest stays.
 func TestPruneFrequentKeepsTheRarest(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/openhuman/openhuman-core/internal/analysis"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -153,14 +154,14 @@ func BM25Scorer(msgs *Messages, n int, terms []Term, avg float64) func(ws []stri
 // Messages reads chunks' messages for one query, each chunk once, and stems each
 // word once: ranking by message and citing read the same chunks.
 type Messages struct {
-	st     Store
-	chunks map[string]ChunkText
+	st     index.Backend
+	chunks map[string]index.ChunkText
 	stems  map[string]string // word → stem
 }
 
 // NewMessages returns an empty per-query reader of st's chunk texts.
-func NewMessages(st Store) *Messages {
-	return &Messages{st: st, chunks: map[string]ChunkText{}, stems: map[string]string{}}
+func NewMessages(st index.Backend) *Messages {
+	return &Messages{st: st, chunks: map[string]index.ChunkText{}, stems: map[string]string{}}
 }
 
 // Stem is analysis.Stem(w), remembered for the query.
@@ -175,7 +176,7 @@ func (m *Messages) Stem(w string) string {
 
 // Read returns the title, text and message spans of the chunks with ids (those it
 // has not read before are read in one store call); a missing chunk is left out.
-func (m *Messages) Read(ctx context.Context, ids []string) (map[string]ChunkText, error) {
+func (m *Messages) Read(ctx context.Context, ids []string) (map[string]index.ChunkText, error) {
 	var want []string
 	for _, id := range ids {
 		if _, ok := m.chunks[id]; !ok {
@@ -183,7 +184,7 @@ func (m *Messages) Read(ctx context.Context, ids []string) (map[string]ChunkText
 		}
 	}
 	if len(want) > 0 {
-		got, err := m.st.ChunkTexts(ctx, want)
+		got, err := m.st.Texts(ctx, want)
 		if err != nil {
 			return nil, err
 		}

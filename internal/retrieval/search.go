@@ -3,6 +3,7 @@ package retrieval
 import (
 	"context"
 
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -15,7 +16,7 @@ import (
 // query understood, its terms, and the per-call reader of chunk texts the scoring
 // and citation stages share.
 type Call struct {
-	St Store
+	St index.Backend
 	K  int
 	// Query is the query understood (people, addresses, dates, the rest).
 	Query ParsedQuery
@@ -33,7 +34,7 @@ type Call struct {
 }
 
 // NewCall understands query against st (ParseQuery, KnownEntities, QueryTerms).
-func NewCall(ctx context.Context, st Store, query string, k int) (*Call, error) {
+func NewCall(ctx context.Context, st index.Backend, query string, k int) (*Call, error) {
 	c := &Call{St: st, K: k, Query: ParseQuery(query, st), Msgs: NewMessages(st)}
 	pq := &c.Query
 	ents, err := st.KnownEntities(ctx, pq.Entities)
@@ -44,7 +45,7 @@ func NewCall(ctx context.Context, st Store, query string, k int) (*Call, error) 
 	if c.All, err = QueryTerms(ctx, st, pq.Text); err != nil {
 		return nil, err
 	}
-	c.Terms = PruneFrequent(c.All, st.Chunks())
+	c.Terms = PruneFrequent(c.All, st.Stats().Chunks)
 	for _, t := range c.Terms {
 		c.SnipTerms = append(c.SnipTerms, t.Word)
 	}
@@ -59,7 +60,7 @@ func NewCall(ctx context.Context, st Store, query string, k int) (*Call, error) 
 // each hit came from (levels.go: below OrLevel a hit says at least two of the
 // query's rarer words, or its only one; below FillLevel at least one; a hit
 // without a level is a chunk that follows a hit in its conversation).
-func Search(ctx context.Context, st Store, query string, k int) (hits []abi.ChunkHit, level map[string]int, err error) {
+func Search(ctx context.Context, st index.Backend, query string, k int) (hits []abi.ChunkHit, level map[string]int, err error) {
 	c, err := NewCall(ctx, st, query, k)
 	if err != nil {
 		return nil, nil, err
@@ -120,37 +121,37 @@ func (c *Call) Search(ctx context.Context) ([]abi.ChunkHit, map[string]int, erro
 
 // Restrictions are the filters search tries, most specific first: the people and
 // the date the query names together, each alone, then none.
-func (c *Call) Restrictions() []Filter {
+func (c *Call) Restrictions() []index.Filter {
 	pq := &c.Query
-	var timeF, entF Filter
+	var timeF, entF index.Filter
 	if c.HasTime {
-		timeF = Filter{From: pq.From, To: pq.To}
+		timeF = index.Filter{From: pq.From, To: pq.To}
 	}
 	if c.HasEnt {
-		entF = Filter{EntityIDs: c.Entities, Names: pq.Names}
+		entF = index.Filter{EntityIDs: c.Entities, Names: pq.Names}
 	}
 	switch {
 	case c.HasEnt && c.HasTime:
-		return []Filter{{EntityIDs: c.Entities, Names: pq.Names, From: pq.From, To: pq.To}, entF, timeF, {}}
+		return []index.Filter{{EntityIDs: c.Entities, Names: pq.Names, From: pq.From, To: pq.To}, entF, timeF, {}}
 	case c.HasEnt:
-		return []Filter{entF, {}}
+		return []index.Filter{entF, {}}
 	case c.HasTime:
-		return []Filter{timeF, {}}
+		return []index.Filter{timeF, {}}
 	default:
-		return []Filter{{}}
+		return []index.Filter{{}}
 	}
 }
 
 // rankCited is the candidates stage under one filter f (with the scoring stage
 // ordering a plain keyword query's levels by message), then the conversation-aware
 // ordering and citations.
-func (c *Call) rankCited(ctx context.Context, f Filter, restricted bool) ([]abi.ChunkHit, map[string]int, error) {
+func (c *Call) rankCited(ctx context.Context, f index.Filter, restricted bool) ([]abi.ChunkHit, map[string]int, error) {
 	k, terms, all := c.K, c.Terms, c.All
 	var order func([]abi.ChunkHit) ([]abi.ChunkHit, error)
 	if !c.HasTime && !c.HasEnt {
 		// A plain keyword query (no person, no date) ranks by message.
 		order = func(hs []abi.ChunkHit) ([]abi.ChunkHit, error) {
-			return ByMessage(ctx, c.Msgs, c.St.Chunks(), hs, terms)
+			return ByMessage(ctx, c.Msgs, c.St.Stats().Chunks, hs, terms)
 		}
 	}
 	hits, level, err := Candidates(ctx, c.St, terms, all, f, restricted, k, c.SnipTerms, order)
@@ -170,11 +171,11 @@ func (c *Call) rankCited(ctx context.Context, f Filter, restricted bool) ([]abi.
 	cited := map[string]bool{}
 	if HasChat(hits) && len(all) > 0 {
 		// Conversations: rank and cite by turn (citation.go).
-		next, err := c.St.NextChunks(ctx, hits, c.SnipTerms)
+		next, err := c.St.Following(ctx, hits, c.SnipTerms)
 		if err != nil {
 			return nil, nil, err
 		}
-		if hits, cited, err = OrderByTurns(ctx, c.Msgs, append(hits, next...), level, all, minCite, c.St.Chunks(), c.Query.Raw); err != nil {
+		if hits, cited, err = OrderByTurns(ctx, c.Msgs, append(hits, next...), level, all, minCite, c.St.Stats().Chunks, c.Query.Raw); err != nil {
 			return nil, nil, err
 		}
 		hits = DemoteDuplicates(hits)
