@@ -125,8 +125,13 @@ func TestLoCoMoFolds(t *testing.T) {
 		}
 		convs = append(convs, fc)
 	}
-	base := retrieval.Default
-	defer func() { retrieval.Default = base }()
+	base := envParams
+	rankAll := func(p retrieval.Params) {
+		for _, c := range convs {
+			c.st.SetRankParams(p)
+		}
+	}
+	defer rankAll(base)
 	var b strings.Builder
 	b.WriteString("| tunable | now | held-out conversation | chosen on the others | held-out figure | held-out figure off |\n|---|---|---|---|---|---|\n")
 	var summary strings.Builder
@@ -141,7 +146,7 @@ func TestLoCoMoFolds(t *testing.T) {
 		for vi, v := range kn.values {
 			p := base
 			kn.set(&p, v)
-			retrieval.Default = p
+			rankAll(p)
 			fig[vi] = make([]float64, len(convs))
 			for ci, c := range convs {
 				for _, tool := range kn.tools {
@@ -153,7 +158,7 @@ func TestLoCoMoFolds(t *testing.T) {
 				}
 			}
 		}
-		retrieval.Default = base
+		rankAll(base)
 		offAt := -1
 		for vi, v := range kn.values {
 			if v == kn.off {

@@ -173,7 +173,7 @@ func buildLocomoStore(t testing.TB, c *locomoConv, dir string) *memtree.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return ro
+	return rankWithEnv(ro)
 }
 
 // bm25Turns is plain Okapi BM25 (k1 1.2, b 0.75) over "speaker: text" turns:

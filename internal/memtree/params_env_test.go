@@ -7,19 +7,30 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/retrieval"
 )
 
+// envParams are the ranking parameters the quality evaluations' stores rank with
+// (rankWithEnv): retrieval.DefaultParams with MEMTREE_PARAMS applied.
+var envParams = retrieval.DefaultParams()
+
+// rankWithEnv makes st rank with envParams and returns it.
+func rankWithEnv(st *memtree.Store) *memtree.Store {
+	st.SetRankParams(envParams)
+	return st
+}
+
 // setParamsFromEnv applies MEMTREE_PARAMS ("CiteShare=0.5,ChunkShare=0": fields of
-// retrieval.Params) to retrieval.Default for this test binary, so a value chosen on
-// the LoCoMo folds can be checked on the generated corpus without editing
-// params.go. It fails on an unknown field or a value of the wrong kind.
+// retrieval.Params) to envParams for this test binary, so a value chosen on the
+// LoCoMo folds can be checked on the generated corpus without editing params.go.
+// It fails on an unknown field or a value of the wrong kind.
 func setParamsFromEnv() error {
 	spec := os.Getenv("MEMTREE_PARAMS")
 	if spec == "" {
 		return nil
 	}
-	v := reflect.ValueOf(&retrieval.Default).Elem()
+	v := reflect.ValueOf(&envParams).Elem()
 	for _, kv := range strings.Split(spec, ",") {
 		name, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		f := v.FieldByName(name)

@@ -242,6 +242,7 @@ func TestQualityOnCorpus(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
+	rankWithEnv(st)
 	ctx := context.Background()
 	qs := loadQueries(t, filepath.Join(dir, "eval", "queries.jsonl"))
 	if len(qs) < 100 {

@@ -50,7 +50,7 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 		return res, nil
 	}
 	ctx = withFTSMemo(ctx)
-	hits, mode, note, err := retrieval.Recall(ctx, s.reader(db, snap), query, req.K)
+	hits, mode, note, err := s.rankEngine().Recall(ctx, s.reader(db, snap), query, req.K)
 	if err != nil {
 		return nil, fmt.Errorf("recall %q: %w", query, err)
 	}
@@ -58,7 +58,7 @@ func (s *Store) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallR
 	return s.finishRecall(ctx, db, res)
 }
 
-// lexicalLists is retrieval.LexicalLists over db at generation snap.
+// lexicalLists is the engine's LexicalLists over db at generation snap.
 func (s *Store) lexicalLists(ctx context.Context, db *sql.DB, snap *dfCache, query string, k int) (lead, tail []abi.ChunkHit, lists []retrieval.List, stems []string, rho float64, err error) {
-	return retrieval.LexicalLists(ctx, s.reader(db, snap), query, k)
+	return s.rankEngine().LexicalLists(ctx, s.reader(db, snap), query, k)
 }

@@ -49,8 +49,8 @@ func TestRecallExactList(t *testing.T) {
 		return nil
 	}
 	l := exactList("rotation handover")
-	if l == nil || len(l.Hits) != 1 || l.Hits[0].SourceRef != "docs/oncall.md" || l.Weight != retrieval.Default.Exact {
-		t.Fatalf("exact list for %q = %+v, want docs/oncall.md alone with weight %v", "rotation handover", l, retrieval.Default.Exact)
+	if l == nil || len(l.Hits) != 1 || l.Hits[0].SourceRef != "docs/oncall.md" || l.Weight != st.RankParams().Exact {
+		t.Fatalf("exact list for %q = %+v, want docs/oncall.md alone with weight %v", "rotation handover", l, st.RankParams().Exact)
 	}
 	if l := exactList("rotation gyroscope"); l != nil {
 		t.Errorf("exact list for a query with a word the store never says = %+v, want none", l)

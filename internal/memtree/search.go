@@ -7,7 +7,6 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -60,7 +59,7 @@ func entityFilter(ids, names []string, perRow bool) (string, []any) {
 }
 
 // ftsRanked ranks chunks matching expr by bm25 under filter f, skipping ids in
-// skip (retrieval.Store's Match). Without plain each snippet is FTS5's snippet();
+// skip (index.Backend's Match). Without plain each snippet is FTS5's snippet();
 // with plain (the words to show) it is cut from the chunk's start around the first
 // of them instead, as snippet() tokenizes every returned chunk again (the fill
 // level returns many).
@@ -200,7 +199,7 @@ func (s *Store) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchR
 // search ranks chunks for query (retrieval.Search) and gives the evidence level
 // each hit came from.
 func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query string, k int) (hits []abi.ChunkHit, level map[string]int, err error) {
-	return retrieval.Search(ctx, s.reader(db, snap), query, k)
+	return s.rankEngine().Search(ctx, s.reader(db, snap), query, k)
 }
 
 // windowSnippet is plainSnippet on the part of text around the first of terms (a

@@ -44,14 +44,14 @@ var assocCache = struct {
 // associates returns the words that co-occur with word in the store markedly more
 // often than chance, best first, weights normalised to 1 for the best. Words whose
 // stems are in skip are left out.
-func associates(ctx context.Context, st index.Backend, word string, skip map[string]bool) ([]wterm, error) {
+func associates(ctx context.Context, p *Params, st index.Backend, word string, skip map[string]bool) ([]wterm, error) {
 	key := assocKey{st.Stats().Generation, analysis.Stem(word)}
 	assocCache.Lock()
 	cached, ok := assocCache.m[key]
 	assocCache.Unlock()
 	if !ok {
 		var err error
-		if cached, err = computeAssociates(ctx, st, word); err != nil {
+		if cached, err = computeAssociates(ctx, p, st, word); err != nil {
 			return nil, err
 		}
 		assocCache.Lock()
@@ -72,9 +72,9 @@ func associates(ctx context.Context, st index.Backend, word string, skip map[str
 
 // computeAssociates reads the AssocSample best chunks saying word and keeps the
 // words they say markedly more often than the store does (PMI).
-func computeAssociates(ctx context.Context, st index.Backend, word string) ([]wterm, error) {
+func computeAssociates(ctx context.Context, p *Params, st index.Backend, word string) ([]wterm, error) {
 	own := analysis.Stem(word)
-	texts, err := st.Sample(ctx, index.Query{Op: index.All, Phrases: []index.Phrase{strings.Fields(word)}}, Default.AssocSample)
+	texts, err := st.Sample(ctx, index.Query{Op: index.All, Phrases: []index.Phrase{strings.Fields(word)}}, p.AssocSample)
 	if err != nil {
 		return nil, fmt.Errorf("association sample for %q: %w", word, err)
 	}
@@ -114,18 +114,18 @@ func computeAssociates(ctx context.Context, st index.Backend, word string) ([]wt
 	}
 	var out []wterm
 	for sm, c := range counts {
-		if c.docs < Default.AssocMinDocs {
+		if c.docs < p.AssocMinDocs {
 			continue
 		}
 		df, err := st.DocFreq(ctx, c.word)
 		if err != nil {
 			return nil, err
 		}
-		if df == 0 || float64(df) > Default.MaxExpandShare*float64(st.Stats().Chunks) {
+		if df == 0 || float64(df) > p.MaxExpandShare*float64(st.Stats().Chunks) {
 			continue
 		}
 		pmi := math.Log(float64(c.docs) / float64(m) * float64(st.Stats().Chunks) / float64(df))
-		if pmi < Default.AssocMinPMI {
+		if pmi < p.AssocMinPMI {
 			continue
 		}
 		out = append(out, wterm{phrase: c.word, stems: []string{sm}, weight: float64(c.docs) / float64(m) * pmi})
@@ -136,8 +136,8 @@ func computeAssociates(ctx context.Context, st index.Backend, word string) ([]wt
 		}
 		return out[i].phrase < out[j].phrase
 	})
-	if len(out) > Default.AssocTerms {
-		out = out[:Default.AssocTerms]
+	if len(out) > p.AssocTerms {
+		out = out[:p.AssocTerms]
 	}
 	if len(out) > 0 {
 		top := out[0].weight
@@ -151,9 +151,9 @@ func computeAssociates(ctx context.Context, st index.Backend, word string) ([]wt
 // setRank ranks chunks by weighted coordination over groups, computed in sets of
 // rowids (no chunk text is read): a chunk scores, per group, the weight of its best
 // term relative to the group's best, summed over groups. With senses, a term that
-// shares no chunk with another group's terms keeps only Default.SenseDamp of its weight. Chunks in skip
+// shares no chunk with another group's terms keeps only SenseDamp of its weight. Chunks in skip
 // are left out. It returns up to limit hits, best first, Score set.
-func setRank(ctx context.Context, st index.Backend, groups [][]wterm, skip map[index.Key]bool, senses bool, limit int) ([]abi.ChunkHit, error) {
+func setRank(ctx context.Context, p *Params, st index.Backend, groups [][]wterm, skip map[index.Key]bool, senses bool, limit int) ([]abi.ChunkHit, error) {
 	// One store call reads every term's rowids: term i's rows come tagged i.
 	var qs []index.Query
 	var rel []float64 // term weight relative to its group's best
@@ -175,7 +175,7 @@ func setRank(ctx context.Context, st index.Backend, groups [][]wterm, skip map[i
 	if len(qs) == 0 {
 		return nil, nil
 	}
-	hs, err := st.Postings(ctx, qs, Default.SetRankRows)
+	hs, err := st.Postings(ctx, qs, p.SetRankRows)
 	if err != nil {
 		return nil, fmt.Errorf("set ranking: %w", err)
 	}
@@ -200,7 +200,7 @@ func setRank(ctx context.Context, st index.Backend, groups [][]wterm, skip map[i
 		if bits.OnesCount64(present) > 1 {
 			for i := range rel {
 				if !confirmed[i] {
-					rel[i] *= Default.SenseDamp
+					rel[i] *= p.SenseDamp
 				}
 			}
 		}
@@ -259,7 +259,7 @@ func setRank(ctx context.Context, st index.Backend, groups [][]wterm, skip map[i
 // expansions), the words the store associates with its rare members, weighted by
 // the member's weight in the group. It also returns the phrases of the members
 // it expanded.
-func associationGroups(ctx context.Context, st index.Backend, groups []termGroup, skip map[string]bool) ([][]wterm, []index.Phrase, error) {
+func associationGroups(ctx context.Context, p *Params, st index.Backend, groups []termGroup, skip map[string]bool) ([][]wterm, []index.Phrase, error) {
 	var out [][]wterm
 	var members []index.Phrase
 	for _, g := range groups {
@@ -270,7 +270,7 @@ func associationGroups(ctx context.Context, st index.Backend, groups []termGroup
 		used := 0
 		merged := map[string]wterm{}
 		for i, t := range g.terms {
-			if len(t.stems) != 1 || used >= Default.AssocMembers {
+			if len(t.stems) != 1 || used >= p.AssocMembers {
 				continue
 			}
 			if i > 0 || !skip[t.stems[0]] {
@@ -282,12 +282,12 @@ func associationGroups(ctx context.Context, st index.Backend, groups []termGroup
 			if err != nil {
 				return nil, nil, err
 			}
-			if df == 0 || float64(df) > Default.AssocMaxShare*float64(st.Stats().Chunks) {
+			if df == 0 || float64(df) > p.AssocMaxShare*float64(st.Stats().Chunks) {
 				continue
 			}
 			used++
 			mw := t.weight / top
-			as, err := associates(ctx, st, t.phrase, skip)
+			as, err := associates(ctx, p, st, t.phrase, skip)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -315,8 +315,8 @@ func associationGroups(ctx context.Context, st index.Backend, groups []termGroup
 			}
 			return ws[i].phrase < ws[j].phrase
 		})
-		if len(ws) > Default.AssocGroupTerms {
-			ws = ws[:Default.AssocGroupTerms]
+		if len(ws) > p.AssocGroupTerms {
+			ws = ws[:p.AssocGroupTerms]
 		}
 		out = append(out, ws)
 	}
@@ -325,8 +325,8 @@ func associationGroups(ctx context.Context, st index.Backend, groups []termGroup
 
 // keySet returns the keys of the chunks matching q (at most
 // MaxSkipRows).
-func keySet(ctx context.Context, st index.Backend, q index.Query) (map[index.Key]bool, error) {
-	ps, err := st.Postings(ctx, []index.Query{q}, Default.MaxSkipRows)
+func keySet(ctx context.Context, p *Params, st index.Backend, q index.Query) (map[index.Key]bool, error) {
+	ps, err := st.Postings(ctx, []index.Query{q}, p.MaxSkipRows)
 	if err != nil {
 		return nil, err
 	}

@@ -21,8 +21,8 @@ import (
 // are filled with its newest chunks. order, when not nil, reorders the hits of the
 // AND and coordination levels (the scoring stage's message ranking, for a plain
 // keyword query). level gives each hit's level (0 = all words; higher = fewer).
-func Candidates(ctx context.Context, st index.Backend, terms, all []Term, f index.Filter, restricted bool, k int, snipTerms []string, order func([]abi.ChunkHit) ([]abi.ChunkHit, error)) ([]abi.ChunkHit, map[string]int, error) {
-	p := &Default
+func Candidates(ctx context.Context, p *Params, st index.Backend, terms, all []Term, f index.Filter, restricted bool, k int, snipTerms []string, order func([]abi.ChunkHit) ([]abi.ChunkHit, error)) ([]abi.ChunkHit, map[string]int, error) {
+
 	lv := func(hs []abi.ChunkHit) ([]abi.ChunkHit, error) {
 		if order == nil {
 			return hs, nil
@@ -122,10 +122,10 @@ func Candidates(ctx context.Context, st index.Backend, terms, all []Term, f inde
 	return out, level, nil
 }
 
-// PruneFrequent drops terms in more than Default.MaxDFShare of n chunks; when that
+// PruneFrequent drops terms in more than MaxDFShare of n chunks; when that
 // would drop everything it keeps the rarest term.
-func PruneFrequent(ts []Term, n int) []Term {
-	limit := int(Default.MaxDFShare*float64(n)) + 1
+func PruneFrequent(p *Params, ts []Term, n int) []Term {
+	limit := int(p.MaxDFShare*float64(n)) + 1
 	var out []Term
 	for _, t := range ts {
 		if t.DF <= limit {

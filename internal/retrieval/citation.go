@@ -23,7 +23,7 @@ import (
 // that participant's turns. The chunk following a candidate in the same source is
 // read too, so a chunk boundary between a question and its answer cannot hide the
 // answer. A chunk ranks by its best turn, and a
-// chat hit cites its turns best first, those scoring at least Default.CiteShare of the next
+// chat hit cites its turns best first, those scoring at least CiteShare of the next
 // hit's best turn (at least its best one), so the refs a client walks in rank order
 // come close to a ranking of the turns themselves.
 
@@ -74,7 +74,7 @@ func ChatAuthor(msg string) (author, text string) {
 // best turn or message (rankHits), cite each chat hit's best turns (citeTurns) and
 // rank the turns with evidence it does not cite on their own (applyTurnUnits).
 // query is the query as written (AsksWhen reads it).
-func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, level map[string]int, terms []Term, minCite int, nChunks int, query string) ([]abi.ChunkHit, map[string]bool, error) {
+func OrderByTurns(ctx context.Context, p *Params, msgs *Messages, hits []abi.ChunkHit, level map[string]int, terms []Term, minCite int, nChunks int, query string) ([]abi.ChunkHit, map[string]bool, error) {
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
@@ -86,16 +86,16 @@ func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, leve
 	ht := hitTurns(hits, chunks)
 	named, scoring := namedSpeakers(terms, ht.authors)
 	avg := ht.avgLength()
-	rareTerms := PruneFrequent(scoring, nChunks) // issue 30 item 2: a turn unit's level (TurnLevel)
-	scoreTurns(ht.turns, msgs, BM25Scorer(msgs, nChunks, scoring, avg), scoring, rareTerms, named)
+	rareTerms := PruneFrequent(p, scoring, nChunks) // issue 30 item 2: a turn unit's level (TurnLevel)
+	scoreTurns(p, ht.turns, msgs, BM25Scorer(msgs, nChunks, scoring, avg), scoring, rareTerms, named)
 	lev := func(i int) int {
 		if l, ok := level[hits[i].ID]; ok {
 			return l
 		}
 		return 1 << 30
 	}
-	answers := passReplies(hits, ht.turns, lev)
-	boostTimes(ht.turns, query)
+	answers := passReplies(p, hits, ht.turns, lev)
+	boostTimes(p, ht.turns, query)
 	bmAll := BM25Scorer(msgs, nChunks, terms, avg) // other messages: a name is a word
 	best := bestScores(len(hits), ht, bmAll)
 	levA := func(i int) int { // a hit's level, or its question's (passReplies)
@@ -105,7 +105,7 @@ func OrderByTurns(ctx context.Context, msgs *Messages, hits []abi.ChunkHit, leve
 		return lev(i)
 	}
 	out, order, pos := rankHits(hits, best, levA)
-	cited, units := citeTurns(out, order, pos, best, ht.turns, minCite, named, levA, len(rareTerms))
+	cited, units := citeTurns(p, out, order, pos, best, ht.turns, minCite, named, levA, len(rareTerms))
 	return applyTurnUnits(out, order, units, ht.turns, levA), cited, nil
 }
 
@@ -210,7 +210,7 @@ func namedSpeakers(terms []Term, authors map[string]bool) (named map[string]bool
 // for a named participant's turn), the distinct query words it says (and of
 // them the rarer ones, rareTerms), and its score with what earlier turns pass on
 // (so far its own).
-func scoreTurns(turns []chatTurn, msgs *Messages, bm func(ws []string, length int) float64, scoring, rareTerms []Term, named map[string]bool) {
+func scoreTurns(p *Params, turns []chatTurn, msgs *Messages, bm func(ws []string, length int) float64, scoring, rareTerms []Term, named map[string]bool) {
 	wantStem := map[string]bool{}
 	for _, t := range scoring {
 		wantStem[t.Stem] = true
@@ -235,7 +235,7 @@ func scoreTurns(turns []chatTurn, msgs *Messages, bm func(ws []string, length in
 			}
 		}
 		if named[t.author] {
-			t.s *= 1 + Default.SpeakerBoost
+			t.s *= 1 + p.SpeakerBoost
 		}
 		t.f = t.s
 	}
@@ -245,7 +245,7 @@ func scoreTurns(turns []chatTurn, msgs *Messages, bm func(ws []string, length in
 // (ReplyShare of its score), across consecutive chunks of one source, and returns
 // the hits that open with the answer to a question ending the chunk before them,
 // with that question's level (lev gives a hit's level).
-func passReplies(hits []abi.ChunkHit, turns []chatTurn, lev func(int) int) map[int]int {
+func passReplies(p *Params, hits []abi.ChunkHit, turns []chatTurn, lev func(int) int) map[int]int {
 	seq := make([]int, len(turns))
 	for i := range seq {
 		seq[i] = i
@@ -279,7 +279,7 @@ func passReplies(hits []abi.ChunkHit, turns []chatTurn, lev func(int) int) map[i
 			}
 		}
 		if prev.author != t.author {
-			t.f += Default.ReplyShare * prev.s
+			t.f += p.ReplyShare * prev.s
 		}
 	}
 	return answers
@@ -287,14 +287,14 @@ func passReplies(hits []abi.ChunkHit, turns []chatTurn, lev func(int) int) map[i
 
 // boostTimes: a question asking when (AsksWhen) scores the turns telling a time
 // (SaysWhen) that have evidence × (1 + TimeBoost) (issue 30 item 3).
-func boostTimes(turns []chatTurn, query string) {
-	if Default.TimeBoost <= 0 || !AsksWhen(query) {
+func boostTimes(p *Params, turns []chatTurn, query string) {
+	if p.TimeBoost <= 0 || !AsksWhen(query) {
 		return
 	}
 	for i := range turns {
 		if t := &turns[i]; t.f > 0 && t.tells {
-			t.s *= 1 + Default.TimeBoost
-			t.f *= 1 + Default.TimeBoost
+			t.s *= 1 + p.TimeBoost
+			t.f *= 1 + p.TimeBoost
 		}
 	}
 }
@@ -356,7 +356,7 @@ func rankHits(hits []abi.ChunkHit, best []float64, lev func(int) int) (out []abi
 // of them responds to, and — for a chunk found only through the participant the
 // query names (named) — the other participants' turns. levA gives a hit's level,
 // nRare how many rarer words the query has (TurnLevel).
-func citeTurns(out []abi.ChunkHit, order, pos []int, best []float64, turns []chatTurn, minCite int, named map[string]bool, levA func(int) int, nRare int) (map[string]bool, []Unit) {
+func citeTurns(p *Params, out []abi.ChunkHit, order, pos []int, best []float64, turns []chatTurn, minCite int, named map[string]bool, levA func(int) int, nRare int) (map[string]bool, []Unit) {
 	byHit := map[int][]chatTurn{}
 	for _, t := range turns {
 		byHit[t.hit] = append(byHit[t.hit], t)
@@ -364,10 +364,10 @@ func citeTurns(out []abi.ChunkHit, order, pos []int, best []float64, turns []cha
 	cited := map[string]bool{}
 	var turnUnits []Unit // issue 30 item 2: turns ranked on their own (below)
 	for i, ts := range byHit {
-		p := pos[i]
+		at := pos[i]
 		next := best[i] // the last hit: its own best
-		if p+1 < len(out) {
-			next = best[order[p+1]]
+		if at+1 < len(out) {
+			next = best[order[at+1]]
 		}
 		// A turn saying a query word is cited by its own score; one saying none
 		// (an answer) by what the turn before it passes on.
@@ -403,7 +403,7 @@ func citeTurns(out []abi.ChunkHit, order, pos []int, best []float64, turns []cha
 		var refs, replies []string
 		done := map[int]bool{}
 		for j, t := range ts {
-			if done[t.msg] || !(j == 0 || t.n >= minWords || (t.f > 0 && t.f >= Default.CiteShare*next)) {
+			if done[t.msg] || !(j == 0 || t.n >= minWords || (t.f > 0 && t.f >= p.CiteShare*next)) {
 				continue
 			}
 			done[t.msg] = true
@@ -422,7 +422,7 @@ func citeTurns(out []abi.ChunkHit, order, pos []int, best []float64, turns []cha
 				authors[x] = t.author
 			}
 			own, other := NamedTurns(authors, named)
-			if len(own) == 0 || Default.NamedFirst == 0 {
+			if len(own) == 0 || p.NamedFirst == 0 {
 				continue // nothing said here: CiteHits decides (all refs stay)
 			}
 			refs = refs[:0]
@@ -430,22 +430,22 @@ func citeTurns(out []abi.ChunkHit, order, pos []int, best []float64, turns []cha
 				refs = append(refs, ts[x].ref)
 			}
 			for _, x := range other {
-				turnUnits = append(turnUnits, Unit{Hit: p, Level: levA(i), Refs: []string{ts[x].ref}})
+				turnUnits = append(turnUnits, Unit{Hit: at, Level: levA(i), Refs: []string{ts[x].ref}})
 			}
 		}
-		out[p].SourceRefs = refs
-		out[p].SourceRef = refs[0]
-		cited[out[p].ID] = true
+		out[at].SourceRefs = refs
+		out[at].SourceRef = refs[0]
+		cited[out[at].ID] = true
 		// Issue 30 item 2: a turn with evidence not cited here ranks on its own
 		// (MergeTurnUnits), with the reply to it when it asks.
 		for _, t := range ts {
-			if k := key(t); !done[t.msg] && k > 0 && Default.TurnShare > 0 {
+			if k := key(t); !done[t.msg] && k > 0 && p.TurnShare > 0 {
 				done[t.msg] = true
 				said := t.rare
 				if q, ok := byMsg[t.msg-1]; ok && q.author != t.author {
 					said = max(said, q.rare) // a reply: the evidence of what it answers
 				}
-				u := Unit{Hit: p, Level: TurnLevel(levA(i), said, nRare), Score: Default.TurnShare * k, Refs: []string{t.ref}}
+				u := Unit{Hit: at, Level: TurnLevel(levA(i), said, nRare), Score: p.TurnShare * k, Refs: []string{t.ref}}
 				if r, ok := byMsg[t.msg+1]; ok && t.n > 0 && t.asks && r.author != t.author && !done[r.msg] {
 					done[r.msg] = true
 					u.Refs = append(u.Refs, r.ref)
@@ -458,9 +458,9 @@ func citeTurns(out []abi.ChunkHit, order, pos []int, best []float64, turns []cha
 		// with ReplyShare of that turn's score (the share a turn passes on in an
 		// exchange).
 		for _, t := range ts {
-			if nx, ok := byMsg[t.msg+1]; ok && !done[t.msg] && key(t) == 0 && nx.n > 0 && nx.author != t.author && Default.TurnShare > 0 {
+			if nx, ok := byMsg[t.msg+1]; ok && !done[t.msg] && key(t) == 0 && nx.n > 0 && nx.author != t.author && p.TurnShare > 0 {
 				done[t.msg] = true
-				turnUnits = append(turnUnits, Unit{Hit: p, Level: TurnLevel(levA(i), 0, nRare), Score: Default.ReplyShare * key(nx), Refs: []string{t.ref}})
+				turnUnits = append(turnUnits, Unit{Hit: at, Level: TurnLevel(levA(i), 0, nRare), Score: p.ReplyShare * key(nx), Refs: []string{t.ref}})
 			}
 		}
 	}

@@ -44,7 +44,7 @@ func dedupeTerms(ts []gterm) []gterm {
 
 // newGTerm builds a group term for text (one word or a phrase) when every word is
 // known to the store and not too common; ok is false otherwise.
-func newGTerm(ctx context.Context, st index.Backend, text string, w float64, maxShare float64) (gterm, bool, error) {
+func newGTerm(ctx context.Context, p *Params, st index.Backend, text string, w float64, maxShare float64) (gterm, bool, error) {
 	ws := analysis.Words(text)
 	if len(ws) == 0 || len(ws) > 3 {
 		return gterm{}, false, nil
@@ -68,7 +68,7 @@ func newGTerm(ctx context.Context, st index.Backend, text string, w float64, max
 	}
 	if len(ws) > 1 {
 		// A phrase is rarer than its rarest word; count it a little above that.
-		minIDF *= Default.PhraseIDF
+		minIDF *= p.PhraseIDF
 		if allStop(ws) {
 			return g, false, nil
 		}
@@ -92,7 +92,7 @@ func allStop(ws []string) bool {
 // the store has it) plus its lexical expansions the store contains. When a word and
 // the next one form a compound the expander knows ("fender bender", "blood test"),
 // the compound's expansions join the second word's group.
-func expansionGroups(ctx context.Context, st index.Backend, text string) ([]termGroup, error) {
+func expansionGroups(ctx context.Context, p *Params, st index.Backend, text string) ([]termGroup, error) {
 	var groups []termGroup
 	seenWord := map[string]bool{}
 	ws := analysis.Words(text)
@@ -104,7 +104,7 @@ func expansionGroups(ctx context.Context, st index.Backend, text string) ([]term
 		}
 		seenWord[analysis.Stem(w)] = true
 		var g termGroup
-		if t, ok, err := newGTerm(ctx, st, w, 1, Default.MaxDFShare); err != nil {
+		if t, ok, err := newGTerm(ctx, p, st, w, 1, p.MaxDFShare); err != nil {
 			return nil, err
 		} else if ok {
 			g.terms = append(g.terms, t)
@@ -115,7 +115,7 @@ func expansionGroups(ctx context.Context, st index.Backend, text string) ([]term
 				return nil, err
 			}
 			rs := append(pending, more...)
-			rel, err := relatedTerms(ctx, st, rs, seenWord)
+			rel, err := relatedTerms(ctx, p, st, rs, seenWord)
 			if err != nil {
 				return nil, err
 			}
@@ -124,7 +124,7 @@ func expansionGroups(ctx context.Context, st index.Backend, text string) ([]term
 		pending = nil
 		if expands(st) && i+1 < len(ws) && !analysis.Stopwords[ws[i+1]] && len(ws[i+1]) >= 2 {
 			var err error
-			if pending, err = compoundExpansions(ctx, st, w, ws[i+1]); err != nil {
+			if pending, err = compoundExpansions(ctx, p, st, w, ws[i+1]); err != nil {
 				return nil, err
 			}
 		}
@@ -137,7 +137,7 @@ func expansionGroups(ctx context.Context, st index.Backend, text string) ([]term
 
 // compoundExpansions expands a and b as one compound ("a_b", then "a-b"); nil when
 // the expander does not know it.
-func compoundExpansions(ctx context.Context, st index.Backend, a, b string) ([]index.Related, error) {
+func compoundExpansions(ctx context.Context, p *Params, st index.Backend, a, b string) ([]index.Related, error) {
 	for _, c := range []string{a + "_" + b, a + "-" + b} {
 		rs, err := expand(ctx, st, c)
 		if err != nil || len(rs) > 0 {
@@ -148,12 +148,12 @@ func compoundExpansions(ctx context.Context, st index.Backend, a, b string) ([]i
 }
 
 // relatedTerms turns expansions into group terms the store contains, heaviest
-// (relation weight × idf) first, at most Default.MaxGroupTerms.
-func relatedTerms(ctx context.Context, st index.Backend, rs []index.Related, seenWord map[string]bool) ([]gterm, error) {
+// (relation weight × idf) first, at most MaxGroupTerms.
+func relatedTerms(ctx context.Context, p *Params, st index.Backend, rs []index.Related, seenWord map[string]bool) ([]gterm, error) {
 	var rel []gterm
 	for _, r := range rs {
-		r.Weight = float32(math.Pow(float64(r.Weight), Default.RelPow))
-		t, ok, err := newGTerm(ctx, st, strings.ReplaceAll(r.Term, "_", " "), float64(r.Weight), Default.MaxExpandShare)
+		r.Weight = float32(math.Pow(float64(r.Weight), p.RelPow))
+		t, ok, err := newGTerm(ctx, p, st, strings.ReplaceAll(r.Term, "_", " "), float64(r.Weight), p.MaxExpandShare)
 		if err != nil {
 			return nil, err
 		}
@@ -163,8 +163,8 @@ func relatedTerms(ctx context.Context, st index.Backend, rs []index.Related, see
 	}
 	rel = dedupeTerms(rel)
 	sort.SliceStable(rel, func(i, j int) bool { return rel[i].weight > rel[j].weight })
-	if len(rel) > Default.MaxGroupTerms {
-		rel = rel[:Default.MaxGroupTerms]
+	if len(rel) > p.MaxGroupTerms {
+		rel = rel[:p.MaxGroupTerms]
 	}
 	return rel, nil
 }

@@ -22,7 +22,7 @@ type List struct {
 // matches and never push them down (issue 16: fused, they diluted the top ranks;
 // on LoCoMo recall@5 was 29 against search's 54). dedupe moves near-duplicate hits
 // below distinct ones in the fused part (nil: none).
-func LeadThenFuse(lead []abi.ChunkHit, lists []List, tail []abi.ChunkHit, k int, dedupe func([]abi.ChunkHit) []abi.ChunkHit) []abi.ChunkHit {
+func LeadThenFuse(p *Params, lead []abi.ChunkHit, lists []List, tail []abi.ChunkHit, k int, dedupe func([]abi.ChunkHit) []abi.ChunkHit) []abi.ChunkHit {
 	out := make([]abi.ChunkHit, 0, k)
 	seen := map[string]bool{}
 	for _, h := range lead {
@@ -42,7 +42,7 @@ func LeadThenFuse(lead []abi.ChunkHit, lists []List, tail []abi.ChunkHit, k int,
 		}
 		rest = append(rest, List{Name: l.Name, Weight: l.Weight, Hits: hs})
 	}
-	for _, h := range Fuse(rest, k-len(out), dedupe) {
+	for _, h := range Fuse(p, rest, k-len(out), dedupe) {
 		seen[h.ID] = true
 		out = append(out, h)
 	}
@@ -61,7 +61,7 @@ func LeadThenFuse(lead []abi.ChunkHit, lists []List, tail []abi.ChunkHit, k int,
 // Fuse combines lists by weighted reciprocal rank (a list's hit at rank r adds
 // weight / (RRFK + r)), best first, at most k; each hit's Score is its fused score.
 // dedupe, when not nil, moves near-duplicates below distinct hits before the cut.
-func Fuse(lists []List, k int, dedupe func([]abi.ChunkHit) []abi.ChunkHit) []abi.ChunkHit {
+func Fuse(p *Params, lists []List, k int, dedupe func([]abi.ChunkHit) []abi.ChunkHit) []abi.ChunkHit {
 	type acc struct {
 		hit   abi.ChunkHit
 		score float64
@@ -78,7 +78,7 @@ func Fuse(lists []List, k int, dedupe func([]abi.ChunkHit) []abi.ChunkHit) []abi
 			} else if a.hit.Snippet == "" {
 				a.hit.Snippet = h.Snippet
 			}
-			a.score += l.Weight / (Default.RRFK + float64(r+1))
+			a.score += l.Weight / (p.RRFK + float64(r+1))
 		}
 	}
 	out := make([]abi.ChunkHit, 0, len(order))

@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
-	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -56,9 +55,9 @@ func TestDatedQuestionCitesTheNamedPersonsTurns(t *testing.T) {
 	if len(refs) < 4 || !slices.Equal(refs[:2], []string{"m1", "m3"}) {
 		t.Fatalf("refs %v, want Ana's turns m1, m3 first, then Ben's", refs)
 	}
-	saved := retrieval.Default.NamedFirst
-	retrieval.Default.NamedFirst = 0
-	defer func() { retrieval.Default.NamedFirst = saved }()
+	off := st.RankParams()
+	off.NamedFirst = 0
+	st.SetRankParams(off)
 	res, err = st.Search(ctx, abi.SearchRequest{Query: "What big achievement did Ana accomplish in March 2026?", K: 5})
 	if err != nil {
 		t.Fatal(err)

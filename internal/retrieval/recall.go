@@ -21,9 +21,9 @@ import (
 // Recall ranks chunks for query by meaning (see memtree's Store.Recall): the
 // hits, the mode (abi.ModeLexical, ModeHybrid or ModeSemantic) and a note when
 // the vectors could not be used.
-func Recall(ctx context.Context, st index.Backend, query string, k int) (hits []abi.ChunkHit, mode, note string, err error) {
+func (e *Engine) Recall(ctx context.Context, st index.Backend, query string, k int) (hits []abi.ChunkHit, mode, note string, err error) {
 	mode = abi.ModeLexical
-	c, err := NewCall(ctx, st, query, k)
+	c, err := e.NewCall(ctx, st, query, k)
 	if err != nil {
 		return nil, "", "", err
 	}
@@ -33,8 +33,8 @@ func Recall(ctx context.Context, st index.Backend, query string, k int) (hits []
 	}
 	vx, _ := st.(index.Vectors)
 	if model, ok := vectorModel(vx); ok {
-		vh, err := vx.VectorList(ctx, query, Default.RecallDepth)
-		vl := List{Name: "vectors", Weight: Default.Vectors, Hits: vh}
+		vh, err := vx.VectorList(ctx, query, e.p.RecallDepth)
+		vl := List{Name: "vectors", Weight: e.p.Vectors, Hits: vh}
 		switch {
 		case err != nil:
 			slog.Warn("recall: embedder failed, using offline lexical recall", "model", model, "err", err)
@@ -49,7 +49,7 @@ func Recall(ctx context.Context, st index.Backend, query string, k int) (hits []
 			// Vectors weigh less the more literal evidence the query has, as the
 			// expansions do: a query whose words the store says in many chunks is
 			// bm25's (RATIONALE.md, Vectors).
-			vl.Weight = Default.Vectors * (Default.LitFloor + (1-Default.LitFloor)*(1-rho))
+			vl.Weight = e.p.Vectors * (e.p.LitFloor + (1-e.p.LitFloor)*(1-rho))
 			lists = append(lists, vl)
 			mode = abi.ModeHybrid
 			if !lexicalFound {
@@ -57,7 +57,7 @@ func Recall(ctx context.Context, st index.Backend, query string, k int) (hits []
 			}
 		}
 	}
-	hits = LeadThenFuse(lead, lists, tail, k, DemoteDuplicates)
+	hits = LeadThenFuse(&e.p, lead, lists, tail, k, DemoteDuplicates)
 	// Hits search found keep its citations (conversation-aware, citation.go); the
 	// others cite the messages saying a query word or one of its expansions.
 	inLead := map[string]bool{}
@@ -80,7 +80,7 @@ func Recall(ctx context.Context, st index.Backend, query string, k int) (hits []
 			sub = append(sub, h)
 		}
 	}
-	if err := CiteHits(ctx, c.Msgs, sub, stems, nil, 1); err != nil {
+	if err := CiteHits(ctx, &e.p, c.Msgs, sub, stems, nil, 1); err != nil {
 		return nil, "", "", err
 	}
 	for x, i := range idx {
@@ -129,8 +129,8 @@ var questionWords = func() map[string]bool {
 }()
 
 // LexicalLists builds the offline rankings for query (see Call.LexicalLists).
-func LexicalLists(ctx context.Context, st index.Backend, query string, k int) (lead, tail []abi.ChunkHit, lists []List, stems []string, rho float64, err error) {
-	c, err := NewCall(ctx, st, query, k)
+func (e *Engine) LexicalLists(ctx context.Context, st index.Backend, query string, k int) (lead, tail []abi.ChunkHit, lists []List, stems []string, rho float64, err error) {
+	c, err := e.NewCall(ctx, st, query, k)
 	if err != nil {
 		return nil, nil, nil, nil, 0, err
 	}
@@ -176,7 +176,7 @@ func (c *Call) LexicalLists(ctx context.Context) (lead, tail []abi.ChunkHit, lis
 		n := int(math.Floor(ev.said * ev.said * rho * float64(len(lead))))
 		strong := lead[n:]
 		lead = lead[:n]
-		lists = append(lists, List{Name: "chunks", Weight: Default.Chunks * (Default.LitFloor + (1-Default.LitFloor)*rho), Hits: strong})
+		lists = append(lists, List{Name: "chunks", Weight: c.P.Chunks * (c.P.LitFloor + (1-c.P.LitFloor)*rho), Hits: strong})
 	}
 	exact, err := c.exactList(ctx, ev)
 	if err != nil {
@@ -227,7 +227,7 @@ func (c *Call) literalEvidence(ctx context.Context, lead []abi.ChunkHit, level m
 			ev.hits++
 		}
 	}
-	litRef := min(Default.LitRef, max(1, Default.LitShare*float64(st.Stats().Chunks)))
+	litRef := min(c.P.LitRef, max(1, c.P.LitShare*float64(st.Stats().Chunks)))
 	if ev.hits >= k && float64(ev.hits) < litRef {
 		// A short list (small k) shows fewer chunks than the evidence measure
 		// needs: count the chunks saying one of the rarer query words.
@@ -267,14 +267,14 @@ func (c *Call) literalEvidence(ctx context.Context, lead []abi.ChunkHit, level m
 	// does not say is weak evidence that the query is worded unlike it: the
 	// words' absence counts in proportion to the store's vocabulary, up to
 	// EverydayWords.
-	vocab, err := st.Vocabulary(ctx, Default.EverydayWords)
+	vocab, err := st.Vocabulary(ctx, c.P.EverydayWords)
 	if err != nil {
 		return ev, err
 	}
-	absence := float64(vocab) / float64(Default.EverydayWords)
+	absence := float64(vocab) / float64(c.P.EverydayWords)
 	if ev.nw > 0 {
 		f := 1 - absence*float64(ev.nw-ev.known)/float64(ev.nw)
-		if f >= Default.Anchored {
+		if f >= c.P.Anchored {
 			// At most one word in four the store never says: the query is anchored
 			// in the store's words, and the odd word is more likely phrasing or a
 			// misspelling ("partake", "educaton") than the topic.
@@ -305,11 +305,11 @@ func (c *Call) exactList(ctx context.Context, ev evidence) ([]List, error) {
 	if ev.nw < 2 || ev.known != ev.nw || len(terms) < 2 {
 		return nil, nil
 	}
-	exact, err := c.St.Match(ctx, index.Match{Query: termQuery(index.All, terms), Limit: Default.ExactN})
+	exact, err := c.St.Match(ctx, index.Match{Query: termQuery(index.All, terms), Limit: c.P.ExactN})
 	if err != nil || len(exact) == 0 {
 		return nil, err
 	}
-	return []List{{Name: "exact", Weight: Default.Exact, Hits: exact}}, nil
+	return []List{{Name: "exact", Weight: c.P.Exact, Hits: exact}}, nil
 }
 
 // meaningLists are recall's offline meaning signals under partial literal
@@ -317,7 +317,7 @@ func (c *Call) exactList(ctx context.Context, ev evidence) ([]List, error) {
 // (associations.go), with the stems their hits cite.
 func (c *Call) meaningLists(ctx context.Context, ev evidence) (lists []List, stems []string, err error) {
 	st, terms, rho := c.St, c.Terms, ev.rho
-	groups, err := expansionGroups(ctx, st, c.Query.Text)
+	groups, err := expansionGroups(ctx, c.P, st, c.Query.Text)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -334,23 +334,23 @@ func (c *Call) meaningLists(ctx context.Context, ev evidence) (lists []List, ste
 		// With little literal evidence, the chunks that say a query word are the bm25
 		// list's job: this list then holds only what matches through expansions.
 		var skip map[index.Key]bool
-		if len(terms) > 0 && float64(ev.hits) < Default.LitRef {
-			if skip, err = keySet(ctx, st, termQuery(index.Any, terms)); err != nil {
+		if len(terms) > 0 && float64(ev.hits) < c.P.LitRef {
+			if skip, err = keySet(ctx, c.P, st, termQuery(index.Any, terms)); err != nil {
 				return nil, nil, err
 			}
 		}
-		eh, err := setRank(ctx, st, eg, skip, false, Default.RecallDepth)
+		eh, err := setRank(ctx, c.P, st, eg, skip, false, c.P.RecallDepth)
 		if err != nil {
 			return nil, nil, err
 		}
-		lists = append(lists, List{Name: "expansion", Weight: Default.Expansion * (1 + Default.ExpBoost*(1-rho) + Default.ExpUnknown*ev.unknown), Hits: eh})
+		lists = append(lists, List{Name: "expansion", Weight: c.P.Expansion * (1 + c.P.ExpBoost*(1-rho) + c.P.ExpUnknown*ev.unknown), Hits: eh})
 	}
 	if rho < 1 && len(groups) > 0 {
 		own := map[string]bool{}
 		for _, t := range terms {
 			own[t.Stem] = true
 		}
-		ag, members, err := associationGroups(ctx, st, groups, own)
+		ag, members, err := associationGroups(ctx, c.P, st, groups, own)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -361,15 +361,15 @@ func (c *Call) meaningLists(ctx context.Context, ev evidence) (lists []List, ste
 				}
 			}
 			// Chunks that say an associated word themselves are the other lists' job.
-			skip, err := keySet(ctx, st, index.Query{Op: index.Any, Phrases: members})
+			skip, err := keySet(ctx, c.P, st, index.Query{Op: index.Any, Phrases: members})
 			if err != nil {
 				return nil, nil, err
 			}
-			ah, err := setRank(ctx, st, ag, skip, true, Default.RecallDepth)
+			ah, err := setRank(ctx, c.P, st, ag, skip, true, c.P.RecallDepth)
 			if err != nil {
 				return nil, nil, err
 			}
-			w := Default.Assoc * (1 - rho) * math.Pow(float64(len(ag))/float64(len(groups)), Default.Cover)
+			w := c.P.Assoc * (1 - rho) * math.Pow(float64(len(ag))/float64(len(groups)), c.P.Cover)
 			lists = append(lists, List{Name: "association", Weight: w, Hits: ah})
 		}
 	}

@@ -32,12 +32,13 @@ func TestNamedWords(t *testing.T) {
 // TestPruneFrequentKeepsTheRarest: words in more than MaxDFShare of the chunks are
 // dropped, unless that drops all of them: then the rarest stays.
 func TestPruneFrequentKeepsTheRarest(t *testing.T) {
+	dp := DefaultParams()
 	ts := []Term{{Word: "common", DF: 900}, {Word: "rare", DF: 3}, {Word: "usual", DF: 500}}
-	if got := PruneFrequent(ts, 1000); len(got) != 1 || got[0].Word != "rare" {
+	if got := PruneFrequent(&dp, ts, 1000); len(got) != 1 || got[0].Word != "rare" {
 		t.Fatalf("PruneFrequent = %+v, want rare alone", got)
 	}
 	all := []Term{{Word: "common", DF: 900}, {Word: "usual", DF: 500}}
-	if got := PruneFrequent(all, 1000); len(got) != 1 || got[0].Word != "usual" {
+	if got := PruneFrequent(&dp, all, 1000); len(got) != 1 || got[0].Word != "usual" {
 		t.Fatalf("PruneFrequent (all common) = %+v, want usual (the rarest)", got)
 	}
 }

@@ -16,6 +16,8 @@ import (
 // query understood, its terms, and the per-call reader of chunk texts the scoring
 // and citation stages share.
 type Call struct {
+	// P are the engine's parameters.
+	P  *Params
 	St index.Backend
 	K  int
 	// Query is the query understood (people, addresses, dates, the rest).
@@ -34,8 +36,8 @@ type Call struct {
 }
 
 // NewCall understands query against st (ParseQuery, KnownEntities, QueryTerms).
-func NewCall(ctx context.Context, st index.Backend, query string, k int) (*Call, error) {
-	c := &Call{St: st, K: k, Query: ParseQuery(query, st), Msgs: NewMessages(st)}
+func (e *Engine) NewCall(ctx context.Context, st index.Backend, query string, k int) (*Call, error) {
+	c := &Call{P: &e.p, St: st, K: k, Query: ParseQuery(query, st), Msgs: NewMessages(st)}
 	pq := &c.Query
 	ents, err := st.KnownEntities(ctx, pq.Entities)
 	if err != nil {
@@ -45,7 +47,7 @@ func NewCall(ctx context.Context, st index.Backend, query string, k int) (*Call,
 	if c.All, err = QueryTerms(ctx, st, pq.Text); err != nil {
 		return nil, err
 	}
-	c.Terms = PruneFrequent(c.All, st.Stats().Chunks)
+	c.Terms = PruneFrequent(&e.p, c.All, st.Stats().Chunks)
 	for _, t := range c.Terms {
 		c.SnipTerms = append(c.SnipTerms, t.Word)
 	}
@@ -60,8 +62,8 @@ func NewCall(ctx context.Context, st index.Backend, query string, k int) (*Call,
 // each hit came from (levels.go: below OrLevel a hit says at least two of the
 // query's rarer words, or its only one; below FillLevel at least one; a hit
 // without a level is a chunk that follows a hit in its conversation).
-func Search(ctx context.Context, st index.Backend, query string, k int) (hits []abi.ChunkHit, level map[string]int, err error) {
-	c, err := NewCall(ctx, st, query, k)
+func (e *Engine) Search(ctx context.Context, st index.Backend, query string, k int) (hits []abi.ChunkHit, level map[string]int, err error) {
+	c, err := e.NewCall(ctx, st, query, k)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -154,7 +156,7 @@ func (c *Call) rankCited(ctx context.Context, f index.Filter, restricted bool) (
 			return ByMessage(ctx, c.Msgs, c.St.Stats().Chunks, hs, terms)
 		}
 	}
-	hits, level, err := Candidates(ctx, c.St, terms, all, f, restricted, k, c.SnipTerms, order)
+	hits, level, err := Candidates(ctx, c.P, c.St, terms, all, f, restricted, k, c.SnipTerms, order)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -166,7 +168,7 @@ func (c *Call) rankCited(ctx context.Context, f index.Filter, restricted bool) (
 	// (often only its subject or an address) is rarely what was asked for.
 	minCite := 1
 	if !c.HasTime && !c.HasEnt && len(terms) >= 2 {
-		minCite = Default.MinCiteWords
+		minCite = c.P.MinCiteWords
 	}
 	cited := map[string]bool{}
 	if HasChat(hits) && len(all) > 0 {
@@ -175,7 +177,7 @@ func (c *Call) rankCited(ctx context.Context, f index.Filter, restricted bool) (
 		if err != nil {
 			return nil, nil, err
 		}
-		if hits, cited, err = OrderByTurns(ctx, c.Msgs, append(hits, next...), level, all, minCite, c.St.Stats().Chunks, c.Query.Raw); err != nil {
+		if hits, cited, err = OrderByTurns(ctx, c.P, c.Msgs, append(hits, next...), level, all, minCite, c.St.Stats().Chunks, c.Query.Raw); err != nil {
 			return nil, nil, err
 		}
 		hits = DemoteDuplicates(hits)
@@ -191,7 +193,7 @@ func (c *Call) rankCited(ctx context.Context, f index.Filter, restricted bool) (
 			sub = append(sub, h)
 		}
 	}
-	if err := CiteHits(ctx, c.Msgs, sub, StemsOf(terms), c.Query.Names, minCite); err != nil {
+	if err := CiteHits(ctx, c.P, c.Msgs, sub, StemsOf(terms), c.Query.Names, minCite); err != nil {
 		return nil, nil, err
 	}
 	for x, j := range rest {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -33,9 +32,9 @@ func TestWhenQuestionRanksTheTurnTellingTheTime(t *testing.T) {
 	if got := first(); got != "m3" {
 		t.Fatalf("first cited %s, want m3 (the turn telling when)", got)
 	}
-	saved := retrieval.Default.TimeBoost
-	retrieval.Default.TimeBoost = 0
-	defer func() { retrieval.Default.TimeBoost = saved }()
+	off := st.RankParams()
+	off.TimeBoost = 0
+	st.SetRankParams(off)
 	if got := first(); got != "m1" {
 		t.Fatalf("TimeBoost = 0: first cited %s, want m1 (more of the word): the fixture no longer shows the signal", got)
 	}

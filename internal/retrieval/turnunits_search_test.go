@@ -7,7 +7,6 @@ import (
 	"testing"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
-	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -96,9 +95,9 @@ func TestSearchRanksTurnsOnTheirOwn(t *testing.T) {
 		}
 	}
 
-	saved := retrieval.Default.TurnShare
-	retrieval.Default.TurnShare = 0
-	defer func() { retrieval.Default.TurnShare = saved }()
+	off := st.RankParams()
+	off.TurnShare = 0
+	st.SetRankParams(off)
 	if refs := refsOf(search()); slices.Contains(refs, "a6") {
 		t.Fatalf("TurnShare = 0: refs %v cite a6; the test no longer shows the mechanism", refs)
 	}
