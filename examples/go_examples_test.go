@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/toolaudit"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
@@ -121,7 +122,7 @@ func TestGoExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := runtime.New(ctx, runtime.Options{Reader: store, ToolsDir: tools, Policy: p, CacheDir: filepath.Join(os.TempDir(), "openhuman-examples-test-cache", "wazero")})
+	host, err := runtime.New(ctx, runtime.Options{Reader: memory.Default(store), ToolsDir: tools, Policy: p, CacheDir: filepath.Join(os.TempDir(), "openhuman-examples-test-cache", "wazero")})
 	if err != nil {
 		t.Fatal(err)
 	}

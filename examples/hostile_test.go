@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/signature"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
@@ -73,7 +74,7 @@ func hostileHost(ctx context.Context, t *testing.T, dir, tools string, p *policy
 		t.Fatal(err)
 	}
 	host, err := runtime.New(ctx, runtime.Options{
-		Reader:   store,
+		Reader:   memory.Default(store),
 		Builtins: []runtime.BuiltinModule{{Name: fp.Name + ".wasm", SHA256: fp.SHA256, Wasm: fp.Wasm}},
 		ToolsDir: tools,
 		Policy:   p,

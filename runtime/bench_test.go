@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -72,7 +73,7 @@ func reportPercentiles(b *testing.B, d []time.Duration) {
 func BenchmarkSearchDirect(b *testing.B) {
 	store := benchReader(b)
 	ctx := context.Background()
-	res, err := store.Search(ctx, abi.SearchRequest{Query: benchQuery, K: 10})
+	res, err := memory.Default(store).Search(ctx, abi.SearchRequest{Query: benchQuery, K: 10})
 	if err != nil || len(res.Chunks) != 10 {
 		b.Fatalf("direct search: %d hits, %v", len(res.Chunks), err)
 	}
@@ -80,7 +81,7 @@ func BenchmarkSearchDirect(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		start := time.Now()
-		if _, err := store.Search(ctx, abi.SearchRequest{Query: benchQuery, K: 10}); err != nil {
+		if _, err := memory.Default(store).Search(ctx, abi.SearchRequest{Query: benchQuery, K: 10}); err != nil {
 			b.Fatal(err)
 		}
 		d = append(d, time.Since(start))
@@ -91,7 +92,7 @@ func BenchmarkSearchDirect(b *testing.B) {
 
 func BenchmarkSearchSandbox(b *testing.B) {
 	store := benchReader(b)
-	h, _ := newHost(b, Options{Reader: store, Builtins: firstPartyBuiltins(b)})
+	h, _ := newHost(b, Options{Reader: memory.Default(store), Builtins: firstPartyBuiltins(b)})
 	if err := h.WaitReady(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -119,7 +120,7 @@ func BenchmarkSearchSandbox(b *testing.B) {
 // BenchmarkFreshInstance is instantiate + _initialize + one call + close.
 func BenchmarkFreshInstance(b *testing.B) {
 	store := benchReader(b)
-	h, _ := newHost(b, Options{Reader: store, Builtins: firstPartyBuiltins(b)})
+	h, _ := newHost(b, Options{Reader: memory.Default(store), Builtins: firstPartyBuiltins(b)})
 	if err := h.WaitReady(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -246,7 +247,7 @@ func procStatusMB(b *testing.B, key string) float64 {
 // decoding and re-encoding the hits).
 func BenchmarkSearchSandboxRawGuest(b *testing.B) {
 	store := benchReader(b)
-	h, _ := newHost(b, Options{Reader: store, Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(b, ""))}})
+	h, _ := newHost(b, Options{Reader: memory.Default(store), Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(b, ""))}})
 	if err := h.WaitReady(context.Background()); err != nil {
 		b.Fatal(err)
 	}

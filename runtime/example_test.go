@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/runtime"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -53,7 +54,7 @@ func Example() {
 		return
 	}
 	host, err := runtime.New(ctx, runtime.Options{
-		Reader:   store,
+		Reader:   memory.Default(store),
 		Builtins: []runtime.BuiltinModule{{Name: mod.Name + ".wasm", SHA256: mod.SHA256, Wasm: mod.Wasm}},
 		CacheDir: filepath.Join(dir, "wazero"),
 	})

@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/openhuman/openhuman-core/internal/ingest"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 	toolswasm "github.com/openhuman/openhuman-core/tools-wasm"
@@ -86,7 +87,7 @@ func ids(hits []abi.ChunkHit) []string {
 func TestFirstPartyToolsMatchReadAPI(t *testing.T) {
 	store := fixtureStore(t)
 	body := `{"query":"phoenix","results":[{"url":"https://a.example/x","title":"Phoenix","content":"rises","engine":"ddg"}]}`
-	h, _ := newHost(t, Options{Reader: store, Builtins: firstPartyBuiltins(t), SearXNG: fakeSearxng{body: body}, SearXNGEnabled: true})
+	h, _ := newHost(t, Options{Reader: memory.Default(store), Builtins: firstPartyBuiltins(t), SearXNG: fakeSearxng{body: body}, SearXNGEnabled: true})
 	if err := h.WaitReady(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -97,7 +98,7 @@ func TestFirstPartyToolsMatchReadAPI(t *testing.T) {
 	if got := strings.Join(names, ","); got != "memory.search,memory.recall,tree.read_chunk,tree.browse,tree.top_entities,tree.list_sources,searxng_search" {
 		t.Fatalf("catalogue = %s", got)
 	}
-	compareFirstParty(t, h, store, []string{"budget", "launch", "brake"})
+	compareFirstParty(t, h, memory.Default(store), []string{"budget", "launch", "brake"})
 
 	var web abi.SearxngResult
 	mustResult(t, h, "searxng_search", `{"query":"phoenix"}`, &web)
@@ -122,7 +123,7 @@ func TestFirstPartyToolsMatchReadAPI(t *testing.T) {
 
 // compareFirstParty calls each memory tool through the sandbox and the read API
 // directly and checks they agree.
-func compareFirstParty(t *testing.T, h *Host, store memtree.Reader, queries []string) {
+func compareFirstParty(t *testing.T, h *Host, store Reader, queries []string) {
 	t.Helper()
 	ctx := context.Background()
 	for _, q := range queries {
@@ -241,6 +242,6 @@ func TestFirstPartyToolsOnCorpus(t *testing.T) {
 	if store == nil {
 		t.Skip("../shared/data/gencorpus not present: corpus comparison not run (the fixture test covers the tools)")
 	}
-	h, _ := newHost(t, Options{Reader: store, Builtins: firstPartyBuiltins(t)})
-	compareFirstParty(t, h, store, []string{"phoenix launch", "brake repair", "invoice Halvorsen", "book club", "Lisbon trip"})
+	h, _ := newHost(t, Options{Reader: memory.Default(store), Builtins: firstPartyBuiltins(t)})
+	compareFirstParty(t, h, memory.Default(store), []string{"phoenix launch", "brake repair", "invoice Halvorsen", "book club", "Lisbon trip"})
 }

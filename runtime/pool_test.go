@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -18,11 +19,11 @@ import (
 // more than maxIdlePerModule idle.
 func TestPoolConcurrentFirstParty(t *testing.T) {
 	store := fixtureStore(t)
-	h, _ := newHost(t, Options{Reader: store, Builtins: firstPartyBuiltins(t)})
+	h, _ := newHost(t, Options{Reader: memory.Default(store), Builtins: firstPartyBuiltins(t)})
 	if err := h.WaitReady(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	want, err := store.Search(context.Background(), abi.SearchRequest{Query: "budget", K: 10})
+	want, err := memory.Default(store).Search(context.Background(), abi.SearchRequest{Query: "budget", K: 10})
 	if err != nil || len(want.Chunks) == 0 {
 		t.Fatalf("direct search: %v %v", want, err)
 	}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -172,7 +173,7 @@ func BenchmarkMixedRSS(b *testing.B) {
 		store = fixtureStore(b)
 	}
 	dir := filepath.Join(os.TempDir(), "openhuman-bench-wazero-cache")
-	h, _ := newHost(b, Options{Reader: store, Builtins: firstPartyBuiltins(b), CacheDir: dir})
+	h, _ := newHost(b, Options{Reader: memory.Default(store), Builtins: firstPartyBuiltins(b), CacheDir: dir})
 	ctx := context.Background()
 	if err := h.WaitReady(ctx); err != nil {
 		b.Fatal(err)

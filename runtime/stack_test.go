@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/openhuman/openhuman-core/examples/hostile/wasmgen"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -209,7 +210,7 @@ func BenchmarkStackCallOverhead(b *testing.B) {
 					stackBudgetSlots = 0
 				}
 				defer func() { stackBudgetSlots = saved }()
-				h, _ := newHost(b, Options{Reader: benchReader(b), Builtins: firstPartyBuiltins(b), CacheDir: "-"})
+				h, _ := newHost(b, Options{Reader: memory.Default(benchReader(b)), Builtins: firstPartyBuiltins(b), CacheDir: "-"})
 				benchCalls(b, h, Call{Tool: "memory.search", Arguments: []byte(`{"query":"` + benchQuery + `","k":10}`), Client: "mcp:bench"})
 			})
 		}

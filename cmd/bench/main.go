@@ -34,6 +34,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -477,7 +478,8 @@ func (l *latencies) text() string {
 	return ms(median(l.p50)) + " / " + ms(median(l.p95))
 }
 
-func benchCalls(o options, rep *report, systems []*system, store *memtree.Store, db *sql.DB, qs []string) error {
+func benchCalls(o options, rep *report, systems []*system, st *memtree.Store, db *sql.DB, qs []string) error {
+	store := memory.Default(st) // the read API the host functions call
 	ctx := context.Background()
 	sessions := make([]*server, len(systems))
 	for i, s := range systems {

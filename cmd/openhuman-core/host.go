@@ -10,6 +10,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/config"
 	"github.com/openhuman/openhuman-core/internal/embed"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/searxng"
 	"github.com/openhuman/openhuman-core/policy"
@@ -96,7 +97,7 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 	}
 	tCatalogue := time.Since(start)
 	host, err := runtime.New(ctx, runtime.Options{
-		Reader:         store,
+		Reader:         memory.Default(store),
 		SearXNG:        sx,
 		SearXNGEnabled: cfg.SearXNG.Enabled,
 		Builtins:       builtins,

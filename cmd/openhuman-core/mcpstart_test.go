@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/runtime"
 	toolswasm "github.com/openhuman/openhuman-core/tools-wasm"
@@ -115,7 +116,7 @@ func TestStartWindowEndsAfterFirstCall(t *testing.T) {
 	}
 	w := openStartWindow(time.Hour)
 	defer w.close()
-	host, err := runtime.New(context.Background(), runtime.Options{Reader: store, Builtins: builtins, CacheDir: "-", AfterStart: w.done})
+	host, err := runtime.New(context.Background(), runtime.Options{Reader: memory.Default(store), Builtins: builtins, CacheDir: "-", AfterStart: w.done})
 	if err != nil {
 		t.Fatal(err)
 	}

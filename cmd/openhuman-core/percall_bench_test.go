@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/mcpserver"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/runtime"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -81,7 +82,7 @@ func BenchmarkSearchPerCall(b *testing.B) {
 	defer store.Close()
 
 	api := func(q string) {
-		res, err := store.Search(ctx, abi.SearchRequest{Query: q, K: 10})
+		res, err := memory.Default(store).Search(ctx, abi.SearchRequest{Query: q, K: 10})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -94,7 +95,7 @@ func BenchmarkSearchPerCall(b *testing.B) {
 	apiDeadline := func(q string) {
 		dctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 		defer cancel()
-		res, err := store.Search(dctx, abi.SearchRequest{Query: q, K: 10})
+		res, err := memory.Default(store).Search(dctx, abi.SearchRequest{Query: q, K: 10})
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -15,6 +15,8 @@ import (
 	"golang.org/x/text/runes"
 	"golang.org/x/text/transform"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
 
 // Fold lowercases s and removes diacritics, as FTS5's unicode61 remove_diacritics does.
@@ -416,3 +418,7 @@ func (p *porter) step5() {
 		p.b = p.b[:len(p.b)-1]
 	}
 }
+
+// EmailRE matches an e-mail address (the store extracts addresses with it too, so
+// an address in a query is the entity the store linked).
+var EmailRE = lazyre.New(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b`)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -116,7 +117,7 @@ func TestChatBatchFilesOfOneDayBothStay(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"zeppelin", "submarine", "back home"} {
-		res, err := st.Search(ctx, abi.SearchRequest{Query: q, K: 10})
+		res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: q, K: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -211,7 +212,7 @@ func TestChatCoalescingKeepsEveryMessage(t *testing.T) {
 		n := 0
 		for i := 0; i < 6; i++ {
 			for _, w := range []string{"a", "b"} {
-				res, err := st.Search(context.Background(), abi.SearchRequest{Query: fmt.Sprintf("word%d%s", i, w), K: 5})
+				res, err := memory.Default(st).Search(context.Background(), abi.SearchRequest{Query: fmt.Sprintf("word%d%s", i, w), K: 5})
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -150,7 +151,7 @@ func TestCoalesceWritesCompleteMonths(t *testing.T) {
 		t.Fatalf("%d sources written, %d failures: %v", rep.sum.Sources, rep.sum.Failures, rep.sum.Errors)
 	}
 	for _, w := range []string{"alpha", "beta", "gamma", "delta", "epsilon"} {
-		res, err := st.Search(context.Background(), abi.SearchRequest{Query: w, K: 5})
+		res, err := memory.Default(st).Search(context.Background(), abi.SearchRequest{Query: w, K: 5})
 		if err != nil || len(res.Chunks) != 1 {
 			t.Errorf("search %q: %d chunks, %v", w, len(res.Chunks), err)
 		}

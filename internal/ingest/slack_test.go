@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -360,7 +361,7 @@ func TestSlackSecondExportMerges(t *testing.T) {
 		t.Errorf("the second export removed %d chunks", res.RemovedChunks)
 	}
 	for _, q := range []string{"zeppelin budget", "hangar lease", "helium delivery", "submarine procurement"} {
-		res, err := st.Search(ctx, abi.SearchRequest{Query: q, K: 10})
+		res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: q, K: 10})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -444,7 +445,7 @@ func TestStoreFailureFailsOnlyItsSource(t *testing.T) {
 	if stats.Sources["document"] != 2 || stats.TotalChunks() != 2 || stats.Summaries != 2 {
 		t.Errorf("store holds %+v, want the 2 good documents whole", stats)
 	}
-	res, err := st.Search(context.Background(), abi.SearchRequest{Query: "kitchen tap", K: 5})
+	res, err := memory.Default(st).Search(context.Background(), abi.SearchRequest{Query: "kitchen tap", K: 5})
 	if err != nil || len(res.Chunks) != 1 {
 		t.Errorf("search kitchen tap = %v, %v; want the Charlie note", res, err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openhuman/openhuman-core/internal/audit"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
@@ -55,7 +56,7 @@ func helloHost(t *testing.T, agents string) *runtime.Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := runtime.New(ctx, runtime.Options{Reader: store, ToolsDir: tools, Policy: pol, Autonomy: "readonly",
+	host, err := runtime.New(ctx, runtime.Options{Reader: memory.Default(store), ToolsDir: tools, Policy: pol, Autonomy: "readonly",
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), CacheDir: "-"})
 	if err != nil {
 		t.Fatal(err)

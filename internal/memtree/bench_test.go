@@ -11,6 +11,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/config"
 	"github.com/openhuman/openhuman-core/internal/ingest"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -97,7 +98,7 @@ func benchScales(b *testing.B, fn func(b *testing.B, st *memtree.Store)) {
 func BenchmarkSearch(b *testing.B) {
 	benchScales(b, func(b *testing.B, st *memtree.Store) {
 		p50(b, func(i int) error {
-			_, err := st.Search(context.Background(), abi.SearchRequest{Query: benchQueries[i%len(benchQueries)], K: 10})
+			_, err := memory.Default(st).Search(context.Background(), abi.SearchRequest{Query: benchQueries[i%len(benchQueries)], K: 10})
 			return err
 		})
 	})
@@ -106,7 +107,7 @@ func BenchmarkSearch(b *testing.B) {
 func BenchmarkRecall(b *testing.B) {
 	benchScales(b, func(b *testing.B, st *memtree.Store) {
 		p50(b, func(i int) error {
-			_, err := st.Recall(context.Background(), abi.RecallRequest{Query: benchQueries[i%len(benchQueries)], K: 10})
+			_, err := memory.Default(st).Recall(context.Background(), abi.RecallRequest{Query: benchQueries[i%len(benchQueries)], K: 10})
 			return err
 		})
 	})
@@ -222,13 +223,13 @@ func BenchmarkLoCoMo(b *testing.B) {
 	ctx := context.Background()
 	b.Run("search", func(b *testing.B) {
 		p50p95(b, func(i int) error {
-			_, err := st.Search(ctx, abi.SearchRequest{Query: qs[i%len(qs)], K: 50})
+			_, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: qs[i%len(qs)], K: 50})
 			return err
 		})
 	})
 	b.Run("recall", func(b *testing.B) {
 		p50p95(b, func(i int) error {
-			_, err := st.Recall(ctx, abi.RecallRequest{Query: qs[i%len(qs)], K: 50})
+			_, err := memory.Default(st).Recall(ctx, abi.RecallRequest{Query: qs[i%len(qs)], K: 50})
 			return err
 		})
 	})

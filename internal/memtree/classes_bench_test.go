@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -77,7 +78,7 @@ func BenchmarkStoreClasses(b *testing.B) {
 func call(ctx context.Context, st *memtree.Store, op, q string) ([]string, error) {
 	var ids []string
 	if op == "search" {
-		res, err := st.Search(ctx, abi.SearchRequest{Query: q, K: 10})
+		res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: q, K: 10})
 		if err != nil {
 			return nil, err
 		}
@@ -86,7 +87,7 @@ func call(ctx context.Context, st *memtree.Store, op, q string) ([]string, error
 		}
 		return ids, nil
 	}
-	res, err := st.Recall(ctx, abi.RecallRequest{Query: q, K: 10})
+	res, err := memory.Default(st).Recall(ctx, abi.RecallRequest{Query: q, K: 10})
 	if err != nil {
 		return nil, err
 	}

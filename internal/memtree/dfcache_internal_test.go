@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -49,7 +50,7 @@ func TestWarmLoadsTheCacheAndStaysFresh(t *testing.T) {
 	if _, err := w.Ingest(ctx, src("b.md", "The garage replaced the brake pads; the budget allows it.")); err != nil {
 		t.Fatal(err)
 	}
-	res, err := r.Search(ctx, abi.SearchRequest{Query: "budget", K: 10})
+	res, err := memory.Default(r).Search(ctx, abi.SearchRequest{Query: "budget", K: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,8 +4,8 @@ import (
 	"net/mail"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/analysis"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
-	"github.com/openhuman/openhuman-core/internal/retrieval"
 )
 
 // Entity kinds this store extracts.
@@ -25,7 +25,7 @@ type entityRef struct {
 }
 
 var (
-	reEmail   = retrieval.EmailRE
+	reEmail   = analysis.EmailRE
 	reURL     = lazyre.New(`https?://[^\s<>\[\]()]+`)
 	reHandle  = lazyre.New(`(?:^|[\s(])@(\w[A-Za-z0-9_.-]+)`)
 	reDiscord = lazyre.New(`\b([A-Za-z0-9_.-]{2,32}#[0-9]{4})\b`)

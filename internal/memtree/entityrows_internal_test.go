@@ -55,11 +55,11 @@ func TestEntityFilterFormsAgree(t *testing.T) {
 		for _, f := range []index.Filter{{EntityIDs: people[:1]}, {EntityIDs: people[1:3], Names: []string{"rosa costa"}},
 			{EntityIDs: people[:1], From: 1767261600000, To: 1767261600000 + 12*3600000}} {
 			for _, limit := range []int{2, 20} {
-				list, err := ftsRanked(ctx, db, expr, sqlFilterRows(f, false), limit, nil, nil)
+				list, err := ftsRanked(ctx, db, nil, expr, sqlFilterRows(f, false), limit, nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				each, err := ftsRanked(ctx, db, expr, sqlFilterRows(f, true), limit, nil, nil)
+				each, err := ftsRanked(ctx, db, nil, expr, sqlFilterRows(f, true), limit, nil, nil)
 				if err != nil {
 					t.Fatal(err)
 				}

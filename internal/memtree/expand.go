@@ -3,9 +3,8 @@ package memtree
 import (
 	"context"
 
-	"github.com/openhuman/openhuman-core/internal/retrieval/index"
-
 	"github.com/openhuman/openhuman-core/internal/lexicon"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 )
 
 // Related is a term related to a query word, with a weight in (0, 1]: synonyms about

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/embed"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -172,7 +173,7 @@ func TestForgetRemovesOneSourceAndNothingElse(t *testing.T) {
 		t.Errorf("want both lowered (alice, bob) and dropped (carol) entities, got %+v", res)
 	}
 	// Reads see the change (the store generation moved).
-	hits, err := full.Search(ctx, abi.SearchRequest{Query: "grinding noise", K: 5})
+	hits, err := memory.Default(full).Search(ctx, abi.SearchRequest{Query: "grinding noise", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,7 +1,6 @@
 package memtree
 
 import (
-	"context"
 	"fmt"
 	"slices"
 	"sync"
@@ -24,17 +23,8 @@ type memoEntry struct {
 	hits  []abi.ChunkHit
 }
 
-type ftsMemoKey struct{}
-
-// withFTSMemo returns ctx carrying a fresh ftsMemo for one read call.
-func withFTSMemo(ctx context.Context) context.Context {
-	return context.WithValue(ctx, ftsMemoKey{}, &ftsMemo{m: map[string]memoEntry{}})
-}
-
-func memoOf(ctx context.Context) *ftsMemo {
-	m, _ := ctx.Value(ftsMemoKey{}).(*ftsMemo)
-	return m
-}
+// newFTSMemo returns a fresh memo for one read call (BeginRead).
+func newFTSMemo() *ftsMemo { return &ftsMemo{m: map[string]memoEntry{}} }
 
 func memoKey(expr string, f filter) string {
 	return fmt.Sprintf("%s\x00%s\x00%v", expr, f.sql(), f.args)

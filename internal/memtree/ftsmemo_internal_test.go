@@ -1,21 +1,13 @@
 package memtree
 
 import (
-	"context"
 	"testing"
 
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 func TestFTSMemoPrefixAndCopies(t *testing.T) {
-	ctx := withFTSMemo(context.Background())
-	m := memoOf(ctx)
-	if m == nil {
-		t.Fatal("withFTSMemo: no memo in the context")
-	}
-	if memoOf(context.Background()) != nil {
-		t.Fatal("a context without a memo gave one")
-	}
+	m := newFTSMemo()
 	f := filter{}.with("c.ts >= ?", 5)
 	key := memoKey(`"a" AND "b"`, f)
 	if key == memoKey(`"a" AND "b"`, filter{}.with("c.ts >= ?", 6)) {

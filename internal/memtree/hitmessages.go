@@ -7,10 +7,9 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/fit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
-	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -52,31 +51,6 @@ type hitChunk struct {
 	text        string
 	refs        []string
 	spans       [][2]int
-}
-
-// finishSearch adds the hits' cited messages to a search result and keeps it under
-// abi.MaxResultBytes; Search returns through it.
-func (s *Store) finishSearch(ctx context.Context, db *sql.DB, res *abi.SearchResult) (*abi.SearchResult, error) {
-	n, err := addHitMessages(ctx, db, res.Chunks)
-	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	retrieval.Monotone(res.Chunks)
-	res.MessageTextMaxChars = n
-	res.Chunks, res.Omitted = fitHits(res.Chunks, &res.MessageTextMaxChars, resultBase+jsonStrLen(res.Hint))
-	return res, nil
-}
-
-// finishRecall is finishSearch for recall.
-func (s *Store) finishRecall(ctx context.Context, db *sql.DB, res *abi.RecallResult) (*abi.RecallResult, error) {
-	n, err := addHitMessages(ctx, db, res.Chunks)
-	if err != nil {
-		return nil, fmt.Errorf("recall: %w", err)
-	}
-	retrieval.Monotone(res.Chunks)
-	res.MessageTextMaxChars = n
-	res.Chunks, res.Omitted = fitHits(res.Chunks, &res.MessageTextMaxChars, resultBase+jsonStrLen(res.Hint)+jsonStrLen(res.Note))
-	return res, nil
 }
 
 // citedRefs returns a hit's cited refs in order: SourceRef, then SourceRefs, each once.
@@ -240,7 +214,7 @@ func addHitMessages(ctx context.Context, db *sql.DB, hits []abi.ChunkHit) (int, 
 		return 0, nil
 	}
 	bound := max(abi.HitMessageMinChars, min(abi.HitMessageMaxChars, abi.HitMessageBudgetChars/total))
-	boundTexts(hits, bound)
+	fit.BoundTexts(hits, bound)
 	return bound, nil
 }
 
@@ -265,18 +239,6 @@ func sourcesWithMessages(ctx context.Context, db *sql.DB, rowids []int64) (map[i
 		return nil, fmt.Errorf("read cited messages: %w", err)
 	}
 	return out, nil
-}
-
-// boundTexts cuts every hit message's text to at most n characters.
-func boundTexts(hits []abi.ChunkHit, n int) {
-	for i := range hits {
-		for j := range hits[i].Messages {
-			m := &hits[i].Messages[j]
-			if t, cut := cutText(m.Text, n); cut {
-				m.Text, m.Truncated = t, true
-			}
-		}
-	}
 }
 
 // holder returns the chunk, among c and its neighbours, that holds ref.
@@ -387,23 +349,9 @@ func isoTime(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.999Z07:00")
 }
 
-// cutText returns s cut to at most n characters (on a word boundary when one is
-// near, ending in "…") and whether it was cut.
-func cutText(s string, n int) (string, bool) {
-	if n < 1 || utf8.RuneCountInString(s) <= n {
-		return s, false
-	}
-	r := []rune(s)[:n-1]
-	out := string(r)
-	if sp := strings.LastIndexAny(out, " \n\t"); sp > len(out)/2 {
-		out = out[:sp]
-	}
-	return strings.TrimRight(out, " \n\t") + "…", true
-}
-
 // clipRunes cuts s to at most n characters, ending in "…" when cut.
 func clipRunes(s string, n int) string {
-	t, _ := cutText(s, n)
+	t, _ := fit.CutText(s, n)
 	return t
 }
 
@@ -437,117 +385,4 @@ func readHitChunks(ctx context.Context, db *sql.DB, cond string, args ...any) (m
 func jsonArg(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
-}
-
-// resultBase bounds the encoded size of a result's fields other than its list.
-const resultBase = 512
-
-// jsonStrLen bounds the encoded size of s as a JSON string as encoding/json writes
-// it: quotes, six bytes for each character it escapes (<, >, &, controls,
-// U+2028/U+2029, and each invalid byte, written \ufffd; two for " and \).
-func jsonStrLen(s string) int {
-	n := 2
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			switch {
-			case c < 0x20 || c == '<' || c == '>' || c == '&':
-				n += 6
-			case c == '"' || c == '\\':
-				n += 2
-			default:
-				n++
-			}
-			i++
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		switch {
-		case r == utf8.RuneError && size == 1:
-			n += 6
-		case r == '\u2028' || r == '\u2029':
-			n += 6
-		default:
-			n += size
-		}
-		i += size
-	}
-	return n
-}
-
-// strsLen bounds the encoded size of a string array.
-func strsLen(xs []string) int {
-	n := 2
-	for _, x := range xs {
-		n += jsonStrLen(x) + 1
-	}
-	return n
-}
-
-// hitSize bounds the encoded size of a hit (field names and numbers counted at
-// their longest).
-func hitSize(h *abi.ChunkHit) int {
-	n := 256 + jsonStrLen(h.ID) + jsonStrLen(h.SourceKind) + jsonStrLen(h.SourceID) + jsonStrLen(h.SourceRef) +
-		strsLen(h.SourceRefs) + jsonStrLen(h.Title) + jsonStrLen(h.Snippet) + strsLen(h.Tags) + 16
-	for i := range h.Messages {
-		m := &h.Messages[i]
-		n += 80 + jsonStrLen(m.Ref) + jsonStrLen(m.Author) + jsonStrLen(m.Time) + jsonStrLen(m.TimePrecision) + jsonStrLen(m.Text)
-	}
-	return n
-}
-
-// fitHits keeps hits within abi.MaxResultBytes beside rest bytes of other fields:
-// first by lowering the message text bound (down to abi.HitMessageMinChars), then
-// by leaving out trailing hits. It returns the hits kept and how many were left out.
-func fitHits(hits []abi.ChunkHit, bound *int, rest int) ([]abi.ChunkHit, int) {
-	sizes := func() (int, []int) {
-		sum, each := rest, make([]int, len(hits))
-		for i := range hits {
-			each[i] = hitSize(&hits[i]) + 1
-			sum += each[i]
-		}
-		return sum, each
-	}
-	sum, each := sizes()
-	if sum <= abi.MaxResultBytes {
-		return hits, 0
-	}
-	for *bound > abi.HitMessageMinChars && sum > abi.MaxResultBytes {
-		*bound = max(abi.HitMessageMinChars, *bound/2)
-		boundTexts(hits, *bound)
-		sum, each = sizes()
-	}
-	n := len(hits)
-	for n > 0 && sum > abi.MaxResultBytes {
-		n--
-		sum -= each[n]
-	}
-	return hits[:n], len(hits) - n
-}
-
-// nextOffset is the offset of the page after one at offset that kept n of the had
-// items it read, of total; 0 after the last page. A page that could keep none (an
-// item alone above the result budget) moves past that item rather than asking for
-// it again.
-func nextOffset(offset, n, had, total int) int {
-	if n == 0 && had > 0 {
-		n = 1
-	}
-	if end := offset + n; end < total {
-		return end
-	}
-	return 0
-}
-
-// fitCount returns how many of items fit in abi.MaxResultBytes beside rest bytes of
-// other fields, size bounding each item's encoded size.
-func fitCount[T any](items []T, rest int, size func(*T) int) int {
-	sum := rest
-	for i := range items {
-		sum += size(&items[i]) + 1
-		if sum > abi.MaxResultBytes {
-			return i
-		}
-	}
-	return len(items)
 }

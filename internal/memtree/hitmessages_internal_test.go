@@ -8,14 +8,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/fit"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 func TestJSONStrLenBoundsEncoding(t *testing.T) {
 	for _, s := range []string{"", "plain", "<a href=\"x\">&</a>", "tab\tnew\nline\x01", "é中😀", "\u2028\u2029", "bad \xff\xfe utf8 \xe2\x80", `back\slash "q"`} {
 		b, _ := json.Marshal(s)
-		if got := jsonStrLen(s); got < len(b) {
-			t.Errorf("jsonStrLen(%q) = %d < encoded %d", s, got, len(b))
+		if got := fit.StrLen(s); got < len(b) {
+			t.Errorf("fit.StrLen(%q) = %d < encoded %d", s, got, len(b))
 		}
 	}
 }
@@ -32,7 +34,7 @@ func TestFitHitsKeepsResultsUnderTheCap(t *testing.T) {
 		hits = append(hits, h)
 	}
 	bound := 800
-	kept, omitted := fitHits(hits, &bound, resultBase)
+	kept, omitted := fit.Hits(hits, &bound, fit.ResultBase)
 	res := abi.SearchResult{Chunks: kept, MessageTextMaxChars: bound, Omitted: omitted}
 	b, _ := json.Marshal(res)
 	if len(b) > abi.MaxResultBytes || omitted == 0 || len(kept)+omitted != 50 || bound != abi.HitMessageMinChars {
@@ -69,7 +71,7 @@ func TestHitMessagesFromNeighbourChunks(t *testing.T) {
 	if err := st.r.QueryRow(`SELECT count(*) FROM chunks`).Scan(&n); err != nil || n != 2 {
 		t.Fatalf("%d chunks, %v; the test needs the question and the answer in two", n, err)
 	}
-	res, err := st.Search(ctx, abi.SearchRequest{Query: "married", K: 5})
+	res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: "married", K: 5})
 	if err != nil || len(res.Chunks) == 0 {
 		t.Fatalf("search: %v, %+v", err, res)
 	}
@@ -136,13 +138,13 @@ func BenchmarkHitMessages(b *testing.B) {
 	}
 	for _, k := range []int{10, 50} {
 		req := abi.SearchRequest{Query: "copper lantern harbor", K: k}
-		res, err := st.Search(ctx, req)
+		res, err := memory.Default(st).Search(ctx, req)
 		if err != nil || len(res.Chunks) < k {
 			b.Fatalf("search: %v, %d hits", err, len(res.Chunks))
 		}
 		b.Run("search-k"+itoa(k), func(b *testing.B) {
 			for i := 0; i < b.N; i++ {
-				if _, err := st.Search(ctx, req); err != nil {
+				if _, err := memory.Default(st).Search(ctx, req); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -185,8 +187,8 @@ func TestNextOffset(t *testing.T) {
 	for _, c := range []struct{ offset, n, had, total, want int }{
 		{0, 50, 50, 120, 50}, {100, 20, 20, 120, 0}, {0, 10, 50, 120, 10}, {30, 0, 50, 120, 31}, {119, 0, 1, 120, 0}, {200, 0, 0, 120, 0},
 	} {
-		if got := nextOffset(c.offset, c.n, c.had, c.total); got != c.want {
-			t.Errorf("nextOffset(%d, %d, %d, %d) = %d, want %d", c.offset, c.n, c.had, c.total, got, c.want)
+		if got := fit.NextOffset(c.offset, c.n, c.had, c.total); got != c.want {
+			t.Errorf("fit.NextOffset(%d, %d, %d, %d) = %d, want %d", c.offset, c.n, c.had, c.total, got, c.want)
 		}
 	}
 }

@@ -1,15 +1,14 @@
 package memtree
 
 import (
-	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// Source kinds.
+// Source kinds (abi's).
 const (
-	KindEmail    = "email"
-	KindChat     = retrieval.KindChat // "chat"
-	KindDocument = "document"
+	KindEmail    = abi.KindEmail
+	KindChat     = abi.KindChat
+	KindDocument = abi.KindDocument
 )
 
 // SourceInput is one source as parsed and cleaned by ingest: a mail thread, a chat

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -58,6 +59,7 @@ var foldKnobs = []foldKnob{
 type foldConv struct {
 	id string
 	st *memtree.Store
+	p  retrieval.Params // what the conversation is ranked with
 	qs []foldQ
 }
 
@@ -73,13 +75,13 @@ func (c *foldConv) figure(t *testing.T, tool string) (sum float64, n int) {
 	for _, q := range c.qs {
 		var hs []abi.ChunkHit
 		if tool == "search" {
-			r, err := c.st.Search(ctx, abi.SearchRequest{Query: q.text, K: 50})
+			r, err := memory.New(c.st, c.p).Search(ctx, abi.SearchRequest{Query: q.text, K: 50})
 			if err != nil {
 				t.Fatalf("search %q: %v", q.text, err)
 			}
 			hs = r.Chunks
 		} else {
-			r, err := c.st.Recall(ctx, abi.RecallRequest{Query: q.text, K: 50})
+			r, err := memory.New(c.st, c.p).Recall(ctx, abi.RecallRequest{Query: q.text, K: 50})
 			if err != nil {
 				t.Fatalf("recall %q: %v", q.text, err)
 			}
@@ -113,7 +115,7 @@ func TestLoCoMoFolds(t *testing.T) {
 		for i := range c.turns {
 			known[c.ref(i)] = true
 		}
-		fc := &foldConv{id: c.id, st: buildLocomoStore(t, c, t.TempDir())}
+		fc := &foldConv{id: c.id, st: buildLocomoStore(t, c, t.TempDir()), p: envParams}
 		defer fc.st.Close()
 		for _, q := range c.qa {
 			if q.Category < 1 || q.Category > 4 {
@@ -127,8 +129,8 @@ func TestLoCoMoFolds(t *testing.T) {
 	}
 	base := envParams
 	rankAll := func(p retrieval.Params) {
-		for _, c := range convs {
-			c.st.SetRankParams(p)
+		for i := range convs {
+			convs[i].p = p
 		}
 	}
 	defer rankAll(base)

@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"github.com/openhuman/openhuman-core/internal/ingest"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -173,7 +174,7 @@ func buildLocomoStore(t testing.TB, c *locomoConv, dir string) *memtree.Store {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rankWithEnv(ro)
+	return ro
 }
 
 // bm25Turns is plain Okapi BM25 (k1 1.2, b 0.75) over "speaker: text" turns:
@@ -368,14 +369,14 @@ func runLocomo(t *testing.T) *locomoResult {
 			bmRefs := bm.rank(q.Question, 50)
 			res.scores["BM25"].add(q.Category, ev, bmRefs)
 			per["BM25"].add(q.Category, ev, bmRefs)
-			sr, err := st.Search(ctx, abi.SearchRequest{Query: q.Question, K: 50})
+			sr, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: q.Question, K: 50})
 			if err != nil {
 				t.Fatalf("Search %q: %v", q.Question, err)
 			}
 			srefs := expandRefs(sr.Chunks)
 			res.scores["search"].add(q.Category, ev, srefs)
 			per["search"].add(q.Category, ev, srefs)
-			rc, err := st.Recall(ctx, abi.RecallRequest{Query: q.Question, K: 50})
+			rc, err := memory.Default(st).Recall(ctx, abi.RecallRequest{Query: q.Question, K: 50})
 			if err != nil {
 				t.Fatalf("Recall %q: %v", q.Question, err)
 			}

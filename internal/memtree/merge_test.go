@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -77,7 +78,7 @@ func mustIngest(t *testing.T, st *memtree.Store, in memtree.SourceInput) memtree
 
 func hits(t *testing.T, st *memtree.Store, q string) int {
 	t.Helper()
-	res, err := st.Search(context.Background(), abi.SearchRequest{Query: q, K: 50})
+	res, err := memory.Default(st).Search(context.Background(), abi.SearchRequest{Query: q, K: 50})
 	if err != nil {
 		t.Fatal(err)
 	}

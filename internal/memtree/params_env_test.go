@@ -7,19 +7,17 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/retrieval"
 )
 
-// envParams are the ranking parameters the quality evaluations' stores rank with
-// (rankWithEnv): retrieval.DefaultParams with MEMTREE_PARAMS applied.
+// envParams are the ranking parameters the quality evaluations rank with
+// (evalAPI): retrieval.DefaultParams with MEMTREE_PARAMS applied.
 var envParams = retrieval.DefaultParams()
 
-// rankWithEnv makes st rank with envParams and returns it.
-func rankWithEnv(st *memtree.Store) *memtree.Store {
-	st.SetRankParams(envParams)
-	return st
-}
+// evalAPI is the read API over st ranking with envParams.
+func evalAPI(st *memtree.Store) *memory.API { return memory.New(st, envParams) }
 
 // setParamsFromEnv applies MEMTREE_PARAMS ("CiteShare=0.5,ChunkShare=0": fields of
 // retrieval.Params) to envParams for this test binary, so a value chosen on the

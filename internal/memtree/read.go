@@ -9,23 +9,19 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/analysis"
+	"github.com/openhuman/openhuman-core/internal/fit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
-	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // MaxK is the largest k (and page size) a read accepts.
 const MaxK = abi.MaxK
 
-// snippetChars bounds snippets built without FTS (retrieval.SnippetChars).
-const snippetChars = retrieval.SnippetChars
+// snippetChars bounds snippets built without FTS (analysis.SnippetChars).
+const snippetChars = analysis.SnippetChars
 
-func checkK(op string, k int) error {
-	if k < 1 || k > MaxK {
-		return fmt.Errorf("%s: k must be between 1 and %d, got %d: %w", op, MaxK, k, ErrInvalid)
-	}
-	return nil
-}
+func checkK(op string, k int) error { return abi.CheckK(op, k) }
 
 // hitColumns are the chunk columns scanHit reads, in order.
 const hitColumns = `c.id, c.kind, c.source_id, c.source_ref, c.source_refs_json, c.title, c.ts, c.seq, c.tags_json`
@@ -54,8 +50,8 @@ func scanHit(r rowScanner, extra ...any) (abi.ChunkHit, error) {
 	return h, nil
 }
 
-// plainSnippet is retrieval.PlainSnippet.
-func plainSnippet(text string, terms []string) string { return retrieval.PlainSnippet(text, terms) }
+// plainSnippet is analysis.PlainSnippet.
+func plainSnippet(text string, terms []string) string { return analysis.PlainSnippet(text, terms) }
 
 var reChunkID = lazyre.New(`^[0-9a-f]{32}$`)
 
@@ -137,22 +133,22 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 // attachments, ids of pathological length); they are cut from the end —
 // attachments, then entities, then source_refs (source_ref stays).
 func fitChunk(c *abi.Chunk) {
-	size := resultBase + jsonStrLen(c.ID) + jsonStrLen(c.SourceKind) + jsonStrLen(c.SourceID) + jsonStrLen(c.SourceRef) +
-		jsonStrLen(c.Title) + jsonStrLen(c.Text) + strsLen(c.SourceRefs) + strsLen(c.Tags) + strsLen(c.Entities)
+	size := fit.ResultBase + fit.StrLen(c.ID) + fit.StrLen(c.SourceKind) + fit.StrLen(c.SourceID) + fit.StrLen(c.SourceRef) +
+		fit.StrLen(c.Title) + fit.StrLen(c.Text) + fit.StrsLen(c.SourceRefs) + fit.StrsLen(c.Tags) + fit.StrsLen(c.Entities)
 	for _, a := range c.Attachments {
-		size += 64 + jsonStrLen(a.Name) + jsonStrLen(a.ContentType)
+		size += 64 + fit.StrLen(a.Name) + fit.StrLen(a.ContentType)
 	}
 	for size > abi.MaxResultBytes && len(c.Attachments) > 0 {
 		a := c.Attachments[len(c.Attachments)-1]
-		size -= 64 + jsonStrLen(a.Name) + jsonStrLen(a.ContentType)
+		size -= 64 + fit.StrLen(a.Name) + fit.StrLen(a.ContentType)
 		c.Attachments = c.Attachments[:len(c.Attachments)-1]
 	}
 	for size > abi.MaxResultBytes && len(c.Entities) > 0 {
-		size -= jsonStrLen(c.Entities[len(c.Entities)-1]) + 1
+		size -= fit.StrLen(c.Entities[len(c.Entities)-1]) + 1
 		c.Entities = c.Entities[:len(c.Entities)-1]
 	}
 	for size > abi.MaxResultBytes && len(c.SourceRefs) > 1 {
-		size -= jsonStrLen(c.SourceRefs[len(c.SourceRefs)-1]) + 1
+		size -= fit.StrLen(c.SourceRefs[len(c.SourceRefs)-1]) + 1
 		c.SourceRefs = c.SourceRefs[:len(c.SourceRefs)-1]
 	}
 	if len(c.Attachments) == 0 {
@@ -187,10 +183,10 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 	if err != nil {
 		return nil, err
 	}
-	n := fitCount(res.Chunks, resultBase+jsonStrLen(res.Hint), hitSize)
+	n := fit.Count(res.Chunks, fit.ResultBase+fit.StrLen(res.Hint), fit.HitSize)
 	had := len(res.Chunks)
 	res.Chunks = res.Chunks[:n]
-	res.Next = nextOffset(req.Offset, n, had, res.Total)
+	res.Next = fit.NextOffset(req.Offset, n, had, res.Total)
 	return res, nil
 }
 
@@ -595,12 +591,12 @@ func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*a
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("top entities: %w", err)
 	}
-	n := fitCount(res.Entities, resultBase+jsonStrLen(res.Hint), func(e *abi.Entity) int {
-		return 128 + jsonStrLen(e.EntityID) + jsonStrLen(e.Kind) + jsonStrLen(e.Surface)
+	n := fit.Count(res.Entities, fit.ResultBase+fit.StrLen(res.Hint), func(e *abi.Entity) int {
+		return 128 + fit.StrLen(e.EntityID) + fit.StrLen(e.Kind) + fit.StrLen(e.Surface)
 	})
 	had := len(res.Entities)
 	res.Entities = res.Entities[:n]
-	res.Next = nextOffset(req.Offset, n, had, res.Total)
+	res.Next = fit.NextOffset(req.Offset, n, had, res.Total)
 	if res.Total == 0 && kindHint == "" {
 		if err := s.emptyHint(ctx, db, &res.Hint); err != nil {
 			return nil, err
@@ -642,4 +638,3 @@ func DisplayName(kind, sourceID, title, userEmailHint string) string {
 }
 
 // sortHits orders hits by score descending, then timestamp descending, then id.
-func sortHits(h []abi.ChunkHit) { retrieval.SortHits(h) }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -194,7 +195,7 @@ func TestReplaceRemovesIndexRows(t *testing.T) {
 		t.Fatal(err)
 	}
 	for q, want := range map[string]int{"Alfama": 0, "cancelled": 1} {
-		res, err := st.Search(ctx, abi.SearchRequest{Query: q, K: 10})
+		res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: q, K: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -255,20 +256,20 @@ func TestKValidation(t *testing.T) {
 	st, _ := openFixture(t)
 	ctx := context.Background()
 	for _, k := range []int{0, -1, 51} {
-		if _, err := st.Search(ctx, abi.SearchRequest{Query: "car", K: k}); !errors.Is(err, memtree.ErrInvalid) {
+		if _, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: "car", K: k}); !errors.Is(err, memtree.ErrInvalid) {
 			t.Errorf("Search k=%d: %v", k, err)
 		}
-		if _, err := st.Recall(ctx, abi.RecallRequest{Query: "car", K: k}); !errors.Is(err, memtree.ErrInvalid) {
+		if _, err := memory.Default(st).Recall(ctx, abi.RecallRequest{Query: "car", K: k}); !errors.Is(err, memtree.ErrInvalid) {
 			t.Errorf("Recall k=%d: %v", k, err)
 		}
 		if _, err := st.TopEntities(ctx, abi.EntitiesTopRequest{K: k}); !errors.Is(err, memtree.ErrInvalid) {
 			t.Errorf("TopEntities k=%d: %v", k, err)
 		}
 	}
-	if _, err := st.Search(ctx, abi.SearchRequest{Query: "  ", K: 5}); !errors.Is(err, memtree.ErrInvalid) {
+	if _, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: "  ", K: 5}); !errors.Is(err, memtree.ErrInvalid) {
 		t.Errorf("empty query: %v", err)
 	}
-	res, err := st.Search(ctx, abi.SearchRequest{Query: "brake", K: 50})
+	res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: "brake", K: 50})
 	if err != nil || len(res.Chunks) != 1 {
 		t.Errorf("k=50: %v %d", err, len(res.Chunks))
 	}
@@ -293,7 +294,7 @@ func TestSearchBehaviour(t *testing.T) {
 	ctx := context.Background()
 	search := func(q string) []abi.ChunkHit {
 		t.Helper()
-		res, err := st.Search(ctx, abi.SearchRequest{Query: q, K: 10})
+		res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: q, K: 10})
 		if err != nil {
 			t.Fatalf("Search(%q): %v", q, err)
 		}
@@ -309,7 +310,7 @@ func TestSearchBehaviour(t *testing.T) {
 	}
 	// Raw FTS syntax is quoted, never interpreted.
 	for _, q := range []string{`brake" OR "x`, `NEAR(brake pads)`, `brake*`, `(brake`, `-brake`, `text:brake`, `"`} {
-		if _, err := st.Search(ctx, abi.SearchRequest{Query: q, K: 5}); err != nil {
+		if _, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: q, K: 5}); err != nil {
 			t.Errorf("Search(%q): %v", q, err)
 		}
 	}
@@ -425,11 +426,11 @@ func TestEmptyStoreHintAndLateCreation(t *testing.T) {
 	}
 	defer ro.Close()
 	ctx := context.Background()
-	sr, err := ro.Search(ctx, abi.SearchRequest{Query: "anything", K: 5})
+	sr, err := memory.Default(ro).Search(ctx, abi.SearchRequest{Query: "anything", K: 5})
 	if err != nil || len(sr.Chunks) != 0 || sr.Hint != memtree.EmptyHint {
 		t.Errorf("Search on missing store: %+v %v", sr, err)
 	}
-	rr, err := ro.Recall(ctx, abi.RecallRequest{Query: "anything", K: 5})
+	rr, err := memory.Default(ro).Recall(ctx, abi.RecallRequest{Query: "anything", K: 5})
 	if err != nil || rr.Hint != memtree.EmptyHint || rr.Chunks == nil {
 		t.Errorf("Recall: %+v %v", rr, err)
 	}
@@ -457,7 +458,7 @@ func TestEmptyStoreHintAndLateCreation(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer w.Close()
-	sr, _ = ro.Search(ctx, abi.SearchRequest{Query: "brake", K: 5})
+	sr, _ = memory.Default(ro).Search(ctx, abi.SearchRequest{Query: "brake", K: 5})
 	if sr.Hint != memtree.EmptyHint {
 		t.Errorf("existing empty store: hint %q", sr.Hint)
 	}
@@ -465,7 +466,7 @@ func TestEmptyStoreHintAndLateCreation(t *testing.T) {
 	if _, err := w.Ingest(ctx, fixtureSources()[0]); err != nil {
 		t.Fatal(err)
 	}
-	sr, err = ro.Search(ctx, abi.SearchRequest{Query: "brake", K: 5})
+	sr, err = memory.Default(ro).Search(ctx, abi.SearchRequest{Query: "brake", K: 5})
 	if err != nil || len(sr.Chunks) != 1 || sr.Hint != "" {
 		t.Errorf("after ingest: %+v %v", sr, err)
 	}
@@ -512,12 +513,12 @@ func TestConcurrentReadersWithWriter(t *testing.T) {
 				switch (g + i) % 4 {
 				case 0:
 					var r *abi.SearchResult
-					r, err = ro.Search(ctx, abi.SearchRequest{Query: "brake", K: 5})
+					r, err = memory.Default(ro).Search(ctx, abi.SearchRequest{Query: "brake", K: 5})
 					if err == nil && len(r.Chunks) != 1 {
 						err = fmt.Errorf("search found %d", len(r.Chunks))
 					}
 				case 1:
-					_, err = ro.Recall(ctx, abi.RecallRequest{Query: "automobile repair", K: 5})
+					_, err = memory.Default(ro).Recall(ctx, abi.RecallRequest{Query: "automobile repair", K: 5})
 				case 2:
 					var r *abi.ListResult
 					r, err = ro.ListChunks(ctx, abi.ChunksListRequest{K: 50})
@@ -710,7 +711,7 @@ func TestSearchCoordinationLevels(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := st.Search(ctx, abi.SearchRequest{Query: "zebra quokka narwhal", K: 6})
+	res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: "zebra quokka narwhal", K: 6})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -19,7 +20,7 @@ var rewordedQueries = []string{
 func BenchmarkRecallReworded(b *testing.B) {
 	benchScales(b, func(b *testing.B, st *memtree.Store) {
 		p50(b, func(i int) error {
-			_, err := st.Recall(context.Background(), abi.RecallRequest{Query: rewordedQueries[i%len(rewordedQueries)], K: 10})
+			_, err := memory.Default(st).Recall(context.Background(), abi.RecallRequest{Query: rewordedQueries[i%len(rewordedQueries)], K: 10})
 			return err
 		})
 	})

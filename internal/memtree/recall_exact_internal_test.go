@@ -28,16 +28,14 @@ func TestRecallExactList(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	db, err := st.readers(ctx)
-	if err != nil || db == nil {
-		t.Fatalf("readers: %v", err)
+	b, err := st.BeginRead(ctx)
+	if err != nil || b == nil {
+		t.Fatalf("begin read: %v", err)
 	}
-	snap, err := st.snapshot(ctx, db)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p := retrieval.DefaultParams()
+	eng := retrieval.New(p)
 	exactList := func(q string) *retrieval.List {
-		_, _, lists, _, _, err := st.lexicalLists(ctx, db, snap, q, 10)
+		_, _, lists, _, _, err := eng.LexicalLists(ctx, b, q, 10)
 		if err != nil {
 			t.Fatalf("lexicalLists %q: %v", q, err)
 		}
@@ -49,8 +47,8 @@ func TestRecallExactList(t *testing.T) {
 		return nil
 	}
 	l := exactList("rotation handover")
-	if l == nil || len(l.Hits) != 1 || l.Hits[0].SourceRef != "docs/oncall.md" || l.Weight != st.RankParams().Exact {
-		t.Fatalf("exact list for %q = %+v, want docs/oncall.md alone with weight %v", "rotation handover", l, st.RankParams().Exact)
+	if l == nil || len(l.Hits) != 1 || l.Hits[0].SourceRef != "docs/oncall.md" || l.Weight != p.Exact {
+		t.Fatalf("exact list for %q = %+v, want docs/oncall.md alone with weight %v", "rotation handover", l, p.Exact)
 	}
 	if l := exactList("rotation gyroscope"); l != nil {
 		t.Errorf("exact list for a query with a word the store never says = %+v, want none", l)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/embed"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -193,24 +194,25 @@ func TestRecallLeadsWithSearch(t *testing.T) {
 				query = "What did " + query + "?"
 			}
 			k := 1 + rng.IntN(20)
-			sr, err := st.Search(ctx, abi.SearchRequest{Query: query, K: k})
+			sr, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: query, K: k})
 			if err != nil {
 				t.Fatalf("search %q: %v", query, err)
 			}
-			rc, err := st.Recall(ctx, abi.RecallRequest{Query: query, K: k})
+			rc, err := memory.Default(st).Recall(ctx, abi.RecallRequest{Query: query, K: k})
 			if err != nil {
 				t.Fatalf("recall %q: %v", query, err)
 			}
-			snap, err := st.snapshot(ctx, db)
+			b, err := st.BeginRead(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
-			hits, level, err := st.search(ctx, db, snap, query, k)
+			eng := retrieval.New(retrieval.DefaultParams())
+			hits, level, err := eng.Search(ctx, b, query, k)
 			if err != nil {
 				t.Fatal(err)
 			}
 			prefix, _ := retrieval.LiteralLead(hits, level)
-			lead, _, _, _, rho, err := st.lexicalLists(ctx, db, snap, query, k)
+			lead, _, _, _, rho, err := eng.LexicalLists(ctx, b, query, k)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -19,11 +18,37 @@ type storeReader struct {
 	s    *Store
 	db   *sql.DB
 	snap *dfCache // the generation's counts and people (nil: not needed)
+	memo *ftsMemo // the call's ranked lists (nil: not remembered)
 }
 
 // reader is the store as the ranking reads it over db, at generation snap.
 func (s *Store) reader(db *sql.DB, snap *dfCache) storeReader {
-	return storeReader{s: s, db: db, snap: snap}
+	return storeReader{s: s, db: db, snap: snap, memo: newFTSMemo()}
+}
+
+// BeginRead opens one read call (internal/memory's Store): a read connection and
+// the store generation's snapshot, as an index.Backend that also gives hits their
+// cited messages (HitMessages). It is nil while the store holds no chunk (no
+// file yet, or nothing ingested).
+func (s *Store) BeginRead(ctx context.Context) (index.Backend, error) {
+	db, err := s.readers(ctx)
+	if err != nil || db == nil {
+		return nil, err
+	}
+	snap, err := s.snapshot(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	if snap.n == 0 {
+		return nil, nil
+	}
+	return s.reader(db, snap), nil
+}
+
+// HitMessages fills each hit's cited messages (addHitMessages) and returns the
+// bound applied to their texts.
+func (r storeReader) HitMessages(ctx context.Context, hits []abi.ChunkHit) (int, error) {
+	return addHitMessages(ctx, r.db, hits)
 }
 
 // Stats are the generation's chunk count and newest chunk time.
@@ -90,7 +115,7 @@ func (r storeReader) Match(ctx context.Context, m index.Match) ([]abi.ChunkHit, 
 	if err != nil {
 		return nil, err
 	}
-	return ftsRanked(ctx, r.db, expr, wf, m.Limit, m.Skip, m.Plain)
+	return ftsRanked(ctx, r.db, r.memo, expr, wf, m.Limit, m.Skip, m.Plain)
 }
 
 // entityPerRow reports whether a query restricted to the chunks linked to ids,
@@ -146,12 +171,6 @@ func (r storeReader) Texts(ctx context.Context, ids []string) (map[string]index.
 	}
 	return out, nil
 }
-
-// newMessages is the per-query reader of chunk texts the scoring and citation
-// stages share.
-func newMessages(db *sql.DB) *messages { return retrieval.NewMessages(storeReader{db: db}) }
-
-type messages = retrieval.Messages
 
 // Following returns the chunk that follows each chat hit in its source without a
 // pause when it is not among the hits already (at most one per hit, in hit order).

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -48,12 +49,12 @@ func TestScoresFollowTheOrder(t *testing.T) {
 			query = "What did " + query + "?"
 		}
 		k := 1 + rng.IntN(20)
-		sr, err := st.Search(ctx, abi.SearchRequest{Query: query, K: k})
+		sr, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: query, K: k})
 		if err != nil {
 			t.Fatalf("search %q: %v", query, err)
 		}
 		check("search", query, k, sr.Chunks)
-		rc, err := st.Recall(ctx, abi.RecallRequest{Query: query, K: k})
+		rc, err := memory.Default(st).Recall(ctx, abi.RecallRequest{Query: query, K: k})
 		if err != nil {
 			t.Fatalf("recall %q: %v", query, err)
 		}

@@ -59,14 +59,13 @@ func entityFilter(ids, names []string, perRow bool) (string, []any) {
 }
 
 // ftsRanked ranks chunks matching expr by bm25 under filter f, skipping ids in
-// skip (index.Backend's Match). Without plain each snippet is FTS5's snippet();
+// skip (index.Backend's Match), remembered in memo (nil: not). Without plain each snippet is FTS5's snippet();
 // with plain (the words to show) it is cut from the chunk's start around the first
 // of them instead, as snippet() tokenizes every returned chunk again (the fill
 // level returns many).
-func ftsRanked(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool, plain []string) ([]abi.ChunkHit, error) {
+func ftsRanked(ctx context.Context, db *sql.DB, memo *ftsMemo, expr string, f filter, limit int, skip map[string]bool, plain []string) ([]abi.ChunkHit, error) {
 	// ORDER BY rank lets FTS5 sort before the outer query steps, so snippet() runs
 	// only for the rows returned.
-	memo := memoOf(ctx)
 	var key string
 	if memo != nil && len(skip) == 0 && plain == nil {
 		key = memoKey(expr, f)
@@ -152,54 +151,6 @@ func firstHits(rows *sql.Rows, limit int, skip map[string]bool, op string, snipp
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
 	return out, nil
-}
-
-// Search finds chunks by keywords with FTS5 bm25 over the full text. User words are
-// quoted (never FTS syntax); stopwords and terms in more than 20 % of chunks are
-// dropped from the ranked levels unless nothing would be left; all words must match
-// first, then fewer, then any, and the remaining places are filled with chunks
-// saying the common words, so k is filled whenever the store has candidates. A
-// person or address the store knows restricts the search to chunks linked to them; a
-// date or month phrase restricts it to chunks whose time range overlaps that window
-// (relaxed, after the restricted hits, when they are fewer than k). Chat chunks are ranked and cited by turn,
-// with the turns that answer a matching turn (retrieval/citation.go).
-func (s *Store) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchResult, error) {
-	if err := checkK("search", req.K); err != nil {
-		return nil, err
-	}
-	query := strings.TrimSpace(req.Query)
-	if query == "" {
-		return nil, fmt.Errorf("search: empty query; give some words to look for: %w", ErrInvalid)
-	}
-	db, err := s.readers(ctx)
-	if err != nil {
-		return nil, err
-	}
-	res := &abi.SearchResult{Chunks: []abi.ChunkHit{}}
-	if db == nil {
-		res.Hint = EmptyHint
-		return res, nil
-	}
-	snap, err := s.snapshot(ctx, db)
-	if err != nil {
-		return nil, fmt.Errorf("search: %w", err)
-	}
-	if snap.n == 0 {
-		res.Hint = EmptyHint
-		return res, nil
-	}
-	hits, _, err := s.search(ctx, db, snap, query, req.K)
-	if err != nil {
-		return nil, fmt.Errorf("search %q: %w", query, err)
-	}
-	res.Chunks = hits
-	return s.finishSearch(ctx, db, res)
-}
-
-// search ranks chunks for query (retrieval.Search) and gives the evidence level
-// each hit came from.
-func (s *Store) search(ctx context.Context, db *sql.DB, snap *dfCache, query string, k int) (hits []abi.ChunkHit, level map[string]int, err error) {
-	return s.rankEngine().Search(ctx, s.reader(db, snap), query, k)
 }
 
 // windowSnippet is plainSnippet on the part of text around the first of terms (a

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -57,7 +58,7 @@ func TestHitMessagesFromChunkText(t *testing.T) {
 	st, _ := openFixture(t)
 	ctx := context.Background()
 
-	res, err := st.Search(ctx, abi.SearchRequest{Query: "rotors labour", K: 5})
+	res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: "rotors labour", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestHitMessagesFromChunkText(t *testing.T) {
 		t.Errorf("second mail:\n got %+v\nwant %+v", m, want)
 	}
 	// The first mail of a chunk has the chunk's exact time.
-	res, err = st.Search(ctx, abi.SearchRequest{Query: "grinding noise", K: 5})
+	res, err = memory.Default(st).Search(ctx, abi.SearchRequest{Query: "grinding noise", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestHitMessagesFromChunkText(t *testing.T) {
 	}
 
 	// Chat: author and minute from the rendered line, the text without them.
-	res, err = st.Search(ctx, abi.SearchRequest{Query: "rollout billing migration", K: 5})
+	res, err = memory.Default(st).Search(ctx, abi.SearchRequest{Query: "rollout billing migration", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +99,7 @@ func TestHitMessagesFromChunkText(t *testing.T) {
 	}
 
 	// A document passage: no author, the document's time, no title line.
-	rec, err := st.Recall(ctx, abi.RecallRequest{Query: "tram Belem tower", K: 5})
+	rec, err := memory.Default(st).Recall(ctx, abi.RecallRequest{Query: "tram Belem tower", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +133,7 @@ func TestHitMessagesFromChunkText(t *testing.T) {
 		{"walrus aquarium", "mid:2", "Ben", "2026-05-01T10:05:00Z", abi.PrecisionMinute, "the walrus escaped the aquarium"},
 		{"penguin colony", "mid-2@x.example", "Ben <ben@x.example>", "2026-05-02T00:00:00Z", abi.PrecisionDay, "The penguin colony moved north."},
 	} {
-		res, err := st.Search(ctx, abi.SearchRequest{Query: c.query, K: 3})
+		res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: c.query, K: 3})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -155,7 +156,7 @@ func TestHitMessagesFromStoredMessages(t *testing.T) {
 	if _, err := st.Ingest(ctx, src); err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Search(ctx, abi.SearchRequest{Query: "zeppelin hangar", K: 10})
+	res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: "zeppelin hangar", K: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestHitMessageTextBoundShrinksWithMany(t *testing.T) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Search(ctx, abi.SearchRequest{Query: "quartz", K: 50})
+	res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: "quartz", K: 50})
 	if err != nil {
 		t.Fatal(err)
 	}

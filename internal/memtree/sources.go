@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/fit"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -131,12 +132,12 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 		src.DisplayName = clipRunes(src.DisplayName, hitTitleMaxChars)
 		res.Sources[i] = src
 	}
-	n := fitCount(res.Sources, resultBase+jsonStrLen(res.Hint), func(src *abi.Source) int {
-		return 160 + jsonStrLen(src.SourceKind) + jsonStrLen(src.SourceID) + jsonStrLen(src.DisplayName) + jsonStrLen(src.Title) + 10*len(src.Months)
+	n := fit.Count(res.Sources, fit.ResultBase+fit.StrLen(res.Hint), func(src *abi.Source) int {
+		return 160 + fit.StrLen(src.SourceKind) + fit.StrLen(src.SourceID) + fit.StrLen(src.DisplayName) + fit.StrLen(src.Title) + 10*len(src.Months)
 	})
 	had := len(res.Sources)
 	res.Sources = res.Sources[:n]
-	res.Next = nextOffset(req.Offset, n, had, res.Total)
+	res.Next = fit.NextOffset(req.Offset, n, had, res.Total)
 	return res, nil
 }
 

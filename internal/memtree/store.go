@@ -7,6 +7,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/openhuman/openhuman-core/sdk/abi"
 	"io/fs"
 	"net/url"
 	"os"
@@ -15,12 +16,10 @@ import (
 	"sync/atomic"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
-
-	"github.com/openhuman/openhuman-core/internal/retrieval"
 )
 
 // EmptyHint is returned in read results while the store holds nothing.
-const EmptyHint = "The memory tree is empty. Ingest mail, chat or documents with: openhuman-core ingest PATH..."
+const EmptyHint = abi.EmptyHint
 
 // Store is the memory tree store. A Store opened with Open can write (Ingest,
 // EmbedMissing) and read; one opened with OpenReadOnly only reads. All read methods
@@ -38,31 +37,11 @@ type Store struct {
 
 	expander atomic.Pointer[expanderBox]
 	embedder atomic.Pointer[embedderBox]
-	engine   atomic.Pointer[retrieval.Engine] // nil: defaultEngine
 
 	dfc dfCache
 	bc  browseCache
 	rc  retrievalCache
 }
-
-// defaultEngine ranks with the chosen parameters (retrieval.DefaultParams).
-var defaultEngine = retrieval.New(retrieval.DefaultParams())
-
-// rankEngine is the engine the store's reads rank with.
-func (s *Store) rankEngine() *retrieval.Engine {
-	if e := s.engine.Load(); e != nil {
-		return e
-	}
-	return defaultEngine
-}
-
-// SetRankParams makes the store's reads rank with parameters p (an evaluation
-// exploring a knob); stores start with retrieval.DefaultParams. Safe to call
-// concurrently with reads.
-func (s *Store) SetRankParams(p retrieval.Params) { s.engine.Store(retrieval.New(p)) }
-
-// RankParams returns the parameters the store's reads rank with.
-func (s *Store) RankParams() retrieval.Params { return s.rankEngine().Params() }
 
 // dsn builds a modernc DSN for path with the given extra query parameters.
 func dsn(path string, params url.Values) string {

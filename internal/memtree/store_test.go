@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -116,7 +117,7 @@ func TestOptimizeKeepsSearchAndRefusesReadOnly(t *testing.T) {
 	if err := st.Optimize(ctx); err != nil {
 		t.Fatalf("Optimize: %v", err)
 	}
-	res, err := st.Search(ctx, abi.SearchRequest{Query: "brake pads", K: 5})
+	res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: "brake pads", K: 5})
 	if err != nil || len(res.Chunks) == 0 {
 		t.Fatalf("Search after Optimize: %+v %v", res, err)
 	}
@@ -273,16 +274,16 @@ func TestBatchWriterSavepoints(t *testing.T) {
 		}
 	}
 	for _, q := range []string{"launch checklist", "brake pads", "tram", "rollout billing"} {
-		a, err := st.Search(ctx, abi.SearchRequest{Query: q, K: 10})
+		a, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: q, K: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := ref.Search(ctx, abi.SearchRequest{Query: q, K: 10})
+		b, _ := memory.Default(ref).Search(ctx, abi.SearchRequest{Query: q, K: 10})
 		if len(a.Chunks) != len(b.Chunks) || (q != "rollout billing" && len(a.Chunks) == 0) {
 			t.Errorf("search %q: batched %d hits, per-source %d", q, len(a.Chunks), len(b.Chunks))
 		}
 	}
-	hits, err := st.Search(ctx, abi.SearchRequest{Query: "zanzibar", K: 10})
+	hits, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: "zanzibar", K: 10})
 	if err != nil {
 		t.Fatal(err)
 	}

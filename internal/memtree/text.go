@@ -2,7 +2,6 @@ package memtree
 
 import (
 	"github.com/openhuman/openhuman-core/internal/analysis"
-	"github.com/openhuman/openhuman-core/internal/retrieval"
 )
 
 // The store's names for the text analyzer (internal/analysis): the
@@ -19,6 +18,3 @@ func appendDistinctTerms(dst []string, s string) []string {
 func stem(w string) string { return analysis.Stem(w) }
 
 var stopwords = analysis.Stopwords
-
-// term is one query word with its stem and document frequency.
-type term = retrieval.Term

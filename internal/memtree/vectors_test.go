@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/embed"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -82,7 +83,7 @@ func TestRecallWithEmbedderAndFallback(t *testing.T) {
 	}
 	st.SetEmbedder(emb)
 	st.SetExpander(nil) // show the vector side alone finds the synonym
-	res, err := st.Recall(ctx, abi.RecallRequest{Query: "automobile noise", K: 3})
+	res, err := memory.Default(st).Recall(ctx, abi.RecallRequest{Query: "automobile noise", K: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +97,7 @@ func TestRecallWithEmbedderAndFallback(t *testing.T) {
 	srv2 := ollamaServer(t, 32, &calls)
 	emb2 := embed.NewOllama(srv2.URL, "toy-bag", 5*time.Second)
 	st.SetEmbedder(emb2)
-	res, err = st.Recall(ctx, abi.RecallRequest{Query: "automobile noise", K: 3})
+	res, err = memory.Default(st).Recall(ctx, abi.RecallRequest{Query: "automobile noise", K: 3})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,7 @@ func TestRecallWithEmbedderAndFallback(t *testing.T) {
 	// The endpoint goes away: recall falls back and says so.
 	srv.Close()
 	st.SetEmbedder(emb)
-	res, err = st.Recall(ctx, abi.RecallRequest{Query: "brake noise", K: 3})
+	res, err = memory.Default(st).Recall(ctx, abi.RecallRequest{Query: "brake noise", K: 3})
 	if err != nil {
 		t.Fatalf("recall with a dead embedder must fall back, got %v", err)
 	}

@@ -27,9 +27,9 @@ import (
 // hit's best turn (at least its best one), so the refs a client walks in rank order
 // come close to a ranking of the turns themselves.
 
-// KindChat is the source kind of chat chunks (memtree.KindChat), whose messages
+// KindChat is the source kind of chat chunks (abi.KindChat), whose messages
 // are turns.
-const KindChat = "chat"
+const KindChat = abi.KindChat
 
 // chatTurn is one message of a candidate chat chunk.
 type chatTurn struct {
@@ -482,5 +482,5 @@ func applyTurnUnits(out []abi.ChunkHit, order []int, units []Unit, turns []chatT
 	for _, t := range turns {
 		text[t.ref] = t.text
 	}
-	return ApplyUnits(out, MergeTurnUnits(primary, units), func(ref string) string { return PlainSnippet(text[ref], nil) })
+	return ApplyUnits(out, MergeTurnUnits(primary, units), func(ref string) string { return analysis.PlainSnippet(text[ref], nil) })
 }

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -34,7 +35,7 @@ func TestSearchCitesTheAnswerAcrossAChunkBoundary(t *testing.T) {
 	if _, err := st.Ingest(ctx, memtree.SourceInput{Kind: memtree.KindChat, SourceID: "chat:ana-ben", Title: "Ana and Ben", Messages: msgs}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Search(ctx, abi.SearchRequest{Query: "How long have you been married?", K: 5})
+	res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: "How long have you been married?", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +43,7 @@ func TestSearchCitesTheAnswerAcrossAChunkBoundary(t *testing.T) {
 	if len(refs) < 2 || refs[0] != "m8" || !slices.Contains(refs, "m9") {
 		t.Fatalf("married: refs %v, want m8 (the question) first and m9 (the answer, in the next chunk) cited", refs)
 	}
-	res, err = st.Search(ctx, abi.SearchRequest{Query: "Where did Ben go hiking?", K: 5})
+	res, err = memory.Default(st).Search(ctx, abi.SearchRequest{Query: "Where did Ben go hiking?", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +83,7 @@ func TestSearchRanksTheAnswerChunkWithItsQuestion(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := st.Search(ctx, abi.SearchRequest{Query: "How long have you been married?", K: 2})
+	res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: "How long have you been married?", K: 2})
 	if err != nil {
 		t.Fatal(err)
 	}

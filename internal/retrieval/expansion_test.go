@@ -6,6 +6,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/pivot"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -39,7 +40,7 @@ func TestRecallExpandsWithStoredParaphrases(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.Close()
-		res, err := r.Recall(ctx, abi.RecallRequest{Query: query, K: 5})
+		res, err := memory.Default(r).Recall(ctx, abi.RecallRequest{Query: query, K: 5})
 		if err != nil {
 			t.Fatalf("Recall %q: %v", query, err)
 		}

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -47,7 +49,8 @@ func TestDatedQuestionCitesTheNamedPersonsTurns(t *testing.T) {
 		"Wow, congratulations.",
 		"My legs still hurt a bit.",
 		"Take a rest then.")
-	res, err := st.Search(ctx, abi.SearchRequest{Query: "What big achievement did Ana accomplish in March 2026?", K: 5})
+	api := memory.Default(st)
+	res, err := api.Search(ctx, abi.SearchRequest{Query: "What big achievement did Ana accomplish in March 2026?", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,10 +58,10 @@ func TestDatedQuestionCitesTheNamedPersonsTurns(t *testing.T) {
 	if len(refs) < 4 || !slices.Equal(refs[:2], []string{"m1", "m3"}) {
 		t.Fatalf("refs %v, want Ana's turns m1, m3 first, then Ben's", refs)
 	}
-	off := st.RankParams()
+	off := retrieval.DefaultParams()
 	off.NamedFirst = 0
-	st.SetRankParams(off)
-	res, err = st.Search(ctx, abi.SearchRequest{Query: "What big achievement did Ana accomplish in March 2026?", K: 5})
+	api = memory.New(st, off)
+	res, err = api.Search(ctx, abi.SearchRequest{Query: "What big achievement did Ana accomplish in March 2026?", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,10 +15,6 @@ import (
 // Query understanding: the people, addresses and dates a query names, and its
 // content terms with their document frequencies.
 
-// EmailRE matches an e-mail address (the store extracts addresses with it too, so
-// an address in a query is the entity the store linked).
-var EmailRE = lazyre.New(`(?i)\b[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)*\.[a-z]{2,}\b`)
-
 // ParsedQuery is a user query split into what search understands: people and
 // addresses (entity ids), a time window, and the remaining words.
 type ParsedQuery struct {
@@ -131,12 +127,12 @@ func parseDates(q string, latest int64) (from, to int64, rest string) {
 func ParseQuery(q string, st index.Backend) ParsedQuery {
 	p := ParsedQuery{Raw: q}
 	rest := q
-	for _, loc := range EmailRE.FindAllStringIndex(rest, -1) {
+	for _, loc := range analysis.EmailRE.FindAllStringIndex(rest, -1) {
 		a := strings.ToLower(rest[loc[0]:loc[1]])
 		p.Emails = append(p.Emails, a)
 		p.Entities = append(p.Entities, "email:"+a)
 	}
-	rest = EmailRE.ReplaceAllString(rest, " ")
+	rest = analysis.EmailRE.ReplaceAllString(rest, " ")
 	p.From, p.To, rest = parseDates(rest, st.Stats().Latest)
 	// People: longest known name first (3 then 2 words).
 	ws := analysis.Words(rest)

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -29,7 +30,7 @@ func TestSearchCitesMessagesSayingTwoWords(t *testing.T) {
 	if _, err := st.Ingest(ctx, src); err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.Search(ctx, abi.SearchRequest{Query: "budget review", K: 5})
+	res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: "budget review", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,7 +40,7 @@ func TestSearchCitesMessagesSayingTwoWords(t *testing.T) {
 	if len(res.Chunks) != 1 || !slices.Equal(res.Chunks[0].SourceRefs, []string{"m2", "m3", "m1"}) || res.Chunks[0].SourceRef != "m2" {
 		t.Fatalf("search %q cites %v, want m2 (the message saying both words) first, then the reply m3 and m1 (one word)", "budget review", refsOf(res.Chunks))
 	}
-	res, err = st.Search(ctx, abi.SearchRequest{Query: "budget", K: 5})
+	res, err = memory.Default(st).Search(ctx, abi.SearchRequest{Query: "budget", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +93,7 @@ func TestSearchRanksChunksByTheirBestMessage(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := st.Search(ctx, abi.SearchRequest{Query: "engineer interview scorecard", K: 5})
+	res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: "engineer interview scorecard", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestSearchFillsKBeyondARestriction(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	res, err := st.Search(ctx, abi.SearchRequest{Query: "Cleo Vance garden tomatoes", K: 5})
+	res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: "Cleo Vance garden tomatoes", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -18,8 +20,9 @@ func TestWhenQuestionRanksTheTurnTellingTheTime(t *testing.T) {
 		"Sounds good to me.",
 		"We went camping by the lake last week.",
 		"Nice, I hope the weather was good.")
+	api := memory.Default(st)
 	first := func() string {
-		res, err := st.Search(ctx, abi.SearchRequest{Query: "When did Ana go camping?", K: 5})
+		res, err := api.Search(ctx, abi.SearchRequest{Query: "When did Ana go camping?", K: 5})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -32,9 +35,9 @@ func TestWhenQuestionRanksTheTurnTellingTheTime(t *testing.T) {
 	if got := first(); got != "m3" {
 		t.Fatalf("first cited %s, want m3 (the turn telling when)", got)
 	}
-	off := st.RankParams()
+	off := retrieval.DefaultParams()
 	off.TimeBoost = 0
-	st.SetRankParams(off)
+	api = memory.New(st, off)
 	if got := first(); got != "m1" {
 		t.Fatalf("TimeBoost = 0: first cited %s, want m1 (more of the word): the fixture no longer shows the signal", got)
 	}

@@ -6,7 +6,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -57,8 +59,9 @@ func turnUnitStore(t *testing.T) *memtree.Store {
 func TestSearchRanksTurnsOnTheirOwn(t *testing.T) {
 	ctx := context.Background()
 	st := turnUnitStore(t)
+	api := memory.Default(st)
 	search := func() []abi.ChunkHit {
-		res, err := st.Search(ctx, abi.SearchRequest{Query: "pottery class schedule", K: 10})
+		res, err := api.Search(ctx, abi.SearchRequest{Query: "pottery class schedule", K: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -95,9 +98,9 @@ func TestSearchRanksTurnsOnTheirOwn(t *testing.T) {
 		}
 	}
 
-	off := st.RankParams()
+	off := retrieval.DefaultParams()
 	off.TurnShare = 0
-	st.SetRankParams(off)
+	api = memory.New(st, off)
 	if refs := refsOf(search()); slices.Contains(refs, "a6") {
 		t.Fatalf("TurnShare = 0: refs %v cite a6; the test no longer shows the mechanism", refs)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
@@ -63,7 +64,7 @@ func TestAllowedAgentsEnforced(t *testing.T) {
 		t.Fatal(err)
 	}
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
-	host, err := runtime.New(ctx, runtime.Options{Reader: store, ToolsDir: tools, Policy: pol, Autonomy: "readonly", Logger: quiet, CacheDir: "-"})
+	host, err := runtime.New(ctx, runtime.Options{Reader: memory.Default(store), ToolsDir: tools, Policy: pol, Autonomy: "readonly", Logger: quiet, CacheDir: "-"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/audit"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
@@ -29,7 +30,7 @@ const stallQuery = "stall the store"
 
 // stallingReader is the real read-only store, except that a search for stallQuery
 // blocks until the call's context ends.
-type stallingReader struct{ memtree.Reader }
+type stallingReader struct{ runtime.Reader }
 
 func (r stallingReader) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchResult, error) {
 	if req.Query == stallQuery {
@@ -146,7 +147,7 @@ func newRealEnvWith(t testing.TB, timeoutMS int, quiet *slog.Logger, al *audit.L
 		builtins = append(builtins, runtime.BuiltinModule{Name: m.Name + ".wasm", SHA256: m.SHA256, Wasm: m.Wasm})
 	}
 	host, err := runtime.New(ctx, runtime.Options{
-		Reader: stallingReader{store}, Builtins: builtins, ToolsDir: tools, Policy: pol,
+		Reader: stallingReader{memory.Default(store)}, Builtins: builtins, ToolsDir: tools, Policy: pol,
 		Autonomy: "readonly", Logger: quiet, // CacheDir "": the shared on-disk compilation cache
 	})
 	if err != nil {

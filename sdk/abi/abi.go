@@ -9,6 +9,7 @@ package abi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 )
 
 // Version is the ABI identifier written in a module manifest's `abi` key.
@@ -76,6 +77,24 @@ const (
 	LogWarn  int32 = 2
 	LogError int32 = 3
 )
+
+// EmptyHint is a read result's hint while the store holds nothing.
+const EmptyHint = "The memory tree is empty. Ingest mail, chat or documents with: openhuman-core ingest PATH..."
+
+// Source kinds: a hit's, chunk's or source's source_kind.
+const (
+	KindEmail    = "email"
+	KindChat     = "chat"
+	KindDocument = "document"
+)
+
+// CheckK reports a read's k (page size) outside 1..MaxK, wrapping ErrInvalid.
+func CheckK(op string, k int) error {
+	if k < 1 || k > MaxK {
+		return fmt.Errorf("%s: k must be between 1 and %d, got %d: %w", op, MaxK, k, ErrInvalid)
+	}
+	return nil
+}
 
 // Error codes carried in Error.Code.
 const (
