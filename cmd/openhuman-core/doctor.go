@@ -44,7 +44,8 @@ type doctorCheck struct {
 	Fix    string `json:"fix,omitempty"`
 }
 
-func init() {
+// newDoctorCmd is `openhuman-core doctor`.
+func newDoctorCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "doctor",
@@ -70,7 +71,7 @@ binary's absolute path. It changes nothing. Exit status 1 when a check fails.`,
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the checks as JSON")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }
 
 func writeDoctor(out io.Writer, checks []doctorCheck, asJSON bool) int {

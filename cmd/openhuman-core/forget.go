@@ -13,7 +13,8 @@ import (
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
-func init() {
+// newForgetCmd is `openhuman-core forget`.
+func newForgetCmd() *cobra.Command {
 	var root, before string
 	var dryRun, asJSON bool
 	cmd := &cobra.Command{
@@ -56,7 +57,7 @@ only: no MCP tool or HTTP method can delete.`,
 	cmd.Flags().StringVar(&before, "before", "", "forget only sources whose newest message is before this date (YYYY-MM-DD or RFC 3339)")
 	cmd.Flags().BoolVar(&dryRun, "dry-run", false, "list what would be deleted; change nothing")
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the result as JSON")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }
 
 // parseDate reads YYYY-MM-DD (midnight UTC) or an RFC 3339 time.

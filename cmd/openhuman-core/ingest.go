@@ -18,7 +18,8 @@ import (
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
-func init() {
+// newIngestCmd is `openhuman-core ingest`.
+func newIngestCmd() *cobra.Command {
 	var kind string
 	cmd := &cobra.Command{
 		Use:   "ingest PATH...",
@@ -119,7 +120,7 @@ dictionary files change.`,
 		},
 	}
 	cmd.Flags().StringVar(&kind, "kind", "", "force the input format: "+strings.Join(ingest.Kinds, ", "))
-	rootCmd.AddCommand(cmd)
+	return cmd
 }
 
 // ingestHeapLimit is the Go heap's soft limit while ingest.Run runs. Its live heap

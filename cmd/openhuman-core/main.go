@@ -27,21 +27,35 @@ type globalFlags struct {
 
 var flags globalFlags
 
-var rootCmd = &cobra.Command{
-	Use:   "openhuman-core",
-	Short: "Read-only memory tree for MCP clients, served through sandboxed WebAssembly tools",
-	Long: `openhuman-core lets MCP clients (Claude Desktop, Cursor, Zed, ...) read your local
+// rootCmd is the command tree (newRootCmd).
+var rootCmd = newRootCmd()
+
+// newRootCmd builds the command tree: every command is listed here and nowhere
+// else (each file defines its command's constructor).
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "openhuman-core",
+		Short: "Read-only memory tree for MCP clients, served through sandboxed WebAssembly tools",
+		Long: `openhuman-core lets MCP clients (Claude Desktop, Cursor, Zed, ...) read your local
 memory tree — ingested mail, chat and documents — and, when enabled, search the web
 through your own SearXNG instance. Every tool is a WebAssembly module that can only call
 the read functions it was granted.`,
-	SilenceUsage:  true,
-	SilenceErrors: true,
-}
-
-func init() {
-	rootCmd.PersistentFlags().StringVar(&flags.configFile, "config", "", "config file (default $OPENHUMAN_HOME/config.toml)")
-	rootCmd.PersistentFlags().BoolVarP(&flags.verbose, "verbose", "v", false, "debug logging on stderr")
-	rootCmd.AddCommand(&cobra.Command{
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.PersistentFlags().StringVar(&flags.configFile, "config", "", "config file (default $OPENHUMAN_HOME/config.toml)")
+	root.PersistentFlags().BoolVarP(&flags.verbose, "verbose", "v", false, "debug logging on stderr")
+	root.AddCommand(
+		newIngestCmd(),
+		newForgetCmd(),
+		mcpCmd, // help goes to stdout like every command's (`mcp --help` starts no server)
+		newServeCmd(),
+		newStatusCmd(),
+		newDoctorCmd(),
+		newToolsCmd(),
+	)
+	root.AddCommand(newQueryCmds()...)
+	root.AddCommand(&cobra.Command{
 		Use:   "version",
 		Short: "Print the version",
 		Args:  cobra.NoArgs,
@@ -49,6 +63,7 @@ func init() {
 			fmt.Fprintln(cmd.OutOrStdout(), "openhuman-core", Version())
 		},
 	})
+	return root
 }
 
 // setupLogging sends log/slog output to stderr: warn by default, debug with --verbose.

@@ -44,12 +44,6 @@ The server exits 0 at end of input, after answering every request it has read.`,
 	RunE: runMCP,
 }
 
-func init() {
-	// Help goes to stdout like every command's (`mcp --help` starts no server, so
-	// no protocol frame can be mixed with it).
-	rootCmd.AddCommand(mcpCmd)
-}
-
 func runMCP(cmd *cobra.Command, _ []string) error {
 	ctx := cmd.Context()
 	if ctx == nil {

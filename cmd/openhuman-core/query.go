@@ -20,7 +20,9 @@ import (
 // policy.toml's allowed_agents matches and the audit log records.
 const cliLabel = "cli"
 
-func init() {
+// newQueryCmds are `openhuman-core search` and `recall`.
+func newQueryCmds() []*cobra.Command {
+	var cmds []*cobra.Command
 	for _, c := range []struct{ use, tool, short, long, example string }{
 		{"search QUERY", "memory.search", "Search the memory tree by keywords (memory.search) and print the hits",
 			`search runs memory.search — keywords, names, addresses, exact phrases — through the same
@@ -55,8 +57,9 @@ provenance label "cli", and prints each hit: who, when, where, and the cited lin
 		}
 		cmd.Flags().IntVarP(&k, "k", "k", 10, fmt.Sprintf("number of hits (1..%d)", abi.MaxK))
 		cmd.Flags().BoolVar(&asJSON, "json", false, "print the tool's JSON result")
-		rootCmd.AddCommand(cmd)
+		cmds = append(cmds, cmd)
 	}
+	return cmds
 }
 
 // runQuery calls tool with query and k as the label cli and prints the result.

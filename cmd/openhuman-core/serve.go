@@ -20,8 +20,6 @@ import (
 	toolswasm "github.com/openhuman/openhuman-core/tools-wasm"
 )
 
-func init() { rootCmd.AddCommand(newServeCmd()) }
-
 // newServeCmd is `openhuman-core serve`: the HTTP JSON-RPC server.
 func newServeCmd() *cobra.Command {
 	var addr string

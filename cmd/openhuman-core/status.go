@@ -67,7 +67,8 @@ type statusModule struct {
 	Error  string   `json:"error,omitempty"`
 }
 
-func init() {
+// newStatusCmd is `openhuman-core status`.
+func newStatusCmd() *cobra.Command {
 	var asJSON bool
 	var wait time.Duration
 	cmd := &cobra.Command{
@@ -102,7 +103,7 @@ the last ingest run), the dense embedder and SearXNG settings, the tool modules
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema "+StatusSchema+")")
 	cmd.Flags().DurationVar(&wait, "wait", 30*time.Second, "how long to wait for the tool modules to compile")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }
 
 // buildStatus gathers the report; only an unreadable store is an error.

@@ -16,28 +16,24 @@ import (
 	"github.com/openhuman/openhuman-core/policy"
 )
 
-// toolsCmd is the `tools` command group. Subcommands in other files register with
-// toolsCmd.AddCommand (or toolsGroup()) in their own init functions; this file's
-// init runs first because files initialise in name order.
-var toolsCmd = &cobra.Command{
-	Use:   "tools",
-	Short: "Pack, inspect, sign and manage tool modules",
-	Long: `Tool modules are WebAssembly files carrying their TOML manifest in an
-"openhuman.manifest" custom section. Third-party modules live in the tools directory
-(default ~/.openhuman/tools/) and load only when policy.toml pins their sha256 and
-grants what their manifest asks for.`,
-	// Runnable, so that an unknown subcommand is a usage error (exit 2), not help.
-	Args: cobra.NoArgs,
-	RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
-}
-
 type packFlags struct {
 	manifest string
 	out      string
 }
 
-func init() {
-	rootCmd.AddCommand(toolsCmd)
+// newToolsCmd is `openhuman-core tools` and its subcommands.
+func newToolsCmd() *cobra.Command {
+	toolsCmd := &cobra.Command{
+		Use:   "tools",
+		Short: "Pack, inspect, sign and manage tool modules",
+		Long: `Tool modules are WebAssembly files carrying their TOML manifest in an
+	"openhuman.manifest" custom section. Third-party modules live in the tools directory
+	(default ~/.openhuman/tools/) and load only when policy.toml pins their sha256 and
+	grants what their manifest asks for.`,
+		// Runnable, so that an unknown subcommand is a usage error (exit 2), not help.
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
 	var f packFlags
 	pack := &cobra.Command{
 		Use:   "pack MODULE.wasm --manifest tool.toml -o OUT.wasm",
@@ -58,7 +54,9 @@ It prints the sha256 to pin in policy.toml.`,
 	pack.Flags().StringVarP(&f.out, "output", "o", "", "output module file (required; may equal MODULE.wasm)")
 	_ = pack.MarkFlagRequired("manifest")
 	_ = pack.MarkFlagRequired("output")
-	toolsCmd.AddCommand(pack)
+	toolsCmd.AddCommand(pack, newToolsAuditCmd(), newToolsCallCmd(), newToolsInstallCmd(), newToolsListCmd(), newToolsNewCmd())
+	toolsCmd.AddCommand(newToolsSignCmds()...)
+	return toolsCmd
 }
 
 func runPack(stdout, stderr io.Writer, modulePath string, f packFlags) error {

@@ -19,20 +19,6 @@ import (
 	toolswasm "github.com/openhuman/openhuman-core/tools-wasm"
 )
 
-// toolsGroup returns the `tools` command group. tools.go registers it in its init,
-// which runs before the init functions of tools_*.go (files initialise in name
-// order); when it is absent a bare group is created so these subcommands still work.
-func toolsGroup() *cobra.Command {
-	for _, c := range rootCmd.Commands() {
-		if c.Name() == "tools" {
-			return c
-		}
-	}
-	c := &cobra.Command{Use: "tools", Short: "Inspect, sign and manage tool modules"}
-	rootCmd.AddCommand(c)
-	return c
-}
-
 type auditFlags struct {
 	policyFile string
 	json       bool
@@ -40,7 +26,8 @@ type auditFlags struct {
 	diff       bool
 }
 
-func init() {
+// newToolsAuditCmd is `openhuman-core tools audit`.
+func newToolsAuditCmd() *cobra.Command {
 	var f auditFlags
 	cmd := &cobra.Command{
 		Use:   "audit (FILE.wasm | --builtin NAME|all | --diff OLD.wasm NEW.wasm)",
@@ -101,7 +88,7 @@ differences, 1 differences, 2 a file cannot be read or is not a module.`,
 	cmd.Flags().StringVar(&f.builtin, "builtin", "", "audit the first-party module embedded in this binary that serves tool NAME (or is named NAME, e.g. memory; or all of them)")
 	cmd.Flags().BoolVar(&f.json, "json", false, "print the stable JSON report (schema openhuman.audit/1; with --diff openhuman.audit-diff/1)")
 	cmd.Flags().BoolVar(&f.diff, "diff", false, "compare two modules: OLD.wasm NEW.wasm")
-	toolsGroup().AddCommand(cmd)
+	return cmd
 }
 
 // loadPolicyFor loads --policy, or the configured policy file.

@@ -23,7 +23,8 @@ import (
 // admits it; name it as "cli:tools-call" to admit only it).
 const callClientLabel = "cli:tools-call"
 
-func init() {
+// newToolsCallCmd is `openhuman-core tools call`.
+func newToolsCallCmd() *cobra.Command {
 	var agent string
 	cmd := &cobra.Command{
 		Use:   "call TOOL ['{\"arg\":…}']",
@@ -52,7 +53,7 @@ usage error or an unknown tool.`,
 		},
 	}
 	cmd.Flags().StringVar(&agent, "agent", callClientLabel, "the client label the call is made as (policy allowed_agents)")
-	toolsGroup().AddCommand(cmd)
+	return cmd
 }
 
 func runCall(ctx context.Context, stdout, stderr io.Writer, log *slog.Logger, tool, args, agent string) error {

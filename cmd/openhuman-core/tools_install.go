@@ -30,7 +30,8 @@ type installFlags struct {
 	toolsDir   string // tests: instead of the configured one
 }
 
-func init() {
+// newToolsInstallCmd is `openhuman-core tools install`.
+func newToolsInstallCmd() *cobra.Command {
 	var f installFlags
 	cmd := &cobra.Command{
 		Use:   "install (FILE.wasm | DIR) [--manifest tool.toml] [--sign KEY]",
@@ -66,7 +67,7 @@ entry's allowed_agents, timeout_ms and memory_mib carry over to the new pin.`,
 	cmd.Flags().StringVar(&f.manifest, "manifest", "", "manifest to pack in (default: the module's own, else tool.toml beside it)")
 	cmd.Flags().StringVar(&f.signKey, "sign", "", "sign the module with this private key (from `tools keygen`)")
 	cmd.Flags().BoolVar(&f.grantNew, "grant-new", false, "grant capabilities the module's current pin does not")
-	toolsGroup().AddCommand(cmd)
+	return cmd
 }
 
 func runInstall(out io.Writer, log *slog.Logger, file string, f installFlags) error {

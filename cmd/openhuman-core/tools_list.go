@@ -42,7 +42,8 @@ type listReport struct {
 	Modules  []listEntry `json:"modules"`
 }
 
-func init() {
+// newToolsListCmd is `openhuman-core tools list`.
+func newToolsListCmd() *cobra.Command {
 	var asJSON bool
 	var wait time.Duration
 	cmd := &cobra.Command{
@@ -61,7 +62,7 @@ reason. Exit status 1 when any module is refused or failed.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON (schema openhuman.tools/1)")
 	cmd.Flags().DurationVar(&wait, "wait", 2*time.Minute, "how long to wait for modules to compile")
-	toolsGroup().AddCommand(cmd)
+	return cmd
 }
 
 func runList(ctx context.Context, out io.Writer, log *slog.Logger, asJSON bool, wait time.Duration) error {

@@ -34,7 +34,8 @@ type newFlags struct {
 	sdk  string
 }
 
-func init() {
+// newToolsNewCmd is `openhuman-core tools new`.
+func newToolsNewCmd() *cobra.Command {
 	var f newFlags
 	cmd := &cobra.Command{
 		Use:   "new NAME --lang go|c",
@@ -66,7 +67,7 @@ C (--lang c, clang and lld): NAME.c and openhuman.h, no libc.`,
 	cmd.Flags().StringVar(&f.dir, "dir", "", "folder to create (default NAME)")
 	cmd.Flags().StringVar(&f.sdk, "sdk", "", "Go: a checkout of openhuman-core for the replace directive (default: a copy of this binary's SDK in NAME/"+sdkCopyDir+")")
 	_ = cmd.MarkFlagRequired("lang")
-	toolsGroup().AddCommand(cmd)
+	return cmd
 }
 
 func runNew(out io.Writer, name string, f newFlags) error {

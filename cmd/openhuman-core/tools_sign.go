@@ -13,7 +13,8 @@ import (
 	"github.com/openhuman/openhuman-core/internal/signature"
 )
 
-func init() {
+// newToolsSignCmds are `openhuman-core tools keygen` and `tools sign`.
+func newToolsSignCmds() []*cobra.Command {
 	var keyOut string
 	var force bool
 	keygen := &cobra.Command{
@@ -30,7 +31,6 @@ public key to KEYFILE.pub, and prints the public key in the form policy.toml's
 	}
 	keygen.Flags().StringVarP(&keyOut, "output", "o", "openhuman-signing.key", "private key file to write (the public key goes to FILE.pub)")
 	keygen.Flags().BoolVar(&force, "force", false, "overwrite an existing key file")
-	toolsGroup().AddCommand(keygen)
 
 	var keyFile, out string
 	sign := &cobra.Command{
@@ -51,7 +51,7 @@ unless -o is given.`,
 	sign.Flags().StringVar(&keyFile, "key", "", "private key file written by `tools keygen` (required)")
 	sign.Flags().StringVarP(&out, "output", "o", "", "write the signed module here instead of replacing FILE.wasm")
 	_ = sign.MarkFlagRequired("key")
-	toolsGroup().AddCommand(sign)
+	return []*cobra.Command{keygen, sign}
 }
 
 func runKeygen(out io.Writer, keyFile string, force bool) error {
