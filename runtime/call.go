@@ -12,6 +12,7 @@ import (
 
 	"github.com/tetratelabs/wazero/sys"
 
+	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/jsoncheck"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -28,7 +29,7 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	closed := h.closed
 	h.mu.RUnlock()
 	if closed {
-		return nil, errClosed
+		return nil, &CallFailure{Err: errClosed, Kind: audit.FailureUnavailable}
 	}
 	if !ok {
 		return nil, fmt.Errorf("%w: %q", ErrUnknownTool, c.Tool)
@@ -38,7 +39,7 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 		return nil, h.agentRefusal(st, c.Client)
 	}
 	if err := m.waitReady(ctx); err != nil {
-		return nil, fmt.Errorf("tool %s is unavailable: %w", c.Tool, err)
+		return nil, &CallFailure{Err: fmt.Errorf("tool %s is unavailable: %w", c.Tool, err), Kind: audit.FailureUnavailable}
 	}
 	args := c.Arguments
 	if len(bytes.TrimSpace(args)) == 0 || bytes.Equal(bytes.TrimSpace(args), []byte("null")) {
@@ -68,7 +69,7 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	in, err := h.pool.acquire(withCallState(ctx, cs), m, c.owner())
 	if err != nil {
 		if ctx.Err() != nil {
-			err = &CallFailure{ModuleSHA256: m.info.SHA256, Err: fmt.Errorf("tool %s: %w", c.Tool, err)}
+			err = &CallFailure{ModuleSHA256: m.info.SHA256, Err: fmt.Errorf("tool %s: %w", c.Tool, err), Kind: kindOfDone(ctx)}
 		} else {
 			err = h.explain(ctx, ctx, c.Tool, m, nil, err)
 		}
@@ -186,11 +187,12 @@ func (h *Host) explain(parent, cctx context.Context, tool string, m *module, in 
 	var over *oversizeError
 	var stack *StackExceeded
 	var msg error
+	kind := ""
 	switch {
 	case parent.Err() != nil:
 		msg = fmt.Errorf("tool %s was cancelled: %w", tool, parent.Err())
 	case errors.Is(cctx.Err(), context.DeadlineExceeded):
-		msg = fmt.Errorf("tool %s exceeded its %d ms deadline", tool, m.info.Limits.TimeoutMS)
+		msg, kind = fmt.Errorf("tool %s exceeded its %d ms deadline", tool, m.info.Limits.TimeoutMS), audit.FailureTimeout
 	case errors.As(err, &violation):
 		msg = fmt.Errorf("tool %s: %w", tool, violation)
 	case errors.As(err, &over):
@@ -205,9 +207,12 @@ func (h *Host) explain(parent, cctx context.Context, tool string, m *module, in 
 		// interpreter's frame limit).
 		msg = fmt.Errorf("tool %s: wasm call stack overflowed the engine's ceiling: it recursed too deep or without end; the instance was stopped", tool)
 	case strings.Contains(full, "out of memory") || strings.Contains(first, "out of memory"):
-		msg = fmt.Errorf("tool %s ran out of memory at its %d MiB limit", tool, m.info.Limits.MemoryMiB)
+		msg, kind = fmt.Errorf("tool %s ran out of memory at its %d MiB limit", tool, m.info.Limits.MemoryMiB), audit.FailureMemory
 	case errors.As(err, &exit):
 		msg = fmt.Errorf("tool %s exited with code %d", tool, exit.ExitCode())
+		if exit.ExitCode() == sys.ExitCodeDeadlineExceeded {
+			kind = audit.FailureTimeout // its start function ran past the deadline
+		}
 	case strings.HasPrefix(err.Error(), "tool "+tool):
 		msg = err
 	default:
@@ -222,7 +227,7 @@ func (h *Host) explain(parent, cctx context.Context, tool string, m *module, in 
 	} else {
 		h.logger.Warn("tool call failed", "tool", tool, "module", m.info.Name, "err", msg, "detail", boundedText(err.Error()))
 	}
-	return &CallFailure{ModuleSHA256: m.info.SHA256, Err: msg}
+	return &CallFailure{ModuleSHA256: m.info.SHA256, Err: msg, Kind: kind}
 }
 
 // agentRefusal names the policy entry whose allowed_agents refuses client.
@@ -235,4 +240,13 @@ func (h *Host) agentRefusal(st *servedTool, client string) error {
 		}
 	}
 	return e
+}
+
+// kindOfDone is the failure kind of a call whose ctx ended: a timeout when its
+// deadline passed, none when it was cancelled.
+func kindOfDone(ctx context.Context) string {
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return audit.FailureTimeout
+	}
+	return ""
 }

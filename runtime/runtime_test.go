@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -183,6 +184,9 @@ func TestLimitsAndFailures(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "tool loop exceeded its 400 ms deadline") {
 		t.Fatalf("loop: %v", err)
 	}
+	if k := audit.FailureKind(err); k != audit.FailureTimeout {
+		t.Errorf("loop: failure kind %q, want %q (typed, for the servers' outcome table)", k, audit.FailureTimeout)
+	}
 	if elapsed > deadline*time.Millisecond+2*time.Second {
 		t.Errorf("loop stopped only after %v", elapsed)
 	}
@@ -230,6 +234,9 @@ func TestMemoryLimit(t *testing.T) {
 	_, err := call(t, h, "alloc", `{}`)
 	if err == nil || !strings.Contains(err.Error(), "tool alloc ran out of memory at its 16 MiB limit") || !strings.Contains(err.Error(), "fatal error: out of memory") {
 		t.Fatalf("alloc: %v", err)
+	}
+	if k := audit.FailureKind(err); k != audit.FailureMemory {
+		t.Errorf("alloc: failure kind %q, want %q", k, audit.FailureMemory)
 	}
 	t.Logf("unbounded allocation stopped after %v: %v", time.Since(start), err)
 	var r struct {

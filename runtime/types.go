@@ -104,13 +104,20 @@ type Outcome struct {
 type CallFailure struct {
 	ModuleSHA256 string
 	Err          error
+	// Kind is what kind of failure it is (audit.FailureTimeout, FailureMemory,
+	// FailureUnavailable; "" for any other): the servers tell clients by kind,
+	// never by searching the error's text.
+	Kind string
 	// Usage is what the call did through host functions before it failed: its
 	// reads may have reached the guest (and, through its error, the client).
 	Usage Usage
 }
 
 func (e *CallFailure) Error() string { return e.Err.Error() }
-func (e *CallFailure) Unwrap() error { return e.Err }
+
+// FailureKind is e's Kind (audit.FailureKind reads it).
+func (e *CallFailure) FailureKind() string { return e.Kind }
+func (e *CallFailure) Unwrap() error       { return e.Err }
 
 // ModuleDigest is the sha256 of the module a failed call ran in, or "" when the
 // call did not reach one.

@@ -5,10 +5,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
-	"fmt"
-	"strings"
-
-	"github.com/tetratelabs/wazero/sys"
 )
 
 // NewErrorID returns a short random id (12 hex digits) for one failure: the
@@ -29,23 +25,25 @@ const (
 	FailureInternal    = "internal"    // anything else
 )
 
-// deadlineExit is how wazero reports a module whose start function ran past the
-// call's deadline ("exited with code 4026531839").
-var deadlineExit = fmt.Sprintf("exited with code %d", sys.ExitCodeDeadlineExceeded)
+// Kinded is an error that knows its failure kind (the runtime's CallFailure).
+type Kinded interface {
+	error
+	FailureKind() string
+}
 
-// FailureKind classifies a Go error returned by the runtime for a tool call.
+// FailureKind classifies an error returned by the runtime for a tool call by its
+// type, never its text: the kind a Kinded error in its chain carries, a timeout
+// for a context deadline, else FailureInternal ("" for nil).
 func FailureKind(err error) string {
 	if err == nil {
 		return ""
 	}
-	msg := err.Error()
-	switch {
-	case errors.Is(err, context.DeadlineExceeded), strings.Contains(msg, "deadline"), strings.Contains(msg, deadlineExit):
+	var k Kinded
+	if errors.As(err, &k) && k.FailureKind() != "" {
+		return k.FailureKind()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
 		return FailureTimeout
-	case strings.Contains(msg, "out of memory"):
-		return FailureMemory
-	case strings.Contains(msg, "is unavailable"), strings.Contains(msg, "host is closed"):
-		return FailureUnavailable
 	}
 	return FailureInternal
 }

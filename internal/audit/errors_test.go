@@ -8,15 +8,26 @@ import (
 	"testing"
 )
 
+// kinded is an error carrying its kind, as the runtime's CallFailure does.
+type kinded struct {
+	msg, kind string
+}
+
+func (k kinded) Error() string       { return k.msg }
+func (k kinded) FailureKind() string { return k.kind }
+
+// TestFailureKind: failures are classified by type, never by text: a message
+// that only says "deadline" or "out of memory" is an internal failure.
 func TestFailureKind(t *testing.T) {
 	for msg, want := range map[error]string{
-		errors.New("tool x exited with code 4026531839"):                         FailureTimeout,
-		errors.New("tool x exceeded its 3000 ms deadline"):                       FailureTimeout,
-		fmt.Errorf("wait: %w", context.DeadlineExceeded):                         FailureTimeout,
-		errors.New("tool x ran out of memory at its 4 MiB limit"):                FailureMemory,
-		errors.New("tool x is unavailable: compile /home/a/x.wasm: bad section"): FailureUnavailable,
-		errors.New("tool x exited with code 4"):                                  FailureInternal,
-		errors.New("SQL logic error: too many SQL variables"):                    FailureInternal,
+		fmt.Errorf("call: %w", kinded{"tool x exceeded its 3000 ms deadline", FailureTimeout}):   FailureTimeout,
+		fmt.Errorf("wait: %w", context.DeadlineExceeded):                                         FailureTimeout,
+		kinded{"tool x ran out of memory at its 4 MiB limit", FailureMemory}:                     FailureMemory,
+		kinded{"tool x is unavailable: compile /home/a/x.wasm: bad section", FailureUnavailable}: FailureUnavailable,
+		kinded{"tool x exited with code 4", ""}:                                                  FailureInternal,
+		errors.New("tool x exceeded its 3000 ms deadline"):                                       FailureInternal,
+		errors.New("tool x ran out of memory at its 4 MiB limit"):                                FailureInternal,
+		errors.New("SQL logic error: too many SQL variables"):                                    FailureInternal,
 	} {
 		if got := FailureKind(msg); got != want {
 			t.Errorf("FailureKind(%q) = %s, want %s", msg, got, want)

@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/runtime"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -200,13 +201,13 @@ func (d failingDispatcher) Call(ctx context.Context, c runtime.Call) (*runtime.O
 	case "test.corrupt":
 		return &runtime.Outcome{ToolError: &abi.Error{Code: abi.CodeInternal, Message: "host function memory_search failed: database disk image is malformed (11)"}}, nil
 	case "test.start":
-		return nil, errors.New("tool test.start exited with code 4026531839 (module stderr: /home/ann/.openhuman/tools/x.wasm)")
+		return nil, &runtime.CallFailure{Err: errors.New("tool test.start exited with code 4026531839 (module stderr: /home/ann/.openhuman/tools/x.wasm)"), Kind: audit.FailureTimeout}
 	case "test.oom":
-		return nil, errors.New("tool test.oom ran out of memory at its 4 MiB limit")
+		return nil, &runtime.CallFailure{Err: errors.New("tool test.oom ran out of memory at its 4 MiB limit"), Kind: audit.FailureMemory}
 	case "test.web":
 		return &runtime.Outcome{ToolError: &abi.Error{Code: abi.CodeUnavailable, Message: "SearXNG at http://127.0.0.1:9/search is unreachable; is it running?"}}, nil
 	case "test.unloaded":
-		return nil, errors.New("tool test.unloaded is unavailable: compile /home/ann/.openhuman/tools/x.wasm: invalid section")
+		return nil, &runtime.CallFailure{Err: errors.New("tool test.unloaded is unavailable: compile /home/ann/.openhuman/tools/x.wasm: invalid section"), Kind: audit.FailureUnavailable}
 	}
 	return d.fakeDispatcher.Call(ctx, c)
 }

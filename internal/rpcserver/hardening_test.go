@@ -50,7 +50,9 @@ func (f failingHost) Call(ctx context.Context, c runtime.Call) (*runtime.Outcome
 	case "down":
 		return &runtime.Outcome{ToolError: &abi.Error{Code: abi.CodeUnavailable, Message: "SearXNG at http://127.0.0.1:9/search is unreachable; is it running?"}}, nil
 	case "start":
-		return nil, errors.New("tool memory.search exited with code 4026531839 (module stderr: /home/ann/x)")
+		// As the runtime reports a start function that ran past the deadline: the
+		// kind is typed, the text stays in the logs.
+		return nil, &runtime.CallFailure{Err: errors.New("tool memory.search exited with code 4026531839 (module stderr: /home/ann/x)"), Kind: audit.FailureTimeout}
 	}
 	return f.fakeHost.Call(ctx, c)
 }
