@@ -94,7 +94,7 @@ func TestMCPOverHTTPWithTypeScriptSDK(t *testing.T) {
 		Tools []string          `json:"tools"`
 		Calls map[string]string `json:"calls"`
 	}
-	clients := []string{"ts-one", "claude-ai"}
+	clients := []string{"claude-code", "claude-ai (via mcp-remote 0.15.1)"}
 	reports := make([]report, len(clients))
 	var wg sync.WaitGroup
 	for i, name := range clients {
@@ -127,7 +127,7 @@ func TestMCPOverHTTPWithTypeScriptSDK(t *testing.T) {
 		}
 	}
 	if !strings.Contains(strings.Join(reports[0].Tools, ","), "memory.search") || !strings.Contains(strings.Join(reports[1].Tools, ","), "memory_search") {
-		t.Errorf("tool names: ts-one %v, claude-ai %v", reports[0].Tools, reports[1].Tools)
+		t.Errorf("tool names: claude-code %v, claude-ai via mcp-remote %v", reports[0].Tools, reports[1].Tools)
 	}
 
 	// Each session's calls are audited under its own label.
@@ -135,15 +135,17 @@ func TestMCPOverHTTPWithTypeScriptSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The bridged session's label is the client's own; the bridge and its
+	// version are in the line's bridge field.
 	per := map[string]int{}
 	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var en struct{ Session string }
+		var en struct{ Session, Bridge string }
 		if json.Unmarshal([]byte(l), &en) == nil {
-			per[en.Session]++
+			per[en.Session+"|"+en.Bridge]++
 		}
 	}
-	if per["mcp:ts-one"] != 6 || per["mcp:claude-ai"] != 6 {
-		t.Errorf("audit lines per session = %v, want 6 for mcp:ts-one and mcp:claude-ai", per)
+	if per["mcp:claude-code|"] != 6 || per["mcp:claude-ai|mcp-remote 0.15.1"] != 6 {
+		t.Errorf("audit lines per session|bridge = %v, want 6 for mcp:claude-code| and mcp:claude-ai|mcp-remote 0.15.1", per)
 	}
 
 	// No token: 401. A foreign Origin (with the token): 403.

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/mcpserver"
 	"github.com/openhuman/openhuman-core/internal/rpcserver"
+	"github.com/openhuman/openhuman-core/internal/toolwatch"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
 	toolswasm "github.com/openhuman/openhuman-core/tools-wasm"
@@ -116,6 +117,13 @@ func runServe(ctx context.Context, addr string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+
+	// The tools directory and policy.toml are watched as in `mcp`: a tool
+	// installed, updated or removed while serve runs is swapped in (a call in
+	// flight finishes on the module it started with), and every /mcp session is
+	// sent notifications/tools/list_changed on its GET stream.
+	watcher := toolwatch.Start(ctx, host, toolwatch.Options{Dir: cfg.Tools.Dir, PolicyFile: cfg.Tools.Policy, Logger: log})
+	defer watcher.Stop()
 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

@@ -364,6 +364,7 @@ func (s *Server) runCall(ctx context.Context, ss *mcp.ServerSession, hdr http.He
 	}
 	entry.Time = start
 	entry.Session = label
+	entry.Bridge = sessionBridge(ss)
 	entry.Payer = auditPayer(ss, hdr)
 	entry.RequestID = reqID
 	entry.Tool = name
