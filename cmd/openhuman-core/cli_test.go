@@ -433,6 +433,9 @@ func TestHelpAndUsageExitCodes(t *testing.T) {
 	if out, _, _ := e.run("", "tools", "sign", "--help"); !strings.Contains(out, "-o timeline.packed.wasm") || !strings.Contains(out, "--key") {
 		t.Errorf("tools sign --help example lacks -o:\n%s", out)
 	}
+	if out, _, _ := e.run("", "serve", "--help"); !strings.Contains(out, "/mcp") || !strings.Contains(out, "--header \"Authorization: Bearer <token>\"") || !strings.Contains(out, "no OAuth") {
+		t.Errorf("serve --help does not document /mcp and its token header:\n%s", out)
+	}
 	if out, _, _ := e.run("", "tools", "audit", "--help"); !strings.Contains(out, "--builtin string") {
 		t.Errorf("tools audit --builtin is not a NAME flag:\n%s", out)
 	}

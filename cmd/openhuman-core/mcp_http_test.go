@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -168,5 +170,68 @@ func TestMCPOverHTTPWithTypeScriptSDK(t *testing.T) {
 	}
 	if code := post(map[string]string{"Authorization": "Bearer " + token, "Origin": "https://evil.example"}); code != http.StatusForbidden {
 		t.Errorf("foreign Origin: %d, want 403", code)
+	}
+
+	// Browsers: a preflight from an allowed origin is answered without the
+	// token, naming the origin; the answer to the real request names it too and
+	// exposes Mcp-Session-Id; a foreign origin's preflight stays 403.
+	u, _ := url.Parse(base)
+	origin := "http://localhost:" + u.Port()
+	preflight := func(origin string) *http.Response {
+		req, _ := http.NewRequest(http.MethodOptions, base+"/mcp", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "authorization, content-type, mcp-protocol-version")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if resp := preflight(origin); resp.StatusCode/100 != 2 || resp.Header.Get("Access-Control-Allow-Origin") != origin ||
+		!strings.Contains(strings.ToLower(resp.Header.Get("Access-Control-Allow-Headers")), "authorization") ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "POST") {
+		t.Errorf("preflight from %s: %d %v", origin, resp.StatusCode, resp.Header)
+	}
+	if resp := preflight("https://evil.example"); resp.StatusCode != http.StatusForbidden || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("preflight from a foreign origin: %d %v, want 403 without Access-Control-Allow-Origin", resp.StatusCode, resp.Header)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a-web-page","version":"0"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Origin", origin)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Access-Control-Allow-Origin") != origin ||
+		!strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "Mcp-Session-Id") || resp.Header.Get("Mcp-Session-Id") == "" {
+		t.Errorf("initialize from %s: %d %v", origin, resp.StatusCode, resp.Header)
+	}
+
+	// Without the token the answer says there is no OAuth (mcp-remote would
+	// otherwise go looking for it); every route list names /mcp.
+	resp, err = http.Post(base+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "no OAuth") || !strings.Contains(string(body), "--header") {
+		t.Errorf("401 without the token: %d %s", resp.StatusCode, body)
+	}
+	for _, path := range []string{"/", "/register"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), "/mcp") {
+			t.Errorf("GET %s does not name /mcp: %s", path, body)
+		}
 	}
 }

@@ -28,10 +28,21 @@ func newServeCmd() *cobra.Command {
 	var addr string
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the read controllers and the tool registry over HTTP JSON-RPC",
-		Long: `serve answers JSON-RPC 2.0 at POST /rpc (bearer token required), and GET /health,
-GET / (a short description) and GET /schema (an OpenRPC document of every method), which
-are open.
+		Short: "Serve the memory tools over MCP (Streamable HTTP at /mcp) and HTTP JSON-RPC",
+		Long: `serve answers MCP over Streamable HTTP at /mcp and JSON-RPC 2.0 at POST /rpc (both
+need the bearer token), and GET /health, GET / (a short description) and GET /schema (an
+OpenRPC document of every method), which are open.
+
+/mcp is the same MCP server as "openhuman-core mcp" (tools, resources, sandbox, limits,
+tool_names, audit) for clients that connect by URL: POST, GET (the notification stream)
+and DELETE, with Mcp-Session-Id. The token is a static bearer token; there is no OAuth, so
+give it to the client as a header, e.g.
+  claude mcp add --transport http openhuman http://127.0.0.1:7788/mcp --header "Authorization: Bearer <token>"
+  npx mcp-remote http://127.0.0.1:7788/mcp --header "Authorization: Bearer <token>"
+(VS Code and Cursor: "headers": {"Authorization": "Bearer <token>"}). A web page from an
+allowed origin may call /mcp (CORS preflights are answered); other origins get 403. Tools
+installed or updated in the tools folder while serve runs reach every session
+(notifications/tools/list_changed).
 
 Methods: openhuman.memory_tree_search, _recall, _get_chunk, _list_chunks, _top_entities,
 _list_sources, openhuman.tools_searxng_search and openhuman.tools_web_search (the same
