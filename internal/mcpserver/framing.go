@@ -71,6 +71,7 @@ type stdioConn struct {
 	onEOF         func()          // Options.OnStdinClosed; nil once called
 
 	fast *fastResults // tool results waiting for the frame that answers them
+	held heldLines    // bytes of the tools/call lines in flight (backpressure.go)
 
 	// The fast tools/call path (fastcall.go); srv nil: every call goes to the SDK.
 	ctx   context.Context               // the session's: fast calls end with it
@@ -137,6 +138,7 @@ func (c *stdioConn) read(p []byte) (int, error) {
 			c.drain()
 			return 0, io.EOF
 		}
+		c.waitForRoom() // backpressure.go: a full session is not read from
 		line, size, err := c.readLine()
 		if size > c.maxLine {
 			c.log.Warn("mcp: rejected an oversized message", "bytes", size)
@@ -300,6 +302,9 @@ func (c *stdioConn) filter(line []byte) []byte {
 	}
 	c.mu.Lock()
 	c.pending[key]++
+	if m.Method == "tools/call" {
+		c.holdBytes(key, len(out))
+	}
 	c.mu.Unlock()
 	c.log.Debug("mcp: request", "id", string(m.ID), "method", m.Method)
 	return compactLine(out)
@@ -633,6 +638,7 @@ func (c *stdioConn) writeFromSDK(p []byte) (int, error) {
 			c.pending[k]--
 			if c.pending[k] == 0 {
 				delete(c.pending, k)
+				c.releaseBytes(k)
 			}
 			moved++
 		}
