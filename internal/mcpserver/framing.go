@@ -279,7 +279,7 @@ func (c *stdioConn) filter(line []byte) []byte {
 		c.initForwarded, c.initKey = true, key
 		c.mu.Unlock()
 	case "ping":
-	case "tools/list", "tools/call":
+	case "tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list":
 		if !initForwarded {
 			c.writeError(m.ID, rpcwire.Errorf(codeInvalidRequest, "%s before initialize: send initialize first", m.Method))
 			return nil
@@ -310,13 +310,15 @@ func (c *stdioConn) filter(line []byte) []byte {
 	return compactLine(out)
 }
 
-// servedMethods are the requests this server answers: it declares only the
-// tools capability, so resources/*, prompts/*, logging/*, completion/* are not
-// found (the SDK would answer some of them with empty lists).
-var servedMethods = map[string]bool{"initialize": true, "ping": true, "tools/list": true, "tools/call": true}
+// servedMethods are the requests this server answers: it declares the tools
+// and resources capabilities (no subscriptions), so prompts/*, logging/*,
+// completion/* and resources/subscribe are not found (the SDK would answer
+// some of them with empty lists).
+var servedMethods = map[string]bool{"initialize": true, "ping": true, "tools/list": true, "tools/call": true,
+	"resources/list": true, "resources/read": true, "resources/templates/list": true}
 
 func methodNotFound(method string) string {
-	return fmt.Sprintf("method %q not found: this server offers only tools (initialize, ping, tools/list, tools/call)", clip(method))
+	return fmt.Sprintf("method %q not found: this server offers only tools and resources (initialize, ping, tools/list, tools/call, resources/list, resources/read, resources/templates/list)", clip(method))
 }
 
 // clip shortens a client-chosen name for messages and logs.

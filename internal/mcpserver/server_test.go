@@ -235,8 +235,11 @@ func TestSmoke(t *testing.T) {
 			t.Errorf("protocolVersion %v", res["protocolVersion"])
 		}
 		caps := res["capabilities"].(map[string]any)
-		if _, ok := caps["tools"].(map[string]any); !ok || len(caps) != 1 {
-			t.Errorf("capabilities = %v, want only tools", caps)
+		if _, ok := caps["tools"].(map[string]any); !ok || len(caps) != 2 {
+			t.Errorf("capabilities = %v, want tools and resources", caps)
+		}
+		if r, ok := caps["resources"].(map[string]any); !ok || len(r) != 0 {
+			t.Errorf("capabilities.resources = %v, want {} (no subscriptions, a fixed set of templates)", caps["resources"])
 		}
 		if lc, _ := caps["tools"].(map[string]any)["listChanged"].(bool); lc {
 			t.Error("listChanged advertised although tools cannot change")
