@@ -299,7 +299,7 @@ func TestDoctor(t *testing.T) {
 		t.Fatalf("doctor on a fresh set-up: exit %d\n%s%s", code, out, errOut)
 	}
 	for _, re := range []string{`(?m)^ok +config`, `(?m)^ok +policy`, `(?m)^ok +cache`, `(?m)^warn +store .*does not exist yet`, `(?m)^ok +tools`,
-		`(?m)^-- +searxng +disabled`, `(?m)^ok +PATH`, `(?m)^ok +cursor .*runs .*openhuman-core mcp`, `(?m)^warn +claude-desktop .*no server`, `(?m)^ok +zed`} {
+		`(?m)^-- +searxng +disabled`, `(?m)^ok +PATH`, `(?m)^ok +cursor .*runs .*openhuman-core mcp`, `(?m)^warn +claude-desktop .*has no openhuman-core server`, `(?m)^ok +zed`} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("doctor output lacks %s:\n%s", re, out)
 		}
