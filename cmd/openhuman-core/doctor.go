@@ -411,7 +411,7 @@ func checkClient(ctx context.Context, c clientConfig, tokenPath string) (string,
 		}
 	}
 	return name, checkWarn, c.Path + " has no openhuman-core server: no entry runs `openhuman-core mcp` or reaches serve's /mcp (by URL or through mcp-remote)",
-		"add " + snippet + " (README → Connect an MCP client; over HTTP: README → MCP over HTTP)"
+		"add " + snippet + " (README → Connect an MCP client; over HTTP: README → HTTP JSON-RPC and the tool registry)"
 }
 
 // stripJSONComments removes // and /* */ comments and trailing commas outside
