@@ -227,7 +227,7 @@ func startHostileMCP(t *testing.T, name string, raw []byte, cacheDir string) *mc
 	env := append(os.Environ(), "OPENHUMAN_HOME="+home, "OPENHUMAN_WORKSPACE="+filepath.Join(home, "workspace"),
 		"XDG_CACHE_HOME="+cacheDir, "OPENHUMAN_MEMORY_PIVOT_DICTIONARIES=")
 	c := startMCP(t, bin, env)
-	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "e2e", "version": "0"}})
+	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "mcp-inspector", "version": "0"}})
 	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	return c
 }

@@ -210,7 +210,7 @@ func TestMCPServesDirectoryTool(t *testing.T) {
 	writePolicy("")
 
 	c := startMCP(t, bin, env)
-	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "e2e", "version": "0"}})
+	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "mcp-inspector", "version": "0"}})
 	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	if names := c.toolNames(); has(names, "memory.timeline") {
 		t.Fatalf("memory.timeline listed before it was installed: %v", names)

@@ -70,7 +70,7 @@ func TestThirdPartyResultBreaksOutputSchema(t *testing.T) {
 	s2cR, s2cW := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- srv.Serve(ctx, c2sR, s2cW); s2cW.Close() }()
-	client := mcp.NewClient(&mcp.Implementation{Name: "schema-test", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-inspector", Version: "1"}, nil) // a client served the spec's names
 	cs, err := client.Connect(ctx, &mcp.IOTransport{Reader: s2cR, Writer: c2sW}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -77,7 +77,7 @@ func TestHostileNestingE2E(t *testing.T) {
 	env := append(os.Environ(), "OPENHUMAN_HOME="+home, "OPENHUMAN_WORKSPACE="+filepath.Join(home, "workspace"),
 		"XDG_CACHE_HOME="+filepath.Join(work, "cache"), "OPENHUMAN_MEMORY_PIVOT_DICTIONARIES=")
 	c := startMCP(t, bin, env)
-	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "e2e", "version": "0"}})
+	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "mcp-inspector", "version": "0"}})
 	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	c.toolNames()
 	pid := c.cmd.Process.Pid

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -290,6 +291,80 @@ func (a *Args) Millis(name string) (*int64, error) {
 		return nil, InvalidParams("argument `%s` must be a non-negative integer (milliseconds since 1970-01-01 UTC)", name)
 	}
 	return &ms, nil
+}
+
+// TimeBound returns the time argument name in milliseconds since 1970-01-01 UTC,
+// nil when absent or null. It takes what people type as well as milliseconds:
+// an RFC 3339 time ("2015-07-01T09:30:00Z", "2015-07-01T09:30:00+02:00"), a day
+// ("2015-07-01") or a month ("2015-07"), a day or month read in UTC. A day or
+// month stands for its first millisecond, or its last when end is true (an
+// inclusive upper bound: until "2015-07" keeps all of July). Anything else is an
+// error naming the forms it takes.
+func (a *Args) TimeBound(name string, end bool) (*int64, error) {
+	v := a.value(name)
+	switch jsonType(v) {
+	case "string":
+	case "number":
+		return a.Millis(name)
+	default:
+		if v == nil {
+			return nil, nil
+		}
+		return nil, InvalidParams("argument `%s` must be milliseconds since 1970-01-01 UTC or a date as a string: "+
+			"RFC 3339 (\"2015-07-01T09:30:00Z\"), \"YYYY-MM-DD\" or \"YYYY-MM\"", name)
+	}
+	var s string
+	if json.Unmarshal(v, &s) != nil {
+		return nil, InvalidParams("argument `%s` must be a string or an integer", name)
+	}
+	ms, ok := parseTimeBound(strings.TrimSpace(s), end)
+	if !ok {
+		return nil, InvalidParams("argument `%s` must be milliseconds since 1970-01-01 UTC or a date: RFC 3339 (\"2015-07-01T09:30:00Z\"), "+
+			"\"YYYY-MM-DD\" or \"YYYY-MM\" (got %q)", name, clipArg(s))
+	}
+	if ms < 0 {
+		return nil, InvalidParams("argument `%s` must not be before 1970-01-01 (got %q)", name, clipArg(s))
+	}
+	return &ms, nil
+}
+
+// parseTimeBound reads s as TimeBound describes (digits alone: milliseconds).
+func parseTimeBound(s string, end bool) (int64, bool) {
+	if s == "" {
+		return 0, false
+	}
+	if strings.Trim(s, "0123456789") == "" {
+		n, err := strconv.ParseInt(s, 10, 64)
+		return n, err == nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t.UnixMilli(), true
+		}
+	}
+	if t, err := time.Parse("2006-01-02", s); err == nil {
+		if end {
+			t = t.AddDate(0, 0, 1)
+			return t.UnixMilli() - 1, true
+		}
+		return t.UnixMilli(), true
+	}
+	if t, err := time.Parse("2006-01", s); err == nil {
+		if end {
+			t = t.AddDate(0, 1, 0)
+			return t.UnixMilli() - 1, true
+		}
+		return t.UnixMilli(), true
+	}
+	return 0, false
+}
+
+// clipArg shortens a client's value for an error message.
+func clipArg(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "…"
+	}
+	return s
 }
 
 // maxIntegerDigits bounds the magnitude parseInteger expands (absurd literals such

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/openhuman/openhuman-core/sdk/abi"
+	"strings"
+	"time"
 )
 
 // wantInvalid checks that err is an invalid_params *abi.Error with exactly msg.
@@ -310,5 +312,47 @@ func TestCountItems(t *testing.T) {
 		if got := countItems(json.RawMessage(raw)); got != want {
 			t.Errorf("countItems(%s) = %d, want %d", raw, got, want)
 		}
+	}
+}
+
+func TestTimeBound(t *testing.T) {
+	day := func(s string) int64 { tm, _ := time.Parse(time.RFC3339, s); return tm.UnixMilli() }
+	for _, c := range []struct {
+		raw     string
+		end     bool
+		want    int64
+		wantErr string
+	}{
+		{`{"t":1435708800000}`, false, 1435708800000, ""},
+		{`{"t":"1435708800000"}`, false, 1435708800000, ""},
+		{`{"t":"2015-07-01"}`, false, day("2015-07-01T00:00:00Z"), ""},
+		{`{"t":"2015-07-01"}`, true, day("2015-07-02T00:00:00Z") - 1, ""},
+		{`{"t":"2015-07"}`, false, day("2015-07-01T00:00:00Z"), ""},
+		{`{"t":"2015-07"}`, true, day("2015-08-01T00:00:00Z") - 1, ""},
+		{`{"t":"2015-12"}`, true, day("2016-01-01T00:00:00Z") - 1, ""},
+		{`{"t":"2015-07-01T09:30:00Z"}`, true, day("2015-07-01T09:30:00Z"), ""},
+		{`{"t":"2015-07-01T09:30:00+02:00"}`, false, day("2015-07-01T07:30:00Z"), ""},
+		{`{"t":" 2015-07-01 "}`, false, day("2015-07-01T00:00:00Z"), ""},
+		{`{"t":"yesterday"}`, false, 0, "argument `t` must be milliseconds since 1970-01-01 UTC or a date: RFC 3339 (\"2015-07-01T09:30:00Z\"), \"YYYY-MM-DD\" or \"YYYY-MM\" (got \"yesterday\")"},
+		{`{"t":"2015-13"}`, false, 0, "(got \"2015-13\")"},
+		{`{"t":"1969-12-31"}`, false, 0, "argument `t` must not be before 1970-01-01"},
+		{`{"t":1.5}`, false, 0, "argument `t` must be an integer in the i64 range"},
+		{`{"t":-5}`, false, 0, "argument `t` must be a non-negative integer"},
+		{`{"t":true}`, false, 0, "argument `t` must be milliseconds since 1970-01-01 UTC or a date as a string"},
+	} {
+		a, _ := ParseArgs(json.RawMessage(c.raw), "t")
+		got, err := a.TimeBound("t", c.end)
+		switch {
+		case c.wantErr != "":
+			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
+				t.Errorf("TimeBound(%s, %v) = %v, %v; want error %q", c.raw, c.end, got, err, c.wantErr)
+			}
+		case err != nil || got == nil || *got != c.want:
+			t.Errorf("TimeBound(%s, %v) = %v, %v; want %d", c.raw, c.end, got, err, c.want)
+		}
+	}
+	a, _ := ParseArgs(json.RawMessage(`{}`), "t")
+	if got, err := a.TimeBound("t", false); got != nil || err != nil {
+		t.Errorf("absent: %v, %v", got, err)
 	}
 }

@@ -299,7 +299,7 @@ func TestDoctor(t *testing.T) {
 		t.Fatalf("doctor on a fresh set-up: exit %d\n%s%s", code, out, errOut)
 	}
 	for _, re := range []string{`(?m)^ok +config`, `(?m)^ok +policy`, `(?m)^ok +cache`, `(?m)^warn +store .*does not exist yet`, `(?m)^ok +tools`,
-		`(?m)^-- +searxng +disabled`, `(?m)^ok +PATH`, `(?m)^ok +cursor .*runs .*openhuman-core mcp`, `(?m)^warn +claude-desktop .*no server`, `(?m)^ok +zed`} {
+		`(?m)^-- +searxng +disabled`, `(?m)^ok +PATH`, `(?m)^ok +cursor .*runs .*openhuman-core mcp`, `(?m)^warn +claude-desktop .*has no openhuman-core server`, `(?m)^ok +zed`} {
 		if !regexp.MustCompile(re).MatchString(out) {
 			t.Errorf("doctor output lacks %s:\n%s", re, out)
 		}
@@ -432,6 +432,9 @@ func TestHelpAndUsageExitCodes(t *testing.T) {
 	}
 	if out, _, _ := e.run("", "tools", "sign", "--help"); !strings.Contains(out, "-o timeline.packed.wasm") || !strings.Contains(out, "--key") {
 		t.Errorf("tools sign --help example lacks -o:\n%s", out)
+	}
+	if out, _, _ := e.run("", "serve", "--help"); !strings.Contains(out, "/mcp") || !strings.Contains(out, "--header \"Authorization: Bearer <token>\"") || !strings.Contains(out, "no OAuth") {
+		t.Errorf("serve --help does not document /mcp and its token header:\n%s", out)
 	}
 	if out, _, _ := e.run("", "tools", "audit", "--help"); !strings.Contains(out, "--builtin string") {
 		t.Errorf("tools audit --builtin is not a NAME flag:\n%s", out)

@@ -14,13 +14,16 @@ import (
 )
 
 // conformanceScenarios are the official conformance suite's (0.1.10) server
-// scenarios that apply to a tools-only server whose tools are its own: the
+// scenarios that apply to a server with tools and resources of its own: the
 // tools-call-* and json-schema-2020-12 scenarios call the suite's fixture tools
-// (test_error_handling, json_schema_2020_12_tool, …), and resources-*,
-// prompts-*, logging and completion need capabilities this server does not
-// declare. server-sse-polling passes with two SHOULD warnings (SEP-1699 priming
-// events, which go-sdk sends only with an EventStore).
-var conformanceScenarios = []string{"server-initialize", "ping", "tools-list", "server-sse-multiple-streams", "server-sse-polling"}
+// (test_error_handling, json_schema_2020_12_tool, …), resources-read-text,
+// -read-binary and -templates-read read its fixture resources
+// (test://static-text, …), resources-subscribe/-unsubscribe need subscriptions
+// (not declared: the memory tree changes only by ingest), and prompts-*,
+// logging and completion need capabilities this server does not declare.
+// server-sse-polling passes with two SHOULD warnings (SEP-1699 priming events,
+// which go-sdk sends only with an EventStore).
+var conformanceScenarios = []string{"server-initialize", "ping", "tools-list", "resources-list", "server-sse-multiple-streams", "server-sse-polling"}
 
 // The official MCP conformance suite (@modelcontextprotocol/conformance) passes
 // against a real serve's /mcp. Its CLI takes no headers, so a loopback proxy in

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
+	"sort"
 	"strings"
 	"syscall"
 	"time"
@@ -54,11 +55,15 @@ func newDoctorCmd() *cobra.Command {
 policy.toml parse; the compilation cache is owned by you, not writable by others, and
 writable; the memory tree opens read-only; the tools directory's modules load; SearXNG
 and the dense embedder answer (when enabled); openhuman-core is on PATH; and the MCP
-client configuration files of Claude Desktop, Cursor, Zed, Windsurf and Codex (where they
-exist) start openhuman-core mcp as the client starts it: an absolute command path that
-exists and answers initialize with a desktop app's environment (not the shell's PATH).
+client configuration files of Claude Desktop, Cursor, Zed, Windsurf, Codex, Claude Code and
+VS Code (where they exist) start openhuman-core mcp as the client starts it: an absolute
+command path that exists and answers initialize with a desktop app's environment (not the
+shell's PATH) — or, for an entry that reaches serve's /mcp over HTTP (a URL with headers,
+or npx mcp-remote URL --header ...), that the URL answers and accepts the entry's token.
 Then it prints, for every client of the README's table, the snippet to paste with this
-binary's absolute path. It changes nothing. Exit status 1 when a check fails.`,
+binary's absolute path, and the HTTP snippets (mcp-remote --header, claude mcp add
+--transport http --header, VS Code and Cursor "headers"). It changes nothing. Exit status
+1 when a check fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := setupLogging(cmd.ErrOrStderr())
@@ -170,7 +175,7 @@ func runDoctor(ctx context.Context, log *slog.Logger) []doctorCheck {
 			"go install ./cmd/openhuman-core, then add $(go env GOPATH)/bin to PATH, or put the binary's absolute path in the client's \"command\"")
 	}
 	for _, c := range clientConfigs() {
-		add(checkClient(ctx, c))
+		add(checkClient(ctx, c, cfg.TokenPath()))
 	}
 	return out
 }
@@ -323,12 +328,15 @@ func clientConfigs() []clientConfig {
 	}
 	claude := filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
 	zed := filepath.Join(home, ".config", "zed", "settings.json")
+	vscode := filepath.Join(home, ".config", "Code", "User", "mcp.json")
 	switch goruntime.GOOS {
 	case "darwin":
 		claude = filepath.Join(home, "Library", "Application Support", "Claude", "claude_desktop_config.json")
+		vscode = filepath.Join(home, "Library", "Application Support", "Code", "User", "mcp.json")
 	case "windows":
 		claude = filepath.Join(os.Getenv("APPDATA"), "Claude", "claude_desktop_config.json")
 		zed = filepath.Join(os.Getenv("APPDATA"), "Zed", "settings.json")
+		vscode = filepath.Join(os.Getenv("APPDATA"), "Code", "User", "mcp.json")
 	}
 	return []clientConfig{
 		{"Claude Desktop", claude, "mcpServers"},
@@ -336,14 +344,18 @@ func clientConfigs() []clientConfig {
 		{"Zed", zed, "context_servers"},
 		{"Windsurf", filepath.Join(home, ".codeium", "windsurf", "mcp_config.json"), "mcpServers"},
 		{"Codex", filepath.Join(home, ".codex", "config.toml"), "mcp_servers"},
+		{"Claude Code", filepath.Join(home, ".claude.json"), "mcpServers"},
+		{"VS Code", vscode, "servers"},
 	}
 }
 
 // checkClient looks for a server entry that runs openhuman-core mcp in a client's
 // configuration file (skipped when the file does not exist) and starts it as the
 // client would: its command must be an absolute path (desktop apps do not read
-// the shell's PATH) that exists and answers initialize.
-func checkClient(ctx context.Context, c clientConfig) (string, string, string, string) {
+// the shell's PATH) that exists and answers initialize. Failing that, an entry
+// that reaches serve's /mcp over HTTP (by URL, or through mcp-remote) is checked:
+// the URL answers and accepts the token the entry sends.
+func checkClient(ctx context.Context, c clientConfig, tokenPath string) (string, string, string, string) {
 	name := strings.ToLower(strings.ReplaceAll(c.Client, " ", "-"))
 	data, err := os.ReadFile(c.Path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -371,15 +383,17 @@ func checkClient(ctx context.Context, c clientConfig) (string, string, string, s
 	} else if err := json.Unmarshal(stripJSONComments(data), &doc); err != nil {
 		return name, checkFail, c.Path + " is not valid JSON: " + err.Error(), "correct the file; the client ignores it as it is"
 	}
-	var servers map[string]struct {
-		Command string            `json:"command"`
-		Args    []string          `json:"args"`
-		Env     map[string]string `json:"env"`
-	}
+	var servers map[string]serverEntry
 	if raw, ok := doc[c.Key]; ok {
 		json.Unmarshal(raw, &servers)
 	}
-	for key, s := range servers {
+	keys := make([]string, 0, len(servers))
+	for key := range servers {
+		keys = append(keys, key)
+	}
+	sort.Strings(keys)
+	for _, key := range keys {
+		s := servers[key]
 		if filepath.Base(s.Command) != "openhuman-core" || len(s.Args) == 0 || s.Args[0] != "mcp" {
 			continue
 		}
@@ -389,7 +403,16 @@ func checkClient(ctx context.Context, c clientConfig) (string, string, string, s
 		}
 		return name, checkOK, fmt.Sprintf("%s: %q runs %s mcp (answers initialize)", c.Path, key, s.Command), ""
 	}
-	return name, checkWarn, c.Path + " has no server that runs openhuman-core mcp", "add " + snippet + " (README → Connect an MCP client)"
+	// An entry that reaches serve's /mcp over HTTP, by URL or through mcp-remote
+	// (doctor_http.go).
+	for _, key := range keys {
+		if e, ok := servers[key].http(); ok && e.ours(key) {
+			result, detail, fix := checkHTTPEntry(ctx, c, key, e, tokenPath)
+			return name, result, detail, fix
+		}
+	}
+	return name, checkWarn, c.Path + " has no openhuman-core server: no entry runs `openhuman-core mcp` or reaches serve's /mcp (by URL or through mcp-remote)",
+		"add " + snippet + " (README → Connect an MCP client; over HTTP: README → HTTP JSON-RPC and the tool registry)"
 }
 
 // stripJSONComments removes // and /* */ comments and trailing commas outside

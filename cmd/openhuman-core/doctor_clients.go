@@ -6,12 +6,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/config"
 	"github.com/openhuman/openhuman-core/internal/mcpserver"
 )
 
@@ -112,6 +115,10 @@ func clientSnippet(client, bin string) (where, snippet string) {
 		return "~/.config/goose/config.yaml", "extensions:\n  openhuman:\n    name: openhuman\n    type: stdio\n    cmd: " + q + "\n    args: [mcp]\n    enabled: true"
 	case "LM Studio":
 		return "~/.lmstudio/mcp.json", mcpServers
+	case "Gemini CLI":
+		return "~/.gemini/settings.json", mcpServers
+	case "LibreChat":
+		return "librechat.yaml", "mcpServers:\n  openhuman:\n    command: " + q + "\n    args: [mcp]"
 	}
 	return "", ""
 }
@@ -152,6 +159,29 @@ func writeSnippets(w io.Writer) {
 			fmt.Fprintf(w, "    %s\n", l)
 		}
 	}
+	mcpURL, tokenPath := serveEndpoint()
+	fmt.Fprintf(w, "\nOver HTTP, to `openhuman-core serve` at %s (a static bearer token, no OAuth; the token is in %s):\n", mcpURL, tokenPath)
+	for _, s := range httpSnippets(mcpURL, tokenPath) {
+		fmt.Fprintf(w, "\n%s:\n    %s\n", s[0], s[1])
+	}
+}
+
+// serveEndpoint is serve's /mcp URL and the token file, from the configuration
+// (the defaults when it does not load).
+func serveEndpoint() (mcpURL, tokenPath string) {
+	cfg, _, err := config.Load(flags.configFile, nil)
+	if err != nil {
+		home, herr := homeFallback()
+		if herr != nil {
+			return "http://127.0.0.1:7788/mcp", "<workspace>/core.token"
+		}
+		cfg = config.Defaults(home)
+	}
+	host := cfg.Server.Host
+	if host == "" || host == "0.0.0.0" || host == "::" {
+		host = "127.0.0.1"
+	}
+	return "http://" + net.JoinHostPort(host, strconv.Itoa(cfg.Server.Port)) + "/mcp", cfg.TokenPath()
 }
 
 // clientSnippets is writeSnippets' content for --json: client -> snippet.
@@ -165,6 +195,10 @@ func clientSnippets() map[string]string {
 		if _, s := clientSnippet(c.Name, bin); s != "" {
 			out[c.Name] = s
 		}
+	}
+	mcpURL, tokenPath := serveEndpoint()
+	for _, s := range httpSnippets(mcpURL, tokenPath) {
+		out["http: "+s[0]] = s[1]
 	}
 	return out
 }

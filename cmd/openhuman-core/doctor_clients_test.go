@@ -48,3 +48,45 @@ func TestDoctorStartsClientsAsTheyDo(t *testing.T) {
 		t.Errorf("too few JSON snippets:\n%s", out)
 	}
 }
+
+// doctor recognises entries that reach serve's /mcp over HTTP — by URL with a
+// headers map, or through mcp-remote with --header — and checks them against a
+// running serve: reachable, token accepted; a wrong or missing token, or a URL
+// nothing answers, is a failure with the fix. It prints the HTTP snippets.
+func TestDoctorChecksHTTPEntries(t *testing.T) {
+	e := newCLIEnv(t)
+	const token = "doctor-token-0123456789abcdef0123456789abcdef"
+	base := e.serveProcess(t, token)
+	write := func(rel, body string) {
+		p := filepath.Join(e.home, rel)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".cursor/mcp.json", `{"mcpServers":{"openhuman":{"url":"`+base+`/mcp","headers":{"Authorization":"Bearer `+token+`"}}}}`)
+	write(".config/Claude/claude_desktop_config.json", `{"mcpServers":{"openhuman":{"command":"npx","args":["-y","mcp-remote","`+base+`/mcp","--header","Authorization:${AUTH_HEADER}"],"env":{"AUTH_HEADER":"Bearer `+token+`"}}}}`)
+	write(".codeium/windsurf/mcp_config.json", `{"mcpServers":{"openhuman":{"serverUrl":"`+base+`/mcp","headers":{"Authorization":"Bearer wrong"}}}}`)
+	write(".config/Code/User/mcp.json", `{"servers":{"openhuman":{"type":"http","url":"`+base+`/mcp"}}}`)
+	write(".claude.json", `{"mcpServers":{"openhuman":{"command":"npx","args":["mcp-remote","http://127.0.0.1:1/mcp","--header","Authorization: Bearer x"]}}}`)
+
+	out, _, code := e.run("", "doctor")
+	if code != 1 {
+		t.Errorf("exit %d, want 1", code)
+	}
+	for _, re := range []string{
+		`(?m)^ok +cursor .*by URL\): answers initialize with the token`,
+		`(?m)^ok +claude-desktop .*through mcp-remote\): answers initialize with the token`,
+		`(?m)^FAIL +windsurf .*the token is not accepted \(401\)`,
+		`(?m)^FAIL +vs-code .*sends no Authorization header`,
+		`(?m)^FAIL +claude-code .*not reachable`,
+		`(?m)^ +fix: start it with ` + "`openhuman-core serve`",
+		`(?m)"mcp-remote", "http://127\.0\.0\.1:7788/mcp", "--header", "Authorization:\$\{AUTH_HEADER\}"`,
+		`(?m)claude mcp add --transport http openhuman http://127\.0\.0\.1:7788/mcp --header "Authorization: Bearer \$\(cat `,
+		`(?m)"headers": \{ "Authorization": "Bearer <token from `,
+	} {
+		if !regexp.MustCompile(re).MatchString(out) {
+			t.Errorf("doctor output lacks %s:\n%s", re, out)
+		}
+	}
+}

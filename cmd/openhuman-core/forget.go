@@ -27,7 +27,8 @@ deleted) and stored chat messages, in one transaction. Ingesting the same files 
 brings them back.
 
 Select sources by id (the source_id that tree.list_sources and every search hit
-give), by the file or folder they were ingested from (--root), and/or by age
+give, or a chat conversation without its month, slack:#general, for all its
+months, as the tools' source_ids take it), by the file or folder they were ingested from (--root), and/or by age
 (--before: sources whose newest message is older than the date). --root and ids add
 up; --before narrows them (alone, it selects every source older than the date).
 --dry-run lists what would go and changes nothing.
@@ -37,6 +38,7 @@ Each run that deletes something is written to the audit log
 only: no MCP tool or HTTP method can delete.`,
 		Example: `  openhuman-core forget --dry-run --root ~/exports/old-mail.mbox
   openhuman-core forget 'email:CA+abc@mail.example' 'doc:/home/me/notes/draft.md'
+  openhuman-core forget --dry-run 'slack:#general'
   openhuman-core forget --before 2019-01-01`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f := memtree.ForgetFilter{SourceIDs: args, Root: root}

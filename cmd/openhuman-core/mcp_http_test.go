@@ -4,7 +4,9 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -94,7 +96,7 @@ func TestMCPOverHTTPWithTypeScriptSDK(t *testing.T) {
 		Tools []string          `json:"tools"`
 		Calls map[string]string `json:"calls"`
 	}
-	clients := []string{"ts-one", "claude-ai"}
+	clients := []string{"claude-code", "claude-ai (via mcp-remote 0.15.1)"}
 	reports := make([]report, len(clients))
 	var wg sync.WaitGroup
 	for i, name := range clients {
@@ -127,7 +129,7 @@ func TestMCPOverHTTPWithTypeScriptSDK(t *testing.T) {
 		}
 	}
 	if !strings.Contains(strings.Join(reports[0].Tools, ","), "memory.search") || !strings.Contains(strings.Join(reports[1].Tools, ","), "memory_search") {
-		t.Errorf("tool names: ts-one %v, claude-ai %v", reports[0].Tools, reports[1].Tools)
+		t.Errorf("tool names: claude-code %v, claude-ai via mcp-remote %v", reports[0].Tools, reports[1].Tools)
 	}
 
 	// Each session's calls are audited under its own label.
@@ -135,15 +137,17 @@ func TestMCPOverHTTPWithTypeScriptSDK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The bridged session's label is the client's own; the bridge and its
+	// version are in the line's bridge field.
 	per := map[string]int{}
 	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var en struct{ Session string }
+		var en struct{ Session, Bridge string }
 		if json.Unmarshal([]byte(l), &en) == nil {
-			per[en.Session]++
+			per[en.Session+"|"+en.Bridge]++
 		}
 	}
-	if per["mcp:ts-one"] != 6 || per["mcp:claude-ai"] != 6 {
-		t.Errorf("audit lines per session = %v, want 6 for mcp:ts-one and mcp:claude-ai", per)
+	if per["mcp:claude-code|"] != 6 || per["mcp:claude-ai|mcp-remote 0.15.1"] != 6 {
+		t.Errorf("audit lines per session|bridge = %v, want 6 for mcp:claude-code| and mcp:claude-ai|mcp-remote 0.15.1", per)
 	}
 
 	// No token: 401. A foreign Origin (with the token): 403.
@@ -166,5 +170,68 @@ func TestMCPOverHTTPWithTypeScriptSDK(t *testing.T) {
 	}
 	if code := post(map[string]string{"Authorization": "Bearer " + token, "Origin": "https://evil.example"}); code != http.StatusForbidden {
 		t.Errorf("foreign Origin: %d, want 403", code)
+	}
+
+	// Browsers: a preflight from an allowed origin is answered without the
+	// token, naming the origin; the answer to the real request names it too and
+	// exposes Mcp-Session-Id; a foreign origin's preflight stays 403.
+	u, _ := url.Parse(base)
+	origin := "http://localhost:" + u.Port()
+	preflight := func(origin string) *http.Response {
+		req, _ := http.NewRequest(http.MethodOptions, base+"/mcp", nil)
+		req.Header.Set("Origin", origin)
+		req.Header.Set("Access-Control-Request-Method", "POST")
+		req.Header.Set("Access-Control-Request-Headers", "authorization, content-type, mcp-protocol-version")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp
+	}
+	if resp := preflight(origin); resp.StatusCode/100 != 2 || resp.Header.Get("Access-Control-Allow-Origin") != origin ||
+		!strings.Contains(strings.ToLower(resp.Header.Get("Access-Control-Allow-Headers")), "authorization") ||
+		!strings.Contains(resp.Header.Get("Access-Control-Allow-Methods"), "POST") {
+		t.Errorf("preflight from %s: %d %v", origin, resp.StatusCode, resp.Header)
+	}
+	if resp := preflight("https://evil.example"); resp.StatusCode != http.StatusForbidden || resp.Header.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("preflight from a foreign origin: %d %v, want 403 without Access-Control-Allow-Origin", resp.StatusCode, resp.Header)
+	}
+	req, _ := http.NewRequest(http.MethodPost, base+"/mcp", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"a-web-page","version":"0"}}}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Origin", origin)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusOK || resp.Header.Get("Access-Control-Allow-Origin") != origin ||
+		!strings.Contains(resp.Header.Get("Access-Control-Expose-Headers"), "Mcp-Session-Id") || resp.Header.Get("Mcp-Session-Id") == "" {
+		t.Errorf("initialize from %s: %d %v", origin, resp.StatusCode, resp.Header)
+	}
+
+	// Without the token the answer says there is no OAuth (mcp-remote would
+	// otherwise go looking for it); every route list names /mcp.
+	resp, err = http.Post(base+"/mcp", "application/json", strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"ping"}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized || !strings.Contains(string(body), "no OAuth") || !strings.Contains(string(body), "--header") {
+		t.Errorf("401 without the token: %d %s", resp.StatusCode, body)
+	}
+	for _, path := range []string{"/", "/register"} {
+		resp, err := http.Get(base + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if !strings.Contains(string(body), "/mcp") {
+			t.Errorf("GET %s does not name /mcp: %s", path, body)
+		}
 	}
 }

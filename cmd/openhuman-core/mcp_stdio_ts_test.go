@@ -13,7 +13,7 @@ import (
 // the tools and calls each memory tool once; every result validates against the
 // tool's outputSchema. Over stdio a plain tools/call takes the server's own fast
 // path (internal/mcpserver/fastcall.go), so this is that path against a client
-// we did not write. A client named claude-ai gets portable tool names.
+// we did not write. A client named claude-ai gets portable tool names, the MCP Inspector the spec's.
 func TestMCPOverStdioWithTypeScriptSDK(t *testing.T) {
 	modules := nodeModules(t)
 	e := newCLIEnv(t)
@@ -22,7 +22,7 @@ func TestMCPOverStdioWithTypeScriptSDK(t *testing.T) {
 		t.Fatalf("ingest: exit %d\n%s", code, errOut)
 	}
 	script, _ := filepath.Abs(filepath.Join("testdata", "mcp_http_client.cjs"))
-	for _, name := range []string{"ts-stdio", "claude-ai"} {
+	for _, name := range []string{"mcp-inspector", "claude-ai"} {
 		cmd := exec.Command("node", script, "stdio", e.bin, name)
 		cmd.Env = append(e.environ(), "OH_NODE_MODULES="+modules)
 		out, err := cmd.Output()
@@ -67,7 +67,7 @@ func TestMCPOverStdioWithTypeScriptSDK(t *testing.T) {
 			per[en.Session]++
 		}
 	}
-	if per["mcp:ts-stdio"] != 6 || per["mcp:claude-ai"] != 6 {
-		t.Errorf("audit lines per session = %v, want 6 for mcp:ts-stdio and mcp:claude-ai", per)
+	if per["mcp:mcp-inspector"] != 6 || per["mcp:claude-ai"] != 6 {
+		t.Errorf("audit lines per session = %v, want 6 for mcp:mcp-inspector and mcp:claude-ai", per)
 	}
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/mcpserver"
 	"github.com/openhuman/openhuman-core/internal/rpcserver"
+	"github.com/openhuman/openhuman-core/internal/toolwatch"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
 	toolswasm "github.com/openhuman/openhuman-core/tools-wasm"
@@ -25,10 +26,21 @@ func newServeCmd() *cobra.Command {
 	var addr string
 	cmd := &cobra.Command{
 		Use:   "serve",
-		Short: "Serve the read controllers and the tool registry over HTTP JSON-RPC",
-		Long: `serve answers JSON-RPC 2.0 at POST /rpc (bearer token required), and GET /health,
-GET / (a short description) and GET /schema (an OpenRPC document of every method), which
-are open.
+		Short: "Serve the memory tools over MCP (Streamable HTTP at /mcp) and HTTP JSON-RPC",
+		Long: `serve answers MCP over Streamable HTTP at /mcp and JSON-RPC 2.0 at POST /rpc (both
+need the bearer token), and GET /health, GET / (a short description) and GET /schema (an
+OpenRPC document of every method), which are open.
+
+/mcp is the same MCP server as "openhuman-core mcp" (tools, resources, sandbox, limits,
+tool_names, audit) for clients that connect by URL: POST, GET (the notification stream)
+and DELETE, with Mcp-Session-Id. The token is a static bearer token; there is no OAuth, so
+give it to the client as a header, e.g.
+  claude mcp add --transport http openhuman http://127.0.0.1:7788/mcp --header "Authorization: Bearer <token>"
+  npx mcp-remote http://127.0.0.1:7788/mcp --header "Authorization: Bearer <token>"
+(VS Code and Cursor: "headers": {"Authorization": "Bearer <token>"}). A web page from an
+allowed origin may call /mcp (CORS preflights are answered); other origins get 403. Tools
+installed or updated in the tools folder while serve runs reach every session
+(notifications/tools/list_changed).
 
 Methods: openhuman.memory_tree_search, _recall, _get_chunk, _list_chunks, _top_entities,
 _list_sources, openhuman.tools_searxng_search and openhuman.tools_web_search (the same
@@ -114,6 +126,13 @@ func runServe(ctx context.Context, addr string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+
+	// The tools directory and policy.toml are watched as in `mcp`: a tool
+	// installed, updated or removed while serve runs is swapped in (a call in
+	// flight finishes on the module it started with), and every /mcp session is
+	// sent notifications/tools/list_changed on its GET stream.
+	watcher := toolwatch.Start(ctx, host, toolwatch.Options{Dir: cfg.Tools.Dir, PolicyFile: cfg.Tools.Policy, Logger: log})
+	defer watcher.Stop()
 
 	hup := make(chan os.Signal, 1)
 	signal.Notify(hup, syscall.SIGHUP)

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -131,5 +133,50 @@ func TestToolNamesPerClient(t *testing.T) {
 	// An unknown name in either spelling is a clear error.
 	if _, err := smoke.CallTool(context.Background(), &mcp.CallToolParams{Name: "memory_searchh", Arguments: map[string]any{}}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
 		t.Errorf("unknown tool: err = %v", err)
+	}
+}
+
+// Under tool_names = "auto" every client not known to accept dots is listed
+// portable names only: a client bridged through mcp-remote (seen through, with
+// its own label), Cline, Continue, LibreChat and a name nobody listed. Each
+// calls a tool by either spelling.
+func TestPortableNamesByDefault(t *testing.T) {
+	e := newCLIEnv(t)
+	notes, mbox := writeCorpus(t, t.TempDir())
+	if _, errOut, code := e.run("", "ingest", notes, mbox); code != 0 {
+		t.Fatalf("ingest: exit %d\n%s", code, errOut)
+	}
+	for _, client := range []string{"claude-ai (via mcp-remote 0.15.1)", "Cline", "continue-client", "@librechat/api-client", "an-agent-nobody-listed"} {
+		cs := e.mcpSession(t, client)
+		names := toolNamesOf(t, cs)
+		if len(names) < 6 {
+			t.Errorf("%s lists %d tools: %v", client, len(names), names)
+		}
+		for _, n := range names {
+			if !portableName.MatchString(n) {
+				t.Errorf("%s is listed %q, outside ^[a-zA-Z0-9_-]{1,64}$", client, n)
+			}
+		}
+		callOK(t, cs, "memory_search")
+		callOK(t, cs, "memory.search")
+	}
+	data, err := os.ReadFile(filepath.Join(e.ohome, "workspace", "audit", "audit.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	labels := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var en struct{ Session, Bridge string }
+		if json.Unmarshal([]byte(l), &en) == nil {
+			labels[en.Session] = en.Bridge
+		}
+	}
+	if b, ok := labels["mcp:claude-ai"]; !ok || b != "mcp-remote 0.15.1" {
+		t.Errorf("the bridged session's label and bridge: %v, want mcp:claude-ai with bridge mcp-remote 0.15.1", labels)
+	}
+	for l := range labels {
+		if strings.Contains(l, "via") || strings.Contains(l, "remote") {
+			t.Errorf("a label carries the bridge: %q", l)
+		}
 	}
 }

@@ -144,7 +144,7 @@ func TestToolsInstallWhileServing(t *testing.T) {
 	cmd.Env = e.environ()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	client := mcp.NewClient(&mcp.Implementation{Name: "install-test", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "mcp-inspector", Version: "1"}, nil) // the spec's names
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -42,8 +42,12 @@ type Capabilities struct {
 
 // Entry is one audit line.
 type Entry struct {
-	Time         time.Time      `json:"time"`
-	Session      string         `json:"session"`
+	Time    time.Time `json:"time"`
+	Session string    `json:"session"`
+	// Bridge is what relayed the client, when its clientInfo.name said so
+	// ("mcp-remote 0.15.1" from "claude-ai (via mcp-remote 0.15.1)"); it is
+	// kept out of Session so that each bridge release is not a new label.
+	Bridge       string         `json:"bridge,omitempty"`
 	RequestID    string         `json:"request_id"`
 	Tool         string         `json:"tool"`
 	ModuleSHA256 string         `json:"module_sha256"`

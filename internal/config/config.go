@@ -54,8 +54,9 @@ type Config struct {
 
 // Tool-name spellings an MCP session may be served (config `[mcp] tool_names`).
 const (
-	// ToolNamesAuto serves portable names to the clients known to refuse the
-	// spec's dotted names and the spec's names to every other client.
+	// ToolNamesAuto serves the spec's dotted names to the clients known to
+	// accept them (mcpserver.Clients) and portable names to every other client,
+	// unknown ones included.
 	ToolNamesAuto = "auto"
 	// ToolNamesSpec serves the spec's names (memory.search, tree.read_chunk, …).
 	ToolNamesSpec = "spec"

@@ -13,6 +13,8 @@ import (
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/openhuman/openhuman-core/internal/toolname"
 )
 
 // connect starts `openhuman-core mcp` with the go-sdk client's CommandTransport.
@@ -62,7 +64,7 @@ func outputSchemas(t *testing.T, cs *mcp.ClientSession) toolSchemas {
 		if err != nil {
 			t.Fatalf("%s outputSchema does not resolve: %v", tl.Name, err)
 		}
-		out[tl.Name] = rs
+		out[toolname.Portable(tl.Name)] = rs // a session may list either spelling
 	}
 	return out
 }
@@ -89,11 +91,17 @@ func callOK(t *testing.T, cs *mcp.ClientSession, schemas toolSchemas, tool, args
 	if err := json.Unmarshal(b, &sc); err != nil {
 		t.Fatalf("%s: structuredContent is not an object: %s", tool, b)
 	}
-	if err := schemas[tool].Validate(sc); err != nil {
+	if err := schemas[toolname.Portable(tool)].Validate(sc); err != nil {
 		t.Errorf("%s: structuredContent does not validate against outputSchema: %v\n%s", tool, err, b)
 	}
-	if len(res.Content) != 1 {
-		t.Fatalf("%s: %d content blocks, want 1", tool, len(res.Content))
+	// The JSON as text, then a resource_link per hit (search, recall, browse).
+	for _, c := range res.Content[min(1, len(res.Content)):] {
+		if l, ok := c.(*mcp.ResourceLink); !ok || !strings.HasPrefix(l.URI, "memory://chunk/") {
+			t.Fatalf("%s: content block %T %+v after the text, want only resource links to chunks", tool, c, c)
+		}
+	}
+	if len(res.Content) == 0 {
+		t.Fatalf("%s: no content block", tool)
 	}
 	text := res.Content[0].(*mcp.TextContent).Text
 	var fromText map[string]any
@@ -180,7 +188,7 @@ func TestToolsAgainstIngestedStore(t *testing.T) {
 		{"memory.search", `{}`, "missing required argument `query`"},
 		{"memory.recall", `{"query":"x","k":"ten"}`, "argument `k` must be a positive integer"},
 		{"tree.read_chunk", `{"chunk_id":"x","unused":1}`, "unexpected argument `unused`"},
-		{"tree.browse", `{"since_ms":"yesterday"}`, "argument `since_ms` must be an integer in the i64 range"},
+		{"tree.browse", `{"since_ms":"yesterday"}`, "argument `since_ms` must be milliseconds since 1970-01-01 UTC or a date: RFC 3339 (\"2015-07-01T09:30:00Z\"), \"YYYY-MM-DD\" or \"YYYY-MM\" (got \"yesterday\")"},
 		{"tree.browse", `{"source_kinds":"email"}`, "argument `source_kinds` must be an array of strings, got string"},
 		{"tree.top_entities", `{"kind":"  "}`, "argument `kind` must not be empty when provided"},
 		{"tree.list_sources", `{"limit":3}`, "unexpected argument `limit`"},

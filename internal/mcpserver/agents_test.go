@@ -18,6 +18,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/internal/toolname"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
 )
@@ -88,7 +89,7 @@ func listed(t *testing.T, cs *mcp.ClientSession, name string) bool {
 		t.Fatal(err)
 	}
 	for _, tl := range res.Tools {
-		if tl.Name == name {
+		if tl.Name == name || tl.Name == toolname.Portable(name) { // either spelling
 			return true
 		}
 	}

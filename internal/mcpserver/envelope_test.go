@@ -56,7 +56,7 @@ func TestEnvelopeAsRPC(t *testing.T) {
 	// 1.0 is the integer 1 on both servers: an unknown method is refused as
 	// such, under the id as sent.
 	ss.send(`{"jsonrpc":"2.0","id":1.0,"method":"x/y"}`)
-	if m := ss.rawNext(); string(m) != `{"jsonrpc":"2.0","id":1.0,"error":{"code":-32601,"message":"Method not found","data":"method \"x/y\" not found: this server offers only tools (initialize, ping, tools/list, tools/call)"}}` {
+	if m := ss.rawNext(); string(m) != `{"jsonrpc":"2.0","id":1.0,"error":{"code":-32601,"message":"Method not found","data":"method \"x/y\" not found: this server offers only tools and resources (initialize, ping, tools/list, tools/call, resources/list, resources/read, resources/templates/list)"}}` {
 		t.Errorf("id 1.0: %s", m)
 	}
 }

@@ -71,6 +71,7 @@ func (c *stdioConn) tryFastCall(m rpcwire.Msg, key string) bool {
 	ctx, cancel := context.WithCancel(c.ctx)
 	c.mu.Lock()
 	c.pending[key]++
+	c.holdBytes(key, len(args))
 	c.calls[key] = cancel
 	c.mu.Unlock()
 	c.log.Debug("mcp: request", "id", string(m.ID), "method", m.Method)

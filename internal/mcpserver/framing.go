@@ -71,6 +71,7 @@ type stdioConn struct {
 	onEOF         func()          // Options.OnStdinClosed; nil once called
 
 	fast *fastResults // tool results waiting for the frame that answers them
+	held heldLines    // bytes of the tools/call lines in flight (backpressure.go)
 
 	// The fast tools/call path (fastcall.go); srv nil: every call goes to the SDK.
 	ctx   context.Context               // the session's: fast calls end with it
@@ -137,6 +138,7 @@ func (c *stdioConn) read(p []byte) (int, error) {
 			c.drain()
 			return 0, io.EOF
 		}
+		c.waitForRoom() // backpressure.go: a full session is not read from
 		line, size, err := c.readLine()
 		if size > c.maxLine {
 			c.log.Warn("mcp: rejected an oversized message", "bytes", size)
@@ -277,7 +279,7 @@ func (c *stdioConn) filter(line []byte) []byte {
 		c.initForwarded, c.initKey = true, key
 		c.mu.Unlock()
 	case "ping":
-	case "tools/list", "tools/call":
+	case "tools/list", "tools/call", "resources/list", "resources/read", "resources/templates/list":
 		if !initForwarded {
 			c.writeError(m.ID, rpcwire.Errorf(codeInvalidRequest, "%s before initialize: send initialize first", m.Method))
 			return nil
@@ -300,18 +302,23 @@ func (c *stdioConn) filter(line []byte) []byte {
 	}
 	c.mu.Lock()
 	c.pending[key]++
+	if m.Method == "tools/call" {
+		c.holdBytes(key, len(out))
+	}
 	c.mu.Unlock()
 	c.log.Debug("mcp: request", "id", string(m.ID), "method", m.Method)
 	return compactLine(out)
 }
 
-// servedMethods are the requests this server answers: it declares only the
-// tools capability, so resources/*, prompts/*, logging/*, completion/* are not
-// found (the SDK would answer some of them with empty lists).
-var servedMethods = map[string]bool{"initialize": true, "ping": true, "tools/list": true, "tools/call": true}
+// servedMethods are the requests this server answers: it declares the tools
+// and resources capabilities (no subscriptions), so prompts/*, logging/*,
+// completion/* and resources/subscribe are not found (the SDK would answer
+// some of them with empty lists).
+var servedMethods = map[string]bool{"initialize": true, "ping": true, "tools/list": true, "tools/call": true,
+	"resources/list": true, "resources/read": true, "resources/templates/list": true}
 
 func methodNotFound(method string) string {
-	return fmt.Sprintf("method %q not found: this server offers only tools (initialize, ping, tools/list, tools/call)", clip(method))
+	return fmt.Sprintf("method %q not found: this server offers only tools and resources (initialize, ping, tools/list, tools/call, resources/list, resources/read, resources/templates/list)", clip(method))
 }
 
 // clip shortens a client-chosen name for messages and logs.
@@ -633,6 +640,7 @@ func (c *stdioConn) writeFromSDK(p []byte) (int, error) {
 			c.pending[k]--
 			if c.pending[k] == 0 {
 				delete(c.pending, k)
+				c.releaseBytes(k)
 			}
 			moved++
 		}

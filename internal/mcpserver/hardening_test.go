@@ -294,8 +294,9 @@ func TestInternalErrorsAreNotQuoted(t *testing.T) {
 	}
 }
 
-// Only the tools capability is declared: other MCP methods are not found (also in
-// a batch), and a tools/list cursor (this server never gives one) is invalid.
+// Only the tools and resources capabilities are declared: other MCP methods
+// (resources/subscribe included) are not found (also in a batch), and a
+// tools/list cursor (this server never gives one) is invalid.
 func TestUndeclaredMethodsAndCursor(t *testing.T) {
 	s, _, _, _ := newServer(t, newFake())
 	ss := openSession(t, s)
@@ -303,15 +304,14 @@ func TestUndeclaredMethodsAndCursor(t *testing.T) {
 	ss.next()
 	ss.send(initializedLine)
 	for i, line := range []string{
-		`{"jsonrpc":"2.0","id":%d,"method":"resources/list"}`,
-		`{"jsonrpc":"2.0","id":%d,"method":"resources/templates/list"}`,
+		`{"jsonrpc":"2.0","id":%d,"method":"resources/subscribe","params":{"uri":"memory://chunk/x"}}`,
 		`{"jsonrpc":"2.0","id":%d,"method":"prompts/list"}`,
 		`{"jsonrpc":"2.0","id":%d,"method":"logging/setLevel","params":{"level":"debug"}}`,
 		`{"jsonrpc":"2.0","id":%d,"method":"completion/complete","params":{}}`,
 	} {
 		ss.send(fmt.Sprintf(line, 10+i))
 		m := ss.next()
-		if m["id"] != float64(10+i) || errCode(m) != -32601 || m["result"] != nil || !strings.Contains(errData(m), "offers only tools") {
+		if m["id"] != float64(10+i) || errCode(m) != -32601 || m["result"] != nil || !strings.Contains(errData(m), "offers only tools and resources") {
 			t.Errorf("%s: %v, want -32601 method not found", line, m)
 		}
 	}

@@ -35,7 +35,10 @@ func TestPortableCollisionsAreNotServed(t *testing.T) {
 func TestClientTable(t *testing.T) {
 	for name, want := range map[string]bool{
 		"claude-ai": true, "Claude AI": true, "cursor-vscode": true, "codex-mcp-client": true, "Zed": true,
-		"smoke": false, "claude-code": false, "Visual Studio Code": false, "": false, "goose": false,
+		"claude-ai (via mcp-remote 0.15.1)": true, "Cline": true, "continue-client": true, "@librechat/api-client": true,
+		"some-agent-nobody-listed": true, "": true, "goose": true,
+		"smoke": false, "claude-code": false, "Visual Studio Code": false, "gemini-cli-mcp-client": false, "mcp-inspector": false,
+		"claude-code (via mcp-remote 0.1.37)": false,
 	} {
 		if got := PortableNamesFor("auto", name); got != want {
 			t.Errorf("auto, %q: portable = %v, want %v", name, got, want)

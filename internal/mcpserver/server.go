@@ -131,12 +131,14 @@ func New(opts Options) (*Server, error) {
 	}
 	s := &Server{opts: opts, log: log, prints: map[string][]byte{}, byName: map[string]*mcp.Tool{}}
 	s.sdk = mcp.NewServer(&mcp.Implementation{Name: ServerName, Version: opts.Version}, &mcp.ServerOptions{
-		Instructions:              Instructions(opts.SearXNGEnabled),
-		Logger:                    log.With("component", "go-sdk"),
-		Capabilities:              &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.ToolsCanChange}},
+		Instructions: Instructions(opts.SearXNGEnabled),
+		Logger:       log.With("component", "go-sdk"),
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: opts.ToolsCanChange},
+			Resources: &mcp.ResourceCapabilities{}}, // resources.go
 		SupportedProtocolVersions: slices.Clone(ProtocolVersions),
 	})
-	s.sdk.AddReceivingMiddleware(s.listInOrder, s.namesMiddleware, s.boundHTTPCalls)
+	s.sdk.AddReceivingMiddleware(s.listInOrder, s.namesMiddleware, s.boundHTTPCalls, s.resourcesMiddleware)
+	s.registerResources()
 	s.Refresh()
 	return s, nil
 }
@@ -346,7 +348,7 @@ func (s *Server) runCall(ctx context.Context, ss *mcp.ServerSession, hdr http.He
 		}
 	}
 	if result != nil {
-		if fr := s.fastResultsOf(ss); fr != nil {
+		if fr := s.fastResultsOf(ss); fr != nil && !wantsRawResult(ctx) {
 			// The session's writer puts the result into the SDK's frame
 			// (fastresult.go): the SDK encodes two placeholders instead.
 			token := fr.put(result)
@@ -361,9 +363,11 @@ func (s *Server) runCall(ctx context.Context, ss *mcp.ServerSession, hdr http.He
 				StructuredContent: json.RawMessage(result),
 			}
 		}
+		res.Content = append(res.Content, hitLinks(ss, name, result)...) // resources.go
 	}
 	entry.Time = start
 	entry.Session = label
+	entry.Bridge = sessionBridge(ss)
 	entry.Payer = auditPayer(ss, hdr)
 	entry.RequestID = reqID
 	entry.Tool = name

@@ -34,51 +34,90 @@ func (d *blockingDispatcher) Call(ctx context.Context, c runtime.Call) (*runtime
 	}
 }
 
-// TestSessionCallsCapped (finding 13): 100 pipelined calls on one session
-// never have more than MaxCallsPerSession in flight; the others are answered
-// at once with a clear JSON-RPC error. On 3656465 every pipelined call was held
-// (2,000 calls with 400 KB arguments: 1.45 GB).
-func TestSessionCallsCapped(t *testing.T) {
+// pipelined sends n tools/calls of test.slow with argument text of pad bytes on
+// one stdio session whose dispatcher holds each call until release, waits
+// until full reports the session full, releases them, and returns every answer
+// line to a call.
+func pipelined(t *testing.T, n, pad int, full func(d *blockingDispatcher, out string) bool) (*blockingDispatcher, []map[string]any) {
+	t.Helper()
 	f := newFake("test.slow")
 	d := &blockingDispatcher{fakeDispatcher: f, release: make(chan struct{})}
 	s, _, _, _ := newServer(t, f, func(o *Options) { o.Dispatcher = d })
 	in := []string{initLine, initializedLine}
-	for i := 0; i < 100; i++ {
-		in = append(in, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"test.slow","arguments":{"query":"q"}}}`, i+2))
+	text := strings.Repeat("q", pad)
+	for i := 0; i < n; i++ {
+		in = append(in, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"test.slow","arguments":{"query":%q}}}`, i+2, text))
 	}
 	pr, pw := io.Pipe()
 	var out syncBuf
 	done := make(chan error, 1)
 	go func() { done <- s.Serve(context.Background(), pr, &out) }()
-	go func() { _, _ = io.WriteString(pw, lines(in...)) }()
+	go func() { _, _ = io.WriteString(pw, lines(in...)); pw.Close() }()
 	deadline := time.Now().Add(60 * time.Second)
-	for !strings.Contains(out.String(), "too many tool calls in flight on this session") && time.Now().Before(deadline) {
+	for !full(d, out.String()) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
+	if !full(d, out.String()) {
+		t.Fatalf("the session never filled: %d calls in flight", d.inflight.Load())
+	}
 	close(d.release)
-	pw.Close()
 	if err := <-done; err != nil {
 		t.Fatal(err)
 	}
-	if p := d.peak.Load(); p > MaxCallsPerSession {
-		t.Errorf("%d calls in flight at once; the limit is %d", p, MaxCallsPerSession)
-	}
-	busy, answered := 0, 0
+	var answers []map[string]any
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(line), &m); err != nil {
 			t.Fatalf("bad frame %q: %v", line, err)
 		}
-		if id, _ := m["id"].(float64); id < 2 {
-			continue
-		}
-		answered++
-		if e, ok := m["error"].(map[string]any); ok && e["code"] == float64(CodeSessionBusy) {
-			busy++
+		if id, _ := m["id"].(float64); id >= 2 {
+			answers = append(answers, m)
 		}
 	}
-	if busy == 0 || answered != 100 {
-		t.Errorf("%d of %d calls answered busy, want some of 100 answered", busy, answered)
+	return d, answers
+}
+
+// TestPipelinedCallsWait (issue 38): 200 calls pipelined on stdio never have
+// more than MaxCallsPerSession in flight, and none is refused: the server stops
+// reading stdin while the session is full and answers all 200 in turn. (Issue
+// 29 had the calls beyond the bound answered -32001; ecfd484: 168 of 200.)
+func TestPipelinedCallsWait(t *testing.T) {
+	d, answers := pipelined(t, 200, 1, func(d *blockingDispatcher, _ string) bool {
+		return d.inflight.Load() >= MaxCallsPerSession
+	})
+	if p := d.peak.Load(); p > MaxCallsPerSession {
+		t.Errorf("%d calls in flight at once; the limit is %d", p, MaxCallsPerSession)
 	}
-	t.Logf("peak %d in flight, %d answered busy", d.peak.Load(), busy)
+	errs := 0
+	for _, m := range answers {
+		if _, ok := m["error"]; ok {
+			errs++
+		}
+	}
+	if len(answers) != 200 || errs != 0 {
+		t.Errorf("%d answers, %d errors; want 200 answers and no error", len(answers), errs)
+	}
+	t.Logf("peak %d in flight, %d answers, %d errors", d.peak.Load(), len(answers), errs)
+}
+
+// Calls whose arguments would pass the session's byte bound together wait as
+// well: 40 calls of ≈ 900 KB each (36 MB) are all answered without an error,
+// with never more than the bound's worth in flight.
+func TestPipelinedLargeCallsWait(t *testing.T) {
+	const pad = 900 << 10
+	d, answers := pipelined(t, 40, pad, func(d *blockingDispatcher, _ string) bool {
+		return d.inflight.Load() >= MaxArgBytesPerSession/pad-1
+	})
+	if p := d.peak.Load(); p*pad > MaxArgBytesPerSession {
+		t.Errorf("%d calls of %d bytes in flight at once; the bound is %d bytes", p, pad, MaxArgBytesPerSession)
+	}
+	errs := 0
+	for _, m := range answers {
+		if _, ok := m["error"]; ok {
+			errs++
+		}
+	}
+	if len(answers) != 40 || errs != 0 {
+		t.Errorf("%d answers, %d errors; want 40 answers and no error", len(answers), errs)
+	}
 }

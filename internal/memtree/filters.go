@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"unicode"
 
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -153,14 +154,22 @@ func allDigits(s string) bool {
 	return s != ""
 }
 
+// sourceQueryer is what resolveSourceIDs reads with (*sql.DB, *sql.Tx).
+type sourceQueryer interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
 // maxExpandedSources bounds how many stored source ids the source_ids values of
 // one request may expand to (a conversation has one per month).
 const maxExpandedSources = 5000
 
 // resolveSourceIDs reads source_ids values: a stored id stays; a chat
 // conversation without its month ("slack:#general", or "#general" without the
-// platform) stands for all its months. It returns the ids to filter by.
-func resolveSourceIDs(ctx context.Context, db *sql.DB, vals []string) (ids []string, resolved []abi.Resolution, hints []string, err error) {
+// platform) stands for all its months. It returns the ids to filter by. db is
+// the store's reader, or forget's transaction (the ids forget takes are the
+// ones the tools take).
+func resolveSourceIDs(ctx context.Context, db sourceQueryer, vals []string) (ids []string, resolved []abi.Resolution, hints []string, err error) {
 	var bad []string
 	for _, v := range vals {
 		v = strings.TrimSpace(v)
@@ -266,6 +275,31 @@ func resolveEntityIDs(ctx context.Context, db *sql.DB, vals []string) (ids []str
 				to = append(to, c)
 			}
 		}
+		if firstName(surface) && !hasKind(to, EntityPerson) {
+			// A first name stands for the person whose name starts with it
+			// ("Micah" → person:micah stubbs); several such people are all
+			// taken, and the hint names them so the next call can pick one.
+			people, more, err := peopleNamed(ctx, db, surface)
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("resolve entity_ids: %w", err)
+			}
+			for _, p := range people {
+				if !seen[p.id] {
+					seen[p.id] = true
+					to = append(to, p.id)
+				}
+			}
+			if len(people) > 1 {
+				var names []string
+				for _, p := range people {
+					names = append(names, fmt.Sprintf("%s (%d)", p.id, p.refs))
+				}
+				if more {
+					names = append(names, "…")
+				}
+				hints = append(hints, fmt.Sprintf("entity_ids %q names several people, all taken: %s; give the full name (e.g. %q) for one", raw, strings.Join(names, ", "), people[0].id))
+			}
+		}
 		if len(to) == 0 {
 			// Any entity written this way (a name as it appears in mail headers).
 			rows, err := db.QueryContext(ctx, `SELECT id FROM entities WHERE surface = ? COLLATE NOCASE ORDER BY ref_count DESC LIMIT 20`, surface)
@@ -290,6 +324,61 @@ func resolveEntityIDs(ctx context.Context, db *sql.DB, vals []string) (ids []str
 		hints = append(hints, fmt.Sprintf("entity_ids %s match no entity; use entity_id values from tree.top_entities (kinds %s, e.g. email:ann@example.com, person:ann lee), an e-mail address or a person's name", quoteList(bad), strings.Join(entityKinds, ", ")))
 	}
 	return ids, resolved, hints, nil
+}
+
+// maxFirstNamePeople bounds how many people one first name stands for.
+const maxFirstNamePeople = 10
+
+// firstName reports whether v could be a first name: one word of letters (and
+// ' or -), not an id, address, handle or tag.
+func firstName(v string) bool {
+	if v == "" {
+		return false
+	}
+	for _, r := range v {
+		if !unicode.IsLetter(r) && r != '\'' && r != '-' {
+			return false
+		}
+	}
+	return true
+}
+
+// hasKind reports whether ids holds an id of kind.
+func hasKind(ids []string, kind string) bool {
+	for _, id := range ids {
+		if strings.HasPrefix(id, kind+":") {
+			return true
+		}
+	}
+	return false
+}
+
+type namedPerson struct {
+	id   string
+	refs int
+}
+
+// peopleNamed returns the people whose name starts with the word first, most
+// mentioned first (at most maxFirstNamePeople; more reports that there were more).
+func peopleNamed(ctx context.Context, db sourceQueryer, first string) (people []namedPerson, more bool, err error) {
+	prefix := canonicalID(EntityPerson, first) + " "
+	rows, err := db.QueryContext(ctx, `SELECT id, ref_count FROM entities WHERE id LIKE ? ESCAPE '\' ORDER BY ref_count DESC, id LIMIT ?`,
+		likeEscape(prefix)+"%", maxFirstNamePeople+1)
+	if err != nil {
+		return nil, false, err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var p namedPerson
+		if err := rows.Scan(&p.id, &p.refs); err != nil {
+			return nil, false, err
+		}
+		people = append(people, p)
+	}
+	if len(people) > maxFirstNamePeople {
+		return people[:maxFirstNamePeople], true, rows.Err()
+	}
+	return people, false, rows.Err()
 }
 
 // resolveEntityKind reads tree.top_entities' kind.

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // ForgetFilter selects the sources Forget deletes. A source is selected when its
@@ -14,7 +16,9 @@ import (
 // selected sources whose last activity is before it are kept in the selection (with
 // neither SourceIDs nor Root, Before alone selects every source older than it).
 type ForgetFilter struct {
-	// SourceIDs are exact source ids (as tree.list_sources and search hits give them).
+	// SourceIDs are source ids as the tools take them: a stored id (as
+	// tree.list_sources and search hits give them), or a chat conversation
+	// without its month (slack:#general) for all its months.
 	SourceIDs []string
 	// Root selects the sources read from this file or folder: their origin (the file
 	// ingest read) is Root or under it, or, for documents, their absolute path is.
@@ -51,7 +55,11 @@ type ForgetResult struct {
 	EntitiesDropped int `json:"entities_dropped"`
 	// NotFound lists the SourceIDs that name no stored source.
 	NotFound []string `json:"not_found"`
-	DryRun   bool     `json:"dry_run"`
+	// Resolved says which stored sources each SourceID that is not a stored id
+	// stood for (a chat conversation without its month: all its months), as the
+	// tools' source_ids filter reads it.
+	Resolved []abi.Resolution `json:"resolved,omitempty"`
+	DryRun   bool             `json:"dry_run"`
 }
 
 // Forget deletes the selected sources with everything derived from them (chunks
@@ -129,9 +137,22 @@ func (s *Store) Forget(ctx context.Context, f ForgetFilter, dryRun bool) (Forget
 func (s *Store) selectForget(ctx context.Context, tx *sql.Tx, f ForgetFilter, res *ForgetResult) ([]int64, error) {
 	var conds []string
 	var args []any
+	unknown := map[string]bool{}
 	if len(f.SourceIDs) > 0 {
+		// Every source id the tools accept: a stored id, or a chat conversation
+		// without its month ("slack:#general", "#general") for all its months.
+		ids, resolved, _, err := resolveSourceIDs(ctx, tx, f.SourceIDs)
+		if err != nil {
+			return nil, fmt.Errorf("forget: %w", err)
+		}
+		for _, r := range resolved {
+			if len(r.To) == 0 {
+				unknown[r.Value] = true
+			}
+		}
+		res.Resolved = resolved
 		conds = append(conds, `source_id IN (SELECT value FROM json_each(?))`)
-		args = append(args, jsonOf(f.SourceIDs))
+		args = append(args, jsonOf(nonNil(ids)))
 	}
 	if root := strings.TrimSpace(f.Root); root != "" {
 		var forms []string
@@ -179,11 +200,21 @@ func (s *Store) selectForget(ctx context.Context, tx *sql.Tx, f ForgetFilter, re
 		return nil, fmt.Errorf("forget: select sources: %w", err)
 	}
 	for _, id := range f.SourceIDs {
-		if !found[id] {
+		if v := strings.TrimSpace(id); !found[v] && (unknown[v] || !isResolved(res.Resolved, v)) {
 			res.NotFound = append(res.NotFound, id)
 		}
 	}
 	return ids, nil
+}
+
+// isResolved reports whether v was read as something other than a stored id.
+func isResolved(rs []abi.Resolution, v string) bool {
+	for _, r := range rs {
+		if r.Value == v {
+			return true
+		}
+	}
+	return false
 }
 
 // forgetSource deletes (or, with dryRun, counts) one source's rows and notes the

@@ -15,17 +15,21 @@ func (s *Server) serveIndex(w http.ResponseWriter, r *http.Request) {
 	if !getOrHead(w, r, "/") {
 		return
 	}
+	routes := map[string]string{
+		"POST /rpc":   "JSON-RPC 2.0 (Authorization: Bearer <token>); batches of up to " + itoa(s.opts.MaxBatch),
+		"GET /health": "liveness and tool counts (open)",
+		"GET /schema": "OpenRPC document of every /rpc method (open)",
+	}
+	if s.opts.MCP != nil {
+		routes["/mcp"] = "MCP over Streamable HTTP: POST, GET (stream), DELETE (Authorization: Bearer <token>; a static token, no OAuth)"
+	}
 	writeJSON(w, http.StatusOK, map[string]any{
 		"ok":          true,
 		"name":        "openhuman-core",
 		"version":     s.opts.Version,
 		"description": "Read-only memory tree (ingested mail, chat and documents) and optional SearXNG web search, served through sandboxed WebAssembly tools.",
-		"routes": map[string]string{
-			"POST /rpc":   "JSON-RPC 2.0 (Authorization: Bearer <token>); batches of up to " + itoa(s.opts.MaxBatch),
-			"GET /health": "liveness and tool counts (open)",
-			"GET /schema": "OpenRPC document of every /rpc method (open)",
-		},
-		"methods": methodNames(),
+		"routes":      routes,
+		"methods":     methodNames(),
 	})
 }
 

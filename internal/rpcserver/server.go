@@ -132,15 +132,19 @@ func New(d Dispatcher, opts Options) (*Server, error) {
 	s.mux.HandleFunc("/rpc", s.serveRPC)
 	s.mux.HandleFunc("/schema", s.serveSchema)
 	if opts.MCP != nil {
-		s.mux.Handle("/mcp", s.requireToken(opts.MCP))
+		s.mux.Handle("/mcp", corsMCP(s.requireToken(opts.MCP))) // cors.go
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" {
 			s.serveIndex(w, r)
 			return
 		}
+		mcpRoute := ""
+		if opts.MCP != nil {
+			mcpRoute = "/mcp (MCP over Streamable HTTP with Authorization: Bearer <token>; this server has no OAuth), "
+		}
 		writeJSON(w, http.StatusNotFound, map[string]any{"ok": false, "error": "not_found",
-			"message": fmt.Sprintf("no route %s; use POST /rpc (JSON-RPC 2.0), GET /health, GET /schema or GET /", r.URL.Path)})
+			"message": fmt.Sprintf("no route %s; use POST /rpc (JSON-RPC 2.0), %sGET /health, GET /schema or GET /", r.URL.Path, mcpRoute)})
 	})
 	return s, nil
 }
@@ -308,7 +312,8 @@ func (s *Server) requireToken(next http.Handler) http.Handler {
 		if !s.authorized(r) {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="openhuman-core"`)
 			writeJSON(w, http.StatusUnauthorized, errorResponse(nil, rpcErr(CodeInvalidRequest,
-				"missing or wrong bearer token: send Authorization: Bearer <token> (the token serve printed, or %s)", TokenEnv)))
+				"missing or wrong bearer token: this server takes a static bearer token and has no OAuth; send the header Authorization: Bearer <token> "+
+					"(the token in %s or <workspace>/core.token; mcp-remote: --header \"Authorization: Bearer <token>\")", TokenEnv)))
 			return
 		}
 		next.ServeHTTP(w, r)

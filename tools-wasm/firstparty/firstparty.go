@@ -257,10 +257,10 @@ func Browse(args json.RawMessage, m Memory) (json.RawMessage, error) {
 	if req.EntityIDs, err = a.LimitedStringArray("entity_ids", abi.MaxFilterItems, abi.MaxIDChars); err != nil {
 		return nil, err
 	}
-	if req.SinceMS, err = a.Millis("since_ms"); err != nil {
+	if req.SinceMS, err = a.TimeBound("since_ms", false); err != nil {
 		return nil, err
 	}
-	if req.UntilMS, err = a.Millis("until_ms"); err != nil {
+	if req.UntilMS, err = a.TimeBound("until_ms", true); err != nil {
 		return nil, err
 	}
 	if req.SinceMS != nil && req.UntilMS != nil && *req.SinceMS > *req.UntilMS {

@@ -555,9 +555,10 @@ func TestFinding12ManyModulesNoDeadlock(t *testing.T) {
 // line counts them). Base: all 3,000.
 //
 // Pipelining: 50 calls of 64 KiB arguments sent at once to a module that
-// spins to its 5 s deadline; beyond 32 in flight they are refused at once with
-// -32001 naming the limit, and mcp grows by less than 64 MiB + 4 MiB. Base:
-// all were queued (2,000 of them held 1.45 GB).
+// spins to its 5 s deadline; beyond 32 in flight mcp stops reading stdin until
+// one is answered (issue 38; issue 29 refused them -32001), none is refused,
+// and mcp grows by less than 64 MiB + 4 MiB. Base: all were queued (2,000 of
+// them held 1.45 GB).
 func TestFinding13PerCallAndSessionBounds(t *testing.T) {
 	h := newHome(t)
 	h.install(t,
@@ -601,34 +602,34 @@ func TestFinding13PerCallAndSessionBounds(t *testing.T) {
 		arg := strings.Repeat("a", argBytes)
 		const n = 50
 		start := time.Now()
-		for i := 0; i < n; i++ {
-			if !c.send(map[string]any{"jsonrpc": "2.0", "id": fmt.Sprintf("p%d", i), "method": "tools/call", "params": map[string]any{"name": "spin", "arguments": map[string]any{"pad": arg}}}) {
-				t.Fatalf("writing call %d: %s", i, c.describe())
+		// Issue 38: past the session's 32 calls in flight the server stops
+		// reading stdin until one is answered, instead of refusing the rest
+		// -32001; the writes beyond the pipe's buffer wait, so they are sent
+		// from a goroutine of their own.
+		go func() {
+			for i := 0; i < n; i++ {
+				if !c.send(map[string]any{"jsonrpc": "2.0", "id": fmt.Sprintf("p%d", i), "method": "tools/call", "params": map[string]any{"name": "spin", "arguments": map[string]any{"pad": arg}}}) {
+					return // the child ended with the test
+				}
 			}
-		}
+		}()
+		// The first calls hold their sandboxes for 5 s each (two at a time);
+		// the first four answers come within about 10 s, none refused.
 		busy, answered := 0, 0
-		var text string
-		// The first 32 hold their sandboxes for 5 s each; the rest are answered
-		// at once when refused. Stop once they are (or at 30 s).
-		for i := n - 1; i >= 0 && busy < n-32; i-- {
-			r, why := c.await(fmt.Sprintf("p%d", i), time.Until(start.Add(30*time.Second)))
+		for i := 0; i < 4; i++ {
+			r, why := c.await(fmt.Sprintf("p%d", i), time.Until(start.Add(60*time.Second)))
 			if r == nil {
-				t.Errorf("after %d answers: %s", answered, why)
-				break
+				t.Fatalf("after %d answers: %s", answered, why)
 			}
 			answered++
 			if e, ok := r["error"].(map[string]any); ok && e["code"] == float64(-32001) {
 				busy++
-				text, _ = e["message"].(string)
 			}
 		}
 		grew := c.peakRSS.Load() - base
-		t.Logf("%d calls of 64 KiB pipelined: %d answered in %v, %d refused as busy (%q); peak growth %s", n, answered, time.Since(start).Round(time.Millisecond), busy, text, mib(grew))
-		if busy < n-32 {
-			t.Errorf("%d of %d pipelined calls refused; the session limit is 32 in flight", busy, n)
-		}
-		if busy > 0 && !strings.Contains(text, "in flight") {
-			t.Errorf("the refusal does not say why: %q", text)
+		t.Logf("%d calls of 64 KiB pipelined: the first %d answered in %v, %d refused as busy; peak growth %s", n, answered, time.Since(start).Round(time.Millisecond), busy, mib(grew))
+		if busy > 0 {
+			t.Errorf("%d pipelined calls refused as busy; a pipelining client waits instead", busy)
 		}
 		if grew > callBudgetKB {
 			t.Errorf("mcp grew by %s holding the pipelined calls (bound %s)", mib(grew), mib(callBudgetKB))
