@@ -247,7 +247,7 @@ func procStatusMB(b *testing.B, key string) float64 {
 // decoding and re-encoding the hits).
 func BenchmarkSearchSandboxRawGuest(b *testing.B) {
 	store := benchReader(b)
-	h, _ := newHost(b, Options{Reader: memory.Default(store), Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(b, ""))}})
+	h, _ := newHost(b, Options{Reader: memory.Default(store), Builtins: []BuiltinModule{builtinModule("echo.wasm", echoModule(b, ""))}})
 	if err := h.WaitReady(context.Background()); err != nil {
 		b.Fatal(err)
 	}
@@ -272,7 +272,7 @@ func BenchmarkSearchSandboxRawGuest(b *testing.B) {
 
 // BenchmarkEchoTiny is the fixed cost of a pooled call: a tiny request, no host call.
 func BenchmarkEchoTiny(b *testing.B) {
-	h, _ := newHost(b, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(b, ""))}})
+	h, _ := newHost(b, Options{Builtins: []BuiltinModule{builtinModule("echo.wasm", echoModule(b, ""))}})
 	if err := h.WaitReady(context.Background()); err != nil {
 		b.Fatal(err)
 	}

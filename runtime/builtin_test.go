@@ -64,7 +64,7 @@ func TestBuiltinSchemasChecked(t *testing.T) {
 func TestHoldDelaysCompiling(t *testing.T) {
 	hold := make(chan struct{})
 	h, err := New(context.Background(), Options{Reader: newFakeReader(), CacheDir: t.TempDir(), Hold: hold,
-		Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))}})
+		Builtins: []BuiltinModule{builtinModule("echo.wasm", echoModule(t, ""))}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestHoldDelaysCompiling(t *testing.T) {
 	mustResult(t, h, "echo", `{"x":1}`, nil)
 
 	held, err := New(context.Background(), Options{Reader: newFakeReader(), CacheDir: "-", Hold: make(chan struct{}),
-		Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))}})
+		Builtins: []BuiltinModule{builtinModule("echo.wasm", echoModule(t, ""))}})
 	if err != nil {
 		t.Fatal(err)
 	}

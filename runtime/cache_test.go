@@ -22,7 +22,7 @@ func startWithCache(t *testing.T, dir string) (*Host, string) {
 	// Compiled: under the default engine a builtin runs on the interpreter and
 	// never opens the cache (TestFirstPartyModulesNeverOpenTheCache).
 	h, err := New(context.Background(), Options{Reader: newFakeReader(), CacheDir: dir, Engine: EngineCompiled,
-		Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))},
+		Builtins: []BuiltinModule{builtinModule("echo.wasm", echoModule(t, ""))},
 		Logger:   slog.New(slog.NewJSONHandler(logs, &slog.HandlerOptions{Level: slog.LevelInfo}))})
 	if err != nil {
 		t.Fatalf("the host did not start with cache dir %q: %v", dir, err)
@@ -129,7 +129,7 @@ func TestFirstPartyModulesNeverOpenTheCache(t *testing.T) {
 	}
 
 	// The Go echo guest has megabytes of code: compiled, though a builtin.
-	big, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))}, CacheDir: "-", Engine: EngineDefault})
+	big, _ := newHost(t, Options{Builtins: []BuiltinModule{builtinModule("echo.wasm", echoModule(t, ""))}, CacheDir: "-", Engine: EngineDefault})
 	if big.builtins[0].interpreted() {
 		t.Error("a builtin with megabytes of code runs on the interpreter")
 	}

@@ -106,7 +106,7 @@ func digest(b []byte) string {
 	return hex.EncodeToString(s[:])
 }
 
-func builtin(name string, wasm []byte) BuiltinModule {
+func builtinModule(name string, wasm []byte) BuiltinModule {
 	return BuiltinModule{Name: name, SHA256: digest(wasm), Wasm: wasm}
 }
 

@@ -30,7 +30,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
-	"github.com/openhuman/openhuman-core/tools-wasm/firstparty"
+	"github.com/openhuman/openhuman-core/internal/builtin"
 )
 
 // MaxModuleBytes bounds a module file read from the tools directory.
@@ -500,7 +500,7 @@ func (h *Host) loadFile(path string) *module {
 		return refuse(m, StateRefused, err.Error())
 	}
 	h.fill(m, man, grant)
-	if err := policy.CheckLoad(mod, man, grant, firstparty.Catalogue); err != nil {
+	if err := policy.CheckLoad(mod, man, grant, builtin.Catalogue); err != nil {
 		return refuse(m, StateRefused, fmt.Sprintf("refused %s: %v", name, err))
 	}
 	m.memoryPages = policy.MemoryLimitPages(mod, grant.Limits.MemoryMiB)

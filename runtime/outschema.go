@@ -95,7 +95,7 @@ func ValidateOutput(tool, module string, schema, result json.RawMessage) error {
 
 // checkOutput validates a third-party tool's result against its manifest's
 // output_schema. First-party results are not checked here: their tests check
-// every result shape against the output schema (tools-wasm/firstparty's
+// every result shape against the output schema (internal/builtin's
 // conforms, internal/e2e), and they are on every call's hot path.
 func checkOutput(st *servedTool, outcome *Outcome, cs *callState) error {
 	if st.module.info.Origin == OriginBuiltin || outcome == nil || outcome.Result == nil {

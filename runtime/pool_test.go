@@ -113,7 +113,7 @@ func (r *blockingReader) Search(ctx context.Context, req abi.SearchRequest) (*ab
 // instance; and the live instances never exceed eight.
 func TestPoolWaitIsNotPartOfTheDeadline(t *testing.T) {
 	r := &blockingReader{fakeReader: newFakeReader(), entered: make(chan struct{}, maxLiveTotal), release: make(chan struct{})}
-	h, _ := newHost(t, Options{Reader: r, Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, "timeout_ms = 1000"))}})
+	h, _ := newHost(t, Options{Reader: r, Builtins: []BuiltinModule{builtinModule("echo.wasm", echoModule(t, "timeout_ms = 1000"))}})
 	if err := h.WaitReady(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -295,7 +295,7 @@ func TestMemoryModuleSharedInstances(t *testing.T) {
 // twice its size after _initialize is closed after its call instead of going back
 // to the pool, and that the next call gets a fresh one.
 func TestGrownInstanceIsNotPooled(t *testing.T) {
-	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))}})
+	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtinModule("echo.wasm", echoModule(t, ""))}})
 	ctx := context.Background()
 	if err := h.WaitReady(ctx); err != nil {
 		t.Fatal(err)

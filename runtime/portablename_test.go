@@ -24,7 +24,7 @@ func TestPortableNameRefusals(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			mod := pack(t, guest(t, "echo"), manifest(abi.Version, []string{abi.CapMemoryRead}, "", tc.tools...))
 			h, _ := newHost(t, Options{ToolsDir: thirdParty(t, map[string][]byte{"third.wasm": mod}),
-				Policy: policyFor(t, entry("third.wasm", mod, "memory.read")), Builtins: []BuiltinModule{builtin("b.wasm", builtinMod)}})
+				Policy: policyFor(t, entry("third.wasm", mod, "memory.read")), Builtins: []BuiltinModule{builtinModule("b.wasm", builtinMod)}})
 			st := statusOf(t, h, "third.wasm")
 			if st.State != StateRefused || !strings.Contains(st.Error, tc.want) {
 				t.Errorf("state %s, error %q; want refused with %q", st.State, st.Error, tc.want)

@@ -108,7 +108,7 @@ func TestLimitGoMemory(t *testing.T) {
 	}
 	old := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(old) })
-	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))}})
+	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtinModule("echo.wasm", echoModule(t, ""))}})
 	limit := <-h.LimitGoMemory(32 << 20)
 	if _, set := os.LookupEnv("GOMEMLIMIT"); set {
 		if limit != 0 || debug.SetMemoryLimit(-1) != old {
@@ -132,7 +132,7 @@ func TestLimitGoMemoryWaitsForAfterStart(t *testing.T) {
 	old := debug.SetMemoryLimit(-1)
 	t.Cleanup(func() { debug.SetMemoryLimit(old) })
 	after := make(chan struct{})
-	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))}, AfterStart: after})
+	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtinModule("echo.wasm", echoModule(t, ""))}, AfterStart: after})
 	done := h.LimitGoMemory(32 << 20)
 	if err := h.WaitReady(context.Background()); err != nil {
 		t.Fatal(err)

@@ -40,7 +40,7 @@ func mustResult(t *testing.T, h *Host, name, args string, v any) *Outcome {
 func TestEchoSearchAndHostFunctions(t *testing.T) {
 	reader := newFakeReader()
 	mod := echoModule(t, "")
-	h, _ := newHost(t, Options{Reader: reader, Builtins: []BuiltinModule{builtin("echo.wasm", mod)}, Autonomy: "readonly"})
+	h, _ := newHost(t, Options{Reader: reader, Builtins: []BuiltinModule{builtinModule("echo.wasm", mod)}, Autonomy: "readonly"})
 
 	// Tools are known at once, before compilation finishes.
 	tools := h.Tools()
@@ -143,7 +143,7 @@ func TestEchoSearchAndHostFunctions(t *testing.T) {
 
 func TestBuiltinDigestMismatch(t *testing.T) {
 	mod := echoModule(t, "")
-	b := builtin("echo.wasm", mod)
+	b := builtinModule("echo.wasm", mod)
 	b.SHA256 = strings.Repeat("0", 64)
 	h, _ := newHost(t, Options{Builtins: []BuiltinModule{b}})
 	st := h.Status()
@@ -161,7 +161,7 @@ func TestBuiltinDigestMismatch(t *testing.T) {
 func TestLimitsAndFailures(t *testing.T) {
 	const deadline = 400
 	mod := echoModule(t, "timeout_ms = 400\nmemory_mib = 32")
-	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", mod)}})
+	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtinModule("echo.wasm", mod)}})
 	calls := func() int {
 		var r struct {
 			Calls int `json:"calls"`
@@ -229,7 +229,7 @@ func TestLimitsAndFailures(t *testing.T) {
 func TestMemoryLimit(t *testing.T) {
 	// Go's runtime is slow to reach the limit under close-on-done (GC work), so this
 	// module gets a generous deadline.
-	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, "timeout_ms = 30000\nmemory_mib = 16"))}})
+	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtinModule("echo.wasm", echoModule(t, "timeout_ms = 30000\nmemory_mib = 16"))}})
 	start := time.Now()
 	_, err := call(t, h, "alloc", `{}`)
 	if err == nil || !strings.Contains(err.Error(), "tool alloc ran out of memory at its 16 MiB limit") || !strings.Contains(err.Error(), "fatal error: out of memory") {
@@ -249,7 +249,7 @@ func TestMemoryLimit(t *testing.T) {
 }
 
 func TestCancellationReachesGuest(t *testing.T) {
-	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))}})
+	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtinModule("echo.wasm", echoModule(t, ""))}})
 	if err := h.WaitReady(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -267,7 +267,7 @@ func TestCancellationReachesGuest(t *testing.T) {
 }
 
 func TestPoolBounds(t *testing.T) {
-	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))}})
+	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtinModule("echo.wasm", echoModule(t, ""))}})
 	var wg sync.WaitGroup
 	errs := make(chan error, 16)
 	for i := 0; i < 16; i++ {
@@ -313,7 +313,7 @@ func TestPoolBounds(t *testing.T) {
 }
 
 func TestLogRateLimited(t *testing.T) {
-	h, logs := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(t, ""))}})
+	h, logs := newHost(t, Options{Builtins: []BuiltinModule{builtinModule("echo.wasm", echoModule(t, ""))}})
 	mustResult(t, h, "log", `{}`, nil)
 	n := strings.Count(logs.String(), `"msg":"line from the guest`)
 	if n < 10 || n > logLinesPerSecond+10 {
@@ -330,7 +330,7 @@ func TestLogRateLimited(t *testing.T) {
 func TestCacheDirAndReadyFromCache(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "nested", "wazero")
 	mod := echoModule(t, "")
-	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", mod)}, CacheDir: dir, Engine: EngineCompiled})
+	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtinModule("echo.wasm", mod)}, CacheDir: dir, Engine: EngineCompiled})
 	if err := h.WaitReady(context.Background()); err != nil {
 		t.Fatal(err)
 	}

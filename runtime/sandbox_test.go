@@ -153,7 +153,7 @@ func TestPolicyAdmission(t *testing.T) {
 	builtinMod := pack(t, guest(t, "echo"), manifest(abi.Version, []string{abi.CapMemoryRead}, "", tool{name: "echo"}))
 	dir := thirdParty(t, map[string][]byte{"timeline.wasm": mod})
 	pol := policyFor(t, "[defaults]\ntimeout_ms = 8000\n", entry("timeline.wasm", mod, "memory.read"))
-	h, _ = newHost(t, Options{ToolsDir: dir, Policy: pol, Builtins: []BuiltinModule{builtin("b.wasm", builtinMod)}})
+	h, _ = newHost(t, Options{ToolsDir: dir, Policy: pol, Builtins: []BuiltinModule{builtinModule("b.wasm", builtinMod)}})
 	st = statusOf(t, h, "timeline.wasm")
 	if st.State != StateRefused || !strings.Contains(st.Error, `tool name "echo" is already served by b.wasm`) {
 		t.Errorf("collision: %+v", st)
@@ -196,7 +196,7 @@ func TestPolicyAdmission(t *testing.T) {
 
 func TestSearxngDisabled(t *testing.T) {
 	mod := pack(t, guest(t, "websneak"), manifest(abi.Version, []string{abi.CapWebSearXNG}, "", tool{name: "searxng_search"}))
-	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("searxng_search.wasm", mod)}})
+	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtinModule("searxng_search.wasm", mod)}})
 	if st := statusOf(t, h, "searxng_search.wasm"); st.State != StateDisabled || len(h.Tools()) != 0 {
 		t.Errorf("status = %+v", st)
 	}
@@ -204,7 +204,7 @@ func TestSearxngDisabled(t *testing.T) {
 		t.Errorf("disabled searxng: %v", err)
 	}
 	// Enabled but no client: the host function answers unavailable.
-	h, _ = newHost(t, Options{Builtins: []BuiltinModule{builtin("searxng_search.wasm", mod)}, SearXNGEnabled: true})
+	h, _ = newHost(t, Options{Builtins: []BuiltinModule{builtinModule("searxng_search.wasm", mod)}, SearXNGEnabled: true})
 	var r struct {
 		Reply string `json:"reply"`
 	}
@@ -218,7 +218,7 @@ func TestSearxngDisabled(t *testing.T) {
 func TestWASIBasicsGiveNothing(t *testing.T) {
 	t.Setenv("OPENHUMAN_SECRET", "hunter2")
 	mod := pack(t, guest(t, "probe"), manifest(abi.Version, nil, "", tool{name: "probe"}))
-	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("probe.wasm", mod)}})
+	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtinModule("probe.wasm", mod)}})
 	var r struct {
 		Env     []string         `json:"env"`
 		Args    []string         `json:"args"`
@@ -253,7 +253,7 @@ func TestWASIBasicsGiveNothing(t *testing.T) {
 		Random []uint64 `json:"random"`
 	}
 	// A fresh instance must not repeat the random stream (wazero's default is a fixed seed).
-	h2, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("probe.wasm", mod)}})
+	h2, _ := newHost(t, Options{Builtins: []BuiltinModule{builtinModule("probe.wasm", mod)}})
 	mustResult(t, h2, "probe", `{}`, &r2)
 	if len(r.Random) != 2 || r.Random[0] == r2.Random[0] {
 		t.Errorf("random streams repeat across instances: %v %v", r.Random, r2.Random)

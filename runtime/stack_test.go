@@ -136,7 +136,7 @@ func TestStackBounded(t *testing.T) {
 // the host resets it before each call regardless.
 func TestStackCounterBetweenCalls(t *testing.T) {
 	wasm := echoModule(t, "")
-	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtin("echo.wasm", wasm)}})
+	h, _ := newHost(t, Options{Builtins: []BuiltinModule{builtinModule("echo.wasm", wasm)}})
 	ctx := context.Background()
 	for i := 0; i < 3; i++ {
 		if _, err := h.Call(ctx, Call{Tool: "echo", Arguments: json.RawMessage(`{"text":"hi"}`), Client: "mcp:test"}); err != nil {
@@ -201,7 +201,7 @@ func BenchmarkStackCallOverhead(b *testing.B) {
 					stackBudgetSlots = 0
 				}
 				defer func() { stackBudgetSlots = saved }()
-				h, _ := newHost(b, Options{Builtins: []BuiltinModule{builtin("echo.wasm", echoModule(b, ""))}, CacheDir: "-"})
+				h, _ := newHost(b, Options{Builtins: []BuiltinModule{builtinModule("echo.wasm", echoModule(b, ""))}, CacheDir: "-"})
 				benchCalls(b, h, Call{Tool: "echo", Arguments: []byte(`{"q":1}`)})
 			})
 			b.Run("search/"+mode+"/"+round, func(b *testing.B) {

@@ -7,7 +7,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/sdk"
 	"github.com/openhuman/openhuman-core/sdk/abi"
-	"github.com/openhuman/openhuman-core/tools-wasm/firstparty"
+	"github.com/openhuman/openhuman-core/internal/builtin"
 )
 
 // Tool-call requests: the host side of the first-party modules (runtime/RATIONALE.md,
@@ -17,7 +17,7 @@ import (
 // module's own oh_call request — {"tool":…,"arguments":…,…}, as Call encodes it —
 // instead of a typed read request runs the whole first-party tool on the host:
 // argument checks, the typed host function, result shaping, all of it the Go code of
-// package firstparty (the one place every check and message is written). The reply
+// package internal/builtin (the one place every check and message is written). The reply
 // is the tool's answer in host-reply form, {"ok":<result>} or {"error":{…}}, so the
 // module only dispatches on the tool, passes its request on and turns "ok" into
 // "result". A typed request never starts with {"tool": (the typed requests have no
@@ -36,13 +36,13 @@ func isToolCall(req []byte) bool { return bytes.HasPrefix(req, toolCallPrefix) }
 // toolFunctions maps each first-party tool to the host function it must come in
 // through.
 var toolFunctions = map[string]string{
-	firstparty.ToolMemorySearch:  abi.FnMemorySearch,
-	firstparty.ToolMemoryRecall:  abi.FnMemoryRecall,
-	firstparty.ToolReadChunk:     abi.FnChunkGet,
-	firstparty.ToolBrowse:        abi.FnChunksList,
-	firstparty.ToolTopEntities:   abi.FnEntitiesTop,
-	firstparty.ToolListSources:   abi.FnSourcesList,
-	firstparty.ToolSearxngSearch: abi.FnSearxngSearch,
+	builtin.ToolMemorySearch:  abi.FnMemorySearch,
+	builtin.ToolMemoryRecall:  abi.FnMemoryRecall,
+	builtin.ToolReadChunk:     abi.FnChunkGet,
+	builtin.ToolBrowse:        abi.FnChunksList,
+	builtin.ToolTopEntities:   abi.FnEntitiesTop,
+	builtin.ToolListSources:   abi.FnSourcesList,
+	builtin.ToolSearxngSearch: abi.FnSearxngSearch,
 }
 
 // toolCall runs the first-party tool of the oh_call request req, which came in
@@ -63,21 +63,21 @@ func (h *hostFuncs) toolCall(ctx context.Context, fn string, req []byte) []byte 
 		err error
 	)
 	switch call.Tool {
-	case firstparty.ToolMemorySearch:
-		raw, err = firstparty.MemorySearch(call.Arguments, hm)
-	case firstparty.ToolMemoryRecall:
-		raw, err = firstparty.MemoryRecall(call.Arguments, hm)
-	case firstparty.ToolReadChunk:
-		raw, err = firstparty.ReadChunk(call.Arguments, hm)
-	case firstparty.ToolBrowse:
-		raw, err = firstparty.Browse(call.Arguments, hm)
-	case firstparty.ToolTopEntities:
-		raw, err = firstparty.TopEntities(call.Arguments, hm)
-	case firstparty.ToolListSources:
-		raw, err = firstparty.ListSources(call.Arguments, hm)
-	case firstparty.ToolSearxngSearch:
+	case builtin.ToolMemorySearch:
+		raw, err = builtin.MemorySearch(call.Arguments, hm)
+	case builtin.ToolMemoryRecall:
+		raw, err = builtin.MemoryRecall(call.Arguments, hm)
+	case builtin.ToolReadChunk:
+		raw, err = builtin.ReadChunk(call.Arguments, hm)
+	case builtin.ToolBrowse:
+		raw, err = builtin.Browse(call.Arguments, hm)
+	case builtin.ToolTopEntities:
+		raw, err = builtin.TopEntities(call.Arguments, hm)
+	case builtin.ToolListSources:
+		raw, err = builtin.ListSources(call.Arguments, hm)
+	case builtin.ToolSearxngSearch:
 		var res *abi.SearxngResult
-		if res, err = firstparty.SearxngSearch(call.Arguments, hostWeb(hm)); err == nil {
+		if res, err = builtin.SearxngSearch(call.Arguments, hostWeb(hm)); err == nil {
 			raw, err = json.Marshal(res)
 		}
 	}
@@ -91,7 +91,7 @@ func (h *hostFuncs) toolCall(ctx context.Context, fn string, req []byte) []byte 
 	return append(out, '}')
 }
 
-// hostMemory is firstparty.Memory (and, as hostWeb, firstparty.Web) on the host: each
+// hostMemory is builtin.Memory (and, as hostWeb, builtin.Web) on the host: each
 // method encodes its typed request and runs the host function on it exactly as a
 // guest's call would (sdk/memory.Raw), so errors and results are the ones the tool
 // met when it ran inside the module.

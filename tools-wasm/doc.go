@@ -8,9 +8,9 @@
 // C built like examples/c-hello (Debian clang and lld, no libc, a few kilobytes),
 // which only dispatches on the tool and passes the call to its capability's host
 // function. The tools' logic — argument checks, result shaping, parsing SearXNG's
-// answer — is package firstparty, which the host runs for them
+// answer — is package internal/builtin, which the host runs for them
 // (runtime/toolcall.go) and which also lists the modules and their tools
-// (firstparty.Modules). `go generate ./tools-wasm/...` (the gen command) rebuilds
+// (builtin.Modules). `go generate ./tools-wasm/...` (the gen command) rebuilds
 // modules/*.wasm.gz and digests.go, and `go run ./tools-wasm/gen -check` verifies
 // that a rebuild is byte-identical to what is committed.
 package toolswasm

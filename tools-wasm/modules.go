@@ -13,7 +13,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
-	"github.com/openhuman/openhuman-core/tools-wasm/firstparty"
+	"github.com/openhuman/openhuman-core/internal/builtin"
 )
 
 //go:embed modules/*.wasm.gz
@@ -51,7 +51,7 @@ type Module struct {
 }
 
 // Names lists the first-party tool names in catalogue order.
-func Names() []string { return slices.Clone(firstparty.Catalogue) }
+func Names() []string { return slices.Clone(builtin.Catalogue) }
 
 // Modules returns the first-party modules in catalogue order — memory (serving
 // memory.search, memory.recall, tree.read_chunk, tree.browse, tree.top_entities and
@@ -59,8 +59,8 @@ func Names() []string { return slices.Clone(firstparty.Catalogue) }
 // its pinned sha256. A module that is missing, corrupt or does not match its digest
 // is an error naming it.
 func Modules() ([]Module, error) {
-	out := make([]Module, 0, len(firstparty.Modules))
-	for _, spec := range firstparty.Modules {
+	out := make([]Module, 0, len(builtin.Modules))
+	for _, spec := range builtin.Modules {
 		m, err := load(spec)
 		if err != nil {
 			return nil, err
@@ -76,8 +76,8 @@ func Modules() ([]Module, error) {
 // the background and never unpacks a module it does not serve). A manifest that is
 // not embedded is an error naming it.
 func Catalogue() ([]Module, error) {
-	out := make([]Module, 0, len(firstparty.Modules))
-	for _, spec := range firstparty.Modules {
+	out := make([]Module, 0, len(builtin.Modules))
+	for _, spec := range builtin.Modules {
 		m, err := lazy(spec)
 		if err != nil {
 			return nil, err
@@ -90,15 +90,15 @@ func Catalogue() ([]Module, error) {
 // Get returns the first-party module that serves the tool name (or the module
 // of that name, e.g. "memory"), verified.
 func Get(name string) (Module, error) {
-	for _, spec := range firstparty.Modules {
+	for _, spec := range builtin.Modules {
 		if spec.Folder == name || slices.Contains(spec.Tools, name) {
 			return load(spec)
 		}
 	}
-	return Module{}, fmt.Errorf("%q is not a first-party tool; first-party tools are %s", name, strings.Join(firstparty.Catalogue, ", "))
+	return Module{}, fmt.Errorf("%q is not a first-party tool; first-party tools are %s", name, strings.Join(builtin.Catalogue, ", "))
 }
 
-func displayName(spec firstparty.ModuleSpec) string {
+func displayName(spec builtin.ModuleSpec) string {
 	if len(spec.Tools) == 1 && spec.Tools[0] == spec.Folder {
 		return spec.Folder
 	}
@@ -106,7 +106,7 @@ func displayName(spec firstparty.ModuleSpec) string {
 }
 
 // lazy describes the module of spec without unpacking it.
-func lazy(spec firstparty.ModuleSpec) (Module, error) {
+func lazy(spec builtin.ModuleSpec) (Module, error) {
 	name := displayName(spec)
 	want, ok := digests[spec.Folder]
 	if !ok {
@@ -120,7 +120,7 @@ func lazy(spec firstparty.ModuleSpec) (Module, error) {
 		Load: func() ([]byte, error) { return unpack(spec, man) }}, nil
 }
 
-func load(spec firstparty.ModuleSpec) (Module, error) {
+func load(spec builtin.ModuleSpec) (Module, error) {
 	m, err := lazy(spec)
 	if err != nil {
 		return Module{}, err
@@ -133,7 +133,7 @@ func load(spec firstparty.ModuleSpec) (Module, error) {
 
 // unpack decompresses the module of spec and checks it against its pinned digest
 // and its manifest source.
-func unpack(spec firstparty.ModuleSpec, manifest []byte) ([]byte, error) {
+func unpack(spec builtin.ModuleSpec, manifest []byte) ([]byte, error) {
 	stem, name := spec.Folder, displayName(spec)
 	want := digests[stem]
 	gz, err := files.ReadFile("modules/" + stem + ".wasm.gz")

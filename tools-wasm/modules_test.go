@@ -16,7 +16,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
-	"github.com/openhuman/openhuman-core/tools-wasm/firstparty"
+	"github.com/openhuman/openhuman-core/internal/builtin"
 )
 
 // wasiBasics is the WASI preview 1 subset DESIGN §4 links for Go guests.
@@ -27,8 +27,8 @@ var wasiBasics = []string{
 }
 
 func TestCatalogueOrder(t *testing.T) {
-	if !slices.Equal(Names(), firstparty.Catalogue) {
-		t.Fatalf("toolswasm catalogue %v differs from firstparty.Catalogue %v", Names(), firstparty.Catalogue)
+	if !slices.Equal(Names(), builtin.Catalogue) {
+		t.Fatalf("toolswasm catalogue %v differs from builtin.Catalogue %v", Names(), builtin.Catalogue)
 	}
 }
 
@@ -44,8 +44,8 @@ func TestModules(t *testing.T) {
 	for _, m := range mods {
 		all = append(all, m.Tools...)
 	}
-	if !slices.Equal(all, firstparty.Catalogue) {
-		t.Fatalf("the modules serve %v, want the catalogue %v", all, firstparty.Catalogue)
+	if !slices.Equal(all, builtin.Catalogue) {
+		t.Fatalf("the modules serve %v, want the catalogue %v", all, builtin.Catalogue)
 	}
 	for _, m := range mods {
 		if m.SHA256 != digests[m.Name] {
@@ -56,7 +56,7 @@ func TestModules(t *testing.T) {
 			t.Fatalf("%s: %v", m.Name, err)
 		}
 		wantCap := abi.CapMemoryRead
-		if m.Name == firstparty.ToolSearxngSearch {
+		if m.Name == builtin.ToolSearxngSearch {
 			wantCap = abi.CapWebSearXNG
 		}
 		var declared []string
@@ -149,7 +149,7 @@ func TestGetByToolOrModule(t *testing.T) {
 		if m.Name != name && !slices.Contains(m.Tools, name) {
 			t.Fatalf("Get(%s) = module %s serving %v", name, m.Name, m.Tools)
 		}
-		if want := "memory"; name != firstparty.ToolSearxngSearch && m.Name != want {
+		if want := "memory"; name != builtin.ToolSearxngSearch && m.Name != want {
 			t.Fatalf("Get(%s) = module %s, want %s", name, m.Name, want)
 		}
 	}
@@ -260,7 +260,7 @@ func okReply(v any) []byte {
 // passed whole to its tool's host function (re-entrant oh_alloc), the host's "ok"
 // answered as the result and its error as the error, call after call on one instance.
 // The tools' own checks and results run on the host (runtime/toolcall.go) and are
-// tested through the runtime (runtime/firstparty_test.go).
+// tested through the runtime (runtime/firstparty_test.go, over internal/builtin).
 func TestABIRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	var seen []string

@@ -15,7 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openhuman/openhuman-core/sdk"
-	"github.com/openhuman/openhuman-core/tools-wasm/firstparty"
+	"github.com/openhuman/openhuman-core/internal/builtin"
 )
 
 // sdkModule is the module path of this repository, which holds the guest SDK.
@@ -74,7 +74,7 @@ func runNew(out io.Writer, name string, f newFlags) error {
 	if !newToolNameRE.MatchString(name) {
 		return &exitError{code: 2, err: fmt.Errorf("tool name %q must match %s (lower case, digits, '.', '_', '-')", name, newToolNameRE)}
 	}
-	if slices.Contains(firstparty.Catalogue, name) {
+	if slices.Contains(builtin.Catalogue, name) {
 		return &exitError{code: 2, err: fmt.Errorf("tool name %q is a first-party tool name; choose another", name)}
 	}
 	if f.lang != "go" && f.lang != "c" {

@@ -18,7 +18,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/signature"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
-	"github.com/openhuman/openhuman-core/tools-wasm/firstparty"
+	"github.com/openhuman/openhuman-core/internal/builtin"
 )
 
 // Schema identifies the JSON layout of a Report; it changes only when a field is
@@ -460,11 +460,11 @@ func grantOf(g *policy.Grant) *Grant {
 
 // reservedNames lists the tool names a third-party module may not take: every
 // first-party tool name (none for a first-party module).
-func reservedNames(builtin bool) []string {
-	if builtin {
+func reservedNames(firstParty bool) []string {
+	if firstParty {
 		return nil
 	}
-	return firstparty.Catalogue
+	return builtin.Catalogue
 }
 
 // servedBefore names the module of dir, loaded before file (by name), that
@@ -496,7 +496,7 @@ func servedBefore(dir, file, tool string, pol *policy.Policy) string {
 			continue
 		}
 		g, err := pol.Admit(name, sum, man)
-		if err != nil || policy.CheckLoad(mod, man, g, firstparty.Catalogue) != nil {
+		if err != nil || policy.CheckLoad(mod, man, g, builtin.Catalogue) != nil {
 			continue
 		}
 		return name

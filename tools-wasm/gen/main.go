@@ -1,5 +1,5 @@
 // Command gen builds, packs and pins the first-party tool modules: for each module
-// of firstparty.Modules (one may serve several tools) it compiles the folder's C
+// of builtin.Modules (one may serve several tools) it compiles the folder's C
 // source (<folder>.c, with stub.h and sdk/openhuman.h) with clang and wasm-ld as the
 // C examples are built, validates the folder's tool.toml, packs it into the module's
 // openhuman.manifest custom section, gzips the result deterministically into
@@ -37,7 +37,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
-	"github.com/openhuman/openhuman-core/tools-wasm/firstparty"
+	"github.com/openhuman/openhuman-core/internal/builtin"
 )
 
 func main() {
@@ -63,7 +63,7 @@ type tool struct {
 
 func tools() []tool {
 	var out []tool
-	for _, m := range firstparty.Modules {
+	for _, m := range builtin.Modules {
 		out = append(out, tool{Folder: m.Folder, Name: m.Folder, Capability: m.Capability, Tools: slices.Clone(m.Tools)})
 	}
 	return out
@@ -85,7 +85,7 @@ func findDir(dir string) (string, error) {
 	}
 	for _, d := range []string{".", "tools-wasm"} {
 		if st, err := os.Stat(filepath.Join(d, "gen")); err == nil && st.IsDir() {
-			if _, err := os.Stat(filepath.Join(d, "firstparty")); err == nil {
+			if _, err := os.Stat(filepath.Join(d, "modules")); err == nil {
 				return filepath.Abs(d)
 			}
 		}

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openhuman/openhuman-core/tools-wasm/firstparty"
+	"github.com/openhuman/openhuman-core/internal/builtin"
 )
 
 func TestGzipDeterministic(t *testing.T) {
@@ -53,8 +53,8 @@ func TestToolsCatalogue(t *testing.T) {
 			t.Fatalf("%s: %v", x.Name, err)
 		}
 	}
-	if !slices.Equal(all, firstparty.Catalogue) {
-		t.Fatalf("the modules' tools %v are not the catalogue %v", all, firstparty.Catalogue)
+	if !slices.Equal(all, builtin.Catalogue) {
+		t.Fatalf("the modules' tools %v are not the catalogue %v", all, builtin.Catalogue)
 	}
 }
 

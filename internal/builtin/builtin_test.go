@@ -1,4 +1,4 @@
-package firstparty
+package builtin
 
 import (
 	"encoding/json"
@@ -104,7 +104,7 @@ var cited = func() abi.ChunkHit {
 }()
 
 // outputSchema returns the resolved output schema of tool as declared in the
-// tool.toml of the module that serves it (firstparty.Modules).
+// tool.toml of the module that serves it (builtin.Modules).
 func outputSchema(t *testing.T, tool string) *jsonschema.Resolved {
 	t.Helper()
 	folder := ""
@@ -116,7 +116,7 @@ func outputSchema(t *testing.T, tool string) *jsonschema.Resolved {
 	if folder == "" {
 		t.Fatalf("no module in Modules serves %s", tool)
 	}
-	data, err := os.ReadFile(filepath.Join("..", folder, "tool.toml"))
+	data, err := os.ReadFile(filepath.Join("..", "..", "tools-wasm", folder, "tool.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}

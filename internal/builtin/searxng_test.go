@@ -1,4 +1,4 @@
-package firstparty
+package builtin
 
 import (
 	"context"

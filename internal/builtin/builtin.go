@@ -1,4 +1,4 @@
-// Package firstparty holds the logic of the seven first-party MCP tools — argument
+// Package builtin holds the logic of the seven first-party MCP tools — argument
 // checks, the host call, result shaping — as plain Go: the one place every check and
 // message of those tools is written.
 //
@@ -14,7 +14,7 @@
 // The memory tools pass the read API's result through as raw JSON when it already
 // has the shape the tool's output schema requires (the host encodes the same abi
 // types), and decode, repair and re-encode it only otherwise.
-package firstparty
+package builtin
 
 import (
 	"bytes"
