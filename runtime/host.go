@@ -25,12 +25,12 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
+	"github.com/openhuman/openhuman-core/internal/builtin"
 	"github.com/openhuman/openhuman-core/internal/signature"
 	"github.com/openhuman/openhuman-core/internal/toolname"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
-	"github.com/openhuman/openhuman-core/internal/builtin"
 )
 
 // MaxModuleBytes bounds a module file read from the tools directory.

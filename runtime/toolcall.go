@@ -5,9 +5,9 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/openhuman/openhuman-core/internal/builtin"
 	"github.com/openhuman/openhuman-core/sdk"
 	"github.com/openhuman/openhuman-core/sdk/abi"
-	"github.com/openhuman/openhuman-core/internal/builtin"
 )
 
 // Tool-call requests: the host side of the first-party modules (runtime/RATIONALE.md,

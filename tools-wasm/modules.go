@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/builtin"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
-	"github.com/openhuman/openhuman-core/internal/builtin"
 )
 
 //go:embed modules/*.wasm.gz

@@ -13,10 +13,10 @@ import (
 	"github.com/tetratelabs/wazero/api"
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
+	"github.com/openhuman/openhuman-core/internal/builtin"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
-	"github.com/openhuman/openhuman-core/internal/builtin"
 )
 
 // wasiBasics is the WASI preview 1 subset DESIGN §4 links for Go guests.

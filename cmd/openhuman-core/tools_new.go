@@ -14,8 +14,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/openhuman/openhuman-core/sdk"
 	"github.com/openhuman/openhuman-core/internal/builtin"
+	"github.com/openhuman/openhuman-core/sdk"
 )
 
 // sdkModule is the module path of this repository, which holds the guest SDK.

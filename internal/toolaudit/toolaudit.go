@@ -15,10 +15,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/builtin"
 	"github.com/openhuman/openhuman-core/internal/signature"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
-	"github.com/openhuman/openhuman-core/internal/builtin"
 )
 
 // Schema identifies the JSON layout of a Report; it changes only when a field is

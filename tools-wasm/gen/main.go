@@ -34,10 +34,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/builtin"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/sdk/abi"
-	"github.com/openhuman/openhuman-core/internal/builtin"
 )
 
 func main() {
