@@ -10,57 +10,69 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"unicode"
-
-	"golang.org/x/text/runes"
-	"golang.org/x/text/transform"
-	"golang.org/x/text/unicode/norm"
 )
 
-// Fold lowercases s and removes diacritics, as FTS5's unicode61 remove_diacritics does.
+// Fold folds every code point of s as FTS5's unicode61 tokenizer with
+// remove_diacritics 2 folds the characters of a word: to lower case without
+// diacritics, dropping the combining marks it counts as diacritics.
 func Fold(s string) string {
-	ascii := true
+	if isASCII(s) {
+		return strings.ToLower(s)
+	}
+	b := make([]byte, 0, len(s))
+	for i := 0; i < len(s); {
+		if c := s[i]; c < 0x80 {
+			b = append(b, lowerASCII(c))
+			i++
+			continue
+		}
+		var r uint32
+		r, i = decode(s, i)
+		if f := foldRune(r); f != 0 {
+			b = appendCode(b, f)
+		}
+	}
+	return string(b)
+}
+
+// Words splits s into folded words exactly as FTS5's unicode61 tokenizer (with
+// remove_diacritics 2) does: runs of letters, numbers, private-use characters and
+// code points SQLite's table does not list (emoji among them), with the
+// diacritics inside them removed, cut to MaxTermBytes. Stem of each is the term
+// the SQLite backend indexes.
+func Words(s string) []string {
+	if !isASCII(s) {
+		return unicodeWords(nil, s)
+	}
 	for i := 0; i < len(s); i++ {
-		if s[i] >= 0x80 {
-			ascii = false
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			s = strings.ToLower(s)
 			break
 		}
 	}
-	if ascii {
-		return strings.ToLower(s)
-	}
-	var b strings.Builder
-	b.Grow(len(s))
-	for _, r := range s {
-		if r < 0x80 {
-			b.WriteRune(unicode.ToLower(r))
+	var out []string
+	for i := 0; i < len(s); {
+		if !isTokenASCII(s[i]) {
+			i++
 			continue
 		}
-		b.WriteString(foldRune(r))
+		j := i + 1
+		for j < len(s) && isTokenASCII(s[j]) {
+			j++
+		}
+		out = append(out, s[i:min(j, i+MaxTermBytes)])
+		i = j
 	}
-	return b.String()
-}
-
-var foldCache sync.Map // rune → string
-
-// foldRune lowercases r and strips its combining marks (NFD, drop Mn).
-func foldRune(r rune) string {
-	if v, ok := foldCache.Load(r); ok {
-		return v.(string)
-	}
-	t := transform.Chain(norm.NFD, runes.Remove(runes.In(unicode.Mn)), norm.NFC)
-	out, _, err := transform.String(t, string(r))
-	if err != nil || out == "" {
-		out = string(r)
-	}
-	out = strings.ToLower(out)
-	foldCache.Store(r, out)
 	return out
 }
 
-// Words splits s into folded word tokens the way unicode61 does (letters and digits).
-func Words(s string) []string {
-	return strings.FieldsFunc(Fold(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) })
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // termCache maps a folded word to the content term the summaries score it as: its
@@ -132,17 +144,17 @@ func AppendDistinctTerms(dst []string, s string) []string {
 	var buf [64]byte
 	for i := 0; i < len(s); {
 		c := s[i]
-		if !isASCIIAlnum(c) {
+		if !isTokenASCII(c) {
 			i++
 			continue
 		}
 		j := i
 		upper := false
-		for j < len(s) && isASCIIAlnum(s[j]) {
+		for j < len(s) && isTokenASCII(s[j]) {
 			upper = upper || ('A' <= s[j] && s[j] <= 'Z')
 			j++
 		}
-		w := s[i:j]
+		w := s[i:min(j, i+MaxTermBytes)]
 		i = j
 		if len(w) < 2 {
 			continue
@@ -169,10 +181,6 @@ func AppendDistinctTerms(dst []string, s string) []string {
 	return dst
 }
 
-func isASCIIAlnum(c byte) bool {
-	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9'
-}
-
 // Stopwords are the words queries and summaries do not score.
 var Stopwords = func() map[string]bool {
 	m := map[string]bool{}
@@ -188,231 +196,3 @@ var Stopwords = func() map[string]bool {
 	}
 	return m
 }()
-
-// Stem applies the Porter (1980) stemmer, as SQLite's FTS5 porter tokenizer does:
-// only ASCII lowercase words of 3 to 64 letters are stemmed.
-func Stem(w string) string {
-	if len(w) < 3 || len(w) > 64 {
-		return w
-	}
-	for i := 0; i < len(w); i++ {
-		if w[i] < 'a' || w[i] > 'z' {
-			return w
-		}
-	}
-	p := porter{b: []byte(w)}
-	p.step1ab()
-	if len(p.b) > 2 {
-		p.step1c()
-		p.step2()
-		p.step3()
-		p.step4()
-		p.step5()
-	}
-	return string(p.b)
-}
-
-type porter struct{ b []byte }
-
-func (p *porter) cons(i int) bool {
-	switch p.b[i] {
-	case 'a', 'e', 'i', 'o', 'u':
-		return false
-	case 'y':
-		if i == 0 {
-			return true
-		}
-		return !p.cons(i - 1)
-	}
-	return true
-}
-
-// m measures the number of VC sequences in b[:j].
-func (p *porter) m(j int) int {
-	n, i := 0, 0
-	for {
-		if i >= j {
-			return n
-		}
-		if !p.cons(i) {
-			break
-		}
-		i++
-	}
-	i++
-	for {
-		for {
-			if i >= j {
-				return n
-			}
-			if p.cons(i) {
-				break
-			}
-			i++
-		}
-		i++
-		n++
-		for {
-			if i >= j {
-				return n
-			}
-			if !p.cons(i) {
-				break
-			}
-			i++
-		}
-		i++
-	}
-}
-
-func (p *porter) vowelIn(j int) bool {
-	for i := 0; i < j; i++ {
-		if !p.cons(i) {
-			return true
-		}
-	}
-	return false
-}
-
-func (p *porter) doublec(j int) bool {
-	return j >= 1 && p.b[j] == p.b[j-1] && p.cons(j)
-}
-
-// cvc: b[i-2..i] is consonant-vowel-consonant and the last is not w, x or y.
-func (p *porter) cvc(i int) bool {
-	if i < 2 || !p.cons(i) || p.cons(i-1) || !p.cons(i-2) {
-		return false
-	}
-	switch p.b[i] {
-	case 'w', 'x', 'y':
-		return false
-	}
-	return true
-}
-
-func (p *porter) ends(s string) bool {
-	return len(p.b) >= len(s) && string(p.b[len(p.b)-len(s):]) == s
-}
-
-// stemLen is the length of b without suffix s.
-func (p *porter) stemLen(s string) int { return len(p.b) - len(s) }
-
-func (p *porter) setto(s, r string) { p.b = append(p.b[:p.stemLen(s)], r...) }
-
-// r replaces suffix s by r when m(stem) > 0.
-func (p *porter) r(s, r string) bool {
-	if !p.ends(s) {
-		return false
-	}
-	if p.m(p.stemLen(s)) > 0 {
-		p.setto(s, r)
-	}
-	return true
-}
-
-func (p *porter) step1ab() {
-	if p.ends("s") {
-		switch {
-		case p.ends("sses"):
-			p.setto("sses", "ss")
-		case p.ends("ies"):
-			p.setto("ies", "i")
-		case !p.ends("ss"):
-			p.b = p.b[:len(p.b)-1]
-		}
-	}
-	if p.ends("eed") {
-		if p.m(p.stemLen("eed")) > 0 {
-			p.setto("eed", "ee")
-		}
-		return
-	}
-	var suf string
-	if p.ends("ed") {
-		suf = "ed"
-	} else if p.ends("ing") {
-		suf = "ing"
-	} else {
-		return
-	}
-	if !p.vowelIn(p.stemLen(suf)) {
-		return
-	}
-	p.b = p.b[:p.stemLen(suf)]
-	switch {
-	case p.ends("at"):
-		p.setto("at", "ate")
-	case p.ends("bl"):
-		p.setto("bl", "ble")
-	case p.ends("iz"):
-		p.setto("iz", "ize")
-	case p.doublec(len(p.b) - 1):
-		switch p.b[len(p.b)-1] {
-		case 'l', 's', 'z':
-		default:
-			p.b = p.b[:len(p.b)-1]
-		}
-	case p.m(len(p.b)) == 1 && p.cvc(len(p.b)-1):
-		p.b = append(p.b, 'e')
-	}
-}
-
-func (p *porter) step1c() {
-	if p.ends("y") && p.vowelIn(len(p.b)-1) {
-		p.b[len(p.b)-1] = 'i'
-	}
-}
-
-func (p *porter) step2() {
-	for _, x := range [][2]string{
-		{"ational", "ate"}, {"tional", "tion"}, {"enci", "ence"}, {"anci", "ance"}, {"izer", "ize"},
-		{"bli", "ble"}, {"alli", "al"}, {"entli", "ent"}, {"eli", "e"}, {"ousli", "ous"},
-		{"ization", "ize"}, {"ation", "ate"}, {"ator", "ate"}, {"alism", "al"}, {"iveness", "ive"},
-		{"fulness", "ful"}, {"ousness", "ous"}, {"aliti", "al"}, {"iviti", "ive"}, {"biliti", "ble"},
-		{"logi", "log"},
-	} {
-		if p.r(x[0], x[1]) {
-			return
-		}
-	}
-}
-
-func (p *porter) step3() {
-	for _, x := range [][2]string{
-		{"icate", "ic"}, {"ative", ""}, {"alize", "al"}, {"iciti", "ic"}, {"ical", "ic"}, {"ful", ""}, {"ness", ""},
-	} {
-		if p.r(x[0], x[1]) {
-			return
-		}
-	}
-}
-
-func (p *porter) step4() {
-	for _, s := range []string{"al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment", "ent",
-		"ion", "ou", "ism", "ate", "iti", "ous", "ive", "ize"} {
-		if !p.ends(s) {
-			continue
-		}
-		j := p.stemLen(s)
-		if s == "ion" && (j < 1 || (p.b[j-1] != 's' && p.b[j-1] != 't')) {
-			return
-		}
-		if p.m(j) > 1 {
-			p.b = p.b[:j]
-		}
-		return
-	}
-}
-
-func (p *porter) step5() {
-	if p.ends("e") {
-		j := len(p.b) - 1
-		a := p.m(j)
-		if a > 1 || (a == 1 && !p.cvc(j-1)) {
-			p.b = p.b[:j]
-		}
-	}
-	if p.ends("ll") && p.m(len(p.b)) > 1 {
-		p.b = p.b[:len(p.b)-1]
-	}
-}
