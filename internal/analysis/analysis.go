@@ -50,7 +50,18 @@ func Words(s string) []string {
 			break
 		}
 	}
-	var out []string
+	n, in := 0, false
+	for i := 0; i < len(s); i++ {
+		t := isTokenASCII(s[i])
+		if t && !in {
+			n++
+		}
+		in = t
+	}
+	if n == 0 {
+		return nil
+	}
+	out := make([]string, 0, n)
 	for i := 0; i < len(s); {
 		if !isTokenASCII(s[i]) {
 			i++

@@ -78,7 +78,30 @@ func step1a(b []byte) []byte {
 // rule replaces suffix by out when the stem before it satisfies cond.
 type rule struct {
 	suffix, out string
-	cond        func(stem []byte) bool
+	cond        condition
+}
+
+// condition is a rule's condition on the stem (a value, not a func, so that
+// the stemmer's buffer stays on the stack).
+type condition uint8
+
+const (
+	always   condition = iota
+	mGt0Cond           // m > 0
+	mGt1Cond           // m > 1
+	ionCond            // m > 1 and the stem ends in s or t
+)
+
+func (c condition) holds(stem []byte) bool {
+	switch c {
+	case mGt0Cond:
+		return mGt0(stem)
+	case mGt1Cond:
+		return mGt1(stem)
+	case ionCond:
+		return mGt1SorT(stem)
+	}
+	return true
 }
 
 // applyRules finds the first rule whose suffix ends b with at least one byte
@@ -91,7 +114,7 @@ func applyRules(b []byte, rules []rule) (n []byte, ok bool) {
 			continue
 		}
 		stem := b[:len(b)-len(r.suffix)]
-		if r.cond != nil && !r.cond(stem) {
+		if !r.cond.holds(stem) {
 			return nil, true
 		}
 		return append(stem, r.out...), true
@@ -122,41 +145,41 @@ func step1b(b []byte) ([]byte, bool) {
 	return b, false
 }
 
-var step1b2Rules = []rule{{"at", "ate", nil}, {"bl", "ble", nil}, {"iz", "ize", nil}}
+var step1b2Rules = []rule{{"at", "ate", always}, {"bl", "ble", always}, {"iz", "ize", always}}
 
 var step2Rules = []rule{
-	{"ational", "ate", mGt0}, {"tional", "tion", mGt0},
-	{"enci", "ence", mGt0}, {"anci", "ance", mGt0},
-	{"izer", "ize", mGt0},
-	{"logi", "log", mGt0},
-	{"bli", "ble", mGt0}, {"alli", "al", mGt0}, {"entli", "ent", mGt0}, {"eli", "e", mGt0}, {"ousli", "ous", mGt0},
-	{"ization", "ize", mGt0}, {"ation", "ate", mGt0}, {"ator", "ate", mGt0},
-	{"alism", "al", mGt0}, {"iveness", "ive", mGt0}, {"fulness", "ful", mGt0}, {"ousness", "ous", mGt0},
-	{"aliti", "al", mGt0}, {"iviti", "ive", mGt0}, {"biliti", "ble", mGt0},
+	{"ational", "ate", mGt0Cond}, {"tional", "tion", mGt0Cond},
+	{"enci", "ence", mGt0Cond}, {"anci", "ance", mGt0Cond},
+	{"izer", "ize", mGt0Cond},
+	{"logi", "log", mGt0Cond},
+	{"bli", "ble", mGt0Cond}, {"alli", "al", mGt0Cond}, {"entli", "ent", mGt0Cond}, {"eli", "e", mGt0Cond}, {"ousli", "ous", mGt0Cond},
+	{"ization", "ize", mGt0Cond}, {"ation", "ate", mGt0Cond}, {"ator", "ate", mGt0Cond},
+	{"alism", "al", mGt0Cond}, {"iveness", "ive", mGt0Cond}, {"fulness", "ful", mGt0Cond}, {"ousness", "ous", mGt0Cond},
+	{"aliti", "al", mGt0Cond}, {"iviti", "ive", mGt0Cond}, {"biliti", "ble", mGt0Cond},
 }
 
 var step3Rules = []rule{
-	{"ical", "ic", mGt0},
-	{"ness", "", mGt0},
-	{"icate", "ic", mGt0}, {"iciti", "ic", mGt0},
-	{"ful", "", mGt0},
-	{"ative", "", mGt0},
-	{"alize", "al", mGt0},
+	{"ical", "ic", mGt0Cond},
+	{"ness", "", mGt0Cond},
+	{"icate", "ic", mGt0Cond}, {"iciti", "ic", mGt0Cond},
+	{"ful", "", mGt0Cond},
+	{"ative", "", mGt0Cond},
+	{"alize", "al", mGt0Cond},
 }
 
 var step4Rules = []rule{
-	{"al", "", mGt1},
-	{"ance", "", mGt1}, {"ence", "", mGt1},
-	{"er", "", mGt1},
-	{"ic", "", mGt1},
-	{"able", "", mGt1}, {"ible", "", mGt1},
-	{"ant", "", mGt1}, {"ement", "", mGt1}, {"ment", "", mGt1}, {"ent", "", mGt1},
-	{"ion", "", mGt1SorT}, {"ou", "", mGt1},
-	{"ism", "", mGt1},
-	{"ate", "", mGt1}, {"iti", "", mGt1},
-	{"ous", "", mGt1},
-	{"ive", "", mGt1},
-	{"ize", "", mGt1},
+	{"al", "", mGt1Cond},
+	{"ance", "", mGt1Cond}, {"ence", "", mGt1Cond},
+	{"er", "", mGt1Cond},
+	{"ic", "", mGt1Cond},
+	{"able", "", mGt1Cond}, {"ible", "", mGt1Cond},
+	{"ant", "", mGt1Cond}, {"ement", "", mGt1Cond}, {"ment", "", mGt1Cond}, {"ent", "", mGt1Cond},
+	{"ion", "", ionCond}, {"ou", "", mGt1Cond},
+	{"ism", "", mGt1Cond},
+	{"ate", "", mGt1Cond}, {"iti", "", mGt1Cond},
+	{"ous", "", mGt1Cond},
+	{"ive", "", mGt1Cond},
+	{"ize", "", mGt1Cond},
 }
 
 func isVowel(c byte, yIsVowel bool) bool {

@@ -1,5 +1,7 @@
 package analysis
 
+import "slices"
+
 //go:generate go run ./gen
 
 // This file is SQLite's FTS5 unicode61 tokenizer with remove_diacritics 2 and
@@ -112,7 +114,8 @@ func appendCode(b []byte, c uint32) []byte {
 // remove_diacritics 2 makes them, folded and cut to MaxTermBytes.
 func unicodeWords(dst []string, s string) []string {
 	buf := make([]byte, 0, len(s))
-	var ends []int // end of each word in buf
+	var endsBuf [64]int
+	ends := endsBuf[:0] // end of each word in buf
 	for i := 0; i < len(s); {
 		// Skip separators up to the first character of a word.
 		start := len(buf)
@@ -162,6 +165,7 @@ func unicodeWords(dst []string, s string) []string {
 		ends = append(ends, len(buf))
 	}
 	all := string(buf)
+	dst = slices.Grow(dst, len(ends))
 	start := 0
 	for _, e := range ends {
 		dst = append(dst, all[start:e])
