@@ -249,7 +249,7 @@ func TestFTSTokenizerEveryCodePoint(t *testing.T) {
 		}
 	}
 	detail, _ := compareTokenizer(t, single)
-	t.Errorf("%d blocks of %d code points differ", len(mismatches), block)
+	t.Errorf("%d blocks of %d code points differ (after a modernc.org/sqlite upgrade, run go generate ./internal/analysis)", len(mismatches), block)
 	for i, m := range detail {
 		if i == 30 {
 			t.Errorf("… and %d more code points", len(detail)-30)
