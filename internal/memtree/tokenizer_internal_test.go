@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -30,6 +31,20 @@ var tokenizerFixture = []string{
 	"x1 2nd 3rd 4th 1,000,000 3.14159 0xFF v2.0.1 COVID-19 e-mail re-read don't can't",
 	"emoji 😀 sit between words🙂here and ❤️ there; tabs\tand\nnewlines",
 	"ﬀ ﬃ Ǆ ǅ ǆ Ǳ ǲ ǳ ẞ ſ Ω Å K µ",
+	// Code points SQLite's category table does not list are word characters:
+	// emoji alone, glued to words, with skin tones and joiners.
+	"Stretching 🧘 today, words🙂here, 👍🏻thanks, 🧘🏻\u200d♀️ and 🟢 done",
+	// Combining marks: U+0300–U+0331 continue a word and fold away; others split it.
+	"e\u0301tude cafe\u0301 a\u0332b \u05e9\u05c1\u05dc\u05d5\u05b9\u05dd ne\u0303o x\u0338y \u0301alone",
+	// Folds: the long s, sharp s (kept: straß), Deseret, fullwidth, Greek final sigma.
+	"ſtraße STRASSE 𐐀𐐨 ＡＢＣ ΟΔΟΣ οδος Ǆemal",
+	// Porter on words with digits or non-ASCII bytes, and on short stems.
+	"1900s 104fps 12s 3aissue 20laws 23heading d189e05d236769c1e5594af9db4d6eacb86fc16e straße façades naïveties",
+	"eyed eyes ies sses ying aing eed feed agreed bled hoping hopping filing falling",
+	// SQLite's reading of what is not UTF-8, U+FFFE/U+FFFF and the last planes.
+	"caf\xe9 \xff\xfe bad \xc3 \x80\xbf ok \xed\xa0\x80 \uffff\ufffe \U00100000x \U0010fffd",
+	// Words longer than FTS5's 32 KiB term limit are cut (here inside a code point).
+	strings.Repeat("ab", 17000) + " " + "a" + strings.Repeat("é", 17000) + " end",
 }
 
 // TestFTSTokenizerIsTheAnalyzer proves the SQLite backend's FTS5 tokenizer equal
@@ -203,4 +218,141 @@ func sharedRoot() string {
 	}
 	_, file, _, _ := runtime.Caller(0)
 	return filepath.Join(filepath.Dir(file), "..", "..", "..", "shared")
+}
+
+// TestFTSTokenizerEveryCodePoint proves the analyzer equal to FTS5 for every
+// code point from U+0080 to U+10FFFF (surrogates too, as the bytes UTF-8 would
+// give them): each one alone, which tests whether it starts a word and how it
+// folds, and between two letters, which tests whether it continues one. The
+// code points go to FTS5 a block at a time; a block that differs is taken apart
+// to name its code points.
+func TestFTSTokenizerEveryCodePoint(t *testing.T) {
+	const block = 256
+	var texts []string
+	for lo := rune(0x80); lo <= 0x10FFFF; lo += block {
+		texts = append(texts, codePointText(lo, min(lo+block, 0x110000)))
+	}
+	mismatches, words := compareTokenizer(t, texts)
+	if len(mismatches) == 0 {
+		t.Logf("U+0080..U+10FFFF alone and inside a word, %d words: FTS5 and internal/analysis agree on every one", words)
+		return
+	}
+	var single []string
+	var lows []rune
+	for _, m := range mismatches {
+		var n int
+		fmt.Sscanf(m, "text %d", &n)
+		lo := 0x80 + rune(n-1)*block
+		for c := lo; c < lo+block && c <= 0x10FFFF; c++ {
+			single = append(single, codePointText(c, c+1))
+			lows = append(lows, c)
+		}
+	}
+	detail, _ := compareTokenizer(t, single)
+	t.Errorf("%d blocks of %d code points differ (after a modernc.org/sqlite upgrade, run go generate ./internal/analysis)", len(mismatches), block)
+	for i, m := range detail {
+		if i == 30 {
+			t.Errorf("… and %d more code points", len(detail)-30)
+			break
+		}
+		var n int
+		fmt.Sscanf(m, "text %d", &n)
+		t.Errorf("U+%04X: %s", lows[n-1], m[strings.Index(m, ": ")+2:])
+	}
+}
+
+// codePointText writes each code point of [lo, hi) alone and between "a" and
+// "b", with its UTF-8 bytes written out even for surrogates.
+func codePointText(lo, hi rune) string {
+	var b []byte
+	for c := lo; c < hi; c++ {
+		enc := encodeAny(c)
+		b = append(b, ' ')
+		b = append(b, enc...)
+		b = append(b, " a"...)
+		b = append(b, enc...)
+		b = append(b, 'b')
+	}
+	return string(b)
+}
+
+// encodeAny is UTF-8 encoding without the check utf8.EncodeRune makes for
+// surrogates.
+func encodeAny(c rune) []byte {
+	switch {
+	case c < 0x800:
+		return []byte{0xC0 | byte(c>>6), 0x80 | byte(c&0x3F)}
+	case c < 0x10000:
+		return []byte{0xE0 | byte(c>>12), 0x80 | byte(c>>6&0x3F), 0x80 | byte(c&0x3F)}
+	default:
+		return []byte{0xF0 | byte(c>>18), 0x80 | byte(c>>12&0x3F), 0x80 | byte(c>>6&0x3F), 0x80 | byte(c&0x3F)}
+	}
+}
+
+// TestFTSTokenizerAnyBytes feeds FTS5 and the analyzer texts of random bytes
+// (invalid UTF-8, stray continuation bytes, overlong and truncated sequences
+// mixed with letters and separators): the analyzer reads bytes as SQLite does.
+func TestFTSTokenizerAnyBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(34, 1))
+	pieces := [][]byte{[]byte("a"), []byte("Z"), []byte("9"), []byte(" "), []byte("."), []byte("é"), []byte("🧘"),
+		[]byte("\u0301"), {0x80}, {0xBF}, {0xC0}, {0xC3}, {0xE2}, {0xED}, {0xF0}, {0xF8}, {0xFF}, {0xC0, 0x80},
+		{0xE0, 0x80, 0x80}, {0xF4, 0x90, 0x80, 0x80}, {0xFC, 0x80, 0x80, 0x80, 0x80, 0x80}, []byte("ing"), []byte("s")}
+	var texts []string
+	for range 20000 {
+		var b []byte
+		for range 1 + rng.IntN(24) {
+			if rng.IntN(4) == 0 {
+				b = append(b, byte(rng.IntN(256)))
+			} else {
+				b = append(b, pieces[rng.IntN(len(pieces))]...)
+			}
+		}
+		texts = append(texts, string(b))
+	}
+	mismatches, words := compareTokenizer(t, texts)
+	t.Logf("%d texts of random bytes, %d words", len(texts), words)
+	for i, m := range mismatches {
+		if i == 20 {
+			t.Errorf("… and %d more", len(mismatches)-20)
+			break
+		}
+		t.Error(m)
+	}
+}
+
+// TestFTSTokenizerPorterForms proves the stemmer equal to FTS5's porter on every
+// suffix its steps know, after stems that do and do not meet their conditions
+// (no vowel, m = 1 with and without *o, m > 1, y as vowel and consonant, digits,
+// non-ASCII bytes), alone and followed by the endings steps 1a and 1b remove.
+func TestFTSTokenizerPorterForms(t *testing.T) {
+	stems := []string{"", "b", "a", "y", "ey", "by", "ab", "at", "tr", "bl", "iz", "hop", "fil", "feed", "cat",
+		"conn", "rel", "gener", "caus", "oscill", "adopt", "replac", "sky", "toy", "happ", "1", "19", "x1", "é", "aé",
+		"straß", "ful", "ion", "s", "t", "ss", "ll", "fall", "contr", "bow", "box", "tray", "cry"}
+	suffixes := []string{"", "s", "es", "ies", "sses", "ss", "ed", "eed", "ing", "y", "e", "l", "ll", "at", "bl", "iz",
+		"ational", "tional", "enci", "anci", "izer", "logi", "bli", "alli", "entli", "eli", "ousli", "ization", "ation",
+		"ator", "alism", "iveness", "fulness", "ousness", "aliti", "iviti", "biliti", "icate", "ative", "alize",
+		"iciti", "ical", "ful", "ness", "al", "ance", "ence", "er", "ic", "able", "ible", "ant", "ement", "ment",
+		"ent", "sion", "tion", "ion", "ou", "ism", "ate", "iti", "ous", "ive", "ize", "ee", "bb", "zz"}
+	endings := []string{"", "s", "es", "ed", "ing", "ly", "e"}
+	var words []string
+	for _, st := range stems {
+		for _, su := range suffixes {
+			for _, en := range endings {
+				words = append(words, st+su+en)
+			}
+		}
+	}
+	var texts []string
+	for i := 0; i < len(words); i += 200 {
+		texts = append(texts, strings.Join(words[i:min(i+200, len(words))], " "))
+	}
+	mismatches, n := compareTokenizer(t, texts)
+	t.Logf("%d word forms", n)
+	for i, m := range mismatches {
+		if i == 20 {
+			t.Errorf("… and %d more", len(mismatches)-20)
+			break
+		}
+		t.Error(m)
+	}
 }
