@@ -163,7 +163,7 @@ func newHost(tb testing.TB, opt Options) (*Host, *logBuffer) {
 	return h, logs
 }
 
-// fakeReader is a small in-memory memtree.Reader for unit tests.
+// fakeReader is a small in-memory Reader for unit tests.
 type fakeReader struct {
 	mu     sync.Mutex
 	chunks []abi.ChunkHit

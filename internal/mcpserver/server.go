@@ -24,7 +24,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/jsoncheck"
-	"github.com/openhuman/openhuman-core/internal/rpcwire"
+	"github.com/openhuman/openhuman-core/internal/outcome"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -402,54 +402,16 @@ func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, e
 		u := runtime.UsageOf(err)                  // its reads may have reached the client
 		e.Capabilities = audit.Capabilities{HostCalls: u.HostCalls, BytesIn: u.BytesIn, BytesOut: u.BytesOut, Refused: u.Refused}
 	}
-	var refusal *runtime.AgentRefusal
-	var schemaErr *runtime.OutputSchemaError
-	switch {
-	case errors.As(err, &schemaErr):
-		// The module's result breaks its own output_schema: the text names the
-		// tool, the JSON path and what its author must fix (no host paths).
-		e.Outcome, e.Error = audit.OutcomeError, schemaErr.Error()
-		return errorResult(schemaErr.Error()), nil, nil, e
-	case errors.As(err, &refusal):
-		// The policy refuses this client; the text names the entry and is safe to send.
-		e.Outcome, e.Error = audit.OutcomeError, refusal.Error()
-		return errorResult(refusal.Error()), nil, nil, e
-	case errors.Is(err, runtime.ErrUnknownTool):
-		e.Outcome, e.Error = audit.OutcomeError, err.Error()
-		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}, e
-	case err != nil && errors.Is(ctx.Err(), context.Canceled):
-		msg := fmt.Sprintf("%s was cancelled by the client", name)
-		e.Outcome, e.Error = audit.OutcomeCancelled, msg+": "+err.Error()
-		return errorResult(msg), nil, nil, e
-	case err != nil:
-		// The runtime's text (sandbox traps, exit codes, compile errors, host
-		// paths) stays in the logs; the client gets a stable message and the id.
-		e.Outcome, e.Error, e.ErrorID = audit.OutcomeError, err.Error(), audit.NewErrorID()
-		return errorResult(failureMessage(name, audit.FailureKind(err), e.ErrorID)), nil, nil, e
-	case out == nil:
-		e.Outcome, e.Error, e.ErrorID = audit.OutcomeError, "the runtime returned no outcome", audit.NewErrorID()
-		return errorResult(failureMessage(name, audit.FailureInternal, e.ErrorID)), nil, nil, e
-	case out.ToolError != nil:
-		te := out.ToolError
-		e.Outcome, e.Error = audit.ToolErrorOutcome(te.Code), te.Message
-		switch te.Code {
-		case abi.CodeInvalidParams, abi.CodeNotFound:
-			// Written by the tool about the request: the model can act on it.
-			return errorResult(te.Message), nil, nil, e
-		case abi.CodeUnavailable:
-			if s.webOnly(name) {
-				// About the user's own SearXNG ("unreachable; is it running?",
-				// "add json to search.formats"): the user can act on it.
-				return errorResult(te.Message), nil, nil, e
-			}
-			// The memory store failed ("database disk image is malformed", "too
-			// many SQL variables"): nothing the model can act on.
-			e.ErrorID = audit.NewErrorID()
-			return errorResult(fmt.Sprintf("%s could not read the store or service it needs (error id %s); try again later, or ask the user to check the openhuman-core log", name, e.ErrorID)), nil, nil, e
-		default:
-			e.ErrorID = audit.NewErrorID()
-			return errorResult(failureMessage(name, audit.FailureInternal, e.ErrorID)), nil, nil, e
-		}
+	// The outcome table both servers share (internal/outcome): the class, the
+	// client's words, the detail and error id for the log and the audit line.
+	o := outcome.Of(ctx, name, out, err, s.webOnly(name))
+	e.Outcome, e.Error, e.ErrorID = o.Audit, o.Detail, o.ErrorID
+	switch o.Class {
+	case outcome.OK:
+	case outcome.UnknownTool:
+		return nil, nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: o.Text}, e
+	default:
+		return errorResult(o.Text), nil, nil, e
 	}
 	// One pass tells valid and compact apart (jsoncheck); a result the runtime
 	// checked is valid, and a first-party one compact, so it is used as it is.
@@ -465,9 +427,9 @@ func (s *Server) shape(ctx context.Context, name string, out *runtime.Outcome, e
 		result = buf.Bytes()
 	}
 	if !valid || len(result) == 0 || result[0] != '{' {
-		msg := fmt.Sprintf("%s failed: the tool module returned a result that is not a JSON object; report this to the module's author", name)
-		e.Outcome, e.Error = audit.OutcomeError, msg
-		return errorResult(msg), nil, nil, e
+		o := outcome.NotAnObject(name)
+		e.Outcome, e.Error = o.Audit, o.Detail
+		return errorResult(o.Text), nil, nil, e
 	}
 	e.Outcome = audit.OutcomeOK
 	// A module's JSON may hold strings that are not valid UTF-8. JSON text outside
@@ -504,13 +466,6 @@ func (s *Server) webOnly(tool string) bool {
 
 func errorResult(msg string) *mcp.CallToolResult {
 	return &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: msg}}}
-}
-
-// failureMessage is what a client is told about a call that failed outside the
-// tool's own reporting: stable words per kind of failure and the error id under
-// which the log and the audit line keep the detail.
-func failureMessage(name, kind, id string) string {
-	return fmt.Sprintf(rpcwire.FailureFormat(kind, name), id) // the table /rpc uses too
 }
 
 func argKeys(raw json.RawMessage) []string {

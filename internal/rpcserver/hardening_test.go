@@ -77,9 +77,9 @@ func TestInternalErrorsAreNotQuoted(t *testing.T) {
 		query, data, hidden string
 		code                int
 	}{
-		{"sql", "openhuman.memory_tree_search: tool memory.search could not read the store or service it needs (error id ", "SQL", CodeUnavailable},
-		{"corrupt", "openhuman.memory_tree_search: tool memory.search failed: internal error (error id ", "malformed", CodeInternalError},
-		{"start", "openhuman.memory_tree_search: tool memory.search did not finish within its time limit and was stopped (error id ", "4026531839", CodeInternalError},
+		{"sql", "openhuman.memory_tree_search: memory.search could not read the store or service it needs (error id ", "SQL", CodeUnavailable},
+		{"corrupt", "openhuman.memory_tree_search: memory.search failed: internal error (error id ", "malformed", CodeInternalError},
+		{"start", "openhuman.memory_tree_search: memory.search did not finish within its time limit and was stopped (error id ", "4026531839", CodeInternalError},
 	}
 	ids := map[string]string{}
 	for _, tc := range cases {

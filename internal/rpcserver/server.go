@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/audit"
+	"github.com/openhuman/openhuman-core/internal/outcome"
 	"github.com/openhuman/openhuman-core/internal/rpcwire"
 	"github.com/openhuman/openhuman-core/runtime"
 )
@@ -414,7 +415,7 @@ func (s *Server) callTool(ctx context.Context, c controller, req *request, clien
 	}
 	out, err := s.d.Call(ctx, call)
 	<-sem
-	result, rerr := s.shape(ctx, c, req.Method, out, err)
+	result, rerr, o := s.shape(ctx, c, req.Method, out, err)
 
 	entry := audit.Entry{Time: start, Session: client, Payer: s.payer, RequestID: call.RequestID, Tool: c.Tool,
 		Arguments: audit.SummarizeArguments(args), Outcome: audit.OutcomeOK,
@@ -427,18 +428,7 @@ func (s *Server) callTool(ctx context.Context, c controller, req *request, clien
 		u := runtime.UsageOf(err)                      // its reads may have reached the client
 		entry.Capabilities = audit.Capabilities{HostCalls: u.HostCalls, BytesIn: u.BytesIn, BytesOut: u.BytesOut, Refused: u.Refused}
 	}
-	switch {
-	case out != nil && out.ToolError != nil:
-		entry.Outcome, entry.Error = audit.ToolErrorOutcome(out.ToolError.Code), out.ToolError.Message
-	case err != nil && errors.Is(ctx.Err(), context.Canceled):
-		// The client went away: a normal end of a call, logged at debug level.
-		entry.Outcome, entry.Error = audit.OutcomeCancelled, rerr.logged()
-	case rerr != nil:
-		entry.Outcome, entry.Error = audit.OutcomeError, rerr.logged()
-	}
-	if rerr != nil {
-		entry.ErrorID = rerr.errorID
-	}
+	entry.Outcome, entry.Error, entry.ErrorID = o.Audit, o.Detail, o.ErrorID
 	s.opts.Audit.Record(entry)
 	if entry.Outcome == audit.OutcomeCancelled {
 		s.log.Debug("rpc: tool call cancelled", "method", req.Method, "tool", c.Tool, "client", client)
@@ -449,64 +439,50 @@ func (s *Server) callTool(ctx context.Context, c controller, req *request, clien
 	return result, rerr
 }
 
-// shape maps a dispatcher answer to a result or a JSON-RPC error. What the
-// runtime or a store said goes to the log and the audit line under an error id;
-// the client gets a stable message with the id.
-func (s *Server) shape(ctx context.Context, c controller, method string, out *runtime.Outcome, err error) (json.RawMessage, *Error) {
-	if err != nil {
-		var refusal *runtime.AgentRefusal
-		switch {
-		case errors.As(err, &refusal):
-			// The policy refuses this agent; the text names the entry and is safe to send.
-			return nil, rpcErr(CodeForbidden, "%s: %v", method, refusal)
-		case errors.Is(err, runtime.ErrOutputSchema):
-			// The module's result breaks its own output_schema; the text names the
-			// tool, the JSON path and the fix, and carries no host path.
-			return nil, rpcErr(CodeInternalError, "%s: %v", method, err)
-		case errors.Is(err, runtime.ErrUnknownTool):
-			return nil, rpcErr(CodeUnavailable, "%s: no loaded module serves tool %s; `openhuman-core tools list` shows why", method, c.Tool)
-		case errors.Is(ctx.Err(), context.Canceled):
-			return nil, rpcErr(CodeInternalError, "%s: the call was cancelled: the client went away", method)
-		case ctx.Err() != nil:
-			return nil, hiddenErr(CodeInternalError, err.Error(), "%s: the call was cancelled: the request ran past its %s budget (error id %s)", method, RequestTimeout)
+// shape maps a dispatcher answer to a result or a JSON-RPC error through the
+// outcome table both servers share (internal/outcome), and returns the outcome
+// for the audit line. What the runtime or a store said goes to the log and the
+// audit line under an error id; the client gets a stable message with the id.
+// Two ends are /rpc's own: a call that ran past the request's budget, and a
+// module that is not loaded, named with its state.
+func (s *Server) shape(ctx context.Context, c controller, method string, out *runtime.Outcome, err error) (json.RawMessage, *Error, outcome.Outcome) {
+	o := outcome.Of(ctx, c.Tool, out, err, c.Tool == searxngTool)
+	if o.Class == outcome.Failed || o.Class == outcome.Unavailable {
+		if err != nil && ctx.Err() != nil {
+			e := hiddenErr(CodeInternalError, err.Error(), "%s: the call was cancelled: the request ran past its %s budget (error id %s)", method, RequestTimeout)
+			return nil, e, outcome.Outcome{Class: outcome.Failed, Kind: audit.FailureTimeout, Detail: err.Error(), ErrorID: e.errorID, Audit: audit.OutcomeError}
 		}
-		if st := s.unavailableModule(c.Tool); st != nil {
-			return nil, hiddenErr(CodeUnavailable, fmt.Sprintf("%v; module %s is %s: %s", err, st.Module.Name, st.State, orDefault(st.Error, "no reason given")),
+		if st := s.unavailableModule(c.Tool); err != nil && st != nil {
+			detail := fmt.Sprintf("%v; module %s is %s: %s", err, st.Module.Name, st.State, orDefault(st.Error, "no reason given"))
+			e := hiddenErr(CodeUnavailable, detail,
 				"%s: tool %s is unavailable: its module %s is %s (error id %s); openhuman.tool_registry_get shows why", method, c.Tool, st.Module.Name, st.State)
+			return nil, e, outcome.Outcome{Class: outcome.Unavailable, Kind: audit.FailureUnavailable, Detail: detail, ErrorID: e.errorID, Audit: audit.OutcomeError}
 		}
-		// The failure table the MCP servers use too (rpcwire): the same words
-		// for the same failure, after the method.
-		kind, code := audit.FailureKind(err), CodeInternalError
-		if kind == audit.FailureUnavailable {
-			code = CodeUnavailable
+	}
+	if o.Class == outcome.OK {
+		if t := jsonType(out.Result); t == "object" && json.Valid(out.Result) {
+			return out.Result, nil, o
 		}
-		return nil, hiddenErr(code, err.Error(), "%s: "+rpcwire.FailureFormat(kind, "tool "+c.Tool), method)
+		o = outcome.NotAnObject(c.Tool)
 	}
-	if out == nil {
-		return nil, hiddenErr(CodeInternalError, "the runtime returned no outcome", "%s: internal error (error id %s); please report it", method)
+	code, data := CodeInternalError, method+": "+o.Text
+	switch o.Class {
+	case outcome.Invalid:
+		code = CodeInvalidParams
+	case outcome.NotFound:
+		code = CodeNotFound
+	case outcome.UserService, outcome.Unavailable:
+		code = CodeUnavailable
+	case outcome.Refused:
+		code = CodeForbidden
+	case outcome.UnknownTool:
+		code, data = CodeUnavailable, data+"; `openhuman-core tools list` shows why"
 	}
-	if te := out.ToolError; te != nil {
-		switch te.Code {
-		case "invalid_params":
-			return nil, rpcErr(CodeInvalidParams, "%s", orDefault(te.Message, c.Tool+" reported invalid_params with no message"))
-		case "not_found":
-			return nil, rpcErr(CodeNotFound, "%s", orDefault(te.Message, c.Tool+" reported not_found with no message"))
-		case "unavailable":
-			if c.Tool == searxngTool {
-				// About the user's own SearXNG ("unreachable; is it running?"):
-				// the user can act on it.
-				return nil, rpcErr(CodeUnavailable, "%s", orDefault(te.Message, c.Tool+" reported unavailable with no message"))
-			}
-			// The memory store failed ("database disk image is malformed", "too
-			// many SQL variables"): nothing the client can act on.
-			return nil, hiddenErr(CodeUnavailable, te.Message, "%s: tool %s could not read the store or service it needs (error id %s); try again later, or check the openhuman-core log", method, c.Tool)
-		}
-		return nil, hiddenErr(CodeInternalError, te.Code+": "+te.Message, "%s: tool %s failed: internal error (error id %s); the openhuman-core log and audit log have the details", method, c.Tool)
+	e := &Error{Code: code, Message: codeMessages[code], Data: data, errorID: o.ErrorID}
+	if o.ErrorID != "" {
+		e.detail = o.Detail
 	}
-	if t := jsonType(out.Result); t != "object" || !json.Valid(out.Result) {
-		return nil, rpcErr(CodeInternalError, "%s: tool %s returned a result that is not a JSON object; report this to the module's author", method, c.Tool)
-	}
-	return out.Result, nil
+	return nil, e, o
 }
 
 // unavailableModule is the status of tool's module when it cannot answer

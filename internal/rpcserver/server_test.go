@@ -348,7 +348,7 @@ func TestControllerMethods(t *testing.T) {
 	}
 	// A module trap is an internal error naming the method and an error id, not the trap.
 	r := e.call(t, "openhuman.memory_tree_search", `{"query":"boom"}`)
-	wantErr(t, r, CodeInternalError, "openhuman.memory_tree_search: tool memory.search failed: internal error (error id ")
+	wantErr(t, r, CodeInternalError, "openhuman.memory_tree_search: memory.search failed: internal error (error id ")
 	if strings.Contains(r.Error.Data, "trapped") {
 		t.Errorf("the trap reached the client: %+v", r.Error)
 	}
