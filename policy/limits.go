@@ -24,7 +24,8 @@ func CheckModuleSize(size int64) error {
 // function's nesting depth and in its loops times its locals, so each function is
 // bounded here, before anything compiles; the runtime's compile deadline bounds the
 // whole module (wazero checks it between functions). Figures measured with wazero
-// 1.12 on a shared 2-core machine (runtime/RATIONALE.md "Compiling").
+// 1.12 on a shared 2-core machine (runtime/RATIONALE.md "Compile-time bounds:
+// statically per function, by a deadline per module").
 const (
 	// MaxCodeBytes bounds the code section (the first-party memory module has 2.2 MB).
 	MaxCodeBytes = 32 << 20

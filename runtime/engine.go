@@ -13,11 +13,11 @@ const (
 	// module with its optimizing compiler, the code loaded from the compilation
 	// cache when the cache holds it. A first-party module is a few kilobytes of C
 	// that hands its request to a host function: a call spends microseconds in
-	// it on either engine, while compiling it
-	// (runtime, cache MAC check, code) was ≈ 1.5 ms of CPU on the path to the
-	// first call of every start (runtime/RATIONALE.md, "The first search at the
-	// floor"). Such a module is never compiled, so the cache is not opened for
-	// it and a start with an empty cache is as fast as one with a warm cache.
+	// it on either engine, while compiling it (runtime, cache MAC check, code)
+	// was ≈ 1.5 ms of CPU on the path to the first call of every start
+	// (runtime/RATIONALE.md, "Compiling: engines, cache, workers, deadlines").
+	// Such a module is never compiled, so the cache is not opened for it and a
+	// start with an empty cache is as fast as one with a warm cache.
 	EngineDefault = ""
 	// EngineCompiled runs every module with the optimizing compiler (what the
 	// default did before first-party modules ran on the interpreter).

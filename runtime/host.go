@@ -79,7 +79,7 @@ type Options struct {
 	// Hold, when set, holds the compile workers (opening the compilation cache,
 	// compiling, the warm instances) until it is closed, so that they do not
 	// compete for the CPU with work on the path to a first answer (RATIONALE
-	// "The path to initialize", "The first search at the floor"). A call that
+	// "Start-up: the path to initialize and the first call"). A call that
 	// needs a module waits for it as before.
 	Hold <-chan struct{}
 	// AfterStart, when set, also delays the full collections the host makes once
@@ -263,8 +263,9 @@ func (h *Host) settledAfterStart(mods []*module) bool {
 // the Go heap grows to twice its live size between collections and instances
 // recycled under load leave their memories behind: 21,000 calls over the seven
 // first-party tools (then seven modules) took VmRSS to ≈ 270 MB; with a limit 36 MB
-// above the warm Go memory, ≈ 210 MB at the same speed (RATIONALE "Memory"). Wasm
-// compiled code is outside the Go runtime and is not counted against the limit.
+// above the warm Go memory, ≈ 210 MB at the same speed (RATIONALE "Memory: limits
+// and resident size"). Wasm compiled code is outside the Go runtime and is not
+// counted against the limit.
 // Its collection also returns the compile garbage to the OS, in place of the one
 // New would make.
 func (h *Host) LimitGoMemory(headroom int64) (done <-chan int64) {
@@ -330,7 +331,8 @@ func (h *Host) compileWorker() {
 		// Collect each module's decode and instantiation garbage before the next one
 		// adds its own: the startup peak with seven modules (the first-party set before
 		// the memory tools shared one module) from the cache drops from
-		// ≈ 226 to ≈ 207 MB VmHWM for a few ms of GC per module (RATIONALE "Memory").
+		// ≈ 226 to ≈ 207 MB VmHWM for a few ms of GC per module (RATIONALE "Compiling:
+		// engines, cache, workers, deadlines").
 		// After the last queued module freeAfterCompile collects anyway: a second
 		// full GC here would only compete with the first calls for the CPU.
 		if len(h.compileQueue) > 0 {

@@ -11,7 +11,7 @@ import (
 )
 
 // Tool-call requests: the host side of the first-party modules (runtime/RATIONALE.md,
-// "First-party modules of the C example's class").
+// "First-party tools").
 //
 // A host function of the memory.read or web.searxng capability called with the
 // module's own oh_call request — {"tool":…,"arguments":…,…}, as Call encodes it —

@@ -140,7 +140,7 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 	}()
 	// Once every module is warm, a soft Go memory limit of what is in use plus
 	// headroom keeps a busy session near its warm footprint (runtime/RATIONALE.md,
-	// "Memory"); GOMEMLIMIT in the environment wins.
+	// "Memory: limits and resident size"); GOMEMLIMIT in the environment wins.
 	host.LimitGoMemory(64 << 20)
 	closeAll := func() {
 		cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), hostCloseGrace)

@@ -21,7 +21,8 @@ import (
 // collector ran two cycles during it and a forced one beside the first call: in
 // 31 interleaved warm starts on the shared 2-core machine, spawn → first
 // memory.search went 18.9–19.4 → 12.3–13.5 ms with both held back, and neither alone
-// moved it (runtime/RATIONALE.md, "The first search at the floor").
+// moved it (runtime/RATIONALE.md, "Start-up: the path to initialize and the first
+// call").
 const (
 	// startWindowMax ends the window of a session whose first call does not come
 	// at once (a client that only lists the tools, then waits for its user).

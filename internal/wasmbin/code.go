@@ -33,7 +33,8 @@ type CodeStats struct {
 	// MaxLoopCost is the largest loops² × (locals + parameters + 10) of any body,
 	// and MaxLoopCostFunc that function's index; MaxLoopCostLoops and
 	// MaxLoopCostLocals are its loop and local (parameters included) counts. It
-	// models the optimising compiler's time on a function (RATIONALE "Compiling").
+	// models the optimising compiler's time on a function (runtime/RATIONALE.md
+	// "Compile-time bounds: statically per function, by a deadline per module").
 	MaxLoopCost                         uint64
 	MaxLoopCostFunc                     int
 	MaxLoopCostLoops, MaxLoopCostLocals uint64
