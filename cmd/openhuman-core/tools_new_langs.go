@@ -8,12 +8,12 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/guestbuild"
 	"github.com/openhuman/openhuman-core/sdk"
 )
 
-// ascVersion is the AssemblyScript compiler the AssemblyScript SDK is built and
-// tested with (.ci/run installs it). 0.28 needs Node 20 or later.
-const ascVersion = "0.28.20"
+// ascVersion is the AssemblyScript compiler a new AssemblyScript tool pins.
+const ascVersion = guestbuild.ASCVersion
 
 // langNames are the languages of `tools new`, as its output names them.
 var langNames = map[string]string{"go": "Go", "c": "C", "rust": "Rust", "as": "AssemblyScript"}
@@ -44,60 +44,37 @@ func copySDKDir(sub, dst string) error {
 	})
 }
 
-// wasmRustc returns a rustc that has the standard library for
-// wasm32-unknown-unknown, trying $RUSTC, the rustc on PATH and Debian's
-// /usr/bin/rustc in that order (a rustup toolchain without the target answers
-// --print target-libdir with a folder that holds no libstd); "" when none has it.
-// build.sh of a Rust tool makes the same search.
-func wasmRustc() string {
-	cands := []string{os.Getenv("RUSTC")}
-	if p, err := exec.LookPath("rustc"); err == nil {
-		cands = append(cands, p)
-	}
-	cands = append(cands, "/usr/bin/rustc")
-	for _, rustc := range cands {
-		if rustc == "" {
-			continue
-		}
-		out, err := exec.Command(rustc, "--print", "target-libdir", "--target", "wasm32-unknown-unknown").Output()
-		if err != nil {
-			continue
-		}
-		if libs, _ := filepath.Glob(filepath.Join(strings.TrimSpace(string(out)), "libstd-*.rlib")); len(libs) > 0 {
-			return rustc
-		}
-	}
-	return ""
-}
-
 // missingToolchain says what to install when the toolchain lang's build.sh
 // needs is not found; "" when it is.
 func missingToolchain(lang, dir string) string {
 	switch lang {
 	case "c":
-		for _, tool := range []string{"clang", "wasm-ld"} {
-			if _, err := exec.LookPath(tool); err != nil {
-				return tool + " is not installed; install clang and lld (Debian: apt-get install clang lld) before `tools install`"
-			}
+		if _, err := cbuildClang(); err != nil {
+			return err.Error() + "; install it before `tools install`"
 		}
 	case "rust":
-		rustc := wasmRustc()
-		if rustc == "" {
-			return "no rustc with the wasm32-unknown-unknown target was found; install one before `tools install` (Debian: apt-get install rustc cargo libstd-rust-dev-wasm32; rustup: rustup target add wasm32-unknown-unknown)"
-		}
-		if _, err := os.Stat(filepath.Join(filepath.Dir(rustc), "cargo")); err != nil {
-			return "cargo is not installed beside " + rustc + "; install it before `tools install` (Debian: apt-get install cargo)"
+		if _, _, err := guestbuild.Rustc(); err != nil {
+			return strings.TrimPrefix(err.Error(), guestbuild.ErrMissing.Error()+": ") + "; install it before `tools install`"
 		}
 	case "as":
-		if _, err := exec.LookPath("asc"); err == nil {
-			return ""
-		}
 		if _, err := os.Stat(filepath.Join(dir, "node_modules", ".bin", "asc")); err == nil {
 			return ""
 		}
-		return "asc (AssemblyScript) is not installed; before `tools install`, run `npm install` in " + dir + " or `npm install -g assemblyscript@" + ascVersion + "` (Node 20 or later)"
+		if _, err := guestbuild.Asc(""); err != nil {
+			return strings.TrimPrefix(err.Error(), guestbuild.ErrMissing.Error()+": ") + "; before `tools install`, install it or run `npm install` in " + dir
+		}
 	}
 	return ""
+}
+
+// cbuildClang finds clang and wasm-ld as the C build.sh needs them.
+func cbuildClang() (string, error) {
+	for _, tool := range []string{"clang", "wasm-ld"} {
+		if _, err := exec.LookPath(tool); err != nil {
+			return "", fmt.Errorf("%s is not installed (Debian: apt-get install clang lld)", tool)
+		}
+	}
+	return "clang", nil
 }
 
 // rustCargoToml is Cargo.toml of a new Rust tool: a cdylib, built small.

@@ -20,7 +20,7 @@ func TestToolsNewRefusesBadInput(t *testing.T) {
 	}{
 		{"Hello", newFlags{lang: "go", dir: filepath.Join(dir, "a")}, "must match"},
 		{"memory.search", newFlags{lang: "go", dir: filepath.Join(dir, "b")}, "first-party tool name"},
-		{"hello", newFlags{lang: "rust", dir: filepath.Join(dir, "c")}, "give go or c"},
+		{"hello", newFlags{lang: "cobol", dir: filepath.Join(dir, "c")}, "give go, c, rust or as"},
 		{"hello", newFlags{lang: "c", dir: filepath.Join(dir, "d"), sdk: dir}, "--sdk is for --lang go"},
 		{"hello", newFlags{lang: "go", dir: busy}, "not empty"},
 		{"hello", newFlags{lang: "go", dir: filepath.Join(dir, "e"), sdk: dir}, "not a checkout of openhuman-core"},

@@ -107,7 +107,7 @@ export function getChunk(id: string): Result<Chunk> {
   if (r.failed) return Result.err<Chunk>(r.error!);
   const got = r.val.get("chunk");
   if (got == null) return Result.err<Chunk>(ToolError.internal("chunk_get replied without a chunk"));
-  const v = got!;
+  const v = got;
   const c = new Chunk();
   c.id = v.strOf("id");
   c.sourceKind = v.strOf("source_kind");
