@@ -93,8 +93,15 @@ func repoRoot(t *testing.T) string {
 }
 
 // threadYears are the e-mail threads of the fixture store: one source per
-// entry, dated in that year; the chat source below is not mail.
-var threadYears = []int{2024, 2024, 2025, 2026, 2026, 2026}
+// entry, dated in that year; the chat source below is not mail. There are more
+// than one page (50) of them, so tools that count them must page.
+var threadYears = func() []int {
+	var ys []int
+	for i := 0; i < 61; i++ {
+		ys = append(ys, 2019+(i*5)%8)
+	}
+	return ys
+}()
 
 // writeThreadStore writes a memory tree at path with the threads of threadYears
 // (alice@example.com writes to bob@example.com in each) and one chat.
@@ -109,7 +116,7 @@ func writeThreadStore(t *testing.T, path string) {
 	for i, y := range threadYears {
 		msgs := []memtree.MessageInput{{
 			Ref: fmt.Sprintf("m%d@example.com", i), Author: "Alice", AuthorAddr: "alice@example.com", To: []string{"bob@example.com"},
-			Subject: fmt.Sprintf("Budget %d", i), TimestampMS: time.Date(y, time.Month(1+i), 10, 9, 0, 0, 0, time.UTC).UnixMilli(),
+			Subject: fmt.Sprintf("Budget %d", i), TimestampMS: time.Date(y, time.Month(1+i%12), 1+i%28, 9, 0, 0, 0, time.UTC).UnixMilli(),
 			Text: fmt.Sprintf("Thread %d: the quarterly budget review, with the numbers we still need from Zürich — ünïcödé ✓.", i),
 		}}
 		if _, err := w.Ingest(ctx, memtree.SourceInput{Kind: "email", SourceID: fmt.Sprintf("email:thread-%d", i), Title: fmt.Sprintf("Budget %d", i), Provider: "eml", Messages: msgs, Origin: "test"}); err != nil {
@@ -261,8 +268,8 @@ func TestGuestSDKsCallEveryHostFunction(t *testing.T) {
 				return ""
 			})
 			ok(`{"fn":"sources_list","kinds":["email"],"k":50}`, func(r map[string]any) string {
-				if num(r["count"]) != float64(len(threadYears)) || !strings.HasPrefix(r["first"].(string), "email:thread-") {
-					return "want every thread"
+				if num(r["count"]) != 50 || num(r["total"]) != float64(len(threadYears)) || !strings.HasPrefix(r["first"].(string), "email:thread-") {
+					return "want a full page of threads and the total"
 				}
 				return ""
 			})
