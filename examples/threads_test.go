@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/examples/internal/cbuild"
+	"github.com/openhuman/openhuman-core/internal/toolaudit"
 	"github.com/openhuman/openhuman-core/runtime"
 )
 
@@ -76,6 +77,25 @@ func TestThreadsPerYearFourLanguages(t *testing.T) {
 	for _, f := range []string{"threads-rust.wasm", "threads-as.wasm"} {
 		if m, ok := mods[f]; ok && len(m) > 64<<10 {
 			t.Errorf("%s is %d bytes; a Rust or AssemblyScript example must stay within 64 KB", f, len(m))
+		}
+	}
+	// The audit names each module's language: from the producers section Go and
+	// rustc write, inferred for asc (which writes none); clang's is stripped.
+	for f, lang := range map[string]string{"threads-go.wasm": "Go", "threads-rust.wasm": "Rust", "threads-as.wasm": "AssemblyScript", "threads-c.wasm": ""} {
+		m, ok := mods[f]
+		if !ok {
+			continue
+		}
+		rep, err := toolaudit.Audit(m, toolaudit.Options{Name: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := ""
+		if rep.Producer != nil && len(rep.Producer.Language) > 0 {
+			got = rep.Producer.Language[0].Name
+		}
+		if got != lang {
+			t.Errorf("%s: the audit names the language %q, want %q (%+v)", f, got, lang, rep.Producer)
 		}
 	}
 	var sizes []string

@@ -97,7 +97,7 @@ opt-level = "z"
 lto = true
 codegen-units = 1
 panic = "abort"     # a panic traps: the call fails as internal
-strip = true
+strip = "debuginfo" # keeps the producers section (tools audit shows Rust and rustc) and function names
 `
 
 // rustSkeleton is src/lib.rs of a new Rust tool.
