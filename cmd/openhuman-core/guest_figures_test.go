@@ -1,0 +1,103 @@
+package main
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/openhuman/openhuman-core/internal/guestbuild"
+)
+
+// TestGuestLanguageFigures measures, for the threads-per-year example in each
+// of Go, C, Rust and AssemblyScript, what a tool author sees: `tools new`, the
+// example's source copied in, then `tools install` with empty build caches
+// (a fresh folder, an empty GOCACHE), `tools install` again after an edit (warm
+// caches), and the first `tools call` (an empty compiled-code cache). It prints
+// the table of sdk/AUTHORING.md and asserts nothing about time (figures come
+// from a run on the machine at hand): opt in with OPENHUMAN_GUEST_FIGURES=1,
+//
+//	OPENHUMAN_GUEST_FIGURES=1 go test ./cmd/openhuman-core -run TestGuestLanguageFigures -v -count=1
+func TestGuestLanguageFigures(t *testing.T) {
+	if os.Getenv("OPENHUMAN_GUEST_FIGURES") != "1" {
+		t.Skip("measures cold builds (Go's takes ~20 s of CPU); set OPENHUMAN_GUEST_FIGURES=1")
+	}
+	bin := builtBinary(t)
+	root, _ := filepath.Abs(filepath.Join("..", ".."))
+	example := filepath.Join(root, "examples", "threads-per-year")
+	pathEnv := filepath.Dir(bin) + string(os.PathListSeparator) + os.Getenv("PATH")
+	if asc, err := guestbuild.Asc(root); err == nil {
+		pathEnv += string(os.PathListSeparator) + filepath.Dir(asc)
+	}
+	sources := map[string][2]string{ // lang → (example source, file in the new project)
+		"go":   {"go/main.go", "main.go"},
+		"c":    {"c/threads.c", "NAME.c"},
+		"rust": {"rust/src/lib.rs", "src/lib.rs"},
+		"as":   {"as/threads.ts", "NAME.ts"},
+	}
+	callTook := regexp.MustCompile(`\), ([0-9.]+[µm]?s)\n`)
+	var rows []string
+	for _, lang := range []string{"c", "rust", "as", "go"} {
+		work, home, gocache, xdg := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+		env := []string{"HOME=" + home, "PATH=" + pathEnv, "GOCACHE=" + gocache, "GOMODCACHE=" + filepath.Join(home, "gomod"),
+			"GOPROXY=off", "GOFLAGS=", "GOTOOLCHAIN=local", "XDG_CACHE_HOME=" + xdg, "LANG=C.UTF-8"}
+		run := func(args ...string) (string, time.Duration) {
+			t.Helper()
+			cmd := exec.Command(bin, args...)
+			cmd.Dir, cmd.Env = work, env
+			var out, errOut bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &out, &errOut
+			start := time.Now()
+			err := cmd.Run()
+			took := time.Since(start)
+			if err != nil {
+				t.Fatalf("%s: %v\n%s\n%s", strings.Join(args, " "), err, out.String(), errOut.String())
+			}
+			return out.String() + errOut.String(), took
+		}
+		name := "threads-" + lang
+		run("tools", "new", name, "--lang", lang)
+		src, err := os.ReadFile(filepath.Join(example, sources[lang][0]))
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(string(src), "../../../sdk/assemblyscript/", "./openhuman-sdk/")
+		dst := filepath.Join(work, name, strings.ReplaceAll(sources[lang][1], "NAME", name))
+		man, _ := os.ReadFile(filepath.Join(example, "tool.toml"))
+		os.WriteFile(filepath.Join(work, name, "tool.toml"), []byte(strings.ReplaceAll(string(man), "TOOL", name)), 0o644)
+		if err := os.WriteFile(dst, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, cold := run("tools", "install", name)
+		os.WriteFile(dst, append([]byte(text), "\n// an edit\n"...), 0o644)
+		_, warm := run("tools", "install", name)
+		out, first := run("tools", "call", name, "{}")
+		if !strings.Contains(out, `"years"`) || !strings.Contains(out, "output_schema: matches") {
+			t.Errorf("%s: %s", name, out)
+		}
+		inCall := "?"
+		if m := callTook.FindStringSubmatch(out); m != nil {
+			inCall = m[1]
+		}
+		fi, err := os.Stat(filepath.Join(home, ".openhuman", "tools", name+".wasm"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows = append(rows, fmt.Sprintf("| %s | %s | %.1f s | %.2f s | %d ms (%s in the sandbox) |",
+			map[string]string{"go": "Go", "c": "C", "rust": "Rust", "as": "AssemblyScript"}[lang], kb(fi.Size()),
+			cold.Seconds(), warm.Seconds(), first.Milliseconds(), inCall))
+	}
+	t.Logf("\n| language | module (packed) | install, empty caches | install after an edit (warm) | first `tools call` (process wall time) |\n|---|---|---|---|---|\n%s", strings.Join(rows, "\n"))
+}
+
+func kb(n int64) string {
+	if n >= 1<<20 {
+		return fmt.Sprintf("%.1f MB", float64(n)/(1<<20))
+	}
+	return fmt.Sprintf("%.1f KB", float64(n)/1024)
+}
