@@ -554,14 +554,14 @@ impl<'a> Parser<'a> {
         let int_start = self.i;
         let n = digits(self);
         if n == 0 || (n > 1 && self.b[int_start] == b'0') {
-            return Err(self.err("malformed number"));
+            return Err(ParseError { offset: start, problem: "malformed number" });
         }
         let mut float = false;
         if self.b.get(self.i) == Some(&b'.') {
             self.i += 1;
             float = true;
             if digits(self) == 0 {
-                return Err(self.err("malformed number"));
+                return Err(ParseError { offset: start, problem: "malformed number" });
             }
         }
         if matches!(self.b.get(self.i), Some(b'e') | Some(b'E')) {
@@ -571,7 +571,7 @@ impl<'a> Parser<'a> {
                 self.i += 1;
             }
             if digits(self) == 0 {
-                return Err(self.err("malformed number"));
+                return Err(ParseError { offset: start, problem: "malformed number" });
             }
         }
         // The bytes are ASCII digits and signs: valid UTF-8.
@@ -667,6 +667,58 @@ impl<'a> Parser<'a> {
                 }
                 Some(_) => return Err(self.err("control character in a string")),
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn round(s: &str) -> String {
+        parse(s.as_bytes()).map(|v| v.to_json()).unwrap_or_else(|e| e.message())
+    }
+
+    #[test]
+    fn round_trips() {
+        assert_eq!(round(r#" {"a" : [1, -2, 3.5, true, false, null, {}, []], "b":"x"} "#), r#"{"a":[1,-2,3.5,true,false,null,{},[]],"b":"x"}"#);
+        assert_eq!(round(r#""tab\t quote\" back\\ nl\n ctl\u0001 \ud83d\ude00 \u00e9 /\/""#), "\"tab\\t quote\\\" back\\\\ nl\\n ctl\\u0001 😀 é //\"");
+        assert_eq!(round("9223372036854775807"), "9223372036854775807");
+        assert_eq!(round("-0.25"), "-0.25");
+        assert_eq!(round("1e3"), "1000");
+        assert_eq!(round("1.5e-7"), "1.5e-7");
+        assert_eq!(round("123456789.125"), "123456789.125");
+    }
+
+    #[test]
+    fn refuses_bad_input_naming_the_offset() {
+        for (input, offset, problem) in [
+            ("", 0, "unexpected end of input"),
+            ("[1,]", 3, "expected a value"),
+            ("{\"a\" 1}", 5, "expected ':' after a member name"),
+            ("01", 0, "malformed number"),
+            ("1.", 0, "malformed number"),
+            ("\"\\ud800\"", 7, "lone surrogate in a \\u escape"),
+            ("\"\\udc00\"", 7, "lone surrogate in a \\u escape"),
+            ("\"a\u{1}\"", 2, "control character in a string"),
+            ("\"\\x\"", 3, "bad escape in a string"),
+            ("1 2", 2, "unexpected bytes after the value"),
+            ("1e999", 0, "number out of range"),
+        ] {
+            let e = parse(input.as_bytes()).unwrap_err();
+            assert_eq!((e.offset, e.problem), (offset, problem), "input {:?}", input);
+        }
+        let deep = "[".repeat(MAX_DEPTH + 2);
+        assert_eq!(parse(deep.as_bytes()).unwrap_err().problem, "nested too deeply");
+        assert_eq!(parse(b"\"\xff\"").unwrap_err().problem, "invalid UTF-8 in a string");
+    }
+
+    #[test]
+    fn floats_are_close() {
+        for s in ["0.1", "3.141592653589793", "2.5e-300", "1.7976931348623157e308", "123.456e5"] {
+            let want: f64 = s.parse().unwrap();
+            let got = parse(s.as_bytes()).unwrap().as_f64().unwrap();
+            assert!(((got - want) / want).abs() < 1e-14, "{}: {} vs {}", s, got, want);
         }
     }
 }
