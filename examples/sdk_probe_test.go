@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -202,6 +203,7 @@ func TestGuestSDKsCallEveryHostFunction(t *testing.T) {
 	if len(probes) == 0 {
 		t.Skip("no toolchain: nothing to call")
 	}
+	t.Run("mcp", func(t *testing.T) { probeOverMCP(t, probes) })
 	host := probeHost(t, probes)
 	ctx := context.Background()
 	call := func(t *testing.T, tool, args string) (map[string]any, *runtime.Outcome) {
@@ -333,5 +335,75 @@ func TestGuestSDKsCallEveryHostFunction(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// probeOverMCP serves the probes from a real `openhuman-core mcp` over stdio and
+// checks what an MCP client sees: a result as structuredContent, and a host
+// error (k out of range; an unknown chunk) as an isError result whose text is
+// the host's message.
+func probeOverMCP(t *testing.T, probes map[string][]byte) {
+	work := t.TempDir()
+	bin := os.Getenv("OPENHUMAN_E2E_BINARY") // a prebuilt binary, to save the build
+	if bin == "" {
+		bin = filepath.Join(work, "openhuman-core")
+		buildGo(t, "./cmd/openhuman-core", bin, false)
+	}
+	home := filepath.Join(work, "home")
+	tools := filepath.Join(home, "tools")
+	os.MkdirAll(tools, 0o755)
+	var pol strings.Builder
+	for name, mod := range probes {
+		os.WriteFile(filepath.Join(tools, name), mod, 0o644)
+		fmt.Fprintf(&pol, "[[module]]\nfile = %q\nsha256 = %q\ngrant = [\"memory.read\", \"web.searxng\"]\n", name, sum(mod))
+	}
+	os.WriteFile(filepath.Join(home, "policy.toml"), []byte(pol.String()), 0o600)
+	// SearXNG enabled (on a loopback server), so the web.searxng modules load.
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"results":[]}`)
+	}))
+	defer srv.Close()
+	os.WriteFile(filepath.Join(home, "config.toml"), []byte(fmt.Sprintf("[searxng]\nenabled = true\nbase_url = %q\n", srv.URL)), 0o600)
+	env := append(os.Environ(), "OPENHUMAN_HOME="+home, "OPENHUMAN_WORKSPACE="+filepath.Join(home, "workspace"),
+		"XDG_CACHE_HOME="+filepath.Join(os.TempDir(), "openhuman-examples-test-cache"), "OPENHUMAN_MEMORY_PIVOT_DICTIONARIES=")
+	doc := filepath.Join(work, "notes.md")
+	os.WriteFile(doc, []byte("# Budget\n\nAsk alice@example.com about the Q3 budget review.\n"), 0o644)
+	ing := exec.Command(bin, "ingest", doc)
+	ing.Env = env
+	if b, err := ing.CombinedOutput(); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, b)
+	}
+	c := startMCP(t, bin, env)
+	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "probe", "version": "0"}})
+	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
+	names := c.toolNames()
+	for name := range probes {
+		tool := "sdkprobe.rust"
+		if strings.Contains(name, "-as") {
+			tool = "sdkprobe.as"
+		}
+		if !has(names, tool) {
+			t.Fatalf("%s is not listed: %v\n%s", tool, names, c.stderr.String())
+		}
+		r := c.request("tools/call", map[string]any{"name": tool, "arguments": map[string]any{"fn": "sources_list", "k": 5}})
+		res, _ := r["result"].(map[string]any)
+		sc, _ := res["structuredContent"].(map[string]any)
+		if res == nil || res["isError"] == true || sc == nil || sc["fn"] != "sources_list" || sc["total"] != 1.0 {
+			t.Errorf("%s sources_list: %v", tool, r)
+		}
+		for _, f := range []struct {
+			args map[string]any
+			text string
+		}{
+			{map[string]any{"fn": "chunks_list", "k": 51}, "k must be between 1 and 50, got 51"},
+			{map[string]any{"fn": "chunk_get", "id": "0123456789abcdef0123456789abcdef"}, "get chunk 0123456789abcdef0123456789abcdef: no such chunk"},
+		} {
+			r := c.request("tools/call", map[string]any{"name": tool, "arguments": f.args})
+			res, _ := r["result"].(map[string]any)
+			if res == nil || res["isError"] != true || !strings.Contains(fmt.Sprint(res["content"]), f.text) {
+				t.Errorf("%s %v: want an isError result saying %q, got %v", tool, f.args, f.text, r)
+			}
+		}
 	}
 }
