@@ -17,8 +17,9 @@ import (
 // TestGuestLanguageFigures measures, for the threads-per-year example in each
 // of Go, C, Rust and AssemblyScript, what a tool author sees: `tools new`, the
 // example's source copied in, then `tools install` with empty build caches
-// (a fresh folder, an empty GOCACHE), `tools install` again after an edit (warm
-// caches), and the first `tools call` (an empty compiled-code cache). It prints
+// (a fresh folder, an empty GOCACHE), `tools install` again after an edit of
+// the code (the page size; warm caches), and the first `tools call` (an empty
+// compiled-code cache). It prints
 // the table of sdk/AUTHORING.md and asserts nothing about time (figures come
 // from a run on the machine at hand): opt in with OPENHUMAN_GUEST_FIGURES=1,
 //
@@ -77,7 +78,12 @@ func TestGuestLanguageFigures(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, cold, coldCPU := run("tools", "install", name)
-		os.WriteFile(dst, append([]byte(text), "\n// an edit\n"...), 0o644)
+		// An edit that changes the code: the page size, 50 in every version.
+		if edited := strings.Replace(text, "50", "49", 1); edited == text {
+			t.Fatalf("%s: no page size to edit", sources[lang][0])
+		} else {
+			os.WriteFile(dst, []byte(edited), 0o644)
+		}
 		_, warm, warmCPU := run("tools", "install", name)
 		out, first, _ := run("tools", "call", name, "{}")
 		if !strings.Contains(out, `"years"`) || !strings.Contains(out, "output_schema: matches") {

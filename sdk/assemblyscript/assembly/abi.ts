@@ -98,7 +98,8 @@ export class Args {
     return Result.ok<string>(s);
   }
 
-  /** An optional positive integer at most max (def when absent). */
+  /** An optional positive integer at most max (def when absent), as a number
+   * Value (read it with .val.n): AssemblyScript's Result holds references only. */
   optionalInt(name: string, max: i64, def: i64): Result<Value> {
     const v = this.v.get(name);
     if (v == null || v.isNull) return Result.ok<Value>(Value.number(<f64>def));
@@ -146,7 +147,7 @@ export function callHostRaw(f: HostFn, req: string): string {
   const ptr = <usize>(<u64>packed >> 32);
   const len = <usize>(<u32>packed);
   const text = String.UTF8.decodeUnsafe(ptr, len);
-  heap.free(ptr);
+  if (len > 0) heap.free(ptr); // an empty reply was not allocated (oh_alloc(0) answers 8)
   return text;
 }
 
