@@ -84,7 +84,10 @@ func TestGuestLanguageFigures(t *testing.T) {
 		} else {
 			os.WriteFile(dst, []byte(edited), 0o644)
 		}
-		_, warm, warmCPU := run("tools", "install", name)
+		out, warm, warmCPU := run("tools", "install", name)
+		if !strings.Contains(out, "updated ") {
+			t.Fatalf("%s: the install after the edit did not update the module:\n%s", name, out)
+		}
 		out, first, _ := run("tools", "call", name, "{}")
 		if !strings.Contains(out, `"years"`) || !strings.Contains(out, "output_schema: matches") {
 			t.Errorf("%s: %s", name, out)
