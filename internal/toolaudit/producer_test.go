@@ -67,3 +67,45 @@ func TestAuditShowsProducer(t *testing.T) {
 		t.Errorf("no section:\n%s", out)
 	}
 }
+
+// TestDiffShowsProducerChange: a module rebuilt with another toolchain version
+// shows a producer change in `tools audit --diff`.
+func TestDiffShowsProducerChange(t *testing.T) {
+	mk := func(version string) *Report {
+		t.Helper()
+		p := wasmbin.AppendProducers(nil, wasmbin.Producers{Language: []wasmbin.Producer{{Name: "Rust"}}, ProcessedBy: []wasmbin.Producer{{Name: "rustc", Version: version}}})
+		rep, err := Audit(producerModule(t, p), Options{Name: "m.wasm"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return rep
+	}
+	d := Compare(mk("1.63.0"), mk("1.95.0"))
+	var found *Change
+	for i := range d.Changes {
+		if d.Changes[i].Kind == KindProducer {
+			found = &d.Changes[i]
+		}
+	}
+	if found == nil || !strings.Contains(found.Old, "rustc 1.63.0") || !strings.Contains(found.New, "rustc 1.95.0") {
+		t.Errorf("changes %+v lack the producer change", d.Changes)
+	}
+	if d := Compare(mk("1.63.0"), mk("1.63.0")); d.Differs() {
+		t.Errorf("the same module differs: %+v", d.Changes)
+	}
+}
+
+// TestDiffTextEscapesModuleText: module-supplied text in the text diff (here a
+// producer name carrying terminal control sequences) is escaped.
+func TestDiffTextEscapesModuleText(t *testing.T) {
+	evil := wasmbin.AppendProducers(nil, wasmbin.Producers{Language: []wasmbin.Producer{{Name: "C\x1b[2J\u202e"}}})
+	old, _ := Audit(producerModule(t, nil), Options{Name: "m.wasm"})
+	new, _ := Audit(producerModule(t, evil), Options{Name: "m\x1b[1A.wasm"})
+	var out strings.Builder
+	if err := Compare(old, new).WriteText(&out); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); strings.ContainsAny(s, "\x1b\u202e") || !strings.Contains(s, `C\u001b[2J\u202e`) || !strings.Contains(s, `m\u001b[1A.wasm`) {
+		t.Errorf("text diff:\n%s", s)
+	}
+}
