@@ -290,6 +290,19 @@ func TestGuestSDKsCallEveryHostFunction(t *testing.T) {
 			if r, out := call(t, tool, `{"fn":"log","query":"hello from the probe"}`); out.ToolError != nil || r["fn"] != "log" {
 				t.Errorf("log: %+v", out)
 			}
+			// The argument helpers, with the built-in tools' messages.
+			ok(`{"fn":"args","kinds":["a"," b ",""],"k":7,"name":" x "}`, func(r map[string]any) string {
+				if num(r["count"]) != 2 || num(r["total"]) != 7 || r["first"] != "x|a,b" {
+					return "want 2 trimmed kinds, k 7 and the trimmed name"
+				}
+				return ""
+			})
+			ok(`{"fn":"args","name":"x"}`, func(r map[string]any) string {
+				if num(r["count"]) != 0 || num(r["total"]) != 10 {
+					return "want no kinds and the default k"
+				}
+				return ""
+			})
 			// The JSON reader and writer round-trip escapes, surrogate pairs, nesting and numbers.
 			echoIn := `{"fn":"echo","s":"tab\t quote\" back\\ nl\n ctl\u0001 😀 \ud83d\ude00 é","n":[0,-1,1.5,1e3,12345678901,-0.25],"o":{"a":[true,false,null,{}],"b":[]}}`
 			res, out := call(t, tool, echoIn)
@@ -314,7 +327,17 @@ func TestGuestSDKsCallEveryHostFunction(t *testing.T) {
 				{`{"fn":"sources_list","kinds":["email"],"k":51}`, "invalid_params", "k must be between 1 and 50, got 51"},
 				{`{"fn":"searxng_search","query":"x","categories":["videos"]}`, "unavailable", `unsupported SearXNG category "videos"`},
 				{`{"fn":"nope"}`, "invalid_params", "unknown fn `nope`"},
-				{`{"fn":"array"}`, "internal", "must be a JSON object"},
+				{`{"fn":"args","name":"x","extra":1}`, "invalid_params", "unexpected argument `extra`"},
+				{`{"fn":"args","name":"x","kinds":"a"}`, "invalid_params", "argument `kinds` must be an array of strings, got string"},
+				{`{"fn":"args","name":"x","kinds":["a",1]}`, "invalid_params", "argument `kinds` must contain only strings, got number entry"},
+				{`{"fn":"args","name":"x","kinds":["a","b","c","d"]}`, "invalid_params", "argument `kinds` has 4 items; at most 3 are allowed (split the filter over several calls)"},
+				{`{"fn":"args","name":"x","k":0}`, "invalid_params", "argument `k` must be greater than zero"},
+				{`{"fn":"args","name":"x","k":51}`, "invalid_params", "argument `k` must not exceed 50 (got 51)"},
+				{`{"fn":"args","name":"x","k":"5"}`, "invalid_params", "argument `k` must be a positive integer"},
+				{`{"fn":"args","name":"x","k":1.5}`, "invalid_params", "argument `k` must be a positive integer"},
+				{`{"fn":"args"}`, "invalid_params", "missing required argument `name`"},
+				{`{"fn":"args","name":"  "}`, "invalid_params", "argument `name` must not be empty"},
+				{`{"fn":"array"}`, "internal", "the tool returned JSON of type array; a result must be a JSON object"},
 			}
 			for _, f := range fails {
 				_, out := call(t, tool, f.args)

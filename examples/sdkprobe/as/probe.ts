@@ -65,6 +65,17 @@ function handle(r: Request): Result<Value> {
     log(LOG_INFO, q);
     return summary(f, 0, 0, "");
   }
+  if (f == "args") {
+    const args = r.args(["fn", "kinds", "k", "name"]);
+    if (args.failed) return Result.err<Value>(args.error!);
+    const kinds = args.val.stringArray("kinds", 3);
+    if (kinds.failed) return Result.err<Value>(kinds.error!);
+    const k = args.val.k();
+    if (k.failed) return Result.err<Value>(k.error!);
+    const name = args.val.requiredStr("name");
+    if (name.failed) return Result.err<Value>(name.error!);
+    return summary(f, kinds.val.length, k.val.n, name.val + "|" + kinds.val.join(","));
+  }
   if (f == "echo") return Result.ok<Value>(Value.object().set("echo", a).setStr("client", r.client));
   if (f == "array") return Result.ok<Value>(Value.array());
   if (f == "panic") {

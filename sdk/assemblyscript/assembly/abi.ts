@@ -113,6 +113,29 @@ export class Args {
     return Result.ok<Value>(v);
   }
 
+  /** An array of strings, trimmed, blank ones dropped (empty when absent), of at
+   * most maxItems elements (the input schema's maxItems). */
+  stringArray(name: string, maxItems: i32): Result<Array<string>> {
+    const out = new Array<string>();
+    const v = this.v.get(name);
+    if (v == null || v.isNull) return Result.ok<Array<string>>(out);
+    if (v.kind != Kind.Array) {
+      return Result.err<Array<string>>(ToolError.invalidParams("argument `" + name + "` must be an array of strings, got " + v.typeName()));
+    }
+    if (v.items.length > maxItems) {
+      return Result.err<Array<string>>(ToolError.invalidParams("argument `" + name + "` has " + v.items.length.toString() + " items; at most " + maxItems.toString() + " are allowed (split the filter over several calls)"));
+    }
+    for (let i = 0; i < v.items.length; i++) {
+      const item = v.items[i];
+      if (item.kind != Kind.String) {
+        return Result.err<Array<string>>(ToolError.invalidParams("argument `" + name + "` must contain only strings, got " + item.typeName() + " entry"));
+      }
+      const s = item.s.trim();
+      if (s.length > 0) out.push(s);
+    }
+    return Result.ok<Array<string>>(out);
+  }
+
   /** The page size k: default 10, 1..50. */
   k(): Result<Value> {
     return this.optionalInt("k", 50, 10);
@@ -206,7 +229,7 @@ export function serve(ptr: usize, len: i32, handler: (r: Request) => Result<Valu
       resp.set("error", out.error!.toValue());
     } else if (out.value == null || out.value!.kind != Kind.Object) {
       const got = out.value == null ? "nothing" : out.value!.typeName();
-      resp.set("error", ToolError.internal("the tool returned " + got + "; a result must be a JSON object").toValue());
+      resp.set("error", ToolError.internal("the tool returned " + (out.value == null ? got : "JSON of type " + got) + "; a result must be a JSON object").toValue());
     } else {
       resp.set("result", out.value!);
     }

@@ -110,16 +110,17 @@ export class Value {
   get isNull(): bool {
     return this.kind == Kind.Null;
   }
-  /** "a string", "an object", ... for error messages. */
+  /** The JSON type name, as the built-in tools' messages say it: null, bool,
+   * number, string, array, object. */
   typeName(): string {
     switch (this.kind) {
       case Kind.Null: return "null";
-      case Kind.Bool: return "a boolean";
-      case Kind.Number: return "a number";
-      case Kind.String: return "a string";
-      case Kind.Array: return "an array";
+      case Kind.Bool: return "bool";
+      case Kind.Number: return "number";
+      case Kind.String: return "string";
+      case Kind.Array: return "array";
     }
-    return "an object";
+    return "object";
   }
 
   /** Compact JSON text. */

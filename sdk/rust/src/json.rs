@@ -132,15 +132,16 @@ impl Value {
         matches!(self, Value::Null)
     }
 
-    /// The JSON type name, for error messages: "a string", "an object", ...
+    /// The JSON type name, as the built-in tools' messages say it: null, bool,
+    /// number, string, array, object.
     pub fn type_name(&self) -> &'static str {
         match self {
             Value::Null => "null",
-            Value::Bool(_) => "a boolean",
-            Value::Int(_) | Value::Float(_) => "a number",
-            Value::String(_) => "a string",
-            Value::Array(_) => "an array",
-            Value::Object(_) => "an object",
+            Value::Bool(_) => "bool",
+            Value::Int(_) | Value::Float(_) => "number",
+            Value::String(_) => "string",
+            Value::Array(_) => "array",
+            Value::Object(_) => "object",
         }
     }
 

@@ -161,6 +161,37 @@ impl<'a> Args<'a> {
         }
     }
 
+    /// An array of strings, trimmed, blank ones dropped (empty when absent), of
+    /// at most `max_items` elements (the input schema's maxItems).
+    pub fn string_array(&self, name: &str, max_items: usize) -> Result<Vec<&'a str>> {
+        let items = match self.get(name) {
+            None => return Ok(Vec::new()),
+            Some(Value::Array(items)) => items,
+            Some(other) => {
+                return Err(Error::invalid_params([&concat3("argument `", name, "` must be an array of strings, got "), other.type_name()].concat()));
+            }
+        };
+        if items.len() > max_items {
+            let mut m = concat3("argument `", name, "` has ");
+            json::push_i64(&mut m, items.len() as i64);
+            m.push_str(" items; at most ");
+            json::push_i64(&mut m, max_items as i64);
+            m.push_str(" are allowed (split the filter over several calls)");
+            return Err(Error::invalid_params(m));
+        }
+        let mut out = Vec::with_capacity(items.len());
+        for item in items {
+            match item {
+                Value::String(s) if s.trim().is_empty() => {}
+                Value::String(s) => out.push(s.trim()),
+                other => {
+                    return Err(Error::invalid_params([&concat3("argument `", name, "` must contain only strings, got "), other.type_name(), " entry"].concat()));
+                }
+            }
+        }
+        Ok(out)
+    }
+
     /// The page size `k`: default 10, 1..=50.
     pub fn k(&self) -> Result<u32> {
         Ok(self.optional_int("k", 50)?.unwrap_or(10) as u32)
@@ -244,7 +275,7 @@ pub fn __oh_call(ptr: *mut u8, len: u32, handler: fn(&Request) -> Result<Value>)
     let resp = match parse_request(&raw) {
         Ok(req) => match handler(&req) {
             Ok(v @ Value::Object(_)) => Value::object([("result", v)]),
-            Ok(v) => Value::object([("error", Error::internal(concat3("the tool returned ", v.type_name(), "; a result must be a JSON object")).to_value())]),
+            Ok(v) => Value::object([("error", Error::internal(concat3("the tool returned JSON of type ", v.type_name(), "; a result must be a JSON object")).to_value())]),
             Err(e) => Value::object([("error", e.to_value())]),
         },
         Err(e) => Value::object([("error", e.to_value())]),

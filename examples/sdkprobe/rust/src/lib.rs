@@ -48,6 +48,13 @@ fn handle(r: &Request) -> Result<Value> {
             openhuman::log(openhuman::LOG_INFO, q);
             (0, 0, String::new())
         }
+        "args" => {
+            let args = r.args(&["fn", "kinds", "k", "name"])?;
+            let kinds = args.string_array("kinds", 3)?;
+            let k = args.k()?;
+            let name = args.required_str("name")?;
+            (kinds.len(), k as i64, [name, "|", &kinds.join(",")].concat())
+        }
         "echo" => return Ok(Value::object([("echo", a.clone()), ("client", r.client.as_str().into())])),
         "array" => return Ok(Value::Array(Vec::new())),
         "panic" => {
