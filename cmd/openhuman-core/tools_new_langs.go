@@ -78,7 +78,7 @@ func cbuildClang() (string, error) {
 }
 
 // rustCargoToml is Cargo.toml of a new Rust tool: a cdylib, built small.
-const rustCargoToml = `# A openhuman-core tool module: build it with build.sh (or ` + "`openhuman-core tools install`" + `).
+const rustCargoToml = `# An openhuman-core tool module: build it with build.sh (or ` + "`openhuman-core tools install`" + `).
 [package]
 name = "CRATE"
 version = "0.1.0"
@@ -162,7 +162,7 @@ export function oh_call(ptr: usize, len: i32): i64 {
 }
 `
 
-// asPackageJSON lets ` + "`npm install`" + ` in a new AssemblyScript tool's folder fetch asc.
+// asPackageJSON lets `npm install` in a new AssemblyScript tool's folder fetch asc.
 const asPackageJSON = `{
   "name": "PKG",
   "private": true,
