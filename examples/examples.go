@@ -1,6 +1,9 @@
-// Package examples holds third-party example tool modules (Go SDK, Extism PDK, C)
-// and deliberately hostile modules, with a catalogue of the committed C-built
-// modules so tests can rebuild, audit and run them.
+// Package examples holds third-party example tool modules (Go SDK, Extism PDK, C;
+// threads-per-year in Go, C, Rust and AssemblyScript; sdkprobe, the Rust and
+// AssemblyScript SDKs' test tools) and deliberately hostile modules, with a
+// catalogue of the committed C-built modules so tests can rebuild, audit and
+// run them. The Rust and AssemblyScript modules are built from source by the
+// tests (internal/guestbuild), never committed.
 package examples
 
 import "path/filepath"

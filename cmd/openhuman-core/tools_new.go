@@ -38,7 +38,7 @@ type newFlags struct {
 func newToolsNewCmd() *cobra.Command {
 	var f newFlags
 	cmd := &cobra.Command{
-		Use:   "new NAME --lang go|c",
+		Use:   "new NAME --lang go|c|rust|as",
 		Short: "Write a buildable tool skeleton: manifest, source, build script",
 		Long: `new writes a folder NAME/ with a working tool named NAME: tool.toml (the manifest),
 the source, and build.sh (the build command). Install (build, pack, pin, copy) and
@@ -54,16 +54,27 @@ NAME/` + sdkCopyDir + `/, a copy of the SDK this binary was built with (it speak
 the host's ABI and needs no network); --sdk DIR points the replace at a checkout
 of openhuman-core instead (its go.sum then needs ` + "`go mod tidy`" + ` once, online).
 
-C (--lang c, clang and lld): NAME.c and openhuman.h, no libc.`,
+C (--lang c, clang and lld): NAME.c and openhuman.h, no libc.
+
+Rust (--lang rust, cargo and a rustc with the wasm32-unknown-unknown target, e.g.
+Debian's rustc, cargo and libstd-rust-dev-wasm32): Cargo.toml, src/lib.rs and the
+Rust SDK in NAME/` + sdkCopyDir + `/, a crate with no dependencies (builds offline).
+
+AssemblyScript (--lang as, asc from assemblyscript@` + ascVersion + ` on npm, Node 20+):
+NAME.ts, package.json and the AssemblyScript SDK in NAME/` + sdkCopyDir + `/.
+
+When the toolchain is missing, new says what to install.`,
 		Example: `  openhuman-core tools new hello --lang go
   openhuman-core tools new hello --lang c
+  openhuman-core tools new hello --lang rust
+  openhuman-core tools new hello --lang as
   openhuman-core tools new acme.notes --lang go --dir notes --sdk ~/src/openhuman-core`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runNew(cmd.OutOrStdout(), args[0], f)
 		},
 	}
-	cmd.Flags().StringVar(&f.lang, "lang", "", "go or c (required)")
+	cmd.Flags().StringVar(&f.lang, "lang", "", "go, c, rust or as (AssemblyScript) (required)")
 	cmd.Flags().StringVar(&f.dir, "dir", "", "folder to create (default NAME)")
 	cmd.Flags().StringVar(&f.sdk, "sdk", "", "Go: a checkout of openhuman-core for the replace directive (default: a copy of this binary's SDK in NAME/"+sdkCopyDir+")")
 	_ = cmd.MarkFlagRequired("lang")
@@ -77,8 +88,8 @@ func runNew(out io.Writer, name string, f newFlags) error {
 	if slices.Contains(builtin.Catalogue, name) {
 		return &exitError{code: 2, err: fmt.Errorf("tool name %q is a first-party tool name; choose another", name)}
 	}
-	if f.lang != "go" && f.lang != "c" {
-		return &exitError{code: 2, err: fmt.Errorf("--lang %q: give go or c", f.lang)}
+	if !slices.Contains([]string{"go", "c", "rust", "as"}, f.lang) {
+		return &exitError{code: 2, err: fmt.Errorf("--lang %q: give go, c, rust or as", f.lang)}
 	}
 	if f.sdk != "" && f.lang != "go" {
 		return &exitError{code: 2, err: errors.New("--sdk is for --lang go")}
@@ -119,6 +130,15 @@ func runNew(out io.Writer, name string, f newFlags) error {
 		}
 		files["openhuman.h"] = string(h)
 		files["build.sh"] = fmt.Sprintf("#!/bin/sh\n# Builds %s with clang and lld (no libc, no WASI); -mbulk-memory lets clang use memory.copy for struct copies.\nset -e\ncd \"$(dirname \"$0\")\"\nclang --target=wasm32-wasi -nostdlib -O2 -mbulk-memory -Wl,--no-entry -Wl,--export-dynamic -Wl,--strip-all -o %s %s.c\n", wasm, wasm, name)
+	case "rust":
+		crate := rustCrateName(name)
+		files["Cargo.toml"] = strings.NewReplacer("CRATE", crate, "SDKDIR", sdkCopyDir).Replace(rustCargoToml)
+		files["src/lib.rs"] = strings.ReplaceAll(rustSkeleton, "NAME", name)
+		files["build.sh"] = strings.NewReplacer("NAME", name, "CRATE", strings.ReplaceAll(crate, "-", "_")).Replace(rustBuildScript)
+	case "as":
+		files[name+".ts"] = strings.NewReplacer("NAME", name, "SDKDIR", sdkCopyDir).Replace(asSkeleton)
+		files["package.json"] = strings.NewReplacer("PKG", goModuleName(name), "VERSION", ascVersion).Replace(asPackageJSON)
+		files["build.sh"] = strings.NewReplacer("NAME", name, "SDKDIR", sdkCopyDir, "VERSION", ascVersion).Replace(asBuildScript)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("creating %s: %w", dir, err)
@@ -128,12 +148,24 @@ func runNew(out io.Writer, name string, f newFlags) error {
 		if rel == "build.sh" {
 			mode = 0o755
 		}
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755); err != nil {
+			return fmt.Errorf("creating %s: %w", filepath.Dir(filepath.Join(dir, rel)), err)
+		}
 		if err := os.WriteFile(filepath.Join(dir, rel), []byte(text), mode); err != nil {
 			return fmt.Errorf("writing %s: %w", filepath.Join(dir, rel), err)
 		}
 	}
-	if f.lang == "go" && f.sdk == "" {
+	switch {
+	case f.lang == "go" && f.sdk == "":
 		if err := writeSDKCopy(filepath.Join(dir, sdkCopyDir)); err != nil {
+			return err
+		}
+	case f.lang == "rust":
+		if err := copySDKDir("rust", filepath.Join(dir, sdkCopyDir)); err != nil {
+			return err
+		}
+	case f.lang == "as":
+		if err := copySDKDir("assemblyscript", filepath.Join(dir, sdkCopyDir)); err != nil {
 			return err
 		}
 	}
@@ -142,11 +174,14 @@ func runNew(out io.Writer, name string, f newFlags) error {
 		names = append(names, rel)
 	}
 	slices.Sort(names)
-	if f.lang == "go" && f.sdk == "" {
+	if f.lang != "c" && f.sdk == "" {
 		names = append(names, sdkCopyDir+"/")
 	}
 	fmt.Fprintf(out, "created %s/ (%s): %s\n\nnext:\n  openhuman-core tools install %s      # builds with %s, packs, pins and copies %s\n  openhuman-core tools call %s '{}'\n",
-		dir, map[string]string{"go": "Go", "c": "C"}[f.lang], strings.Join(names, ", "), dir, filepath.Join(dir, "build.sh"), wasm, name)
+		dir, langNames[f.lang], strings.Join(names, ", "), dir, filepath.Join(dir, "build.sh"), wasm, name)
+	if missing := missingToolchain(f.lang, dir); missing != "" {
+		fmt.Fprintf(out, "\nNOTE: %s\n", missing)
+	}
 	return nil
 }
 
@@ -162,6 +197,9 @@ func writeSDKCopy(dir string) error {
 		return fmt.Errorf("writing the SDK copy: %w", err)
 	}
 	return fs.WalkDir(sdk.Source, ".", func(p string, d fs.DirEntry, err error) error {
+		if d != nil && d.IsDir() && (p == "rust" || p == "assemblyscript") {
+			return fs.SkipDir // the other languages' SDKs
+		}
 		if err != nil || d.IsDir() || strings.HasSuffix(p, "_test.go") {
 			return err
 		}
@@ -190,7 +228,10 @@ func newManifest(name, lang string) string {
 	outSchema := `{"type":"object","properties":{"greeting":{"type":"string"},"sources":{"type":"integer"}},"required":["greeting","sources"],"additionalProperties":false}`
 	desc := "Greets the caller and says how many sources (mail threads, chats, documents) the memory tree holds."
 	mem := 32
-	if lang == "c" {
+	switch lang {
+	case "rust", "as":
+		mem = 16 // the Rust and AssemblyScript allocators grow the heap into it
+	case "c":
 		in = `{"type":"object","properties":{},"additionalProperties":false}`
 		outSchema = `{"type":"object","properties":{"sources":{"type":"integer"}},"required":["sources"],"additionalProperties":false}`
 		desc = "Says how many sources (mail threads, chats, documents) the memory tree holds."

@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/openhuman/openhuman-core/internal/textsafe"
 )
 
 // DiffSchema identifies the JSON layout of a Diff; it changes only when a field is
@@ -18,6 +20,7 @@ const DiffSchema = "openhuman.audit-diff/1"
 // Change kinds of a Diff, in the order a Diff lists them.
 const (
 	KindFile       = "file"       // size, sha256
+	KindProducer   = "producer"   // the language and toolchain the module names or shows
 	KindABI        = "abi"        // the manifest's abi
 	KindManifest   = "manifest"   // the manifest as a whole (appeared, disappeared, became invalid)
 	KindCapability = "capability" // a requested capability
@@ -31,7 +34,7 @@ const (
 	KindVerdict    = "verdict"    // the verdict under the policy in force
 )
 
-var kindOrder = []string{KindFile, KindABI, KindManifest, KindCapability, KindLimit, KindImport, KindExport,
+var kindOrder = []string{KindFile, KindProducer, KindABI, KindManifest, KindCapability, KindLimit, KindImport, KindExport,
 	KindTool, KindToolField, KindSchema, KindSignature, KindVerdict}
 
 // Change operations.
@@ -180,6 +183,9 @@ func Compare(old, new *Report) *Diff {
 			}
 		}
 	}
+	if o, n := old.Producer.text(), new.Producer.text(); o != n {
+		add(KindProducer, OpChanged, "producer", o, n, "built by another language or toolchain version")
+	}
 	if oldSig, newSig := sigText(old), sigText(new); oldSig != newSig {
 		add(KindSignature, OpChanged, "signature", oldSig, newSig, "")
 	}
@@ -213,8 +219,8 @@ func (d *Diff) WriteJSON(w io.Writer) error {
 // removed, "~" changed, grouped by kind.
 func (d *Diff) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "old  %s  %s  %d bytes  %s\n", d.Old.File, short(d.Old.SHA256), d.Old.Size, d.Old.Status)
-	fmt.Fprintf(&b, "new  %s  %s  %d bytes  %s\n", d.New.File, short(d.New.SHA256), d.New.Size, d.New.Status)
+	fmt.Fprintf(&b, "old  %s  %s  %d bytes  %s\n", textsafe.String(d.Old.File), short(d.Old.SHA256), d.Old.Size, d.Old.Status)
+	fmt.Fprintf(&b, "new  %s  %s  %d bytes  %s\n", textsafe.String(d.New.File), short(d.New.SHA256), d.New.Size, d.New.Status)
 	if len(d.Changes) == 0 {
 		b.WriteString("\nno differences\n")
 	}
@@ -234,10 +240,11 @@ func (d *Diff) WriteText(w io.Writer) error {
 		default:
 			val = clip(c.Old) + " → " + clip(c.New)
 		}
-		if c.Op != OpChanged && val == c.Subject {
-			fmt.Fprintf(&b, "  %s %s", mark, c.Subject)
+		subject := textsafe.String(c.Subject)
+		if c.Op != OpChanged && val == subject {
+			fmt.Fprintf(&b, "  %s %s", mark, subject)
 		} else {
-			fmt.Fprintf(&b, "  %s %s: %s", mark, c.Subject, val)
+			fmt.Fprintf(&b, "  %s %s: %s", mark, subject, val)
 		}
 		if c.Note != "" {
 			fmt.Fprintf(&b, "  (%s)", clip(c.Note))
@@ -370,8 +377,10 @@ func short(sha string) string {
 }
 
 // clip keeps a value on one line of a screen.
+// clip shortens a value for one line of the text diff, escaping what came from
+// a module (control and bidirectional characters) so it cannot rewrite the screen.
 func clip(s string) string {
-	s = strings.ReplaceAll(s, "\n", " ")
+	s = textsafe.String(strings.ReplaceAll(s, "\n", " "))
 	if r := []rune(s); len(r) > 100 {
 		return string(r[:99]) + "…"
 	}

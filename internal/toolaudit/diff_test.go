@@ -54,6 +54,12 @@ func diffPairs(t *testing.T) []struct {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The same module declaring the clang that built it (a build without --strip-all).
+	declared, err := wasmbin.SetCustomSection(hello, wasmbin.ProducersSection,
+		wasmbin.AppendProducers(nil, wasmbin.Producers{Language: []wasmbin.Producer{{Name: "C11"}}, ProcessedBy: []wasmbin.Producer{{Name: "clang", Version: "14.0.6"}}}))
+	if err != nil {
+		t.Fatal(err)
+	}
 	return []struct {
 		name     string
 		old, new string
@@ -61,6 +67,7 @@ func diffPairs(t *testing.T) []struct {
 		newB     []byte
 		kinds    []string
 	}{
+		{"producer", "hello.wasm", "hello.wasm", hello, declared, []string{KindFile, KindProducer}},
 		{"same", "hello.wasm", "hello.wasm", hello, hello, nil},
 		{"manifest_fields", "hello.wasm", "hello.wasm", hello, helloChanged(t), []string{KindFile, KindLimit, KindToolField, KindSchema}},
 		{"capability_and_tools", "hello.wasm", "ungranted.wasm", hello, readExample(t, "hostile/ungranted.wasm"), []string{KindCapability, KindImport, KindTool}},

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 
 	"github.com/openhuman/openhuman-core/internal/textsafe"
+	"github.com/openhuman/openhuman-core/internal/wasmbin"
 )
 
 // escaped is a copy of r for the text report: every string that came from the
@@ -46,6 +47,18 @@ func (r *Report) escaped() *Report {
 		s := *r.Signature
 		s.KeyID, s.PublicKey, s.Digest, s.Reason, s.State = e(s.KeyID), e(s.PublicKey), e(s.Digest), e(s.Reason), e(s.State)
 		c.Signature = &s
+	}
+	if r.Producer != nil {
+		p := *r.Producer
+		esc := func(ps []wasmbin.Producer) []wasmbin.Producer {
+			out := make([]wasmbin.Producer, len(ps))
+			for i, v := range ps {
+				out[i] = wasmbin.Producer{Name: e(v.Name), Version: e(v.Version)}
+			}
+			return out
+		}
+		p.Language, p.ProcessedBy, p.SDK, p.Evidence, p.Error = esc(p.Language), esc(p.ProcessedBy), esc(p.SDK), e(p.Evidence), e(p.Error)
+		c.Producer = &p
 	}
 	c.Policy.File = e(r.Policy.File)
 	c.Verdict.Reasons = make([]string, len(r.Verdict.Reasons))

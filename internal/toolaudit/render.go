@@ -7,6 +7,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/openhuman/openhuman-core/internal/wasmbin"
 )
 
 // WriteJSON writes the report as indented JSON (stable field order) and a newline.
@@ -44,6 +46,7 @@ func (r *Report) WriteText(w io.Writer) error {
 	if r.Signature != nil {
 		fmt.Fprintf(tw, "signature\t%s\n", r.Signature)
 	}
+	fmt.Fprintf(tw, "producer\t%s\n", r.Producer.text())
 	tw.Flush()
 
 	b.WriteString("\nmanifest\n")
@@ -147,4 +150,35 @@ func limitsText(timeout, mem, result int, unset string) string {
 		return fmt.Sprintf("%d %s", v, unit)
 	}
 	return fmt.Sprintf("timeout %s, memory %s, result %s", f(timeout, "ms"), f(mem, "MiB"), f(result, "bytes"))
+}
+
+// text is the producer line of the text report.
+func (p *Producer) text() string {
+	if p == nil {
+		return "not declared (no producers section)"
+	}
+	if p.Error != "" {
+		return "UNREADABLE producers section: " + p.Error
+	}
+	list := func(ps []wasmbin.Producer) string {
+		var out []string
+		for _, v := range ps {
+			out = append(out, strings.TrimSpace(v.Name+" "+v.Version))
+		}
+		return strings.Join(out, ", ")
+	}
+	s := list(p.Language)
+	if s == "" {
+		s = "language not named"
+	}
+	if by := list(p.ProcessedBy); by != "" {
+		s += ", built with " + by
+	}
+	if sdk := list(p.SDK); sdk != "" {
+		s += ", SDK " + sdk
+	}
+	if p.Source == ProducerInferred {
+		return s + " (guessed: no producers section; " + p.Evidence + ")"
+	}
+	return s + " (its producers section: the module's own claim)"
 }

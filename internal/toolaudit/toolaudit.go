@@ -101,8 +101,46 @@ type Report struct {
 	// the local store (an embedder, SearXNG): absent when there are none.
 	Egress    []Egress          `json:"egress,omitempty"`
 	Signature *signature.Status `json:"signature"`
-	Policy    PolicyInfo        `json:"policy"`
-	Verdict   Verdict           `json:"verdict"`
+	// Producer is what built the module, when it says or its bytes show it.
+	Producer *Producer  `json:"producer,omitempty"`
+	Policy   PolicyInfo `json:"policy"`
+	Verdict  Verdict    `json:"verdict"`
+}
+
+// Producer is the language and toolchain that built a module: from its
+// producers custom section (Source "producers_section": the module's own claim,
+// which nothing verifies), or, when it has none, guessed from marks its
+// compiler leaves in the bytes (Source "inferred", with the Evidence).
+type Producer struct {
+	Source      string             `json:"source"`
+	Language    []wasmbin.Producer `json:"language,omitempty"`
+	ProcessedBy []wasmbin.Producer `json:"processed_by,omitempty"`
+	SDK         []wasmbin.Producer `json:"sdk,omitempty"`
+	Evidence    string             `json:"evidence,omitempty"`
+	// Error says why a producers section present did not decode.
+	Error string `json:"error,omitempty"`
+}
+
+// Producer sources.
+const (
+	ProducerSection  = "producers_section"
+	ProducerInferred = "inferred"
+)
+
+// producerOf reads mod's producers section, or infers the toolchain from the
+// module's bytes when there is none; nil when neither says anything.
+func producerOf(mod *wasmbin.Module, module []byte) *Producer {
+	if payload, ok := mod.Custom(wasmbin.ProducersSection); ok {
+		p, err := wasmbin.ParseProducers(payload)
+		if err != nil {
+			return &Producer{Source: ProducerSection, Error: err.Error()}
+		}
+		return &Producer{Source: ProducerSection, Language: p.Language, ProcessedBy: p.ProcessedBy, SDK: p.SDK}
+	}
+	if tc, evidence := wasmbin.InferToolchain(module); tc != "" {
+		return &Producer{Source: ProducerInferred, Language: []wasmbin.Producer{{Name: tc}}, Evidence: evidence}
+	}
+	return nil
 }
 
 // Manifest is the manifest as the report shows it.
@@ -289,6 +327,7 @@ func Audit(module []byte, opts Options) (*Report, error) {
 		return r, fmt.Errorf("audit %s: %w", opts.Name, err)
 	}
 	r.Valid = true
+	r.Producer = producerOf(mod, module)
 	for _, imp := range mod.Imports {
 		c := policy.Classify(imp)
 		ir := Import{Module: imp.Module, Name: imp.Name, Kind: imp.Kind.String(), Class: classOf(c), Capability: c.Capability, Note: noteOf(c)}
