@@ -16,6 +16,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/config"
 	"github.com/openhuman/openhuman-core/internal/guestbuild"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/searxng"
 	"github.com/openhuman/openhuman-core/internal/wasmbin"
@@ -163,7 +164,7 @@ func probeHost(t *testing.T, mods map[string][]byte) *runtime.Host {
 	if err != nil {
 		t.Fatal(err)
 	}
-	host, err := runtime.New(ctx, runtime.Options{Reader: store, ToolsDir: tools, Policy: p, SearXNG: sx, SearXNGEnabled: true,
+	host, err := runtime.New(ctx, runtime.Options{Reader: memory.Default(store), ToolsDir: tools, Policy: p, SearXNG: sx, SearXNGEnabled: true,
 		CacheDir: filepath.Join(os.TempDir(), "openhuman-examples-test-cache", "wazero")})
 	if err != nil {
 		t.Fatal(err)
