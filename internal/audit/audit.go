@@ -42,8 +42,12 @@ type Capabilities struct {
 
 // Entry is one audit line.
 type Entry struct {
-	Time         time.Time      `json:"time"`
-	Session      string         `json:"session"`
+	Time    time.Time `json:"time"`
+	Session string    `json:"session"`
+	// SessionID is the MCP session id the server minted for an HTTP client
+	// (Mcp-Session-Id), empty on stdio: the one name of a session a client
+	// cannot choose.
+	SessionID    string         `json:"session_id,omitempty"`
 	RequestID    string         `json:"request_id"`
 	Tool         string         `json:"tool"`
 	ModuleSHA256 string         `json:"module_sha256"`

@@ -46,6 +46,7 @@ func boundEntry(e *Entry) {
 		*s = (*s)[:n] + "…"
 	}
 	cut("session", &e.Session, MaxFieldBytes)
+	cut("session_id", &e.SessionID, MaxFieldBytes)
 	cut("request_id", &e.RequestID, MaxFieldBytes)
 	cut("tool", &e.Tool, MaxFieldBytes)
 	cut("module_sha256", &e.ModuleSHA256, MaxFieldBytes)

@@ -26,9 +26,11 @@ import (
 // Tunables of the /mcp endpoint.
 const (
 	// DefaultHTTPIdleTimeout closes a session that sent nothing for this long: a
-	// client that went away without DELETE leaves no state behind for long, and a
-	// person pausing between questions keeps theirs.
-	DefaultHTTPIdleTimeout = 30 * time.Minute
+	// client that went away without DELETE leaves no state behind for long (and
+	// when the server is full the oldest idle session makes room at once,
+	// limits.go); a client whose session expired gets 404 and, as the transport
+	// requires, initializes a new one, a single round trip.
+	DefaultHTTPIdleTimeout = 5 * time.Minute
 	// DefaultHTTPMaxSessions bounds live sessions: each holds a little memory and
 	// a goroutine; a few clients per user are normal, thousands are a bug or abuse.
 	DefaultHTTPMaxSessions = 64
@@ -127,6 +129,7 @@ func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
+	markRequestID(r, body) // the audit line's request_id (limits.go)
 	now := time.Now()
 	b.mu.Lock()
 	for sid, ss := range b.sessions { // the SDK closes idle sessions after the same time
@@ -136,12 +139,20 @@ func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	ss := b.sessions[id]
+	var evict string
+	if id == "" && r.Method == http.MethodPost && len(b.sessions) >= b.opts.MaxSessions {
+		evict = b.oldestIdle() // limits.go
+	}
 	switch {
-	case id == "" && r.Method == http.MethodPost && len(b.sessions) >= b.opts.MaxSessions:
+	case id == "" && r.Method == http.MethodPost && len(b.sessions) >= b.opts.MaxSessions && evict == "":
 		b.mu.Unlock()
 		writeRPCError(w, http.StatusOK, requestID(body), -32000, // clients show a JSON-RPC error, not a bare 503
-			fmt.Sprintf("too many MCP sessions (%d): end one with DELETE /mcp, or wait until idle ones expire after %s", b.opts.MaxSessions, b.opts.IdleTimeout))
+			fmt.Sprintf("too many MCP sessions (%d), each with a request in flight or a stream open: end one with DELETE /mcp, or wait for answers", b.opts.MaxSessions))
 		return
+	}
+	if evict != "" {
+		delete(b.sessions, evict)
+		b.srv.httpCalls.Delete(evict)
 	}
 	if ss != nil {
 		ss.lastSeen = now
@@ -149,6 +160,9 @@ func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer func() { b.mu.Lock(); ss.open--; ss.lastSeen = time.Now(); b.mu.Unlock() }()
 	}
 	b.mu.Unlock()
+	if evict != "" {
+		b.close(r, evict)
+	}
 
 	rec := &sessionRecorder{ResponseWriter: w}
 	if id == "" {

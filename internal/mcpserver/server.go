@@ -312,11 +312,12 @@ func (s *Server) listInOrder(next mcp.MethodHandler) mcp.MethodHandler {
 // handler runs one tools/call through the dispatcher.
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		reqID := ""
-		if v, ok := req.Params.Meta[requestIDMetaKey].(string); ok {
-			reqID = v
+		hdr := requestHeader(req)
+		reqID, overHTTP := httpRequestID(hdr) // HTTP: set by httpBounds, never by the client
+		if v, ok := req.Params.Meta[requestIDMetaKey].(string); ok && !overHTTP {
+			reqID = v // stdio: set by the line filter
 		}
-		return s.runCall(ctx, req.Session, requestHeader(req), name, req.Params.Arguments, reqID)
+		return s.runCall(ctx, req.Session, hdr, name, req.Params.Arguments, reqID)
 	}
 }
 
@@ -364,6 +365,9 @@ func (s *Server) runCall(ctx context.Context, ss *mcp.ServerSession, hdr http.He
 	}
 	entry.Time = start
 	entry.Session = label
+	if ss != nil {
+		entry.SessionID = ss.ID()
+	}
 	entry.Payer = auditPayer(ss, hdr)
 	entry.RequestID = reqID
 	entry.Tool = name
