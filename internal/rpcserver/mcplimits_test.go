@@ -49,7 +49,10 @@ func TestMCPChargedToTheTokensLimiter(t *testing.T) {
 	defer hs.Close()
 	done := make(chan int, 4)
 	for i := 0; i < 2; i++ {
-		go func() { st, _ := mcpRequest(t, hs.URL, http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"ping"}`); done <- st }()
+		go func() {
+			st, _ := mcpRequest(t, hs.URL, http.MethodPost, `{"jsonrpc":"2.0","id":1,"method":"ping"}`)
+			done <- st
+		}()
 	}
 	<-entered
 	<-entered
