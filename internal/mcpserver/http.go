@@ -183,6 +183,7 @@ func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delete(b.sessions, id)
 		b.mu.Unlock()
 		b.srv.httpCalls.Delete(id)
+		b.srv.opts.Audit.EndSession(auditPayer(nil, r.Header), "mcp-http:"+id) // limits.go
 	}
 }
 

@@ -66,6 +66,7 @@ func (b *httpBounds) close(r *http.Request, id string) {
 	del.Header.Set(sessionHeader, id)
 	rec := &statusOnly{header: http.Header{}}
 	b.next.ServeHTTP(rec, del)
+	b.srv.opts.Audit.EndSession(auditPayer(nil, r.Header), "mcp-http:"+id)
 	b.srv.log.Info("mcp over HTTP: closed the session idle longest to make room for a new client", "session", id, "status", rec.status)
 }
 

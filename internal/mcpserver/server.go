@@ -548,6 +548,9 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		conn.srv, conn.ss = s, ss
 		conn.mu.Unlock()
 	}
+	// A count of audit lines dropped over this client's budget is written
+	// when it leaves (issue 39, finding 8), not only before a next line.
+	defer func() { s.opts.Audit.EndSession(auditPayer(ss, nil), sessionLabel(ss)) }()
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {
