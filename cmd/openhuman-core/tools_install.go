@@ -26,7 +26,7 @@ type installFlags struct {
 	manifest   string
 	signKey    string
 	grantNew   bool
-	replace    bool // replace another tool installed under the same file name
+	replace    bool   // replace another tool installed under the same file name
 	policyFile string // tests: instead of the configured one
 	toolsDir   string // tests: instead of the configured one
 }
