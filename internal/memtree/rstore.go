@@ -361,5 +361,8 @@ func (r storeReader) VectorList(ctx context.Context, query string) (retrieval.Li
 	if emb == nil {
 		return retrieval.List{}, nil
 	}
+	if !embedAllowed(ctx, query) { // embedgate.go
+		return retrieval.List{}, retrieval.ErrEmbedRefused
+	}
 	return r.s.vectorList(ctx, r.db, emb, query)
 }

@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -32,6 +33,8 @@ func Recall(ctx context.Context, st Store, query string, k int) (hits []abi.Chun
 	if model, ok := st.VectorModel(); ok {
 		vl, err := st.VectorList(ctx, query)
 		switch {
+		case errors.Is(err, ErrEmbedRefused):
+			note = "the query is not text of the client's arguments, so it was not sent to the embedder " + model + "; used offline lexical recall"
 		case err != nil:
 			slog.Warn("recall: embedder failed, using offline lexical recall", "model", model, "err", err)
 			note = fmt.Sprintf("embedder %s failed (%v); fell back to offline lexical recall", model, err)

@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -73,6 +74,8 @@ type Store interface {
 	VectorModel() (model string, ok bool)
 	// VectorList embeds query and ranks chunks by cosine similarity (Hits nil:
 	// no vectors stored for the model yet).
+	// A query the caller may not send to the embedder (memtree.EmbedGate) is
+	// ErrEmbedRefused.
 	VectorList(ctx context.Context, query string) (List, error)
 }
 
@@ -152,3 +155,8 @@ func (c ChunkText) Message(i int) (string, bool) {
 	}
 	return c.Text[sp[0]:sp[1]], true
 }
+
+// ErrEmbedRefused is VectorList's answer to a query that may not leave the
+// process for the embedder: a tool module's query that is not text of its
+// client's arguments (memtree.EmbedGate).
+var ErrEmbedRefused = errors.New("query not sent to the embedder: it is not text of the client's arguments")
