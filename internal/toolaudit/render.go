@@ -93,6 +93,10 @@ func (r *Report) WriteText(w io.Writer) error {
 			fmt.Fprintf(&b, "  %s (%s) reaches %s\n", e.Import, e.Capability, e.Reaches)
 		}
 	}
+	if c := r.LoadCost; c != nil {
+		fmt.Fprintf(&b, "\nload cost: %d functions × %d types = %d function-type pairs compiled at every start (limit %d)\n",
+			c.Functions, c.Types, c.FunctionTypePairs, c.MaxFunctionTypePair)
+	}
 	fmt.Fprintf(&b, "\nexports (%d)\n", len(r.Exports))
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)
 	for _, e := range r.Exports {

@@ -99,10 +99,22 @@ type Report struct {
 	Exports       []Export  `json:"exports"`
 	// Egress lists the capability imports whose calls can send data beyond
 	// the local store (an embedder, SearXNG): absent when there are none.
-	Egress    []Egress          `json:"egress,omitempty"`
+	Egress []Egress `json:"egress,omitempty"`
+	// LoadCost is what compiling the module costs beyond its code, against
+	// the gate's bound (absent for bytes that are not a module).
+	LoadCost  *LoadCost         `json:"load_cost,omitempty"`
 	Signature *signature.Status `json:"signature"`
 	Policy    PolicyInfo        `json:"policy"`
 	Verdict   Verdict           `json:"verdict"`
+}
+
+// LoadCost is the work compiling the module does per function and type
+// (policy.MaxFunctionsTimesTypes): every start of a server pays it.
+type LoadCost struct {
+	Functions           int   `json:"functions"`
+	Types               int   `json:"types"`
+	FunctionTypePairs   int64 `json:"function_type_pairs"`
+	MaxFunctionTypePair int64 `json:"max_function_type_pairs"`
 }
 
 // Manifest is the manifest as the report shows it.
@@ -289,6 +301,8 @@ func Audit(module []byte, opts Options) (*Report, error) {
 		return r, fmt.Errorf("audit %s: %w", opts.Name, err)
 	}
 	r.Valid = true
+	r.LoadCost = &LoadCost{Functions: len(mod.FuncTypeIndices), Types: len(mod.Types),
+		FunctionTypePairs: policy.FunctionsTimesTypes(mod), MaxFunctionTypePair: policy.MaxFunctionsTimesTypes}
 	for _, imp := range mod.Imports {
 		c := policy.Classify(imp)
 		ir := Import{Module: imp.Module, Name: imp.Name, Kind: imp.Kind.String(), Class: classOf(c), Capability: c.Capability, Note: noteOf(c)}
