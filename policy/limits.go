@@ -30,7 +30,7 @@ const (
 	MaxCodeBytes = 32 << 20
 	// MaxFunctions bounds the number of function bodies (100,000 empty functions
 	// compile in 1.5 s; the first-party memory module has 2,273).
-	MaxFunctions = 100_000
+	MaxFunctions = wasmbin.MaxFunctions
 	// MaxFunctionBytes bounds one function body (a 1 MiB body compiles in 0.4 s;
 	// the largest first-party body is 29 KB).
 	MaxFunctionBytes = 1 << 20
@@ -58,13 +58,13 @@ const (
 // largest of them except data segments (6.8× a Go guest's; ≈ 24 bytes each per
 // instance, 5.8 MiB at the limit) (runtime/RATIONALE.md "Whole-instance memory").
 const (
-	MaxTypes           = 10_000
-	MaxImports         = 2_000
+	MaxTypes           = wasmbin.MaxTypes // Parse refuses more (wasmbin.ErrTooManyEntries)
+	MaxImports         = wasmbin.MaxImports
 	MaxGlobals         = 10_000
-	MaxExports         = 10_000
+	MaxExports         = wasmbin.MaxExports
 	MaxElementSegments = 10_000
 	MaxDataSegments    = 250_000
-	MaxTables          = 100
+	MaxTables          = wasmbin.MaxTables
 )
 
 // MaxFunctionsTimesTypes bounds the module's defined functions × its types:

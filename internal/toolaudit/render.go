@@ -36,6 +36,16 @@ func (r *Report) WriteText(w io.Writer) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
+	if r.Error != "" { // refused from a section's count, nothing decoded
+		tw.Flush()
+		fmt.Fprintf(&b, "\nnot decoded: %s\n", r.Error)
+		fmt.Fprintf(&b, "\npolicy: %s\nverdict: NEVER LOADABLE as built: the module itself must change (no policy entry admits it)\n", r.Policy.File)
+		for _, reason := range r.Verdict.Reasons {
+			fmt.Fprintf(&b, "  - %s\n", reason)
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	abiStr := r.ABI
 	if abiStr == "" {
 		abiStr = "(unknown: no valid manifest)"

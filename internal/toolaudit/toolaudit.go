@@ -294,6 +294,15 @@ func Audit(module []byte, opts Options) (*Report, error) {
 		return r, fmt.Errorf("audit %s: %w", opts.Name, err)
 	}
 	mod, err := wasmbin.Parse(module)
+	if errors.Is(err, wasmbin.ErrTooManyEntries) {
+		// Refused from a section's count, as the loader refuses it: nothing
+		// of it is decoded, so auditing it costs no more than loading it.
+		r.Valid = true
+		r.Verdict.Status = StatusNeverLoadable
+		r.Error = err.Error()
+		r.Verdict.Reasons = append(r.Verdict.Reasons, "the loader refuses it: "+strings.TrimPrefix(err.Error(), wasmbin.ErrTooManyEntries.Error()+": "))
+		return r, nil
+	}
 	if err != nil {
 		r.Verdict.Status = StatusInvalid
 		r.Error = err.Error()
