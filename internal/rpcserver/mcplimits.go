@@ -40,8 +40,14 @@ func (s *Server) chargeMCP(next http.Handler) http.Handler {
 	})
 }
 
+// mcpCodeRefused is the JSON-RPC code of an /mcp request refused by the
+// limiter (the MCP server's CodeSessionBusy: a bound on what is in flight).
+const mcpCodeRefused = -32001
+
 func (s *Server) refuseMCP(w http.ResponseWriter, reason string) {
 	s.log.Debug("mcp over HTTP: request refused", "reason", reason)
 	w.Header().Set("Retry-After", "1")
-	writeJSON(w, http.StatusTooManyRequests, errorResponse(nil, rpcErr(CodeUnavailable, "%s", reason)))
+	// An MCP client shows the message: it is the reason itself.
+	writeJSON(w, http.StatusTooManyRequests, map[string]any{"jsonrpc": "2.0", "id": nil,
+		"error": map[string]any{"code": mcpCodeRefused, "message": reason}})
 }
