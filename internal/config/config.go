@@ -18,7 +18,12 @@ import (
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/openhuman/openhuman-core/internal/smallfile"
 )
+
+// maxConfigBytes bounds config.toml (a few KiB in practice).
+const maxConfigBytes = 1 << 20
 
 // Autonomy levels of the read gate (config `[autonomy] level`).
 const (
@@ -200,7 +205,7 @@ func Load(file string, env Env) (*Config, []Warning, error) {
 	if !explicit {
 		file = filepath.Join(home, "config.toml")
 	}
-	data, err := os.ReadFile(file)
+	data, err := smallfile.Read(file, maxConfigBytes) // a FIFO or /dev/zero neither hangs nor fills memory
 	switch {
 	case err == nil:
 		if err := decodeFile(file, data, cfg); err != nil {
