@@ -138,7 +138,13 @@ func TestIssue39OwnGETStreamsBounded(t *testing.T) {
 			continue
 		}
 		open.Add(1)
-		go func() { defer open.Done(); defer resp.Body.Close(); buf := make([]byte, 512); resp.Body.Read(buf); <-ctx.Done() }()
+		go func() {
+			defer open.Done()
+			defer resp.Body.Close()
+			buf := make([]byte, 512)
+			resp.Body.Read(buf)
+			<-ctx.Done()
+		}()
 	}
 	t.Logf("24 GET streams: %v", statuses)
 	if statuses[http.StatusOK] > 16 || statuses[http.StatusTooManyRequests] == 0 {
