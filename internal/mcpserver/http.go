@@ -98,7 +98,8 @@ func (s *Server) boundHTTPCalls(next mcp.MethodHandler) mcp.MethodHandler {
 
 type httpSession struct {
 	lastSeen time.Time
-	open     int // HTTP requests of the session being served
+	open     int    // HTTP requests of the session being served
+	payer    string // whom its audit lines are charged to (auditPayer)
 }
 
 // httpBounds limits live sessions and in-flight requests per session.
@@ -136,6 +137,7 @@ func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if ss.open == 0 && now.Sub(ss.lastSeen) > b.opts.IdleTimeout {
 			delete(b.sessions, sid)
 			b.srv.httpCalls.Delete(sid)
+			b.srv.opts.Audit.EndSession(ss.payer, "mcp-http:"+sid) // limits.go
 		}
 	}
 	ss := b.sessions[id]
@@ -150,7 +152,9 @@ func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			fmt.Sprintf("too many MCP sessions (%d), each with a request in flight or a stream open: end one with DELETE /mcp, or wait for answers", b.opts.MaxSessions))
 		return
 	}
+	var evictPayer string
 	if evict != "" {
+		evictPayer = b.sessions[evict].payer
 		delete(b.sessions, evict)
 		b.srv.httpCalls.Delete(evict)
 	}
@@ -161,7 +165,7 @@ func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	b.mu.Unlock()
 	if evict != "" {
-		b.close(r, evict)
+		b.close(r, evict, evictPayer)
 	}
 
 	rec := &sessionRecorder{ResponseWriter: w}
@@ -171,7 +175,7 @@ func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.onHeader = func(sid string, status int) {
 			if sid != "" && status < 300 {
 				b.mu.Lock()
-				b.sessions[sid] = &httpSession{lastSeen: time.Now()}
+				b.sessions[sid] = &httpSession{lastSeen: time.Now(), payer: auditPayer(nil, r.Header)}
 				b.mu.Unlock()
 			}
 		}

@@ -57,8 +57,9 @@ func (b *httpBounds) oldestIdle() string {
 }
 
 // close ends session id in the SDK as its client's DELETE would, so its
-// state and goroutines go and a later request with its id gets 404.
-func (b *httpBounds) close(r *http.Request, id string) {
+// state and goroutines go and a later request with its id gets 404; a count
+// of audit lines dropped over payer's budget is written then.
+func (b *httpBounds) close(r *http.Request, id, payer string) {
 	del, err := http.NewRequestWithContext(context.WithoutCancel(r.Context()), http.MethodDelete, "/mcp", nil)
 	if err != nil {
 		return
@@ -66,7 +67,7 @@ func (b *httpBounds) close(r *http.Request, id string) {
 	del.Header.Set(sessionHeader, id)
 	rec := &statusOnly{header: http.Header{}}
 	b.next.ServeHTTP(rec, del)
-	b.srv.opts.Audit.EndSession(auditPayer(nil, r.Header), "mcp-http:"+id)
+	b.srv.opts.Audit.EndSession(payer, "mcp-http:"+id)
 	b.srv.log.Info("mcp over HTTP: closed the session idle longest to make room for a new client", "session", id, "status", rec.status)
 }
 
