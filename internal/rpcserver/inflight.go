@@ -2,10 +2,13 @@ package rpcserver
 
 import (
 	"net/http"
+
+	"github.com/openhuman/openhuman-core/internal/admission"
 )
 
-// What the holders of the bearer token may have in flight on /rpc at once
-// (issue 29, finding 13: stdio caps each session at 32 calls and 16 MiB of
+// What the holders of the bearer token may have in flight on /rpc and /mcp
+// together (internal/admission; issue 39, finding 1 extended the bound to
+// /mcp, mcplimits.go) (issue 29, finding 13: stdio caps each session at 32 calls and 16 MiB of
 // arguments; /rpc had no cap beyond its per-tool slots, so every waiting
 // request kept its body of up to 1 MiB for up to RequestTimeout).
 //
@@ -20,11 +23,11 @@ import (
 const (
 	// DefaultMaxRequestsInFlight bounds the /rpc requests being read or served
 	// at once (a batch is one request: its calls run one after another).
-	DefaultMaxRequestsInFlight = 64
+	DefaultMaxRequestsInFlight = admission.DefaultMaxRequests
 	// DefaultMaxBodyBytesInFlight bounds the request bodies they hold: each is
 	// charged its Content-Length, or MaxBodyBytes when it sends none, before
 	// its body is read.
-	DefaultMaxBodyBytesInFlight = 32 << 20
+	DefaultMaxBodyBytesInFlight = admission.DefaultMaxBodyBytes
 )
 
 // admit reserves one request of up to n body bytes for the token in the
