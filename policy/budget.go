@@ -32,6 +32,6 @@ func DefaultHostBudget() HostBudget {
 // reviewer sees that memory.read is not only a read of local data when an
 // embedder is configured.
 var Egress = map[string]string{
-	"memory_recall":  "the configured embedding endpoint (each call sends its query text there when an embedder is configured)",
+	"memory_recall":  "the configured embedding endpoint (when an embedder is configured, a query that is text of the client's own arguments is sent there; any other query is ranked offline and never leaves the process)",
 	"searxng_search": "the configured SearXNG instance (each call sends its query there)",
 }

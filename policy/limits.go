@@ -31,7 +31,7 @@ const (
 	MaxCodeBytes = 32 << 20
 	// MaxFunctions bounds the number of function bodies (100,000 empty functions
 	// compile in 1.5 s; the first-party memory module has 2,273).
-	MaxFunctions = 100_000
+	MaxFunctions = wasmbin.MaxFunctions
 	// MaxFunctionBytes bounds one function body (a 1 MiB body compiles in 0.4 s;
 	// the largest first-party body is 29 KB).
 	MaxFunctionBytes = 1 << 20
@@ -59,14 +59,25 @@ const (
 // largest of them except data segments (6.8× a Go guest's; ≈ 24 bytes each per
 // instance, 5.8 MiB at the limit) (runtime/RATIONALE.md "Whole-instance memory").
 const (
-	MaxTypes           = 10_000
-	MaxImports         = 2_000
+	MaxTypes           = wasmbin.MaxTypes // Parse refuses more (wasmbin.ErrTooManyEntries)
+	MaxImports         = wasmbin.MaxImports
 	MaxGlobals         = 10_000
-	MaxExports         = 10_000
+	MaxExports         = wasmbin.MaxExports
 	MaxElementSegments = 10_000
 	MaxDataSegments    = 250_000
-	MaxTables          = 100
+	MaxTables          = wasmbin.MaxTables
 )
+
+// MaxFunctionsTimesTypes bounds the module's defined functions × its types:
+// wazero's compiler does work per type for every function it compiles, so a
+// module within MaxFunctions and MaxTypes apiece still took 15–32 s to compile
+// at every start (issue 39, finding 4: 99k functions × 10k unused types, a
+// 615 KB file). Measured with wazero 1.12 on a loaded 2-core machine: 20,000
+// functions compile in 0.26 s with 3 types and 2.0 s with 10,000 (≈ 9 ns per
+// function-type pair); at this bound the pairs add ≈ 0.5 s. A Go guest of the
+// SDK has 2,134 × 15 (32,010), the first-party modules less: the bound is
+// 1,500× that (runtime/RATIONALE.md "Compiling").
+const MaxFunctionsTimesTypes = 50_000_000
 
 // checkCounts bounds the section entry counts (see MaxTypes and the rest).
 func checkCounts(mod *wasmbin.Module) []string {
@@ -83,7 +94,17 @@ func checkCounts(mod *wasmbin.Module) []string {
 	over("element segments", int(mod.Counts.Elements), MaxElementSegments)
 	over("data segments", int(max(mod.Counts.Data, mod.Counts.DataCount)), MaxDataSegments)
 	over("tables", len(mod.Tables), MaxTables)
+	if p := FunctionsTimesTypes(mod); p > MaxFunctionsTimesTypes {
+		problems = append(problems, fmt.Sprintf("the module has %d functions and %d types: %d function-type pairs, over the limit of %d (compiling does work per type for every function: drop unused types, or split the module)",
+			len(mod.FuncTypeIndices), len(mod.Types), p, MaxFunctionsTimesTypes))
+	}
 	return problems
+}
+
+// FunctionsTimesTypes is the product MaxFunctionsTimesTypes bounds: what
+// compiling the module costs beyond its code, which `tools audit` reports.
+func FunctionsTimesTypes(mod *wasmbin.Module) int64 {
+	return int64(len(mod.FuncTypeIndices)) * int64(len(mod.Types))
 }
 
 // TableEntryBytes is what one table entry costs the host (wazero keeps a

@@ -4,10 +4,11 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/openhuman/openhuman-core/internal/smallfile"
 )
 
 // Policy is the operator's policy.toml: default limits, the third-party modules it
@@ -67,6 +68,9 @@ func Default(file string) *Policy {
 	return &Policy{File: file, Defaults: Limits{TimeoutMS: DefaultTimeoutMS, MemoryMiB: DefaultMemoryMiB, MaxResultBytes: DefaultMaxResultBytes}}
 }
 
+// MaxPolicyBytes bounds a policy file (a few hundred bytes per module).
+const MaxPolicyBytes = 4 << 20
+
 // Load reads a policy file. A missing file is the empty policy (defaults, no
 // grants); a malformed one is an error naming the file, line and key.
 //
@@ -75,7 +79,7 @@ func Default(file string) *Policy {
 // module of theirs read access to the memory tree. The compilation cache is
 // refused on the same rule; the fix is one chmod.
 func Load(path string) (*Policy, error) {
-	data, err := os.ReadFile(path)
+	data, err := smallfile.Read(path, MaxPolicyBytes) // a FIFO or /dev/zero neither hangs nor fills memory
 	if errors.Is(err, fs.ErrNotExist) {
 		return Default(path), nil
 	}

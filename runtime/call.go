@@ -60,7 +60,7 @@ func (h *Host) Call(ctx context.Context, c Call) (*Outcome, error) {
 	// The call's state travels with the instance made for it, if one is: a
 	// capability host call its start function or _initialize attempts is refused
 	// and counted in the call's usage.
-	cs := &callState{tool: c.Tool}
+	cs := &callState{tool: c.Tool, args: args}
 	if m.grant != nil {
 		cs.budget = m.grant.Budget
 	}

@@ -95,6 +95,11 @@ func manifest(abiVersion string, caps []string, limits string, tools ...tool) st
 func pack(tb testing.TB, mod []byte, man string) []byte {
 	tb.Helper()
 	out, err := wasmbin.SetCustomSection(mod, policy.ManifestSection, []byte(man))
+	if errors.Is(err, wasmbin.ErrTooManyEntries) {
+		// A module the parser refuses from a count (the loader's test of it):
+		// its sections are intact, so the manifest is appended unparsed.
+		return wasmbin.AppendCustomSection(mod, policy.ManifestSection, []byte(man))
+	}
 	if err != nil {
 		tb.Fatal(err)
 	}

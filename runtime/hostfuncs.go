@@ -40,6 +40,11 @@ type callState struct {
 	budget policy.HostBudget
 	mu     sync.Mutex
 	usage  Usage
+	// args are the call's arguments as its client sent them; argText their
+	// strings, decoded once (embedgate.go).
+	args     json.RawMessage
+	argsOnce sync.Once
+	argText  []string
 }
 
 // overBudget says why one more host call (returning reply bytes, or -1 before
@@ -176,9 +181,9 @@ func (h *hostFuncs) dispatch(ctx context.Context, fn string, req []byte) []byte 
 	)
 	switch fn {
 	case abi.FnMemorySearch:
-		res, err = callDecoded(ctx, fn, req, h.reader.Search)
+		res, err = callDecoded(withClientEmbedGate(ctx, callStateFrom(ctx)), fn, req, h.reader.Search)
 	case abi.FnMemoryRecall:
-		res, err = callDecoded(ctx, fn, req, h.reader.Recall)
+		res, err = callDecoded(withClientEmbedGate(ctx, callStateFrom(ctx)), fn, req, h.reader.Recall)
 	case abi.FnChunkGet:
 		res, err = callDecoded(ctx, fn, req, h.reader.GetChunk)
 	case abi.FnChunksList:

@@ -306,10 +306,10 @@ func checkEmbedder(ctx context.Context, mt config.MemoryTree) (string, string, s
 	cctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
 	if _, err := emb.Embed(cctx, []string{"openhuman doctor"}); err != nil {
-		return "embedder", checkFail, fmt.Sprintf("%s %s at %s does not embed: %v", mt.Embedder, mt.Model, mt.Endpoint, err),
+		return "embedder", checkFail, fmt.Sprintf("%s %s at %s does not embed: %v", mt.Embedder, mt.Model, embed.Redact(mt.Endpoint), err),
 			"start it (ollama serve; ollama pull " + mt.Model + "), or set [memory_tree] embedder = \"none\"; recall falls back to offline meanwhile"
 	}
-	return "embedder", checkOK, fmt.Sprintf("%s %s at %s answers", mt.Embedder, mt.Model, mt.Endpoint), ""
+	return "embedder", checkOK, fmt.Sprintf("%s %s at %s answers", mt.Embedder, mt.Model, embed.Redact(mt.Endpoint)), ""
 }
 
 // clientConfig is an MCP client's configuration file and where servers are listed in it.

@@ -17,6 +17,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/config"
+	"github.com/openhuman/openhuman-core/internal/embed"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -124,7 +125,7 @@ func buildStatus(ctx context.Context, cfg *config.Config, log *slog.Logger, wait
 		AuditLog: filepath.Join(cfg.AuditDir(), audit.FileName),
 	}
 	if cfg.MemoryTree.Embedder != config.EmbedderNone && cfg.MemoryTree.Embedder != "" {
-		rep.Embedder.Endpoint, rep.Embedder.Model = cfg.MemoryTree.Endpoint, cfg.MemoryTree.Model
+		rep.Embedder.Endpoint, rep.Embedder.Model = embed.Redact(cfg.MemoryTree.Endpoint), cfg.MemoryTree.Model
 		for k, n := range st.Vectors {
 			if strings.HasPrefix(k, cfg.MemoryTree.Model+"/") {
 				rep.Embedder.Vectors += n

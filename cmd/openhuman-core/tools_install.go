@@ -26,6 +26,7 @@ type installFlags struct {
 	manifest   string
 	signKey    string
 	grantNew   bool
+	replace    bool   // replace another tool installed under the same file name
 	policyFile string // tests: instead of the configured one
 	toolsDir   string // tests: instead of the configured one
 }
@@ -54,7 +55,11 @@ At every step the module on disk has a pin that admits it, so a running
 ` + "`openhuman-core mcp`" + ` (which watches the folder and policy.toml) keeps serving the
 tool through an update and tells clients the list changed. An update that requests
 a capability the old pin did not grant is refused unless --grant-new. The older
-entry's allowed_agents, timeout_ms and memory_mib carry over to the new pin.`,
+entry's allowed_agents, timeout_ms and memory_mib carry over to the new pin.
+
+An update is a module serving one of the installed module's tools. A module
+serving other tools under the same file name is refused unless --replace; then
+the old pin, its agents and its limits are dropped, never carried over.`,
 		Example: `  openhuman-core tools install hello            # the folder of tools new: build, then install
   openhuman-core tools install hello.wasm
   openhuman-core tools install build/notes.wasm --manifest notes.toml --sign ~/.config/openhuman/signing.key`,
@@ -67,6 +72,7 @@ entry's allowed_agents, timeout_ms and memory_mib carry over to the new pin.`,
 	cmd.Flags().StringVar(&f.manifest, "manifest", "", "manifest to pack in (default: the module's own, else tool.toml beside it)")
 	cmd.Flags().StringVar(&f.signKey, "sign", "", "sign the module with this private key (from `tools keygen`)")
 	cmd.Flags().BoolVar(&f.grantNew, "grant-new", false, "grant capabilities the module's current pin does not")
+	cmd.Flags().BoolVar(&f.replace, "replace", false, "replace another tool installed under the same file name (nothing of its pin carries over)")
 	return cmd
 }
 
@@ -146,6 +152,20 @@ func runInstall(out io.Writer, log *slog.Logger, file string, f installFlags) er
 			break
 		}
 	}
+	// A pin of this file name is another tool's unless the module it admits
+	// serves one of this module's tools: then nothing carries over, and
+	// replacing it takes --replace (issue 39, finding 9).
+	if old != nil {
+		same, was := sameTool(filepath.Join(f.toolsDir, name), man)
+		if !same {
+			if !f.replace {
+				return &exitError{code: 2, err: fmt.Errorf("%s in %s holds another tool (%s), not %s: nothing was installed; pass --replace to replace it (its pin, agents and limits are not carried over), or install this module under another file name",
+					name, f.toolsDir, was, strings.Join(toolNames(man), ", "))}
+			}
+			fmt.Fprintf(out, "replacing %s (%s): its pin, allowed_agents and limits are dropped, not carried over\n", name, was)
+			old = nil
+		}
+	}
 	if old != nil {
 		entry.AllowedAgents, entry.TimeoutMS, entry.MemoryMiB = old.AllowedAgents, old.TimeoutMS, old.MemoryMiB
 		var added []string
@@ -218,10 +238,7 @@ func runInstall(out io.Writer, log *slog.Logger, file string, f installFlags) er
 	if old != nil {
 		verb = "updated"
 	}
-	var tools []string
-	for _, t := range man.Tools {
-		tools = append(tools, t.Name)
-	}
+	tools := toolNames(man)
 	grant := "nothing"
 	if len(entry.Grant) > 0 {
 		grant = strings.Join(entry.Grant, ", ")
@@ -341,4 +358,55 @@ func removeModuleEntries(text []byte, file string, drop func(policy.ModuleEntry)
 		i = end
 	}
 	return []byte(out.String()), removed
+}
+
+// toolNames are the tools a manifest serves.
+func toolNames(man *policy.Manifest) []string {
+	var out []string
+	for _, t := range man.Tools {
+		out = append(out, t.Name)
+	}
+	return out
+}
+
+// sameTool reports whether the module installed at path serves one of man's
+// tools (an update of it), and names what it serves. A file that is missing
+// or unreadable is not the same tool: its pin cannot be shown to be this
+// tool's, so nothing carries over from it without --replace.
+func sameTool(path string, man *policy.Manifest) (bool, string) {
+	cur, err := readBounded(path, policy.MaxModuleBytes)
+	if err != nil {
+		return false, "a pin whose module cannot be read: " + err.Error()
+	}
+	was, err := policy.ReadManifestNamed(cur, filepath.Base(path))
+	if err != nil {
+		return false, "a module whose manifest cannot be read: " + err.Error()
+	}
+	names := toolNames(was)
+	for _, n := range names {
+		if slices.Contains(toolNames(man), n) {
+			return true, strings.Join(names, ", ")
+		}
+	}
+	return false, "tools " + strings.Join(names, ", ")
+}
+
+// readBounded reads a regular file of at most limit bytes.
+func readBounded(path string, limit int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, fmt.Errorf("%s is not a regular file", path)
+	}
+	if fi.Size() > limit {
+		return nil, fmt.Errorf("%s is %d bytes, over the %d-byte module limit", path, fi.Size(), limit)
+	}
+	return io.ReadAll(io.LimitReader(f, limit+1))
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -100,17 +101,52 @@ func TestToolsInstallPinsAndUpdates(t *testing.T) {
 		t.Errorf("output: %s", out.String())
 	}
 	// An update that asks for more is refused until --grant-new.
+	v3 := helloVersion(t, filepath.Join(dir, "v3"), "v3")
+	man3, _ := os.ReadFile(filepath.Join(dir, "v3", "tool.toml"))
+	man3 = bytes.Replace(man3, []byte(`capabilities = ["memory.read"]`), []byte(`capabilities = ["memory.read", "web.searxng"]`), 1)
+	os.WriteFile(filepath.Join(dir, "v3", "tool.toml"), man3, 0o644)
+	f.manifest = filepath.Join(dir, "v3", "tool.toml")
+	err = runInstall(&out, quiet, v3, f)
+	if err == nil || !strings.Contains(err.Error(), "now requests web.searxng") || !strings.Contains(err.Error(), "--grant-new") {
+		t.Errorf("new capability: %v", err)
+	}
+	// Another tool under the same file name (issue 39, finding 9): refused
+	// without --replace, nothing changed; with it, nothing of the old pin
+	// (agents, limits) carries over.
 	more := filepath.Join(dir, "more", "hello.wasm")
 	os.MkdirAll(filepath.Dir(more), 0o755)
 	ungranted, _ := os.ReadFile("../../examples/hostile/ungranted.wasm")
 	os.WriteFile(more, ungranted, 0o644)
 	f.manifest = ""
+	before, _ := os.ReadFile(f.policyFile)
 	err = runInstall(&out, quiet, more, f)
-	if err == nil || !strings.Contains(err.Error(), "now requests web.searxng") || !strings.Contains(err.Error(), "--grant-new") {
-		t.Errorf("new capability: %v", err)
+	if exitCodeOf(err) != 2 || !strings.Contains(err.Error(), "holds another tool (tools c.hello), not hostile.ungranted") || !strings.Contains(err.Error(), "--replace") {
+		t.Errorf("another tool, same file name: exit %d: %v", exitCodeOf(err), err)
+	}
+	if after, _ := os.ReadFile(f.policyFile); !bytes.Equal(before, after) {
+		t.Error("a refused replacement changed the policy")
+	}
+	if cur, _ := os.ReadFile(filepath.Join(f.toolsDir, "hello.wasm")); !bytes.Equal(cur, installed) {
+		t.Error("a refused replacement changed the installed module")
+	}
+	f.replace = true
+	out.Reset()
+	if err := runInstall(&out, quiet, more, f); err != nil {
+		t.Fatalf("--replace: %v", err)
+	}
+	f.replace = false
+	pol, err = policy.Load(f.policyFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pol.Modules) != 1 || slices.Contains(pol.Modules[0].AllowedAgents, "mcp:*") || pol.Modules[0].TimeoutMS != 0 || strings.Join(pol.Modules[0].Grant, ",") != "web.searxng" {
+		t.Errorf("after --replace: %+v; want the new tool's own pin, nothing carried over", pol.Modules)
+	}
+	if !strings.Contains(out.String(), "replacing hello.wasm (tools c.hello)") {
+		t.Errorf("--replace output: %s", out.String())
 	}
 	// Never loadable: refused with exit 3; nothing changes.
-	before, _ := os.ReadFile(f.policyFile)
+	before, _ = os.ReadFile(f.policyFile)
 	f.manifest = ""
 	err = runInstall(&out, quiet, "../../examples/hostile/path_open.wasm", f)
 	if exitCodeOf(err) != 3 || !strings.Contains(err.Error(), "path_open") {

@@ -47,7 +47,11 @@ type Entry struct {
 	// Bridge is what relayed the client, when its clientInfo.name said so
 	// ("mcp-remote 0.15.1" from "claude-ai (via mcp-remote 0.15.1)"); it is
 	// kept out of Session so that each bridge release is not a new label.
-	Bridge       string         `json:"bridge,omitempty"`
+	Bridge string `json:"bridge,omitempty"`
+	// SessionID is the MCP session id the server minted for an HTTP client
+	// (Mcp-Session-Id), empty on stdio: the one name of a session a client
+	// cannot choose.
+	SessionID    string         `json:"session_id,omitempty"`
 	RequestID    string         `json:"request_id"`
 	Tool         string         `json:"tool"`
 	ModuleSHA256 string         `json:"module_sha256"`
@@ -73,6 +77,10 @@ type Entry struct {
 	// X-OpenHuman-Agent), so a client renaming itself would get a fresh budget.
 	// It is not written.
 	Payer string `json:"-"`
+
+	// settle marks the queue's "a session of Payer ended" item (EndSession):
+	// no line of its own, only the payer's dropped-line count if it has one.
+	settle bool
 }
 
 // MarshalJSON writes Time as RFC 3339 with nanoseconds in UTC.
@@ -187,6 +195,17 @@ func (l *Log) Record(e Entry) {
 	}
 }
 
+// EndSession says a session charged to payer ended (its client left): a count
+// of lines dropped over payer's budget and not yet reported is written now
+// rather than before payer's next line, which may never come. session names
+// the session in that line. It never blocks, like Record.
+func (l *Log) EndSession(payer, session string) {
+	if l == nil || payer == "" {
+		return
+	}
+	l.Record(Entry{Payer: payer, Session: session, settle: true})
+}
+
 // Dropped is how many lines were dropped because the writer was behind.
 func (l *Log) Dropped() int64 { return l.dropped.Load() }
 
@@ -211,11 +230,16 @@ func (l *Log) Close() error {
 func (l *Log) run() {
 	defer close(l.done)
 	for e := range l.ch {
-		l.write(e)
+		if e.settle {
+			l.settle(e.Payer, e.Session, e.Time)
+		} else {
+			l.write(e)
+		}
 		if len(l.ch) == 0 {
 			l.flush()
 		}
 	}
+	l.settleAll(time.Now()) // no count of dropped lines outlives the log
 	l.flush()
 	if l.f != nil {
 		l.f.Close()
@@ -257,9 +281,7 @@ func (l *Log) write(e Entry) {
 		return
 	}
 	if notice != nil {
-		if nl, err := json.Marshal(notice); err == nil {
-			l.writeLine(append(nl, '\n'))
-		}
+		l.writeNotice(notice)
 	}
 	l.writeLine(append(line, '\n'))
 }

@@ -46,6 +46,7 @@ func boundEntry(e *Entry) {
 		*s = (*s)[:n] + "…"
 	}
 	cut("session", &e.Session, MaxFieldBytes)
+	cut("session_id", &e.SessionID, MaxFieldBytes)
 	cut("request_id", &e.RequestID, MaxFieldBytes)
 	cut("tool", &e.Tool, MaxFieldBytes)
 	cut("module_sha256", &e.ModuleSHA256, MaxFieldBytes)
@@ -126,12 +127,48 @@ func (l *Log) admit(payer, session string, n int, now time.Time) (ok bool, notic
 		return false, nil
 	}
 	b.tokens -= float64(n)
-	if b.dropped > 0 {
-		notice = &Entry{Time: now, Session: session, Tool: "audit", Outcome: OutcomeRateLimited,
-			Details: map[string]any{"dropped_lines": b.dropped, "dropped_bytes": b.droppedBytes, "bytes_per_hour": l.opts.SessionBytesPerHour, "payer": payer}}
-		b.dropped, b.droppedBytes = 0, 0
+	return true, l.takeNotice(payer, session, b, now, "")
+}
+
+// takeNotice is the "rate_limited" line counting b's dropped lines (nil when
+// none), which it resets. why, when set, says what made it be written now.
+func (l *Log) takeNotice(payer, session string, b *sessionBudget, now time.Time, why string) *Entry {
+	if b == nil || b.dropped == 0 {
+		return nil
 	}
-	return true, notice
+	d := map[string]any{"dropped_lines": b.dropped, "dropped_bytes": b.droppedBytes, "bytes_per_hour": l.opts.SessionBytesPerHour, "payer": payer}
+	if why != "" {
+		d["written_because"] = why
+	}
+	b.dropped, b.droppedBytes = 0, 0
+	return &Entry{Time: now, Session: session, Tool: "audit", Outcome: OutcomeRateLimited, Details: d}
+}
+
+// settle writes payer's count of dropped lines, outside its budget: the
+// count is what the budget leaves of the lines it refused, and is one line.
+func (l *Log) settle(payer, session string, now time.Time) {
+	if now.IsZero() {
+		now = time.Now()
+	}
+	if n := l.takeNotice(payer, session, l.budgets[payer], now, "session ended"); n != nil {
+		l.writeNotice(n)
+	}
+}
+
+// settleAll writes every payer's count of dropped lines (the log closes, or
+// the budgets are about to be forgotten).
+func (l *Log) settleAll(now time.Time) {
+	for payer, b := range l.budgets {
+		if n := l.takeNotice(payer, "", b, now, "audit log closed or budgets reset"); n != nil {
+			l.writeNotice(n)
+		}
+	}
+}
+
+func (l *Log) writeNotice(n *Entry) {
+	if nl, err := json.Marshal(n); err == nil {
+		l.writeLine(append(nl, '\n'))
+	}
 }
 
 // forgetFullBudgets drops the budgets that have refilled (nothing to remember).
@@ -143,6 +180,7 @@ func (l *Log) forgetFullBudgets(now time.Time) {
 		}
 	}
 	if len(l.budgets) >= maxSessions { // all busy: start over rather than grow
+		l.settleAll(now) // but not losing a count
 		clear(l.budgets)
 	}
 }

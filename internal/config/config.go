@@ -18,7 +18,12 @@ import (
 	"strings"
 
 	"github.com/pelletier/go-toml/v2"
+
+	"github.com/openhuman/openhuman-core/internal/smallfile"
 )
+
+// maxConfigBytes bounds config.toml (a few KiB in practice).
+const maxConfigBytes = 1 << 20
 
 // Autonomy levels of the read gate (config `[autonomy] level`).
 const (
@@ -201,7 +206,7 @@ func Load(file string, env Env) (*Config, []Warning, error) {
 	if !explicit {
 		file = filepath.Join(home, "config.toml")
 	}
-	data, err := os.ReadFile(file)
+	data, err := smallfile.Read(file, maxConfigBytes) // a FIFO or /dev/zero neither hangs nor fills memory
 	switch {
 	case err == nil:
 		if err := decodeFile(file, data, cfg); err != nil {
@@ -343,25 +348,45 @@ func (c *Config) validate(file string) error {
 }
 
 // CheckBaseURL reports whether s is a usable SearXNG base URL (http or https, with a host).
+// Its messages never repeat a password the URL holds.
 func CheckBaseURL(s string) error {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return errors.New("SearXNG base_url cannot be empty")
 	}
+	shown := RedactURL(s)
 	u, err := url.Parse(s)
 	if err != nil {
-		return fmt.Errorf("invalid SearXNG base_url %q: %w", s, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Error repeats the raw URL
+		}
+		return fmt.Errorf("invalid SearXNG base_url %q: %w", shown, err)
 	}
 	if u.Scheme != "http" && u.Scheme != "https" {
-		return fmt.Errorf("invalid SearXNG base_url %q: scheme must be http or https", s)
+		return fmt.Errorf("invalid SearXNG base_url %q: scheme must be http or https", shown)
 	}
 	if u.Host == "" {
-		return fmt.Errorf("invalid SearXNG base_url %q: no host", s)
+		return fmt.Errorf("invalid SearXNG base_url %q: no host", shown)
 	}
 	if u.User != nil || u.RawQuery != "" || u.Fragment != "" {
-		return fmt.Errorf("invalid SearXNG base_url %q: no credentials, query or fragment allowed", s)
+		return fmt.Errorf("invalid SearXNG base_url %q: no credentials, query or fragment allowed", shown)
 	}
 	return nil
+}
+
+// RedactURL is s with any password in it replaced by "xxxxx", for messages
+// and logs (issue 39: passwords in [memory_tree] endpoint and searxng
+// base_url were printed by doctor, status and ingest).
+func RedactURL(s string) string {
+	u, err := url.Parse(s)
+	if err != nil {
+		if strings.Contains(s, "@") {
+			return "(an unparsable URL with credentials)"
+		}
+		return s
+	}
+	return u.Redacted()
 }
 
 // applyEnv overlays OPENHUMAN_* variables. Each invalid value becomes a Warning and

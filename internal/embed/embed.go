@@ -92,10 +92,14 @@ func New(cfg config.MemoryTree, getenv func(string) string) (Embedder, error) {
 func checkEndpoint(endpoint string) error {
 	u, err := url.Parse(endpoint)
 	if err != nil {
-		return fmt.Errorf("[memory_tree] endpoint %q: %w", endpoint, err)
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // url.Error repeats the raw URL
+		}
+		return fmt.Errorf("[memory_tree] endpoint %q: %w", Redact(endpoint), err)
 	}
 	if (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return fmt.Errorf("[memory_tree] endpoint %q: want an http:// or https:// URL with a host, e.g. %s", endpoint, DefaultOllamaEndpoint)
+		return fmt.Errorf("[memory_tree] endpoint %q: want an http:// or https:// URL with a host, e.g. %s", Redact(endpoint), DefaultOllamaEndpoint)
 	}
 	return nil
 }
@@ -110,6 +114,14 @@ func NewOllama(endpoint, model string, timeout time.Duration) Embedder {
 func NewOpenAI(endpoint, model, apiKey string, timeout time.Duration) Embedder {
 	return &client{kind: "openai", url: joinURL(endpoint, "/v1/embeddings"), model: model, key: apiKey, timeout: timeout, http: newHTTP()}
 }
+
+// Redact is endpoint with any password in it replaced by "xxxxx", for
+// messages and logs (issue 39: a password in [memory_tree] endpoint was
+// printed by doctor and ingest).
+func Redact(endpoint string) string { return config.RedactURL(endpoint) }
+
+// shown is the endpoint as messages name it.
+func (c *client) shown() string { return Redact(c.url) }
 
 func joinURL(endpoint, path string) string {
 	return strings.TrimRight(endpoint, "/") + path
@@ -144,7 +156,7 @@ func (c *client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 			return nil, err
 		}
 		if len(vecs) != end-start {
-			return nil, fmt.Errorf("embedder %s: sent %d texts, got %d vectors back", c.url, end-start, len(vecs))
+			return nil, fmt.Errorf("embedder %s: sent %d texts, got %d vectors back", c.shown(), end-start, len(vecs))
 		}
 		for i, v := range vecs {
 			if dim == 0 {
@@ -152,10 +164,10 @@ func (c *client) Embed(ctx context.Context, texts []string) ([][]float32, error)
 			}
 			if len(v) == 0 || len(v) != dim {
 				return nil, fmt.Errorf("embedder %s (model %s): vector %d has %d dimensions, earlier ones %d; models must not be mixed",
-					c.url, c.model, start+i, len(v), dim)
+					c.shown(), c.model, start+i, len(v), dim)
 			}
 			if err := Normalize(v); err != nil {
-				return nil, fmt.Errorf("embedder %s (model %s): vector %d: %w", c.url, c.model, start+i, err)
+				return nil, fmt.Errorf("embedder %s (model %s): vector %d: %w", c.shown(), c.model, start+i, err)
 			}
 		}
 		out = append(out, vecs...)
@@ -184,13 +196,13 @@ type openAIReply struct {
 func (c *client) batch(ctx context.Context, texts []string) ([][]float32, error) {
 	body, err := json.Marshal(request{Model: c.model, Input: texts})
 	if err != nil {
-		return nil, fmt.Errorf("embedder %s: encode request: %w", c.url, err)
+		return nil, fmt.Errorf("embedder %s: encode request: %w", c.shown(), err)
 	}
 	rctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.url, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(rctx, http.MethodPost, c.url, bytes.NewReader(body)) // the real URL; messages show c.shown()
 	if err != nil {
-		return nil, fmt.Errorf("embedder %s: %w", c.url, err)
+		return nil, fmt.Errorf("embedder %s: %w", c.shown(), err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json")
@@ -207,32 +219,32 @@ func (c *client) batch(ctx context.Context, texts []string) ([][]float32, error)
 		return nil, fmt.Errorf("reading reply: %w", c.transportError(ctx, rctx, err))
 	}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return nil, fmt.Errorf("embedder %s: %s: %s", c.url, resp.Status, preview(raw))
+		return nil, fmt.Errorf("embedder %s: %s: %s", c.shown(), resp.Status, preview(raw))
 	}
 	if len(raw) > MaxReplyBytes {
-		return nil, fmt.Errorf("embedder %s: reply larger than %d MiB; lower the batch or check the endpoint", c.url, MaxReplyBytes>>20)
+		return nil, fmt.Errorf("embedder %s: reply larger than %d MiB; lower the batch or check the endpoint", c.shown(), MaxReplyBytes>>20)
 	}
 	if c.kind == "ollama" {
 		var r ollamaReply
 		if err := json.Unmarshal(raw, &r); err != nil {
-			return nil, fmt.Errorf("embedder %s: reply is not Ollama embed JSON: %w: %s", c.url, err, preview(raw))
+			return nil, fmt.Errorf("embedder %s: reply is not Ollama embed JSON: %w: %s", c.shown(), err, preview(raw))
 		}
 		if r.Embeddings == nil {
-			return nil, fmt.Errorf("embedder %s: reply has no \"embeddings\": %s", c.url, preview(raw))
+			return nil, fmt.Errorf("embedder %s: reply has no \"embeddings\": %s", c.shown(), preview(raw))
 		}
 		return r.Embeddings, nil
 	}
 	var r openAIReply
 	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("embedder %s: reply is not OpenAI embeddings JSON: %w: %s", c.url, err, preview(raw))
+		return nil, fmt.Errorf("embedder %s: reply is not OpenAI embeddings JSON: %w: %s", c.shown(), err, preview(raw))
 	}
 	if len(r.Data) != len(texts) {
-		return nil, fmt.Errorf("embedder %s: sent %d texts, got %d vectors back", c.url, len(texts), len(r.Data))
+		return nil, fmt.Errorf("embedder %s: sent %d texts, got %d vectors back", c.shown(), len(texts), len(r.Data))
 	}
 	out := make([][]float32, len(texts))
 	for _, d := range r.Data {
 		if d.Index < 0 || d.Index >= len(out) || out[d.Index] != nil {
-			return nil, fmt.Errorf("embedder %s: reply index %d out of range or repeated (batch of %d)", c.url, d.Index, len(texts))
+			return nil, fmt.Errorf("embedder %s: reply index %d out of range or repeated (batch of %d)", c.shown(), d.Index, len(texts))
 		}
 		if d.Embedding == nil {
 			d.Embedding = []float32{}
@@ -245,16 +257,16 @@ func (c *client) batch(ctx context.Context, texts []string) ([][]float32, error)
 // transportError explains a request that got no reply.
 func (c *client) transportError(ctx, rctx context.Context, err error) error {
 	if ctx.Err() != nil {
-		return fmt.Errorf("embedder %s: %w", c.url, ctx.Err())
+		return fmt.Errorf("embedder %s: %w", c.shown(), ctx.Err())
 	}
 	if errors.Is(rctx.Err(), context.DeadlineExceeded) {
-		return fmt.Errorf("%w: %s: no reply within %s (raise [memory_tree] timeout_ms or check the service)", ErrUnreachable, c.url, c.timeout)
+		return fmt.Errorf("%w: %s: no reply within %s (raise [memory_tree] timeout_ms or check the service)", ErrUnreachable, c.shown(), c.timeout)
 	}
 	var ne net.Error
 	if errors.As(err, &ne) && ne.Timeout() {
-		return fmt.Errorf("%w: %s: timed out: %w", ErrUnreachable, c.url, err)
+		return fmt.Errorf("%w: %s: timed out: %w", ErrUnreachable, c.shown(), err)
 	}
-	return fmt.Errorf("%w: %s: %w (is the %s service running?)", ErrUnreachable, c.url, err, c.kind)
+	return fmt.Errorf("%w: %s: %w (is the %s service running?)", ErrUnreachable, c.shown(), err, c.kind)
 }
 
 // preview is the first 200 bytes of a reply, for error messages.

@@ -37,7 +37,7 @@ func (docsReader) detect(p string, dir bool, _ []byte) bool {
 	return !dir && docExts[strings.ToLower(filepath.Ext(p))]
 }
 
-func (docsReader) read(_ context.Context, in input, out output, rep *report) {
+func (docsReader) read(ctx context.Context, in input, out output, rep *report) {
 	b, err := readFileLimited(in.path)
 	if err != nil {
 		rep.fail(FileError{Path: in.path, Err: err})
@@ -56,7 +56,11 @@ func (docsReader) read(_ context.Context, in input, out output, rep *report) {
 		rep.warn(in.path, "", n)
 	}
 	mtime, note := docFileTime(in.path, time.Now())
-	src, err := parseDocumentAt(tf.text, in.rel, mtime, textBundleDate(in.path))
+	src, err := parseWithinBudget(ctx, tf.text, in.rel, mtime, textBundleDate(in.path))
+	if errors.Is(err, errParseBudget) {
+		rep.skip(in.path, reasonParseBudget(docParseBudget))
+		return
+	}
 	if errors.Is(err, errJoplinItem) {
 		rep.skip(in.path, reasonJoplinItem)
 		return

@@ -193,6 +193,16 @@ func TestZipRefusals(t *testing.T) {
 	w.Write(bytes.Repeat([]byte{'0'}, 8<<20))
 	zw.Close()
 	os.WriteFile(filepath.Join(dir, "bomb.zip"), bomb.Bytes(), 0o644)
+	// Issue 39, finding 5: the same bomb split into members of 1 MiB or less,
+	// each under the per-member floor, is refused for its total ratio.
+	bomb.Reset()
+	zw = zip.NewWriter(&bomb)
+	for i := 0; i < 16; i++ {
+		w, _ := zw.Create(fmt.Sprintf("part%02d.txt", i))
+		w.Write(bytes.Repeat([]byte{'0'}, 1<<20))
+	}
+	zw.Close()
+	os.WriteFile(filepath.Join(dir, "split.zip"), bomb.Bytes(), 0o644)
 	inner, _ := os.ReadFile(filepath.Join(dir, "evil.zip"))
 	writeZip(t, filepath.Join(dir, "nest.zip"), map[string]string{"a.md": "# A\ntext\n", "inner.zip": string(inner)}, "a.md", "inner.zip")
 	c, sum := runOn(t, Options{}, dir)
@@ -205,6 +215,9 @@ func TestZipRefusals(t *testing.T) {
 	}
 	if !strings.Contains(got["bomb.zip"], "zip bomb") {
 		t.Errorf("bomb: %v", got)
+	}
+	if !strings.Contains(got["split.zip"], "16 members expand") || !strings.Contains(got["split.zip"], "zip bomb") {
+		t.Errorf("bomb in small members: %v", got)
 	}
 	if sum.SkippedBy[reasonNestedArchive] != 1 || len(c.srcs) != 1 {
 		t.Errorf("nested: %v, %d sources", sum.SkippedBy, len(c.srcs))

@@ -48,17 +48,41 @@ func splitTOMLFrontMatter(text string) (frontMatter, string) {
 		}
 		key := strings.ToLower(strings.Trim(strings.TrimSpace(k), `"'`))
 		v = strings.TrimSpace(v)
+		// Continuation lines are scanned once each: an array or string that
+		// never closes costs time linear in the block (issue 39, finding 3:
+		// rescanning the whole value per line took 37 s for 500 KB).
 		if strings.HasPrefix(v, "[") {
-			for !tomlArrayClosed(v) && i+1 < len(lines) {
-				i++
-				v += " " + strings.TrimSpace(lines[i])
+			var sc tomlArrayScan
+			if !sc.feed(v) && i+1 < len(lines) {
+				var b strings.Builder
+				b.WriteString(v)
+				for i+1 < len(lines) {
+					i++
+					line := strings.TrimSpace(lines[i])
+					b.WriteByte(' ')
+					b.WriteString(line)
+					if sc.feed(" " + line) {
+						break
+					}
+				}
+				v = b.String()
 			}
 		}
 		if strings.HasPrefix(v, `"""`) || strings.HasPrefix(v, "'''") {
 			q, s := v[:3], v[3:]
-			for !strings.Contains(s, q) && i+1 < len(lines) {
-				i++
-				s += " " + strings.TrimSpace(lines[i])
+			if !strings.Contains(s, q) {
+				var b strings.Builder
+				b.WriteString(s)
+				for i+1 < len(lines) {
+					i++
+					line := strings.TrimSpace(lines[i])
+					b.WriteByte(' ')
+					b.WriteString(line)
+					if strings.Contains(line, q) {
+						break
+					}
+				}
+				s = b.String()
 			}
 			s, _, _ = strings.Cut(s, q)
 			v = strconv.Quote(strings.TrimSpace(s))
@@ -141,28 +165,49 @@ func closingQuote(v string) int {
 
 // tomlArrayClosed reports whether the brackets of v balance outside strings.
 func tomlArrayClosed(v string) bool {
-	depth := 0
-	var q byte
+	var sc tomlArrayScan
+	return sc.feed(v)
+}
+
+// tomlArrayScan follows a TOML array's brackets and strings across the pieces
+// of text fed to it, so that each piece is scanned once.
+type tomlArrayScan struct {
+	depth   int
+	q       byte // the open string's quote, 0 outside strings
+	escaped bool // the previous byte was a backslash inside "…"
+	comment bool // a '#' outside strings was seen: the value is over
+}
+
+// feed scans the next piece of the value and reports whether the array is
+// closed (its brackets balance) after it. After a comment outside strings the
+// value is over and the balance then is the answer, as a rescan would give.
+func (sc *tomlArrayScan) feed(v string) bool {
+	if sc.comment {
+		return sc.depth <= 0
+	}
 	for i := 0; i < len(v); i++ {
 		c := v[i]
 		switch {
-		case q != 0:
-			if c == '\\' && q == '"' {
-				i++
-			} else if c == q {
-				q = 0
+		case sc.escaped:
+			sc.escaped = false
+		case sc.q != 0:
+			if c == '\\' && sc.q == '"' {
+				sc.escaped = true
+			} else if c == sc.q {
+				sc.q = 0
 			}
 		case c == '"' || c == '\'':
-			q = c
+			sc.q = c
 		case c == '[':
-			depth++
+			sc.depth++
 		case c == ']':
-			depth--
+			sc.depth--
 		case c == '#':
-			return depth <= 0
+			sc.comment = true
+			return sc.depth <= 0
 		}
 	}
-	return depth <= 0
+	return sc.depth <= 0
 }
 
 // tomlArray reads the strings of a TOML array (or one string).

@@ -32,7 +32,10 @@ var archiveLimits = struct {
 	members    int    // entries in the central directory
 	totalBytes uint64 // sum of the members' uncompressed sizes
 	// ratio is the largest uncompressed/compressed size of one member above
-	// ratioFloor bytes: text compresses 5-20 times, a bomb thousands of times.
+	// ratioFloor bytes, and of the whole archive once its members unpack to
+	// more than ratioFloor (issue 39, finding 5: a bomb split into members of
+	// 1 MiB or less passed the per-member check, 255 KB → 337 MB): text
+	// compresses 5-20 times, a bomb thousands of times.
 	ratio      uint64
 	ratioFloor uint64
 }{members: 200_000, totalBytes: 16 << 30, ratio: 200, ratioFloor: 1 << 20}
@@ -102,19 +105,23 @@ func checkArchive(zr *zip.Reader) error {
 	if len(zr.File) > archiveLimits.members {
 		return fmt.Errorf("zip archive: %d members, more than the %d read from one archive: not read (unpack it and ingest the folder)", len(zr.File), archiveLimits.members)
 	}
-	var total uint64
+	var total, packed uint64
 	for _, f := range zr.File {
 		name := strings.TrimSuffix(f.Name, "/")
 		if name == "" || strings.ContainsAny(name, "\\\x00") || !fs.ValidPath(name) {
 			return fmt.Errorf("zip archive: member %s leaves the archive (absolute path, \"..\" or backslash): archive refused", SafeName(f.Name))
 		}
 		total += f.UncompressedSize64
+		packed += f.CompressedSize64
 		if total > archiveLimits.totalBytes {
 			return fmt.Errorf("zip archive: members unpack to more than %d GiB: archive refused (a zip bomb, or unpack it and ingest the folder)", archiveLimits.totalBytes>>30)
 		}
 		if f.UncompressedSize64 > archiveLimits.ratioFloor && f.UncompressedSize64 > archiveLimits.ratio*max(f.CompressedSize64, 1) {
 			return fmt.Errorf("zip archive: member %s expands %d times (%d bytes from %d): archive refused as a zip bomb", SafeName(f.Name), f.UncompressedSize64/max(f.CompressedSize64, 1), f.UncompressedSize64, f.CompressedSize64)
 		}
+	}
+	if total > archiveLimits.ratioFloor && total > archiveLimits.ratio*max(packed, 1) {
+		return fmt.Errorf("zip archive: its %d members expand %d times in all (%d bytes from %d), more than the %d times text does: archive refused as a zip bomb", len(zr.File), total/max(packed, 1), total, packed, archiveLimits.ratio)
 	}
 	return nil
 }

@@ -26,9 +26,11 @@ import (
 // Tunables of the /mcp endpoint.
 const (
 	// DefaultHTTPIdleTimeout closes a session that sent nothing for this long: a
-	// client that went away without DELETE leaves no state behind for long, and a
-	// person pausing between questions keeps theirs.
-	DefaultHTTPIdleTimeout = 30 * time.Minute
+	// client that went away without DELETE leaves no state behind for long (and
+	// when the server is full the oldest idle session makes room at once,
+	// limits.go); a client whose session expired gets 404 and, as the transport
+	// requires, initializes a new one, a single round trip.
+	DefaultHTTPIdleTimeout = 5 * time.Minute
 	// DefaultHTTPMaxSessions bounds live sessions: each holds a little memory and
 	// a goroutine; a few clients per user are normal, thousands are a bug or abuse.
 	DefaultHTTPMaxSessions = 64
@@ -96,7 +98,8 @@ func (s *Server) boundHTTPCalls(next mcp.MethodHandler) mcp.MethodHandler {
 
 type httpSession struct {
 	lastSeen time.Time
-	open     int // HTTP requests of the session being served
+	open     int    // HTTP requests of the session being served
+	payer    string // whom its audit lines are charged to (auditPayer)
 }
 
 // httpBounds limits live sessions and in-flight requests per session.
@@ -127,21 +130,33 @@ func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		}
 		r.Body = io.NopCloser(bytes.NewReader(body))
 	}
+	markRequestID(r, body) // the audit line's request_id (limits.go)
 	now := time.Now()
 	b.mu.Lock()
 	for sid, ss := range b.sessions { // the SDK closes idle sessions after the same time
 		if ss.open == 0 && now.Sub(ss.lastSeen) > b.opts.IdleTimeout {
 			delete(b.sessions, sid)
 			b.srv.httpCalls.Delete(sid)
+			b.srv.opts.Audit.EndSession(ss.payer, "mcp-http:"+sid) // limits.go
 		}
 	}
 	ss := b.sessions[id]
+	var evict string
+	if id == "" && r.Method == http.MethodPost && len(b.sessions) >= b.opts.MaxSessions {
+		evict = b.oldestIdle() // limits.go
+	}
 	switch {
-	case id == "" && r.Method == http.MethodPost && len(b.sessions) >= b.opts.MaxSessions:
+	case id == "" && r.Method == http.MethodPost && len(b.sessions) >= b.opts.MaxSessions && evict == "":
 		b.mu.Unlock()
 		writeRPCError(w, http.StatusOK, requestID(body), -32000, // clients show a JSON-RPC error, not a bare 503
-			fmt.Sprintf("too many MCP sessions (%d): end one with DELETE /mcp, or wait until idle ones expire after %s", b.opts.MaxSessions, b.opts.IdleTimeout))
+			fmt.Sprintf("too many MCP sessions (%d), each with a request in flight or a stream open: end one with DELETE /mcp, or wait for answers", b.opts.MaxSessions))
 		return
+	}
+	var evictPayer string
+	if evict != "" {
+		evictPayer = b.sessions[evict].payer
+		delete(b.sessions, evict)
+		b.srv.httpCalls.Delete(evict)
 	}
 	if ss != nil {
 		ss.lastSeen = now
@@ -149,6 +164,9 @@ func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		defer func() { b.mu.Lock(); ss.open--; ss.lastSeen = time.Now(); b.mu.Unlock() }()
 	}
 	b.mu.Unlock()
+	if evict != "" {
+		b.close(r, evict, evictPayer)
+	}
 
 	rec := &sessionRecorder{ResponseWriter: w}
 	if id == "" {
@@ -157,7 +175,7 @@ func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		rec.onHeader = func(sid string, status int) {
 			if sid != "" && status < 300 {
 				b.mu.Lock()
-				b.sessions[sid] = &httpSession{lastSeen: time.Now()}
+				b.sessions[sid] = &httpSession{lastSeen: time.Now(), payer: auditPayer(nil, r.Header)}
 				b.mu.Unlock()
 			}
 		}
@@ -169,6 +187,7 @@ func (b *httpBounds) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		delete(b.sessions, id)
 		b.mu.Unlock()
 		b.srv.httpCalls.Delete(id)
+		b.srv.opts.Audit.EndSession(auditPayer(nil, r.Header), "mcp-http:"+id) // limits.go
 	}
 }
 

@@ -314,11 +314,12 @@ func (s *Server) listInOrder(next mcp.MethodHandler) mcp.MethodHandler {
 // handler runs one tools/call through the dispatcher.
 func (s *Server) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		reqID := ""
-		if v, ok := req.Params.Meta[requestIDMetaKey].(string); ok {
-			reqID = v
+		hdr := requestHeader(req)
+		reqID, overHTTP := httpRequestID(hdr) // HTTP: set by httpBounds, never by the client
+		if v, ok := req.Params.Meta[requestIDMetaKey].(string); ok && !overHTTP {
+			reqID = v // stdio: set by the line filter
 		}
-		return s.runCall(ctx, req.Session, requestHeader(req), name, req.Params.Arguments, reqID)
+		return s.runCall(ctx, req.Session, hdr, name, req.Params.Arguments, reqID)
 	}
 }
 
@@ -368,6 +369,9 @@ func (s *Server) runCall(ctx context.Context, ss *mcp.ServerSession, hdr http.He
 	entry.Time = start
 	entry.Session = label
 	entry.Bridge = sessionBridge(ss)
+	if ss != nil {
+		entry.SessionID = ss.ID()
+	}
 	entry.Payer = auditPayer(ss, hdr)
 	entry.RequestID = reqID
 	entry.Tool = name
@@ -503,6 +507,9 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		conn.srv, conn.ss = s, ss
 		conn.mu.Unlock()
 	}
+	// A count of audit lines dropped over this client's budget is written
+	// when it leaves (issue 39, finding 8), not only before a next line.
+	defer func() { s.opts.Audit.EndSession(auditPayer(ss, nil), sessionLabel(ss)) }()
 	done := make(chan error, 1)
 	go func() { done <- ss.Wait() }()
 	select {

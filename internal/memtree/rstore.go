@@ -403,5 +403,8 @@ func (r storeReader) VectorList(ctx context.Context, query string, depth int) ([
 	if emb == nil {
 		return nil, nil
 	}
+	if !index.EmbedAllowed(ctx, query) {
+		return nil, index.ErrEmbedRefused
+	}
 	return r.s.vectorList(ctx, r.db, emb, query, depth)
 }

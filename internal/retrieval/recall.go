@@ -2,6 +2,7 @@ package retrieval
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -36,6 +37,8 @@ func (e *Engine) Recall(ctx context.Context, st index.Backend, query string, k i
 		vh, err := vx.VectorList(ctx, query, e.p.RecallDepth)
 		vl := List{Name: "vectors", Weight: e.p.Vectors, Hits: vh}
 		switch {
+		case errors.Is(err, index.ErrEmbedRefused):
+			note = "the query is not text of the client's arguments, so it was not sent to the embedder " + model + "; used offline lexical recall"
 		case err != nil:
 			slog.Warn("recall: embedder failed, using offline lexical recall", "model", model, "err", err)
 			note = fmt.Sprintf("embedder %s failed (%v); fell back to offline lexical recall", model, err)

@@ -2,11 +2,13 @@ package rpcserver
 
 import (
 	"net/http"
-	"sync"
+
+	"github.com/openhuman/openhuman-core/internal/admission"
 )
 
-// What the holders of the bearer token may have in flight on /rpc at once
-// (issue 29, finding 13: stdio caps each session at 32 calls and 16 MiB of
+// What the holders of the bearer token may have in flight on /rpc and /mcp
+// together (internal/admission; issue 39, finding 1 extended the bound to
+// /mcp, mcplimits.go) (issue 29, finding 13: stdio caps each session at 32 calls and 16 MiB of
 // arguments; /rpc had no cap beyond its per-tool slots, so every waiting
 // request kept its body of up to 1 MiB for up to RequestTimeout).
 //
@@ -21,48 +23,34 @@ import (
 const (
 	// DefaultMaxRequestsInFlight bounds the /rpc requests being read or served
 	// at once (a batch is one request: its calls run one after another).
-	DefaultMaxRequestsInFlight = 64
+	DefaultMaxRequestsInFlight = admission.DefaultMaxRequests
 	// DefaultMaxBodyBytesInFlight bounds the request bodies they hold: each is
 	// charged its Content-Length, or MaxBodyBytes when it sends none, before
 	// its body is read.
-	DefaultMaxBodyBytesInFlight = 32 << 20
+	DefaultMaxBodyBytesInFlight = admission.DefaultMaxBodyBytes
 )
 
-// tokenLoad counts the requests in flight for the token and the body bytes
-// they may hold.
-type tokenLoad struct {
-	mu       sync.Mutex
-	requests int
-	bytes    int64
-}
-
-// admit reserves one request of up to n body bytes, or returns the error to
+// admit reserves one request of up to n body bytes for the token in the
+// limiter /rpc and /mcp share (internal/admission), or returns the error to
 // answer with (CodeUnavailable: /rpc's -32001 already means "not found"; the
 // same code answers a call that gave up waiting for a tool's slot).
 func (s *Server) admit(n int64) (release func(), err *Error) {
-	l := &s.load
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	switch {
-	case l.requests >= s.opts.MaxRequestsInFlight:
-		return nil, rpcErr(CodeUnavailable, "too many /rpc requests in flight for this token (%d, the limit); wait for answers before sending more", l.requests)
-	case l.bytes+n > s.opts.MaxBodyBytesInFlight:
-		return nil, rpcErr(CodeUnavailable, "the /rpc requests in flight for this token hold %d bytes of body and this one up to %d more, over the %d-byte limit; wait for answers before sending more", l.bytes, n, s.opts.MaxBodyBytesInFlight)
+	release, refused := s.limiter.Request(s.payer, n)
+	if refused != nil {
+		return nil, rpcErr(CodeUnavailable, "%s", refused.Reason)
 	}
-	l.requests++
-	l.bytes += n
-	return func() {
-		l.mu.Lock()
-		defer l.mu.Unlock()
-		l.requests--
-		l.bytes -= n
-	}, nil
+	return release, nil
 }
 
 // bodyCharge is what a request is charged before its body is read.
 func (s *Server) bodyCharge(r *http.Request) int64 {
-	if r.ContentLength >= 0 && r.ContentLength <= s.opts.MaxBodyBytes {
+	return chargeOf(r, s.opts.MaxBodyBytes)
+}
+
+// chargeOf is r's Content-Length, or limit when it sends none or more.
+func chargeOf(r *http.Request, limit int64) int64 {
+	if r.ContentLength >= 0 && r.ContentLength <= limit {
 		return r.ContentLength
 	}
-	return s.opts.MaxBodyBytes
+	return limit
 }

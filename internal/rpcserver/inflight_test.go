@@ -45,9 +45,7 @@ func TestRequestsInFlightCappedPerToken(t *testing.T) {
 	<-host.started // two dispatched; the other two wait for a slot
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		s.load.mu.Lock()
-		n := s.load.requests
-		s.load.mu.Unlock()
+		n, _, _ := s.limiter.Held(s.payer)
 		if n == 4 {
 			break
 		}
@@ -59,7 +57,7 @@ func TestRequestsInFlightCappedPerToken(t *testing.T) {
 	status, body := post(t, hs.URL, testToken, `{"jsonrpc":"2.0","id":9,"method":"openhuman.memory_tree_list_sources"}`, AgentHeader, "someone-else")
 	var r rpcResp
 	json.Unmarshal(body, &r)
-	if status != http.StatusTooManyRequests || r.Error == nil || r.Error.Code != CodeUnavailable || !strings.Contains(r.Error.Data, "too many /rpc requests in flight for this token (4, the limit)") {
+	if status != http.StatusTooManyRequests || r.Error == nil || r.Error.Code != CodeUnavailable || !strings.Contains(r.Error.Data, "too many HTTP requests in flight for this token (4, the limit") {
 		t.Fatalf("fifth request: HTTP %d %s; want 429 with the reason", status, body)
 	}
 	close(host.block)

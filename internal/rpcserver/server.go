@@ -16,6 +16,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/admission"
 	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/outcome"
 	"github.com/openhuman/openhuman-core/internal/rpcwire"
@@ -79,8 +80,15 @@ type Options struct {
 	// DefaultMaxBodyBytesInFlight).
 	MaxBodyBytesInFlight int64
 	// MCP, when set, serves MCP over Streamable HTTP at /mcp, behind the same
-	// bearer token (401 without it) and Host/Origin check (403) as /rpc.
+	// bearer token (401 without it) and Host/Origin check (403) as /rpc, and
+	// charged to the same limiter (mcplimits.go).
 	MCP http.Handler
+	// Admission, when set, is the limiter /rpc and /mcp charge; nil: one made
+	// from MaxRequestsInFlight and MaxBodyBytesInFlight.
+	Admission *admission.Limiter
+	// MCPMaxBodyBytes is what a POST /mcp without Content-Length is charged
+	// (default 1 MiB, the MCP server's message cap).
+	MCPMaxBodyBytes int64
 }
 
 // Server is the HTTP JSON-RPC server. It is safe for concurrent use.
@@ -92,7 +100,7 @@ type Server struct {
 	seq       atomic.Uint64
 	dupLogged sync.Map
 	inflight  map[string]chan struct{} // per tool; fixed after New
-	load      tokenLoad                // requests in flight for the token
+	limiter   *admission.Limiter       // requests, bodies and streams in flight per token (/rpc and /mcp)
 	payer     string                   // audit.TokenPayer of the token
 }
 
@@ -122,7 +130,13 @@ func New(d Dispatcher, opts Options) (*Server, error) {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	s := &Server{d: d, opts: opts, log: opts.Logger, inflight: map[string]chan struct{}{}, payer: audit.TokenPayer(opts.Token)}
+	if opts.MCPMaxBodyBytes <= 0 {
+		opts.MCPMaxBodyBytes = 1 << 20
+	}
+	if opts.Admission == nil {
+		opts.Admission = admission.New(admission.Limits{MaxRequests: opts.MaxRequestsInFlight, MaxBodyBytes: opts.MaxBodyBytesInFlight})
+	}
+	s := &Server{d: d, opts: opts, log: opts.Logger, inflight: map[string]chan struct{}{}, payer: audit.TokenPayer(opts.Token), limiter: opts.Admission}
 	for _, c := range controllers {
 		if s.inflight[c.Tool] == nil {
 			s.inflight[c.Tool] = make(chan struct{}, opts.MaxInFlightPerTool)
@@ -133,7 +147,7 @@ func New(d Dispatcher, opts Options) (*Server, error) {
 	s.mux.HandleFunc("/rpc", s.serveRPC)
 	s.mux.HandleFunc("/schema", s.serveSchema)
 	if opts.MCP != nil {
-		s.mux.Handle("/mcp", corsMCP(s.requireToken(opts.MCP))) // cors.go
+		s.mux.Handle("/mcp", corsMCP(s.requireToken(s.chargeMCP(opts.MCP)))) // cors.go, mcplimits.go
 	}
 	s.mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/" {

@@ -12,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/openhuman/openhuman-core/internal/smallfile"
 )
 
 // TokenEnv is the environment variable that sets the bearer token explicitly.
@@ -35,7 +37,7 @@ func LoadToken(envToken, path string) (token, source string, err error) {
 	if t := strings.TrimSpace(envToken); t != "" {
 		return t, TokenFromEnv, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := smallfile.Read(path, maxTokenFileBytes)
 	switch {
 	case err == nil:
 		t := strings.TrimSpace(string(data))
@@ -49,7 +51,7 @@ func LoadToken(envToken, path string) (token, source string, err error) {
 		}
 		return t, TokenFromFile, nil
 	case !errors.Is(err, fs.ErrNotExist):
-		return "", "", fmt.Errorf("read token file %s: %w (fix its permissions or set %s)", path, err, TokenEnv)
+		return "", "", fmt.Errorf("read token file: %w (make it a readable file holding the one-line token, delete it to generate one, or set %s)", err, TokenEnv)
 	}
 	var b [32]byte
 	if _, err := rand.Read(b[:]); err != nil {
@@ -78,6 +80,12 @@ func LoadToken(envToken, path string) (token, source string, err error) {
 	}
 	return t, TokenFromGenerated, nil
 }
+
+// maxTokenFileBytes bounds what is read of the token file: a generated token
+// is 65 bytes; a token file that is a device, a FIFO or a huge file must not
+// take serve's memory or hang it (issue 39: core.token linked to /dev/zero
+// crashed serve out of memory before it listened).
+const maxTokenFileBytes = 4 << 10
 
 // IsLoopback reports whether host (from a host:port address) only accepts connections
 // from this machine: "localhost" or a loopback IP. An empty host, 0.0.0.0, :: and

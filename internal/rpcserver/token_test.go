@@ -46,6 +46,20 @@ func TestLoadTokenGeneratesOnceAndReuses(t *testing.T) {
 	if _, _, err := LoadToken("", path); err == nil || !strings.Contains(err.Error(), "is empty") {
 		t.Fatalf("empty file: %v", err)
 	}
+	// A token file that is a device or huge is refused without reading it
+	// whole (issue 39: a link to /dev/zero took serve out of memory).
+	os.Remove(path)
+	if err := os.Symlink("/dev/zero", path); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := LoadToken("", path); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("token file linked to /dev/zero: %v", err)
+	}
+	os.Remove(path)
+	os.WriteFile(path, []byte(strings.Repeat("k", 8<<10)), 0o600)
+	if _, _, err := LoadToken("", path); err == nil || !strings.Contains(err.Error(), "more than the 4096 read") {
+		t.Errorf("an 8 KiB token file: %v", err)
+	}
 }
 
 func TestCheckExposure(t *testing.T) {

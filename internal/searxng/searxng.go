@@ -82,7 +82,7 @@ func New(cfg config.SearXNG) (*Client, error) {
 }
 
 // Endpoint is the URL searches are sent to, without a query.
-func (c *Client) Endpoint() string { return c.endpoint.String() }
+func (c *Client) Endpoint() string { return c.endpoint.Redacted() } // never a password
 
 // BuildURL returns the GET URL for req after validating it, and the effective
 // language and max_results.

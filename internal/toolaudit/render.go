@@ -38,6 +38,16 @@ func (r *Report) WriteText(w io.Writer) error {
 		_, err := io.WriteString(w, b.String())
 		return err
 	}
+	if r.Error != "" { // refused from a section's count, nothing decoded
+		tw.Flush()
+		fmt.Fprintf(&b, "\nnot decoded: %s\n", r.Error)
+		fmt.Fprintf(&b, "\npolicy: %s\nverdict: NEVER LOADABLE as built: the module itself must change (no policy entry admits it)\n", r.Policy.File)
+		for _, reason := range r.Verdict.Reasons {
+			fmt.Fprintf(&b, "  - %s\n", reason)
+		}
+		_, err := io.WriteString(w, b.String())
+		return err
+	}
 	abiStr := r.ABI
 	if abiStr == "" {
 		abiStr = "(unknown: no valid manifest)"
@@ -95,6 +105,10 @@ func (r *Report) WriteText(w io.Writer) error {
 		for _, e := range r.Egress {
 			fmt.Fprintf(&b, "  %s (%s) reaches %s\n", e.Import, e.Capability, e.Reaches)
 		}
+	}
+	if c := r.LoadCost; c != nil {
+		fmt.Fprintf(&b, "\nload cost: %d functions × %d types = %d function-type pairs compiled at every start (limit %d)\n",
+			c.Functions, c.Types, c.FunctionTypePairs, c.MaxFunctionTypePair)
 	}
 	fmt.Fprintf(&b, "\nexports (%d)\n", len(r.Exports))
 	tw = tabwriter.NewWriter(&b, 0, 0, 2, ' ', 0)

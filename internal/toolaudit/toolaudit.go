@@ -99,7 +99,10 @@ type Report struct {
 	Exports       []Export  `json:"exports"`
 	// Egress lists the capability imports whose calls can send data beyond
 	// the local store (an embedder, SearXNG): absent when there are none.
-	Egress    []Egress          `json:"egress,omitempty"`
+	Egress []Egress `json:"egress,omitempty"`
+	// LoadCost is what compiling the module costs beyond its code, against
+	// the gate's bound (absent for bytes that are not a module).
+	LoadCost  *LoadCost         `json:"load_cost,omitempty"`
 	Signature *signature.Status `json:"signature"`
 	// Producer is what built the module, when it says or its bytes show it.
 	Producer *Producer  `json:"producer,omitempty"`
@@ -141,6 +144,15 @@ func producerOf(mod *wasmbin.Module, module []byte) *Producer {
 		return &Producer{Source: ProducerInferred, Language: []wasmbin.Producer{{Name: tc}}, Evidence: evidence}
 	}
 	return nil
+}
+
+// LoadCost is the work compiling the module does per function and type
+// (policy.MaxFunctionsTimesTypes): every start of a server pays it.
+type LoadCost struct {
+	Functions           int   `json:"functions"`
+	Types               int   `json:"types"`
+	FunctionTypePairs   int64 `json:"function_type_pairs"`
+	MaxFunctionTypePair int64 `json:"max_function_type_pairs"`
 }
 
 // Manifest is the manifest as the report shows it.
@@ -320,6 +332,15 @@ func Audit(module []byte, opts Options) (*Report, error) {
 		return r, fmt.Errorf("audit %s: %w", opts.Name, err)
 	}
 	mod, err := wasmbin.Parse(module)
+	if errors.Is(err, wasmbin.ErrTooManyEntries) {
+		// Refused from a section's count, as the loader refuses it: nothing
+		// of it is decoded, so auditing it costs no more than loading it.
+		r.Valid = true
+		r.Verdict.Status = StatusNeverLoadable
+		r.Error = err.Error()
+		r.Verdict.Reasons = append(r.Verdict.Reasons, "the loader refuses it: "+strings.TrimPrefix(err.Error(), wasmbin.ErrTooManyEntries.Error()+": "))
+		return r, nil
+	}
 	if err != nil {
 		r.Verdict.Status = StatusInvalid
 		r.Error = err.Error()
@@ -328,6 +349,8 @@ func Audit(module []byte, opts Options) (*Report, error) {
 	}
 	r.Valid = true
 	r.Producer = producerOf(mod, module)
+	r.LoadCost = &LoadCost{Functions: len(mod.FuncTypeIndices), Types: len(mod.Types),
+		FunctionTypePairs: policy.FunctionsTimesTypes(mod), MaxFunctionTypePair: policy.MaxFunctionsTimesTypes}
 	for _, imp := range mod.Imports {
 		c := policy.Classify(imp)
 		ir := Import{Module: imp.Module, Name: imp.Name, Kind: imp.Kind.String(), Class: classOf(c), Capability: c.Capability, Note: noteOf(c)}

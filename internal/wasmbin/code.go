@@ -87,7 +87,7 @@ func (m *Module) Code() (CodeStats, error) {
 
 // parseTables reads the table section.
 func parseTables(r *reader, m *Module) error {
-	n, err := r.count("table", 2)
+	n, err := r.bounded("table", "tables", 2, MaxTables)
 	if err != nil {
 		return err
 	}

@@ -209,25 +209,31 @@ func InstrumentStack(mod []byte, opt StackOptions) ([]byte, StackInfo, error) {
 	// () -> results, else one added after the existing types.
 	origTypes := len(m.Types)
 	var added []FuncType
+	var wrappers map[string]uint32
 	wrapperType := func(results []ValType) (uint32, error) {
 		for _, v := range results {
 			if v == 0x63 || v == 0x64 {
 				return 0, fmt.Errorf("%w: typed function references in a result type", ErrStackRewrite)
 			}
 		}
-		want := FuncType{Results: results}
-		for i, t := range m.Types {
-			if t.Equal(want) {
-				return uint32(i), nil
+		// A map from result lists to type indices, built once: a scan of
+		// the types per wrapper made the rewrite cost functions × types
+		// (issue 39, finding 4).
+		if wrappers == nil {
+			wrappers = map[string]uint32{}
+			for i := len(m.Types) - 1; i >= 0; i-- { // the first such type wins
+				if t := m.Types[i]; len(t.Params) == 0 {
+					wrappers[string(t.Results)] = uint32(i)
+				}
 			}
 		}
-		for i, t := range added {
-			if t.Equal(want) {
-				return uint32(origTypes + i), nil
-			}
+		if i, ok := wrappers[string(results)]; ok {
+			return i, nil
 		}
-		added = append(added, want)
-		return uint32(origTypes + len(added) - 1), nil
+		added = append(added, FuncType{Results: slices.Clone(results)})
+		i := uint32(origTypes + len(added) - 1)
+		wrappers[string(results)] = i
+		return i, nil
 	}
 
 	code, err := instrumentCode(m, opt.Budget, info.Counter, maxArity, v128, wrapperType, &info)

@@ -23,6 +23,30 @@ var Version1 = []byte{0x01, 0x00, 0x00, 0x00}
 // ErrInvalid is wrapped by every error that reports a malformed module.
 var ErrInvalid = errors.New("invalid wasm module")
 
+// ErrTooManyEntries marks a module that declares more types, imports,
+// functions or exports than any module may load with (the limits below):
+// Parse refuses it from the section's count, before decoding an entry, so
+// that no reader of a hostile file — the loader, `tools audit`, the signature
+// check — spends memory on entries that can never load (issue 39: a 10.5 MB
+// file of 3.5 M types took `tools audit` to 677 MB, 1.2 M imports to 2.9 GB).
+var ErrTooManyEntries = errors.New("too many entries")
+
+// The most entries of each kind a module may declare; package policy states
+// them as its static limits (policy.MaxTypes and the rest), with the
+// measurements behind them.
+const (
+	MaxTypes     = 10_000
+	MaxImports   = 2_000
+	MaxFunctions = 100_000
+	MaxExports   = 10_000
+	MaxTables    = 100
+	MaxMemories  = 100
+	// MaxCustomSections bounds custom sections (a toolchain writes a few:
+	// name, producers, target_features; openhuman adds the manifest and the
+	// signature).
+	MaxCustomSections = 1_000
+)
+
 // Section ids of the binary format.
 const (
 	SectionCustom    byte = 0
@@ -377,6 +401,19 @@ func (r *reader) count(what string, minSize int) (int, error) {
 	return int(n), nil
 }
 
+// bounded is count for the entries of a section whose number is limited:
+// more than limit is ErrTooManyEntries, worded as the static limit is.
+func (r *reader) bounded(what, plural string, minSize, limit int) (int, error) {
+	n, err := r.count(what, minSize)
+	if err != nil {
+		return 0, err
+	}
+	if n > limit {
+		return 0, fmt.Errorf("%w: the module declares %d %s; the limit is %d (each costs host memory outside memory_mib)", ErrTooManyEntries, n, plural, limit)
+	}
+	return n, nil
+}
+
 func (r *reader) valType(what string) (ValType, error) {
 	c, err := r.byte(what)
 	if err != nil {
@@ -435,11 +472,11 @@ func (r *reader) readLimits(what string) (Limits, error) {
 
 // parseMemories reads the memory section's declared limits.
 func parseMemories(r *reader, m *Module) error {
-	n, err := r.u32("memory count")
+	n, err := r.bounded("memory", "memories", 2, MaxMemories)
 	if err != nil {
 		return err
 	}
-	for i := uint32(0); i < n; i++ {
+	for i := 0; i < n; i++ {
 		l, err := r.readLimits("memory limits")
 		if err != nil {
 			return err
@@ -490,6 +527,9 @@ func Parse(b []byte) (*Module, error) {
 		sr := &reader{b: b, pos: start, end: end}
 		switch id {
 		case SectionCustom:
+			if len(m.CustomSections) >= MaxCustomSections {
+				return nil, fmt.Errorf("%w: the module has more than %d custom sections; the limit is %d", ErrTooManyEntries, MaxCustomSections, MaxCustomSections)
+			}
 			name, err := sr.name("custom section name")
 			if err != nil {
 				return nil, err
@@ -562,7 +602,7 @@ func order(id byte) int {
 }
 
 func parseTypes(r *reader, m *Module) error {
-	n, err := r.count("type", 3)
+	n, err := r.bounded("type", "types", 3, MaxTypes)
 	if err != nil {
 		return err
 	}
@@ -597,7 +637,7 @@ func parseTypes(r *reader, m *Module) error {
 }
 
 func parseImports(r *reader, m *Module) error {
-	n, err := r.count("import", 4)
+	n, err := r.bounded("import", "imports", 4, MaxImports)
 	if err != nil {
 		return err
 	}
@@ -667,7 +707,7 @@ func parseImports(r *reader, m *Module) error {
 }
 
 func parseFunctions(r *reader, m *Module) error {
-	n, err := r.count("function", 1)
+	n, err := r.bounded("function", "functions", 1, MaxFunctions)
 	if err != nil {
 		return err
 	}
@@ -686,7 +726,7 @@ func parseFunctions(r *reader, m *Module) error {
 }
 
 func parseExports(r *reader, m *Module) error {
-	n, err := r.count("export", 3)
+	n, err := r.bounded("export", "exports", 3, MaxExports)
 	if err != nil {
 		return err
 	}

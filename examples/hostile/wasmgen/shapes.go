@@ -82,3 +82,50 @@ func manyTypes(n int) []byte {
 	section(wasmbin.SectionCode, code)
 	return out
 }
+
+// FuncsAndTypes is a minimal openhuman/1 module (oh_alloc returns 1024,
+// oh_call returns 0) with funcs further empty () -> () functions and types
+// types in all, the unused ones () -> () too (issue 39, finding 4: compile
+// time grows with functions × types, in wazero and in the stack rewrite; 99k
+// functions and 10k types, each within its own limit, took 15–32 s).
+func FuncsAndTypes(funcs, types int) []byte {
+	out := append(append([]byte{}, wasmbin.Magic...), wasmbin.Version1...)
+	section := func(id byte, c []byte) {
+		out = append(out, id)
+		out = appendULEB(out, uint64(len(c)))
+		out = append(out, c...)
+	}
+	types = max(types, 3)
+	c := appendULEB(nil, uint64(types))
+	c = append(c, 0x60, 1, 0x7f, 1, 0x7f)       // 0: (i32) -> i32
+	c = append(c, 0x60, 2, 0x7f, 0x7f, 1, 0x7e) // 1: (i32, i32) -> i64
+	for i := 2; i < types; i++ {
+		c = append(c, 0x60, 0, 0) // 2…: () -> ()
+	}
+	section(wasmbin.SectionType, c)
+	fs := appendULEB(nil, uint64(funcs+2))
+	fs = append(fs, 0, 1)
+	for i := 0; i < funcs; i++ {
+		fs = append(fs, 2)
+	}
+	section(wasmbin.SectionFunction, fs)
+	section(wasmbin.SectionMemory, []byte{1, 0, 1})
+	ex := []byte{3}
+	for i, name := range []string{"memory", "oh_alloc", "oh_call"} {
+		ex = appendULEB(ex, uint64(len(name)))
+		ex = append(ex, name...)
+		if i == 0 {
+			ex = append(ex, byte(wasmbin.KindMemory), 0)
+		} else {
+			ex = append(ex, byte(wasmbin.KindFunc), byte(i-1))
+		}
+	}
+	section(wasmbin.SectionExport, ex)
+	code := appendULEB(nil, uint64(funcs+2))
+	code = append(code, 5, 0, 0x41, 0x80, 0x08, 0x0b, 4, 0, 0x42, 0, 0x0b)
+	for i := 0; i < funcs; i++ {
+		code = append(code, 2, 0, 0x0b)
+	}
+	section(wasmbin.SectionCode, code)
+	return out
+}

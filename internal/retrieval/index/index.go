@@ -189,6 +189,7 @@ type Vectors interface {
 	// VectorModel names the embedder, ok false when none is configured.
 	VectorModel() (model string, ok bool)
 	// VectorList embeds query and returns up to depth chunks by cosine
-	// similarity, nearest first (nil: no vectors stored for the model yet).
+	// similarity, nearest first (nil: no vectors stored for the model yet;
+	// ErrEmbedRefused when ctx's EmbedGate refuses query).
 	VectorList(ctx context.Context, query string, depth int) ([]abi.ChunkHit, error)
 }
