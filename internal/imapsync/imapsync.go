@@ -26,6 +26,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -209,6 +210,9 @@ func Connect(ctx context.Context, t Target, opt Options) (*client.Client, error)
 		conn.Close()
 		return nil, fmt.Errorf("imap %s: greeting: %w", t, err)
 	}
+	// go-imap logs a broken connection on its own; the error reaches the caller
+	// anyway, so its line goes to the debug log, not to stderr.
+	c.ErrorLog = slogLogger{opt.Log}
 	timeout := opt.Timeout
 	if timeout <= 0 {
 		timeout = 60 * time.Second
@@ -323,26 +327,45 @@ func Sync(ctx context.Context, t Target, dir string, opt Options) (Result, error
 const fetchBatch = 200
 
 // fetchAfter fetches the messages with a UID above last into the mirror, in UID
-// order, each written whole before the next.
+// order and batches of fetchBatch, each written whole before the next.
 func fetchAfter(ctx context.Context, c *client.Client, t Target, dir string, validity, last uint32) (int, error) {
+	// UID SEARCH UID last+1:* lists the new messages; "*" is the highest UID even
+	// when it is not above last, so that one is filtered out.
+	found, err := c.UidSearch(&imap.SearchCriteria{Uid: uidsAbove(last)})
+	if err != nil {
+		return 0, fmt.Errorf("imap %s: UID SEARCH: %w", t, err)
+	}
+	var uids []uint32
+	for _, u := range found {
+		if u > last {
+			uids = append(uids, u)
+		}
+	}
+	slices.Sort(uids)
 	n := 0
 	section := &imap.BodySectionName{Peek: true} // BODY.PEEK[]: \Seen stays as it was
 	items := []imap.FetchItem{imap.FetchUid, imap.FetchInternalDate, section.FetchItem()}
-	for {
+	for len(uids) > 0 {
 		if err := ctx.Err(); err != nil {
 			return n, err
 		}
+		batch := uids[:min(fetchBatch, len(uids))]
+		uids = uids[len(batch):]
 		set := new(imap.SeqSet)
-		set.AddRange(last+1, last+fetchBatch)
+		set.AddNum(batch...)
+		want := map[uint32]bool{}
+		for _, u := range batch {
+			want[u] = true
+		}
 		ch := make(chan *imap.Message, 16)
 		done := make(chan error, 1)
 		go func() { done <- c.UidFetch(set, items, ch) }()
 		var werr error
-		got := 0
 		for m := range ch {
-			if werr != nil || m.Uid <= last {
+			if werr != nil || !want[m.Uid] {
 				continue
 			}
+			delete(want, m.Uid)
 			body := m.GetBody(section)
 			if body == nil {
 				werr = fmt.Errorf("imap %s: UID %d: the server sent no body", t, m.Uid)
@@ -353,30 +376,15 @@ func fetchAfter(ctx context.Context, c *client.Client, t Target, dir string, val
 				continue
 			}
 			n++
-			got++
-			last = max(last, m.Uid)
 		}
 		if err := <-done; err != nil {
-			return n, fmt.Errorf("imap %s: UID FETCH after UID %d: %w (the next sync resumes there)", t, last, err)
+			return n, fmt.Errorf("imap %s: UID FETCH: %w (%d messages kept; the next sync resumes after them)", t, err, n)
 		}
 		if werr != nil {
 			return n, werr
 		}
-		if got == 0 {
-			// Nothing in this window: are there UIDs beyond it (a gap)?
-			more, err := c.UidSearch(&imap.SearchCriteria{Uid: uidsAbove(last + fetchBatch)})
-			if err != nil {
-				return n, fmt.Errorf("imap %s: UID SEARCH: %w", t, err)
-			}
-			if len(more) == 0 {
-				return n, nil
-			}
-			last = more[0] - 1
-			for _, u := range more {
-				last = min(last, u-1)
-			}
-		}
 	}
+	return n, nil
 }
 
 func uidsAbove(u uint32) *imap.SeqSet {
@@ -413,4 +421,19 @@ func writeMessage(dir string, validity, uid uint32, date time.Time, body io.Read
 	}
 	_ = os.Chtimes(tmp, date, date)
 	return os.Rename(tmp, filepath.Join(dir, "cur", name))
+}
+
+// slogLogger is go-imap's error logger on slog (debug level).
+type slogLogger struct{ log *slog.Logger }
+
+func (l slogLogger) Printf(format string, v ...interface{}) {
+	if l.log != nil {
+		l.log.Debug("imap: " + fmt.Sprintf(format, v...))
+	}
+}
+
+func (l slogLogger) Println(v ...interface{}) {
+	if l.log != nil {
+		l.log.Debug("imap: " + strings.TrimSuffix(fmt.Sprintln(v...), "\n"))
+	}
 }
