@@ -1,0 +1,214 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// watchProc is a running `openhuman-core watch`.
+type watchProc struct {
+	cmd    *exec.Cmd
+	mu     sync.Mutex
+	stderr strings.Builder
+	ready  chan struct{}
+	exited chan struct{}
+}
+
+// startWatch starts `watch args...` and waits for its first pass or catch-up.
+func startWatch(t *testing.T, e *cliEnv, args ...string) *watchProc {
+	t.Helper()
+	cmd := exec.Command(e.bin, append([]string{"watch"}, args...)...)
+	cmd.Env = e.environ()
+	pr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &watchProc{cmd: cmd, ready: make(chan struct{}), exited: make(chan struct{})}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		sc := bufio.NewScanner(pr)
+		once := sync.Once{}
+		for sc.Scan() {
+			w.mu.Lock()
+			w.stderr.WriteString(sc.Text() + "\n")
+			w.mu.Unlock()
+			if strings.Contains(sc.Text(), "watch: watching") {
+				once.Do(func() { close(w.ready) })
+			}
+		}
+		io.Copy(io.Discard, pr)
+		cmd.Wait()
+		close(w.exited)
+	}()
+	t.Cleanup(func() {
+		cmd.Process.Kill()
+		<-w.exited
+	})
+	select {
+	case <-w.ready:
+	case <-w.exited:
+		t.Fatalf("watch exited at start:\n%s", w.log())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("watch did not start in 30 s:\n%s", w.log())
+	}
+	return w
+}
+
+func (w *watchProc) log() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.stderr.String()
+}
+
+// cliHits counts the hits of `search --json word` whose text holds word.
+func cliHits(t *testing.T, e *cliEnv, word string) int {
+	t.Helper()
+	out, errOut, code := e.run("", "search", "--json", "-k", "50", word)
+	if code != 0 {
+		if strings.Contains(errOut, "no memory tree") {
+			return 0
+		}
+		t.Fatalf("search %s: exit %d\n%s", word, code, errOut)
+	}
+	var res abi.SearchResult
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("search --json: %v\n%s", err, out)
+	}
+	n := 0
+	for _, h := range res.Chunks {
+		text := h.Snippet
+		for _, m := range h.Messages {
+			text += "\n" + m.Text
+		}
+		if strings.Contains(text, word) {
+			n++
+		}
+	}
+	return n
+}
+
+// waitCLIHits waits up to 10 s (the acceptance bound) for word to have want hits
+// and returns how long it took.
+func waitCLIHits(t *testing.T, e *cliEnv, w *watchProc, word string, want int, what string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		n := cliHits(t, e, word)
+		if n == want {
+			return time.Since(start)
+		}
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("%s: %q has %d hits after 10 s, want %d\nwatch's stderr:\n%s", what, word, n, want, w.log())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+func writeFile(t *testing.T, p, s string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func watchMail(id, subject, body string, day int) string {
+	return fmt.Sprintf("From: Ann Lee <ann@example.org>\nTo: bob@example.org\nSubject: %s\nDate: Mon, %02d Nov 2026 09:00:00 +0000\nMessage-ID: <%s>\n\n%s\n", subject, day, id, body)
+}
+
+// TestWatchCommandKeepsMemoryCurrent is the first acceptance point end to end:
+// `watch` over a notes folder, a Maildir and an mbox; a new note, an edit, a
+// deletion, a Maildir delivery and an mbox append are each found by `search`
+// within 10 s; after kill -9 and a restart a note written meanwhile is caught up
+// and nothing is stored twice; SIGINT ends it cleanly.
+func TestWatchCommandKeepsMemoryCurrent(t *testing.T) {
+	e := newCLIEnv(t)
+	dir := t.TempDir()
+	notes, maildir, mbox := filepath.Join(dir, "notes"), filepath.Join(dir, "Maildir"), filepath.Join(dir, "inbox.mbox")
+	writeFile(t, filepath.Join(notes, "plan.md"), "# Plan\n\nThe bramblegate repairs start in May.\n")
+	for _, sub := range []string{"cur", "new", "tmp"} {
+		os.MkdirAll(filepath.Join(maildir, sub), 0o755)
+	}
+	writeFile(t, filepath.Join(maildir, "cur", "1790000000.1.host:2,S"), watchMail("a1@example.org", "Hello", "The thornbush delivery is late.", 2))
+	writeFile(t, mbox, "From ann@example.org Mon Nov  2 09:00:00 2026\n"+watchMail("b1@example.org", "Accounts", "The ledgerbook is balanced.", 3)+"\n")
+
+	w := startWatch(t, e, notes, maildir, mbox)
+	for _, word := range []string{"bramblegate", "thornbush", "ledgerbook"} {
+		if n := cliHits(t, e, word); n != 1 {
+			t.Fatalf("first pass: %q has %d hits, want 1\n%s", word, n, w.log())
+		}
+	}
+	var took []string
+	note := func(what string, d time.Duration) { took = append(took, fmt.Sprintf("%s %.2f s", what, d.Seconds())) }
+
+	writeFile(t, filepath.Join(notes, "idea.md"), "# Idea\n\nA cobblestone path by the pond.\n")
+	note("new note", waitCLIHits(t, e, w, "cobblestone", 1, "new note"))
+
+	writeFile(t, filepath.Join(notes, "plan.md"), "# Plan\n\nThe willowgate repairs start in May.\n")
+	note("edit", waitCLIHits(t, e, w, "willowgate", 1, "edited note"))
+	waitCLIHits(t, e, w, "bramblegate", 0, "edited note's old words")
+
+	os.Remove(filepath.Join(notes, "idea.md"))
+	note("deletion", waitCLIHits(t, e, w, "cobblestone", 0, "deleted note"))
+
+	writeFile(t, filepath.Join(maildir, "tmp", "1790000200.2.host"), watchMail("a2@example.org", "Gate", "The hingepin arrived.", 4))
+	os.Rename(filepath.Join(maildir, "tmp", "1790000200.2.host"), filepath.Join(maildir, "new", "1790000200.2.host"))
+	note("Maildir delivery", waitCLIHits(t, e, w, "hingepin", 1, "Maildir delivery"))
+
+	f, err := os.OpenFile(mbox, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprint(f, "From ann@example.org Mon Nov  2 09:00:00 2026\n"+watchMail("b2@example.org", "Stock", "The barleycorn count is done.", 5)+"\n")
+	f.Close()
+	note("mbox append", waitCLIHits(t, e, w, "barleycorn", 1, "mbox append"))
+	t.Logf("write to search hit: %s", strings.Join(took, ", "))
+
+	// kill -9, a note written meanwhile, a restart.
+	w.cmd.Process.Signal(syscall.SIGKILL)
+	<-w.exited
+	writeFile(t, filepath.Join(notes, "meanwhile.md"), "# Meanwhile\n\nThe flintstone wall is finished.\n")
+	w = startWatch(t, e, notes, maildir, mbox)
+	waitCLIHits(t, e, w, "flintstone", 1, "note written while watch was killed")
+	for _, word := range []string{"willowgate", "thornbush", "hingepin", "ledgerbook", "barleycorn"} {
+		if n := cliHits(t, e, word); n != 1 {
+			t.Errorf("after kill -9 and restart %q has %d hits, want 1 (nothing stored twice)", word, n)
+		}
+	}
+	st := e.status()
+	if st.Store.Sources["document"] != 2 || st.Store.Sources["email"] != 4 {
+		t.Errorf("sources after the restart: %v, want 2 documents and 4 mail threads", st.Store.Sources)
+	}
+
+	// SIGINT ends it cleanly.
+	start := time.Now()
+	w.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-w.exited:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("watch still running 10 s after SIGINT\n%s", w.log())
+	}
+	t.Logf("watch stopped %.2f s after SIGINT", time.Since(start).Seconds())
+	if code := w.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("watch exited %d after SIGINT\n%s", code, w.log())
+	}
+	if !strings.Contains(w.log(), `msg="watch: stopped"`) {
+		t.Errorf("no closing line after SIGINT:\n%s", w.log())
+	}
+}
