@@ -132,3 +132,26 @@ func configFileName(cfg *config.Config) string {
 	}
 	return filepath.Join(cfg.Home, "config.toml")
 }
+
+// startServeWatch runs the watch loop over the [[sources]] of config.toml beside
+// `serve --watch`; stop ends it and waits for its batch to be stored. The
+// servers stay read-only to clients: only this loop, driven by the owner's
+// configuration, writes.
+func startServeWatch(ctx context.Context, stderr io.Writer) (stop func(), err error) {
+	cfg, err := loadConfig(setupLogging(stderr))
+	if err != nil {
+		return nil, &exitError{code: 2, err: err}
+	}
+	if len(cfg.Sources) == 0 {
+		return nil, &exitError{code: 2, err: fmt.Errorf("serve --watch: add [[sources]] (path = \"…\" or url = \"imaps://…\") to %s", configFileName(cfg))}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := runWatch(ctx, cfg, nil, "", stderr, nil); err != nil && ctx.Err() == nil {
+			fmt.Fprintln(stderr, "serve --watch: the watch loop stopped:", err)
+		}
+	}()
+	return func() { cancel(); <-done }, nil
+}

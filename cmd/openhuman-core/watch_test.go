@@ -212,3 +212,50 @@ func TestWatchCommandKeepsMemoryCurrent(t *testing.T) {
 		t.Errorf("no closing line after SIGINT:\n%s", w.log())
 	}
 }
+
+// TestServeWatch: `serve --watch` keeps the [[sources]] of config.toml current
+// while it serves.
+func TestServeWatch(t *testing.T) {
+	e := newCLIEnv(t)
+	notes := filepath.Join(t.TempDir(), "notes")
+	writeFile(t, filepath.Join(notes, "first.md"), "# First\n\nThe millstone turns slowly.\n")
+	writeFile(t, filepath.Join(e.ohome, "config.toml"), fmt.Sprintf("[[sources]]\npath = %q\n\n[watch]\ndebounce_ms = 100\n", notes))
+	cmd := exec.Command(e.bin, "serve", "--watch", "--addr", "127.0.0.1:0")
+	cmd.Env = e.environ()
+	stderr := &lineSignal{want: "watch: first pass", ready: make(chan struct{})}
+	cmd.Stderr = stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan struct{})
+	go func() { cmd.Wait(); close(exited) }()
+	t.Cleanup(func() { cmd.Process.Kill(); <-exited })
+	select {
+	case <-stderr.ready:
+	case <-exited:
+		t.Fatalf("serve --watch exited:\n%s", stderr.String())
+	case <-time.After(60 * time.Second):
+		t.Fatalf("serve --watch: no first pass in 60 s:\n%s", stderr.String())
+	}
+	w := &watchProc{}
+	if n := cliHits(t, e, "millstone"); n != 1 {
+		t.Fatalf("first pass under serve --watch: %d hits\n%s", n, stderr.String())
+	}
+	writeFile(t, filepath.Join(notes, "second.md"), "# Second\n\nThe waterwheel needs grease.\n")
+	start := time.Now()
+	for cliHits(t, e, "waterwheel") != 1 {
+		if time.Since(start) > 10*time.Second {
+			t.Fatalf("note written under serve --watch not found in 10 s\n%s%s", stderr.String(), w.log())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-exited:
+	case <-time.After(15 * time.Second):
+		t.Fatalf("serve --watch still running 15 s after SIGINT\n%s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "listening on") {
+		t.Errorf("serve did not serve beside the watch loop:\n%s", stderr.String())
+	}
+}
