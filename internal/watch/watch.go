@@ -27,6 +27,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"strings"
 	"time"
@@ -157,6 +158,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 		return nil
 	}
 	w.sync(ctx, w.opt.Roots)
+	// The first pass may have grown the heap (ingest's pipeline); an idle watcher
+	// need not keep it.
+	debug.FreeOSMemory()
 	if w.opt.Ready != nil {
 		close(w.opt.Ready)
 	}
