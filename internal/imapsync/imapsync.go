@@ -292,6 +292,23 @@ func Sync(ctx context.Context, t Target, dir string, opt Options) (Result, error
 			return res, err
 		}
 	}
+	have, err = readMirror(dir)
+	if err != nil {
+		return res, fmt.Errorf("imap %s: mirror %s: %w", t, dir, err)
+	}
+	current := 0
+	for _, f := range have {
+		if f.validity == mbox.UidValidity {
+			current++
+		}
+	}
+	if current == int(mbox.Messages) && current == len(have) {
+		// The mirror holds as many messages of this UIDVALIDITY as the mailbox, and
+		// no others: nothing was deleted on the server (UIDs are never reused), so
+		// the UID list need not be read.
+		res.Seconds = time.Since(start).Seconds()
+		return res, nil
+	}
 	// What the server holds now, to drop from the mirror what it no longer has
 	// (and, after a UIDVALIDITY change, the whole old generation).
 	onServer := map[uint32]bool{}
@@ -303,10 +320,6 @@ func Sync(ctx context.Context, t Target, dir string, opt Options) (Result, error
 		for _, u := range uids {
 			onServer[u] = true
 		}
-	}
-	have, err = readMirror(dir)
-	if err != nil {
-		return res, fmt.Errorf("imap %s: mirror %s: %w", t, dir, err)
 	}
 	for _, f := range have {
 		if f.validity == mbox.UidValidity && onServer[f.uid] {
