@@ -259,3 +259,108 @@ func TestServeWatch(t *testing.T) {
 		t.Errorf("serve did not serve beside the watch loop:\n%s", stderr.String())
 	}
 }
+
+// stemSafe is a word unique to n that no stemmer folds into another's.
+func stemSafe(prefix string, n int) string {
+	return fmt.Sprintf("%s%c%c%cq", prefix, 'a'+n%26, 'a'+n/26%26, 'a'+n/676%26)
+}
+
+// TestWatchSurvivesKill9AtAnyMoment: watch is killed with SIGKILL at varied
+// moments (during its catch-up, mid-batch, idle) while notes are written, edited
+// and deleted, mail delivered to a Maildir and appended to an mbox; after a last
+// start everything is caught up, each text stored once, the deleted gone.
+func TestWatchSurvivesKill9AtAnyMoment(t *testing.T) {
+	e := newCLIEnv(t)
+	dir := t.TempDir()
+	notes, maildir, mbox := filepath.Join(dir, "notes"), filepath.Join(dir, "Maildir"), filepath.Join(dir, "box.mbox")
+	for _, sub := range []string{"cur", "new", "tmp"} {
+		os.MkdirAll(filepath.Join(maildir, sub), 0o755)
+	}
+	writeFile(t, mbox, "")
+	live := map[string]bool{} // word -> should be found
+	n := 0
+	note := func() {
+		w := stemSafe("nkw", n)
+		writeFile(t, filepath.Join(notes, fmt.Sprintf("n%03d.md", n)), "# Note\n\nAbout the "+w+" today.\n")
+		live[w] = true
+		n++
+	}
+	for range 10 {
+		note()
+	}
+	mails := 0
+	delays := []time.Duration{0, 150 * time.Millisecond, 350 * time.Millisecond, 600 * time.Millisecond, 50 * time.Millisecond, 1200 * time.Millisecond}
+	for round, d := range delays {
+		w := startWatch(t, e, notes, maildir, mbox)
+		for range 4 {
+			note()
+		}
+		// Edit one note, delete another.
+		edit := stemSafe("nkw", round*3)
+		if live[edit] {
+			live[edit] = false
+			nw := stemSafe("edw", round)
+			writeFile(t, filepath.Join(notes, fmt.Sprintf("n%03d.md", round*3)), "# Note\n\nNow about the "+nw+".\n")
+			live[nw] = true
+		}
+		del := round*3 + 1
+		if p := filepath.Join(notes, fmt.Sprintf("n%03d.md", del)); fileExists(p) {
+			os.Remove(p)
+			for word := range live {
+				if word == stemSafe("nkw", del) {
+					live[word] = false
+				}
+			}
+		}
+		mw := stemSafe("mdw", mails)
+		name := fmt.Sprintf("17900%05d.%d.host", mails, mails)
+		writeFile(t, filepath.Join(maildir, "tmp", name), watchMail(fmt.Sprintf("md%d@example.org", mails), "Delivery", "Carrying the "+mw+".", 2))
+		os.Rename(filepath.Join(maildir, "tmp", name), filepath.Join(maildir, "new", name))
+		live[mw] = true
+		bw := stemSafe("mbw", mails)
+		f, err := os.OpenFile(mbox, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprint(f, "From ann@example.org Mon Nov  2 09:00:00 2026\n"+watchMail(fmt.Sprintf("mb%d@example.org", mails), "Append", "Adding the "+bw+".", 3)+"\n")
+		f.Close()
+		live[bw] = true
+		mails++
+		time.Sleep(d)
+		w.cmd.Process.Signal(syscall.SIGKILL)
+		<-w.exited
+	}
+	w := startWatch(t, e, notes, maildir, mbox)
+	deadline := time.Now().Add(30 * time.Second)
+	for word, want := range live {
+		wantHits := 0
+		if want {
+			wantHits = 1
+		}
+		for {
+			got := cliHits(t, e, word)
+			if got == wantHits {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("%q: %d hits after the kills and a restart, want %d\n%s", word, got, wantHits, w.log())
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	docs := 0
+	for word, ok := range live {
+		if ok && (strings.HasPrefix(word, "nkw") || strings.HasPrefix(word, "edw")) {
+			docs++
+		}
+	}
+	st := e.status()
+	if st.Store.Sources["document"] != docs || st.Store.Sources["email"] != 2*mails {
+		t.Errorf("after %d kills: sources %v, want %d documents and %d mail threads", len(delays), st.Store.Sources, docs, 2*mails)
+	}
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
