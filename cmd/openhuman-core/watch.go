@@ -145,6 +145,14 @@ func startServeWatch(ctx context.Context, stderr io.Writer) (stop func(), err er
 	if len(cfg.Sources) == 0 {
 		return nil, &exitError{code: 2, err: fmt.Errorf("serve --watch: add [[sources]] (path = \"…\" or url = \"imaps://…\") to %s", configFileName(cfg))}
 	}
+	// Make the store (its schema) before serve opens it read-only beside the loop.
+	store, err := memtree.Open(cfg.StorePath())
+	if err != nil {
+		return nil, fmt.Errorf("serve --watch: %w", err)
+	}
+	if err := store.Close(); err != nil {
+		return nil, fmt.Errorf("serve --watch: %w", err)
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {

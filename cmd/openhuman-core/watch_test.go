@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"net/http"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -220,8 +222,9 @@ func TestServeWatch(t *testing.T) {
 	notes := filepath.Join(t.TempDir(), "notes")
 	writeFile(t, filepath.Join(notes, "first.md"), "# First\n\nThe millstone turns slowly.\n")
 	writeFile(t, filepath.Join(e.ohome, "config.toml"), fmt.Sprintf("[[sources]]\npath = %q\n\n[watch]\ndebounce_ms = 100\n", notes))
+	const token = "watch-test-token-0123456789abcdef"
 	cmd := exec.Command(e.bin, "serve", "--watch", "--addr", "127.0.0.1:0")
-	cmd.Env = e.environ()
+	cmd.Env = append(e.environ(), "OPENHUMAN_CORE_TOKEN="+token)
 	stderr := &lineSignal{want: "watch: first pass", ready: make(chan struct{})}
 	cmd.Stderr = stderr
 	if err := cmd.Start(); err != nil {
@@ -238,12 +241,34 @@ func TestServeWatch(t *testing.T) {
 		t.Fatalf("serve --watch: no first pass in 60 s:\n%s", stderr.String())
 	}
 	w := &watchProc{}
+	m := regexp.MustCompile(`listening on http://(\S+)`).FindStringSubmatch(stderr.String())
+	for m == nil {
+		time.Sleep(50 * time.Millisecond)
+		m = regexp.MustCompile(`listening on http://(\S+)`).FindStringSubmatch(stderr.String())
+	}
+	// rpcHits asks the running server (not a fresh process) for word.
+	rpcHits := func(word string) int {
+		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":1,"method":"openhuman.memory_tree_search","params":{"query":%q,"k":10}}`, word)
+		req, _ := http.NewRequest("POST", "http://"+m[1]+"/rpc", strings.NewReader(body))
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("Content-Type", "application/json")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		raw, _ := io.ReadAll(resp.Body)
+		return strings.Count(string(raw), word)
+	}
 	if n := cliHits(t, e, "millstone"); n != 1 {
 		t.Fatalf("first pass under serve --watch: %d hits\n%s", n, stderr.String())
 	}
+	if rpcHits("millstone") == 0 || rpcHits("waterwheel") != 0 {
+		t.Fatalf("serve's memory_tree_search before the second note: millstone %d, waterwheel %d", rpcHits("millstone"), rpcHits("waterwheel"))
+	}
 	writeFile(t, filepath.Join(notes, "second.md"), "# Second\n\nThe waterwheel needs grease.\n")
 	start := time.Now()
-	for cliHits(t, e, "waterwheel") != 1 {
+	for cliHits(t, e, "waterwheel") != 1 || rpcHits("waterwheel") == 0 {
 		if time.Since(start) > 10*time.Second {
 			t.Fatalf("note written under serve --watch not found in 10 s\n%s%s", stderr.String(), w.log())
 		}
