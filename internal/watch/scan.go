@@ -137,3 +137,85 @@ func within(root, p string) bool {
 	rel, err := filepath.Rel(root, p)
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
+
+// included reports whether the folder p (under root) is one ingest reads: no
+// part of it from root down is skipped by scanRoot's rules.
+func included(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return false
+	}
+	if rel == "." {
+		return true
+	}
+	parent := root
+	for _, name := range strings.Split(rel, string(filepath.Separator)) {
+		maildir := isDir(filepath.Join(parent, "cur")) || isDir(filepath.Join(parent, "new"))
+		switch {
+		case name == "__MACOSX":
+			return false
+		case strings.HasPrefix(name, ".") && !maildir:
+			return false
+		case name == "tmp" && maildir:
+			return false
+		}
+		parent = filepath.Join(parent, name)
+		if st, err := os.Lstat(parent); err == nil && st.Mode()&os.ModeSymlink != 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// scanScopes walks the folders of root that scopes names: with their subtree
+// (true) or alone (false). Folders that are gone or skipped yield nothing.
+func scanScopes(root string, scopes map[string]bool) snapshot {
+	s := snapshot{files: map[string]fileState{}}
+	for dir, whole := range scopes {
+		if !isDir(dir) || !included(root, dir) {
+			continue
+		}
+		if whole {
+			rel, _ := filepath.Rel(root, dir)
+			s.walk(root, dir, strings.Count(rel, string(filepath.Separator)))
+			continue
+		}
+		entries, err := os.ReadDir(dir)
+		if err != nil {
+			continue
+		}
+		s.dirs = append(s.dirs, dir)
+		for _, e := range entries {
+			name := e.Name()
+			if strings.HasPrefix(name, ".") || !e.Type().IsRegular() {
+				continue
+			}
+			info, err := e.Info()
+			if err != nil {
+				continue
+			}
+			if rel, err := filepath.Rel(root, filepath.Join(dir, name)); err == nil {
+				s.files[rel] = stateOf(info)
+			}
+		}
+	}
+	return s
+}
+
+// inScopes reports whether the file rel of root lies in scopes: in a folder named
+// alone, or under one named with its subtree.
+func inScopes(root, rel string, scopes map[string]bool) bool {
+	p := filepath.Join(root, rel)
+	if _, ok := scopes[filepath.Dir(p)]; ok {
+		return true
+	}
+	for d := filepath.Dir(p); within(root, d); d = filepath.Dir(d) {
+		if scopes[d] {
+			return true
+		}
+		if d == root || d == filepath.Dir(d) {
+			break
+		}
+	}
+	return false
+}

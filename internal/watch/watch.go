@@ -191,7 +191,9 @@ func (w *Watcher) Run(ctx context.Context) error {
 	debounce := time.NewTimer(time.Hour)
 	debounce.Stop()
 	var first time.Time // first event of the pending batch
-	dirty := map[string]bool{}
+	// dirty holds, per root, the folders events named (true: the whole subtree); a
+	// root mapped to nil is compared whole.
+	dirty := map[string]map[string]bool{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -203,9 +205,7 @@ func (w *Watcher) Run(ctx context.Context) error {
 			if ev.Op == fsnotify.Chmod {
 				continue
 			}
-			if r := w.rootOf(ev.Name); r != "" {
-				dirty[r] = true
-			}
+			w.mark(dirty, ev)
 			now := time.Now()
 			if first.IsZero() {
 				first = now
@@ -216,14 +216,14 @@ func (w *Watcher) Run(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
-			// An overflowed event queue loses events: read everything again.
+			// An overflowed event queue loses events: compare everything.
 			w.log.Warn("watch: file events", "err", err)
 			for _, r := range w.opt.Roots {
-				dirty[r.Path] = true
+				dirty[r.Path] = nil
 			}
 			debounce.Reset(w.opt.Debounce)
 		case <-debounce.C:
-			w.sync(ctx, w.pick(dirty))
+			w.syncScoped(ctx, dirty)
 			clear(dirty)
 			first = time.Time{}
 		case <-kick:
@@ -231,6 +231,37 @@ func (w *Watcher) Run(ctx context.Context) error {
 		case <-rescan:
 			w.sync(ctx, w.opt.Roots)
 		}
+	}
+}
+
+// mark records the folder an event concerns: the folder holding a file, or a
+// folder itself (whole) when it was made, moved in, removed or moved away.
+func (w *Watcher) mark(dirty map[string]map[string]bool, ev fsnotify.Event) {
+	r := w.rootOf(ev.Name)
+	if r == "" {
+		return
+	}
+	if sc, ok := dirty[r]; ok && sc == nil {
+		return // already compared whole
+	}
+	if !isDir(r) {
+		dirty[r] = nil // a file root: cheap to compare whole
+		return
+	}
+	sc := dirty[r]
+	if sc == nil {
+		sc = map[string]bool{}
+		dirty[r] = sc
+	}
+	if isDir(ev.Name) {
+		sc[ev.Name] = true
+		return
+	}
+	if d := filepath.Dir(ev.Name); !sc[d] && within(r, d) {
+		sc[d] = false
+	}
+	if ev.Op&(fsnotify.Remove|fsnotify.Rename) != 0 {
+		sc[ev.Name] = true // it may have been a folder: what the state holds under it goes
 	}
 }
 
@@ -270,17 +301,6 @@ func (w *Watcher) rootOf(p string) string {
 		}
 	}
 	return ""
-}
-
-// pick lists the roots named in dirty.
-func (w *Watcher) pick(dirty map[string]bool) []Root {
-	var out []Root
-	for _, r := range w.opt.Roots {
-		if dirty[r.Path] {
-			out = append(out, r)
-		}
-	}
-	return out
 }
 
 // firstPass ingests, in one run (so mail threads across them join), the roots the
@@ -379,21 +399,50 @@ type change struct {
 	old     fileState
 }
 
-// sync compares roots with the state, reads what changed as one batch, and
-// records it; it also makes sure every folder of the roots is watched.
+// sync compares the roots, whole, with the state and reads what changed.
 func (w *Watcher) sync(ctx context.Context, roots []Root) {
-	if len(roots) == 0 || ctx.Err() != nil {
+	dirty := map[string]map[string]bool{}
+	for _, r := range roots {
+		dirty[r.Path] = nil
+	}
+	w.syncScoped(ctx, dirty)
+}
+
+// syncScoped compares the parts of the roots dirty names (a root mapped to nil
+// whole; else the folders named, each alone or with its subtree) with the state,
+// reads what changed as one batch, and records it; it also makes sure every folder
+// seen is watched.
+func (w *Watcher) syncScoped(ctx context.Context, dirty map[string]map[string]bool) {
+	if len(dirty) == 0 || ctx.Err() != nil {
 		return
 	}
 	start := time.Now()
 	var changes []change
-	snaps := map[string]snapshot{}
-	for _, r := range roots {
-		s := scanRoot(r.Path)
-		snaps[r.Path] = s
-		w.watchDirs(s.dirs)
+	next := map[string]map[string]fileState{} // each root's files after this batch
+	for _, r := range w.opt.Roots {
+		scopes, ok := dirty[r.Path]
+		if !ok {
+			continue
+		}
 		old := w.st.Roots[r.Path]
+		var s snapshot
+		var in func(rel string) bool
+		if scopes == nil {
+			s = scanRoot(r.Path)
+			in = func(string) bool { return true }
+		} else {
+			s = scanScopes(r.Path, scopes)
+			in = func(rel string) bool { return inScopes(r.Path, rel, scopes) }
+		}
+		w.watchDirs(s.dirs)
+		files := make(map[string]fileState, len(old)+len(s.files))
+		for rel, fs := range old {
+			if !in(rel) {
+				files[rel] = fs
+			}
+		}
 		for rel, fs := range s.files {
+			files[rel] = fs
 			o, ok := old[rel]
 			if ok && o == fs {
 				continue
@@ -401,22 +450,23 @@ func (w *Watcher) sync(ctx context.Context, roots []Root) {
 			changes = append(changes, change{root: r, rel: rel, path: abs(r.Path, rel), added: !ok, fs: fs, old: o})
 		}
 		for rel, o := range old {
-			if _, ok := s.files[rel]; !ok {
+			if _, ok := s.files[rel]; !ok && in(rel) {
 				changes = append(changes, change{root: r, rel: rel, path: abs(r.Path, rel), deleted: true, old: o})
 			}
 		}
+		next[r.Path] = files
 	}
 	if len(changes) == 0 {
 		return
 	}
 	sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
-	b := w.apply(ctx, changes)
+	b := w.apply(ctx, changes, next)
 	if ctx.Err() != nil && b.Failures > 0 {
 		// Cut short: leave the state as it was; the next start reads it all again.
 		return
 	}
-	for _, r := range roots {
-		w.st.Roots[r.Path] = snaps[r.Path].files
+	for root, files := range next {
+		w.st.Roots[root] = files
 	}
 	if err := w.st.save(w.opt.StatePath); err != nil {
 		w.log.Error("watch: could not save the state; the next start reads this batch again", "err", err)
@@ -453,7 +503,7 @@ func (w *Watcher) watchDirs(dirs []string) {
 // whole roots, then the deleted files (after the reads, so that a renamed
 // document is never missing, and a mail thread that lost a message is written
 // again, not forgotten).
-func (w *Watcher) apply(ctx context.Context, changes []change) Batch {
+func (w *Watcher) apply(ctx context.Context, changes []change, next map[string]map[string]fileState) Batch {
 	var b Batch
 	docs := map[string][]string{} // root -> changed documents
 	docRoots := map[string]Root{}
@@ -499,7 +549,7 @@ func (w *Watcher) apply(ctx context.Context, changes []change) Batch {
 		w.add(&b, sum, err)
 	}
 	if mail {
-		w.ingestMail(ctx, &b)
+		w.ingestMail(ctx, &b, next)
 	}
 	for _, r := range wholeRoots {
 		sum, err := ingest.Run(ctx, w.opt.Store, []string{r.Path}, ingest.Options{Kind: r.Kind, Logger: w.log})
@@ -528,14 +578,18 @@ func (w *Watcher) apply(ctx context.Context, changes []change) Batch {
 	return b
 }
 
-// mailUnits lists every Maildir and mbox of the watched roots (see unitMail).
-func (w *Watcher) mailUnits() []string {
+// mailUnits lists every Maildir and mbox of the watched roots (see unitMail),
+// from the files this batch leaves (next) or the state.
+func (w *Watcher) mailUnits(next map[string]map[string]fileState) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, r := range w.opt.Roots {
-		s := scanRoot(r.Path)
-		rels := make([]string, 0, len(s.files))
-		for rel := range s.files {
+		files, ok := next[r.Path]
+		if !ok {
+			files = w.st.Roots[r.Path]
+		}
+		rels := make([]string, 0, len(files))
+		for rel := range files {
 			rels = append(rels, rel)
 		}
 		sort.Strings(rels)
@@ -554,8 +608,8 @@ func (w *Watcher) mailUnits() []string {
 // sources that came from them and were not written again (threads whose
 // messages were all deleted, an mbox rewritten without them) — only after a run
 // without failures, so that a file that could not be read keeps what it gave.
-func (w *Watcher) ingestMail(ctx context.Context, b *Batch) {
-	units := w.mailUnits()
+func (w *Watcher) ingestMail(ctx context.Context, b *Batch, next map[string]map[string]fileState) {
+	units := w.mailUnits(next)
 	if len(units) == 0 {
 		return
 	}
