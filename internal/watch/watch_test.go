@@ -336,3 +336,47 @@ func BenchmarkScan10k(b *testing.B) {
 		}
 	}
 }
+
+// TestWatchFolderMovesAndHiddenFiles: a folder made with notes, a folder moved in
+// from outside, a folder removed and one moved away are each read or forgotten
+// whole; files in hidden folders (.git, .obsidian) are not read.
+func TestWatchFolderMovesAndHiddenFiles(t *testing.T) {
+	f := newFixture(t)
+	f.start(t)
+	st := f.store
+	outside := filepath.Join(f.dir, "outside")
+	write(t, filepath.Join(outside, "proj", "a.md"), "# A\n\nThe tamarindseed plan.\n")
+	write(t, filepath.Join(outside, "proj", "deep", "b.md"), "# B\n\nThe lotuspond plan.\n")
+	if err := os.Rename(filepath.Join(outside, "proj"), filepath.Join(f.notes, "proj")); err != nil {
+		t.Fatal(err)
+	}
+	waitHits(t, st, "tamarindseed", 1, "folder moved in")
+	waitHits(t, st, "lotuspond", 1, "folder moved in, nested note")
+
+	if err := os.MkdirAll(filepath.Join(f.notes, "made", "inner"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(f.notes, "made", "inner", "c.md"), "# C\n\nThe juniperbush plan.\n")
+	waitHits(t, st, "juniperbush", 1, "note in a folder just made")
+
+	write(t, filepath.Join(f.notes, ".git", "notes.md"), "# hidden\n\nThe hiddenword plan.\n")
+	write(t, filepath.Join(f.notes, "made", "d.md"), "# D\n\nThe beaconlight plan.\n")
+	waitHits(t, st, "beaconlight", 1, "note beside a hidden folder")
+	if n := hits(t, st, "hiddenword"); n != 0 {
+		t.Errorf("a file in .git was read (%d hits)", n)
+	}
+
+	if err := os.Rename(filepath.Join(f.notes, "proj"), filepath.Join(outside, "proj-away")); err != nil {
+		t.Fatal(err)
+	}
+	waitHits(t, st, "tamarindseed", 0, "folder moved away")
+	waitHits(t, st, "lotuspond", 0, "folder moved away, nested note")
+	if err := os.RemoveAll(filepath.Join(f.notes, "made")); err != nil {
+		t.Fatal(err)
+	}
+	waitHits(t, st, "juniperbush", 0, "folder removed")
+	waitHits(t, st, "beaconlight", 0, "folder removed")
+	if n := hits(t, st, "ferrytrip"); n != 1 {
+		t.Errorf("an untouched note has %d hits, want 1", n)
+	}
+}
