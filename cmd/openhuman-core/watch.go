@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -97,11 +99,18 @@ func runWatch(ctx context.Context, cfg *config.Config, paths []string, kind stri
 	if len(roots) == 0 {
 		return &exitError{code: 2, err: fmt.Errorf("watch: nothing to watch: name files or folders, or add [[sources]] (path = \"…\" or url = \"imaps://…\") to %s", configFileName(cfg))}
 	}
+	for _, r := range roots[:len(roots)-len(pollers)] { // IMAP mirrors are made by their first sync
+		if _, err := os.Stat(r.Path); err != nil {
+			return &exitError{code: 2, err: fmt.Errorf("watch: %w (name an existing file or folder)", err)}
+		}
+	}
 	store, err := memtree.Open(cfg.StorePath())
 	if err != nil {
 		return fmt.Errorf("watch: %w", err)
 	}
 	defer store.Close()
+	// The first pass is an ingest: the same soft heap limit (see ingestHeapLimit).
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(ingestMemoryLimit()))
 	w, err := watch.New(watch.Options{
 		Store: store, Roots: roots, Pollers: pollers,
 		StatePath: filepath.Join(cfg.Workspace, "watch-state.json"),

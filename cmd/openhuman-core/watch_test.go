@@ -389,3 +389,22 @@ func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
 }
+
+// TestWatchBadInput: a path that does not exist, or nothing to watch, is a clear
+// error at start (exit 2), not a loop that waits forever.
+func TestWatchBadInput(t *testing.T) {
+	e := newCLIEnv(t)
+	missing := filepath.Join(t.TempDir(), "no-such-notes")
+	_, errOut, code := e.run("", "watch", missing)
+	if code != 2 || !strings.Contains(errOut, "no-such-notes") || !strings.Contains(errOut, "no such file") {
+		t.Errorf("watch of a missing path: exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = e.run("", "watch")
+	if code != 2 || !strings.Contains(errOut, "[[sources]]") {
+		t.Errorf("watch with nothing to watch: exit %d\n%s", code, errOut)
+	}
+	_, errOut, code = e.run("", "sync", "imaps://user:secret@imap.example.org/INBOX")
+	if code != 2 || strings.Contains(errOut, "secret") {
+		t.Errorf("sync with a password in the URL: exit %d\n%s", code, errOut)
+	}
+}
