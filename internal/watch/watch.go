@@ -28,6 +28,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -413,8 +414,38 @@ func (w *Watcher) sync(ctx context.Context, roots []Root) {
 // reads what changed as one batch, and records it; it also makes sure every folder
 // seen is watched.
 func (w *Watcher) syncScoped(ctx context.Context, dirty map[string]map[string]bool) {
+	added := w.syncOnce(ctx, dirty)
+	// A folder starts sending events only once it is watched: what was written in
+	// it between its listing and its watch is found by listing it again (with its
+	// subtree), until no new folder turns up.
+	for len(added) > 0 && ctx.Err() == nil {
+		again := map[string]map[string]bool{}
+		for _, d := range added {
+			if slices.Contains(added, filepath.Dir(d)) {
+				continue // under another new folder, listed with it
+			}
+			r := w.rootOf(d)
+			if r == "" {
+				continue
+			}
+			if !isDir(r) {
+				again[r] = nil
+				continue
+			}
+			if again[r] == nil {
+				again[r] = map[string]bool{}
+			}
+			again[r][d] = true
+		}
+		added = w.syncOnce(ctx, again)
+	}
+}
+
+// syncOnce is one comparison and batch of syncScoped; it returns the folders it
+// started watching.
+func (w *Watcher) syncOnce(ctx context.Context, dirty map[string]map[string]bool) (added []string) {
 	if len(dirty) == 0 || ctx.Err() != nil {
-		return
+		return nil
 	}
 	start := time.Now()
 	var changes []change
@@ -434,7 +465,7 @@ func (w *Watcher) syncScoped(ctx context.Context, dirty map[string]map[string]bo
 			s = scanScopes(r.Path, scopes)
 			in = func(rel string) bool { return inScopes(r.Path, rel, scopes) }
 		}
-		w.watchDirs(s.dirs)
+		added = append(added, w.watchDirs(s.dirs)...)
 		files := make(map[string]fileState, len(old)+len(s.files))
 		for rel, fs := range old {
 			if !in(rel) {
@@ -457,13 +488,13 @@ func (w *Watcher) syncScoped(ctx context.Context, dirty map[string]map[string]bo
 		next[r.Path] = files
 	}
 	if len(changes) == 0 {
-		return
+		return added
 	}
 	sort.Slice(changes, func(i, j int) bool { return changes[i].path < changes[j].path })
 	b := w.apply(ctx, changes, next)
 	if ctx.Err() != nil && b.Failures > 0 {
 		// Cut short: leave the state as it was; the next start reads it all again.
-		return
+		return nil
 	}
 	for root, files := range next {
 		w.st.Roots[root] = files
@@ -474,11 +505,12 @@ func (w *Watcher) syncScoped(ctx context.Context, dirty map[string]map[string]bo
 	b.Seconds = time.Since(start).Seconds()
 	w.logBatch("batch", b)
 	w.afterBatch(ctx, b)
+	return added
 }
 
-// watchDirs adds file-event watches on the folders not watched yet and drops
-// those of folders that are gone.
-func (w *Watcher) watchDirs(dirs []string) {
+// watchDirs adds file-event watches on the folders not watched yet (and returns
+// them) and drops those of folders that are gone.
+func (w *Watcher) watchDirs(dirs []string) (added []string) {
 	for _, d := range dirs {
 		if w.dirs[d] {
 			continue
@@ -490,6 +522,7 @@ func (w *Watcher) watchDirs(dirs []string) {
 			continue
 		}
 		w.dirs[d] = true
+		added = append(added, d)
 	}
 	for d := range w.dirs {
 		if !isDir(d) {
@@ -497,6 +530,7 @@ func (w *Watcher) watchDirs(dirs []string) {
 			delete(w.dirs, d)
 		}
 	}
+	return added
 }
 
 // apply reads and forgets what changes name, in this order: documents, mail,
