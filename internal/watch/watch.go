@@ -141,6 +141,14 @@ func (w *Watcher) Total() Batch { return w.total }
 // (ingest commits the sources written so far) and the state saved; Run then
 // returns nil.
 func (w *Watcher) Run(ctx context.Context) error {
+	if err := os.MkdirAll(filepath.Dir(w.opt.StatePath), 0o700); err != nil {
+		return fmt.Errorf("watch: %w", err)
+	}
+	release, err := lockState(w.opt.StatePath)
+	if err != nil {
+		return err
+	}
+	defer release()
 	st, err := loadState(w.opt.StatePath)
 	if err != nil {
 		return err

@@ -380,3 +380,18 @@ func TestWatchFolderMovesAndHiddenFiles(t *testing.T) {
 		t.Errorf("an untouched note has %d hits, want 1", n)
 	}
 }
+
+// TestOneWatcherPerWorkspace: a second loop on the same state file is refused
+// with a message naming the first.
+func TestOneWatcherPerWorkspace(t *testing.T) {
+	f := newFixture(t)
+	f.start(t)
+	w, err := New(Options{Store: f.store, StatePath: f.state, Roots: []Root{{Path: f.notes}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = w.Run(context.Background())
+	if err == nil || !strings.Contains(err.Error(), "another watch") || !strings.Contains(err.Error(), fmt.Sprint(os.Getpid())) {
+		t.Fatalf("second watcher: %v", err)
+	}
+}
