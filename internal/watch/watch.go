@@ -65,6 +65,9 @@ type Options struct {
 	Debounce, MaxDelay time.Duration
 	// Rescan is the period of the fallback rescan; 0 turns it off.
 	Rescan time.Duration
+	// NoEvents asks for no file events: the rescan alone finds changes (as on a
+	// file system that delivers none).
+	NoEvents bool
 	// Pollers run beside the loop.
 	Pollers []Poller
 	// Log gets one line per batch and the problems of each; Progress gets the
@@ -519,6 +522,9 @@ func (w *Watcher) syncOnce(ctx context.Context, dirty map[string]map[string]bool
 // watchDirs adds file-event watches on the folders not watched yet (and returns
 // them) and drops those of folders that are gone.
 func (w *Watcher) watchDirs(dirs []string) (added []string) {
+	if w.opt.NoEvents {
+		return nil
+	}
 	for _, d := range dirs {
 		if w.dirs[d] {
 			continue

@@ -395,3 +395,30 @@ func TestOneWatcherPerWorkspace(t *testing.T) {
 		t.Fatalf("second watcher: %v", err)
 	}
 }
+
+// TestRescanFindsChangesWithoutEvents: where no file events arrive, the periodic
+// rescan finds a new note, an edit and a deletion.
+func TestRescanFindsChangesWithoutEvents(t *testing.T) {
+	f := newFixture(t)
+	ready := make(chan struct{})
+	w, err := New(Options{Store: f.store, StatePath: f.state, Ready: ready, NoEvents: true, Rescan: 300 * time.Millisecond,
+		Roots: []Root{{Path: f.notes}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- w.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	<-ready
+	if len(w.dirs) != 0 {
+		t.Fatalf("NoEvents watched %d folders", len(w.dirs))
+	}
+	write(t, filepath.Join(f.notes, "polled.md"), "# Polled\n\nThe windvane turned.\n")
+	waitHits(t, f.store, "windvane", 1, "new note found by the rescan")
+	write(t, filepath.Join(f.notes, "garden.md"), "# Garden\n\nPlant the sunflowerseed.\n")
+	waitHits(t, f.store, "sunflowerseed", 1, "edit found by the rescan")
+	waitHits(t, f.store, "marigoldseed", 0, "edit's old words, by the rescan")
+	os.Remove(filepath.Join(f.notes, "polled.md"))
+	waitHits(t, f.store, "windvane", 0, "deletion found by the rescan")
+}
