@@ -19,7 +19,7 @@ func newForgetCmd() *cobra.Command {
 	var dryRun, asJSON bool
 	cmd := &cobra.Command{
 		Use:   "forget [SOURCE_ID...]",
-		Short: "Delete ingested sources from the memory tree (the only writer besides ingest)",
+		Short: "Delete ingested sources from the memory tree (the writers are ingest, watch, sync and forget)",
 		Long: `forget deletes whole sources — a mail thread, a chat channel's month, a document —
 with everything derived from them: chunks and their full-text index rows, summaries,
 vectors, entity links (entity counts are recomputed; entities nothing else mentions are

@@ -24,6 +24,7 @@ import (
 // newServeCmd is `openhuman-core serve`: the HTTP JSON-RPC server.
 func newServeCmd() *cobra.Command {
 	var addr string
+	var watchSources bool
 	cmd := &cobra.Command{
 		Use:   "serve",
 		Short: "Serve the memory tools over MCP (Streamable HTTP at /mcp) and HTTP JSON-RPC",
@@ -58,10 +59,18 @@ a name in [server] allowed_hosts of config.toml. Others get 403, so a web page o
 cannot reach serve through a DNS name rebound to 127.0.0.1.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if watchSources { // the watch loop of watch.go beside the server
+				stop, err := startServeWatch(cmd.Context(), cmd.ErrOrStderr())
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			return runServe(cmd.Context(), addr, cmd.ErrOrStderr())
 		},
 	}
 	cmd.Flags().StringVar(&addr, "addr", "", "listen address host:port (default from [server] host/port or OPENHUMAN_CORE_HOST/_PORT: 127.0.0.1:7788)")
+	cmd.Flags().BoolVar(&watchSources, "watch", false, "also keep the [[sources]] of config.toml current, as `watch` does")
 	return cmd
 }
 

@@ -55,6 +55,9 @@ type Config struct {
 	Tools      Tools      `toml:"tools"`
 	Audit      Audit      `toml:"audit"`
 	MCP        MCP        `toml:"mcp"`
+	// Sources are what `watch` keeps current (sources.go); Watch tunes it.
+	Sources []Source `toml:"sources"`
+	Watch   Watch    `toml:"watch"`
 }
 
 // Tool-name spellings an MCP session may be served (config `[mcp] tool_names`).
@@ -181,6 +184,7 @@ func Defaults(home string) *Config {
 		},
 		Audit: Audit{MaxFileMiB: 16, MaxFiles: 5},
 		MCP:   MCP{ToolNames: ToolNamesAuto},
+		Watch: defaultWatch(),
 	}
 }
 
@@ -266,6 +270,7 @@ func decodeFile(file string, data []byte, cfg *Config) error {
 	if cfg.Tools.Policy != "" && !filepath.IsAbs(cfg.Tools.Policy) {
 		cfg.Tools.Policy = filepath.Join(base, cfg.Tools.Policy)
 	}
+	cfg.resolveSources(base)
 	return nil
 }
 
@@ -341,6 +346,7 @@ func (c *Config) validate(file string) error {
 	if !validToolNames(c.MCP.ToolNames) {
 		bad("mcp.tool_names", fmt.Sprintf("must be auto, spec or portable, got %q", c.MCP.ToolNames))
 	}
+	c.validateSources(bad)
 	if len(errs) > 0 {
 		return errors.New(strings.Join(errs, "; "))
 	}

@@ -111,6 +111,10 @@ type Options struct {
 	Kind     string    // "" = detect; "mbox", "eml", "slack", "chat", "docs", "reference" to force
 	Progress io.Writer // progress bar target (only used when it is a terminal); nil = none
 	Logger   *slog.Logger
+	// Root, when set, is the ingest root of the paths given that are files under
+	// it (source_ref is relative to it), instead of the folder holding each: the
+	// watch loop reads one changed file of a watched folder as the folder's ingest did.
+	Root string
 }
 
 // FileError is one input that could not be (fully) ingested.
@@ -320,7 +324,7 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		if st.IsDir() {
 			tasks = r.plan(i, p, p, 0, tasks)
 		} else {
-			tasks = r.planFile(i, filepath.Dir(p), p, 0, tasks)
+			tasks = r.planFile(i, fileRoot(opt.Root, p), p, 0, tasks)
 		}
 		fails[i] += r.failures() - before
 	}
@@ -555,6 +559,17 @@ func countFiles(dir string, depth int) int {
 		}
 	}
 	return n
+}
+
+// fileRoot is the ingest root of a file given to Run: root when the file is under
+// it, else the folder holding the file.
+func fileRoot(root, p string) string {
+	if root != "" {
+		if rel, err := filepath.Rel(root, p); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return root
+		}
+	}
+	return filepath.Dir(p)
 }
 
 func relTo(root, p string) string {

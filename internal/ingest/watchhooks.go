@@ -1,0 +1,25 @@
+package ingest
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// Hooks for the watch loop (internal/watch), which decides per changed file how
+// much to read again: a document alone, a mail folder or mbox whole (mail is
+// threaded across its files).
+
+// IsDocumentFile reports whether p is read as a document (Markdown, plain text,
+// Org): one source per file, whose id is its absolute path.
+func IsDocumentFile(p string) bool {
+	return docExts[strings.ToLower(filepath.Ext(p))]
+}
+
+// IsMaildir reports whether the folder p is a Maildir as ingest detects one.
+func IsMaildir(p string) bool { return isMaildir(p) }
+
+// IsMbox reports whether the file p is an mbox as ingest detects one (by its
+// name or its first line).
+func IsMbox(p string) bool {
+	return mboxReader{}.detect(p, false, readHead(p))
+}
