@@ -47,6 +47,8 @@ the read functions it was granted.`,
 	root.PersistentFlags().BoolVarP(&flags.verbose, "verbose", "v", false, "debug logging on stderr")
 	root.AddCommand(
 		newIngestCmd(),
+		newWatchCmd(),
+		newSyncCmd(),
 		newForgetCmd(),
 		mcpCmd, // help goes to stdout like every command's (`mcp --help` starts no server)
 		newServeCmd(),

@@ -17,7 +17,8 @@ import (
 	"github.com/openhuman/openhuman-core/internal/watch"
 )
 
-func init() {
+// newSyncCmd is `openhuman-core sync`.
+func newSyncCmd() *cobra.Command {
 	var insecure bool
 	var passwordFile string
 	cmd := &cobra.Command{
@@ -62,7 +63,7 @@ command line. For Gmail and Fastmail, use an app password.`,
 	}
 	cmd.Flags().BoolVar(&insecure, "insecure", false, "allow plaintext IMAP (imap://) to a loopback address")
 	cmd.Flags().StringVar(&passwordFile, "password-file", "", "read the IMAP password from this file (mode 0600)")
-	rootCmd.AddCommand(cmd)
+	return cmd
 }
 
 // runSync syncs each target into its mirror, then ingests the mirrors (as watch

@@ -19,7 +19,8 @@ import (
 	"github.com/openhuman/openhuman-core/internal/watch"
 )
 
-func init() {
+// newWatchCmd is `openhuman-core watch`.
+func newWatchCmd() *cobra.Command {
 	var kind string
 	cmd := &cobra.Command{
 		Use:   "watch [PATH...]",
@@ -61,7 +62,7 @@ is the owner's command, like ingest and forget.`,
 		},
 	}
 	cmd.Flags().StringVar(&kind, "kind", "", "force the input format of the paths: "+strings.Join(ingest.Kinds, ", "))
-	rootCmd.AddCommand(cmd)
+	return cmd
 }
 
 // watchLogger logs the watch loop's batch lines (info) on stderr, debug with

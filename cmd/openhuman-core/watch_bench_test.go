@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -98,7 +99,7 @@ func BenchmarkWatch10kNotes(b *testing.B) {
 			t0 := time.Now()
 			os.WriteFile(p, []byte("# New\n\nThe "+w+" appears here.\n"), 0o644)
 			for {
-				res, err := st.Search(context.Background(), abi.SearchRequest{Query: w, K: 3})
+				res, err := memory.Default(st).Search(context.Background(), abi.SearchRequest{Query: w, K: 3})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -21,6 +21,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/imapsync"
 	"github.com/openhuman/openhuman-core/internal/imapsync/dovecottest"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/watch"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -129,7 +130,7 @@ func ingestMirror(t *testing.T, st *memtree.Store, state string, dirs ...string)
 // hits counts the hits for w whose text holds it.
 func hits(t *testing.T, st *memtree.Store, w string) int {
 	t.Helper()
-	res, err := st.Search(context.Background(), abi.SearchRequest{Query: w, K: 50})
+	res, err := memory.Default(st).Search(context.Background(), abi.SearchRequest{Query: w, K: 50})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -37,7 +38,7 @@ func (s *syncBuffer) String() string {
 // hits counts the search hits for word whose text holds it.
 func hits(t *testing.T, st *memtree.Store, word string) int {
 	t.Helper()
-	res, err := st.Search(context.Background(), abi.SearchRequest{Query: word, K: 50})
+	res, err := memory.Default(st).Search(context.Background(), abi.SearchRequest{Query: word, K: 50})
 	if err != nil {
 		t.Fatalf("search %q: %v", word, err)
 	}
@@ -190,7 +191,7 @@ func TestWatchKeepsNotesMaildirAndMboxCurrent(t *testing.T) {
 	}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
-		res, err := st.Search(context.Background(), abi.SearchRequest{Query: "ferrytrip", K: 10})
+		res, err := memory.Default(st).Search(context.Background(), abi.SearchRequest{Query: "ferrytrip", K: 10})
 		if err != nil {
 			t.Fatal(err)
 		}
