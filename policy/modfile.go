@@ -6,7 +6,8 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
-	"os"
+
+	"github.com/openhuman/openhuman-core/internal/smallfile"
 )
 
 // FileRefusal is a module file refused before its bytes were read whole: not a
@@ -35,7 +36,7 @@ func ReadModuleFile(path string) (data []byte, digest string, err error) {
 		return nil, "", fmt.Errorf("reading %s: %w", path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, "", &FileRefusal{Path: path, Reason: fmt.Sprintf("not a regular file (%s); only regular files are loaded", fileKind(st.Mode()))}
+		return nil, "", &FileRefusal{Path: path, Reason: fmt.Sprintf("not a regular file (%s); only regular files are loaded", smallfile.Kind(st.Mode()))}
 	}
 	if err := CheckModuleSize(st.Size()); err != nil {
 		return nil, "", &FileRefusal{Path: path, Size: st.Size(), Reason: err.Error()}
@@ -53,18 +54,4 @@ func ReadModuleFile(path string) (data []byte, digest string, err error) {
 	}
 	sum := sha256.Sum256(data)
 	return data, hex.EncodeToString(sum[:]), nil
-}
-
-func fileKind(m os.FileMode) string {
-	switch {
-	case m&os.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&os.ModeSocket != 0:
-		return "a socket"
-	case m&os.ModeDevice != 0:
-		return "a device"
-	case m.IsDir():
-		return "a directory"
-	}
-	return "mode " + m.String()
 }

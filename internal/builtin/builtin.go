@@ -137,21 +137,28 @@ func shape[T any](fn string, raw json.RawMessage, prefix string, fix func(*T), b
 	return out, nil
 }
 
-// MemorySearch is memory.search: keyword search over the full text of the chunks.
-// Arguments: query (required), k (1..50, default 10).
-func MemorySearch(args json.RawMessage, m Memory) (json.RawMessage, error) {
+// queryArgs reads the arguments memory.search and memory.recall share: query
+// (required, at most abi.MaxQueryChars) and k (1..50, default 10).
+func queryArgs(args json.RawMessage) (string, int, error) {
 	a, err := sdk.ParseArgs(args, "query", "k")
 	if err != nil {
-		return nil, err
+		return "", 0, err
 	}
 	q, err := a.RequiredString("query")
 	if err != nil {
-		return nil, err
+		return "", 0, err
 	}
 	if err := sdk.CheckLength("query", q, abi.MaxQueryChars); err != nil {
-		return nil, err
+		return "", 0, err
 	}
 	k, err := a.K()
+	return q, k, err
+}
+
+// MemorySearch is memory.search: keyword search over the full text of the chunks.
+// Arguments: query (required), k (1..50, default 10).
+func MemorySearch(args json.RawMessage, m Memory) (json.RawMessage, error) {
+	q, k, err := queryArgs(args)
 	if err != nil {
 		return nil, err
 	}
@@ -165,18 +172,7 @@ func MemorySearch(args json.RawMessage, m Memory) (json.RawMessage, error) {
 // MemoryRecall is memory.recall: recall by meaning (synonyms, embeddings when
 // configured). Arguments: query (required), k (1..50, default 10).
 func MemoryRecall(args json.RawMessage, m Memory) (json.RawMessage, error) {
-	a, err := sdk.ParseArgs(args, "query", "k")
-	if err != nil {
-		return nil, err
-	}
-	q, err := a.RequiredString("query")
-	if err != nil {
-		return nil, err
-	}
-	if err := sdk.CheckLength("query", q, abi.MaxQueryChars); err != nil {
-		return nil, err
-	}
-	k, err := a.K()
+	q, k, err := queryArgs(args)
 	if err != nil {
 		return nil, err
 	}

@@ -26,7 +26,7 @@ func Read(path string, limit int64) ([]byte, error) {
 		return nil, err
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s is not a regular file (%s)", path, kind(st.Mode()))
+		return nil, fmt.Errorf("%s is not a regular file (%s)", path, Kind(st.Mode()))
 	}
 	if st.Size() > limit {
 		return nil, fmt.Errorf("%s has %d bytes, more than the %d read of such a file", path, st.Size(), limit)
@@ -41,7 +41,9 @@ func Read(path string, limit int64) ([]byte, error) {
 	return data, nil
 }
 
-func kind(m os.FileMode) string {
+// Kind names what a file that is not a regular file is, for refusals ("a named
+// pipe (FIFO)", "a directory", …).
+func Kind(m os.FileMode) string {
 	switch {
 	case m&os.ModeNamedPipe != 0:
 		return "a named pipe (FIFO)"
@@ -52,5 +54,5 @@ func kind(m os.FileMode) string {
 	case m.IsDir():
 		return "a directory"
 	}
-	return m.Type().String()
+	return "mode " + m.String()
 }
