@@ -230,7 +230,7 @@ func isBlockScalar(v string) bool {
 }
 
 // reLogseqProp is one Logseq property line, `key:: value`.
-var reLogseqProp = lazyre.New(`^([A-Za-z][A-Za-z0-9_.-]*)::(?:[ \t]+(.*))?$`)
+var reLogseqProp = lazyre.New(`^([A-Za-z][A-Za-z0-9_.-]*)::(?:[ \t]*([^ \t:].*))?$`)
 
 // splitLogseqProps separates a Logseq page's leading property block (the lines
 // `key:: value` the page starts with, up to the first other line) from the body,
@@ -252,7 +252,7 @@ func splitLogseqProps(text string) (frontMatter, string) {
 			switch {
 			case n == 0:
 				line = line[2:]
-			case strings.HasPrefix(line, "  "):
+			case strings.HasPrefix(line, "  ") || strings.HasPrefix(line, "\t"):
 				line = strings.TrimLeft(line, " \t")
 			default:
 				line = "" // the next block: no property
@@ -510,7 +510,7 @@ func parseDocumentAt(text, rel string, mtime, exportDate time.Time) (*memtree.So
 		return nil, errEmpty
 	}
 	title := fm.title
-	if title == "" {
+	if title == "" && prov != "org" {
 		title = firstHeading(body)
 	}
 	if title == "" {
