@@ -54,9 +54,12 @@ func (telegramReader) detect(p string, dir bool, head []byte) bool {
 // tgLooksLikeMessages reports whether a JSON head holds field names only Telegram
 // Desktop writes in messages: a single chat's export whose "type", "id" or "name"
 // is missing (hand-trimmed, or from another tool) is still read.
+// The least a message has is a "date" (Telegram's: Messenger, Instagram, Google
+// Chat and Discord name theirs otherwise) and a "text" or a "from".
 func tgLooksLikeMessages(head []byte) bool {
 	return bytes.Contains(head, []byte(`"date_unixtime"`)) || bytes.Contains(head, []byte(`"text_entities"`)) ||
-		bytes.Contains(head, []byte(`"from_id"`)) && bytes.Contains(head, []byte(`"date"`))
+		bytes.Contains(head, []byte(`"date"`)) && (bytes.Contains(head, []byte(`"from_id"`)) ||
+			bytes.Contains(head, []byte(`"from"`)) || bytes.Contains(head, []byte(`"text"`)))
 }
 
 // tgFileChatName names a chat that has neither an id nor a name after its file:
