@@ -19,7 +19,7 @@ import (
 )
 
 func init() {
-	var kind string
+	var kind, reportPath string
 	cmd := &cobra.Command{
 		Use:   "ingest PATH...",
 		Short: "Ingest mail, chat and document exports into the memory tree",
@@ -37,7 +37,8 @@ line (or to the folder holding a file named directly).
 Each input that cannot be kept whole is reported on one line (error: what was
 lost; warning: what was repaired or guessed), as is each path named here that
 yields nothing; everything else is still ingested. The summary line comes last.
-The exit status is 1 when any input failed.
+The exit status is 1 when any input failed. --report FILE writes every file read,
+skipped or failed, with its format, what it yielded and every warning, as JSON.
 
 With a dense embedder configured ([memory_tree] embedder, or
 OPENHUMAN_MEMORY_EMBEDDER), ingest then embeds every chunk that has no vector of
@@ -67,7 +68,7 @@ dictionary files change.`,
 			ctx := cmd.Context()
 			stderr := cmd.ErrOrStderr()
 			prevLimit := debug.SetMemoryLimit(ingestMemoryLimit())
-			sum, runErr := ingest.Run(ctx, store, args, ingest.Options{Kind: kind, Progress: stderr, Logger: log})
+			sum, runErr := ingest.Run(ctx, store, args, ingest.Options{Kind: kind, Progress: stderr, Logger: log, Report: reportPath != ""})
 			debug.SetMemoryLimit(prevLimit) // ingest.Paraphrases below sets its own limit
 			// Every line about one input first, the summary line last: also after
 			// Ctrl-C and after a paraphrase or embedder failure, which count as
@@ -87,6 +88,14 @@ dictionary files change.`,
 			}
 			for _, u := range sum.Unread {
 				fmt.Fprintln(stderr, "ingest:", u.Error())
+			}
+			if reportPath != "" {
+				if err := writeIngestReport(reportPath, sum); err != nil {
+					fmt.Fprintln(stderr, "ingest: error:", err)
+					sum.Failures++
+				} else {
+					fmt.Fprintln(stderr, "ingest: every file and what happened to it is listed in", reportPath)
+				}
 			}
 			code := 0
 			if runErr != nil {
@@ -119,6 +128,7 @@ dictionary files change.`,
 		},
 	}
 	cmd.Flags().StringVar(&kind, "kind", "", "force the input format: "+strings.Join(ingest.Kinds, ", "))
+	cmd.Flags().StringVar(&reportPath, "report", "", "write a JSON report of every file read, skipped or failed, with what happened to it, to this file")
 	rootCmd.AddCommand(cmd)
 }
 
@@ -189,5 +199,21 @@ func embedMissing(ctx context.Context, store *memtree.Store, cfg *config.Config,
 		return fmt.Errorf("%w (%d chunks and summaries embedded before it failed; the text is ingested and searchable, and recall stays offline for the rest until ingest runs again with the embedder reachable)", err, n)
 	}
 	fmt.Fprintf(stderr, "ingest: embedded %d chunks and summaries with %s in %.1f s\n", n, emb.Model(), time.Since(start).Seconds())
+	return nil
+}
+
+// writeIngestReport writes the run's per-file report (ingest --report FILE).
+func writeIngestReport(p string, sum *ingest.Summary) error {
+	f, err := os.Create(p)
+	if err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	if err := sum.WriteReport(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--report %s: %w", p, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--report %s: %w", p, err)
+	}
 	return nil
 }

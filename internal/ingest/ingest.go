@@ -111,6 +111,9 @@ type Options struct {
 	Kind     string    // "" = detect; "mbox", "eml", "slack", "chat", "docs", "reference" to force
 	Progress io.Writer // progress bar target (only used when it is a terminal); nil = none
 	Logger   *slog.Logger
+	// Report keeps every file handed to a reader, with its format and yield, for
+	// Summary.Outcomes (ingest --report); off, a run keeps only what went wrong.
+	Report bool
 }
 
 // FileError is one input that could not be (fully) ingested.
@@ -195,6 +198,8 @@ type Summary struct {
 	Unread []FileError
 	// Interrupted says the run was cancelled before it read everything.
 	Interrupted bool
+	// read lists the files and folders handed to readers (Options.Report).
+	read []readFile
 }
 
 // Line is the one-line summary printed after every ingest.
@@ -259,6 +264,7 @@ type runner struct {
 	// yield counts, per path given to Run, the sources and messages read from it.
 	yield []int
 	arg   int
+	cur   int // index into sum.read of the file being read (-1 when not kept)
 	// pending holds Merge sources gathered by coalesce, by source id.
 	pending      map[string]*pendingSource
 	pendingOrder []string
@@ -282,7 +288,7 @@ const maxWalkDepth = 64
 func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, error) {
 	start := time.Now()
 	rep := newReport(opt.Logger)
-	r := &runner{w: w, opt: opt, rep: rep, sum: rep.sum, order: readers(), times: rep.times}
+	r := &runner{w: w, opt: opt, rep: rep, sum: rep.sum, order: readers(), times: rep.times, cur: -1}
 	defer func() { r.sum.Seconds = time.Since(start).Seconds() }()
 	defer func() {
 		for _, p := range r.mounted {
@@ -343,6 +349,11 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		if !t.dir {
 			rep.file() // a folder reader counts the files it reads
 		}
+		r.cur = -1
+		if opt.Report {
+			r.sum.read = append(r.sum.read, readFile{path: t.in.path, kind: t.r.kind()})
+			r.cur = len(r.sum.read) - 1
+		}
 		t0, thr0, blk0 := time.Now(), r.times.thread, r.times.blocked
 		t.r.read(ctx, t.in, r, rep)
 		r.times.add(&r.times.read, time.Since(t0)-(r.times.thread-thr0)-(r.times.blocked-blk0))
@@ -351,6 +362,7 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 			_ = bar.Add(t.files)
 		}
 	}
+	r.cur = -1
 	if bar != nil {
 		_ = bar.Clear()
 	}
@@ -574,6 +586,9 @@ func (r *runner) failures() int {
 // source is the output readers hand whole sources to: it writes them.
 func (r *runner) source(src memtree.SourceInput) {
 	r.yield[r.arg]++
+	if r.cur >= 0 {
+		r.sum.read[r.cur].yield++
+	}
 	if src.Origin == "" {
 		src.Origin = "(unknown file)"
 	}
@@ -717,6 +732,9 @@ func (r *runner) flushPending(ctx context.Context) {
 // mail is the output readers hand parsed mail to: it keeps it for threading.
 func (r *runner) mail(m *mailMsg) {
 	r.yield[r.arg]++
+	if r.cur >= 0 {
+		r.sum.read[r.cur].yield++
+	}
 	t0 := time.Now()
 	if err := r.thr.add(m); err != nil {
 		r.rep.fail(FileError{Path: m.origin, Err: err})
