@@ -104,7 +104,7 @@ const (
 )
 
 // Kinds lists the values Options.Kind accepts (besides "" for detection).
-var Kinds = []string{KindMbox, KindEML, KindEmlx, KindMaildir, KindSlack, KindChat, KindTelegram, KindWhatsApp, KindDiscord, KindMessenger, KindGoogleChat, KindDocs, KindEnex, KindReference}
+var Kinds = []string{KindMbox, KindEML, KindEmlx, KindMaildir, KindSlack, KindChat, KindTelegram, KindWhatsApp, KindDiscord, KindMessenger, KindGoogleChat, KindDocs, KindEnex, KindContacts, KindReference}
 
 // Options tune a Run.
 type Options struct {
@@ -182,8 +182,10 @@ func SafeName(p string) string {
 // Summary reports what a Run did.
 type Summary struct {
 	Files, Sources, ChunksNew, ChunksUnchanged, ChunksRemoved, Entities, Failures int
-	Seconds                                                                       float64
-	Errors                                                                        []FileError
+	// Contacts counts the people read from address books (vCard, contacts CSV).
+	Contacts int
+	Seconds  float64
+	Errors   []FileError
 	// Skipped counts files of no known format (and symbolic links), which are not
 	// failures; SkippedBy counts them by reason and Skips names each.
 	Skipped   int
@@ -207,6 +209,9 @@ func (s *Summary) Line() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ingest: %d files, %d sources, %d chunks new, %d unchanged, %d removed, %d entities, %d failures",
 		s.Files, s.Sources, s.ChunksNew, s.ChunksUnchanged, s.ChunksRemoved, s.Entities, s.Failures)
+	if s.Contacts > 0 {
+		fmt.Fprintf(&b, ", %d contacts", s.Contacts)
+	}
 	fmt.Fprintf(&b, ", %d skipped", s.Skipped)
 	if len(s.SkippedBy) > 0 {
 		reasons := make([]string, 0, len(s.SkippedBy))
@@ -272,6 +277,8 @@ type runner struct {
 	touch        int // counts coalesce calls (pendingSource.touch)
 	// mounted lists the archives this run mounted (vfs.go), unmounted at its end.
 	mounted []string
+	// contactFiles holds the address books read, written at the end of the run.
+	contactFiles []contactFile
 }
 
 // maxWalkDepth bounds folder nesting.
@@ -371,6 +378,9 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		r.writeThreads(ctx)
 	}
 	r.stopPipeline()
+	if ctx.Err() == nil {
+		r.writeContacts(ctx)
+	}
 	if o, ok := w.(Optimizer); ok && ctx.Err() == nil && r.sum.ChunksNew+r.sum.ChunksRemoved > 0 {
 		t0 := time.Now()
 		if err := o.Optimize(ctx); err != nil {

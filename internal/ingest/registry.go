@@ -19,6 +19,7 @@ func readers() []reader {
 		emlReader{},
 		whatsappReader{},
 		enexReader{},
+		contactsReader{},
 		docsReader{},
 		chatBatchReader{}, // --kind chat only: it forces the chat batch shape
 	}
