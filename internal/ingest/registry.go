@@ -18,6 +18,7 @@ func readers() []reader {
 		emlxReader{},
 		emlReader{},
 		whatsappReader{},
+		ircReader{},
 		enexReader{},
 		contactsReader{},
 		docsReader{},

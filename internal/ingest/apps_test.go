@@ -1,0 +1,84 @@
+package ingest
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+func utcMS(y, mo, d, h, mi, s int) int64 {
+	return time.Date(y, time.Month(mo), d, h, mi, s, 0, time.UTC).UnixMilli()
+}
+
+// appWant is one message an app fixture must yield.
+type appWant struct {
+	author, text       string
+	y, mo, d, h, mi, s int
+}
+
+// appCheck runs r on one fixture file and compares every message's author,
+// time (local wall time unless utc) and text.
+func appCheck(t *testing.T, r reader, name, content string, utc bool, want []appWant) *report {
+	t.Helper()
+	p := tgTestFile(t, name, content)
+	out, rep := runReader(t, r, p)
+	var got []string
+	for _, s := range out.sources {
+		for _, m := range s.Messages {
+			got = append(got, waFmtMsg(m.Author, m.Text, m.TimestampMS))
+		}
+	}
+	var ws []string
+	for _, w := range want {
+		ms := waTestMS(w.y, w.mo, w.d, w.h, w.mi, w.s)
+		if utc {
+			ms = utcMS(w.y, w.mo, w.d, w.h, w.mi, w.s)
+		}
+		ws = append(ws, waFmtMsg(w.author, w.text, ms))
+	}
+	if strings.Join(got, "\n") != strings.Join(ws, "\n") {
+		t.Errorf("messages:\n%s\nwant:\n%s\n(errors %v)", strings.Join(got, "\n"), strings.Join(ws, "\n"), rep.sum.Errors)
+	}
+	if rep.sum.Failures != 0 {
+		t.Errorf("failures %v", rep.sum.Errors)
+	}
+	return rep
+}
+
+// TestIRCLogs reads one log per client layout and pattern: irssi (a day from
+// "Log opened", a "Day changed", mode prefixes, actions, events), WeeChat (tab
+// columns, events in the nick column, actions), ZNC (the day from the file
+// name), HexChat (the year from BEGIN LOGGING).
+func TestIRCLogs(t *testing.T) {
+	t.Run("irssi", func(t *testing.T) {
+		rep := appCheck(t, ircReader{}, "#golang.log", "--- Log opened Mon Jan 05 10:00:00 2026\n"+
+			"10:00 -!- micah [~m@host] has joined #golang\n10:01 <@micah> morning all\n10:02 < dana> hi micah\n"+
+			"10:03  * micah waves\n--- Day changed Tue Jan 06 2026\n00:05 <+dana> past midnight\n--- Log closed Tue Jan 06 00:10:00 2026\n", false,
+			[]appWant{{"micah", "morning all", 2026, 1, 5, 10, 1, 0}, {"dana", "hi micah", 2026, 1, 5, 10, 2, 0},
+				{"micah", "* micah waves", 2026, 1, 5, 10, 3, 0}, {"dana", "past midnight", 2026, 1, 6, 0, 5, 0}})
+		if !tgTestHasNote(rep, false, "1 join, part") {
+			t.Errorf("events not counted: %v", rep.sum.Notes)
+		}
+	})
+	t.Run("weechat", func(t *testing.T) {
+		appCheck(t, ircReader{}, "irc.libera.#go.weechatlog", "2026-01-05 10:00:00\t-->\tmicah (~m@host) has joined #go\n"+
+			"2026-01-05 10:01:00\t@micah\tmorning: all\n2026-01-05 10:02:30\tdana\thi\n2026-01-05 10:03:00\t *\tmicah waves\n"+
+			"2026-01-05 10:04:00\t--\tMode #go [+o dana] by micah\n", false,
+			[]appWant{{"micah", "morning: all", 2026, 1, 5, 10, 1, 0}, {"dana", "hi", 2026, 1, 5, 10, 2, 30}, {"micah", "* micah waves", 2026, 1, 5, 10, 3, 0}})
+	})
+	t.Run("znc", func(t *testing.T) {
+		appCheck(t, ircReader{}, "2026-01-05.log", "[10:00:00] *** Joins: micah (~m@host)\n[10:01:00] <micah> hello\n[10:01:30] * dana waves back\n[10:02:00] <dana> [link] see <this>\n", false,
+			[]appWant{{"micah", "hello", 2026, 1, 5, 10, 1, 0}, {"dana", "* dana waves back", 2026, 1, 5, 10, 1, 30}, {"dana", "[link] see <this>", 2026, 1, 5, 10, 2, 0}})
+	})
+	t.Run("hexchat", func(t *testing.T) {
+		appCheck(t, ircReader{}, "#chan.log", "**** BEGIN LOGGING AT Mon Jan  5 10:00:00 2026\n\nJan 05 10:00:00 *\tmicah has joined #chan\n"+
+			"Jan 05 10:01:00 <micah>\thello there\nJan 05 10:02:00 *\tdana waves\nJan 05 10:03:00 <dana>\tbye\n", false,
+			[]appWant{{"micah", "hello there", 2026, 1, 5, 10, 1, 0}, {"dana", "* dana waves", 2026, 1, 5, 10, 2, 0}, {"dana", "bye", 2026, 1, 5, 10, 3, 0}})
+	})
+	t.Run("prose is no log", func(t *testing.T) {
+		p := tgTestFile(t, "notes.txt", "10:00 meeting with the team\nagenda: budget\n")
+		if (ircReader{}).detect(p, false, []byte("10:00 meeting with the team\nagenda: budget\n")) {
+			t.Error("prose detected as an IRC log")
+		}
+	})
+}
