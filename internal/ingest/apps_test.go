@@ -82,3 +82,33 @@ func TestIRCLogs(t *testing.T) {
 		}
 	})
 }
+
+// TestMatrixExport reads an Element JSON export: display names from member
+// events, a reply without its quoted fallback, an edit applied, an emote, a
+// file named, state events counted.
+func TestMatrixExport(t *testing.T) {
+	doc := `{"room_name":"Planning","room_creator":"Micah","topic":"","export_date":"05/01/2026","exported_by":"Micah","messages":[
+{"type":"m.room.create","sender":"@micah:matrix.example","state_key":"","content":{"creator":"@micah:matrix.example"},"origin_server_ts":1767607200000,"event_id":"$c","room_id":"!room:matrix.example"},
+{"type":"m.room.member","sender":"@micah:matrix.example","state_key":"@micah:matrix.example","content":{"membership":"join","displayname":"Micah Stubbs"},"origin_server_ts":1767607200001,"event_id":"$m1","room_id":"!room:matrix.example"},
+{"type":"m.room.member","sender":"@dana:matrix.example","state_key":"@dana:matrix.example","content":{"membership":"join","displayname":"Dana"},"origin_server_ts":1767607200002,"event_id":"$m2","room_id":"!room:matrix.example"},
+{"type":"m.room.message","sender":"@micah:matrix.example","content":{"msgtype":"m.text","body":"budget is due fridy"},"origin_server_ts":1767607260000,"event_id":"$1","room_id":"!room:matrix.example"},
+{"type":"m.room.message","sender":"@micah:matrix.example","content":{"msgtype":"m.text","body":" * budget is due friday","m.new_content":{"msgtype":"m.text","body":"budget is due friday"},"m.relates_to":{"rel_type":"m.replace","event_id":"$1"}},"origin_server_ts":1767607270000,"event_id":"$2","room_id":"!room:matrix.example"},
+{"type":"m.room.message","sender":"@dana:matrix.example","content":{"msgtype":"m.text","body":"> <@micah:matrix.example> budget is due friday\n\nok, on it","m.relates_to":{"m.in_reply_to":{"event_id":"$1"}}},"origin_server_ts":1767607320000,"event_id":"$3","room_id":"!room:matrix.example"},
+{"type":"m.room.message","sender":"@dana:matrix.example","content":{"msgtype":"m.emote","body":"cheers"},"origin_server_ts":1767607380000,"event_id":"$4","room_id":"!room:matrix.example"},
+{"type":"m.room.message","sender":"@ghost:matrix.example","content":{"msgtype":"m.file","body":"report.pdf","filename":"report.pdf","info":{"mimetype":"application/pdf","size":1234}},"origin_server_ts":1767607440000,"event_id":"$5","room_id":"!room:matrix.example"}]}`
+	p := tgTestFile(t, "matrix - Planning - Chat Export - 2026-01-05.json", doc)
+	if !(matrixReader{}).detect(p, false, []byte(doc)) || (telegramReader{}).detect(p, false, []byte(doc)) {
+		t.Fatal("detection")
+	}
+	rep := appCheck(t, matrixReader{}, "export.json", doc, true, []appWant{
+		{"Micah Stubbs", "budget is due friday", 2026, 1, 5, 10, 1, 0}, {"Dana", "ok, on it", 2026, 1, 5, 10, 2, 0},
+		{"Dana", "* cheers", 2026, 1, 5, 10, 3, 0}, {"@ghost:matrix.example", "[file report.pdf]", 2026, 1, 5, 10, 4, 0}})
+	if !tgTestHasNote(rep, false, "3 membership, state") {
+		t.Errorf("events: %v", rep.sum.Notes)
+	}
+	out, _ := runReader(t, matrixReader{}, tgTestFile(t, "export.json", doc))
+	m := out.sources[0].Messages
+	if m[1].ReplyTo != "matrix:$1" || m[0].AuthorAddr != "@micah:matrix.example" || len(m[3].Attachments) != 1 || m[3].Attachments[0].ContentType != "application/pdf" {
+		t.Errorf("reply, address or attachment: %+v", m)
+	}
+}

@@ -9,6 +9,7 @@ func readers() []reader {
 	return []reader{
 		slackReader{},
 		maildirReader{},
+		matrixReader{},
 		telegramReader{},
 		discordReader{},
 		messengerReader{},
