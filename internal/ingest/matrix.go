@@ -214,4 +214,3 @@ func mxStripReplyFallback(body string) string {
 	}
 	return strings.Join(lines[i:], "\n")
 }
-
