@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
 func utcMS(y, mo, d, h, mi, s int) int64 {
@@ -110,5 +112,66 @@ func TestMatrixExport(t *testing.T) {
 	m := out.sources[0].Messages
 	if m[1].ReplyTo != "matrix:$1" || m[0].AuthorAddr != "@micah:matrix.example" || len(m[3].Attachments) != 1 || m[3].Attachments[0].ContentType != "application/pdf" {
 		t.Errorf("reply, address or attachment: %+v", m)
+	}
+}
+
+// TestNoteAppExports reads Google Keep (text, checklist, labels, links,
+// attachments, a note in the trash), Day One (escapes, photo links, place,
+// attachments) and Roam (outline, headings, a daily note's date, a page only
+// linked to) exports, each note a document with its own time.
+func TestNoteAppExports(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"Keep/Groceries.json": `{"color":"DEFAULT","isTrashed":false,"isPinned":true,"isArchived":false,"title":"Groceries","userEditedTimestampUsec":1767610000000000,"createdTimestampUsec":1767607200000000,` +
+			`"listContent":[{"text":"milk","isChecked":true},{"text":"bread","isChecked":false}],"labels":[{"name":"home"}],"attachments":[{"filePath":"1a2b.jpg","mimetype":"image/jpeg"}],"annotations":[{"description":"","source":"WEBLINK","title":"Recipe","url":"https://recipes.example/bread"}]}`,
+		"Keep/Old.json":   `{"isTrashed":true,"title":"Old","textContent":"gone","userEditedTimestampUsec":1767607200000000,"createdTimestampUsec":1767607200000000}`,
+		"Keep/Plain.json": `{"isTrashed":false,"title":"","textContent":"call the plumber","userEditedTimestampUsec":1767700000000000}`,
+		"Journal.json": `{"metadata":{"version":"1.0"},"entries":[{"uuid":"E1","creationDate":"2026-01-05T08:30:00Z","timeZone":"Europe/Berlin","tags":["travel"],` +
+			`"text":"# Lisbon day one\n\nTram 28 was full\\. We walked\\!\n![](dayone-moment://P1)","location":{"placeName":"Alfama","localityName":"Lisbon","country":"Portugal"},` +
+			`"photos":[{"md5":"abc123","type":"jpeg","identifier":"P1"}]}]}`,
+		"roam.json": `[{"title":"January 5th, 2026","children":[{"string":"Met [[Micah]] about the budget","uid":"a1","children":[{"string":"due friday","uid":"a2"}]}]},` +
+			`{"title":"Project Atlas","create-time":1767700000000,"children":[{"string":"Goals","heading":2,"uid":"b1","edit-email":"micah@home.example","children":[{"string":"ship v1","uid":"b2"}]}]},` +
+			`{"title":"Micah","children":[]}]`,
+	})
+	c, sum := runOn(t, Options{}, dir)
+	if sum.Failures != 0 || sum.SkippedBy[reasonKeepTrash] != 1 {
+		t.Fatalf("errors %v, skipped %v", sum.Errors, sum.SkippedBy)
+	}
+	byTitle := map[string]memtree.SourceInput{}
+	for _, s := range c.srcs {
+		byTitle[s.Title] = s
+	}
+	check := func(title, provider string, ms int64, has ...string) {
+		t.Helper()
+		s, ok := byTitle[title]
+		if !ok {
+			t.Errorf("%q missing; have %v", title, byTitle)
+			return
+		}
+		m := s.Messages[0]
+		if s.Provider != provider || m.TimestampMS != ms {
+			t.Errorf("%q: provider %s, time %d, want %s %d", title, s.Provider, m.TimestampMS, provider, ms)
+		}
+		for _, h := range has {
+			if !strings.Contains(m.Text, h) {
+				t.Errorf("%q misses %q: %q", title, h, m.Text)
+			}
+		}
+	}
+	check("Groceries", "keep", 1767607200000, "[x] milk", "[ ] bread", "Recipe https://recipes.example/bread", "[attachment 1a2b.jpg]")
+	check("Plain", "keep", 1767700000000, "call the plumber")
+	check("Lisbon day one", "dayone", utcMS(2026, 1, 5, 8, 30, 0), "Tram 28 was full. We walked!", "Place: Alfama, Lisbon, Portugal", "[attachment abc123.jpeg]")
+	check("January 5th, 2026", "roam", utcMS(2026, 1, 5, 0, 0, 0), "- Met [[Micah]] about the budget\n  - due friday")
+	check("Project Atlas", "roam", 1767700000000, "## Goals\n  - ship v1")
+	if s := byTitle["Groceries"]; strings.Join(s.Tags, ",") != "home" || len(s.Messages[0].Attachments) != 1 {
+		t.Errorf("keep tags/attachments: %+v", s)
+	}
+	if s := byTitle["Lisbon day one"]; strings.Contains(s.Messages[0].Text, "dayone-moment") || strings.Join(s.Tags, ",") != "travel" {
+		t.Errorf("day one: %+v", s)
+	}
+	if s := byTitle["Project Atlas"]; s.Messages[0].Author != "micah@home.example" {
+		t.Errorf("roam author: %q", s.Messages[0].Author)
+	}
+	if _, ok := byTitle["Micah"]; ok || len(c.srcs) != 5 {
+		t.Errorf("%d documents (an empty Roam page is none): %v", len(c.srcs), byTitle)
 	}
 }
