@@ -175,3 +175,45 @@ func TestNoteAppExports(t *testing.T) {
 		t.Errorf("%d documents (an empty Roam page is none): %v", len(c.srcs), byTitle)
 	}
 }
+
+// TestMattermostBulkExport reads a bulk export: users named and addressed by
+// their email, a channel post with a threaded reply and an attachment, a
+// direct message, other lines counted.
+func TestMattermostBulkExport(t *testing.T) {
+	doc := `{"type":"version","version":1,"info":{"generator":"mattermost-server","version":"9.0.0"}}
+{"type":"team","team":{"name":"acme","display_name":"Acme","type":"O"}}
+{"type":"channel","channel":{"team":"acme","name":"town-square","display_name":"Town Square","type":"O"}}
+{"type":"user","user":{"username":"micah","email":"micah@work.example","first_name":"Micah","last_name":"Stubbs","nickname":"Mick"}}
+{"type":"user","user":{"username":"dana","email":"dana@work.example","first_name":"","last_name":"","nickname":"Dana R"}}
+{"type":"post","post":{"team":"acme","channel":"town-square","user":"micah","message":"release on friday","create_at":1767607200000,"attachments":[{"path":"data/plan.pdf"}],"replies":[{"user":"dana","message":"ok, tests are green","create_at":1767607260000}]}}
+{"type":"direct_channel","direct_channel":{"members":["dana","micah"]}}
+{"type":"direct_post","direct_post":{"channel_members":["micah","dana"],"user":"dana","message":"lunch?","create_at":1767610800000}}
+`
+	p := tgTestFile(t, "export.jsonl", doc)
+	out, rep := runReader(t, mattermostReader{}, p)
+	if rep.sum.Failures != 0 {
+		t.Fatalf("errors %v", rep.sum.Errors)
+	}
+	var got []string
+	titles := map[string]bool{}
+	for _, s := range out.sources {
+		titles[s.SourceID+" "+s.Title] = true
+		for _, m := range s.Messages {
+			got = append(got, m.Author+" <"+m.AuthorAddr+"> "+waFmtMsg("", m.Text, m.TimestampMS)+" reply="+m.ReplyTo)
+		}
+	}
+	want := []string{
+		"Micah Stubbs <micah@work.example>  @1767607200000: release on friday\n[attachment plan.pdf] reply=",
+		"Dana R <dana@work.example>  @1767607260000: ok, tests are green reply=mattermost:acme/town-square:1767607200000:micah:0",
+		"Dana R <dana@work.example>  @1767610800000: lunch? reply=",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("messages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if !titles["mattermost:acme/town-square/2026-01 Town Square (2026-01)"] || !titles["mattermost:dm/dana,micah/2026-01 Micah Stubbs, Dana R (2026-01)"] {
+		t.Errorf("sources: %v", titles)
+	}
+	if !tgTestHasNote(rep, false, "3 version, team") {
+		t.Errorf("other lines: %v", rep.sum.Notes)
+	}
+}

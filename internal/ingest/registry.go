@@ -10,6 +10,7 @@ func readers() []reader {
 		slackReader{},
 		maildirReader{},
 		matrixReader{},
+		mattermostReader{},
 		telegramReader{},
 		discordReader{},
 		messengerReader{},
