@@ -217,3 +217,34 @@ func TestMattermostBulkExport(t *testing.T) {
 		t.Errorf("other lines: %v", rep.sum.Notes)
 	}
 }
+
+// TestDiscordChatExporterCSV reads the CSV export in each date format the
+// exporter writes: the old default, a culture's short date (day first told by
+// the file's dates), a long date with the weekday, ISO 8601 and unix numbers.
+func TestDiscordChatExporterCSV(t *testing.T) {
+	head := "AuthorID,Author,Date,Content,Attachments,Reactions\n"
+	for _, c := range []struct {
+		name, rows string
+		utc        bool
+		want       []appWant
+	}{
+		{name: "old default", rows: `"111","micah#1234","05-Jan-26 10:00 AM","hello, all","",""` + "\n" + `"222","dana","05-Jan-26 01:30 PM","hi ""you""","","👍 (1)"` + "\n",
+			want: []appWant{{"micah", "hello, all", 2026, 1, 5, 10, 0, 0}, {"dana", `hi "you"`, 2026, 1, 5, 13, 30, 0}}},
+		{name: "german short date", rows: `"111","micah","05.01.2026 10:00","eins","",""` + "\n" + `"222","dana","13.01.2026 09:05","zwei","",""` + "\n",
+			want: []appWant{{"micah", "eins", 2026, 1, 5, 10, 0, 0}, {"dana", "zwei", 2026, 1, 13, 9, 5, 0}}},
+		{name: "long date with weekday", rows: `"111","micah","Monday, January 5, 2026 10:00 AM","long","",""` + "\n",
+			want: []appWant{{"micah", "long", 2026, 1, 5, 10, 0, 0}}},
+		{name: "iso and unix", utc: true, rows: `"111","micah","2026-01-05T10:00:00+00:00","iso","",""` + "\n" + `"222","dana","1767607260","unix","https://cdn.example/attachments/1/2/photo.png?ex=1",""` + "\n",
+			want: []appWant{{"micah", "iso", 2026, 1, 5, 10, 0, 0}, {"dana", "unix", 2026, 1, 5, 10, 1, 0}}},
+		{name: "multi-line content and attachment only", rows: "\"111\",\"micah\",\"1/5/2026 10:00 AM\",\"line one\nline two\",\"\",\"\"\n\"222\",\"dana\",\"1/5/2026 10:01 AM\",\"\",\"files/report.pdf\",\"\"\n",
+			want: []appWant{{"micah", "line one\nline two", 2026, 1, 5, 10, 0, 0}, {"dana", "[attachment report.pdf]", 2026, 1, 5, 10, 1, 0}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			name := "Acme - general [123456789012].csv"
+			if !(discordReader{}).detect(name, false, []byte(head+c.rows)) {
+				t.Fatal("not detected")
+			}
+			appCheck(t, discordReader{}, name, head+c.rows, c.utc, c.want)
+		})
+	}
+}

@@ -15,13 +15,16 @@ import (
 )
 
 // discordReader reads a channel exported by DiscordChatExporter as JSON
-// ({"guild", "channel", "messages"}). A channel becomes one source per month
+// ({"guild", "channel", "messages"}) or CSV (discordcsv.go). A channel becomes one source per month
 // (chatSources) under "discord:<guild id>/<channel id>".
 type discordReader struct{}
 
 func (discordReader) kind() string { return "discord" }
 
 func (discordReader) detect(p string, dir bool, head []byte) bool {
+	if !dir && strings.EqualFold(filepath.Ext(p), ".csv") {
+		return dcCSVHeader(head)
+	}
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
@@ -80,6 +83,10 @@ type dcMsg struct {
 
 func (discordReader) read(ctx context.Context, in input, out output, rep *report) {
 	path := in.path
+	if strings.EqualFold(filepath.Ext(path), ".csv") {
+		dcReadCSV(ctx, in, out, rep)
+		return
+	}
 	b, ok := readJSONExport(path, rep)
 	if !ok {
 		return
