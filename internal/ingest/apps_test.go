@@ -248,3 +248,107 @@ func TestDiscordChatExporterCSV(t *testing.T) {
 		})
 	}
 }
+
+// TestTelegramHTMLExport reads a page of Telegram Desktop's HTML export:
+// authors (a joined message continues the one before), zoned and zoneless
+// dates, a reply, a photo and a file named, a forward, service lines counted.
+func TestTelegramHTMLExport(t *testing.T) {
+	page := `<!DOCTYPE html>
+<html>
+ <head><meta charset="utf-8"/><title>Exported Data</title></head>
+ <body onload="CheckLocation();">
+  <div class="page_wrap">
+   <div class="page_header"><div class="content"><div class="text bold">
+Micah Stubbs
+   </div></div></div>
+   <div class="page_body chat_page">
+    <div class="history">
+     <div class="message service" id="message-1"><div class="body details">
+January 5, 2026
+     </div></div>
+     <div class="message default clearfix" id="message120">
+      <div class="pull_left userpic_wrap"><div class="userpic userpic2"><div class="initials">MS</div></div></div>
+      <div class="body">
+       <div class="pull_right date details" title="05.01.2026 10:00:00 UTC+01:00">
+10:00
+       </div>
+       <div class="from_name">
+Micah Stubbs 
+       </div>
+       <div class="text">
+Hello <strong>there</strong>,<br>second line
+       </div>
+      </div>
+     </div>
+     <div class="message default clearfix joined" id="message121">
+      <div class="body">
+       <div class="pull_right date details" title="05.01.2026 10:01:00 UTC+01:00">
+10:01
+       </div>
+       <div class="media_wrap clearfix">
+        <a class="photo_wrap clearfix pull_left" href="photos/photo_1@05-01-2026_10-01-00.jpg"><img class="photo" src="photos/photo_1@05-01-2026_10-01-00_thumb.jpg"/></a>
+       </div>
+      </div>
+     </div>
+     <div class="message default clearfix" id="message122">
+      <div class="pull_left userpic_wrap"><div class="userpic userpic5"><div class="initials">D</div></div></div>
+      <div class="body">
+       <div class="pull_right date details" title="05.01.2026 10:02:00 UTC+01:00">
+10:02
+       </div>
+       <div class="from_name">
+Dana
+       </div>
+       <div class="reply_to details">
+In reply to <a href="#go_to_message120" onclick="return GoToMessage(120)">this message</a>
+       </div>
+       <div class="media_wrap clearfix">
+        <div class="media clearfix pull_left media_file"><a class="media clearfix pull_left block_link media_file" href="files/report.pdf"><div class="body"><div class="title bold">report.pdf</div></div></a></div>
+       </div>
+       <div class="text">
+see the report
+       </div>
+      </div>
+     </div>
+     <div class="message default clearfix" id="message123">
+      <div class="body">
+       <div class="pull_right date details" title="05.01.2026 10:03:00 UTC+01:00">
+10:03
+       </div>
+       <div class="from_name">
+Dana
+       </div>
+       <div class="forwarded body">
+        <div class="from_name">
+Lee <span class="date details">04.01.2026 09:00:00</span>
+        </div>
+        <div class="text">
+old news
+        </div>
+       </div>
+      </div>
+     </div>
+    </div>
+   </div>
+  </div>
+ </body>
+</html>`
+	p := tgTestFile(t, "messages.html", page)
+	if !(telegramReader{}).detect(p, false, []byte(page)) {
+		t.Fatal("not detected")
+	}
+	rep := appCheck(t, telegramReader{}, "messages.html", page, true, []appWant{
+		{"Micah Stubbs", "Hello there,\nsecond line", 2026, 1, 5, 9, 0, 0},
+		{"Micah Stubbs", "[photo photo_1@05-01-2026_10-01-00.jpg]", 2026, 1, 5, 9, 1, 0},
+		{"Dana", "see the report", 2026, 1, 5, 9, 2, 0},
+		{"Dana", "(forwarded from Lee) old news", 2026, 1, 5, 9, 3, 0},
+	})
+	if !tgTestHasNote(rep, false, "1 service line") {
+		t.Errorf("service lines: %v", rep.sum.Notes)
+	}
+	out, _ := runReader(t, telegramReader{}, tgTestFile(t, "messages.html", page))
+	m := out.sources[0].Messages
+	if m[2].ReplyTo != "telegram:Micah Stubbs:120" || len(m[2].Attachments) != 1 || m[2].Attachments[0].Name != "report.pdf" || out.sources[0].Title != "Micah Stubbs (2026-01)" {
+		t.Errorf("reply, attachment or title: %+v %q", m[2], out.sources[0].Title)
+	}
+}

@@ -35,6 +35,9 @@ var telegramChatTypes = map[string]bool{
 }
 
 func (telegramReader) detect(p string, dir bool, head []byte) bool {
+	if !dir && tgHTMLDetect(p, head) {
+		return true
+	}
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
@@ -201,6 +204,10 @@ type tgMsg struct {
 }
 
 func (telegramReader) read(ctx context.Context, in input, out output, rep *report) {
+	if ext := strings.ToLower(filepath.Ext(in.path)); ext == ".html" || ext == ".htm" {
+		tgReadHTML(ctx, in, out, rep)
+		return
+	}
 	b, ok := readJSONExport(in.path, rep)
 	if !ok {
 		return
