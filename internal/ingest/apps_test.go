@@ -352,3 +352,28 @@ old news
 		t.Errorf("reply, attachment or title: %+v %q", m[2], out.sources[0].Title)
 	}
 }
+
+// TestIMessageExporterText reads imessage-exporter's text output: padded hours,
+// read receipts, "Me", attachment paths, reactions dropped, an indented thread
+// reply kept as a reply, a multi-line message with a blank line inside.
+func TestIMessageExporterText(t *testing.T) {
+	doc := "Jan 05, 2026  9:00:00 AM\nMicah Stubbs\nAre we still on for lunch?\nReactions:\nLoved by Me\n" +
+		"    Jan 05, 2026  9:05:00 AM\n    Me\n    Yes, noon\n\nThis message responded to an earlier message.\n\n" +
+		"Jan 05, 2026 12:30:10 PM (Read by them after 2 minutes)\nMe\n/Users/me/Library/Messages/Attachments/ab/12/IMG_1234.HEIC\nfirst line\n\nafter a blank line\n\n" +
+		"Jan 06, 2026 10:00:00 PM\n+15551234567\nnew number, who dis\n\n"
+	p := tgTestFile(t, "Micah Stubbs.txt", doc)
+	if !(imessageReader{}).detect(p, false, []byte(doc)) || (whatsappReader{}).detect(p, false, []byte(doc)) {
+		t.Fatal("detection")
+	}
+	appCheck(t, imessageReader{}, "Micah Stubbs.txt", doc, false, []appWant{
+		{"Micah Stubbs", "Are we still on for lunch?", 2026, 1, 5, 9, 0, 0},
+		{"Me", "Yes, noon", 2026, 1, 5, 9, 5, 0},
+		{"Me", "[attachment IMG_1234.HEIC]\nfirst line\n\nafter a blank line", 2026, 1, 5, 12, 30, 10},
+		{"+15551234567", "new number, who dis", 2026, 1, 6, 22, 0, 0},
+	})
+	out, _ := runReader(t, imessageReader{}, tgTestFile(t, "Micah Stubbs.txt", doc))
+	m := out.sources[0].Messages
+	if m[1].ReplyTo != m[0].Ref || len(m[2].Attachments) != 1 || m[3].AuthorAddr != "+15551234567" {
+		t.Errorf("reply, attachment or address: %+v", m)
+	}
+}

@@ -22,6 +22,7 @@ func readers() []reader {
 		mboxReader{},
 		emlxReader{},
 		emlReader{},
+		imessageReader{},
 		whatsappReader{},
 		ircReader{},
 		enexReader{},
