@@ -377,3 +377,27 @@ func TestIMessageExporterText(t *testing.T) {
 		t.Errorf("reply, attachment or address: %+v", m)
 	}
 }
+
+// TestLINEChatHistory reads LINE's saved chat history in English and Japanese
+// layouts: day lines of each form, 24-hour and AM/PM times, a quoted
+// multi-line message, a line without a sender counted.
+func TestLINEChatHistory(t *testing.T) {
+	t.Run("english", func(t *testing.T) {
+		doc := "\ufeff[LINE] Chat history with Micah\r\nSaved on: 2026/01/06 10:00\r\n\r\n2026/01/05(Mon)\r\n10:00\tMicah\tHello\r\n" +
+			"10:01\tMe\t\"two\r\nlines\"\r\n10:02\tMicah left the group.\r\n\r\n2026/01/06(Tue)\r\n09:30\tMe\t[Photo]\r\n"
+		rep := appCheck(t, lineReader{}, "[LINE] Chat with Micah.txt", doc, false, []appWant{
+			{"Micah", "Hello", 2026, 1, 5, 10, 0, 0}, {"Me", "two\nlines", 2026, 1, 5, 10, 1, 0}, {"Me", "[Photo]", 2026, 1, 6, 9, 30, 0}})
+		if !tgTestHasNote(rep, false, "1 line(s) without a sender") {
+			t.Errorf("events: %v", rep.sum.Notes)
+		}
+	})
+	t.Run("newer english with weekday first and AM/PM", func(t *testing.T) {
+		doc := "[LINE] Chat history with Micah\nSaved on: 1/6/2026, 10:00\n\nMon, 01/05/2026\n10:00 AM\tMicah\tmorning\n02:30 PM\tMe\tafternoon\n"
+		appCheck(t, lineReader{}, "chat.txt", doc, false, []appWant{{"Micah", "morning", 2026, 1, 5, 10, 0, 0}, {"Me", "afternoon", 2026, 1, 5, 14, 30, 0}})
+	})
+	t.Run("japanese", func(t *testing.T) {
+		doc := "[LINE] 太郎とのトーク履歴\n保存日時：2026/01/06 10:00\n\n2026/01/05(月)\n午前10:00\t太郎\tおはよう\n午後2:56\t花子\tこんにちは\n"
+		rep := appCheck(t, lineReader{}, "chat.txt", doc, false, []appWant{{"太郎", "おはよう", 2026, 1, 5, 10, 0, 0}, {"花子", "こんにちは", 2026, 1, 5, 14, 56, 0}})
+		_ = rep
+	})
+}

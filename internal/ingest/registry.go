@@ -23,6 +23,7 @@ func readers() []reader {
 		emlxReader{},
 		emlReader{},
 		imessageReader{},
+		lineReader{},
 		whatsappReader{},
 		ircReader{},
 		enexReader{},
