@@ -1,6 +1,8 @@
 package ingest
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -400,4 +402,44 @@ func TestLINEChatHistory(t *testing.T) {
 		rep := appCheck(t, lineReader{}, "chat.txt", doc, false, []appWant{{"太郎", "おはよう", 2026, 1, 5, 10, 0, 0}, {"花子", "こんにちは", 2026, 1, 5, 14, 56, 0}})
 		_ = rep
 	})
+}
+
+// TestSignalExport reads signal-export's chat.md (seconds or not, multi-line
+// text, a quote dropped, reactions dropped, attachments named, a deleted
+// message left out) and its data.json lines.
+func TestSignalExport(t *testing.T) {
+	md := "[2026-01-05 10:00:00] Micah: are you coming?  \n[2026-01-05 10:01:00] Me: \n\n> are you coming?\n\nyes, at noon  \nsee you\n(- Micah: 👍 -)\n" +
+		"[2026-01-05 10:02] Micah: ![IMG_1.jpg](./media/IMG_1.jpg)    \n[2026-01-05 10:03:00] Micah: (This message was deleted)\n"
+	dir := t.TempDir()
+	p := filepath.Join(dir, "Micah Stubbs", "chat.md")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	waWriteFile(t, p, md)
+	if !(signalReader{}).detect(p, false, []byte(md)) {
+		t.Fatal("chat.md not detected")
+	}
+	out, rep := runReader(t, signalReader{}, p)
+	var got []string
+	for _, s := range out.sources {
+		for _, m := range s.Messages {
+			got = append(got, waFmtMsg(m.Author, m.Text, m.TimestampMS))
+		}
+	}
+	want := []string{waFmtMsg("Micah", "are you coming?", waTestMS(2026, 1, 5, 10, 0, 0)), waFmtMsg("Me", "yes, at noon\nsee you", waTestMS(2026, 1, 5, 10, 1, 0)),
+		waFmtMsg("Micah", "[attachment IMG_1.jpg]", waTestMS(2026, 1, 5, 10, 2, 0))}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || rep.sum.Failures != 0 {
+		t.Errorf("chat.md:\n%s\nwant:\n%s\n%v", strings.Join(got, "\n"), strings.Join(want, "\n"), rep.sum.Errors)
+	}
+	if out.sources[0].SourceID != "signal:Micah Stubbs/2026-01" {
+		t.Errorf("conversation: %s", out.sources[0].SourceID)
+	}
+	js := `{"date": "2026-01-05T10:00:00", "sender": "Micah", "body": "hello  ", "quote": "", "sticker": "", "reactions": [], "attachments": [], "deleted": false}` + "\n" +
+		`{"date": "2026-01-05T10:05:00", "sender": "Me", "body": "  ", "quote": "", "sticker": "", "reactions": [], "attachments": [{"name": "doc.pdf", "path": "media/doc.pdf"}], "deleted": false}` + "\n"
+	jp := filepath.Join(dir, "Micah Stubbs", "data.json")
+	waWriteFile(t, jp, js)
+	if !(signalReader{}).detect(jp, false, []byte(js)) {
+		t.Fatal("data.json not detected")
+	}
+	appCheck(t, signalReader{}, "data.json", js, false, []appWant{{"Micah", "hello", 2026, 1, 5, 10, 0, 0}, {"Me", "[attachment doc.pdf]", 2026, 1, 5, 10, 5, 0}})
 }

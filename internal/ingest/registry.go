@@ -11,6 +11,7 @@ func readers() []reader {
 		maildirReader{},
 		matrixReader{},
 		mattermostReader{},
+		signalReader{},
 		telegramReader{},
 		discordReader{},
 		messengerReader{},
