@@ -399,8 +399,7 @@ func TestLINEChatHistory(t *testing.T) {
 	})
 	t.Run("japanese", func(t *testing.T) {
 		doc := "[LINE] 太郎とのトーク履歴\n保存日時：2026/01/06 10:00\n\n2026/01/05(月)\n午前10:00\t太郎\tおはよう\n午後2:56\t花子\tこんにちは\n"
-		rep := appCheck(t, lineReader{}, "chat.txt", doc, false, []appWant{{"太郎", "おはよう", 2026, 1, 5, 10, 0, 0}, {"花子", "こんにちは", 2026, 1, 5, 14, 56, 0}})
-		_ = rep
+		appCheck(t, lineReader{}, "chat.txt", doc, false, []appWant{{"太郎", "おはよう", 2026, 1, 5, 10, 0, 0}, {"花子", "こんにちは", 2026, 1, 5, 14, 56, 0}})
 	})
 }
 
@@ -442,4 +441,30 @@ func TestSignalExport(t *testing.T) {
 		t.Fatal("data.json not detected")
 	}
 	appCheck(t, signalReader{}, "data.json", js, false, []appWant{{"Micah", "hello", 2026, 1, 5, 10, 0, 0}, {"Me", "[attachment doc.pdf]", 2026, 1, 5, 10, 5, 0}})
+}
+
+// TestHangoutsTakeout reads Hangouts.json in both Takeout layouts: names from
+// participant data, segments with line breaks and links, a photo named, a call
+// event counted; times in microseconds (UTC).
+func TestHangoutsTakeout(t *testing.T) {
+	current := `{"conversations":[{"conversation":{"conversation_id":{"id":"Ugx1"},"conversation":{"id":{"id":"Ugx1"},"type":"STICKY_ONE_TO_ONE",` +
+		`"participant_data":[{"id":{"gaia_id":"101","chat_id":"101"},"fallback_name":"Micah Stubbs"},{"id":{"gaia_id":"202","chat_id":"202"},"fallback_name":"Dana"}]}},` +
+		`"events":[{"conversation_id":{"id":"Ugx1"},"sender_id":{"gaia_id":"101","chat_id":"101"},"timestamp":"1767607200000000","event_id":"e1","event_type":"REGULAR_CHAT_MESSAGE",` +
+		`"chat_message":{"message_content":{"segment":[{"type":"TEXT","text":"see "},{"type":"LINK","text":"https://x.example/a"},{"type":"LINE_BREAK","text":"\n"},{"type":"TEXT","text":"tonight"}]}}},` +
+		`{"conversation_id":{"id":"Ugx1"},"sender_id":{"gaia_id":"202","chat_id":"202"},"timestamp":"1767607260000000","event_id":"e2","event_type":"HANGOUT_EVENT","hangout_event":{"event_type":"START_HANGOUT"}},` +
+		`{"conversation_id":{"id":"Ugx1"},"sender_id":{"gaia_id":"202","chat_id":"202"},"timestamp":"1767607320000000","event_id":"e3","event_type":"REGULAR_CHAT_MESSAGE",` +
+		`"chat_message":{"message_content":{"attachment":[{"embed_item":{"type":["PLUS_PHOTO"],"plus_photo":{"url":"https://lh3.example/photos/IMG_9.jpg"}}}]}}}]}]}`
+	p := tgTestFile(t, "Hangouts.json", current)
+	if !(hangoutsReader{}).detect(p, false, []byte(current)) {
+		t.Fatal("not detected")
+	}
+	rep := appCheck(t, hangoutsReader{}, "Hangouts.json", current, true, []appWant{
+		{"Micah Stubbs", "see https://x.example/a\ntonight", 2026, 1, 5, 10, 0, 0}, {"Dana", "[photo]", 2026, 1, 5, 10, 2, 0}})
+	if !tgTestHasNote(rep, false, "1 call, membership") {
+		t.Errorf("events: %v", rep.sum.Notes)
+	}
+	older := `{"continuation_end_timestamp":"1","conversation_state":[{"conversation_id":{"id":"Ugx2"},"conversation_state":{"conversation":{"id":{"id":"Ugx2"},"name":"Book club",` +
+		`"participant_data":[{"id":{"gaia_id":"101","chat_id":"101"},"fallback_name":"Micah Stubbs"}]},"event":[{"sender_id":{"gaia_id":"101","chat_id":"101"},"timestamp":"1420070400000000","event_id":"o1",` +
+		`"chat_message":{"message_content":{"segment":[{"type":"TEXT","text":"happy new year"}]}}}]}}]}`
+	appCheck(t, hangoutsReader{}, "Hangouts.json", older, true, []appWant{{"Micah Stubbs", "happy new year", 2015, 1, 1, 0, 0, 0}})
 }

@@ -16,6 +16,7 @@ func readers() []reader {
 		discordReader{},
 		messengerReader{},
 		googleChatReader{},
+		hangoutsReader{},
 		keepReader{},
 		dayOneReader{},
 		roamReader{},
