@@ -3,6 +3,7 @@ package ingest
 import (
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -467,4 +468,37 @@ func TestHangoutsTakeout(t *testing.T) {
 		`"participant_data":[{"id":{"gaia_id":"101","chat_id":"101"},"fallback_name":"Micah Stubbs"}]},"event":[{"sender_id":{"gaia_id":"101","chat_id":"101"},"timestamp":"1420070400000000","event_id":"o1",` +
 		`"chat_message":{"message_content":{"segment":[{"type":"TEXT","text":"happy new year"}]}}}]}}]}`
 	appCheck(t, hangoutsReader{}, "Hangouts.json", older, true, []appWant{{"Micah Stubbs", "happy new year", 2015, 1, 1, 0, 0, 0}})
+}
+
+// TestZulipExport reads an organization export: messages-000001.json with the
+// realm.json beside it (users with emails, a stream whose topics are threads, a
+// direct message), older pub_date, realm.json named as read with them.
+func TestZulipExport(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"zulip-export/realm.json": `{"zerver_realm":[{"id":1,"name":"Acme"}],"zerver_userprofile":[{"id":10,"full_name":"Micah Stubbs","email":"user10@zulip.example","delivery_email":"micah@work.example"},` +
+			`{"id":11,"full_name":"Dana","email":"dana@work.example","delivery_email":"dana@work.example"}],"zerver_stream":[{"id":5,"name":"design"}],` +
+			`"zerver_recipient":[{"id":100,"type":2,"type_id":5},{"id":101,"type":1,"type_id":10},{"id":102,"type":1,"type_id":11}],"zerver_subscription":[{"user_profile":11,"recipient":102},{"user_profile":10,"recipient":101}]}`,
+		"zulip-export/messages-000001.json": `{"zerver_message":[{"id":1,"sender":10,"recipient":100,"subject":"logo","content":"new logo draft","date_sent":1767607200.5},` +
+			`{"id":2,"sender":11,"recipient":100,"subject":"logo","content":"looks good","date_sent":1767607260},` +
+			`{"id":3,"sender":11,"recipient":101,"subject":"","content":"lunch?","pub_date":1767610800}],"zerver_usermessage":[]}`,
+	})
+	c, sum := runOn(t, Options{}, dir)
+	if sum.Failures != 0 || sum.SkippedBy[reasonZulipRealm] != 1 {
+		t.Fatalf("errors %v, skipped %v", sum.Errors, sum.SkippedBy)
+	}
+	var got []string
+	for _, s := range c.srcs {
+		for _, m := range s.Messages {
+			got = append(got, s.SourceID+" | "+m.Author+" <"+m.AuthorAddr+"> "+waFmtMsg("", m.Text, m.TimestampMS)+" reply="+m.ReplyTo)
+		}
+	}
+	sort.Strings(got)
+	want := []string{
+		"zulip:dm/10,11/2026-01 | Dana <dana@work.example>  @1767610800000: lunch? reply=",
+		"zulip:stream/design/2026-01 | Dana <dana@work.example>  @1767607260000: looks good reply=zulip:1",
+		"zulip:stream/design/2026-01 | Micah Stubbs <micah@work.example>  @1767607200500: [logo] new logo draft reply=",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("messages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
 }

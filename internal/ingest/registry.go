@@ -17,6 +17,7 @@ func readers() []reader {
 		messengerReader{},
 		googleChatReader{},
 		hangoutsReader{},
+		zulipReader{},
 		keepReader{},
 		dayOneReader{},
 		roamReader{},
