@@ -502,3 +502,52 @@ func TestZulipExport(t *testing.T) {
 		t.Errorf("messages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
+
+// TestDiscordChatExporterHTML reads the HTML export of both template
+// generations: a group's author and header time, a grouped message's short
+// timestamp title, a reply, an attachment, "(edited)" dropped.
+func TestDiscordChatExporterHTML(t *testing.T) {
+	current := `<!DOCTYPE html><html><head><title>Acme - general</title></head><body>
+<div class="preamble"><div class="preamble__guild-icon-container"></div><div class="preamble__entries-container"><div class="preamble__entry">Acme</div><div class="preamble__entry">Text Channels / general</div></div></div>
+<div class="chatlog">
+<div class="chatlog__message-group">
+ <div id="chatlog__message-container-1001" class="chatlog__message-container" data-message-id="1001"><div class="chatlog__message">
+  <div class="chatlog__message-aside"><img class="chatlog__avatar" src="a.png"></div>
+  <div class="chatlog__message-primary">
+   <div class="chatlog__header"><span class="chatlog__author" title="micah#1234" data-user-id="11">Micah</span> <span class="chatlog__timestamp"><a href="#chatlog__message-container-1001">1/5/2026 10:00 AM</a></span></div>
+   <div class="chatlog__content chatlog__markdown"><span class="chatlog__markdown-preserve">release <strong>friday</strong></span> <span class="chatlog__edited-timestamp" title="x">(edited)</span></div>
+  </div></div></div>
+ <div id="chatlog__message-container-1002" class="chatlog__message-container" data-message-id="1002"><div class="chatlog__message">
+  <div class="chatlog__message-aside"><div class="chatlog__short-timestamp" title="1/5/2026 10:02 AM">10:02 AM</div></div>
+  <div class="chatlog__message-primary">
+   <div class="chatlog__attachment"><div class="chatlog__attachment-generic"><div class="chatlog__attachment-generic-name"><a href="https://cdn.example/attachments/1/2/plan.pdf?ex=1">plan.pdf</a></div></div></div>
+  </div></div></div>
+</div>
+<div class="chatlog__message-group">
+ <div id="chatlog__message-container-1003" class="chatlog__message-container" data-message-id="1003"><div class="chatlog__message">
+  <div class="chatlog__message-primary">
+   <div class="chatlog__reference"><div class="chatlog__reference-content"><span class="chatlog__reference-link" onclick="scrollToMessage(event, '1001')">release friday</span></div></div>
+   <div class="chatlog__header"><span class="chatlog__author" title="dana" data-user-id="12">Dana</span> <span class="chatlog__timestamp"><a href="#x">1/5/2026 1:15 PM</a></span></div>
+   <div class="chatlog__content chatlog__markdown"><span class="chatlog__markdown-preserve">ok</span></div>
+  </div></div></div>
+</div>
+</div></body></html>`
+	name := "Acme - general [123456789012].html"
+	if !(discordReader{}).detect(name, false, []byte(current)) || (telegramReader{}).detect(name, false, []byte(current)) {
+		t.Fatal("detection")
+	}
+	appCheck(t, discordReader{}, name, current, false, []appWant{
+		{"Micah", "release friday", 2026, 1, 5, 10, 0, 0}, {"Micah", "[attachment plan.pdf]", 2026, 1, 5, 10, 2, 0}, {"Dana", "ok", 2026, 1, 5, 13, 15, 0}})
+	out, _ := runReader(t, discordReader{}, tgTestFile(t, name, current))
+	if m := out.sources[0].Messages; m[2].ReplyTo != "discord:123456789012:1001" || m[0].AuthorAddr != "micah#1234" || out.sources[0].Title != "Acme Text Channels / general (2026-01)" {
+		t.Errorf("reply, address or title: %+v %q", m, out.sources[0].Title)
+	}
+	older := `<html><body><div class="preamble"><div class="preamble__entry">Acme</div><div class="preamble__entry">general</div></div><div class="chatlog">
+<div class="chatlog__message-group"><div class="chatlog__author-avatar-container"></div><div class="chatlog__messages">
+<span class="chatlog__author-name" title="micah#1234" data-user-id="11">Micah</span> <span class="chatlog__timestamp">05-Jan-26 10:00 AM</span>
+<div class="chatlog__message " data-message-id="900" id="message-900"><div class="chatlog__content"><div class="markdown"><span class="preserve-whitespace">old style</span></div></div></div>
+<div class="chatlog__message " data-message-id="901" id="message-901"><div class="chatlog__content"><div class="markdown"><span class="preserve-whitespace">second</span></div></div></div>
+</div></div></div></body></html>`
+	appCheck(t, discordReader{}, "Acme - general [123456789012].html", older, false, []appWant{
+		{"Micah", "old style", 2026, 1, 5, 10, 0, 0}, {"Micah", "second", 2026, 1, 5, 10, 0, 0}})
+}
