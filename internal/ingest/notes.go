@@ -209,7 +209,7 @@ func tomlArray(v string) []string {
 }
 
 // reOrgKeyword is an Org-mode in-buffer setting, "#+TITLE: value".
-var reOrgKeyword = lazyre.New(`^#\+([A-Za-z_]+):(?:[ \t]+(.*))?$`)
+var reOrgKeyword = lazyre.New(`^#\+([A-Za-z_]+):(?:[ \t]*(.*))?$`)
 
 // reOrgTimestamp is an Org-mode timestamp, active <...> or inactive [...]:
 // "<2024-03-15 Fri>", "[2024-03-15 Fri 10:30]", "<2024-03-15 Fri 10:30-11:00 +1w>".

@@ -188,6 +188,7 @@ func TestDocTitlesFromTheFormat(t *testing.T) {
 		"comment-only.org":  "# -*- mode: org -*-\n# a comment sentence.\n\nSome body sentence. More.\n",
 		"comment-head.org":  "# comment\nText before.\n** TODO Real heading :work:\ntext\n",
 		"titled.org":        "#+title: Set Title\n* Heading\n",
+		"nospace.org":       "#+TITLE:No Space\n\nBody sentence.\n",
 		"logseq-crlf.md":    "alias:: X\r\ntitle:: CRLF Page\r\n\r\n- body\r\n",
 		"logseq-tab.md":     "- icon:: x\n\ttitle:: Tab Page\n- body\n",
 		"logseq-nospace.md": "title::NoSpace Page\n- body\n",
@@ -195,7 +196,7 @@ func TestDocTitlesFromTheFormat(t *testing.T) {
 	})
 	c, sum := runOn(t, Options{}, dir)
 	want := map[string]string{
-		"comment-only.org": "comment-only", "comment-head.org": "TODO Real heading", "titled.org": "Set Title",
+		"comment-only.org": "comment-only", "comment-head.org": "TODO Real heading", "titled.org": "Set Title", "nospace.org": "No Space",
 		"logseq-crlf.md": "CRLF Page", "logseq-tab.md": "Tab Page", "logseq-nospace.md": "NoSpace Page", "logseq-bom.md": "Bom Page",
 	}
 	for name, title := range want {
