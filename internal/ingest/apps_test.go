@@ -551,3 +551,23 @@ func TestDiscordChatExporterHTML(t *testing.T) {
 	appCheck(t, discordReader{}, "Acme - general [123456789012].html", older, false, []appWant{
 		{"Micah", "old style", 2026, 1, 5, 10, 0, 0}, {"Micah", "second", 2026, 1, 5, 10, 0, 0}})
 }
+
+// TestTeamsSkypeExport reads the messages.json of Teams (free) and Skype's
+// personal data export: plain and rich text, a file named from its URI object,
+// a call event counted, names from the messages.
+func TestTeamsSkypeExport(t *testing.T) {
+	doc := `{"userId":"8:live:me","exportDate":"2026-01-06T10:00","conversations":[{"id":"19:abc@thread.skype","displayName":"Project Atlas","MessageList":[` +
+		`{"id":"1","displayName":"Micah Stubbs","originalarrivaltime":"2026-01-05T10:00:00.000Z","messagetype":"RichText","content":"ship it <b>friday</b>&amp;test","conversationid":"19:abc@thread.skype","from":"8:live:micah"},` +
+		`{"id":"2","displayName":null,"originalarrivaltime":"2026-01-05T10:01:00Z","messagetype":"Text","content":"ok &lt;3","conversationid":"19:abc@thread.skype","from":"8:live:micah"},` +
+		`{"id":"3","displayName":"Dana","originalarrivaltime":"2026-01-05T10:02:00Z","messagetype":"Event/Call","content":"<partlist type=\"started\"></partlist>","from":"8:live:dana"},` +
+		`{"id":"4","displayName":"Dana","originalarrivaltime":"2026-01-05T10:03:00Z","messagetype":"RichText/Media_GenericFile","content":"<URIObject type=\"File.1\"><OriginalName v=\"plan.pdf\"/></URIObject>","from":"8:live:dana"}]}]}`
+	p := tgTestFile(t, "messages.json", doc)
+	if !(teamsReader{}).detect(p, false, []byte(doc)) || (hangoutsReader{}).detect(p, false, []byte(doc)) {
+		t.Fatal("detection")
+	}
+	rep := appCheck(t, teamsReader{}, "messages.json", doc, true, []appWant{
+		{"Micah Stubbs", "ship it friday&test", 2026, 1, 5, 10, 0, 0}, {"Micah Stubbs", "ok <3", 2026, 1, 5, 10, 1, 0}, {"Dana", "[attachment plan.pdf]", 2026, 1, 5, 10, 3, 0}})
+	if !tgTestHasNote(rep, false, "1 call, membership") {
+		t.Errorf("events: %v", rep.sum.Notes)
+	}
+}

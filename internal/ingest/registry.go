@@ -18,6 +18,7 @@ func readers() []reader {
 		googleChatReader{},
 		hangoutsReader{},
 		zulipReader{},
+		teamsReader{},
 		keepReader{},
 		dayOneReader{},
 		roamReader{},

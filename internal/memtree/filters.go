@@ -28,7 +28,7 @@ var sourceKindAliases = map[string]string{
 // ("slack:#eng/2026-01", "telegram:4242/2020-01", "whatsapp:…", "discord:…").
 var chatPlatforms = map[string]string{
 	"slack": "slack", "telegram": "telegram", "tg": "telegram", "whatsapp": "whatsapp", "wa": "whatsapp", "discord": "discord",
-	"irc": "irc", "matrix": "matrix", "element": "matrix", "mattermost": "mattermost", "imessage": "imessage", "imsg": "imessage", "line": "line", "signal": "signal", "hangouts": "hangouts", "zulip": "zulip", "mm": "mattermost",
+	"irc": "irc", "matrix": "matrix", "element": "matrix", "mattermost": "mattermost", "imessage": "imessage", "imsg": "imessage", "line": "line", "signal": "signal", "hangouts": "hangouts", "zulip": "zulip", "teams": "teams", "skype": "teams", "mm": "mattermost",
 }
 
 // entityKindAliases maps what people call an entity kind to the stored kind.
