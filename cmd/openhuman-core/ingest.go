@@ -24,9 +24,12 @@ func init() {
 		Use:   "ingest PATH...",
 		Short: "Ingest mail, chat and document exports into the memory tree",
 		Long: `ingest reads mail (mbox, .eml and other single-message files, Maildir
-folders), chat (Slack export folders, Telegram Desktop JSON, WhatsApp "Export chat"
-text, DiscordChatExporter JSON, chat batch JSON), the reference JSON shapes
-(ChatBatch, EmailThread, DocumentInput) and Markdown/text documents, detecting the
+folders), chat (Slack export folders, Telegram Desktop JSON and HTML, WhatsApp
+"Export chat" text, DiscordChatExporter JSON, CSV and HTML, Signal, iMessage,
+LINE, Hangouts, Teams/Skype, Mattermost, Zulip, Matrix/Element, IRC logs, chat
+batch JSON), the reference JSON shapes (ChatBatch, EmailThread, DocumentInput),
+notes and documents (Markdown/text/Org, Evernote, Google Keep, Day One, Roam) and
+address books (vCard, Google Contacts CSV: people, not documents), detecting the
 format per file or folder (--kind forces one), and writes them into the memory
 tree. Re-ingesting the same input adds nothing; a later export of a chat adds its
 messages to the earlier one's and removes none.
