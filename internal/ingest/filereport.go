@@ -24,7 +24,8 @@ type FileOutcome struct {
 	// failed), "failed", "skipped" or "nothing to ingest" (read, nothing in it;
 	// the warnings say why).
 	Status string `json:"status"`
-	// Sources counts the sources (documents, chat months) and mail messages read.
+	// Sources counts the sources (documents, chat months), mail messages and
+	// contacts read.
 	Sources  int      `json:"sources"`
 	Reason   string   `json:"reason,omitempty"` // why it was skipped
 	Errors   []string `json:"errors,omitempty"`
