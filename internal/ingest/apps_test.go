@@ -571,3 +571,36 @@ func TestTeamsSkypeExport(t *testing.T) {
 		t.Errorf("events: %v", rep.sum.Notes)
 	}
 }
+
+// TestNotionDatabaseCSV reads a Notion database table as its pages when the
+// export holds no page files, and names it as skipped when the pages are beside
+// it; a CSV without Notion's id is no Notion table.
+func TestNotionDatabaseCSV(t *testing.T) {
+	id := "0123456789abcdef0123456789abcdef"
+	dir := writeFiles(t, map[string]string{
+		"Tasks " + id + ".csv":                        "\ufeffName,Status,Tags,Created\nShip v1,Done,\"work, atlas\",\"January 5, 2026 10:00 AM\"\nPlan offsite,,,\n",
+		"Reading " + id + "_all.csv":                  "Name,Author\nDune,Herbert\n",
+		"Reading " + id + ".csv":                      "Name,Author\nDune,Herbert\n",
+		"Reading " + id + "/Dune " + id[:31] + "f.md": "# Dune\n\nAuthor: Herbert\n",
+		"plain.csv": "a,b\n1,2\n",
+	})
+	c, sum := runOn(t, Options{}, dir)
+	byTitle := map[string]memtree.SourceInput{}
+	for _, s := range c.srcs {
+		byTitle[s.Title] = s
+	}
+	s, ok := byTitle["Ship v1"]
+	if !ok || s.Provider != "notion" || strings.Join(s.Tags, ",") != "work,atlas" || s.Messages[0].TimestampMS != waTestMS(2026, 1, 5, 10, 0, 0) ||
+		!strings.Contains(s.Messages[0].Text, "Status: Done") {
+		t.Errorf("Ship v1: %+v", s)
+	}
+	if _, ok := byTitle["Plan offsite"]; !ok {
+		t.Errorf("a row with only a title is a page: %v", byTitle)
+	}
+	if sum.SkippedBy[reasonNotionTable] != 2 || sum.SkippedBy[reasonUnknownText] != 1 {
+		t.Errorf("skipped %v", sum.SkippedBy)
+	}
+	if _, ok := byTitle["Dune"]; !ok || sum.Failures != 0 {
+		t.Errorf("the page beside its table is read once: %v %v", byTitle, sum.Errors)
+	}
+}

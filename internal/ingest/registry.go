@@ -32,6 +32,7 @@ func readers() []reader {
 		ircReader{},
 		enexReader{},
 		contactsReader{},
+		notionCSVReader{},
 		docsReader{},
 		chatBatchReader{}, // --kind chat only: it forces the chat batch shape
 	}
