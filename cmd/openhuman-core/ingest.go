@@ -20,14 +20,17 @@ import (
 
 // newIngestCmd is `openhuman-core ingest`.
 func newIngestCmd() *cobra.Command {
-	var kind string
+	var kind, reportPath string
 	cmd := &cobra.Command{
 		Use:   "ingest PATH...",
 		Short: "Ingest mail, chat and document exports into the memory tree",
 		Long: `ingest reads mail (mbox, .eml and other single-message files, Maildir
-folders), chat (Slack export folders, Telegram Desktop JSON, WhatsApp "Export chat"
-text, DiscordChatExporter JSON, chat batch JSON), the reference JSON shapes
-(ChatBatch, EmailThread, DocumentInput) and Markdown/text documents, detecting the
+folders), chat (Slack export folders, Telegram Desktop JSON and HTML, WhatsApp
+"Export chat" text, DiscordChatExporter JSON, CSV and HTML, Signal, iMessage,
+LINE, Hangouts, Teams/Skype, Mattermost, Zulip, Matrix/Element, IRC logs, chat
+batch JSON), the reference JSON shapes (ChatBatch, EmailThread, DocumentInput),
+notes and documents (Markdown/text/Org, Evernote, Google Keep, Day One, Roam) and
+address books (vCard, Google Contacts CSV: people, not documents), detecting the
 format per file or folder (--kind forces one), and writes them into the memory
 tree. Re-ingesting the same input adds nothing; a later export of a chat adds its
 messages to the earlier one's and removes none.
@@ -38,7 +41,8 @@ line (or to the folder holding a file named directly).
 Each input that cannot be kept whole is reported on one line (error: what was
 lost; warning: what was repaired or guessed), as is each path named here that
 yields nothing; everything else is still ingested. The summary line comes last.
-The exit status is 1 when any input failed.
+The exit status is 1 when any input failed. --report FILE writes every file read,
+skipped or failed, with its format, what it yielded and every warning, as JSON.
 
 With a dense embedder configured ([memory_tree] embedder, or
 OPENHUMAN_MEMORY_EMBEDDER), ingest then embeds every chunk that has no vector of
@@ -68,7 +72,7 @@ dictionary files change.`,
 			ctx := cmd.Context()
 			stderr := cmd.ErrOrStderr()
 			prevLimit := debug.SetMemoryLimit(ingestMemoryLimit())
-			sum, runErr := ingest.Run(ctx, store, args, ingest.Options{Kind: kind, Progress: stderr, Logger: log})
+			sum, runErr := ingest.Run(ctx, store, args, ingest.Options{Kind: kind, Progress: stderr, Logger: log, Report: reportPath != ""})
 			debug.SetMemoryLimit(prevLimit) // ingest.Paraphrases below sets its own limit
 			// Every line about one input first, the summary line last: also after
 			// Ctrl-C and after a paraphrase or embedder failure, which count as
@@ -88,6 +92,14 @@ dictionary files change.`,
 			}
 			for _, u := range sum.Unread {
 				fmt.Fprintln(stderr, "ingest:", u.Error())
+			}
+			if reportPath != "" {
+				if err := writeIngestReport(reportPath, sum); err != nil {
+					fmt.Fprintln(stderr, "ingest: error:", err)
+					sum.Failures++
+				} else {
+					fmt.Fprintln(stderr, "ingest: every file and what happened to it is listed in", reportPath)
+				}
 			}
 			code := 0
 			if runErr != nil {
@@ -120,6 +132,7 @@ dictionary files change.`,
 		},
 	}
 	cmd.Flags().StringVar(&kind, "kind", "", "force the input format: "+strings.Join(ingest.Kinds, ", "))
+	cmd.Flags().StringVar(&reportPath, "report", "", "write a JSON report of every file read, skipped or failed, with what happened to it, to this file")
 	return cmd
 }
 
@@ -190,5 +203,21 @@ func embedMissing(ctx context.Context, store *memtree.Store, cfg *config.Config,
 		return fmt.Errorf("%w (%d chunks and summaries embedded before it failed; the text is ingested and searchable, and recall stays offline for the rest until ingest runs again with the embedder reachable)", err, n)
 	}
 	fmt.Fprintf(stderr, "ingest: embedded %d chunks and summaries with %s in %.1f s\n", n, emb.Model(), time.Since(start).Seconds())
+	return nil
+}
+
+// writeIngestReport writes the run's per-file report (ingest --report FILE).
+func writeIngestReport(p string, sum *ingest.Summary) error {
+	f, err := os.Create(p)
+	if err != nil {
+		return fmt.Errorf("--report: %w", err)
+	}
+	if err := sum.WriteReport(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--report %s: %w", p, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("--report %s: %w", p, err)
+	}
 	return nil
 }

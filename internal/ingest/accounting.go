@@ -188,7 +188,7 @@ func (s *Summary) SkipLines(listPath string) ([]string, error) {
 		for i, p := range ps {
 			if i == skipListEach {
 				long = true
-				lines = append(lines, fmt.Sprintf("skipped: ... and %d more: %s", len(ps)-i, why))
+				lines = append(lines, fmt.Sprintf("skipped: ... and %d more (ingest --report FILE lists every file): %s", len(ps)-i, why))
 				break
 			}
 			lines = append(lines, fmt.Sprintf("skipped: %s: %s", SafeName(p), why))

@@ -15,13 +15,19 @@ import (
 )
 
 // discordReader reads a channel exported by DiscordChatExporter as JSON
-// ({"guild", "channel", "messages"}). A channel becomes one source per month
+// ({"guild", "channel", "messages"}), CSV (discordcsv.go) or HTML (discordhtml.go). A channel becomes one source per month
 // (chatSources) under "discord:<guild id>/<channel id>".
 type discordReader struct{}
 
 func (discordReader) kind() string { return "discord" }
 
 func (discordReader) detect(p string, dir bool, head []byte) bool {
+	if !dir && strings.EqualFold(filepath.Ext(p), ".csv") {
+		return dcCSVHeader(head)
+	}
+	if !dir && dcHTMLDetect(p, head) {
+		return true
+	}
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
@@ -80,6 +86,14 @@ type dcMsg struct {
 
 func (discordReader) read(ctx context.Context, in input, out output, rep *report) {
 	path := in.path
+	switch strings.ToLower(filepath.Ext(path)) {
+	case ".csv":
+		dcReadCSV(ctx, in, out, rep)
+		return
+	case ".html", ".htm":
+		dcReadHTML(ctx, in, out, rep)
+		return
+	}
 	b, ok := readJSONExport(path, rep)
 	if !ok {
 		return

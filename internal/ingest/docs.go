@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
@@ -54,6 +55,11 @@ func (docsReader) read(ctx context.Context, in input, out output, rep *report) {
 	}
 	for _, n := range tf.notes {
 		rep.warn(in.path, "", n)
+	}
+	if ext := strings.ToLower(filepath.Ext(in.path)); ext == ".txt" || ext == ".text" || ext == ".log" {
+		if shape, n, of := lineShape(tf.text); n > 0 {
+			rep.warn(in.path, "", fmt.Sprintf("%d of the first %d lines start alike (%q), as a chat's timestamped lines do, in no layout a chat reader knows: stored as one document (--kind whatsapp reads WhatsApp-like lines)", n, of, shape))
+		}
 	}
 	mtime, note := docFileTime(in.path, time.Now())
 	src, err := parseWithinBudget(ctx, tf.text, in.rel, mtime, textBundleDate(in.path))
@@ -234,7 +240,7 @@ func isBlockScalar(v string) bool {
 }
 
 // reLogseqProp is one Logseq property line, `key:: value`.
-var reLogseqProp = lazyre.New(`^([A-Za-z][A-Za-z0-9_.-]*)::(?:[ \t]+(.*))?$`)
+var reLogseqProp = lazyre.New(`^([A-Za-z][A-Za-z0-9_.-]*)::(?:[ \t]*([^ \t:].*))?$`)
 
 // splitLogseqProps separates a Logseq page's leading property block (the lines
 // `key:: value` the page starts with, up to the first other line) from the body,
@@ -256,7 +262,7 @@ func splitLogseqProps(text string) (frontMatter, string) {
 			switch {
 			case n == 0:
 				line = line[2:]
-			case strings.HasPrefix(line, "  "):
+			case strings.HasPrefix(line, "  ") || strings.HasPrefix(line, "\t"):
 				line = strings.TrimLeft(line, " \t")
 			default:
 				line = "" // the next block: no property
@@ -514,7 +520,7 @@ func parseDocumentAt(text, rel string, mtime, exportDate time.Time) (*memtree.So
 		return nil, errEmpty
 	}
 	title := fm.title
-	if title == "" {
+	if title == "" && prov != "org" {
 		title = firstHeading(body)
 	}
 	if title == "" {
@@ -536,4 +542,65 @@ func parseDocumentAt(text, rel string, mtime, exportDate time.Time) (*memtree.So
 		Kind: memtree.KindDocument, SourceID: "doc:" + rel, Title: title, Provider: prov, Tags: fm.tags,
 		Messages: []memtree.MessageInput{{Ref: rel, Author: author, Subject: title, TimestampMS: ts.UnixMilli(), Text: body + "\n"}},
 	}, nil
+}
+
+// lineShape looks at a text file's first lines for the mark of a chat log: many
+// lines starting with the same shape of digits and punctuation before a
+// separator ("99:99, 99 a 9999 - " for "19:23, 28 Aug 2013 - Ann: hi"). It
+// returns the shape (digits as 9, a run of letters as a), how many lines have
+// it and how many were looked at; n is 0 when no shape is common enough.
+func lineShape(text string) (shape string, n, of int) {
+	counts := map[string]int{}
+	for off := 0; off < len(text) && of < 200; {
+		e := strings.IndexByte(text[off:], '\n')
+		if e < 0 {
+			e = len(text) - off
+		}
+		l := text[off : off+e]
+		off += e + 1
+		if strings.TrimSpace(l) == "" {
+			continue
+		}
+		of++
+		head := l[:min(len(l), 48)]
+		cut := -1
+		for _, sep := range []string{" - ", "] ", ": ", "\t"} {
+			if i := strings.Index(head, sep); i > 0 && (cut < 0 || i < cut) {
+				cut = i + len(sep)
+			}
+		}
+		if cut < 0 {
+			continue
+		}
+		var b strings.Builder
+		digits, letter := 0, false
+		for _, r := range head[:cut] {
+			switch {
+			case r >= '0' && r <= '9':
+				b.WriteByte('9')
+				digits++
+				letter = false
+			case unicode.IsLetter(r):
+				if !letter {
+					b.WriteByte('a')
+				}
+				letter = true
+			default:
+				b.WriteRune(r)
+				letter = false
+			}
+		}
+		if digits >= 4 {
+			counts[b.String()]++
+		}
+	}
+	for s, c := range counts {
+		if c > n || c == n && s < shape {
+			shape, n = s, c
+		}
+	}
+	if n < 5 || n*2 < of {
+		return "", 0, of
+	}
+	return shape, n, of
 }

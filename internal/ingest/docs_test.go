@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -235,5 +236,32 @@ func TestDocTwoRootsOneStore(t *testing.T) {
 	ids2, again := ingestRoots()
 	if !slices.Equal(ids, ids2) || first.NewChunks != 2 || again.NewChunks != 0 || again.RemovedChunks != 0 || again.UnchangedChunks != 2 {
 		t.Errorf("re-reading the roots: ids %v then %v, first %+v, again %+v", ids, ids2, first, again)
+	}
+}
+
+// TestUnknownChatShapeNamed: a text file whose lines share a timestamp-like
+// prefix that no chat reader knows is stored as one document with a warning
+// naming the shape; prose is not warned about.
+func TestUnknownChatShapeNamed(t *testing.T) {
+	var log strings.Builder
+	for i := range 8 {
+		fmt.Fprintf(&log, "%02d.%02d.2013 @ 19h%02d | Ann: message %d\n", i+1, 8, i, i)
+	}
+	dir := writeFiles(t, map[string]string{
+		"chat.txt":  log.String(),
+		"prose.txt": "A plain note.\nIt has lines: some with colons.\nNo timestamps at all.\n1. a list\n2. of things\n",
+	})
+	c, sum := runOn(t, Options{}, dir)
+	if len(c.srcs) != 2 {
+		t.Fatalf("%d sources", len(c.srcs))
+	}
+	var warned []string
+	for _, n := range sum.Notes {
+		if strings.Contains(n.Err.Error(), "start alike") {
+			warned = append(warned, filepath.Base(n.Path)+": "+n.Err.Error())
+		}
+	}
+	if len(warned) != 1 || !strings.HasPrefix(warned[0], "chat.txt: 8 of the first 8 lines") || !strings.Contains(warned[0], `"99.99.9999 @ 99a99 | a: "`) {
+		t.Errorf("warnings: %v", warned)
 	}
 }

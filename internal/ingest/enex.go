@@ -9,21 +9,30 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // KindEnex forces the Evernote export reader.
 const KindEnex = "enex"
 
 // enexReader reads Evernote exports (.enex): an <en-export> of <note> elements,
-// each with a title, its ENML content (XHTML in a CDATA section), created and
-// updated times ("20130730T205204Z"), tags, attributes (author) and resources
-// (base64 attachments, not read). Each note becomes one document, its ENML turned
-// to text. The file is streamed: a resource is skipped, never held whole beyond
-// the XML decoder's token.
+// each with a title, its ENML content (XHTML in a CDATA section, or escaped as
+// XML text), created and updated times ("20130730T205204Z"), tags, attributes
+// (author) and resources (base64 attachments: their file names and types are
+// kept, their data skipped). Each note becomes one document, its ENML turned to
+// text. The file is streamed by enexScan, never held whole: a note's content
+// is bounded by maxFileBytes (a larger note is named and skipped, the others
+// read), a resource's data is skipped as it is read, and no entity a DOCTYPE
+// declares is expanded. Content is read as XML text whatever its exporter did
+// with CDATA: a CDATA section opened inside another is closed by its own
+// "]]>", and the content ends only at "</content>", so the text after an
+// inner "]]>" is kept.
 type enexReader struct{}
 
 func (enexReader) kind() string { return KindEnex }
@@ -43,7 +52,13 @@ type enexNote struct {
 	title, content, author string
 	created, updated       time.Time
 	tags                   []string
+	atts                   []abi.Attachment
+	tooBig                 bool // its content passed maxFileBytes
 }
+
+// enexFieldBytes bounds a note's small fields (title, tag, time, author, a
+// resource's name): what passes it is cut.
+const enexFieldBytes = 64 << 10
 
 func (enexReader) read(ctx context.Context, in input, out output, rep *report) {
 	f, err := vOpen(in.path)
@@ -52,27 +67,20 @@ func (enexReader) read(ctx context.Context, in input, out output, rep *report) {
 		return
 	}
 	defer f.Close()
-	d := xml.NewDecoder(bufio.NewReaderSize(f, 64<<10))
-	d.Strict = false
-	d.Entity = xml.HTMLEntity
+	s := &enexScan{r: bufio.NewReaderSize(f, 64<<10)}
 	num, sawExport := 0, false
 	for {
 		if ctx.Err() != nil {
 			return
 		}
-		tok, err := d.Token()
-		if errors.Is(err, io.EOF) {
+		tag, ok := s.nextTag()
+		if !ok {
 			break
 		}
-		if err != nil {
-			rep.fail(FileError{Path: in.path, Where: fmt.Sprintf("byte %d", d.InputOffset()), Err: fmt.Errorf("Evernote export: %w; the notes after it are not read", err)})
-			return
-		}
-		se, ok := tok.(xml.StartElement)
-		if !ok {
+		if tag.end {
 			continue
 		}
-		switch se.Name.Local {
+		switch tag.name {
 		case "en-export":
 			sawExport = true
 			continue
@@ -80,12 +88,19 @@ func (enexReader) read(ctx context.Context, in input, out output, rep *report) {
 		default:
 			continue
 		}
+		if tag.selfClosing {
+			continue
+		}
 		num++
-		where := fmt.Sprintf("note %d (byte %d)", num, d.InputOffset())
-		n, err := readEnexNote(d)
-		if err != nil {
-			rep.fail(FileError{Path: in.path, Where: where, Err: fmt.Errorf("Evernote note: %w; the notes after it are not read", err)})
+		where := fmt.Sprintf("note %d (byte %d)", num, s.off)
+		n := s.note(ctx)
+		if s.err != nil && !errors.Is(s.err, io.EOF) {
+			rep.fail(FileError{Path: in.path, Where: where, Err: fmt.Errorf("Evernote note: %w; the notes after it are not read", s.err)})
 			return
+		}
+		if n.tooBig {
+			rep.fail(FileError{Path: in.path, Where: where, Err: fmt.Errorf("note content larger than %d MiB: not ingested; split it (the other notes are read)", maxFileBytes>>20)})
+			continue
 		}
 		src, err := enexSource(n, in, num)
 		if errors.Is(err, errEmpty) {
@@ -97,6 +112,13 @@ func (enexReader) read(ctx context.Context, in input, out output, rep *report) {
 		}
 		src.Origin = in.path + " " + where
 		out.source(*src)
+		if s.err != nil {
+			break
+		}
+	}
+	if s.err != nil && !errors.Is(s.err, io.EOF) {
+		rep.fail(FileError{Path: in.path, Where: fmt.Sprintf("byte %d", s.off), Err: fmt.Errorf("Evernote export: %w; the notes after it are not read", s.err)})
+		return
 	}
 	if !sawExport {
 		rep.fail(FileError{Path: in.path, Err: errors.New("not an Evernote export: no <en-export> element")})
@@ -105,53 +127,355 @@ func (enexReader) read(ctx context.Context, in input, out output, rep *report) {
 	}
 }
 
-// readEnexNote reads the elements of one <note> up to its end.
-func readEnexNote(d *xml.Decoder) (*enexNote, error) {
-	n := &enexNote{}
-	for {
-		tok, err := d.Token()
-		if err != nil {
-			return nil, err
-		}
-		switch t := tok.(type) {
-		case xml.EndElement:
-			if t.Name.Local == "note" {
-				return n, nil
-			}
-		case xml.StartElement:
-			var s string
-			switch t.Name.Local {
-			case "title", "content", "created", "updated", "tag", "author":
-				if err := d.DecodeElement(&s, &t); err != nil {
-					return nil, err
-				}
-			case "resource":
-				if err := d.Skip(); err != nil {
-					return nil, err
-				}
-				continue
-			default:
-				continue // note-attributes holds author: descend into it
-			}
-			s = strings.TrimSpace(s)
-			switch t.Name.Local {
-			case "title":
-				n.title = s
-			case "content":
-				n.content = s
-			case "created":
-				n.created, _ = parseEnexTime(s)
-			case "updated":
-				n.updated, _ = parseEnexTime(s)
-			case "tag":
-				if s != "" {
-					n.tags = append(n.tags, s)
-				}
-			case "author":
-				n.author = s
+// enexScan reads an .enex file as a stream of tags and text, bounded in memory
+// whatever the file holds.
+type enexScan struct {
+	r   *bufio.Reader
+	off int64 // bytes read
+	err error // the first read error (io.EOF at the end)
+}
+
+// enexTag is a start or end tag; name is its local name.
+type enexTag struct {
+	name             string
+	end, selfClosing bool
+}
+
+func (s *enexScan) byte() (byte, bool) {
+	if s.err != nil {
+		return 0, false
+	}
+	c, err := s.r.ReadByte()
+	if err != nil {
+		s.err = err
+		return 0, false
+	}
+	s.off++
+	return c, true
+}
+
+// ahead reports whether the next bytes are lit, and consumes them if so.
+func (s *enexScan) ahead(lit string) bool {
+	b, _ := s.r.Peek(len(lit))
+	if string(b) != lit {
+		return false
+	}
+	n, _ := s.r.Discard(len(lit))
+	s.off += int64(n)
+	return true
+}
+
+// skipPast reads up to and including lit, holding no more than the reader's
+// buffer.
+func (s *enexScan) skipPast(lit string) {
+	last := lit[len(lit)-1]
+	var tail []byte // the bytes read before the current slice, up to len(lit)-1
+	keep := func(b []byte) {
+		if n := len(lit) - 1; len(b) >= n {
+			tail = append(tail[:0], b[len(b)-n:]...)
+		} else {
+			tail = append(tail, b...)
+			if len(tail) > n {
+				tail = tail[len(tail)-n:]
 			}
 		}
 	}
+	for {
+		b, err := s.r.ReadSlice(last)
+		s.off += int64(len(b))
+		switch {
+		case err == bufio.ErrBufferFull:
+			keep(b)
+			continue
+		case err != nil:
+			s.err = err
+			return
+		}
+		if len(b) >= len(lit) {
+			if string(b[len(b)-len(lit):]) == lit {
+				return
+			}
+		} else if w := append(append([]byte(nil), tail...), b...); bytes.HasSuffix(w, []byte(lit)) {
+			return
+		}
+		keep(b)
+	}
+}
+
+// nextTag skips text and comments, processing instructions, DOCTYPEs and
+// stray CDATA up to the next start or end tag.
+func (s *enexScan) nextTag() (enexTag, bool) {
+	for {
+		s.skipPast("<")
+		if s.err != nil {
+			return enexTag{}, false
+		}
+		if t, ok := s.markup(); ok {
+			return t, true
+		}
+		if s.err != nil {
+			return enexTag{}, false
+		}
+	}
+}
+
+// markup reads what follows a '<': a tag (ok), or a comment, processing
+// instruction, DOCTYPE or CDATA section, skipped.
+func (s *enexScan) markup() (enexTag, bool) {
+	switch {
+	case s.ahead("!--"):
+		s.skipPast("-->")
+		return enexTag{}, false
+	case s.ahead("![CDATA["):
+		s.skipPast("]]>")
+		return enexTag{}, false
+	case s.ahead("?"):
+		s.skipPast("?>")
+		return enexTag{}, false
+	case s.ahead("!"):
+		// <!DOCTYPE ...> with an internal subset in brackets: skipped, never expanded
+		depth := 0
+		for {
+			c, ok := s.byte()
+			if !ok {
+				return enexTag{}, false
+			}
+			switch {
+			case c == '[':
+				depth++
+			case c == ']':
+				depth--
+			case c == '>' && depth <= 0:
+				return enexTag{}, false
+			}
+		}
+	}
+	var t enexTag
+	var name []byte
+	inName, quote := true, byte(0)
+	prev := byte(0)
+	for n := 0; ; n++ {
+		c, ok := s.byte()
+		if !ok {
+			return enexTag{}, false
+		}
+		if n > enexFieldBytes {
+			// a tag this long is no Evernote tag: read on to its end
+			inName = false
+		}
+		switch {
+		case quote != 0:
+			if c == quote {
+				quote = 0
+			}
+		case c == '"' || c == '\'':
+			quote = c
+		case c == '>':
+			t.selfClosing = prev == '/'
+			if len(name) > 0 && name[0] == '/' {
+				t.end, name = true, name[1:]
+			}
+			if i := bytes.LastIndexByte(name, ':'); i >= 0 {
+				name = name[i+1:]
+			}
+			t.name = string(name)
+			return t, true
+		case inName && (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '/' && len(name) > 0):
+			inName = false
+		case inName:
+			name = append(name, c)
+		}
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			prev = c
+		}
+	}
+}
+
+// note reads one <note>'s elements up to its end tag.
+func (s *enexScan) note(ctx context.Context) *enexNote {
+	n := &enexNote{}
+	for ctx.Err() == nil {
+		t, ok := s.nextTag()
+		if !ok {
+			return n
+		}
+		if t.end {
+			if t.name == "note" {
+				return n
+			}
+			continue
+		}
+		if t.selfClosing {
+			continue
+		}
+		switch t.name {
+		case "content":
+			text, over := s.text("content", maxFileBytes)
+			n.content, n.tooBig = text, over
+		case "title", "created", "updated", "tag", "author":
+			v, _ := s.text(t.name, enexFieldBytes)
+			v = strings.TrimSpace(v)
+			switch t.name {
+			case "title":
+				n.title = v
+			case "created":
+				n.created, _ = parseEnexTime(v)
+			case "updated":
+				n.updated, _ = parseEnexTime(v)
+			case "tag":
+				if v != "" {
+					n.tags = append(n.tags, v)
+				}
+			case "author":
+				n.author = v
+			}
+		case "resource":
+			if a, ok := s.resource(); ok {
+				n.atts = append(n.atts, a)
+			}
+		}
+		// note-attributes holds author: its tags are read as they come
+	}
+	return n
+}
+
+// resource reads a <resource>: its file name and type, its data skipped.
+func (s *enexScan) resource() (abi.Attachment, bool) {
+	var a abi.Attachment
+	for {
+		t, ok := s.nextTag()
+		if !ok {
+			return a, false
+		}
+		if t.end {
+			if t.name == "resource" {
+				return a, a.Name != "" || a.ContentType != ""
+			}
+			continue
+		}
+		if t.selfClosing {
+			continue
+		}
+		switch t.name {
+		case "data":
+			start := s.off
+			s.skipPast("</")
+			a.Size = int(max(0, (s.off-start)*3/4))
+		case "mime":
+			v, _ := s.text("mime", enexFieldBytes)
+			a.ContentType = strings.TrimSpace(v)
+		case "file-name":
+			v, _ := s.text("file-name", enexFieldBytes)
+			a.Name = strings.TrimSpace(v)
+		}
+	}
+}
+
+// text reads an element's text up to "</name>": character data with its
+// entities decoded, CDATA sections as written (one opened inside another
+// closed by its own "]]>"), markup inside the element kept as written (ENML
+// that an exporter did not wrap in CDATA). A "]]>" followed by the end tag
+// ends the element however many sections are open. Past limit bytes the text
+// is read on but not kept, and over is true.
+func (s *enexScan) text(name string, limit int) (text string, over bool) {
+	var b []byte
+	end := "/" + name + ">"
+	put := func(p ...byte) {
+		if len(b)+len(p) > limit {
+			over = true
+			return
+		}
+		b = append(b, p...)
+	}
+	depth := 0
+	for {
+		c, ok := s.byte()
+		if !ok {
+			return string(b), over
+		}
+		switch {
+		case c == ']' && s.endsSection(end):
+			return string(b), over
+		case c == ']' && depth > 0 && s.ahead("]>"):
+			depth--
+		case c == '<' && s.ahead("![CDATA["):
+			depth++
+		case c == '<' && depth == 0 && s.ahead(end):
+			return string(b), over
+		case c == '&' && depth == 0:
+			put(s.entity()...)
+		default:
+			put(c)
+		}
+	}
+}
+
+// endsSection reports whether "]>", spaces and the end tag follow (after a
+// ']'), consuming them if so.
+func (s *enexScan) endsSection(end string) bool {
+	b, _ := s.r.Peek(2 + 64 + 1 + len(end))
+	if len(b) < 2 || b[0] != ']' || b[1] != '>' {
+		return false
+	}
+	i := 2
+	for i < len(b) && (b[i] == ' ' || b[i] == '\n' || b[i] == '\r' || b[i] == '\t') {
+		i++
+	}
+	if i < len(b) && b[i] == '<' && bytes.HasPrefix(b[i+1:], []byte(end)) {
+		n, _ := s.r.Discard(i + 1 + len(end))
+		s.off += int64(n)
+		return true
+	}
+	return false
+}
+
+// entity reads an entity reference after '&': a character reference, one of
+// XML's five or an HTML entity; anything else is kept as written. Entities a
+// DOCTYPE declares are never expanded.
+func (s *enexScan) entity() []byte {
+	b, _ := s.r.Peek(32)
+	i := bytes.IndexByte(b, ';')
+	if i <= 0 {
+		return []byte{'&'}
+	}
+	ref := string(b[:i])
+	var r string
+	switch {
+	case ref[0] == '#':
+		var v uint64
+		var err error
+		if len(ref) > 1 && (ref[1] == 'x' || ref[1] == 'X') {
+			v, err = strconv.ParseUint(ref[2:], 16, 32)
+		} else {
+			v, err = strconv.ParseUint(ref[1:], 10, 32)
+		}
+		if err != nil || !utf8.ValidRune(rune(v)) || v == 0 {
+			return []byte{'&'}
+		}
+		r = string(rune(v))
+	default:
+		switch ref {
+		case "lt":
+			r = "<"
+		case "gt":
+			r = ">"
+		case "amp":
+			r = "&"
+		case "quot":
+			r = "\""
+		case "apos":
+			r = "'"
+		default:
+			v, ok := xml.HTMLEntity[ref]
+			if !ok {
+				return []byte{'&'}
+			}
+			r = v
+		}
+	}
+	n, _ := s.r.Discard(i + 1)
+	s.off += int64(n)
+	return []byte(r)
 }
 
 // warnings says what a note lacks that the source fills in.
@@ -198,6 +522,6 @@ func enexSource(n *enexNote, in input, num int) (*memtree.SourceInput, error) {
 	ref := fmt.Sprintf("%s#%d", in.rel, num)
 	return &memtree.SourceInput{
 		Kind: memtree.KindDocument, SourceID: fmt.Sprintf("%s#%d", docSourceID(in.path), num), Title: title, Provider: "evernote", Tags: n.tags,
-		Messages: []memtree.MessageInput{{Ref: ref, Author: n.author, Subject: title, TimestampMS: ts.UnixMilli(), Text: text + "\n"}},
+		Messages: []memtree.MessageInput{{Ref: ref, Author: n.author, Subject: title, TimestampMS: ts.UnixMilli(), Text: text + "\n", Attachments: n.atts}},
 	}, nil
 }

@@ -256,7 +256,7 @@ func TestSkippedFilesNamed(t *testing.T) {
 	}
 	all := strings.Join(lines, "\n")
 	for _, want := range []string{"old.msg: Outlook .msg message: not read (save it as .eml", "archive.pst: Outlook data file", "messages.html: Telegram HTML export",
-		"data.csv: text of no known", "use --kind docs", "... and 15 more: " + reasonMedia, "listed in " + list} {
+		"data.csv: text of no known", "use --kind docs", "... and 15 more (ingest --report FILE lists every file): " + reasonMedia, "listed in " + list} {
 		if !strings.Contains(all, want) {
 			t.Errorf("skip lines miss %q:\n%s", want, all)
 		}

@@ -104,7 +104,7 @@ const (
 )
 
 // Kinds lists the values Options.Kind accepts (besides "" for detection).
-var Kinds = []string{KindMbox, KindEML, KindEmlx, KindMaildir, KindSlack, KindChat, KindTelegram, KindWhatsApp, KindDiscord, KindMessenger, KindGoogleChat, KindDocs, KindEnex, KindReference}
+var Kinds = []string{KindMbox, KindEML, KindEmlx, KindMaildir, KindSlack, KindChat, KindTelegram, KindWhatsApp, KindDiscord, KindMessenger, KindGoogleChat, KindDocs, KindEnex, KindContacts, KindNotionCSV, KindIRC, KindIMessage, KindLINE, KindMatrix, KindSignal, KindHangouts, KindZulip, KindTeams, KindMattermost, KindKeep, KindDayOne, KindRoam, KindReference}
 
 // Options tune a Run.
 type Options struct {
@@ -115,6 +115,9 @@ type Options struct {
 	// it (source_ref is relative to it), instead of the folder holding each: the
 	// watch loop reads one changed file of a watched folder as the folder's ingest did.
 	Root string
+	// Report keeps every file handed to a reader, with its format and yield, for
+	// Summary.Outcomes (ingest --report); off, a run keeps only what went wrong.
+	Report bool
 }
 
 // FileError is one input that could not be (fully) ingested.
@@ -183,8 +186,10 @@ func SafeName(p string) string {
 // Summary reports what a Run did.
 type Summary struct {
 	Files, Sources, ChunksNew, ChunksUnchanged, ChunksRemoved, Entities, Failures int
-	Seconds                                                                       float64
-	Errors                                                                        []FileError
+	// Contacts counts the people read from address books (vCard, contacts CSV).
+	Contacts int
+	Seconds  float64
+	Errors   []FileError
 	// Skipped counts files of no known format (and symbolic links), which are not
 	// failures; SkippedBy counts them by reason and Skips names each.
 	Skipped   int
@@ -199,6 +204,8 @@ type Summary struct {
 	Unread []FileError
 	// Interrupted says the run was cancelled before it read everything.
 	Interrupted bool
+	// read lists the files and folders handed to readers (Options.Report).
+	read []readFile
 }
 
 // Line is the one-line summary printed after every ingest.
@@ -206,6 +213,9 @@ func (s *Summary) Line() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "ingest: %d files, %d sources, %d chunks new, %d unchanged, %d removed, %d entities, %d failures",
 		s.Files, s.Sources, s.ChunksNew, s.ChunksUnchanged, s.ChunksRemoved, s.Entities, s.Failures)
+	if s.Contacts > 0 {
+		fmt.Fprintf(&b, ", %d contacts", s.Contacts)
+	}
 	fmt.Fprintf(&b, ", %d skipped", s.Skipped)
 	if len(s.SkippedBy) > 0 {
 		reasons := make([]string, 0, len(s.SkippedBy))
@@ -263,6 +273,7 @@ type runner struct {
 	// yield counts, per path given to Run, the sources and messages read from it.
 	yield []int
 	arg   int
+	cur   int // index into sum.read of the file being read (-1 when not kept)
 	// pending holds Merge sources gathered by coalesce, by source id.
 	pending      map[string]*pendingSource
 	pendingOrder []string
@@ -270,6 +281,8 @@ type runner struct {
 	touch        int // counts coalesce calls (pendingSource.touch)
 	// mounted lists the archives this run mounted (vfs.go), unmounted at its end.
 	mounted []string
+	// contactFiles holds the address books read, written at the end of the run.
+	contactFiles []contactFile
 }
 
 // maxWalkDepth bounds folder nesting.
@@ -286,7 +299,7 @@ const maxWalkDepth = 64
 func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, error) {
 	start := time.Now()
 	rep := newReport(opt.Logger)
-	r := &runner{w: w, opt: opt, rep: rep, sum: rep.sum, order: readers(), times: rep.times}
+	r := &runner{w: w, opt: opt, rep: rep, sum: rep.sum, order: readers(), times: rep.times, cur: -1}
 	defer func() { r.sum.Seconds = time.Since(start).Seconds() }()
 	defer func() {
 		for _, p := range r.mounted {
@@ -347,6 +360,11 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		if !t.dir {
 			rep.file() // a folder reader counts the files it reads
 		}
+		r.cur = -1
+		if opt.Report {
+			r.sum.read = append(r.sum.read, readFile{path: t.in.path, kind: t.r.kind()})
+			r.cur = len(r.sum.read) - 1
+		}
 		t0, thr0, blk0 := time.Now(), r.times.thread, r.times.blocked
 		t.r.read(ctx, t.in, r, rep)
 		r.times.add(&r.times.read, time.Since(t0)-(r.times.thread-thr0)-(r.times.blocked-blk0))
@@ -355,6 +373,7 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 			_ = bar.Add(t.files)
 		}
 	}
+	r.cur = -1
 	if bar != nil {
 		_ = bar.Clear()
 	}
@@ -363,6 +382,9 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		r.writeThreads(ctx)
 	}
 	r.stopPipeline()
+	if ctx.Err() == nil {
+		r.writeContacts(ctx)
+	}
 	if o, ok := w.(Optimizer); ok && ctx.Err() == nil && r.sum.ChunksNew+r.sum.ChunksRemoved > 0 {
 		t0 := time.Now()
 		if err := o.Optimize(ctx); err != nil {
@@ -589,6 +611,9 @@ func (r *runner) failures() int {
 // source is the output readers hand whole sources to: it writes them.
 func (r *runner) source(src memtree.SourceInput) {
 	r.yield[r.arg]++
+	if r.cur >= 0 {
+		r.sum.read[r.cur].yield++
+	}
 	if src.Origin == "" {
 		src.Origin = "(unknown file)"
 	}
@@ -732,6 +757,9 @@ func (r *runner) flushPending(ctx context.Context) {
 // mail is the output readers hand parsed mail to: it keeps it for threading.
 func (r *runner) mail(m *mailMsg) {
 	r.yield[r.arg]++
+	if r.cur >= 0 {
+		r.sum.read[r.cur].yield++
+	}
 	t0 := time.Now()
 	if err := r.thr.add(m); err != nil {
 		r.rep.fail(FileError{Path: m.origin, Err: err})

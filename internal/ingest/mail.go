@@ -216,7 +216,7 @@ func lenientCharsetReader(cs string, in io.Reader) (io.Reader, error) {
 	case "utf-8", "utf8", "us-ascii", "ascii", "":
 		return in, nil
 	}
-	if _, err := mcharset.Reader(cs, strings.NewReader("")); err != nil {
+	if err := checkCharset(cs); err != nil {
 		return nil, err
 	}
 	return &lazyCharset{cs: cs, in: in}, nil

@@ -254,7 +254,7 @@ func tomlArray(v string) []string {
 }
 
 // reOrgKeyword is an Org-mode in-buffer setting, "#+TITLE: value".
-var reOrgKeyword = lazyre.New(`^#\+([A-Za-z_]+):(?:[ \t]+(.*))?$`)
+var reOrgKeyword = lazyre.New(`^#\+([A-Za-z_]+):(?:[ \t]*(.*))?$`)
 
 // reOrgTimestamp is an Org-mode timestamp, active <...> or inactive [...]:
 // "<2024-03-15 Fri>", "[2024-03-15 Fri 10:30]", "<2024-03-15 Fri 10:30-11:00 +1w>".
@@ -266,8 +266,9 @@ var reOrgHeading = lazyre.New(`^\*+[ \t]+(.*?)(?:[ \t]+(:[[:alnum:]_@#%:]+:))?[ 
 // splitOrg reads an Org-mode document: #+TITLE, #+DATE and #+FILETAGS (also a
 // file-level property drawer's :TITLE:, :CREATED: and :DATE:, as Logseq writes),
 // and returns the body with in-buffer settings and property drawers removed,
-// headings without their stars and tags, and timestamps as plain dates. The
-// first heading titles a document without #+TITLE.
+// headings without their stars and tags, comment lines ("# ...") dropped, and
+// timestamps as plain dates. The first heading titles a document without
+// #+TITLE (parseDocumentAt falls back to the file name, never to a line of text).
 func splitOrg(text string) (frontMatter, string) {
 	var fm frontMatter
 	var out []string
@@ -300,6 +301,9 @@ func splitOrg(text string) (frontMatter, string) {
 		}
 		if u := strings.ToUpper(t); strings.HasPrefix(u, "#+BEGIN") || strings.HasPrefix(u, "#+END") {
 			continue // a block's delimiters; its lines are text
+		}
+		if t == "#" || strings.HasPrefix(t, "# ") {
+			continue // a comment line ("# -*- mode: org -*-"): no text, never a title
 		}
 		if m := reOrgKeyword.FindStringSubmatch(t); m != nil {
 			v := strings.TrimSpace(m[2])

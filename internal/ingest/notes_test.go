@@ -178,3 +178,38 @@ func TestBearBackup(t *testing.T) {
 		t.Errorf("info.json not named: %v", sum.SkippedBy)
 	}
 }
+
+// Org titles come from #+TITLE, else the first heading, else the file name —
+// never from a comment or a line of text; Logseq pages from their title::
+// property however the property block is written (CRLF, a byte-order mark,
+// tab-indented under a first "- " block, no space after "::").
+func TestDocTitlesFromTheFormat(t *testing.T) {
+	dir := writeFiles(t, map[string]string{
+		"comment-only.org":  "# -*- mode: org -*-\n# a comment sentence.\n\nSome body sentence. More.\n",
+		"comment-head.org":  "# comment\nText before.\n** TODO Real heading :work:\ntext\n",
+		"titled.org":        "#+title: Set Title\n* Heading\n",
+		"nospace.org":       "#+TITLE:No Space\n\nBody sentence.\n",
+		"logseq-crlf.md":    "alias:: X\r\ntitle:: CRLF Page\r\n\r\n- body\r\n",
+		"logseq-tab.md":     "- icon:: x\n\ttitle:: Tab Page\n- body\n",
+		"logseq-nospace.md": "title::NoSpace Page\n- body\n",
+		"logseq-bom.md":     "\ufefftitle:: Bom Page\n- body\n",
+	})
+	c, sum := runOn(t, Options{}, dir)
+	want := map[string]string{
+		"comment-only.org": "comment-only", "comment-head.org": "TODO Real heading", "titled.org": "Set Title", "nospace.org": "No Space",
+		"logseq-crlf.md": "CRLF Page", "logseq-tab.md": "Tab Page", "logseq-nospace.md": "NoSpace Page", "logseq-bom.md": "Bom Page",
+	}
+	for name, title := range want {
+		s := c.byID(docSourceID(filepath.Join(dir, name)))
+		if s == nil {
+			t.Errorf("%s not read: %v", name, sum.Errors)
+			continue
+		}
+		if s.Title != title {
+			t.Errorf("%s titled %q, want %q", name, s.Title, title)
+		}
+		if strings.Contains(s.Messages[0].Text, "comment") {
+			t.Errorf("%s keeps an Org comment: %q", name, s.Messages[0].Text)
+		}
+	}
+}

@@ -43,6 +43,8 @@ type input struct {
 type output interface {
 	source(src memtree.SourceInput)
 	mail(m *mailMsg)
+	// contacts takes the people of an address book read from path.
+	contacts(path string, cs []memtree.ContactInput)
 }
 
 // report collects what readers could not keep (fail), repaired or guessed (warn),

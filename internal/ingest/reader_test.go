@@ -16,6 +16,7 @@ type collectOutput struct {
 	mu      sync.Mutex
 	sources []memtree.SourceInput
 	mails   []*mailMsg
+	people  []memtree.ContactInput
 }
 
 func (c *collectOutput) source(src memtree.SourceInput) {

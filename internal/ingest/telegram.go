@@ -35,6 +35,9 @@ var telegramChatTypes = map[string]bool{
 }
 
 func (telegramReader) detect(p string, dir bool, head []byte) bool {
+	if !dir && tgHTMLDetect(p, head) {
+		return true
+	}
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
@@ -54,9 +57,12 @@ func (telegramReader) detect(p string, dir bool, head []byte) bool {
 // tgLooksLikeMessages reports whether a JSON head holds field names only Telegram
 // Desktop writes in messages: a single chat's export whose "type", "id" or "name"
 // is missing (hand-trimmed, or from another tool) is still read.
+// The least a message has is a "date" (Telegram's: Messenger, Instagram, Google
+// Chat and Discord name theirs otherwise) and a "text" or a "from".
 func tgLooksLikeMessages(head []byte) bool {
 	return bytes.Contains(head, []byte(`"date_unixtime"`)) || bytes.Contains(head, []byte(`"text_entities"`)) ||
-		bytes.Contains(head, []byte(`"from_id"`)) && bytes.Contains(head, []byte(`"date"`))
+		bytes.Contains(head, []byte(`"date"`)) && (bytes.Contains(head, []byte(`"from_id"`)) ||
+			bytes.Contains(head, []byte(`"from"`)) || bytes.Contains(head, []byte(`"text"`)))
 }
 
 // tgFileChatName names a chat that has neither an id nor a name after its file:
@@ -198,6 +204,10 @@ type tgMsg struct {
 }
 
 func (telegramReader) read(ctx context.Context, in input, out output, rep *report) {
+	if ext := strings.ToLower(filepath.Ext(in.path)); ext == ".html" || ext == ".htm" {
+		tgReadHTML(ctx, in, out, rep)
+		return
+	}
 	b, ok := readJSONExport(in.path, rep)
 	if !ok {
 		return

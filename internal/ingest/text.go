@@ -62,6 +62,9 @@ func decodeCharset(charset string, b []byte) (s string, known bool) {
 	case "", "utf-8", "utf8", "us-ascii", "ascii":
 		return sanitizeUTF8(b), true
 	}
+	if checkCharset(cs) != nil {
+		return decodeFallback(b), false
+	}
 	r, err := mcharset.Reader(cs, bytes.NewReader(b))
 	if err != nil {
 		return decodeFallback(b), false

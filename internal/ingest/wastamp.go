@@ -3,6 +3,7 @@ package ingest
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode"
 )
@@ -25,6 +26,7 @@ type waStamp struct {
 	era      byte     // Japanese era letter before a number ('r', 'h', 's', 't'), 0 when none
 	eraPos   int8     // the number carrying era
 	be       bool     // a Buddhist-era word after the date
+	monPos   int8     // the number written as a month name ("28 Aug 2013"), -1 when none
 	h, mi, s int16
 	mark     string // the word next to the time (AM/PM or a connector like "klo"), normalised
 	post     bool   // mark was read after the time
@@ -35,6 +37,7 @@ type waStamp struct {
 	// (waSpaceLayout)
 	spaceAt  int32
 	hasSpace bool
+	sep      byte // what ended the header: ']', '-', ':' or ','
 }
 
 // waHeadRunes bounds the runes of a line read for its timestamp.
@@ -182,7 +185,7 @@ func waWordRune(r rune) bool {
 func (p *waParser) word() string {
 	start := p.i
 	end := p.i
-	for j := p.i; j < len(p.s) && j-start < 16; j++ {
+	for j := p.i; j < len(p.s) && j-start < 24; j++ {
 		r := p.s[j]
 		if waWordRune(r) {
 			end = j + 1
@@ -210,19 +213,26 @@ func (p *waParser) word() string {
 	return b.String()
 }
 
-// date reads the date's three numbers with their separators.
+// date reads the date's three numbers with their separators; one of them may be
+// a month's name in any of waMonths' languages ("28 Aug 2013", "Aug 28, 2013",
+// "28. August 2013", "28 de agosto de 2013", "28-aug-2013"), then a space alone
+// may separate it from its neighbours.
 func (p *waParser) date(st *waStamp) bool {
 	start := p.i
+	st.monPos = -1
 	for k := 0; k < 3; k++ {
 		if k > 0 {
+			at := p.i
 			p.sp()
-			if r := p.peek(); r == '/' || r == '.' || r == '-' {
+			spaced := p.i > at
+			if r := p.peek(); r == '/' || r == '.' || r == '-' || r == ',' && st.monPos >= 0 {
 				p.i++
-			} else {
+			} else if !spaced || st.monPos < 0 && !p.monthAhead() {
 				p.i = start
 				return false
 			}
 			p.sp()
+			p.skipDe()
 		}
 		if r := p.peek(); (k == 0 || k == 2) && (r == 'r' || r == 'h' || r == 's' || r == 't') && p.i+1 < len(p.s) && p.s[p.i+1] >= '0' && p.s[p.i+1] <= '9' {
 			st.era, st.eraPos = byte(r), int8(k)
@@ -230,8 +240,16 @@ func (p *waParser) date(st *waStamp) bool {
 		}
 		v, n, ok := p.num(4)
 		if !ok {
-			p.i = start
-			return false
+			m := 0
+			if st.monPos < 0 && k < 2 {
+				m = p.month()
+			}
+			if m == 0 {
+				p.i = start
+				st.monPos = -1
+				return false
+			}
+			v, n, st.monPos = m, 2, int8(k)
 		}
 		st.n[k], st.nd[k] = int32(v), n
 	}
@@ -244,6 +262,112 @@ func (p *waParser) date(st *waStamp) bool {
 		p.i = save
 	}
 	return true
+}
+
+// letters reads a run of letters (and marks) and one dot after it, returning
+// the letters ("" when none, then nothing is read).
+func (p *waParser) letters() string {
+	j := p.i
+	for j < len(p.s) && j-p.i < 12 && (unicode.IsLetter(p.s[j]) || unicode.IsMark(p.s[j])) {
+		j++
+	}
+	if j == p.i || j < len(p.s) && (unicode.IsLetter(p.s[j]) || unicode.IsMark(p.s[j])) {
+		return ""
+	}
+	w := string(p.s[p.i:j])
+	p.i = j
+	p.eat('.')
+	return w
+}
+
+// month reads a month's name or abbreviation, returning its number (0 when the
+// word is none, then nothing is read).
+func (p *waParser) month() int {
+	save := p.i
+	if m := waMonths()[p.letters()]; m > 0 {
+		return m
+	}
+	p.i = save
+	return 0
+}
+
+// monthAhead reports whether a month's name follows (after a Spanish or
+// Portuguese "de").
+func (p *waParser) monthAhead() bool {
+	save := p.i
+	p.skipDe()
+	ok := p.month() > 0
+	p.i = save
+	return ok
+}
+
+// skipDe skips the "de " that Spanish and Portuguese write around a month's
+// name ("28 de agosto de 2013").
+func (p *waParser) skipDe() {
+	if p.i+2 < len(p.s) && p.s[p.i] == 'd' && p.s[p.i+1] == 'e' && p.s[p.i+2] == ' ' {
+		p.i += 3
+	}
+}
+
+// waMonthNames lists the months' names in the languages whose phones write them
+// in chat exports' dates, January first, lower case; every prefix of three or
+// more letters that only one month starts with is read as that month.
+var waMonthNames = [][12]string{
+	{"january", "february", "march", "april", "may", "june", "july", "august", "september", "october", "november", "december"},
+	{"januar", "februar", "märz", "april", "mai", "juni", "juli", "august", "september", "oktober", "november", "dezember"},
+	{"janvier", "février", "mars", "avril", "mai", "juin", "juillet", "août", "septembre", "octobre", "novembre", "décembre"},
+	{"enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto", "septiembre", "octubre", "noviembre", "diciembre"},
+	{"gennaio", "febbraio", "marzo", "aprile", "maggio", "giugno", "luglio", "agosto", "settembre", "ottobre", "novembre", "dicembre"},
+	{"janeiro", "fevereiro", "março", "abril", "maio", "junho", "julho", "agosto", "setembro", "outubro", "novembro", "dezembro"},
+	{"januari", "februari", "maart", "april", "mei", "juni", "juli", "augustus", "september", "oktober", "november", "december"},
+	{"januari", "februari", "mars", "april", "maj", "juni", "juli", "augusti", "september", "oktober", "november", "december"},
+	{"januar", "februar", "marts", "april", "maj", "juni", "juli", "august", "september", "oktober", "november", "december"},
+	{"stycznia", "lutego", "marca", "kwietnia", "maja", "czerwca", "lipca", "sierpnia", "września", "października", "listopada", "grudnia"},
+	{"января", "февраля", "марта", "апреля", "мая", "июня", "июля", "августа", "сентября", "октября", "ноября", "декабря"},
+	{"январь", "февраль", "март", "апрель", "май", "июнь", "июль", "август", "сентябрь", "октябрь", "ноябрь", "декабрь"},
+	{"ocak", "şubat", "mart", "nisan", "mayıs", "haziran", "temmuz", "ağustos", "eylül", "ekim", "kasım", "aralık"},
+	{"januari", "februari", "maret", "april", "mei", "juni", "juli", "agustus", "september", "oktober", "november", "desember"},
+	{"januar", "februar", "mars", "april", "mai", "juni", "juli", "august", "september", "oktober", "november", "desember"},
+}
+
+var waMonthTable struct {
+	once sync.Once
+	m    map[string]int
+}
+
+// waMonths maps month names and their unambiguous prefixes (three letters or
+// more) to month numbers, built on first use.
+func waMonths() map[string]int {
+	waMonthTable.once.Do(func() {
+		months := map[string]map[int]bool{}
+		for _, lang := range waMonthNames {
+			for i, name := range lang {
+				r := []rune(name)
+				for n := 3; n <= len(r); n++ {
+					pre := string(r[:n])
+					if months[pre] == nil {
+						months[pre] = map[int]bool{}
+					}
+					months[pre][i+1] = true
+				}
+			}
+		}
+		m := map[string]int{}
+		for pre, set := range months {
+			if len(set) == 1 {
+				for v := range set {
+					m[pre] = v
+				}
+			}
+		}
+		for _, lang := range waMonthNames { // a whole name is its month
+			for i, name := range lang {
+				m[name] = i + 1
+			}
+		}
+		waMonthTable.m = m
+	})
+	return waMonthTable.m
 }
 
 // clock reads the time: an optional word before it, h:mm or h.mm, optional
@@ -311,7 +435,7 @@ func waParse(line string, buf *waBuf) (st waStamp, ok, stamped bool) {
 		return st, false, false
 	}
 	c := line[0]
-	if c != '[' && (c < '0' || c > '9') && c < 0x80 && c != 'R' && c != 'H' && c != 'S' && c != 'T' {
+	if c != '[' && (c < '0' || c > '9') && c < 0x80 && c != 'R' && c != 'H' && c != 'S' && c != 'T' && !waMonthStart(line) {
 		return st, false, false
 	}
 	buf.norm, buf.off = waNorm(line, buf.norm, buf.off)
@@ -340,16 +464,20 @@ func waParse(line string, buf *waBuf) (st waStamp, ok, stamped bool) {
 		if !p.eat(']') {
 			return st, false, true
 		}
+		st.sep = ']'
 		p.sp()
 	} else {
 		p.eat('.')
 		p.sp()
 		switch {
 		case p.eat('-') && (p.peek() == ' ' || p.peek() == -1):
+			st.sep = '-'
 			p.sp()
 		case p.eat(':') && (p.peek() == ' ' || p.peek() == -1):
+			st.sep = ':'
 			p.sp()
 		case p.eat(',') && p.peek() == ' ': // Korean: "2022년 3월 18일 오후 2:56, 민수 : 안녕"
+			st.sep = ','
 			p.sp()
 		default:
 			return st, false, true
@@ -357,6 +485,23 @@ func waParse(line string, buf *waBuf) (st waStamp, ok, stamped bool) {
 	}
 	st.rest = line[buf.off[p.i]:]
 	return st, true, true
+}
+
+// waMonthStart reports whether a line starts with three ASCII letters that begin
+// a month's name ("Aug 28, 2013, 7:23 PM - ").
+func waMonthStart(line string) bool {
+	if len(line) < 4 {
+		return false
+	}
+	var b [3]byte
+	for i := 0; i < 3; i++ {
+		c := line[i] | 0x20
+		if c < 'a' || c > 'z' {
+			return false
+		}
+		b[i] = c
+	}
+	return waMonths()[string(b[:])] > 0
 }
 
 // afterDate reads what separates the date from the time: a comma and spaces.
@@ -400,6 +545,19 @@ var (
 	}
 )
 
+// waPeriodWords are the day periods that locales with flexible day periods write
+// instead of AM/PM ("3:07 in the afternoon", "10:00 de la noche", "凌晨2:00"),
+// without spaces and dots, with the side of the clock they mean (waHour24).
+var waPeriodWords = map[string]byte{
+	"inthemorning": 'a', "intheafternoon": 'p', "intheevening": 'p', "atnight": 'n', "atnoon": 'm', "noon": 'm', "midnight": 'a',
+	"delamañana": 'a', "delatarde": 'p', "delanoche": 'n', "delamadrugada": 'a', "delmediodía": 'm', "delmediodia": 'm',
+	"damanhã": 'a', "datarde": 'p', "danoite": 'n', "damadrugada": 'a',
+	"dumatin": 'a', "dusoir": 'p', "del'après-midi": 'p',
+	"morgens": 'a', "vormittags": 'a', "mittags": 'm', "nachmittags": 'p', "abends": 'p', "nachts": 'n',
+	"凌晨": 'a', "早上": 'a', "清晨": 'a', "中午": 'm', "晚上": 'n', "傍晚": 'p', "深夜": 'n', "夜间": 'n',
+	"새벽": 'a', "아침": 'a', "낮": 'm', "저녁": 'p', "밤": 'n',
+}
+
 // waConnectors are words some locales write between the date and the time ("klo",
 // "kl.", "um", "à", "at", "pukul", "saat", "lúc"): never AM or PM.
 var waConnectors = map[string]bool{
@@ -408,7 +566,7 @@ var waConnectors = map[string]bool{
 }
 
 // waKnownMark reports whether w is a known AM or PM word.
-func waKnownMark(w string) bool { return waAMWords[w] || waPMWords[w] }
+func waKnownMark(w string) bool { return waAMWords[w] || waPMWords[w] || waPeriodWords[w] != 0 }
 
 // waLayout is a file's timestamp layout, inferred from all its headers.
 type waLayout struct {
@@ -472,6 +630,33 @@ func waResolve(heads []waHead) waLayout {
 	}
 	if twelve && cands[0] == 0 {
 		cands[0], cands[1] = 1, 0 // a 12-hour clock: month first when nothing tells
+	}
+	// a month written as a name says which number is the month
+	named := [3]int{}
+	for i := range sts {
+		if mp := sts[i].monPos; mp >= 0 {
+			named[mp]++
+		}
+	}
+	if mp := max(named[0], named[1], named[2]); mp*2 > len(sts) {
+		m := 0
+		for named[m] != mp {
+			m++
+		}
+		var keep []int
+		for _, c := range cands {
+			if waOrders[c].mon == m {
+				keep = append(keep, c)
+			}
+		}
+		if len(keep) == 0 {
+			for c, o := range waOrders {
+				if o.mon == m {
+					keep = append(keep, c)
+				}
+			}
+		}
+		cands = keep
 	}
 	best, bestScore := -1, 0
 	scores := map[int]int{}
@@ -542,6 +727,8 @@ func waSides(sts []*waStamp) (side map[string]byte, unresolved []string) {
 			side[w] = 'a'
 		case waPMWords[w]:
 			side[w] = 'p'
+		case waPeriodWords[w] != 0:
+			side[w] = waPeriodWords[w]
 		case waConnectors[w]:
 			side[w] = 0
 		default:
@@ -558,32 +745,123 @@ func waSides(sts []*waStamp) (side map[string]byte, unresolved []string) {
 			cand = append(cand, w)
 		}
 	}
-	if len(cand) != 2 {
+	if len(cand) < 2 || len(cand) > 6 {
 		return side, cand
 	}
-	// within one day, the word of the earlier messages is AM
-	votes := 0
-	for i := 1; i < len(sts); i++ {
+	if waInferSides(sts, side, cand) {
+		return side, nil
+	}
+	return side, cand
+}
+
+// waInferSides tells the meaning of a file's unknown words next to the time
+// (cand: never seen with an hour over 12) from the order of its messages: of
+// every way to read each word as AM, PM or night (waHour24), those that put
+// the fewest messages of one day before the message above them must all give
+// every header the same hour. It sets side and reports whether they did.
+func waInferSides(sts []*waStamp, side map[string]byte, cand []string) bool {
+	idx := map[string]int{}
+	for i, w := range cand {
+		idx[w] = i
+	}
+	// consecutive headers of one day, one of them with an unknown word
+	type pair struct{ a, b *waStamp }
+	var pairs []pair
+	for i := 1; i < len(sts) && len(pairs) < 4096; i++ {
 		a, b := sts[i-1], sts[i]
 		if a.n != b.n || a.mark == b.mark {
 			continue
 		}
-		switch {
-		case a.mark == cand[0] && b.mark == cand[1]:
-			votes++
-		case a.mark == cand[1] && b.mark == cand[0]:
-			votes--
+		_, ua := idx[a.mark]
+		_, ub := idx[b.mark]
+		if ua || ub {
+			pairs = append(pairs, pair{a, b})
 		}
 	}
-	switch {
-	case votes > 0:
-		side[cand[0]], side[cand[1]] = 'a', 'p'
-	case votes < 0:
-		side[cand[0]], side[cand[1]] = 'p', 'a'
-	default:
-		return side, cand
+	if len(pairs) == 0 {
+		return false
 	}
-	return side, nil
+	sides := [...]byte{'a', 'p', 'n'}
+	total := 1
+	for range cand {
+		total *= len(sides)
+	}
+	assign := make([]byte, len(cand))
+	hour := func(st *waStamp) int {
+		sd := side[st.mark]
+		if k, ok := idx[st.mark]; ok {
+			sd = assign[k]
+		}
+		return waHour24(int(st.h), sd)*60 + int(st.mi)
+	}
+	best := -1
+	var winners [][]byte
+	for code := 0; code < total; code++ {
+		for k, c := 0, code; k < len(cand); k, c = k+1, c/len(sides) {
+			assign[k] = sides[c%len(sides)]
+		}
+		back := 0
+		for _, pr := range pairs {
+			if hour(pr.b) < hour(pr.a) {
+				back++
+			}
+		}
+		switch {
+		case best < 0 || back < best:
+			best, winners = back, [][]byte{append([]byte(nil), assign...)}
+		case back == best:
+			winners = append(winners, append([]byte(nil), assign...))
+		}
+	}
+	// the winners must agree on every header's hour
+	for _, st := range sts {
+		k, ok := idx[st.mark]
+		if !ok {
+			continue
+		}
+		h := waHour24(int(st.h), winners[0][k])
+		for _, w := range winners[1:] {
+			if waHour24(int(st.h), w[k]) != h {
+				return false
+			}
+		}
+	}
+	for k, w := range cand {
+		side[w] = winners[0][k]
+	}
+	return true
+}
+
+// waHour24 turns a 12-hour clock's hour into 0-23 by its day period: 'a' (AM:
+// 12 is midnight), 'p' (PM: 12 is noon), 'n' (night, "at night", "de la
+// noche": 6 to 11 are evening, 12 and 1 to 5 after midnight), 'm' (midday,
+// "中午": 10 to 12 as read, 1 to 5 afternoon); 0 leaves it as read.
+func waHour24(h int, side byte) int {
+	if h > 12 {
+		return h
+	}
+	switch side {
+	case 'a':
+		if h == 12 {
+			return 0
+		}
+	case 'p':
+		if h < 12 {
+			return h + 12
+		}
+	case 'n':
+		switch {
+		case h == 12:
+			return 0
+		case h >= 6:
+			return h + 12
+		}
+	case 'm':
+		if h < 6 {
+			return h + 12
+		}
+	}
+	return h
 }
 
 // waYear reads the year number as written: two digits are 20xx, Buddhist years
@@ -623,15 +901,7 @@ func waYear(st *waStamp, idx int) (y int, cal string) {
 func waTime(st *waStamp, lay *waLayout) (int64, error) {
 	day, mon := int(st.n[lay.day]), int(st.n[lay.mon])
 	y, cal := waYear(st, lay.year)
-	hour := int(st.h)
-	if side := lay.side[st.mark]; side != 0 && hour <= 12 {
-		if hour == 12 {
-			hour = 0
-		}
-		if side == 'p' {
-			hour += 12
-		}
-	}
+	hour := waHour24(int(st.h), lay.side[st.mark])
 	if hour > 23 || st.mi > 59 || st.s > 59 {
 		return 0, waErr("time %02d:%02d:%02d is not a time of day", st.h, st.mi, st.s)
 	}
@@ -695,7 +965,9 @@ func waSpaceLayout(heads []waHead) bool {
 		h := &heads[i]
 		if h.ok {
 			ok++
-			if h.st.post && h.st.hasSpace && !waKnownMark(h.st.mark) {
+			// a name read as a word after the time is followed by its colon; a
+			// day period ("in the afternoon - ") by the header's separator
+			if h.st.post && h.st.hasSpace && h.st.sep == ':' && !waKnownMark(h.st.mark) {
 				words[h.st.mark] = true
 			}
 		} else if h.st.hasSpace {

@@ -422,7 +422,7 @@ func waLineList(ls []int) string {
 	var b strings.Builder
 	for i, l := range ls {
 		if i == 10 {
-			fmt.Fprintf(&b, " and %d more", len(ls)-10)
+			fmt.Fprintf(&b, " and %d more (lines %d to %d)", len(ls)-10, ls[10], ls[len(ls)-1])
 			break
 		}
 		if i > 0 {

@@ -29,6 +29,7 @@ var sourceKindAliases = map[string]string{
 // ("slack:#eng/2026-01", "telegram:4242/2020-01", "whatsapp:…", "discord:…").
 var chatPlatforms = map[string]string{
 	"slack": "slack", "telegram": "telegram", "tg": "telegram", "whatsapp": "whatsapp", "wa": "whatsapp", "discord": "discord",
+	"irc": "irc", "matrix": "matrix", "element": "matrix", "mattermost": "mattermost", "imessage": "imessage", "imsg": "imessage", "line": "line", "signal": "signal", "hangouts": "hangouts", "zulip": "zulip", "teams": "teams", "skype": "teams", "mm": "mattermost",
 }
 
 // entityKindAliases maps what people call an entity kind to the stored kind.
@@ -248,7 +249,24 @@ func resolveEntityIDs(ctx context.Context, db *sql.DB, vals []string) (ids []str
 			return nil, nil, nil, fmt.Errorf("resolve entity_ids: %w", err)
 		}
 		if ok {
+			// a stored id that is one of a contact's stands for all of them
+			more, people, err := contactsOf(ctx, db, []string{v})
+			if err != nil {
+				return nil, nil, nil, fmt.Errorf("resolve entity_ids: %w", err)
+			}
 			ids = append(ids, v)
+			if len(people) == 0 {
+				continue
+			}
+			to := []string{v}
+			for _, id := range more {
+				if id != v {
+					to = append(to, id)
+				}
+			}
+			ids = append(ids, to[1:]...)
+			resolved = append(resolved, abi.Resolution{Filter: "entity_ids", Value: raw, To: to})
+			hints = append(hints, contactHint(raw, people)...)
 			continue
 		}
 		var cands []string
@@ -314,6 +332,23 @@ func resolveEntityIDs(ctx context.Context, db *sql.DB, vals []string) (ids []str
 			}
 			rows.Close()
 		}
+		// the address book: a contact's name, nickname, address, handle or phone
+		// number stands for every entity of that person
+		ccands := append(append([]string(nil), cands...), to...)
+		if d := phoneDigits(surface); len(d) >= 5 {
+			ccands = append(ccands, "phone:"+d)
+		}
+		more, people, err := contactsOf(ctx, db, ccands)
+		if err != nil {
+			return nil, nil, nil, fmt.Errorf("resolve entity_ids: %w", err)
+		}
+		for _, id := range more {
+			if !seen[id] {
+				seen[id] = true
+				to = append(to, id)
+			}
+		}
+		hints = append(hints, contactHint(raw, people)...)
 		resolved = append(resolved, abi.Resolution{Filter: "entity_ids", Value: raw, To: nonNil(to)})
 		if len(to) == 0 {
 			bad = append(bad, raw)
@@ -504,4 +539,13 @@ func nonNil(s []string) []string {
 		return []string{}
 	}
 	return s
+}
+
+// contactHint says which contacts an entity_ids value was read as, when it names
+// more than one (two people called Micah): all are kept.
+func contactHint(raw string, people []string) []string {
+	if len(people) < 2 {
+		return nil
+	}
+	return []string{fmt.Sprintf("entity_ids %q names %d contacts (%s): all are kept; give a full name or an address to pick one", raw, len(people), strings.Join(people, ", "))}
 }

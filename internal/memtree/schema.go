@@ -8,7 +8,7 @@ import (
 )
 
 // schemaVersion is the version migrate brings a store to.
-const schemaVersion = 5
+const schemaVersion = 6
 
 // migration moves a store from version N-1 to N (its index + 1) inside one transaction.
 type migration func(ctx context.Context, tx *sql.Tx) error
@@ -47,6 +47,17 @@ var migrations = []migration{
 	// first, with their kind: pages and per-kind totals are read from this index
 	// alone (at 68k sources, counting through the table took 100+ ms a generation).
 	execAll(`CREATE INDEX IF NOT EXISTS sources_listed ON sources(last_ms DESC, source_id, kind, chunk_count) WHERE chunk_count > 0`),
+	// Version 6: contacts (vCard, Google Contacts) as people: each of a contact's
+	// names, nicknames, addresses, handles and phone numbers, as the entity id it
+	// would have (alias: "person:micah", "email:micah@example.com",
+	// "phone:15551234567"), names the contact's person entity (person: "person:micah
+	// stubbs"), so that entity_ids resolve any of them to all of them (see
+	// contacts.go). An alias may name several people (two Micahs).
+	execAll(`CREATE TABLE person_aliases(
+		alias TEXT NOT NULL,
+		person TEXT NOT NULL,
+		PRIMARY KEY(alias, person)) WITHOUT ROWID`,
+		`CREATE INDEX person_aliases_person ON person_aliases(person, alias)`),
 }
 
 const ftsTokenizer = `porter unicode61 remove_diacritics 2`
