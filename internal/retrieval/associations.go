@@ -30,10 +30,19 @@ type wterm struct {
 	weight float64
 }
 
-// assocKey identifies a cached association list.
+// assocKey identifies a cached association list: the store generation, the
+// word, and the parameters the list is computed with (two engines with different
+// parameters may share a store).
 type assocKey struct {
 	gen  index.Generation
 	stem string
+	with assocParams
+}
+
+// assocParams are the parameters computeAssociates reads.
+type assocParams struct {
+	sample, minDocs, terms int
+	minPMI, maxShare       float64
 }
 
 var assocCache = struct {
@@ -45,7 +54,7 @@ var assocCache = struct {
 // often than chance, best first, weights normalised to 1 for the best. Words whose
 // stems are in skip are left out.
 func associates(ctx context.Context, p *Params, st index.Backend, word string, skip map[string]bool) ([]wterm, error) {
-	key := assocKey{st.Stats().Generation, analysis.Stem(word)}
+	key := assocKey{st.Stats().Generation, analysis.Stem(word), assocParams{p.AssocSample, p.AssocMinDocs, p.AssocTerms, p.AssocMinPMI, p.MaxExpandShare}}
 	assocCache.Lock()
 	cached, ok := assocCache.m[key]
 	assocCache.Unlock()
@@ -256,57 +265,47 @@ func setRank(ctx context.Context, p *Params, st index.Backend, groups [][]wterm,
 }
 
 // associationGroups builds, for each query word's group (the word and its lexical
-// expansions), the words the store associates with its rare members, weighted by
-// the member's weight in the group. It also returns the phrases of the members
-// it expanded.
+// expansions), the words the store associates with the query word itself, when
+// the store says it in few chunks (AssocMaxShare). Only the query word is
+// expanded (first in its group when the store has it): associates of WordNet
+// expansions were measured to add noise. It also returns the phrases of the
+// words it expanded.
 func associationGroups(ctx context.Context, p *Params, st index.Backend, groups []termGroup, skip map[string]bool) ([][]wterm, []index.Phrase, error) {
 	var out [][]wterm
 	var members []index.Phrase
 	for _, g := range groups {
-		top := 0.0
-		for _, t := range g.terms {
-			top = math.Max(top, t.weight)
-		}
-		used := 0
-		merged := map[string]wterm{}
-		for i, t := range g.terms {
-			if len(t.stems) != 1 || used >= p.AssocMembers {
-				continue
-			}
-			if i > 0 || !skip[t.stems[0]] {
-				// Only the query word itself (first in its group when the store has it):
-				// associates of WordNet expansions were measured to add noise.
-				continue
-			}
-			df, err := st.DocFreq(ctx, t.phrase)
-			if err != nil {
-				return nil, nil, err
-			}
-			if df == 0 || float64(df) > p.AssocMaxShare*float64(st.Stats().Chunks) {
-				continue
-			}
-			used++
-			mw := t.weight / top
-			as, err := associates(ctx, p, st, t.phrase, skip)
-			if err != nil {
-				return nil, nil, err
-			}
-			if len(as) == 0 {
-				continue
-			}
-			members = append(members, strings.Fields(t.phrase))
-			for _, a := range as {
-				a.weight *= mw
-				if m, ok := merged[a.stems[0]]; !ok || a.weight > m.weight {
-					merged[a.stems[0]] = a
-				}
-			}
-		}
-		if len(merged) == 0 {
+		if len(g.terms) == 0 {
 			continue
 		}
-		ws := make([]wterm, 0, len(merged))
-		for _, a := range merged {
+		t := g.terms[0]
+		if len(t.stems) != 1 || !skip[t.stems[0]] {
+			continue
+		}
+		top := 0.0
+		for _, x := range g.terms {
+			top = math.Max(top, x.weight)
+		}
+		df, err := st.DocFreq(ctx, t.phrase)
+		if err != nil {
+			return nil, nil, err
+		}
+		if df == 0 || float64(df) > p.AssocMaxShare*float64(st.Stats().Chunks) {
+			continue
+		}
+		as, err := associates(ctx, p, st, t.phrase, skip)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(as) == 0 {
+			continue
+		}
+		members = append(members, strings.Fields(t.phrase))
+		// One associate per stem (associates gives each stem once), weighted by the
+		// query word's weight in its group, best first.
+		mw := t.weight / top
+		ws := make([]wterm, 0, len(as))
+		for _, a := range as {
+			a.weight *= mw
 			ws = append(ws, a)
 		}
 		sort.Slice(ws, func(i, j int) bool {
@@ -315,9 +314,6 @@ func associationGroups(ctx context.Context, p *Params, st index.Backend, groups 
 			}
 			return ws[i].phrase < ws[j].phrase
 		})
-		if len(ws) > p.AssocGroupTerms {
-			ws = ws[:p.AssocGroupTerms]
-		}
 		out = append(out, ws)
 	}
 	return out, members, nil

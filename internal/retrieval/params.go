@@ -52,12 +52,12 @@ type Params struct {
 	RRFK float64
 	// RecallDepth: candidates taken from each ranked list.
 	RecallDepth int
-	// Weights of the lists: chunk bm25, expansions (raised by ExpBoost
-	// × (1 − ρ) and ExpUnknown × the share of query words the store never says),
-	// associations (scaled by (1 − ρ) and coverage^Cover), the exact list of the
-	// ExactN best chunks saying every query word, and vectors.
-	Chunks, Expansion, ExpBoost, ExpUnknown, Assoc, Cover, Exact, Vectors float64
-	ExactN                                                                int
+	// Weights of the lists, relative to the expansion list's 1 (raised by
+	// ExpBoost × (1 − ρ) and ExpUnknown × the share of query words the store never
+	// says): chunk bm25, associations (scaled by (1 − ρ) and coverage^Cover), the
+	// exact list of the ExactN best chunks saying every query word, and vectors.
+	Chunks, ExpBoost, ExpUnknown, Assoc, Cover, Exact, Vectors float64
+	ExactN                                                     int
 	// Literal evidence ρ = min(1, literal hits / min(LitRef, LitShare × chunks));
 	// a list weighed by literal evidence keeps LitFloor + (1 − LitFloor) × ρ.
 	LitRef, LitShare, LitFloor float64
@@ -98,9 +98,6 @@ type Params struct {
 	// SenseDamp: weight kept by a term sharing no chunk with the other query
 	// words' terms.
 	SenseDamp float64
-	// AssocMembers terms of a query word's group are expanded by association,
-	// AssocGroupTerms associates kept per query word.
-	AssocMembers, AssocGroupTerms int
 }
 
 // DefaultParams returns the parameter set search and recall run with: the values
@@ -125,7 +122,6 @@ func DefaultParams() Params {
 		RRFK:          60,
 		RecallDepth:   50,
 		Chunks:        3,
-		Expansion:     1,
 		ExpBoost:      2,
 		ExpUnknown:    8,
 		Assoc:         6,
@@ -139,19 +135,17 @@ func DefaultParams() Params {
 		Anchored:      0.75,
 		EverydayWords: 2000,
 
-		MaxExpandShare:  0.05,
-		MaxGroupTerms:   6,
-		PhraseIDF:       1.2,
-		RelPow:          0.5,
-		AssocSample:     30,
-		AssocMinDocs:    2,
-		AssocMinPMI:     1.5,
-		AssocTerms:      8,
-		AssocMaxShare:   0.02,
-		SetRankRows:     400,
-		MaxSkipRows:     4000,
-		SenseDamp:       0.3,
-		AssocMembers:    6,
-		AssocGroupTerms: 12,
+		MaxExpandShare: 0.05,
+		MaxGroupTerms:  6,
+		PhraseIDF:      1.2,
+		RelPow:         0.5,
+		AssocSample:    30,
+		AssocMinDocs:   2,
+		AssocMinPMI:    1.5,
+		AssocTerms:     8,
+		AssocMaxShare:  0.02,
+		SetRankRows:    400,
+		MaxSkipRows:    4000,
+		SenseDamp:      0.3,
 	}
 }

@@ -343,7 +343,9 @@ func (c *Call) meaningLists(ctx context.Context, ev evidence) (lists []List, ste
 		if err != nil {
 			return nil, nil, err
 		}
-		lists = append(lists, List{Name: "expansion", Weight: c.P.Expansion * (1 + c.P.ExpBoost*(1-rho) + c.P.ExpUnknown*ev.unknown), Hits: eh})
+		// The expansion list is the unit the other lists' weights are relative to
+		// (fusion ranks by weighted reciprocal rank, so one weight is free).
+		lists = append(lists, List{Name: "expansion", Weight: 1 + c.P.ExpBoost*(1-rho) + c.P.ExpUnknown*ev.unknown, Hits: eh})
 	}
 	if rho < 1 && len(groups) > 0 {
 		own := map[string]bool{}
