@@ -84,14 +84,10 @@ var foldKnobs = []foldKnob{
 	{"Exact", []float64{0, 1}, 0, recallTool},
 	{"LitRef", []float64{1e9, 22}, 1e9, recallTool},
 	{"LitShare", []float64{1e9, 22.0 / 3432}, 1e9, recallTool},
-	{"MaxExpandShare", []float64{0.05, 1}, 1, recallTool},
 	{"MaxGroupTerms", []float64{6, 1000}, 1000, recallTool},
 	{"PhraseIDF", []float64{1, 1.2}, 1, recallTool},
 	{"RelPow", []float64{0.5, 1}, 1, recallTool},
-	{"AssocMinDocs", []float64{1, 2}, 1, recallTool},
-	{"AssocMinPMI", []float64{-1e9, 1.5}, -1e9, recallTool},
 	{"AssocTerms", []float64{8, 1000}, 1000, recallTool},
-	{"AssocMaxShare", []float64{0.02, 1}, 1, recallTool},
 	{"SenseDamp", []float64{0.3, 1}, 1, recallTool},
 }
 
@@ -257,14 +253,23 @@ func TestLoCoMoFolds(t *testing.T) {
 			verdict = "goes: no held-out gain over off"
 		}
 		fmt.Fprintf(&summary, "| %s | %s | %s | %.2f | %.2f | %s |\n", kn.name, fmtKnob(kn, current(kn, base)), fmtKnob(kn, all), heldSum/float64(heldN), offSum/float64(heldN), verdict)
+		t.Logf("%s: held out %.2f, off %.2f", kn.name, heldSum/float64(heldN), offSum/float64(heldN))
+		writeFolds(t, b.String(), summary.String()) // each knob as it is done: a long run keeps what it measured
 	}
-	md := "Figure: mean of R@5/10/25/50 (percent) over the held-out conversation's questions, k = 50, for the tools the tunable acts on.\n\n" + b.String() + summary.String()
+	md := writeFolds(t, b.String(), summary.String())
 	t.Log("\n" + md)
+}
+
+// writeFolds writes the fold tables so far to MEMTREE_LOCOMO_FOLDS_MD, when set,
+// and returns them.
+func writeFolds(t *testing.T, folds, summary string) string {
+	md := "Figure: mean of R@5/10/25/50 (percent) over the held-out conversation's questions, k = 50, for the tools the tunable acts on.\n\n" + folds + summary
 	if p := os.Getenv("MEMTREE_LOCOMO_FOLDS_MD"); p != "" {
 		if err := os.WriteFile(p, []byte(md), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}
+	return md
 }
 
 // current is kn's value in p (found by setting each candidate and comparing).
@@ -338,22 +343,29 @@ func TestCorpusVariants(t *testing.T) {
 			got[key].rec += r
 			got[key].mrr += rr
 		}
+		var broken []string
 		for _, q := range qs {
-			sr, err := api.Search(ctx, abi.SearchRequest{Query: q.Query, K: 10})
-			if err != nil {
-				t.Fatalf("%s: search %q: %v", v, q.Query, err)
+			// A failed call scores nothing and is named: a variant may exceed a
+			// backend bound the defaults keep to.
+			var sh, rh []abi.ChunkHit
+			if sr, err := api.Search(ctx, abi.SearchRequest{Query: q.Query, K: 10}); err != nil {
+				t.Errorf("%s: search %q: %v", v, q.Query, err)
+				broken = append(broken, "search error")
+			} else {
+				sh = sr.Chunks
 			}
-			r, rr := score(q.Relevant, expandRefs(sr.Chunks), 10)
+			r, rr := score(q.Relevant, expandRefs(sh), 10)
 			add("search "+q.Kind, r, rr)
-			rc, err := api.Recall(ctx, abi.RecallRequest{Query: q.Query, K: 10})
-			if err != nil {
-				t.Fatalf("%s: recall %q: %v", v, q.Query, err)
+			if rc, err := api.Recall(ctx, abi.RecallRequest{Query: q.Query, K: 10}); err != nil {
+				t.Errorf("%s: recall %q: %v", v, q.Query, err)
+				broken = append(broken, "recall error")
+			} else {
+				rh = rc.Chunks
 			}
-			r, rr = score(q.Relevant, expandRefs(rc.Chunks), 10)
+			r, rr = score(q.Relevant, expandRefs(rh), 10)
 			add("recall "+q.Kind, r, rr)
 		}
 		fmt.Fprintf(&b, "| %s |", v)
-		var broken []string
 		for _, f := range floors {
 			a := got[f.tool+" "+f.kind]
 			if a == nil || a.n == 0 {

@@ -41,8 +41,7 @@ type assocKey struct {
 
 // assocParams are the parameters computeAssociates reads.
 type assocParams struct {
-	sample, minDocs, terms int
-	minPMI, maxShare       float64
+	sample, terms int
 }
 
 var assocCache = struct {
@@ -54,7 +53,7 @@ var assocCache = struct {
 // often than chance, best first, weights normalised to 1 for the best. Words whose
 // stems are in skip are left out.
 func associates(ctx context.Context, p *Params, st index.Backend, word string, skip map[string]bool) ([]wterm, error) {
-	key := assocKey{st.Stats().Generation, analysis.Stem(word), assocParams{p.AssocSample, p.AssocMinDocs, p.AssocTerms, p.AssocMinPMI, p.MaxExpandShare}}
+	key := assocKey{st.Stats().Generation, analysis.Stem(word), assocParams{p.AssocSample, p.AssocTerms}}
 	assocCache.Lock()
 	cached, ok := assocCache.m[key]
 	assocCache.Unlock()
@@ -123,18 +122,16 @@ func computeAssociates(ctx context.Context, p *Params, st index.Backend, word st
 	}
 	var out []wterm
 	for sm, c := range counts {
-		if c.docs < p.AssocMinDocs {
-			continue
-		}
 		df, err := st.DocFreq(ctx, c.word)
 		if err != nil {
 			return nil, err
 		}
-		if df == 0 || float64(df) > p.MaxExpandShare*float64(st.Stats().Chunks) {
+		if df == 0 {
 			continue
 		}
+		// Associated: said in the sample more often than in the store (PMI > 0).
 		pmi := math.Log(float64(c.docs) / float64(m) * float64(st.Stats().Chunks) / float64(df))
-		if pmi < p.AssocMinPMI {
+		if pmi <= 0 {
 			continue
 		}
 		out = append(out, wterm{phrase: c.word, stems: []string{sm}, weight: float64(c.docs) / float64(m) * pmi})
@@ -265,11 +262,10 @@ func setRank(ctx context.Context, p *Params, st index.Backend, groups [][]wterm,
 }
 
 // associationGroups builds, for each query word's group (the word and its lexical
-// expansions), the words the store associates with the query word itself, when
-// the store says it in few chunks (AssocMaxShare). Only the query word is
-// expanded (first in its group when the store has it): associates of WordNet
-// expansions were measured to add noise. It also returns the phrases of the
-// words it expanded.
+// expansions), the words the store associates with the query word itself. Only
+// the query word is expanded (first in its group when the store has it):
+// associates of WordNet expansions were measured to add noise. It also returns
+// the phrases of the words it expanded.
 func associationGroups(ctx context.Context, p *Params, st index.Backend, groups []termGroup, skip map[string]bool) ([][]wterm, []index.Phrase, error) {
 	var out [][]wterm
 	var members []index.Phrase
@@ -284,13 +280,6 @@ func associationGroups(ctx context.Context, p *Params, st index.Backend, groups 
 		top := 0.0
 		for _, x := range g.terms {
 			top = math.Max(top, x.weight)
-		}
-		df, err := st.DocFreq(ctx, t.phrase)
-		if err != nil {
-			return nil, nil, err
-		}
-		if df == 0 || float64(df) > p.AssocMaxShare*float64(st.Stats().Chunks) {
-			continue
 		}
 		as, err := associates(ctx, p, st, t.phrase, skip)
 		if err != nil {

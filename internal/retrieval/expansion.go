@@ -153,7 +153,7 @@ func relatedTerms(ctx context.Context, p *Params, st index.Backend, rs []index.R
 	var rel []gterm
 	for _, r := range rs {
 		r.Weight = float32(math.Pow(float64(r.Weight), p.RelPow))
-		t, ok, err := newGTerm(ctx, p, st, strings.ReplaceAll(r.Term, "_", " "), float64(r.Weight), p.MaxExpandShare)
+		t, ok, err := newGTerm(ctx, p, st, strings.ReplaceAll(r.Term, "_", " "), float64(r.Weight), 1)
 		if err != nil {
 			return nil, err
 		}

@@ -70,9 +70,6 @@ type Params struct {
 
 	// Expansion and association (recall's offline meaning signal).
 
-	// MaxExpandShare: expansion and association terms in more chunks than this
-	// share are dropped.
-	MaxExpandShare float64
 	// MaxGroupTerms: expansions kept per query word.
 	MaxGroupTerms int
 	// PhraseIDF: a multi-word expansion weighs its rarest word's idf × this.
@@ -81,15 +78,8 @@ type Params struct {
 	RelPow float64
 	// AssocSample chunks containing a word are read to find its associates.
 	AssocSample int
-	// AssocMinDocs: an associate co-occurs in at least this many of them.
-	AssocMinDocs int
-	// AssocMinPMI: natural-log PMI floor of an associate.
-	AssocMinPMI float64
 	// AssocTerms associates are kept per word.
 	AssocTerms int
-	// AssocMaxShare: a word in more chunks than this share is not expanded by
-	// association.
-	AssocMaxShare float64
 	// SetRankRows chunks are read per term by the coordination ranking.
 	SetRankRows int
 	// MaxSkipRows: the chunks a list leaves out (those saying a query word or an
@@ -135,17 +125,13 @@ func DefaultParams() Params {
 		Anchored:      0.75,
 		EverydayWords: 2000,
 
-		MaxExpandShare: 0.05,
-		MaxGroupTerms:  6,
-		PhraseIDF:      1.2,
-		RelPow:         0.5,
-		AssocSample:    30,
-		AssocMinDocs:   2,
-		AssocMinPMI:    1.5,
-		AssocTerms:     8,
-		AssocMaxShare:  0.02,
-		SetRankRows:    400,
-		MaxSkipRows:    4000,
-		SenseDamp:      0.3,
+		MaxGroupTerms: 6,
+		PhraseIDF:     1.2,
+		RelPow:        0.5,
+		AssocSample:   30,
+		AssocTerms:    8,
+		SetRankRows:   400,
+		MaxSkipRows:   4000,
+		SenseDamp:     0.3,
 	}
 }
