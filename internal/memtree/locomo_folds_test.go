@@ -77,7 +77,6 @@ var foldKnobs = []foldKnob{
 	{"Anchored", []float64{0.75, 1}, 1, recallTool},
 	{"EverydayWords", []float64{1, 2000}, 1, recallTool},
 	{"Chunks", []float64{0, 3}, 0, recallTool},
-	{"ExpBoost", []float64{0, 2}, 0, recallTool},
 	{"ExpUnknown", []float64{0, 8}, 0, recallTool},
 	{"Assoc", []float64{0, 6}, 0, recallTool},
 	{"Cover", []float64{0, 3}, 0, recallTool},
@@ -85,10 +84,8 @@ var foldKnobs = []foldKnob{
 	{"LitRef", []float64{1e9, 22}, 1e9, recallTool},
 	{"LitShare", []float64{1e9, 22.0 / 3432}, 1e9, recallTool},
 	{"MaxGroupTerms", []float64{6, 1000}, 1000, recallTool},
-	{"PhraseIDF", []float64{1, 1.2}, 1, recallTool},
 	{"RelPow", []float64{0.5, 1}, 1, recallTool},
 	{"AssocTerms", []float64{8, 1000}, 1000, recallTool},
-	{"SenseDamp", []float64{0.3, 1}, 1, recallTool},
 }
 
 // foldConv is one conversation's store and scored questions.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/bits"
 	"sort"
 	"strings"
 	"sync"
@@ -156,10 +155,9 @@ func computeAssociates(ctx context.Context, p *Params, st index.Backend, word st
 
 // setRank ranks chunks by weighted coordination over groups, computed in sets of
 // rowids (no chunk text is read): a chunk scores, per group, the weight of its best
-// term relative to the group's best, summed over groups. With senses, a term that
-// shares no chunk with another group's terms keeps only SenseDamp of its weight. Chunks in skip
-// are left out. It returns up to limit hits, best first, Score set.
-func setRank(ctx context.Context, p *Params, st index.Backend, groups [][]wterm, skip map[index.Key]bool, senses bool, limit int) ([]abi.ChunkHit, error) {
+// term relative to the group's best, summed over groups. Chunks in skip are left
+// out. It returns up to limit hits, best first, Score set.
+func setRank(ctx context.Context, p *Params, st index.Backend, groups [][]wterm, skip map[index.Key]bool, limit int) ([]abi.ChunkHit, error) {
 	// One store call reads every term's rowids: term i's rows come tagged i.
 	var qs []index.Query
 	var rel []float64 // term weight relative to its group's best
@@ -188,28 +186,6 @@ func setRank(ctx context.Context, p *Params, st index.Backend, groups [][]wterm,
 	mask := map[index.Key]uint64{} // rowid → groups with a term in it
 	for _, h := range hs {
 		mask[h.Key] |= 1 << (uint(grp[h.Query]) % 64)
-	}
-	if senses {
-		// A term that never shares a chunk with another query word's terms is
-		// probably off the query's topic; it counts less. Measured: on the
-		// association list related 0.422 → 0.434; on the WordNet list it cost
-		// paraphrase 0.117 → 0.072 (a story's synonyms rarely share a chunk).
-		confirmed := make([]bool, len(rel))
-		present := uint64(0)
-		for _, h := range hs {
-			own := uint64(1) << (uint(grp[h.Query]) % 64)
-			present |= own
-			if mask[h.Key]&^own != 0 {
-				confirmed[h.Query] = true
-			}
-		}
-		if bits.OnesCount64(present) > 1 {
-			for i := range rel {
-				if !confirmed[i] {
-					rel[i] *= p.SenseDamp
-				}
-			}
-		}
 	}
 	best := map[[2]int64]float64{} // (group, key) → best relative weight
 	for _, h := range hs {

@@ -67,8 +67,7 @@ func newGTerm(ctx context.Context, p *Params, st index.Backend, text string, w f
 		g.stems = append(g.stems, sm)
 	}
 	if len(ws) > 1 {
-		// A phrase is rarer than its rarest word; count it a little above that.
-		minIDF *= p.PhraseIDF
+		// A phrase weighs its rarest word's idf.
 		if allStop(ws) {
 			return g, false, nil
 		}

@@ -53,11 +53,10 @@ type Params struct {
 	// RecallDepth: candidates taken from each ranked list.
 	RecallDepth int
 	// Weights of the lists, relative to the expansion list's 1 (raised by
-	// ExpBoost × (1 − ρ) and ExpUnknown × the share of query words the store never
-	// says): chunk bm25, associations (scaled by (1 − ρ) and coverage^Cover), the
+	// ExpUnknown × the share of query words the store never says): chunk bm25, associations (scaled by (1 − ρ) and coverage^Cover), the
 	// exact list of the ExactN best chunks saying every query word, and vectors.
-	Chunks, ExpBoost, ExpUnknown, Assoc, Cover, Exact, Vectors float64
-	ExactN                                                     int
+	Chunks, ExpUnknown, Assoc, Cover, Exact, Vectors float64
+	ExactN                                           int
 	// Literal evidence ρ = min(1, literal hits / min(LitRef, LitShare × chunks));
 	// a list weighed by literal evidence keeps LitFloor + (1 − LitFloor) × ρ.
 	LitRef, LitShare, LitFloor float64
@@ -72,8 +71,6 @@ type Params struct {
 
 	// MaxGroupTerms: expansions kept per query word.
 	MaxGroupTerms int
-	// PhraseIDF: a multi-word expansion weighs its rarest word's idf × this.
-	PhraseIDF float64
 	// RelPow flattens relation weights (weight^RelPow).
 	RelPow float64
 	// AssocSample chunks containing a word are read to find its associates.
@@ -85,9 +82,6 @@ type Params struct {
 	// MaxSkipRows: the chunks a list leaves out (those saying a query word or an
 	// expanded member) are read up to this many.
 	MaxSkipRows int
-	// SenseDamp: weight kept by a term sharing no chunk with the other query
-	// words' terms.
-	SenseDamp float64
 }
 
 // DefaultParams returns the parameter set search and recall run with: the values
@@ -112,7 +106,6 @@ func DefaultParams() Params {
 		RRFK:          60,
 		RecallDepth:   50,
 		Chunks:        3,
-		ExpBoost:      2,
 		ExpUnknown:    8,
 		Assoc:         6,
 		Cover:         3,
@@ -126,12 +119,10 @@ func DefaultParams() Params {
 		EverydayWords: 2000,
 
 		MaxGroupTerms: 6,
-		PhraseIDF:     1.2,
 		RelPow:        0.5,
 		AssocSample:   30,
 		AssocTerms:    8,
 		SetRankRows:   400,
 		MaxSkipRows:   4000,
-		SenseDamp:     0.3,
 	}
 }

@@ -339,13 +339,15 @@ func (c *Call) meaningLists(ctx context.Context, ev evidence) (lists []List, ste
 				return nil, nil, err
 			}
 		}
-		eh, err := setRank(ctx, c.P, st, eg, skip, false, c.P.RecallDepth)
+		eh, err := setRank(ctx, c.P, st, eg, skip, c.P.RecallDepth)
 		if err != nil {
 			return nil, nil, err
 		}
 		// The expansion list is the unit the other lists' weights are relative to
-		// (fusion ranks by weighted reciprocal rank, so one weight is free).
-		lists = append(lists, List{Name: "expansion", Weight: 1 + c.P.ExpBoost*(1-rho) + c.P.ExpUnknown*ev.unknown, Hits: eh})
+		// (fusion ranks by weighted reciprocal rank, so one weight is free), raised
+		// by the share of query words the store never says (they match only through
+		// expansions).
+		lists = append(lists, List{Name: "expansion", Weight: 1 + c.P.ExpUnknown*ev.unknown, Hits: eh})
 	}
 	if rho < 1 && len(groups) > 0 {
 		own := map[string]bool{}
@@ -367,7 +369,7 @@ func (c *Call) meaningLists(ctx context.Context, ev evidence) (lists []List, ste
 			if err != nil {
 				return nil, nil, err
 			}
-			ah, err := setRank(ctx, c.P, st, ag, skip, true, c.P.RecallDepth)
+			ah, err := setRank(ctx, c.P, st, ag, skip, c.P.RecallDepth)
 			if err != nil {
 				return nil, nil, err
 			}
