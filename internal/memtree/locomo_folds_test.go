@@ -80,7 +80,6 @@ var foldKnobs = []foldKnob{
 	{"ExpUnknown", []float64{0, 8}, 0, recallTool},
 	{"Assoc", []float64{0, 6}, 0, recallTool},
 	{"Cover", []float64{0, 3}, 0, recallTool},
-	{"Exact", []float64{0, 1}, 0, recallTool},
 	{"LitRef", []float64{1e9, 22}, 1e9, recallTool},
 	{"LitShare", []float64{1e9, 22.0 / 3432}, 1e9, recallTool},
 	{"MaxGroupTerms", []float64{6, 1000}, 1000, recallTool},

@@ -52,11 +52,14 @@ type Params struct {
 	RRFK float64
 	// RecallDepth: candidates taken from each ranked list.
 	RecallDepth int
-	// Weights of the lists, relative to the expansion list's 1 (raised by
-	// ExpUnknown × the share of query words the store never says): chunk bm25, associations (scaled by (1 − ρ) and coverage^Cover), the
-	// exact list of the ExactN best chunks saying every query word, and vectors.
-	Chunks, ExpUnknown, Assoc, Cover, Exact, Vectors float64
-	ExactN                                           int
+	// Weights of the lists, relative to plain reciprocal-rank fusion's 1 (the
+	// expansion, exact and vector lists weigh 1): the chunk bm25 list's Chunks,
+	// the expansion list raised by ExpUnknown × the share of query words the store
+	// never says, the association list's Assoc (scaled by (1 − ρ) and
+	// coverage^Cover). ExactN: the exact list holds the ExactN best chunks saying
+	// every query word.
+	Chunks, ExpUnknown, Assoc, Cover float64
+	ExactN                           int
 	// Literal evidence ρ = min(1, literal hits / min(LitRef, LitShare × chunks));
 	// a list weighed by literal evidence keeps LitFloor + (1 − LitFloor) × ρ.
 	LitRef, LitShare, LitFloor float64
@@ -109,8 +112,6 @@ func DefaultParams() Params {
 		ExpUnknown:    8,
 		Assoc:         6,
 		Cover:         3,
-		Exact:         1,
-		Vectors:       1,
 		ExactN:        3,
 		LitRef:        22,
 		LitShare:      22.0 / 3432,

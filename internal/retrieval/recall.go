@@ -34,7 +34,7 @@ func (e *Engine) Recall(ctx context.Context, st index.Backend, query string, k i
 	vx, _ := st.(index.Vectors)
 	if model, ok := vectorModel(vx); ok {
 		vh, err := vx.VectorList(ctx, query, e.p.RecallDepth)
-		vl := List{Name: "vectors", Weight: e.p.Vectors, Hits: vh}
+		vl := List{Name: "vectors", Weight: 1, Hits: vh}
 		switch {
 		case err != nil:
 			slog.Warn("recall: embedder failed, using offline lexical recall", "model", model, "err", err)
@@ -48,8 +48,9 @@ func (e *Engine) Recall(ctx context.Context, st index.Backend, query string, k i
 			}
 			// Vectors weigh less the more literal evidence the query has, as the
 			// expansions do: a query whose words the store says in many chunks is
-			// bm25's (RATIONALE.md, Vectors).
-			vl.Weight = e.p.Vectors * (e.p.LitFloor + (1-e.p.LitFloor)*(1-rho))
+			// bm25's. Its weight is plain reciprocal-rank fusion's 1, as the
+			// expansion list's and the exact list's (RATIONALE.md, fusion).
+			vl.Weight = e.p.LitFloor + (1-e.p.LitFloor)*(1-rho)
 			lists = append(lists, vl)
 			mode = abi.ModeHybrid
 			if !lexicalFound {
@@ -309,7 +310,7 @@ func (c *Call) exactList(ctx context.Context, ev evidence) ([]List, error) {
 	if err != nil || len(exact) == 0 {
 		return nil, err
 	}
-	return []List{{Name: "exact", Weight: c.P.Exact, Hits: exact}}, nil
+	return []List{{Name: "exact", Weight: 1, Hits: exact}}, nil
 }
 
 // meaningLists are recall's offline meaning signals under partial literal
