@@ -60,9 +60,9 @@ type Params struct {
 	// every query word.
 	Chunks, ExpUnknown, Assoc, Cover float64
 	ExactN                           int
-	// Literal evidence ρ = min(1, literal hits / min(LitRef, LitShare × chunks));
-	// a list weighed by literal evidence keeps LitFloor + (1 − LitFloor) × ρ.
-	LitRef, LitShare, LitFloor float64
+	// Literal evidence ρ = min(1, literal hits / min(LitRef, LitShare × chunks)):
+	// the chunk bm25 list weighs Chunks × ρ, the vector list 1 − ρ.
+	LitRef, LitShare float64
 	// Anchored: a query the store says at least this share of (weighted by the
 	// store's vocabulary, EverydayWords) counts as fully said.
 	Anchored float64
@@ -108,14 +108,13 @@ func DefaultParams() Params {
 
 		RRFK:          60,
 		RecallDepth:   50,
-		Chunks:        3,
+		Chunks:        4,
 		ExpUnknown:    8,
 		Assoc:         6,
 		Cover:         3,
 		ExactN:        3,
 		LitRef:        22,
 		LitShare:      22.0 / 3432,
-		LitFloor:      0.15,
 		Anchored:      0.75,
 		EverydayWords: 2000,
 

@@ -46,11 +46,11 @@ func (e *Engine) Recall(ctx context.Context, st index.Backend, query string, k i
 			for _, l := range lists {
 				lexicalFound = lexicalFound || len(l.Hits) > 0
 			}
-			// Vectors weigh less the more literal evidence the query has, as the
-			// expansions do: a query whose words the store says in many chunks is
-			// bm25's. Its weight is plain reciprocal-rank fusion's 1, as the
-			// expansion list's and the exact list's (RATIONALE.md, fusion).
-			vl.Weight = e.p.LitFloor + (1-e.p.LitFloor)*(1-rho)
+			// Vectors weigh less the more literal evidence the query has: a query
+			// whose words the store says in many chunks is bm25's. With none, the
+			// list weighs plain reciprocal-rank fusion's 1, as the expansion and
+			// exact lists do (RATIONALE.md, fusion).
+			vl.Weight = 1 - rho
 			lists = append(lists, vl)
 			mode = abi.ModeHybrid
 			if !lexicalFound {
@@ -177,7 +177,7 @@ func (c *Call) LexicalLists(ctx context.Context) (lead, tail []abi.ChunkHit, lis
 		n := int(math.Floor(ev.said * ev.said * rho * float64(len(lead))))
 		strong := lead[n:]
 		lead = lead[:n]
-		lists = append(lists, List{Name: "chunks", Weight: c.P.Chunks * (c.P.LitFloor + (1-c.P.LitFloor)*rho), Hits: strong})
+		lists = append(lists, List{Name: "chunks", Weight: c.P.Chunks * rho, Hits: strong})
 	}
 	exact, err := c.exactList(ctx, ev)
 	if err != nil {
