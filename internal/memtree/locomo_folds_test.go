@@ -83,7 +83,6 @@ var foldKnobs = []foldKnob{
 	{"LitShare", []float64{1e9, 22.0 / 3432}, 1e9, recallTool},
 	{"MaxGroupTerms", []float64{6, 1000}, 1000, recallTool},
 	{"RelPow", []float64{0.5, 1}, 1, recallTool},
-	{"AssocTerms", []float64{8, 1000}, 1000, recallTool},
 }
 
 // foldConv is one conversation's store and scored questions.

@@ -52,7 +52,7 @@ var assocCache = struct {
 // often than chance, best first, weights normalised to 1 for the best. Words whose
 // stems are in skip are left out.
 func associates(ctx context.Context, p *Params, st index.Backend, word string, skip map[string]bool) ([]wterm, error) {
-	key := assocKey{st.Stats().Generation, analysis.Stem(word), assocParams{p.AssocSample, p.AssocTerms}}
+	key := assocKey{st.Stats().Generation, analysis.Stem(word), assocParams{p.AssocSample, p.MaxGroupTerms}}
 	assocCache.Lock()
 	cached, ok := assocCache.m[key]
 	assocCache.Unlock()
@@ -141,8 +141,8 @@ func computeAssociates(ctx context.Context, p *Params, st index.Backend, word st
 		}
 		return out[i].phrase < out[j].phrase
 	})
-	if len(out) > p.AssocTerms {
-		out = out[:p.AssocTerms]
+	if len(out) > p.MaxGroupTerms {
+		out = out[:p.MaxGroupTerms]
 	}
 	if len(out) > 0 {
 		top := out[0].weight

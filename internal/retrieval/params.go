@@ -72,14 +72,13 @@ type Params struct {
 
 	// Expansion and association (recall's offline meaning signal).
 
-	// MaxGroupTerms: expansions kept per query word.
+	// MaxGroupTerms: the terms a query word brings, best first: its expansions
+	// (expansion list) and its associates (association list).
 	MaxGroupTerms int
 	// RelPow flattens relation weights (weight^RelPow).
 	RelPow float64
 	// AssocSample chunks containing a word are read to find its associates.
 	AssocSample int
-	// AssocTerms associates are kept per word.
-	AssocTerms int
 	// SetRankRows chunks are read per term by the coordination ranking.
 	SetRankRows int
 	// MaxSkipRows: the chunks a list leaves out (those saying a query word or an
@@ -121,7 +120,6 @@ func DefaultParams() Params {
 		MaxGroupTerms: 6,
 		RelPow:        0.5,
 		AssocSample:   30,
-		AssocTerms:    8,
 		SetRankRows:   400,
 		MaxSkipRows:   4000,
 	}
