@@ -56,10 +56,8 @@ type Params struct {
 	// expansion, exact and vector lists weigh 1): the chunk bm25 list's Chunks,
 	// the expansion list raised by ExpUnknown × the share of query words the store
 	// never says, the association list's Assoc (scaled by (1 − ρ) and
-	// coverage^Cover). ExactN: the exact list holds the ExactN best chunks saying
-	// every query word.
+	// coverage^Cover).
 	Chunks, ExpUnknown, Assoc, Cover float64
-	ExactN                           int
 	// Literal evidence ρ = min(1, literal hits / min(LitRef, LitShare × chunks)):
 	// the chunk bm25 list weighs Chunks × ρ, the vector list 1 − ρ.
 	LitRef, LitShare float64
@@ -111,7 +109,6 @@ func DefaultParams() Params {
 		ExpUnknown:    8,
 		Assoc:         6,
 		Cover:         3,
-		ExactN:        3,
 		LitRef:        22,
 		LitShare:      22.0 / 3432,
 		Anchored:      0.75,

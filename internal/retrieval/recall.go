@@ -297,16 +297,17 @@ func (c *Call) literalEvidence(ctx context.Context, lead []abi.ChunkHit, level m
 	return ev, nil
 }
 
-// exactList is the list of the ExactN best chunks saying every query word, when
-// the store says every one of them: they keep a place however little literal
-// evidence the query has overall (a rare phrase such as "rotation handover"
-// otherwise drowned in expansions and associations).
+// exactList is the list of the chunks saying every query word (RecallDepth of
+// them, best first, as every list), when the store says every one of them: they
+// keep a place however little literal evidence the query has overall (a rare
+// phrase such as "rotation handover" otherwise drowned in expansions and
+// associations).
 func (c *Call) exactList(ctx context.Context, ev evidence) ([]List, error) {
 	terms := c.All
 	if ev.nw < 2 || ev.known != ev.nw || len(terms) < 2 {
 		return nil, nil
 	}
-	exact, err := c.St.Match(ctx, index.Match{Query: termQuery(index.All, terms), Limit: c.P.ExactN})
+	exact, err := c.St.Match(ctx, index.Match{Query: termQuery(index.All, terms), Limit: c.P.RecallDepth})
 	if err != nil || len(exact) == 0 {
 		return nil, err
 	}
