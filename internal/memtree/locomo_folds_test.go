@@ -72,7 +72,6 @@ var foldKnobs = []foldKnob{
 	{"TimeBoost", []float64{0, 0.5, 1, 2}, 0, bothTools},
 	{"RRFK", []float64{10, 60}, 60, recallTool},
 	{"MaxDFShare", []float64{0.2, 1}, 1, bothTools},
-	{"PhraseCite", []float64{1, 2}, 1, searchTool},
 	{"Anchored", []float64{0.75, 1}, 1, recallTool},
 	{"EverydayWords", []float64{1, 2000}, 1, recallTool},
 	{"Chunks", []float64{0, 4}, 0, recallTool},

@@ -29,9 +29,6 @@ type Params struct {
 	// MinCiteWords: a plain keyword query of two or more words cites the
 	// messages saying at least this many of them, when any does.
 	MinCiteWords int
-	// PhraseCite: points a message scores for citation per person's name it
-	// says (one per query word).
-	PhraseCite int
 	// TurnShare: a chat turn with evidence that its chunk's hit does not cite
 	// ranks on its own, as a further hit on that chunk, when its score is at least
 	// this share of the chunk's best turn (above 1: never).
@@ -98,7 +95,6 @@ func DefaultParams() Params {
 
 		CiteShare:    0.8,
 		MinCiteWords: 2,
-		PhraseCite:   2,
 		TurnShare:    1,
 		NamedFirst:   1,
 		TimeBoost:    2,
