@@ -57,11 +57,13 @@ var (
 	bothTools  = []string{"search", "recall"}
 )
 
-// foldKnobs are the quality tunables, each with the value that switches its
-// mechanism off. A candidate value that breaks a TestQualityOnCorpus floor is not
+// foldKnobs are the quality knobs of retrieval.Params (every field but the cost
+// bounds: MaxFillDF, DupSlack, RecallDepth, SetRankRows, MaxSkipRows,
+// AssocSample), each with the value that switches its mechanism off (RRFK: the
+// published 60). A candidate value that breaks a TestQualityOnCorpus floor is not
 // offered (CiteShare 0.5, which every fold chose, takes the corpus's paraphrase
-// recall to 0.215 against its 0.22 floor). The knobs removed on this evidence are
-// in RATIONALE.md ("Removed").
+// recall to 0.215 against its 0.22 floor). The knobs removed on this evidence, and
+// the figures of each, are in internal/retrieval/RATIONALE.md ("Removed").
 var foldKnobs = []foldKnob{
 	{"ReplyShare", []float64{0, 0.25, 0.5, 0.75, 1}, 0, searchTool},
 	{"SpeakerBoost", []float64{0, 0.25, 0.5, 1}, 0, searchTool},
@@ -379,4 +381,43 @@ func TestCorpusVariants(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// costBounds are the fields of retrieval.Params that bound how much is read, not
+// what ranks first (RATIONALE.md, "Count").
+var costBounds = map[string]bool{"MaxFillDF": true, "DupSlack": true, "RecallDepth": true, "SetRankRows": true, "MaxSkipRows": true, "AssocSample": true}
+
+// TestFoldKnobsCoverParams: every field of retrieval.Params is a cost bound or a
+// quality knob the folds can score, with its off value among its candidates, so
+// a knob added without a held-out figure fails here.
+func TestFoldKnobsCoverParams(t *testing.T) {
+	folded := map[string]bool{}
+	for _, kn := range foldKnobs {
+		if f, ok := reflect.TypeOf(retrieval.Params{}).FieldByName(kn.name); !ok || (f.Type.Kind() != reflect.Int && f.Type.Kind() != reflect.Float64) {
+			t.Errorf("fold knob %s is not an int or float64 field of retrieval.Params", kn.name)
+		}
+		hasOff := false
+		for _, v := range kn.values {
+			hasOff = hasOff || v == kn.off
+		}
+		if !hasOff {
+			t.Errorf("fold knob %s: off value %g is not among its candidates %v", kn.name, kn.off, kn.values)
+		}
+		folded[kn.name] = true
+	}
+	typ := reflect.TypeOf(retrieval.Params{})
+	quality := 0
+	for i := 0; i < typ.NumField(); i++ {
+		name := typ.Field(i).Name
+		switch {
+		case costBounds[name] && folded[name]:
+			t.Errorf("%s is both a cost bound and a fold knob", name)
+		case costBounds[name]:
+		case folded[name]:
+			quality++
+		default:
+			t.Errorf("retrieval.Params.%s is neither a cost bound nor in foldKnobs: give it an off value and a held-out figure (RATIONALE.md)", name)
+		}
+	}
+	t.Logf("%d quality knobs, %d cost bounds", quality, len(costBounds))
 }
