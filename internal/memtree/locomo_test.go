@@ -16,7 +16,6 @@ import (
 	"unicode"
 
 	"github.com/openhuman/openhuman-core/internal/ingest"
-	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -369,14 +368,14 @@ func runLocomo(t *testing.T) *locomoResult {
 			bmRefs := bm.rank(q.Question, 50)
 			res.scores["BM25"].add(q.Category, ev, bmRefs)
 			per["BM25"].add(q.Category, ev, bmRefs)
-			sr, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: q.Question, K: 50})
+			sr, err := evalAPI(st).Search(ctx, abi.SearchRequest{Query: q.Question, K: 50})
 			if err != nil {
 				t.Fatalf("Search %q: %v", q.Question, err)
 			}
 			srefs := expandRefs(sr.Chunks)
 			res.scores["search"].add(q.Category, ev, srefs)
 			per["search"].add(q.Category, ev, srefs)
-			rc, err := memory.Default(st).Recall(ctx, abi.RecallRequest{Query: q.Question, K: 50})
+			rc, err := evalAPI(st).Recall(ctx, abi.RecallRequest{Query: q.Question, K: 50})
 			if err != nil {
 				t.Fatalf("Recall %q: %v", q.Question, err)
 			}

@@ -24,11 +24,15 @@ func evalAPI(st *memtree.Store) *memory.API { return memory.New(st, envParams) }
 // LoCoMo folds can be checked on the generated corpus without editing params.go.
 // It fails on an unknown field or a value of the wrong kind.
 func setParamsFromEnv() error {
-	spec := os.Getenv("MEMTREE_PARAMS")
+	return applyParams(&envParams, os.Getenv("MEMTREE_PARAMS"))
+}
+
+// applyParams sets the fields spec names ("A=1,B=0.5") in p.
+func applyParams(p *retrieval.Params, spec string) error {
 	if spec == "" {
 		return nil
 	}
-	v := reflect.ValueOf(&envParams).Elem()
+	v := reflect.ValueOf(p).Elem()
 	for _, kv := range strings.Split(spec, ",") {
 		name, val, ok := strings.Cut(strings.TrimSpace(kv), "=")
 		f := v.FieldByName(name)

@@ -18,7 +18,6 @@ import (
 	"github.com/openhuman/openhuman-core/internal/config"
 	"github.com/openhuman/openhuman-core/internal/embed"
 	"github.com/openhuman/openhuman-core/internal/ingest"
-	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -295,13 +294,13 @@ func TestQualityOnCorpus(t *testing.T) {
 		dump = f
 	}
 	for _, q := range qs {
-		sr, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: q.Query, K: 10})
+		sr, err := evalAPI(st).Search(ctx, abi.SearchRequest{Query: q.Query, K: 10})
 		if err != nil {
 			t.Fatalf("Search %q: %v", q.Query, err)
 		}
 		r, rr := score(q.Relevant, expandRefs(sr.Chunks), 10)
 		add(search, q.Kind, r, rr)
-		rc, err := memory.Default(st).Recall(ctx, abi.RecallRequest{Query: q.Query, K: 10})
+		rc, err := evalAPI(st).Recall(ctx, abi.RecallRequest{Query: q.Query, K: 10})
 		if err != nil {
 			t.Fatalf("Recall %q: %v", q.Query, err)
 		}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"math"
-	"math/bits"
 	"sort"
 	"strings"
 	"sync"
@@ -30,10 +29,18 @@ type wterm struct {
 	weight float64
 }
 
-// assocKey identifies a cached association list.
+// assocKey identifies a cached association list: the store generation, the
+// word, and the parameters the list is computed with (two engines with different
+// parameters may share a store).
 type assocKey struct {
 	gen  index.Generation
 	stem string
+	with assocParams
+}
+
+// assocParams are the parameters computeAssociates reads.
+type assocParams struct {
+	sample, terms int
 }
 
 var assocCache = struct {
@@ -45,7 +52,7 @@ var assocCache = struct {
 // often than chance, best first, weights normalised to 1 for the best. Words whose
 // stems are in skip are left out.
 func associates(ctx context.Context, p *Params, st index.Backend, word string, skip map[string]bool) ([]wterm, error) {
-	key := assocKey{st.Stats().Generation, analysis.Stem(word)}
+	key := assocKey{st.Stats().Generation, analysis.Stem(word), assocParams{p.AssocSample, p.MaxGroupTerms}}
 	assocCache.Lock()
 	cached, ok := assocCache.m[key]
 	assocCache.Unlock()
@@ -114,18 +121,16 @@ func computeAssociates(ctx context.Context, p *Params, st index.Backend, word st
 	}
 	var out []wterm
 	for sm, c := range counts {
-		if c.docs < p.AssocMinDocs {
-			continue
-		}
 		df, err := st.DocFreq(ctx, c.word)
 		if err != nil {
 			return nil, err
 		}
-		if df == 0 || float64(df) > p.MaxExpandShare*float64(st.Stats().Chunks) {
+		if df == 0 {
 			continue
 		}
+		// Associated: said in the sample more often than in the store (PMI > 0).
 		pmi := math.Log(float64(c.docs) / float64(m) * float64(st.Stats().Chunks) / float64(df))
-		if pmi < p.AssocMinPMI {
+		if pmi <= 0 {
 			continue
 		}
 		out = append(out, wterm{phrase: c.word, stems: []string{sm}, weight: float64(c.docs) / float64(m) * pmi})
@@ -136,8 +141,8 @@ func computeAssociates(ctx context.Context, p *Params, st index.Backend, word st
 		}
 		return out[i].phrase < out[j].phrase
 	})
-	if len(out) > p.AssocTerms {
-		out = out[:p.AssocTerms]
+	if len(out) > p.MaxGroupTerms {
+		out = out[:p.MaxGroupTerms]
 	}
 	if len(out) > 0 {
 		top := out[0].weight
@@ -150,10 +155,9 @@ func computeAssociates(ctx context.Context, p *Params, st index.Backend, word st
 
 // setRank ranks chunks by weighted coordination over groups, computed in sets of
 // rowids (no chunk text is read): a chunk scores, per group, the weight of its best
-// term relative to the group's best, summed over groups. With senses, a term that
-// shares no chunk with another group's terms keeps only SenseDamp of its weight. Chunks in skip
-// are left out. It returns up to limit hits, best first, Score set.
-func setRank(ctx context.Context, p *Params, st index.Backend, groups [][]wterm, skip map[index.Key]bool, senses bool, limit int) ([]abi.ChunkHit, error) {
+// term relative to the group's best, summed over groups. Chunks in skip are left
+// out. It returns up to limit hits, best first, Score set.
+func setRank(ctx context.Context, p *Params, st index.Backend, groups [][]wterm, skip map[index.Key]bool, limit int) ([]abi.ChunkHit, error) {
 	// One store call reads every term's rowids: term i's rows come tagged i.
 	var qs []index.Query
 	var rel []float64 // term weight relative to its group's best
@@ -182,28 +186,6 @@ func setRank(ctx context.Context, p *Params, st index.Backend, groups [][]wterm,
 	mask := map[index.Key]uint64{} // rowid → groups with a term in it
 	for _, h := range hs {
 		mask[h.Key] |= 1 << (uint(grp[h.Query]) % 64)
-	}
-	if senses {
-		// A term that never shares a chunk with another query word's terms is
-		// probably off the query's topic; it counts less. Measured: on the
-		// association list related 0.422 → 0.434; on the WordNet list it cost
-		// paraphrase 0.117 → 0.072 (a story's synonyms rarely share a chunk).
-		confirmed := make([]bool, len(rel))
-		present := uint64(0)
-		for _, h := range hs {
-			own := uint64(1) << (uint(grp[h.Query]) % 64)
-			present |= own
-			if mask[h.Key]&^own != 0 {
-				confirmed[h.Query] = true
-			}
-		}
-		if bits.OnesCount64(present) > 1 {
-			for i := range rel {
-				if !confirmed[i] {
-					rel[i] *= p.SenseDamp
-				}
-			}
-		}
 	}
 	best := map[[2]int64]float64{} // (group, key) → best relative weight
 	for _, h := range hs {
@@ -256,57 +238,39 @@ func setRank(ctx context.Context, p *Params, st index.Backend, groups [][]wterm,
 }
 
 // associationGroups builds, for each query word's group (the word and its lexical
-// expansions), the words the store associates with its rare members, weighted by
-// the member's weight in the group. It also returns the phrases of the members
-// it expanded.
+// expansions), the words the store associates with the query word itself. Only
+// the query word is expanded (first in its group when the store has it):
+// associates of WordNet expansions were measured to add noise. It also returns
+// the phrases of the words it expanded.
 func associationGroups(ctx context.Context, p *Params, st index.Backend, groups []termGroup, skip map[string]bool) ([][]wterm, []index.Phrase, error) {
 	var out [][]wterm
 	var members []index.Phrase
 	for _, g := range groups {
-		top := 0.0
-		for _, t := range g.terms {
-			top = math.Max(top, t.weight)
-		}
-		used := 0
-		merged := map[string]wterm{}
-		for i, t := range g.terms {
-			if len(t.stems) != 1 || used >= p.AssocMembers {
-				continue
-			}
-			if i > 0 || !skip[t.stems[0]] {
-				// Only the query word itself (first in its group when the store has it):
-				// associates of WordNet expansions were measured to add noise.
-				continue
-			}
-			df, err := st.DocFreq(ctx, t.phrase)
-			if err != nil {
-				return nil, nil, err
-			}
-			if df == 0 || float64(df) > p.AssocMaxShare*float64(st.Stats().Chunks) {
-				continue
-			}
-			used++
-			mw := t.weight / top
-			as, err := associates(ctx, p, st, t.phrase, skip)
-			if err != nil {
-				return nil, nil, err
-			}
-			if len(as) == 0 {
-				continue
-			}
-			members = append(members, strings.Fields(t.phrase))
-			for _, a := range as {
-				a.weight *= mw
-				if m, ok := merged[a.stems[0]]; !ok || a.weight > m.weight {
-					merged[a.stems[0]] = a
-				}
-			}
-		}
-		if len(merged) == 0 {
+		if len(g.terms) == 0 {
 			continue
 		}
-		ws := make([]wterm, 0, len(merged))
-		for _, a := range merged {
+		t := g.terms[0]
+		if len(t.stems) != 1 || !skip[t.stems[0]] {
+			continue
+		}
+		top := 0.0
+		for _, x := range g.terms {
+			top = math.Max(top, x.weight)
+		}
+		as, err := associates(ctx, p, st, t.phrase, skip)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(as) == 0 {
+			continue
+		}
+		members = append(members, strings.Fields(t.phrase))
+		// One associate per stem (associates gives each stem once), weighted by the
+		// query word's weight in its group, best first.
+		mw := t.weight / top
+		ws := make([]wterm, 0, len(as))
+		for _, a := range as {
+			a.weight *= mw
 			ws = append(ws, a)
 		}
 		sort.Slice(ws, func(i, j int) bool {
@@ -315,9 +279,6 @@ func associationGroups(ctx context.Context, p *Params, st index.Backend, groups 
 			}
 			return ws[i].phrase < ws[j].phrase
 		})
-		if len(ws) > p.AssocGroupTerms {
-			ws = ws[:p.AssocGroupTerms]
-		}
 		out = append(out, ws)
 	}
 	return out, members, nil

@@ -11,7 +11,7 @@ import (
 )
 
 // CiteHits makes each hit cite the messages of its chunk that carry the match: a
-// message scores one point per query stem it contains and PhraseCite per phrase (a
+// message scores one point per query stem it contains and one per phrase (a
 // person's name); messages scoring at least minScore are kept (at least 1 when no message
 // reaches minScore), best first (SourceRef is the best; ties keep message order).
 // When no message matches, every ref stays. Measured on the corpus, keeping only
@@ -64,7 +64,7 @@ func CiteHits(ctx context.Context, p *Params, msgs *Messages, hits []abi.ChunkHi
 				f := strings.Join(analysis.Words(seg), " ")
 				for _, ph := range phrases {
 					if strings.Contains(f, ph) {
-						n += p.PhraseCite
+						n++
 					}
 				}
 			}

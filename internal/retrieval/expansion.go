@@ -67,8 +67,7 @@ func newGTerm(ctx context.Context, p *Params, st index.Backend, text string, w f
 		g.stems = append(g.stems, sm)
 	}
 	if len(ws) > 1 {
-		// A phrase is rarer than its rarest word; count it a little above that.
-		minIDF *= p.PhraseIDF
+		// A phrase weighs its rarest word's idf.
 		if allStop(ws) {
 			return g, false, nil
 		}
@@ -153,7 +152,7 @@ func relatedTerms(ctx context.Context, p *Params, st index.Backend, rs []index.R
 	var rel []gterm
 	for _, r := range rs {
 		r.Weight = float32(math.Pow(float64(r.Weight), p.RelPow))
-		t, ok, err := newGTerm(ctx, p, st, strings.ReplaceAll(r.Term, "_", " "), float64(r.Weight), p.MaxExpandShare)
+		t, ok, err := newGTerm(ctx, p, st, strings.ReplaceAll(r.Term, "_", " "), float64(r.Weight), 1)
 		if err != nil {
 			return nil, err
 		}

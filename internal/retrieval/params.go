@@ -29,9 +29,6 @@ type Params struct {
 	// MinCiteWords: a plain keyword query of two or more words cites the
 	// messages saying at least this many of them, when any does.
 	MinCiteWords int
-	// PhraseCite: points a message scores for citation per person's name it
-	// says (one per query word).
-	PhraseCite int
 	// TurnShare: a chat turn with evidence that its chunk's hit does not cite
 	// ranks on its own, as a further hit on that chunk, when its score is at least
 	// this share of the chunk's best turn (above 1: never).
@@ -52,15 +49,15 @@ type Params struct {
 	RRFK float64
 	// RecallDepth: candidates taken from each ranked list.
 	RecallDepth int
-	// Weights of the lists: chunk bm25, expansions (raised by ExpBoost
-	// × (1 − ρ) and ExpUnknown × the share of query words the store never says),
-	// associations (scaled by (1 − ρ) and coverage^Cover), the exact list of the
-	// ExactN best chunks saying every query word, and vectors.
-	Chunks, Expansion, ExpBoost, ExpUnknown, Assoc, Cover, Exact, Vectors float64
-	ExactN                                                                int
-	// Literal evidence ρ = min(1, literal hits / min(LitRef, LitShare × chunks));
-	// a list weighed by literal evidence keeps LitFloor + (1 − LitFloor) × ρ.
-	LitRef, LitShare, LitFloor float64
+	// Weights of the lists, relative to plain reciprocal-rank fusion's 1 (the
+	// expansion, exact and vector lists weigh 1): the chunk bm25 list's Chunks,
+	// the expansion list raised by ExpUnknown × the share of query words the store
+	// never says, the association list's Assoc (scaled by (1 − ρ) and
+	// coverage^Cover).
+	Chunks, ExpUnknown, Assoc, Cover float64
+	// Literal evidence ρ = min(1, literal hits / min(LitRef, LitShare × chunks)):
+	// the chunk bm25 list weighs Chunks × ρ, the vector list 1 − ρ.
+	LitRef, LitShare float64
 	// Anchored: a query the store says at least this share of (weighted by the
 	// store's vocabulary, EverydayWords) counts as fully said.
 	Anchored float64
@@ -70,37 +67,18 @@ type Params struct {
 
 	// Expansion and association (recall's offline meaning signal).
 
-	// MaxExpandShare: expansion and association terms in more chunks than this
-	// share are dropped.
-	MaxExpandShare float64
-	// MaxGroupTerms: expansions kept per query word.
+	// MaxGroupTerms: the terms a query word brings, best first: its expansions
+	// (expansion list) and its associates (association list).
 	MaxGroupTerms int
-	// PhraseIDF: a multi-word expansion weighs its rarest word's idf × this.
-	PhraseIDF float64
 	// RelPow flattens relation weights (weight^RelPow).
 	RelPow float64
 	// AssocSample chunks containing a word are read to find its associates.
 	AssocSample int
-	// AssocMinDocs: an associate co-occurs in at least this many of them.
-	AssocMinDocs int
-	// AssocMinPMI: natural-log PMI floor of an associate.
-	AssocMinPMI float64
-	// AssocTerms associates are kept per word.
-	AssocTerms int
-	// AssocMaxShare: a word in more chunks than this share is not expanded by
-	// association.
-	AssocMaxShare float64
 	// SetRankRows chunks are read per term by the coordination ranking.
 	SetRankRows int
 	// MaxSkipRows: the chunks a list leaves out (those saying a query word or an
 	// expanded member) are read up to this many.
 	MaxSkipRows int
-	// SenseDamp: weight kept by a term sharing no chunk with the other query
-	// words' terms.
-	SenseDamp float64
-	// AssocMembers terms of a query word's group are expanded by association,
-	// AssocGroupTerms associates kept per query word.
-	AssocMembers, AssocGroupTerms int
 }
 
 // DefaultParams returns the parameter set search and recall run with: the values
@@ -117,41 +95,25 @@ func DefaultParams() Params {
 
 		CiteShare:    0.8,
 		MinCiteWords: 2,
-		PhraseCite:   2,
 		TurnShare:    1,
 		NamedFirst:   1,
 		TimeBoost:    2,
 
 		RRFK:          60,
 		RecallDepth:   50,
-		Chunks:        3,
-		Expansion:     1,
-		ExpBoost:      2,
+		Chunks:        4,
 		ExpUnknown:    8,
 		Assoc:         6,
 		Cover:         3,
-		Exact:         1,
-		Vectors:       1,
-		ExactN:        3,
 		LitRef:        22,
 		LitShare:      22.0 / 3432,
-		LitFloor:      0.15,
 		Anchored:      0.75,
 		EverydayWords: 2000,
 
-		MaxExpandShare:  0.05,
-		MaxGroupTerms:   6,
-		PhraseIDF:       1.2,
-		RelPow:          0.5,
-		AssocSample:     30,
-		AssocMinDocs:    2,
-		AssocMinPMI:     1.5,
-		AssocTerms:      8,
-		AssocMaxShare:   0.02,
-		SetRankRows:     400,
-		MaxSkipRows:     4000,
-		SenseDamp:       0.3,
-		AssocMembers:    6,
-		AssocGroupTerms: 12,
+		MaxGroupTerms: 6,
+		RelPow:        0.5,
+		AssocSample:   30,
+		SetRankRows:   400,
+		MaxSkipRows:   4000,
 	}
 }

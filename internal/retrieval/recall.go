@@ -35,7 +35,7 @@ func (e *Engine) Recall(ctx context.Context, st index.Backend, query string, k i
 	vx, _ := st.(index.Vectors)
 	if model, ok := vectorModel(vx); ok {
 		vh, err := vx.VectorList(ctx, query, e.p.RecallDepth)
-		vl := List{Name: "vectors", Weight: e.p.Vectors, Hits: vh}
+		vl := List{Name: "vectors", Weight: 1, Hits: vh}
 		switch {
 		case errors.Is(err, index.ErrEmbedRefused):
 			note = "the query is not text of the client's arguments, so it was not sent to the embedder " + model + "; used offline lexical recall"
@@ -49,10 +49,11 @@ func (e *Engine) Recall(ctx context.Context, st index.Backend, query string, k i
 			for _, l := range lists {
 				lexicalFound = lexicalFound || len(l.Hits) > 0
 			}
-			// Vectors weigh less the more literal evidence the query has, as the
-			// expansions do: a query whose words the store says in many chunks is
-			// bm25's (RATIONALE.md, Vectors).
-			vl.Weight = e.p.Vectors * (e.p.LitFloor + (1-e.p.LitFloor)*(1-rho))
+			// Vectors weigh less the more literal evidence the query has: a query
+			// whose words the store says in many chunks is bm25's. With none, the
+			// list weighs plain reciprocal-rank fusion's 1, as the expansion and
+			// exact lists do (RATIONALE.md, fusion).
+			vl.Weight = 1 - rho
 			lists = append(lists, vl)
 			mode = abi.ModeHybrid
 			if !lexicalFound {
@@ -179,7 +180,7 @@ func (c *Call) LexicalLists(ctx context.Context) (lead, tail []abi.ChunkHit, lis
 		n := int(math.Floor(ev.said * ev.said * rho * float64(len(lead))))
 		strong := lead[n:]
 		lead = lead[:n]
-		lists = append(lists, List{Name: "chunks", Weight: c.P.Chunks * (c.P.LitFloor + (1-c.P.LitFloor)*rho), Hits: strong})
+		lists = append(lists, List{Name: "chunks", Weight: c.P.Chunks * rho, Hits: strong})
 	}
 	exact, err := c.exactList(ctx, ev)
 	if err != nil {
@@ -299,20 +300,21 @@ func (c *Call) literalEvidence(ctx context.Context, lead []abi.ChunkHit, level m
 	return ev, nil
 }
 
-// exactList is the list of the ExactN best chunks saying every query word, when
-// the store says every one of them: they keep a place however little literal
-// evidence the query has overall (a rare phrase such as "rotation handover"
-// otherwise drowned in expansions and associations).
+// exactList is the list of the chunks saying every query word (RecallDepth of
+// them, best first, as every list), when the store says every one of them: they
+// keep a place however little literal evidence the query has overall (a rare
+// phrase such as "rotation handover" otherwise drowned in expansions and
+// associations).
 func (c *Call) exactList(ctx context.Context, ev evidence) ([]List, error) {
 	terms := c.All
 	if ev.nw < 2 || ev.known != ev.nw || len(terms) < 2 {
 		return nil, nil
 	}
-	exact, err := c.St.Match(ctx, index.Match{Query: termQuery(index.All, terms), Limit: c.P.ExactN})
+	exact, err := c.St.Match(ctx, index.Match{Query: termQuery(index.All, terms), Limit: c.P.RecallDepth})
 	if err != nil || len(exact) == 0 {
 		return nil, err
 	}
-	return []List{{Name: "exact", Weight: c.P.Exact, Hits: exact}}, nil
+	return []List{{Name: "exact", Weight: 1, Hits: exact}}, nil
 }
 
 // meaningLists are recall's offline meaning signals under partial literal
@@ -342,11 +344,15 @@ func (c *Call) meaningLists(ctx context.Context, ev evidence) (lists []List, ste
 				return nil, nil, err
 			}
 		}
-		eh, err := setRank(ctx, c.P, st, eg, skip, false, c.P.RecallDepth)
+		eh, err := setRank(ctx, c.P, st, eg, skip, c.P.RecallDepth)
 		if err != nil {
 			return nil, nil, err
 		}
-		lists = append(lists, List{Name: "expansion", Weight: c.P.Expansion * (1 + c.P.ExpBoost*(1-rho) + c.P.ExpUnknown*ev.unknown), Hits: eh})
+		// The expansion list is the unit the other lists' weights are relative to
+		// (fusion ranks by weighted reciprocal rank, so one weight is free), raised
+		// by the share of query words the store never says (they match only through
+		// expansions).
+		lists = append(lists, List{Name: "expansion", Weight: 1 + c.P.ExpUnknown*ev.unknown, Hits: eh})
 	}
 	if rho < 1 && len(groups) > 0 {
 		own := map[string]bool{}
@@ -368,7 +374,7 @@ func (c *Call) meaningLists(ctx context.Context, ev evidence) (lists []List, ste
 			if err != nil {
 				return nil, nil, err
 			}
-			ah, err := setRank(ctx, c.P, st, ag, skip, true, c.P.RecallDepth)
+			ah, err := setRank(ctx, c.P, st, ag, skip, c.P.RecallDepth)
 			if err != nil {
 				return nil, nil, err
 			}
