@@ -9,7 +9,8 @@ import (
 )
 
 // The backend's own cost bounds: how much work one FTS5 query may cost. They
-// bound time, not quality (internal/retrieval/RATIONALE.md, "Cost bounds").
+// bound time, not quality, and are the backend's own: the engine's parameters hold
+// no FTS5 cost (internal/retrieval/RATIONALE.md, "Count", lists the engine's bounds).
 const (
 	// maxQuorumClauses bounds the OR-of-ANDs an at-least-m-of-n query becomes
 	// (a 6-word query at m = 3 has 20 subsets); a broader one is index.ErrTooBroad.
