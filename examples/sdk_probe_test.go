@@ -399,7 +399,8 @@ func probeOverMCP(t *testing.T, probes map[string][]byte) {
 		t.Fatalf("ingest: %v\n%s", err, b)
 	}
 	c := startMCP(t, bin, env)
-	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "probe", "version": "0"}})
+	// As a client known to accept dotted tool names (the spec's names; others get portable ones).
+	c.request("initialize", map[string]any{"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "mcp-inspector", "version": "0"}})
 	c.send(map[string]any{"jsonrpc": "2.0", "method": "notifications/initialized"})
 	names := c.toolNames()
 	for name := range probes {
