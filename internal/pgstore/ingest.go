@@ -1,0 +1,319 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/openhuman/openhuman-core/internal/memtree"
+)
+
+// Ingest writes one source in one transaction, chunked exactly as the SQLite
+// backend chunks it (memtree.Prepare): it replaces the chunk set an earlier
+// ingest of the same (Kind, SourceID) left, keeping chunks whose id (a hash of
+// their content) is unchanged, and keeps document frequencies, entity counts and
+// the store's counts in step in the same transaction.
+//
+// Not yet built on this backend: SourceInput.Merge (a chat export added to the
+// messages stored before) is written as a replacement, and no summary tree or
+// vectors are stored.
+func (s *Store) Ingest(ctx context.Context, in memtree.SourceInput) (memtree.IngestStats, error) {
+	p, err := memtree.Prepare(in)
+	if err != nil {
+		return memtree.IngestStats{}, err
+	}
+	return s.IngestPrepared(ctx, p)
+}
+
+// IngestPrepared writes a prepared source (see Ingest).
+func (s *Store) IngestPrepared(ctx context.Context, p *memtree.Prepared) (memtree.IngestStats, error) {
+	var st memtree.IngestStats
+	in := p.Input()
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		st, err = writeSource(ctx, tx, in, p.Chunks())
+		return err
+	})
+	if err != nil {
+		return memtree.IngestStats{}, fmt.Errorf("ingest %s: %w", in.SourceID, err)
+	}
+	return st, nil
+}
+
+func jsonOf(v any) string {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return "null"
+	}
+	return string(b)
+}
+
+// writeSource writes one source's chunks inside tx.
+func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks []memtree.PreparedChunk) (memtree.IngestStats, error) {
+	var st memtree.IngestStats
+	now := time.Now().UnixMilli()
+	tags := in.Tags
+	if tags == nil {
+		tags = []string{}
+	}
+	tagsJSON := jsonOf(tags)
+	var srcKey int64
+	err := tx.QueryRow(ctx, `INSERT INTO sources(kind, source_id, title, provider, tags_json, origin, updated_ms)
+		VALUES ($1, $2, $3, $4, $5, $6, $7)
+		ON CONFLICT (kind, source_id) DO UPDATE SET title = excluded.title, provider = excluded.provider,
+			tags_json = excluded.tags_json, origin = excluded.origin, updated_ms = excluded.updated_ms
+		RETURNING key`, in.Kind, in.SourceID, in.Title, in.Provider, tagsJSON, in.Origin, now).Scan(&srcKey)
+	if err != nil {
+		return st, fmt.Errorf("write source row: %w", err)
+	}
+
+	// The chunks stored before, and which of them stay.
+	existing := map[string]int64{}
+	rows, err := tx.Query(ctx, `SELECT id, key FROM chunks WHERE source_key = $1`, srcKey)
+	if err != nil {
+		return st, fmt.Errorf("read existing chunks: %w", err)
+	}
+	for rows.Next() {
+		var id string
+		var key int64
+		if err := rows.Scan(&id, &key); err != nil {
+			rows.Close()
+			return st, fmt.Errorf("read existing chunks: %w", err)
+		}
+		existing[id] = key
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return st, fmt.Errorf("read existing chunks: %w", err)
+	}
+	keep := map[string]bool{}
+	for _, c := range chunks {
+		keep[c.ID] = true
+	}
+	var gone []int64
+	for id, key := range existing {
+		if !keep[id] {
+			gone = append(gone, key)
+		}
+	}
+
+	dfDelta := map[string]int{} // term → change of its document frequency
+	var chunkDelta, termDelta int64
+	touched := map[string]bool{} // entities whose counts change
+
+	// Remove the chunks no longer part of the source: their terms leave the
+	// document frequencies, their links the entity counts.
+	if len(gone) > 0 {
+		rows, err := tx.Query(ctx, `DELETE FROM chunks WHERE key = ANY($1)
+			RETURNING tsvector_to_array(terms), term_count, (SELECT array_agg(entity_id) FROM chunk_entities WHERE chunk_key = chunks.key)`, gone)
+		if err != nil {
+			return st, fmt.Errorf("remove old chunks: %w", err)
+		}
+		for rows.Next() {
+			var terms, ents []string
+			var n int64
+			if err := rows.Scan(&terms, &n, &ents); err != nil {
+				rows.Close()
+				return st, fmt.Errorf("remove old chunks: %w", err)
+			}
+			for _, t := range terms {
+				dfDelta[t]--
+			}
+			for _, e := range ents {
+				touched[e] = true
+			}
+			chunkDelta--
+			termDelta -= n
+			st.RemovedChunks++
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return st, fmt.Errorf("remove old chunks: %w", err)
+		}
+	}
+
+	// Insert the new chunks in one statement (arrays unnested: one round trip
+	// whatever the source's size).
+	var (
+		ids, kinds, srcIDs, titles, texts, tagsCol, refs, refsJSON, spansJSON, attJSON, termsCol []string
+		seqs, tokens, counts                                                                     []int32
+		srcKeys, tss, starts, ends, created                                                      []int64
+		refValid                                                                                 []bool
+	)
+	type link struct {
+		entity string
+		seq    int
+	}
+	var links []link
+	entRows := map[string]memtree.PreparedEntity{}
+	entLast := map[string]int64{}
+	for _, c := range chunks {
+		if _, ok := existing[c.ID]; ok {
+			st.UnchangedChunks++
+			continue
+		}
+		a := analyze(in.Title, c.Text)
+		for _, t := range a.distinct() {
+			dfDelta[t]++
+		}
+		chunkDelta++
+		termDelta += int64(a.count())
+		ref := ""
+		if len(c.Refs) > 0 {
+			ref = c.Refs[0]
+		}
+		crefs := c.Refs
+		if crefs == nil {
+			crefs = []string{}
+		}
+		ids = append(ids, c.ID)
+		srcKeys = append(srcKeys, srcKey)
+		kinds = append(kinds, in.Kind)
+		srcIDs = append(srcIDs, in.SourceID)
+		seqs = append(seqs, int32(c.Seq))
+		tss, starts, ends = append(tss, c.TS), append(starts, c.TSStart), append(ends, c.TSEnd)
+		titles, texts, tagsCol = append(titles, in.Title), append(texts, c.Text), append(tagsCol, tagsJSON)
+		refs, refValid = append(refs, ref), append(refValid, len(c.Refs) > 0)
+		refsJSON, spansJSON, attJSON = append(refsJSON, jsonOf(crefs)), append(spansJSON, jsonOf(c.Spans)), append(attJSON, jsonOf(c.Attachments))
+		tokens, created = append(tokens, int32(c.Tokens)), append(created, now)
+		termsCol, counts = append(termsCol, a.tsvector()), append(counts, int32(a.count()))
+		for _, e := range c.Entities {
+			links = append(links, link{e.ID, c.Seq})
+			entRows[e.ID] = e
+			entLast[e.ID] = max(entLast[e.ID], c.TS)
+			touched[e.ID] = true
+		}
+		st.NewChunks++
+	}
+	chunkKey := map[int]int64{} // seq → key of the inserted chunk
+	if len(ids) > 0 {
+		rows, err := tx.Query(ctx, `INSERT INTO chunks(id, source_key, kind, source_id, seq, ts, ts_start, ts_end, title, text,
+				tags_json, source_ref, source_refs_json, ref_spans_json, attachments_json, token_count, created_ms, terms, term_count)
+			SELECT id, source_key, kind, source_id, seq, ts, ts_start, ts_end, title, text,
+				tags_json, CASE WHEN ref_valid THEN source_ref END, source_refs_json, ref_spans_json, attachments_json, token_count, created_ms, terms::tsvector, term_count
+			FROM unnest($1::text[], $2::bigint[], $3::text[], $4::text[], $5::int[], $6::bigint[], $7::bigint[], $8::bigint[], $9::text[], $10::text[],
+				$11::text[], $12::text[], $13::bool[], $14::text[], $15::text[], $16::text[], $17::int[], $18::bigint[], $19::text[], $20::int[])
+				AS u(id, source_key, kind, source_id, seq, ts, ts_start, ts_end, title, text,
+				tags_json, source_ref, ref_valid, source_refs_json, ref_spans_json, attachments_json, token_count, created_ms, terms, term_count)
+			RETURNING key, seq`,
+			ids, srcKeys, kinds, srcIDs, seqs, tss, starts, ends, titles, texts,
+			tagsCol, refs, refValid, refsJSON, spansJSON, attJSON, tokens, created, termsCol, counts)
+		if err != nil {
+			return st, fmt.Errorf("write chunks: %w", err)
+		}
+		for rows.Next() {
+			var key int64
+			var seq int32
+			if err := rows.Scan(&key, &seq); err != nil {
+				rows.Close()
+				return st, fmt.Errorf("write chunks: %w", err)
+			}
+			chunkKey[int(seq)] = key
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return st, fmt.Errorf("write chunks (a chunk id stored under another source means a hash collision): %w", err)
+		}
+	}
+
+	// Entities, then links, then counts recomputed for every touched entity; rows
+	// are written in sorted order so concurrent writers lock them alike.
+	if len(entRows) > 0 {
+		var eids, ekinds, esurf []string
+		var elast []int64
+		for id := range entRows {
+			eids = append(eids, id)
+		}
+		sort.Strings(eids)
+		for _, id := range eids {
+			ekinds, esurf, elast = append(ekinds, entRows[id].Kind), append(esurf, entRows[id].Surface), append(elast, entLast[id])
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO entities(id, kind, surface, last_seen)
+			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
+			ON CONFLICT (id) DO UPDATE SET last_seen = greatest(entities.last_seen, excluded.last_seen)`, eids, ekinds, esurf, elast); err != nil {
+			return st, fmt.Errorf("write entities: %w", err)
+		}
+		var lents []string
+		var lkeys []int64
+		for _, l := range links {
+			lents, lkeys = append(lents, l.entity), append(lkeys, chunkKey[l.seq])
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO chunk_entities(entity_id, chunk_key)
+			SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING`, lents, lkeys); err != nil {
+			return st, fmt.Errorf("link entities: %w", err)
+		}
+	}
+	if len(touched) > 0 {
+		var tids []string
+		for id := range touched {
+			tids = append(tids, id)
+		}
+		sort.Strings(tids)
+		if _, err := tx.Exec(ctx, `UPDATE entities e SET ref_count = (SELECT count(*) FROM chunk_entities l WHERE l.entity_id = e.id)
+			WHERE e.id = ANY($1)`, tids); err != nil {
+			return st, fmt.Errorf("count entity references: %w", err)
+		}
+		if _, err := tx.Exec(ctx, `DELETE FROM entities WHERE id = ANY($1) AND ref_count = 0`, tids); err != nil {
+			return st, fmt.Errorf("remove unreferenced entities: %w", err)
+		}
+	}
+	st.Entities = len(entRowsOf(chunks))
+
+	// Document frequencies: one upsert of the changes, in term order, then the
+	// terms no chunk says any more.
+	if len(dfDelta) > 0 {
+		var terms []string
+		for t, d := range dfDelta {
+			if d != 0 {
+				terms = append(terms, t)
+			}
+		}
+		sort.Strings(terms)
+		deltas := make([]int32, len(terms))
+		for i, t := range terms {
+			deltas[i] = int32(dfDelta[t])
+		}
+		if len(terms) > 0 {
+			for _, q := range []string{
+				`INSERT INTO term_df(term, df) SELECT * FROM unnest($1::text[], $2::int[]) AS d(term, delta) WHERE delta > 0
+					ON CONFLICT (term) DO UPDATE SET df = term_df.df + excluded.df`,
+				`DELETE FROM term_df t USING unnest($1::text[], $2::int[]) AS d(term, delta)
+					WHERE t.term = d.term AND d.delta < 0 AND t.df + d.delta <= 0`,
+				`UPDATE term_df t SET df = t.df + d.delta FROM unnest($1::text[], $2::int[]) AS d(term, delta)
+					WHERE t.term = d.term AND d.delta < 0`,
+			} {
+				if _, err := tx.Exec(ctx, q, terms, deltas); err != nil {
+					return st, fmt.Errorf("update document frequencies: %w", err)
+				}
+			}
+		}
+	}
+
+	// The source's aggregates and the store's counts.
+	if _, err := tx.Exec(ctx, `UPDATE sources s SET chunk_count = a.n, first_ms = a.first, last_ms = a.last
+		FROM (SELECT count(*) AS n, coalesce(min(ts_start), 0) AS first, coalesce(max(ts_end), 0) AS last FROM chunks WHERE source_key = $1) a
+		WHERE s.key = $1`, srcKey); err != nil {
+		return st, fmt.Errorf("update source aggregates: %w", err)
+	}
+	if chunkDelta != 0 || st.NewChunks > 0 || st.RemovedChunks > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE store_stats SET chunks = chunks + $1, term_total = term_total + $2, generation = generation + 1`, chunkDelta, termDelta); err != nil {
+			return st, fmt.Errorf("update store counts: %w", err)
+		}
+	}
+	return st, nil
+}
+
+// entRowsOf is the distinct entities chunks reference.
+func entRowsOf(chunks []memtree.PreparedChunk) map[string]bool {
+	out := map[string]bool{}
+	for _, c := range chunks {
+		for _, e := range c.Entities {
+			out[e.ID] = true
+		}
+	}
+	return out
+}
