@@ -195,12 +195,16 @@ func queryWords(q index.Query) []string {
 	return out
 }
 
-// candidate is a matched chunk with what scoring needs.
+// candidate is a matched chunk with what scoring needs (the whole title: the
+// hit's is clipped).
 type candidate struct {
-	hit   abi.ChunkHit
-	text  string
-	score float64
+	hit         abi.ChunkHit
+	title, text string
+	score       float64
 }
+
+// candidateColumns are what candidates reads.
+const candidateColumns = hitColumns + `, c.text, c.title`
 
 // Match ranks the chunks matching m.Query by FTS5's BM25 (or lists them newest
 // first, unranked).
@@ -218,7 +222,7 @@ func (r reader) Match(ctx context.Context, m index.Match) ([]abi.ChunkHit, error
 	}
 	if m.Unranked {
 		var a args
-		q := `SELECT ` + hitColumns + `, c.text FROM chunks c WHERE c.terms @@ ` + a.add(c.tsquery) + `::tsquery` + a.where(m.Filter) +
+		q := `SELECT ` + candidateColumns + ` FROM chunks c WHERE c.terms @@ ` + a.add(c.tsquery) + `::tsquery` + a.where(m.Filter) +
 			` ORDER BY c.ts DESC, c.id LIMIT ` + a.add(m.Limit+len(m.Skip))
 		cs, err := r.candidates(ctx, q, a, m.Skip)
 		if err != nil {
@@ -237,7 +241,7 @@ func (r reader) Match(ctx context.Context, m index.Match) ([]abi.ChunkHit, error
 // unrestricted and possibly matching more than maxRanked, the maxRanked newest.
 func (r reader) ranked(ctx context.Context, c compiled, f index.Filter, skip map[string]bool) ([]candidate, error) {
 	var a args
-	q := `SELECT ` + hitColumns + `, c.text FROM chunks c WHERE c.terms @@ ` + a.add(c.tsquery) + `::tsquery` + a.where(f)
+	q := `SELECT ` + candidateColumns + ` FROM chunks c WHERE c.terms @@ ` + a.add(c.tsquery) + `::tsquery` + a.where(f)
 	if !f.Restricts() {
 		est, err := r.estimate(ctx, c)
 		if err != nil {
@@ -264,7 +268,7 @@ func (r reader) ranked(ctx context.Context, c compiled, f index.Filter, skip map
 		avgdl = 1
 	}
 	for i := range cs {
-		cs[i].score = bm25(analyze(cs[i].hit.Title, cs[i].text), c.scored, idfs, avgdl)
+		cs[i].score = bm25(analyze(cs[i].title, cs[i].text), c, idfs, avgdl)
 	}
 	sort.SliceStable(cs, func(i, j int) bool {
 		if cs[i].score != cs[j].score {
@@ -317,7 +321,7 @@ func (r reader) estimate(ctx context.Context, c compiled) (int, error) {
 	return sum, nil
 }
 
-// candidates runs q (hitColumns and the text) and keeps the rows not in skip.
+// candidates runs q (candidateColumns) and keeps the rows not in skip.
 func (r reader) candidates(ctx context.Context, q string, a args, skip map[string]bool) ([]candidate, error) {
 	rows, err := r.s.pool.Query(ctx, q, a...)
 	if err != nil {
@@ -327,7 +331,7 @@ func (r reader) candidates(ctx context.Context, q string, a args, skip map[strin
 	var out []candidate
 	for rows.Next() {
 		var c candidate
-		c.hit, err = scanHit(rows, &c.text)
+		c.hit, err = scanHit(rows, &c.text, &c.title)
 		if err != nil {
 			return nil, fmt.Errorf("full-text query: %w", err)
 		}
@@ -360,7 +364,7 @@ func hitsOf(cs []candidate, limit int, words []string) []abi.ChunkHit {
 // Recent lists up to limit chunks under f newest first.
 func (r reader) Recent(ctx context.Context, f index.Filter, limit int, skip map[string]bool, snippetWords []string) ([]abi.ChunkHit, error) {
 	var a args
-	q := `SELECT ` + hitColumns + `, c.text FROM chunks c WHERE true` + a.where(f) + ` ORDER BY c.ts DESC, c.id LIMIT ` + a.add(limit+len(skip))
+	q := `SELECT ` + candidateColumns + ` FROM chunks c WHERE true` + a.where(f) + ` ORDER BY c.ts DESC, c.id LIMIT ` + a.add(limit+len(skip))
 	cs, err := r.candidates(ctx, q, a, skip)
 	if err != nil {
 		return nil, fmt.Errorf("list recent chunks: %w", err)

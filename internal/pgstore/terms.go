@@ -137,7 +137,8 @@ const maxQuorumClauses = 20
 // repeating phrases).
 type compiled struct {
 	tsquery string     // "" when the query can match nothing
-	scored  [][]string // the phrases scored, as terms
+	scored  [][]string // the phrases scored, as terms, clause by clause
+	clause  int        // phrases per clause of scored: a clause counts only where all its phrases are said
 }
 
 // compile turns q into a tsquery and its scored phrases.
@@ -178,13 +179,13 @@ func compile(q index.Query) (compiled, error) {
 		if len(nonEmpty(ps)) < len(ps) || len(ps) == 0 {
 			return compiled{}, nil
 		}
-		return compiled{tsquery: join(ps, " & "), scored: ps}, nil
+		return compiled{tsquery: join(ps, " & "), scored: ps, clause: len(ps)}, nil
 	case index.Any:
 		ps = nonEmpty(ps)
 		if len(ps) == 0 {
 			return compiled{}, nil
 		}
-		return compiled{tsquery: join(ps, " | "), scored: ps}, nil
+		return compiled{tsquery: join(ps, " | "), scored: ps, clause: 1}, nil
 	case index.AtLeast:
 		if q.M < 1 || q.M > len(q.Phrases) {
 			return compiled{}, fmt.Errorf("full-text query: at least %d of %d phrases: invalid quorum", q.M, len(q.Phrases))
@@ -216,7 +217,7 @@ func compile(q index.Query) (compiled, error) {
 		if len(clauses) == 0 {
 			return compiled{}, nil
 		}
-		return compiled{tsquery: strings.Join(clauses, " | "), scored: scored}, nil
+		return compiled{tsquery: strings.Join(clauses, " | "), scored: scored, clause: q.M}, nil
 	}
 	return compiled{}, fmt.Errorf("full-text query: unknown operator %d", q.Op)
 }
@@ -260,16 +261,31 @@ func (a analyzed) phraseFreq(p []string) int {
 
 // bm25 is FTS5's bm25() of a chunk (higher is better; FTS5 returns it negated):
 // the sum over the scored phrases of idf · f·(k1+1) / (f + k1·(1 − b + b·D/avgdl)),
-// D the chunk's term count.
-func bm25(a analyzed, scored [][]string, idfs []float64, avgdl float64) float64 {
+// D the chunk's term count. As in FTS5, a phrase's instances count only within
+// a clause the chunk matches (an at-least query's subset whose every phrase it
+// says).
+func bm25(a analyzed, c compiled, idfs []float64, avgdl float64) float64 {
 	d := float64(a.count())
 	score := 0.0
-	for i, p := range scored {
-		f := float64(a.phraseFreq(p))
-		if f == 0 {
+	freq := make([]float64, c.clause)
+	for at := 0; at+c.clause <= len(c.scored); at += c.clause {
+		matched := true
+		for j := range c.clause {
+			freq[j] = float64(a.phraseFreq(c.scored[at+j]))
+			if freq[j] == 0 && c.clause > 1 {
+				matched = false
+				break
+			}
+		}
+		if !matched {
 			continue
 		}
-		score += idfs[i] * (f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*d/avgdl)))
+		for j, f := range freq {
+			if f == 0 {
+				continue
+			}
+			score += idfs[at+j] * (f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*d/avgdl)))
+		}
 	}
 	return score
 }
