@@ -79,6 +79,9 @@ func runForget(cmd *cobra.Command, f memtree.ForgetFilter, dryRun, asJSON bool) 
 	if err != nil {
 		return &exitError{code: 2, err: err}
 	}
+	if err := errSQLiteOnly(cfg, "forget"); err != nil {
+		return err
+	}
 	ctx := cmd.Context()
 	st, err := memtree.Status(ctx, cfg.StorePath())
 	if err != nil {

@@ -87,6 +87,9 @@ the last ingest run), the dense embedder and SearXNG settings, the tool modules
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
+			if err := errSQLiteOnly(cfg, "status"); err != nil {
+				return err
+			}
 			rep, err := buildStatus(cmd.Context(), cfg, log, wait)
 			if err != nil {
 				return err
