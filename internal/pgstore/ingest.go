@@ -34,6 +34,14 @@ func (s *Store) IngestPrepared(ctx context.Context, p *memtree.Prepared) (memtre
 	var st memtree.IngestStats
 	in := p.Input()
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		// A source's commit does not wait for its WAL flush (asynchronous commit):
+		// a crash may lose the last fraction of a second of committed sources,
+		// never consistency, and ingesting again writes them (ingest is
+		// idempotent). Measured: 6,692 sources (gencorpus -scale 100000) took 98 s
+		// waiting for each flush, 65 s not.
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+			return fmt.Errorf("set asynchronous commit: %w", err)
+		}
 		var err error
 		st, err = writeSource(ctx, tx, in, p.Chunks())
 		return err
@@ -103,7 +111,7 @@ func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks 
 
 	dfDelta := map[string]int{} // term → change of its document frequency
 	var chunkDelta, termDelta int64
-	touched := map[string]bool{} // entities whose counts change
+	entDelta := map[string]int{} // entity → change of its count of linked chunks
 
 	// Remove the chunks no longer part of the source: their terms leave the
 	// document frequencies, their links the entity counts.
@@ -124,7 +132,7 @@ func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks 
 				dfDelta[t]--
 			}
 			for _, e := range ents {
-				touched[e] = true
+				entDelta[e]--
 			}
 			chunkDelta--
 			termDelta -= n
@@ -185,7 +193,7 @@ func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks 
 			links = append(links, link{e.ID, c.Seq})
 			entRows[e.ID] = e
 			entLast[e.ID] = max(entLast[e.ID], c.TS)
-			touched[e.ID] = true
+			entDelta[e.ID]++
 		}
 		st.NewChunks++
 	}
@@ -220,44 +228,40 @@ func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks 
 		}
 	}
 
-	// Entities, then links, then counts recomputed for every touched entity; rows
-	// are written in sorted order so concurrent writers lock them alike.
-	if len(entRows) > 0 {
+	// Entities with their counts of linked chunks changed by the links added and
+	// removed (one upsert in id order, so concurrent writers lock rows alike; an
+	// entity only unlinked takes the conflict path, its row exists), then the
+	// links, then the entities no chunk links any more.
+	if len(entDelta) > 0 {
 		var eids, ekinds, esurf []string
 		var elast []int64
-		for id := range entRows {
+		var edelta []int32
+		for id := range entDelta {
 			eids = append(eids, id)
 		}
 		sort.Strings(eids)
 		for _, id := range eids {
-			ekinds, esurf, elast = append(ekinds, entRows[id].Kind), append(esurf, entRows[id].Surface), append(elast, entLast[id])
+			e := entRows[id] // zero for an entity only unlinked
+			ekinds, esurf, elast, edelta = append(ekinds, e.Kind), append(esurf, e.Surface), append(elast, entLast[id]), append(edelta, int32(entDelta[id]))
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO entities(id, kind, surface, last_seen)
-			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[])
-			ON CONFLICT (id) DO UPDATE SET last_seen = greatest(entities.last_seen, excluded.last_seen)`, eids, ekinds, esurf, elast); err != nil {
+		if _, err := tx.Exec(ctx, `INSERT INTO entities(id, kind, surface, last_seen, ref_count)
+			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::int[])
+			ON CONFLICT (id) DO UPDATE SET last_seen = greatest(entities.last_seen, excluded.last_seen),
+				ref_count = entities.ref_count + excluded.ref_count`, eids, ekinds, esurf, elast, edelta); err != nil {
 			return st, fmt.Errorf("write entities: %w", err)
 		}
-		var lents []string
-		var lkeys []int64
-		for _, l := range links {
-			lents, lkeys = append(lents, l.entity), append(lkeys, chunkKey[l.seq])
+		if len(links) > 0 {
+			var lents []string
+			var lkeys []int64
+			for _, l := range links {
+				lents, lkeys = append(lents, l.entity), append(lkeys, chunkKey[l.seq])
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO chunk_entities(entity_id, chunk_key)
+				SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING`, lents, lkeys); err != nil {
+				return st, fmt.Errorf("link entities: %w", err)
+			}
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO chunk_entities(entity_id, chunk_key)
-			SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING`, lents, lkeys); err != nil {
-			return st, fmt.Errorf("link entities: %w", err)
-		}
-	}
-	if len(touched) > 0 {
-		var tids []string
-		for id := range touched {
-			tids = append(tids, id)
-		}
-		sort.Strings(tids)
-		if _, err := tx.Exec(ctx, `UPDATE entities e SET ref_count = (SELECT count(*) FROM chunk_entities l WHERE l.entity_id = e.id)
-			WHERE e.id = ANY($1)`, tids); err != nil {
-			return st, fmt.Errorf("count entity references: %w", err)
-		}
-		if _, err := tx.Exec(ctx, `DELETE FROM entities WHERE id = ANY($1) AND ref_count = 0`, tids); err != nil {
+		if _, err := tx.Exec(ctx, `DELETE FROM entities WHERE id = ANY($1) AND ref_count <= 0`, eids); err != nil {
 			return st, fmt.Errorf("remove unreferenced entities: %w", err)
 		}
 	}

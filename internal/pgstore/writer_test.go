@@ -87,6 +87,9 @@ func TestReingestKeepsCountsInStep(t *testing.T) {
 	if err != nil || len(hs) != 0 {
 		t.Errorf("the replaced chunk's word still matches: %v, %v", hs, err)
 	}
+	if err := pg.CheckCounts(ctx); err != nil {
+		t.Error(err)
+	}
 }
 
 // TestConcurrentIngestAndReads writes sources sharing words from several
@@ -168,6 +171,9 @@ func TestConcurrentIngestAndReads(t *testing.T) {
 	}
 	if got := b.Stats().Chunks; got != writers*perWriter+baseChunks {
 		t.Errorf("Stats().Chunks = %d, want %d", got, writers*perWriter+baseChunks)
+	}
+	if err := st.CheckCounts(ctx); err != nil {
+		t.Error(err)
 	}
 }
 
