@@ -17,8 +17,8 @@ import (
 
 // The memory tree's backend: the embedded SQLite file under the workspace, or,
 // with `[store] url = "postgres://…"` (or OPENHUMAN_STORE_URL), a PostgreSQL
-// database (internal/pgstore). The tool host and ingest work on both; status,
-// forget and doctor's store checks are not built for PostgreSQL yet and say so.
+// database (internal/pgstore). The tool host, ingest, forget and doctor's store
+// check work on both; status is not built for PostgreSQL yet and says so.
 
 // hostStore is the store a tool host reads.
 type hostStore interface {
@@ -145,4 +145,39 @@ func checkPostgresStore(ctx context.Context, url string) (string, string, string
 		return "store", checkWarn, "PostgreSQL store is empty: every tool answers empty", "openhuman-core ingest PATH... (with the same store url)"
 	}
 	return "store", checkOK, fmt.Sprintf("PostgreSQL store answers (%d chunks)", b.Stats().Chunks), ""
+}
+
+// forgetter is a store forget deletes from.
+type forgetter interface {
+	Forget(ctx context.Context, f memtree.ForgetFilter, dryRun bool) (memtree.ForgetResult, error)
+	Close() error
+}
+
+// pgForgetter is a PostgreSQL store as a forgetter.
+type pgForgetter struct{ *pgstore.Store }
+
+func (p pgForgetter) Close() error { p.Store.Close(); return nil }
+
+// openForgetStore opens the store cfg selects for writing (an embedded store
+// that does not exist yet is an error: nothing to forget).
+func openForgetStore(ctx context.Context, cfg *config.Config) (forgetter, error) {
+	if cfg.Store.URL != "" {
+		st, err := pgstore.Open(ctx, cfg.Store.URL)
+		if err != nil {
+			return nil, fmt.Errorf("forget: %w", err)
+		}
+		return pgForgetter{st}, nil
+	}
+	st, err := memtree.Status(ctx, cfg.StorePath())
+	if err != nil {
+		return nil, fmt.Errorf("forget: %w", err)
+	}
+	if !st.Exists {
+		return nil, fmt.Errorf("forget: there is no memory tree at %s yet; nothing to forget", cfg.StorePath())
+	}
+	store, err := memtree.Open(cfg.StorePath())
+	if err != nil {
+		return nil, fmt.Errorf("forget: %w", err)
+	}
+	return store, nil
 }

@@ -16,7 +16,7 @@ import (
 // (a cluster this test starts) and runs the built binary: ingest writes the
 // small corpus there, and search and recall find it through the sandboxed tool
 // modules; no SQLite file appears in the workspace; status says it is not built
-// for PostgreSQL yet; doctor checks the server.
+// for PostgreSQL yet; doctor checks the server; forget deletes a source there.
 func TestPostgresStoreEndToEnd(t *testing.T) {
 	cluster := pgtest.Start(t)
 	url := cluster.Database(t, "memory")
@@ -50,6 +50,15 @@ func TestPostgresStoreEndToEnd(t *testing.T) {
 	out, _, _ = e.run("", "doctor")
 	if !strings.Contains(out, "PostgreSQL store answers") {
 		t.Errorf("doctor does not check the PostgreSQL store:\n%s", out)
+	}
+	// forget deletes the mail thread from PostgreSQL; search no longer finds it.
+	out, stderr, code = e.run("", "forget", "--json", "--root", mbox)
+	if code != 0 || !strings.Contains(out, `"kind": "email"`) {
+		t.Fatalf("forget --root %s on PostgreSQL: exit %d\n%s\n%s", mbox, code, out, stderr)
+	}
+	out, _, _ = e.run("", "search", "--json", "brake quote")
+	if strings.Contains(out, `"source_kind": "email"`) {
+		t.Errorf("the forgotten mail thread is still found:\n%s", out)
 	}
 }
 

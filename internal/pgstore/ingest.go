@@ -282,17 +282,8 @@ func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks 
 			deltas[i] = int32(dfDelta[t])
 		}
 		if len(terms) > 0 {
-			for _, q := range []string{
-				`INSERT INTO term_df(term, df) SELECT * FROM unnest($1::text[], $2::int[]) AS d(term, delta) WHERE delta > 0
-					ON CONFLICT (term) DO UPDATE SET df = term_df.df + excluded.df`,
-				`DELETE FROM term_df t USING unnest($1::text[], $2::int[]) AS d(term, delta)
-					WHERE t.term = d.term AND d.delta < 0 AND t.df + d.delta <= 0`,
-				`UPDATE term_df t SET df = t.df + d.delta FROM unnest($1::text[], $2::int[]) AS d(term, delta)
-					WHERE t.term = d.term AND d.delta < 0`,
-			} {
-				if _, err := tx.Exec(ctx, q, terms, deltas); err != nil {
-					return st, fmt.Errorf("update document frequencies: %w", err)
-				}
+			if err := applyTermDeltas(ctx, tx, terms, deltas); err != nil {
+				return st, err
 			}
 		}
 	}
@@ -320,4 +311,22 @@ func entRowsOf(chunks []memtree.PreparedChunk) map[string]bool {
 		}
 	}
 	return out
+}
+
+// applyTermDeltas changes the document frequencies of terms (sorted) by deltas:
+// new terms inserted, terms no chunk says any more deleted.
+func applyTermDeltas(ctx context.Context, tx pgx.Tx, terms []string, deltas []int32) error {
+	for _, q := range []string{
+		`INSERT INTO term_df(term, df) SELECT * FROM unnest($1::text[], $2::int[]) AS d(term, delta) WHERE delta > 0
+			ON CONFLICT (term) DO UPDATE SET df = term_df.df + excluded.df`,
+		`DELETE FROM term_df t USING unnest($1::text[], $2::int[]) AS d(term, delta)
+			WHERE t.term = d.term AND d.delta < 0 AND t.df + d.delta <= 0`,
+		`UPDATE term_df t SET df = t.df + d.delta FROM unnest($1::text[], $2::int[]) AS d(term, delta)
+			WHERE t.term = d.term AND d.delta < 0`,
+	} {
+		if _, err := tx.Exec(ctx, q, terms, deltas); err != nil {
+			return fmt.Errorf("update document frequencies: %w", err)
+		}
+	}
+	return nil
 }
