@@ -87,9 +87,6 @@ the last ingest run), the dense embedder and SearXNG settings, the tool modules
 			if err != nil {
 				return &exitError{code: 2, err: err}
 			}
-			if err := errSQLiteOnly(cfg, "status"); err != nil {
-				return err
-			}
 			rep, err := buildStatus(cmd.Context(), cfg, log, wait)
 			if err != nil {
 				return err
@@ -114,7 +111,7 @@ func buildStatus(ctx context.Context, cfg *config.Config, log *slog.Logger, wait
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	st, err := memtree.Status(ctx, cfg.StorePath())
+	st, err := storeStatus(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("status: %w", err)
 	}

@@ -17,8 +17,8 @@ import (
 
 // The memory tree's backend: the embedded SQLite file under the workspace, or,
 // with `[store] url = "postgres://…"` (or OPENHUMAN_STORE_URL), a PostgreSQL
-// database (internal/pgstore). The tool host, ingest, forget and doctor's store
-// check work on both; status is not built for PostgreSQL yet and says so.
+// database (internal/pgstore). The tool host, ingest, forget, status and
+// doctor's store check work on both.
 
 // hostStore is the store a tool host reads.
 type hostStore interface {
@@ -78,12 +78,17 @@ func (p *pgHostStore) Close() error {
 	return nil
 }
 
-// errSQLiteOnly says a command is not built for the PostgreSQL backend yet.
-func errSQLiteOnly(cfg *config.Config, command string) error {
+// storeStatus is what the store cfg selects holds.
+func storeStatus(ctx context.Context, cfg *config.Config) (memtree.StoreStatus, error) {
 	if cfg.Store.URL == "" {
-		return nil
+		return memtree.Status(ctx, cfg.StorePath())
 	}
-	return fmt.Errorf("%s: %w ([store] url or OPENHUMAN_STORE_URL selects PostgreSQL; unset it to use the embedded store)", command, pgstore.ErrNotSupported)
+	st, err := pgstore.Open(ctx, cfg.Store.URL)
+	if err != nil {
+		return memtree.StoreStatus{}, err
+	}
+	defer st.Close()
+	return st.Status(ctx)
 }
 
 // runIngestPostgres is `ingest` into the PostgreSQL store: every source in its

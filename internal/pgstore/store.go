@@ -23,7 +23,8 @@ import (
 
 // Store is one PostgreSQL database holding a memory tree.
 type Store struct {
-	pool *pgxpool.Pool
+	pool  *pgxpool.Pool
+	where string // postgres://host:port/database, for status and errors (no password)
 
 	mu   sync.Mutex
 	snap *snapshot // the newest generation read (nil: none yet)
@@ -53,7 +54,7 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("PostgreSQL at %s: %w", where, err)
 	}
-	return &Store{pool: pool}, nil
+	return &Store{pool: pool, where: fmt.Sprintf("postgres://%s/%s", where, cfg.ConnConfig.Database)}, nil
 }
 
 // redactErr keeps a URL parse error from repeating a password.
