@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/openhuman/openhuman-core/internal/analysis"
@@ -78,10 +79,12 @@ type snapshot struct {
 	df map[string]int // term → document frequency, filled as read
 }
 
-// current returns the generation's snapshot, reading it when the store changed.
+// current returns the generation's snapshot, reading it when the store changed
+// (counts, newest time and people in one repeatable-read transaction, so they
+// are of one generation).
 func (s *Store) current(ctx context.Context) (*snapshot, error) {
-	var gen, n, total int64
-	if err := s.pool.QueryRow(ctx, `SELECT generation, chunks, term_total FROM store_stats`).Scan(&gen, &n, &total); err != nil {
+	var gen int64
+	if err := s.pool.QueryRow(ctx, `SELECT generation FROM store_stats`).Scan(&gen); err != nil {
 		return nil, fmt.Errorf("read store counts: %w", err)
 	}
 	s.mu.Lock()
@@ -91,14 +94,23 @@ func (s *Store) current(ctx context.Context) (*snapshot, error) {
 		return snap, nil
 	}
 	s.mu.Unlock()
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		return nil, fmt.Errorf("read store counts: %w", err)
+	}
+	defer tx.Rollback(ctx)
+	var n, total int64
+	if err := tx.QueryRow(ctx, `SELECT generation, chunks, term_total FROM store_stats`).Scan(&gen, &n, &total); err != nil {
+		return nil, fmt.Errorf("read store counts: %w", err)
+	}
 	snap := &snapshot{gen: gen, n: int(n), people: map[string][]string{}, df: map[string]int{}}
 	if n > 0 {
 		snap.avgdl = float64(total) / float64(n)
 	}
-	if err := s.pool.QueryRow(ctx, `SELECT coalesce(max(last_ms), 0) FROM sources`).Scan(&snap.latest); err != nil {
+	if err := tx.QueryRow(ctx, `SELECT coalesce(max(last_ms), 0) FROM sources`).Scan(&snap.latest); err != nil {
 		return nil, fmt.Errorf("newest chunk time: %w", err)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT id FROM entities WHERE kind = 'person'`)
+	rows, err := tx.Query(ctx, `SELECT id FROM entities WHERE kind = 'person'`)
 	if err != nil {
 		return nil, fmt.Errorf("load people: %w", err)
 	}
