@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -230,30 +231,73 @@ func (r reader) Match(ctx context.Context, m index.Match) ([]abi.ChunkHit, error
 		}
 		return hitsOf(cs, m.Limit, snip), nil
 	}
-	cs, err := r.ranked(ctx, c, m.Filter, m.Skip)
+	cs, err := r.ranked(ctx, c, m.Filter, m.Skip, m.Limit)
 	if err != nil {
 		return nil, err
 	}
 	return hitsOf(cs, m.Limit, snip), nil
 }
 
-// ranked returns the chunks matching c under f, best first: all of them, or,
-// unrestricted and possibly matching more than maxRanked, the maxRanked newest.
-func (r reader) ranked(ctx context.Context, c compiled, f index.Filter, skip map[string]bool) ([]candidate, error) {
+// ranked scores the chunks matching c under f (all of them, or, unrestricted
+// and possibly matching more than maxRanked, the maxRanked newest) by FTS5's
+// BM25 from the positions of the query's terms in their tsvectors (no text is
+// read to score), and returns the best n not in skip, best first, with their
+// hit columns and text.
+func (r reader) ranked(ctx context.Context, c compiled, f index.Filter, skip map[string]bool, n int) ([]candidate, error) {
+	var terms []string
+	seen := map[string]bool{}
+	for _, p := range c.scored {
+		for _, t := range p {
+			if !seen[t] {
+				seen[t] = true
+				terms = append(terms, t)
+			}
+		}
+	}
 	var a args
-	q := `SELECT ` + candidateColumns + ` FROM chunks c WHERE c.terms @@ ` + a.add(c.tsquery) + `::tsquery` + a.where(f)
+	inner := `SELECT c.key, c.id, c.ts, c.term_count, c.terms FROM chunks c WHERE c.terms @@ ` + a.add(c.tsquery) + `::tsquery` + a.where(f)
 	if !f.Restricts() {
 		est, err := r.estimate(ctx, c)
 		if err != nil {
 			return nil, err
 		}
 		if est > maxRanked {
-			q += ` ORDER BY c.ts DESC, c.id LIMIT ` + strconv.Itoa(maxRanked)
+			inner += ` ORDER BY c.ts DESC, c.id LIMIT ` + strconv.Itoa(maxRanked)
 		}
 	}
-	cs, err := r.candidates(ctx, q, a, skip)
+	rows, err := r.s.pool.Query(ctx, `SELECT m.key, m.id, m.ts, m.term_count, u.lexeme, u.positions
+		FROM (`+inner+`) m, unnest(m.terms) u WHERE u.lexeme = ANY(`+a.add(terms)+`)`, a...)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("full-text query: %w", err)
+	}
+	type match struct {
+		key   int64
+		id    string
+		ts    int64
+		count int
+		pos   map[string][]int16
+		score float64
+	}
+	byKey := map[int64]*match{}
+	for rows.Next() {
+		var key, ts int64
+		var id, lexeme string
+		var count int32
+		var pos []int16
+		if err := rows.Scan(&key, &id, &ts, &count, &lexeme, &pos); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("full-text query: %w", err)
+		}
+		m := byKey[key]
+		if m == nil {
+			m = &match{key: key, id: id, ts: ts, count: int(count), pos: map[string][]int16{}}
+			byKey[key] = m
+		}
+		m.pos[lexeme] = pos
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("full-text query: %w", err)
 	}
 	idfs := make([]float64, len(c.scored))
 	for i, p := range c.scored {
@@ -267,16 +311,79 @@ func (r reader) ranked(ctx context.Context, c compiled, f index.Filter, skip map
 	if avgdl <= 0 {
 		avgdl = 1
 	}
-	for i := range cs {
-		cs[i].score = bm25(analyze(cs[i].title, cs[i].text), c, idfs, avgdl)
-	}
-	sort.SliceStable(cs, func(i, j int) bool {
-		if cs[i].score != cs[j].score {
-			return cs[i].score > cs[j].score
+	ms := make([]*match, 0, len(byKey))
+	for _, m := range byKey {
+		if skip[m.id] {
+			continue
 		}
-		return cs[i].hit.TimestampMS > cs[j].hit.TimestampMS
+		m.score = bm25(float64(m.count), func(p []string) int { return phraseFreq(m.pos, p) }, c, idfs, avgdl)
+		ms = append(ms, m)
+	}
+	sort.Slice(ms, func(i, j int) bool {
+		if ms[i].score != ms[j].score {
+			return ms[i].score > ms[j].score
+		}
+		if ms[i].ts != ms[j].ts {
+			return ms[i].ts > ms[j].ts
+		}
+		return ms[i].id < ms[j].id
 	})
-	return cs, nil
+	if len(ms) > n {
+		ms = ms[:n]
+	}
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	keys := make([]int64, len(ms))
+	for i, m := range ms {
+		keys[i] = m.key
+	}
+	rows, err = r.s.pool.Query(ctx, `SELECT `+candidateColumns+`, c.key FROM chunks c WHERE c.key = ANY($1)`, keys)
+	if err != nil {
+		return nil, fmt.Errorf("read ranked chunks: %w", err)
+	}
+	defer rows.Close()
+	read := map[int64]candidate{}
+	for rows.Next() {
+		var cd candidate
+		var key int64
+		if cd.hit, err = scanHit(rows, &cd.text, &cd.title, &key); err != nil {
+			return nil, fmt.Errorf("read ranked chunks: %w", err)
+		}
+		read[key] = cd
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read ranked chunks: %w", err)
+	}
+	out := make([]candidate, 0, len(ms))
+	for _, m := range ms {
+		if cd, ok := read[m.key]; ok { // a chunk removed meanwhile is left out
+			cd.score = m.score
+			out = append(out, cd)
+		}
+	}
+	return out, nil
+}
+
+// phraseFreq counts the occurrences of phrase p (terms) given the positions of
+// its terms in a chunk's tsvector: positions x of its first term where term j
+// is at x+j (the title's positions follow the text's after a gap, so no phrase
+// spans the two, as in FTS5).
+func phraseFreq(pos map[string][]int16, p []string) int {
+	if len(p) == 1 {
+		return len(pos[p[0]])
+	}
+	n := 0
+	for _, x := range pos[p[0]] {
+		ok := true
+		for j := 1; j < len(p) && ok; j++ {
+			_, ok = slices.BinarySearch(pos[p[j]], x+int16(j))
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
 }
 
 // phraseDF is the number of chunks saying phrase p (a word's from term_df).
@@ -415,7 +522,7 @@ func (r reader) Sample(ctx context.Context, q index.Query, n int) ([]string, err
 	if err != nil || c.tsquery == "" {
 		return nil, err
 	}
-	cs, err := r.ranked(ctx, c, index.Filter{}, nil)
+	cs, err := r.ranked(ctx, c, index.Filter{}, nil, n)
 	if err != nil {
 		return nil, err
 	}

@@ -238,41 +238,19 @@ func idf(n, hits int) float64 {
 	return v
 }
 
-// phraseFreq counts the occurrences of phrase p in a's text and title (a phrase
-// never spans the two).
-func (a analyzed) phraseFreq(p []string) int {
-	n := 0
-	for _, ts := range [][]string{a.text, a.title} {
-		for i := 0; i+len(p) <= len(ts); i++ {
-			ok := true
-			for j, t := range p {
-				if ts[i+j] != t {
-					ok = false
-					break
-				}
-			}
-			if ok {
-				n++
-			}
-		}
-	}
-	return n
-}
-
 // bm25 is FTS5's bm25() of a chunk (higher is better; FTS5 returns it negated):
 // the sum over the scored phrases of idf · f·(k1+1) / (f + k1·(1 − b + b·D/avgdl)),
-// D the chunk's term count. As in FTS5, a phrase's instances count only within
-// a clause the chunk matches (an at-least query's subset whose every phrase it
-// says).
-func bm25(a analyzed, c compiled, idfs []float64, avgdl float64) float64 {
-	d := float64(a.count())
+// d the chunk's term count and f a phrase's occurrences in it (freq). As in
+// FTS5, a phrase's instances count only within a clause the chunk matches (an
+// at-least query's subset whose every phrase it says).
+func bm25(d float64, freq func(p []string) int, c compiled, idfs []float64, avgdl float64) float64 {
 	score := 0.0
-	freq := make([]float64, c.clause)
+	f := make([]float64, c.clause)
 	for at := 0; at+c.clause <= len(c.scored); at += c.clause {
 		matched := true
 		for j := range c.clause {
-			freq[j] = float64(a.phraseFreq(c.scored[at+j]))
-			if freq[j] == 0 && c.clause > 1 {
+			f[j] = float64(freq(c.scored[at+j]))
+			if f[j] == 0 && c.clause > 1 {
 				matched = false
 				break
 			}
@@ -280,11 +258,11 @@ func bm25(a analyzed, c compiled, idfs []float64, avgdl float64) float64 {
 		if !matched {
 			continue
 		}
-		for j, f := range freq {
-			if f == 0 {
+		for j, fj := range f {
+			if fj == 0 {
 				continue
 			}
-			score += idfs[at+j] * (f * (bm25K1 + 1) / (f + bm25K1*(1-bm25B+bm25B*d/avgdl)))
+			score += idfs[at+j] * (fj * (bm25K1 + 1) / (fj + bm25K1*(1-bm25B+bm25B*d/avgdl)))
 		}
 	}
 	return score
