@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"sort"
 	"time"
 
@@ -48,6 +49,11 @@ func (s *Store) IngestPrepared(ctx context.Context, p *memtree.Prepared) (memtre
 	})
 	if err != nil {
 		return memtree.IngestStats{}, fmt.Errorf("ingest %s: %w", in.SourceID, err)
+	}
+	if in.Merge && st.RemovedChunks > 0 {
+		// Not silent: on SQLite this export would have been added to the stored one.
+		slog.Warn("PostgreSQL store: a chat export replaced the messages stored for its conversation (merging exports is not built on this backend yet); ingest every export of it together to keep them all",
+			"source", in.SourceID, "removed_chunks", st.RemovedChunks)
 	}
 	return st, nil
 }
