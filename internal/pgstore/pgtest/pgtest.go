@@ -91,8 +91,15 @@ func Start(t testing.TB) *Cluster {
 		t.Skipf("%s: the PostgreSQL backend's tests need them", missing)
 	}
 	// Not t.TempDir(): its parents are private to root, and the server may run as
-	// nobody, which must reach its own directory.
-	dir, err := os.MkdirTemp("", "openhuman-pg-")
+	// nobody, which must reach its own directory (as root: under /tmp, which
+	// everyone may traverse, whatever TMPDIR says).
+	parent := ""
+	if os.Geteuid() == 0 {
+		if fi, err := os.Stat("/tmp"); err == nil && fi.IsDir() {
+			parent = "/tmp"
+		}
+	}
+	dir, err := os.MkdirTemp(parent, "openhuman-pg-")
 	if err != nil {
 		t.Fatal(err)
 	}
