@@ -20,7 +20,7 @@ import (
 // acceptance). Recall is logged, not checked: this backend keeps no paraphrases
 // and has no expander yet (index.Paraphrases).
 //
-// It runs both evaluations (257 s on this 2-core machine, most of it on
+// It runs both evaluations (142 s on this 2-core machine, most of it on
 // PostgreSQL), so it runs only with MEMTREE_LOCOMO_PG=1:
 //
 //	MEMTREE_LOCOMO_PG=1 go test ./internal/memtree -run TestLoCoMoPostgres -v
