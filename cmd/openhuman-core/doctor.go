@@ -150,7 +150,11 @@ func runDoctor(ctx context.Context, log *slog.Logger) []doctorCheck {
 	}
 
 	add(checkCache(compileCacheDir()))
-	add(checkStore(ctx, cfg.StorePath()))
+	if cfg.Store.URL != "" {
+		add(checkPostgresStore(ctx, cfg.Store.URL))
+	} else {
+		add(checkStore(ctx, cfg.StorePath()))
+	}
 	if polErr != nil {
 		add("tools", checkSkip, "not checked: the modules load only once policy.toml parses", "")
 	} else {

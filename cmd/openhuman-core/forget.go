@@ -80,16 +80,9 @@ func runForget(cmd *cobra.Command, f memtree.ForgetFilter, dryRun, asJSON bool) 
 		return &exitError{code: 2, err: err}
 	}
 	ctx := cmd.Context()
-	st, err := memtree.Status(ctx, cfg.StorePath())
+	store, err := openForgetStore(ctx, cfg)
 	if err != nil {
-		return fmt.Errorf("forget: %w", err)
-	}
-	if !st.Exists {
-		return fmt.Errorf("forget: there is no memory tree at %s yet; nothing to forget", cfg.StorePath())
-	}
-	store, err := memtree.Open(cfg.StorePath())
-	if err != nil {
-		return fmt.Errorf("forget: %w", err)
+		return err
 	}
 	defer store.Close()
 	start := time.Now()

@@ -39,9 +39,9 @@ func openHost(ctx context.Context, cfg *config.Config, log *slog.Logger) (*runti
 // AfterStart.
 func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hold, afterStart <-chan struct{}) (*runtime.Host, func(), error) {
 	start := time.Now()
-	store, err := memtree.NewReadOnly(cfg.StorePath())
+	store, storeErr, err := openHostStore(cfg)
 	if err != nil {
-		return nil, nil, fmt.Errorf("open the memory tree read-only at %s: %w (check the file's permissions, or move it aside and run openhuman-core ingest again)", cfg.StorePath(), err)
+		return nil, nil, err
 	}
 	// Opening the store (a connection, the schema) runs beside loading the
 	// policy, the modules and the runtime, which do not read it (≈ 0.8 ms of a
@@ -65,8 +65,8 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 	// query time recall falls back to the offline mode and says so in its result.
 	if emb, err := embed.New(cfg.MemoryTree, os.Getenv); err != nil {
 		log.Warn("dense embedder not usable; recall stays offline", "err", err)
-	} else if emb != nil {
-		store.SetEmbedder(emb)
+	} else if st, ok := store.(*memtree.Store); ok && emb != nil {
+		st.SetEmbedder(emb)
 		log.Debug("dense embedder configured", "embedder", cfg.MemoryTree.Embedder, "model", emb.Model())
 	}
 	tStore := time.Since(start)
@@ -117,7 +117,7 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 		defer cancel()
 		host.Close(cctx)
 		store.Close()
-		return nil, nil, fmt.Errorf("open the memory tree read-only at %s: %w (check the file's permissions, or move it aside and run openhuman-core ingest again)", cfg.StorePath(), err)
+		return nil, nil, storeErr(err)
 	}
 	log.Debug("tool host open", "store_ms", ms(tStore), "policy_ms", ms(tPolicy), "catalogue_ms", ms(tCatalogue), "runtime_ms", ms(time.Since(start)))
 	// What every first search reads (a connection, the chunk count, the people)

@@ -64,6 +64,9 @@ dictionary files change.`,
 			if kind != "" && !ingestKindKnown(kind) {
 				return &exitError{code: 2, err: fmt.Errorf("--kind %q: use one of %s, or leave it out to detect", kind, strings.Join(ingest.Kinds, ", "))}
 			}
+			if cfg.Store.URL != "" {
+				return runIngestPostgres(cmd, cfg, args, kind, log)
+			}
 			store, err := memtree.Open(cfg.StorePath())
 			if err != nil {
 				return fmt.Errorf("ingest: %w", err)

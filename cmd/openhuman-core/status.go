@@ -112,7 +112,7 @@ func buildStatus(ctx context.Context, cfg *config.Config, log *slog.Logger, wait
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	st, err := memtree.Status(ctx, cfg.StorePath())
+	st, err := storeStatus(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("status: %w", err)
 	}

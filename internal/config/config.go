@@ -58,6 +58,15 @@ type Config struct {
 	// Sources are what `watch` keeps current (sources.go); Watch tunes it.
 	Sources []Source `toml:"sources"`
 	Watch   Watch    `toml:"watch"`
+	Store   Store    `toml:"store"`
+}
+
+// Store selects where the memory tree lives.
+type Store struct {
+	// URL is a PostgreSQL URL (postgres://user@host:port/database; or
+	// OPENHUMAN_STORE_URL): the memory tree lives in that database
+	// (internal/pgstore). Empty: the embedded SQLite file under the workspace.
+	URL string `toml:"url"`
 }
 
 // Tool-name spellings an MCP session may be served (config `[mcp] tool_names`).
@@ -450,6 +459,9 @@ func applyEnv(c *Config, env Env) []Warning {
 		default:
 			warn("OPENHUMAN_AUTONOMY_LEVEL", v, "must be readonly, supervised or full")
 		}
+	}
+	if v, ok := get("OPENHUMAN_STORE_URL"); ok {
+		c.Store.URL = v
 	}
 	if v, ok := get("OPENHUMAN_MEMORY_PIVOT_DICTIONARIES"); ok {
 		c.MemoryTree.PivotDictionaries = nil

@@ -16,6 +16,7 @@ import (
 	"unicode"
 
 	"github.com/openhuman/openhuman-core/internal/ingest"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -130,6 +131,30 @@ func (c *locomoConv) ref(i int) string { return c.id + ":" + c.turns[i].DiaID }
 // buildLocomoStore writes the conversation as a chat batch and ingests it.
 func buildLocomoStore(t testing.TB, c *locomoConv, dir string) *memtree.Store {
 	t.Helper()
+	in := writeLocomoBatch(t, c, dir)
+	path := filepath.Join(dir, "store", "chunks.db")
+	st, err := memtree.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := ingest.Run(context.Background(), st, []string{in}, ingest.Options{})
+	st.Close()
+	if err != nil {
+		t.Fatalf("ingest conversation %s: %v", c.id, err)
+	}
+	if sum.Failures > 0 {
+		t.Fatalf("ingest conversation %s: %s", c.id, sum.Line())
+	}
+	ro, err := memtree.OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ro
+}
+
+// writeLocomoBatch writes the conversation as a chat batch file in dir.
+func writeLocomoBatch(t testing.TB, c *locomoConv, dir string) string {
+	t.Helper()
 	type msg struct {
 		Author    string `json:"author"`
 		Timestamp string `json:"timestamp"`
@@ -156,24 +181,7 @@ func buildLocomoStore(t testing.TB, c *locomoConv, dir string) *memtree.Store {
 	if err := os.WriteFile(in, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, "store", "chunks.db")
-	st, err := memtree.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	sum, err := ingest.Run(context.Background(), st, []string{in}, ingest.Options{})
-	st.Close()
-	if err != nil {
-		t.Fatalf("ingest conversation %s: %v", c.id, err)
-	}
-	if sum.Failures > 0 {
-		t.Fatalf("ingest conversation %s: %s", c.id, sum.Line())
-	}
-	ro, err := memtree.OpenReadOnly(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ro
+	return in
 }
 
 // bm25Turns is plain Okapi BM25 (k1 1.2, b 0.75) over "speaker: text" turns:
@@ -315,6 +323,15 @@ type locomoResult struct {
 
 // runLocomo builds the stores and scores BM25, search and recall.
 func runLocomo(t *testing.T) *locomoResult {
+	return runLocomoOn(t, func(t *testing.T, c *locomoConv) (memory.Store, func()) {
+		st := buildLocomoStore(t, c, t.TempDir())
+		return st, func() { st.Close() }
+	})
+}
+
+// runLocomoOn is runLocomo over the stores build makes, one per conversation
+// (closed by the function it returns).
+func runLocomoOn(t *testing.T, build func(t *testing.T, c *locomoConv) (memory.Store, func())) *locomoResult {
 	dir := locomoDir()
 	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
 	if len(files) == 0 {
@@ -350,7 +367,7 @@ func runLocomo(t *testing.T) *locomoResult {
 			per[s] = newLocomoScore()
 		}
 		res.perConv[c.id] = per
-		st := buildLocomoStore(t, c, t.TempDir())
+		st, closeStore := build(t, c)
 		known := map[string]bool{}
 		for i := range c.turns {
 			known[c.ref(i)] = true
@@ -401,7 +418,7 @@ func runLocomo(t *testing.T) *locomoResult {
 					len(sr.Chunks), len(rc.Chunks), q.Question, ev, head(srefs, 10))
 			}
 		}
-		st.Close()
+		closeStore()
 	}
 	return res
 }

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/openhuman/openhuman-core/internal/memory"
-	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/retrieval"
 )
 
@@ -17,7 +16,7 @@ import (
 var envParams = retrieval.DefaultParams()
 
 // evalAPI is the read API over st ranking with envParams.
-func evalAPI(st *memtree.Store) *memory.API { return memory.New(st, envParams) }
+func evalAPI(st memory.Store) *memory.API { return memory.New(st, envParams) }
 
 // setParamsFromEnv applies MEMTREE_PARAMS ("CiteShare=0.5,ChunkShare=0": fields of
 // retrieval.Params) to envParams for this test binary, so a value chosen on the

@@ -1,0 +1,188 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+
+	"github.com/spf13/cobra"
+
+	"github.com/openhuman/openhuman-core/internal/config"
+	"github.com/openhuman/openhuman-core/internal/ingest"
+	"github.com/openhuman/openhuman-core/internal/memory"
+	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/internal/pgstore"
+)
+
+// The memory tree's backend: the embedded SQLite file under the workspace, or,
+// with `[store] url = "postgres://…"` (or OPENHUMAN_STORE_URL), a PostgreSQL
+// database (internal/pgstore). The tool host, ingest, forget, status and
+// doctor's store check work on both.
+
+// hostStore is the store a tool host reads.
+type hostStore interface {
+	memory.Store
+	Open(ctx context.Context) error
+	Warm(ctx context.Context) error
+	Close() error
+}
+
+// openHostStore returns the store cfg selects, not yet opened, and a sentence
+// for errors opening it.
+func openHostStore(cfg *config.Config) (hostStore, func(error) error, error) {
+	if cfg.Store.URL != "" {
+		return &pgHostStore{url: cfg.Store.URL}, func(err error) error {
+			return fmt.Errorf("open the memory tree in PostgreSQL ([store] url / OPENHUMAN_STORE_URL): %w", err)
+		}, nil
+	}
+	wrap := func(err error) error {
+		return fmt.Errorf("open the memory tree read-only at %s: %w (check the file's permissions, or move it aside and run openhuman-core ingest again)", cfg.StorePath(), err)
+	}
+	st, err := memtree.NewReadOnly(cfg.StorePath())
+	if err != nil {
+		return nil, nil, wrap(err)
+	}
+	return st, wrap, nil
+}
+
+// pgHostStore is a PostgreSQL store opened by Open (the host opens its store
+// beside loading the runtime; nothing reads it before Open returns).
+type pgHostStore struct {
+	url string
+	*pgstore.Store
+}
+
+func (p *pgHostStore) Open(ctx context.Context) error {
+	st, err := pgstore.Open(ctx, p.url)
+	if err != nil {
+		return err
+	}
+	p.Store = st
+	return nil
+}
+
+// Warm reads the generation's counts the first search needs.
+func (p *pgHostStore) Warm(ctx context.Context) error {
+	if p.Store == nil {
+		return nil
+	}
+	_, err := p.Store.BeginRead(ctx)
+	return err
+}
+
+func (p *pgHostStore) Close() error {
+	if p.Store != nil {
+		p.Store.Close()
+	}
+	return nil
+}
+
+// storeStatus is what the store cfg selects holds.
+func storeStatus(ctx context.Context, cfg *config.Config) (memtree.StoreStatus, error) {
+	if cfg.Store.URL == "" {
+		return memtree.Status(ctx, cfg.StorePath())
+	}
+	st, err := pgstore.Open(ctx, cfg.Store.URL)
+	if err != nil {
+		return memtree.StoreStatus{}, err
+	}
+	defer st.Close()
+	return st.Status(ctx)
+}
+
+// runIngestPostgres is `ingest` into the PostgreSQL store: every source in its
+// own transaction, the same readers and summary as the embedded store (no
+// paraphrases or vectors: not built on this backend yet).
+func runIngestPostgres(cmd *cobra.Command, cfg *config.Config, args []string, kind string, log *slog.Logger) error {
+	ctx := cmd.Context()
+	stderr := cmd.ErrOrStderr()
+	store, err := pgstore.Open(ctx, cfg.Store.URL)
+	if err != nil {
+		return fmt.Errorf("ingest: %w", err)
+	}
+	defer store.Close()
+	sum, runErr := ingest.Run(ctx, store, args, ingest.Options{Kind: kind, Progress: stderr, Logger: log})
+	for _, fe := range sum.Errors {
+		fmt.Fprintln(stderr, "ingest: error:", fe.Error())
+	}
+	for _, n := range sum.Notes {
+		fmt.Fprintln(stderr, "ingest: warning:", n.Error())
+	}
+	skips, skipErr := sum.SkipLines(filepath.Join(cfg.Workspace, "last-ingest-skipped.txt"))
+	for _, l := range skips {
+		fmt.Fprintln(stderr, "ingest:", l)
+	}
+	if skipErr != nil {
+		log.Warn("ingest: could not list the skipped files", "err", skipErr)
+	}
+	for _, u := range sum.Unread {
+		fmt.Fprintln(stderr, "ingest:", u.Error())
+	}
+	code := 0
+	if runErr != nil {
+		fmt.Fprintln(stderr, "ingest:", runErr)
+		code = 1
+	}
+	if sum.Failures > 0 {
+		code = 1
+	}
+	fmt.Fprintln(stderr, sum.Line())
+	if code != 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// checkPostgresStore is doctor's store check on PostgreSQL: the server answers,
+// the schema is current, and the chunk count reads.
+func checkPostgresStore(ctx context.Context, url string) (string, string, string, string) {
+	st, err := pgstore.Open(ctx, url)
+	if err != nil {
+		return "store", checkFail, err.Error(), "check [store] url / OPENHUMAN_STORE_URL, that the server runs, and the user's rights on the database"
+	}
+	defer st.Close()
+	b, err := st.BeginRead(ctx)
+	if err != nil {
+		return "store", checkFail, "PostgreSQL answers but the memory tree cannot be read: " + err.Error(), "check the user's rights on the database's tables"
+	}
+	if b == nil {
+		return "store", checkWarn, "PostgreSQL store is empty: every tool answers empty", "openhuman-core ingest PATH... (with the same store url)"
+	}
+	return "store", checkOK, fmt.Sprintf("PostgreSQL store answers (%d chunks)", b.Stats().Chunks), ""
+}
+
+// forgetter is a store forget deletes from.
+type forgetter interface {
+	Forget(ctx context.Context, f memtree.ForgetFilter, dryRun bool) (memtree.ForgetResult, error)
+	Close() error
+}
+
+// pgForgetter is a PostgreSQL store as a forgetter.
+type pgForgetter struct{ *pgstore.Store }
+
+func (p pgForgetter) Close() error { p.Store.Close(); return nil }
+
+// openForgetStore opens the store cfg selects for writing (an embedded store
+// that does not exist yet is an error: nothing to forget).
+func openForgetStore(ctx context.Context, cfg *config.Config) (forgetter, error) {
+	if cfg.Store.URL != "" {
+		st, err := pgstore.Open(ctx, cfg.Store.URL)
+		if err != nil {
+			return nil, fmt.Errorf("forget: %w", err)
+		}
+		return pgForgetter{st}, nil
+	}
+	st, err := memtree.Status(ctx, cfg.StorePath())
+	if err != nil {
+		return nil, fmt.Errorf("forget: %w", err)
+	}
+	if !st.Exists {
+		return nil, fmt.Errorf("forget: there is no memory tree at %s yet; nothing to forget", cfg.StorePath())
+	}
+	store, err := memtree.Open(cfg.StorePath())
+	if err != nil {
+		return nil, fmt.Errorf("forget: %w", err)
+	}
+	return store, nil
+}

@@ -1,0 +1,634 @@
+package pgstore
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/openhuman/openhuman-core/internal/analysis"
+	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// The backend's own cost bound, as the SQLite backend's (internal/memtree/fts.go):
+// an unrestricted ranked query that may match more chunks ranks its maxRanked
+// newest only (idf stays the store's).
+const maxRanked = 2000
+
+// hitTitleMaxChars bounds a hit's title, as the SQLite backend does.
+const hitTitleMaxChars = 200
+
+// reader is one read call on the store: index.Backend over the pool, at the
+// generation snap.
+type reader struct {
+	s    *Store
+	snap *snapshot
+}
+
+var _ index.Backend = reader{}
+
+// BeginRead opens one read call at the store's current generation; nil while
+// the store holds no chunk.
+func (s *Store) BeginRead(ctx context.Context) (index.Backend, error) {
+	snap, err := s.current(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if snap.n == 0 {
+		return nil, nil
+	}
+	return reader{s: s, snap: snap}, nil
+}
+
+// Stats are the generation's counts.
+func (r reader) Stats() index.Stats {
+	return index.Stats{Chunks: r.snap.n, Latest: r.snap.latest, Generation: index.Generation{Store: r.s, ID: genID(r.snap.gen)}}
+}
+
+// People returns the person ids with folded name.
+func (r reader) People(name string) ([]string, bool) {
+	ids, ok := r.snap.people[name]
+	return ids, ok
+}
+
+// termDF is the document frequency of lexeme t (cached per generation).
+func (r reader) termDF(ctx context.Context, t string) (int, error) {
+	r.snap.mu.Lock()
+	d, ok := r.snap.df[t]
+	r.snap.mu.Unlock()
+	if ok {
+		return d, nil
+	}
+	err := r.s.pool.QueryRow(ctx, `SELECT coalesce((SELECT df FROM term_df WHERE term = $1), 0)`, t).Scan(&d)
+	if err != nil {
+		return 0, fmt.Errorf("document frequency of %q: %w", t, err)
+	}
+	r.snap.mu.Lock()
+	r.snap.df[t] = d
+	r.snap.mu.Unlock()
+	return d, nil
+}
+
+// DocFreq is the number of chunks saying w's index term.
+func (r reader) DocFreq(ctx context.Context, w string) (int, error) {
+	return r.termDF(ctx, lexemeOf(analysis.Stem(w)))
+}
+
+// Vocabulary counts the distinct terms, up to upTo.
+func (r reader) Vocabulary(ctx context.Context, upTo int) (int, error) {
+	var n int
+	if err := r.s.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM term_df LIMIT $1) t`, upTo).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count the vocabulary: %w", err)
+	}
+	return n, nil
+}
+
+// KnownEntities keeps the ids the store holds, in order.
+func (r reader) KnownEntities(ctx context.Context, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := r.s.pool.Query(ctx, `SELECT id FROM entities WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("look up entities: %w", err)
+	}
+	have, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("look up entities: %w", err)
+	}
+	known := map[string]bool{}
+	for _, id := range have {
+		known[id] = true
+	}
+	var out []string
+	for _, id := range ids {
+		if known[id] {
+			out = append(out, id)
+		}
+	}
+	return out, nil
+}
+
+// args collects a statement's parameters, naming each $n.
+type args []any
+
+func (a *args) add(v any) string {
+	*a = append(*a, v)
+	return "$" + strconv.Itoa(len(*a))
+}
+
+// where is f as conditions on chunks c (" AND …", or "").
+func (a *args) where(f index.Filter) string {
+	var conds []string
+	if len(f.EntityIDs) > 0 || len(f.Names) > 0 {
+		var people []string
+		if len(f.EntityIDs) > 0 {
+			people = append(people, "c.key IN (SELECT chunk_key FROM chunk_entities WHERE entity_id = ANY("+a.add(f.EntityIDs)+"))")
+		}
+		if len(f.Names) > 0 {
+			var ps []index.Phrase
+			for _, n := range f.Names {
+				ps = append(ps, index.Phrase{n})
+			}
+			if c, err := compile(index.Query{Op: index.Any, Phrases: ps}); err == nil && c.tsquery != "" {
+				people = append(people, "c.terms @@ "+a.add(c.tsquery)+"::tsquery")
+			}
+		}
+		if len(people) == 0 {
+			people = append(people, "false")
+		}
+		conds = append(conds, "("+strings.Join(people, " OR ")+")")
+	}
+	if f.To != 0 {
+		conds = append(conds, "c.ts_end >= "+a.add(f.From)+" AND c.ts_start < "+a.add(f.To))
+	}
+	if len(conds) == 0 {
+		return ""
+	}
+	return " AND " + strings.Join(conds, " AND ")
+}
+
+const hitColumns = `c.id, c.kind, c.source_id, c.source_ref, c.source_refs_json, c.title, c.ts, c.seq, c.tags_json`
+
+// scanHit reads hitColumns plus any extra destinations.
+func scanHit(row pgx.Row, extra ...any) (abi.ChunkHit, error) {
+	var h abi.ChunkHit
+	var ref *string
+	var refs, tags string
+	var seq int32
+	dest := append([]any{&h.ID, &h.SourceKind, &h.SourceID, &ref, &refs, &h.Title, &h.TimestampMS, &seq, &tags}, extra...)
+	if err := row.Scan(dest...); err != nil {
+		return h, err
+	}
+	h.Seq = int(seq)
+	if ref != nil {
+		h.SourceRef = *ref
+	}
+	if r := []rune(h.Title); len(r) > hitTitleMaxChars {
+		h.Title = string(r[:hitTitleMaxChars]) + "…"
+	}
+	_ = json.Unmarshal([]byte(refs), &h.SourceRefs)
+	_ = json.Unmarshal([]byte(tags), &h.Tags)
+	if len(h.SourceRefs) == 0 {
+		h.SourceRefs = nil
+	}
+	if len(h.Tags) == 0 {
+		h.Tags = nil
+	}
+	return h, nil
+}
+
+// queryWords are the folded words of q, for snippets.
+func queryWords(q index.Query) []string {
+	var out []string
+	for _, p := range q.Phrases {
+		for _, w := range p {
+			out = append(out, analysis.Words(w)...)
+		}
+	}
+	return out
+}
+
+// candidate is a matched chunk with what scoring needs (the whole title: the
+// hit's is clipped).
+type candidate struct {
+	hit         abi.ChunkHit
+	title, text string
+	score       float64
+}
+
+// candidateColumns are what candidates reads.
+const candidateColumns = hitColumns + `, c.text, c.title`
+
+// Match ranks the chunks matching m.Query by FTS5's BM25 (or lists them newest
+// first, unranked).
+func (r reader) Match(ctx context.Context, m index.Match) ([]abi.ChunkHit, error) {
+	c, err := compile(m.Query)
+	if err != nil {
+		return nil, err
+	}
+	if c.tsquery == "" || m.Limit <= 0 {
+		return nil, nil
+	}
+	snip := m.Plain
+	if snip == nil {
+		snip = queryWords(m.Query)
+	}
+	if m.Unranked {
+		var a args
+		q := `SELECT ` + candidateColumns + ` FROM chunks c WHERE c.terms @@ ` + a.add(c.tsquery) + `::tsquery` + a.where(m.Filter) +
+			` ORDER BY c.ts DESC, c.id LIMIT ` + a.add(m.Limit+len(m.Skip))
+		cs, err := r.candidates(ctx, q, a, m.Skip)
+		if err != nil {
+			return nil, err
+		}
+		return hitsOf(cs, m.Limit, snip), nil
+	}
+	cs, err := r.ranked(ctx, c, m.Filter, m.Skip, m.Limit)
+	if err != nil {
+		return nil, err
+	}
+	return hitsOf(cs, m.Limit, snip), nil
+}
+
+// ranked scores the chunks matching c under f (all of them, or, unrestricted
+// and possibly matching more than maxRanked, the maxRanked newest) by FTS5's
+// BM25 from the positions of the query's terms in their tsvectors (no text is
+// read to score), and returns the best n not in skip, best first, with their
+// hit columns and text.
+func (r reader) ranked(ctx context.Context, c compiled, f index.Filter, skip map[string]bool, n int) ([]candidate, error) {
+	var terms []string
+	seen := map[string]bool{}
+	for _, p := range c.scored {
+		for _, t := range p {
+			if !seen[t] {
+				seen[t] = true
+				terms = append(terms, t)
+			}
+		}
+	}
+	var a args
+	inner := `SELECT c.key, c.id, c.ts, c.term_count, c.terms FROM chunks c WHERE c.terms @@ ` + a.add(c.tsquery) + `::tsquery` + a.where(f)
+	if !f.Restricts() {
+		est, err := r.estimate(ctx, c)
+		if err != nil {
+			return nil, err
+		}
+		if est > maxRanked {
+			inner += ` ORDER BY c.ts DESC, c.id LIMIT ` + strconv.Itoa(maxRanked)
+		}
+	}
+	rows, err := r.s.pool.Query(ctx, `SELECT m.key, m.id, m.ts, m.term_count, u.lexeme, u.positions
+		FROM (`+inner+`) m, unnest(m.terms) u WHERE u.lexeme = ANY(`+a.add(terms)+`)`, a...)
+	if err != nil {
+		return nil, fmt.Errorf("full-text query: %w", err)
+	}
+	type match struct {
+		key   int64
+		id    string
+		ts    int64
+		count int
+		pos   map[string][]int16
+		score float64
+	}
+	byKey := map[int64]*match{}
+	for rows.Next() {
+		var key, ts int64
+		var id, lexeme string
+		var count int32
+		var pos []int16
+		if err := rows.Scan(&key, &id, &ts, &count, &lexeme, &pos); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("full-text query: %w", err)
+		}
+		m := byKey[key]
+		if m == nil {
+			m = &match{key: key, id: id, ts: ts, count: int(count), pos: map[string][]int16{}}
+			byKey[key] = m
+		}
+		m.pos[lexeme] = pos
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("full-text query: %w", err)
+	}
+	idfs := make([]float64, len(c.scored))
+	for i, p := range c.scored {
+		hits, err := r.phraseDF(ctx, p)
+		if err != nil {
+			return nil, err
+		}
+		idfs[i] = idf(r.snap.n, hits)
+	}
+	avgdl := r.snap.avgdl
+	if avgdl <= 0 {
+		avgdl = 1
+	}
+	ms := make([]*match, 0, len(byKey))
+	for _, m := range byKey {
+		if skip[m.id] {
+			continue
+		}
+		m.score = bm25(float64(m.count), func(p []string) int { return phraseFreq(m.pos, p) }, c, idfs, avgdl)
+		ms = append(ms, m)
+	}
+	sort.Slice(ms, func(i, j int) bool {
+		if ms[i].score != ms[j].score {
+			return ms[i].score > ms[j].score
+		}
+		if ms[i].ts != ms[j].ts {
+			return ms[i].ts > ms[j].ts
+		}
+		return ms[i].id < ms[j].id
+	})
+	if len(ms) > n {
+		ms = ms[:n]
+	}
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	keys := make([]int64, len(ms))
+	for i, m := range ms {
+		keys[i] = m.key
+	}
+	rows, err = r.s.pool.Query(ctx, `SELECT `+candidateColumns+`, c.key FROM chunks c WHERE c.key = ANY($1)`, keys)
+	if err != nil {
+		return nil, fmt.Errorf("read ranked chunks: %w", err)
+	}
+	defer rows.Close()
+	read := map[int64]candidate{}
+	for rows.Next() {
+		var cd candidate
+		var key int64
+		if cd.hit, err = scanHit(rows, &cd.text, &cd.title, &key); err != nil {
+			return nil, fmt.Errorf("read ranked chunks: %w", err)
+		}
+		read[key] = cd
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read ranked chunks: %w", err)
+	}
+	out := make([]candidate, 0, len(ms))
+	for _, m := range ms {
+		if cd, ok := read[m.key]; ok { // a chunk removed meanwhile is left out
+			cd.score = m.score
+			out = append(out, cd)
+		}
+	}
+	return out, nil
+}
+
+// phraseFreq counts the occurrences of phrase p (terms) given the positions of
+// its terms in a chunk's tsvector: positions x of its first term where term j
+// is at x+j (the title's positions follow the text's after a gap, so no phrase
+// spans the two, as in FTS5).
+func phraseFreq(pos map[string][]int16, p []string) int {
+	if len(p) == 1 {
+		return len(pos[p[0]])
+	}
+	n := 0
+	for _, x := range pos[p[0]] {
+		ok := true
+		for j := 1; j < len(p) && ok; j++ {
+			_, ok = slices.BinarySearch(pos[p[j]], x+int16(j))
+		}
+		if ok {
+			n++
+		}
+	}
+	return n
+}
+
+// phraseDF is the number of chunks saying phrase p (a word's from term_df).
+func (r reader) phraseDF(ctx context.Context, p []string) (int, error) {
+	if len(p) == 1 {
+		return r.termDF(ctx, p[0])
+	}
+	key := strings.Join(p, " ")
+	r.snap.mu.Lock()
+	d, ok := r.snap.df[key]
+	r.snap.mu.Unlock()
+	if ok {
+		return d, nil
+	}
+	c, _ := compile(index.Query{Op: index.All, Phrases: []index.Phrase{p}})
+	if err := r.s.pool.QueryRow(ctx, `SELECT count(*) FROM chunks WHERE terms @@ $1::tsquery`, c.tsquery).Scan(&d); err != nil {
+		return 0, fmt.Errorf("count the chunks saying %q: %w", key, err)
+	}
+	r.snap.mu.Lock()
+	r.snap.df[key] = d
+	r.snap.mu.Unlock()
+	return d, nil
+}
+
+// estimate bounds c's matches from document frequencies: the sum of its scored
+// phrases' (a phrase counts as its rarest word).
+func (r reader) estimate(ctx context.Context, c compiled) (int, error) {
+	sum := 0
+	for _, p := range c.scored {
+		pdf := -1
+		for _, t := range p {
+			df, err := r.termDF(ctx, t)
+			if err != nil {
+				return 0, err
+			}
+			if pdf < 0 || df < pdf {
+				pdf = df
+			}
+		}
+		sum += max(pdf, 0)
+	}
+	return sum, nil
+}
+
+// candidates runs q (candidateColumns) and keeps the rows not in skip.
+func (r reader) candidates(ctx context.Context, q string, a args, skip map[string]bool) ([]candidate, error) {
+	rows, err := r.s.pool.Query(ctx, q, a...)
+	if err != nil {
+		return nil, fmt.Errorf("full-text query: %w", err)
+	}
+	defer rows.Close()
+	var out []candidate
+	for rows.Next() {
+		var c candidate
+		c.hit, err = scanHit(rows, &c.text, &c.title)
+		if err != nil {
+			return nil, fmt.Errorf("full-text query: %w", err)
+		}
+		if skip[c.hit.ID] {
+			continue
+		}
+		out = append(out, c)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("full-text query: %w", err)
+	}
+	return out, nil
+}
+
+// hitsOf is the first limit candidates as hits, with snippets around words.
+func hitsOf(cs []candidate, limit int, words []string) []abi.ChunkHit {
+	var out []abi.ChunkHit
+	for _, c := range cs {
+		if len(out) == limit {
+			break
+		}
+		h := c.hit
+		h.Score = c.score
+		h.Snippet = analysis.PlainSnippet(c.text, words)
+		out = append(out, h)
+	}
+	return out
+}
+
+// Recent lists up to limit chunks under f newest first.
+func (r reader) Recent(ctx context.Context, f index.Filter, limit int, skip map[string]bool, snippetWords []string) ([]abi.ChunkHit, error) {
+	var a args
+	q := `SELECT ` + candidateColumns + ` FROM chunks c WHERE true` + a.where(f) + ` ORDER BY c.ts DESC, c.id LIMIT ` + a.add(limit+len(skip))
+	cs, err := r.candidates(ctx, q, a, skip)
+	if err != nil {
+		return nil, fmt.Errorf("list recent chunks: %w", err)
+	}
+	return hitsOf(cs, limit, snippetWords), nil
+}
+
+// Postings reads, in one statement, the keys of up to perQuery chunks matching
+// each query, tagged with the query's index.
+func (r reader) Postings(ctx context.Context, qs []index.Query, perQuery int) ([]index.Posting, error) {
+	var a args
+	var parts []string
+	for i, q := range qs {
+		c, err := compile(q)
+		if err != nil {
+			return nil, err
+		}
+		if c.tsquery == "" {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf(`(SELECT %d, key FROM chunks WHERE terms @@ %s::tsquery LIMIT %d)`, i, a.add(c.tsquery), perQuery))
+	}
+	if len(parts) == 0 {
+		return nil, nil
+	}
+	rows, err := r.s.pool.Query(ctx, strings.Join(parts, " UNION ALL "), a...)
+	if err != nil {
+		return nil, fmt.Errorf("read postings: %w", err)
+	}
+	defer rows.Close()
+	var out []index.Posting
+	for rows.Next() {
+		var p index.Posting
+		var q int32
+		var k int64
+		if err := rows.Scan(&q, &k); err != nil {
+			return nil, fmt.Errorf("read postings: %w", err)
+		}
+		p.Query, p.Key = int(q), index.Key(k)
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// Sample returns the texts of the n chunks matching q best.
+func (r reader) Sample(ctx context.Context, q index.Query, n int) ([]string, error) {
+	c, err := compile(q)
+	if err != nil || c.tsquery == "" {
+		return nil, err
+	}
+	cs, err := r.ranked(ctx, c, index.Filter{}, nil, n)
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for i := 0; i < len(cs) && i < n; i++ {
+		out = append(out, cs[i].text)
+	}
+	return out, nil
+}
+
+// Texts reads chunks' titles, texts and message spans.
+func (r reader) Texts(ctx context.Context, ids []string) (map[string]index.ChunkText, error) {
+	rows, err := r.s.pool.Query(ctx, `SELECT id, title, text, ref_spans_json FROM chunks WHERE id = ANY($1)`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("read chunk texts: %w", err)
+	}
+	defer rows.Close()
+	out := make(map[string]index.ChunkText, len(ids))
+	for rows.Next() {
+		var id, spans string
+		var c index.ChunkText
+		if err := rows.Scan(&id, &c.Title, &c.Text, &spans); err != nil {
+			return nil, fmt.Errorf("read chunk texts: %w", err)
+		}
+		if json.Unmarshal([]byte(spans), &c.Spans) != nil {
+			c.Spans = nil
+		}
+		out[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read chunk texts: %w", err)
+	}
+	return out, nil
+}
+
+// Hits reads the hits of keys with a plain snippet.
+func (r reader) Hits(ctx context.Context, keys []index.Key) (map[index.Key]abi.ChunkHit, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	ks := make([]int64, len(keys))
+	for i, k := range keys {
+		ks[i] = int64(k)
+	}
+	rows, err := r.s.pool.Query(ctx, `SELECT `+hitColumns+`, c.key, substr(c.text, 1, 400) FROM chunks c WHERE c.key = ANY($1)`, ks)
+	if err != nil {
+		return nil, fmt.Errorf("read chunks by key: %w", err)
+	}
+	defer rows.Close()
+	out := map[index.Key]abi.ChunkHit{}
+	for rows.Next() {
+		var k int64
+		var text string
+		h, err := scanHit(rows, &k, &text)
+		if err != nil {
+			return nil, fmt.Errorf("read chunks by key: %w", err)
+		}
+		h.Snippet = analysis.PlainSnippet(text, nil)
+		out[index.Key(k)] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read chunks by key: %w", err)
+	}
+	return out, nil
+}
+
+// Following returns the chunk that follows each chat hit in its source without
+// a pause (memtree.ChatChunkGapMS), when it is not among the hits already.
+func (r reader) Following(ctx context.Context, hits []abi.ChunkHit, snippetWords []string) ([]abi.ChunkHit, error) {
+	have := map[string]bool{}
+	var ids []string
+	for _, h := range hits {
+		have[h.ID] = true
+		if h.SourceKind == abi.KindChat {
+			ids = append(ids, h.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	rows, err := r.s.pool.Query(ctx, `SELECT `+hitColumns+`, c.text, p.id FROM chunks p
+		JOIN chunks c ON c.source_key = p.source_key AND c.seq = p.seq + 1
+		WHERE p.id = ANY($1) AND c.ts_start - p.ts_end <= $2`, ids, int64(memtree.ChatChunkGapMS))
+	if err != nil {
+		return nil, fmt.Errorf("read the next chunks: %w", err)
+	}
+	defer rows.Close()
+	after := map[string]abi.ChunkHit{}
+	for rows.Next() {
+		var text, prev string
+		h, err := scanHit(rows, &text, &prev)
+		if err != nil {
+			return nil, fmt.Errorf("read the next chunks: %w", err)
+		}
+		h.Snippet = analysis.PlainSnippet(text, snippetWords)
+		after[prev] = h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read the next chunks: %w", err)
+	}
+	var out []abi.ChunkHit
+	for _, id := range ids {
+		if n, ok := after[id]; ok && !have[n.ID] {
+			have[n.ID] = true
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}
