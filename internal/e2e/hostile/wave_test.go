@@ -1,0 +1,288 @@
+//go:build linux
+
+package hostile
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// Hostile inputs against what the fourth wave added (issues 37, 38, 40): IMAP
+// sync against a loopback server of the test's own that speaks hostile IMAP,
+// watch over a folder of traps, MCP resources with forged URIs and cursors,
+// and the new ingest readers (vCard, Google Contacts CSV) with inputs shaped to
+// make a parser quadratic or unbounded.
+
+// imapScript is a hostile IMAP server's behaviour: greet writes the greeting
+// (nil: the standard one), answer answers one tagged command (nil: the
+// standard answer of a mailbox holding msg as UID 1).
+type imapScript struct {
+	greet    func(w *bufio.Writer)
+	validity func() uint32 // UIDVALIDITY on EXAMINE
+	fetch    func(w *bufio.Writer, tag string)
+	search   func(w *bufio.Writer, tag string)
+	msg      string
+	size     int64 // the RFC822.SIZE the server claims (0: the message's)
+}
+
+// hostileMessage is the one message the scripted mailbox holds.
+const hostileMessage = "From: alice@example.org\r\nTo: bob@example.org\r\nSubject: Hostile sync\r\n" +
+	"Message-ID: <hostile-1@example.org>\r\nDate: Mon, 1 Jan 2024 10:00:00 +0000\r\n\r\n" +
+	"The only message of this mailbox, about zanzibarite.\r\n"
+
+// startIMAP serves s on a loopback port until the test ends; it returns the
+// port and counts the connections.
+func startIMAP(t *testing.T, s imapScript) (port int, conns *int32) {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var n int32
+	var mu sync.Mutex
+	var open []net.Conn
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range open {
+			c.Close()
+		}
+		mu.Unlock()
+	})
+	if s.msg == "" {
+		s.msg = hostileMessage
+	}
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			n++
+			open = append(open, c)
+			mu.Unlock()
+			go serveIMAP(c, s)
+		}
+	}()
+	return ln.Addr().(*net.TCPAddr).Port, &n
+}
+
+func serveIMAP(c net.Conn, s imapScript) {
+	defer c.Close()
+	r := bufio.NewReader(c)
+	w := bufio.NewWriterSize(c, 1<<16)
+	if s.greet != nil {
+		s.greet(w)
+		w.Flush()
+		return
+	}
+	w.WriteString("* OK [CAPABILITY IMAP4rev1 AUTH=PLAIN] hostile IMAP ready\r\n")
+	w.Flush()
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return
+		}
+		f := strings.Fields(line)
+		if len(f) < 2 {
+			continue
+		}
+		tag, cmd := f[0], strings.ToUpper(f[1])
+		if cmd == "UID" && len(f) > 2 {
+			cmd += " " + strings.ToUpper(f[2])
+		}
+		switch cmd {
+		case "CAPABILITY":
+			w.WriteString("* CAPABILITY IMAP4rev1 AUTH=PLAIN\r\n" + tag + " OK done\r\n")
+		case "LOGIN":
+			w.WriteString(tag + " OK logged in\r\n")
+		case "SELECT", "EXAMINE":
+			v := uint32(7)
+			if s.validity != nil {
+				v = s.validity()
+			}
+			fmt.Fprintf(w, "* 1 EXISTS\r\n* 0 RECENT\r\n* OK [UIDVALIDITY %d] ok\r\n* OK [UIDNEXT 2] ok\r\n* FLAGS (\\Seen)\r\n%s OK [READ-ONLY] examined\r\n", v, tag)
+		case "UID SEARCH", "SEARCH":
+			if s.search != nil {
+				s.search(w, tag)
+			} else {
+				w.WriteString("* SEARCH 1\r\n" + tag + " OK searched\r\n")
+			}
+		case "UID FETCH", "FETCH":
+			if strings.Contains(strings.ToUpper(line), "RFC822.SIZE") && !strings.Contains(strings.ToUpper(line), "BODY") {
+				size := int64(len(s.msg))
+				if s.size != 0 {
+					size = s.size
+				}
+				fmt.Fprintf(w, "* 1 FETCH (UID 1 RFC822.SIZE %d)\r\n%s OK fetched\r\n", size, tag)
+			} else if s.fetch != nil {
+				s.fetch(w, tag)
+			} else {
+				fmt.Fprintf(w, "* 1 FETCH (UID 1 INTERNALDATE \"01-Jan-2024 10:00:00 +0000\" BODY[] {%d}\r\n%s)\r\n%s OK fetched\r\n", len(s.msg), s.msg, tag)
+			}
+		case "LOGOUT":
+			w.WriteString("* BYE bye\r\n" + tag + " OK logged out\r\n")
+			w.Flush()
+			return
+		case "NOOP":
+			w.WriteString(tag + " OK noop\r\n")
+		default:
+			w.WriteString(tag + " BAD unknown command\r\n")
+		}
+		if w.Flush() != nil {
+			return
+		}
+	}
+}
+
+// imapHome is a home whose sync has a password in its environment.
+func imapHome(t *testing.T) *home {
+	h := newHome(t)
+	h.extra = append(h.extra, "OPENHUMAN_IMAP_PASSWORD=hostile")
+	return h
+}
+
+func imapURL(port int) string { return fmt.Sprintf("imap://tester@127.0.0.1:%d/INBOX", port) }
+
+// storeStatus is status --json's store section: chunks and sources.
+func storeStatus(t *testing.T, h *home) (chunks int, sources map[string]int) {
+	t.Helper()
+	c := runCLI(t, h, 30*time.Second, "status", "--json")
+	var st struct {
+		Store struct {
+			TotalChunks int            `json:"total_chunks"`
+			Sources     map[string]int `json:"sources"`
+		} `json:"store"`
+	}
+	if err := json.Unmarshal([]byte(c.stdout.String()), &st); err != nil {
+		t.Fatalf("status --json: %v\n%.1000s\n%s", err, c.stdout.String(), c.logTail())
+	}
+	return st.Store.TotalChunks, st.Store.Sources
+}
+
+// Wave 1: the IMAP server accepts the connection and never finishes its
+// greeting (a few bytes, then silence). SIGTERM ends sync at once, naming
+// the greeting; nothing hangs.
+func TestWaveIMAPGreetingNeverEnds(t *testing.T) {
+	h := imapHome(t)
+	port, _ := startIMAP(t, imapScript{greet: func(w *bufio.Writer) {
+		w.WriteString("* OK [CAPABILITY IMAP4rev1")
+		w.Flush()
+		time.Sleep(time.Minute)
+	}})
+	c := spawn(t, h, 30*time.Second, false, "sync", "--insecure", imapURL(port))
+	c.stdin.Close()
+	if c.exited(2 * time.Second) {
+		t.Fatalf("sync ended before its greeting came: %s\n%s", c.describe(), c.logTail())
+	}
+	syscall.Kill(c.cmd.Process.Pid, syscall.SIGTERM)
+	start := time.Now()
+	ended := c.exited(5 * time.Second)
+	t.Logf("sync with a greeting that never ends, SIGTERM after 2 s: %s, %v after the signal\n%s", c.describe(), time.Since(start).Round(time.Millisecond), c.logTail())
+	if !ended {
+		t.Fatalf("sync did not end within 5 s of SIGTERM while waiting for a greeting: %s", c.describe())
+	}
+	if c.killedFor() != "" || !strings.Contains(c.logTail(), "greeting") {
+		t.Errorf("sync: %s; want an end naming the greeting\n%s", c.describe(), c.logTail())
+	}
+}
+
+// Wave 2: the server announces a 4 GB message ({4000000000}) and sends bytes
+// without end. sync refuses the literal for its size, naming it, in bounded
+// memory, keeping nothing of it.
+func TestWaveIMAPEndlessLiteral(t *testing.T) {
+	h := imapHome(t)
+	port, _ := startIMAP(t, imapScript{fetch: func(w *bufio.Writer, tag string) {
+		w.WriteString("* 1 FETCH (UID 1 INTERNALDATE \"01-Jan-2024 10:00:00 +0000\" BODY[] {4000000000}\r\n")
+		chunk := []byte(strings.Repeat("x", 1<<16))
+		for i := 0; i < (4000000000 >> 16); i++ {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+	}})
+	c := runCLI(t, h, 60*time.Second, "sync", "--insecure", imapURL(port))
+	t.Logf("sync of a 4 GB literal: %s\n%s", c.describe(), c.logTail())
+	if c.killedFor() != "" || c.peakMiB() > 256 {
+		t.Fatalf("sync of an endless literal: %s (bound 256 MiB, 60 s)", c.describe())
+	}
+	if c.exitCode() == 0 || !strings.Contains(c.logTail(), "4000000000") {
+		t.Errorf("sync of a 4 GB literal: exit %d; want a failure naming its size\n%s", c.exitCode(), c.logTail())
+	}
+	if left, _ := filepath.Glob(filepath.Join(h.workspace(), "imap", "*", "*", "*", "*")); len(left) != 0 {
+		t.Errorf("the mirror keeps part of the refused message: %v", left)
+	}
+}
+
+// Wave 3: the server answers UID SEARCH with one response line of 100 MB
+// (50 million UIDs). sync ends with an error naming the line, in bounded
+// memory and time.
+func TestWaveIMAPHundredMegabyteLine(t *testing.T) {
+	h := imapHome(t)
+	port, _ := startIMAP(t, imapScript{search: func(w *bufio.Writer, tag string) {
+		w.WriteString("* SEARCH")
+		chunk := []byte(strings.Repeat(" 1", 1<<15))
+		for n := 0; n < 100<<20; n += len(chunk) {
+			if _, err := w.Write(chunk); err != nil {
+				return
+			}
+		}
+		w.WriteString("\r\n" + tag + " OK searched\r\n")
+	}})
+	c := runCLI(t, h, 60*time.Second, "sync", "--insecure", imapURL(port))
+	t.Logf("sync with a 100 MB SEARCH line: %s\n%s", c.describe(), c.logTail())
+	if c.killedFor() != "" || c.peakMiB() > 640 {
+		t.Fatalf("sync with a 100 MB response line: %s (bound 640 MiB, 60 s)", c.describe())
+	}
+	if c.exitCode() == 0 || !strings.Contains(c.logTail(), "line") {
+		t.Errorf("sync with a 100 MB response line: exit %d; want a failure naming the line\n%s", c.exitCode(), c.logTail())
+	}
+}
+
+// Wave 4: the server's UIDVALIDITY changes on every EXAMINE (as if the
+// mailbox were rebuilt each time). Three syncs read the mailbox again each
+// time and store its one message once: one source, the same chunks, one
+// file in the mirror.
+func TestWaveIMAPUIDValidityChangesEverySelect(t *testing.T) {
+	h := imapHome(t)
+	var mu sync.Mutex
+	v := uint32(100)
+	port, _ := startIMAP(t, imapScript{validity: func() uint32 { mu.Lock(); defer mu.Unlock(); v++; return v }})
+	var first int
+	for i := 0; i < 3; i++ {
+		c := runCLI(t, h, 60*time.Second, "sync", "--insecure", imapURL(port))
+		if c.exitCode() != 0 {
+			t.Fatalf("sync %d: %s\n%s", i+1, c.describe(), c.logTail())
+		}
+		if i > 0 && !strings.Contains(c.logTail(), "UIDVALIDITY changed") {
+			t.Errorf("sync %d does not say the UIDVALIDITY changed:\n%s", i+1, c.logTail())
+		}
+		chunks, sources := storeStatus(t, h)
+		t.Logf("sync %d: %d chunks, sources %v", i+1, chunks, sources)
+		total := 0
+		for _, n := range sources {
+			total += n
+		}
+		if chunks == 0 || total != 1 {
+			t.Fatalf("after sync %d: %d chunks, sources %v; want the one message as one source", i+1, chunks, sources)
+		}
+		if i == 0 {
+			first = chunks
+		} else if chunks != first {
+			t.Errorf("after sync %d: %d chunks, after the first %d: the message is stored twice", i+1, chunks, first)
+		}
+	}
+	files, _ := filepath.Glob(filepath.Join(h.workspace(), "imap", "*", "*", "cur", "*"))
+	if len(files) != 1 {
+		t.Errorf("the mirror holds %d files after three revalidations, want 1: %v", len(files), files)
+	}
+}
