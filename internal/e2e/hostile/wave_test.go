@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -284,5 +285,84 @@ func TestWaveIMAPUIDValidityChangesEverySelect(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(h.workspace(), "imap", "*", "*", "cur", "*"))
 	if len(files) != 1 {
 		t.Errorf("the mirror holds %d files after three revalidations, want 1: %v", len(files), files)
+	}
+}
+
+// Wave 5: watch over a folder of traps (a symbolic-link loop, links that point
+// at each other, a FIFO no one writes, a link to /dev/zero) and, as paths of
+// their own, the FIFO and /dev/zero. The one note is stored, every trap is
+// named as skipped, and SIGTERM ends watch at once. Then 2,000 files created
+// in one burst are all read, each once.
+func TestWaveWatchTraps(t *testing.T) {
+	h := newHome(t)
+	dir := filepath.Join(h.dir, "notes")
+	os.MkdirAll(dir, 0o755)
+	os.WriteFile(filepath.Join(dir, "note.md"), []byte("# Note\n\nThe zanzibarite note.\n"), 0o644)
+	os.Symlink(".", filepath.Join(dir, "loop"))
+	os.Symlink("b", filepath.Join(dir, "a"))
+	os.Symlink("a", filepath.Join(dir, "b"))
+	os.Symlink("/dev/zero", filepath.Join(dir, "zero.md"))
+	fifo := filepath.Join(h.dir, "pipe.md")
+	mkfifo(t, fifo)
+	mkfifo(t, filepath.Join(dir, "inner-pipe.md"))
+	c := spawn(t, h, 90*time.Second, false, "watch", dir, fifo, "/dev/zero")
+	c.stdin.Close()
+	waitLog := func(what string, d time.Duration) bool {
+		deadline := time.Now().Add(d)
+		for time.Now().Before(deadline) {
+			if strings.Contains(c.stderr.String(), what) {
+				return true
+			}
+			if c.exited(50 * time.Millisecond) {
+				return false
+			}
+		}
+		return false
+	}
+	if !waitLog("first pass", 30*time.Second) {
+		t.Fatalf("watch over the traps: no first pass: %s\n%s", c.describe(), c.logTail())
+	}
+	for _, trap := range []string{"loop", "/a:", "/b:", "zero.md", "inner-pipe.md", fifo + ":", "/dev/zero:"} {
+		if !strings.Contains(c.stderr.String(), "skipped: ") || !strings.Contains(c.stderr.String(), trap) {
+			t.Errorf("watch does not name %s as skipped:\n%s", trap, c.logTail())
+		}
+	}
+	// 2,000 files in one burst.
+	const burst = 2000
+	for i := 0; i < burst; i++ {
+		os.WriteFile(filepath.Join(dir, fmt.Sprintf("burst-%04d.md", i)), []byte(fmt.Sprintf("# Burst %d\n\nburstword%d\n", i, i)), 0o644)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	added := 0
+	for time.Now().Before(deadline) && added < burst {
+		added = 0
+		for _, l := range strings.Split(c.stderr.String(), "\n") {
+			if strings.Contains(l, "watch: batch") {
+				var n int
+				if i := strings.Index(l, " added="); i >= 0 {
+					fmt.Sscanf(l[i+len(" added="):], "%d", &n)
+				}
+				added += n
+			}
+		}
+		if c.exited(200 * time.Millisecond) {
+			break
+		}
+	}
+	t.Logf("watch: %d of %d burst files read in batches; peak %.0f MiB", added, burst, c.peakMiB())
+	if added != burst {
+		t.Errorf("watch read %d files of a burst of %d\n%s", added, burst, c.logTail())
+	}
+	syscall.Kill(c.cmd.Process.Pid, syscall.SIGTERM)
+	if !c.exited(5 * time.Second) {
+		t.Fatalf("watch did not end within 5 s of SIGTERM: %s", c.describe())
+	}
+	t.Logf("watch over traps: %s", c.describe())
+	if c.killedFor() != "" || c.peakMiB() > 512 {
+		t.Errorf("watch over traps: %s (bound 512 MiB)", c.describe())
+	}
+	chunks, sources := storeStatus(t, h)
+	if sources["document"] != burst+1 || chunks != burst+1 {
+		t.Errorf("after the burst: %d chunks, sources %v; want %d documents, each once", chunks, sources, burst+1)
 	}
 }
