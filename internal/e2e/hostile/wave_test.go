@@ -366,3 +366,123 @@ func TestWaveWatchTraps(t *testing.T) {
 		t.Errorf("after the burst: %d chunks, sources %v; want %d documents, each once", chunks, sources, burst+1)
 	}
 }
+
+// Wave 6: MCP resources over stdio with hostile URIs (path climbing, a 1 MiB
+// id, percent-encoded NUL and control characters, other schemes), forged
+// resources/list cursors, and 64 reads in flight at once. Each is answered
+// with a JSON-RPC error (or a page) naming the problem without echoing the
+// whole input or any control character, nothing outside the store is read,
+// memory stays bounded, and the server still answers a real read afterwards.
+func TestWaveResourcesHostileURIs(t *testing.T) {
+	h := newHome(t)
+	docs := filepath.Join(h.dir, "docs")
+	os.MkdirAll(docs, 0o755)
+	os.WriteFile(filepath.Join(docs, "note.md"), []byte("# Resource note\n\nThe zanzibarite resource note.\n"), 0o644)
+	if c := runCLI(t, h, 60*time.Second, "ingest", docs); c.exitCode() != 0 {
+		t.Fatalf("ingest: %s\n%s", c.describe(), c.logTail())
+	}
+	c, why := startMCP(t, h, 90*time.Second, 30*time.Second, "resource-forger")
+	if why != "" {
+		t.Fatal(why)
+	}
+	list, why := c.call("resources/list", map[string]any{}, 20*time.Second)
+	if list == nil || list["error"] != nil {
+		t.Fatalf("resources/list: %v %s", list, why)
+	}
+	res, _ := list["result"].(map[string]any)
+	items, _ := res["resources"].([]any)
+	if len(items) == 0 {
+		t.Fatalf("resources/list lists nothing after an ingest: %v", list)
+	}
+	realURI, _ := items[0].(map[string]any)["uri"].(string)
+	base := c.resetPeak()
+
+	hostile := []string{
+		"memory://chunk/../../etc/passwd",
+		"memory://source/../../../../etc/passwd",
+		"memory://chunk/%2e%2e%2f%2e%2e%2fetc%2fpasswd",
+		"memory://chunk/" + strings.Repeat("9", 1<<20),
+		"memory://source/" + strings.Repeat("A", 1<<20),
+		"memory://chunk/1%00",
+		"memory://source/doc%00%0a%1b[2J",
+		"memory://source/\x1b]0;owned\x07\x00",
+		"memory://chunk/-1",
+		"memory://chunk/18446744073709551617",
+		"file:///etc/passwd",
+		"memory://source/",
+		"memory://",
+		"",
+	}
+	for _, uri := range hostile {
+		r, why := c.call("resources/read", map[string]any{"uri": uri}, 20*time.Second)
+		if r == nil {
+			t.Fatalf("resources/read %.60q: %s\n%s", uri, why, c.logTail())
+		}
+		b, _ := json.Marshal(r)
+		if r["error"] == nil {
+			t.Errorf("resources/read %.60q answered without an error: %.300s", uri, b)
+		}
+		if strings.Contains(string(b), "root:") {
+			t.Errorf("resources/read %.60q answered with /etc/passwd: %.300s", uri, b)
+		}
+		if len(b) > 64<<10 {
+			t.Errorf("resources/read %.60q: the answer is %d bytes (echoes the input?)", uri, len(b))
+		}
+		if strings.ContainsAny(errorMessage(r), "\x00\x07\x1b") {
+			t.Errorf("resources/read %.60q: the error message carries control characters: %.300s", uri, b)
+		}
+	}
+	for _, cursor := range []string{"forged", "-1", "99999999999999999999", strings.Repeat("Z", 1<<20), "\x00\x1b[2J", "eyJvZmZzZXQiOi0xfQ=="} {
+		r, why := c.call("resources/list", map[string]any{"cursor": cursor}, 20*time.Second)
+		if r == nil {
+			t.Fatalf("resources/list with cursor %.40q: %s", cursor, why)
+		}
+		b, _ := json.Marshal(r)
+		if len(b) > 64<<10 || strings.ContainsAny(errorMessage(r), "\x00\x1b") {
+			t.Errorf("resources/list with cursor %.40q: %d bytes: %.300s", cursor, len(b), b)
+		}
+		if r["error"] == nil {
+			if res, _ := r["result"].(map[string]any); res == nil {
+				t.Errorf("resources/list with cursor %.40q: neither a page nor an error: %.300s", cursor, b)
+			}
+		}
+	}
+	// 64 reads in flight at once: each answered (a result or a refusal).
+	first := c.nextID + 1
+	for i := 0; i < 64; i++ {
+		c.nextID++
+		c.send(map[string]any{"jsonrpc": "2.0", "id": c.nextID, "method": "resources/read", "params": map[string]any{"uri": realURI}})
+	}
+	ok, refused := 0, 0
+	for id := first; id <= c.nextID; id++ {
+		r, why := c.await(id, 30*time.Second)
+		if r == nil {
+			t.Fatalf("read %d of 64 in flight: %s", id-first+1, why)
+		}
+		if r["error"] != nil {
+			refused++
+		} else {
+			ok++
+		}
+	}
+	t.Logf("64 reads in flight: %d answered, %d refused; %d hostile URIs and 6 forged cursors; resident %s → peak %.0f MiB",
+		ok, refused, len(hostile), mib(base), c.peakMiB())
+	if ok == 0 {
+		t.Errorf("none of 64 reads in flight was answered")
+	}
+	r, why := c.call("resources/read", map[string]any{"uri": realURI}, 20*time.Second)
+	if r == nil || r["error"] != nil || !strings.Contains(fmt.Sprint(r), "zanzibarite") {
+		t.Errorf("a real read after the hostile ones: %v %s", r, why)
+	}
+	if c.killedFor() != "" || c.peakMiB() > 512 {
+		t.Errorf("mcp under hostile resource requests: %s (bound 512 MiB)", c.describe())
+	}
+}
+
+// errorMessage is the message of a JSON-RPC error answer, decoded ("" when
+// the answer is not an error).
+func errorMessage(r map[string]any) string {
+	e, _ := r["error"].(map[string]any)
+	m, _ := e["message"].(string)
+	return m
+}
