@@ -486,3 +486,67 @@ func errorMessage(r map[string]any) string {
 	m, _ := e["message"].(string)
 	return m
 }
+
+// Wave 7: the new ingest readers (issue 40) against inputs shaped to make a
+// parser quadratic or unbounded: a vCard whose NOTE is folded over 100,000
+// continuation lines, a Google Contacts CSV with 10,000 columns over 300 rows,
+// and an IRC log whose second line is 60 MiB (under the 64 MiB bound). Ingest
+// ends in bounded time and memory, keeps all 301 contacts, and names the log
+// with its reason.
+func TestWaveIngestReadersHostileShapes(t *testing.T) {
+	h := newHome(t)
+	docs := filepath.Join(h.dir, "docs")
+	os.MkdirAll(docs, 0o755)
+
+	var vcf strings.Builder
+	vcf.WriteString("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Folded Person\r\nEMAIL:folded@example.org\r\nNOTE:start")
+	for i := 0; i < 100000; i++ {
+		vcf.WriteString("\r\n  fold")
+	}
+	vcf.WriteString("\r\nEND:VCARD\r\n")
+	os.WriteFile(filepath.Join(docs, "folded.vcf"), []byte(vcf.String()), 0o644)
+
+	f, _ := os.Create(filepath.Join(docs, "google.csv"))
+	w := bufio.NewWriterSize(f, 1<<20)
+	w.WriteString("First Name,Last Name,E-mail 1 - Value")
+	for i := 0; i < 10000; i++ {
+		fmt.Fprintf(w, ",Custom %d", i)
+	}
+	w.WriteString("\n")
+	for r := 0; r < 300; r++ {
+		fmt.Fprintf(w, "Wide%d,Columns,wide%d@example.org", r, r)
+		for i := 0; i < 10000; i++ {
+			w.WriteString(",v")
+		}
+		w.WriteString("\n")
+	}
+	w.Flush()
+	f.Close()
+
+	f, _ = os.Create(filepath.Join(docs, "channel.log"))
+	w = bufio.NewWriterSize(f, 1<<20)
+	w.WriteString("[12:00] <alice> the channel opens\n[12:01] <mallory> ")
+	word := strings.Repeat("flood ", 1<<10)
+	for n := 0; n < 60<<20; n += len(word) {
+		w.WriteString(word)
+	}
+	w.WriteString("\n[12:02] <alice> zanzibarite after the flood\n")
+	w.Flush()
+	f.Close()
+
+	c := runCLI(t, h, 90*time.Second, "ingest", docs)
+	t.Logf("ingest of the hostile shapes: %s\n%s", c.describe(), c.logTail())
+	if c.killedFor() != "" || c.peakMiB() > 1024 {
+		t.Fatalf("ingest of the hostile shapes: %s (bound 1 GiB, 90 s)", c.describe())
+	}
+	out := c.logTail()
+	if !strings.Contains(out, "301 contacts") {
+		t.Errorf("ingest does not keep the folded vCard's contact and the CSV's 300 rows (301 contacts):\n%s", out)
+	}
+	if !strings.Contains(out, "channel.log: ") {
+		t.Errorf("the 60 MiB-line IRC log is neither read nor named:\n%s", out)
+	}
+	if c.exitCode() != 0 {
+		t.Errorf("ingest of the hostile shapes exited %d", c.exitCode())
+	}
+}
