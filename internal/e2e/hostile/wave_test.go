@@ -241,8 +241,8 @@ func TestWaveIMAPHundredMegabyteLine(t *testing.T) {
 	}})
 	c := runCLI(t, h, 60*time.Second, "sync", "--insecure", imapURL(port))
 	t.Logf("sync with a 100 MB SEARCH line: %s\n%s", c.describe(), c.logTail())
-	if c.killedFor() != "" || c.peakMiB() > 640 {
-		t.Fatalf("sync with a 100 MB response line: %s (bound 640 MiB, 60 s)", c.describe())
+	if c.killedFor() != "" || c.peakMiB() > 512 {
+		t.Fatalf("sync with a 100 MB response line: %s (bound 512 MiB, 60 s)", c.describe())
 	}
 	if c.exitCode() == 0 || !strings.Contains(c.logTail(), "line") {
 		t.Errorf("sync with a 100 MB response line: exit %d; want a failure naming the line\n%s", c.exitCode(), c.logTail())
