@@ -224,6 +224,21 @@ func TestWaveIMAPEndlessLiteral(t *testing.T) {
 	}
 }
 
+// Wave 2b: the server holds one message of 100 MiB by its RFC822.SIZE. sync
+// names it as skipped for its size and never asks for its body; the sync
+// itself succeeds.
+func TestWaveIMAPOversizedMessageSkipped(t *testing.T) {
+	h := imapHome(t)
+	port, _ := startIMAP(t, imapScript{size: 100 << 20, fetch: func(w *bufio.Writer, tag string) {
+		w.WriteString(tag + " NO the body of the oversized message was asked for\r\n")
+	}})
+	c := runCLI(t, h, 60*time.Second, "sync", "--insecure", imapURL(port))
+	t.Logf("sync of a mailbox with a 100 MiB message: %s\n%s", c.describe(), c.logTail())
+	if c.exitCode() != 0 || !strings.Contains(c.logTail(), "message skipped") || !strings.Contains(c.logTail(), "bytes=104857600") {
+		t.Errorf("sync of a 100 MiB message: exit %d; want success naming the message as skipped for its size\n%s", c.exitCode(), c.logTail())
+	}
+}
+
 // Wave 3: the server answers UID SEARCH with one response line of 100 MB
 // (50 million UIDs). sync ends with an error naming the line, in bounded
 // memory and time.
