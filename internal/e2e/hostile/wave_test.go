@@ -515,7 +515,7 @@ func TestWaveIngestReadersHostileShapes(t *testing.T) {
 
 	var vcf strings.Builder
 	vcf.WriteString("BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Folded Person\r\nEMAIL:folded@example.org\r\nNOTE:start")
-	for i := 0; i < 100000; i++ {
+	for i := 0; i < 300000; i++ {
 		vcf.WriteString("\r\n  fold")
 	}
 	vcf.WriteString("\r\nEND:VCARD\r\n")
@@ -549,10 +549,10 @@ func TestWaveIngestReadersHostileShapes(t *testing.T) {
 	w.Flush()
 	f.Close()
 
-	c := runCLI(t, h, 90*time.Second, "ingest", docs)
+	c := runCLI(t, h, 60*time.Second, "ingest", docs)
 	t.Logf("ingest of the hostile shapes: %s\n%s", c.describe(), c.logTail())
 	if c.killedFor() != "" || c.peakMiB() > 1024 {
-		t.Fatalf("ingest of the hostile shapes: %s (bound 1 GiB, 90 s)", c.describe())
+		t.Fatalf("ingest of the hostile shapes: %s (bound 1 GiB, 60 s)", c.describe())
 	}
 	out := c.logTail()
 	if !strings.Contains(out, "301 contacts") {
