@@ -177,11 +177,18 @@ func readMirror(dir string) ([]mirrorFile, error) {
 // Connect opens an authenticated connection to the target: TLS (imaps or
 // STARTTLS) unless Insecure, which is refused for anything but a loopback address.
 func Connect(ctx context.Context, t Target, opt Options) (*client.Client, error) {
+	c, _, err := connect(ctx, t, opt)
+	return c, err
+}
+
+// connect is Connect, also returning the guard on the server's byte stream
+// (guard.go), whose reason explains a connection it ended.
+func connect(ctx context.Context, t Target, opt Options) (*client.Client, *guardedConn, error) {
 	if t.Insecure && !isLoopback(t.Host) {
-		return nil, fmt.Errorf("imap %s: --insecure allows plaintext only to a loopback address (127.0.0.1, ::1, localhost); %s is not one", t, t.Host)
+		return nil, nil, fmt.Errorf("imap %s: --insecure allows plaintext only to a loopback address (127.0.0.1, ::1, localhost); %s is not one", t, t.Host)
 	}
 	if t.Insecure && t.TLS {
-		return nil, fmt.Errorf("imap %s: --insecure is for imap:// (plaintext) on loopback; imaps is already encrypted", t)
+		return nil, nil, fmt.Errorf("imap %s: --insecure is for imap:// (plaintext) on loopback; imaps is already encrypted", t)
 	}
 	dial := opt.Dial
 	if dial == nil {
@@ -190,8 +197,26 @@ func Connect(ctx context.Context, t Target, opt Options) (*client.Client, error)
 	}
 	conn, err := dial(ctx, "tcp", t.Addr())
 	if err != nil {
-		return nil, fmt.Errorf("imap %s: connect: %w", t, err)
+		return nil, nil, fmt.Errorf("imap %s: connect: %w", t, err)
 	}
+	timeout := opt.Timeout
+	if timeout <= 0 {
+		timeout = 60 * time.Second
+	}
+	// End the connection when ctx ends, so that no read blocks a shutdown (the
+	// greeting's included: go-imap waits for it with no deadline of its own).
+	raw := conn
+	stop := context.AfterFunc(ctx, func() { raw.Close() })
+	fail := func(err error) (*client.Client, *guardedConn, error) {
+		stop()
+		raw.Close()
+		if ctx.Err() != nil {
+			err = fmt.Errorf("%w (%v)", err, context.Cause(ctx))
+		}
+		return nil, nil, err
+	}
+	// The greeting (and TLS handshake) must come within the timeout.
+	conn.SetDeadline(time.Now().Add(timeout))
 	tc := &tls.Config{ServerName: t.Host, MinVersion: tls.VersionTLS12}
 	if opt.TLSConfig != nil {
 		tc = opt.TLSConfig.Clone()
@@ -200,56 +225,55 @@ func Connect(ctx context.Context, t Target, opt Options) (*client.Client, error)
 	if t.TLS {
 		tconn := tls.Client(conn, tc)
 		if err := tconn.HandshakeContext(ctx); err != nil {
-			conn.Close()
-			return nil, fmt.Errorf("imap %s: TLS: %w", t, err)
+			return fail(fmt.Errorf("imap %s: TLS: %w", t, err))
 		}
 		conn = tconn
 	}
-	c, err := client.New(conn)
+	guard := newGuardedConn(conn)
+	c, err := client.New(guard)
 	if err != nil {
-		conn.Close()
-		return nil, fmt.Errorf("imap %s: greeting: %w", t, err)
+		if gerr := guard.failed(); gerr != nil {
+			err = gerr
+		}
+		return fail(fmt.Errorf("imap %s: greeting: %w", t, err))
 	}
 	// go-imap logs a broken connection on its own; the error reaches the caller
 	// anyway, so its line goes to the debug log, not to stderr.
 	c.ErrorLog = slogLogger{opt.Log}
-	timeout := opt.Timeout
-	if timeout <= 0 {
-		timeout = 60 * time.Second
-	}
 	c.Timeout = timeout
-	// End the connection when ctx ends, so that no read blocks a shutdown.
-	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	go func() { <-c.LoggedOut(); stop() }()
 	if !t.TLS && !t.Insecure {
 		ok, err := c.SupportStartTLS()
 		if err != nil {
 			c.Terminate()
-			return nil, fmt.Errorf("imap %s: capabilities: %w", t, err)
+			return nil, nil, fmt.Errorf("imap %s: capabilities: %w", t, err)
 		}
 		if !ok {
 			c.Terminate()
-			return nil, fmt.Errorf("imap %s: the server offers no STARTTLS: use imaps://, or --insecure for a server on this machine", t)
+			return nil, nil, fmt.Errorf("imap %s: the server offers no STARTTLS: use imaps://, or --insecure for a server on this machine", t)
 		}
+		// go-imap reads through TLS above the guard from here on: the guard
+		// cannot read IMAP in TLS records, so it stands aside (imaps:// and
+		// loopback plaintext keep it).
+		guard.stop()
 		if err := c.StartTLS(tc); err != nil {
 			c.Terminate()
-			return nil, fmt.Errorf("imap %s: STARTTLS: %w", t, err)
+			return nil, nil, fmt.Errorf("imap %s: STARTTLS: %w", t, err)
 		}
 	}
 	if err := c.Login(t.User, opt.Password); err != nil {
 		c.Terminate()
-		return nil, fmt.Errorf("imap %s: login as %s refused: %w (Gmail and Fastmail need an app password)", t, t.User, err)
+		return nil, nil, fmt.Errorf("imap %s: login as %s refused: %w (Gmail and Fastmail need an app password)", t, t.User, err)
 	}
-	return c, nil
+	return c, guard, nil
 }
 
 // Sync brings the mirror in dir up to date with the mailbox: it fetches the
 // messages after the highest UID the mirror holds (all of them when the
 // mailbox's UIDVALIDITY changed, then drops the old ones), and removes those
 // the server no longer has.
-func Sync(ctx context.Context, t Target, dir string, opt Options) (Result, error) {
+func Sync(ctx context.Context, t Target, dir string, opt Options) (res Result, err error) {
 	start := time.Now()
-	var res Result
 	log := opt.Log
 	if log == nil {
 		log = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -263,11 +287,17 @@ func Sync(ctx context.Context, t Target, dir string, opt Options) (Result, error
 	if err != nil {
 		return res, fmt.Errorf("imap %s: mirror %s: %w", t, dir, err)
 	}
-	c, err := Connect(ctx, t, opt)
+	c, guard, err := connect(ctx, t, opt)
 	if err != nil {
 		return res, err
 	}
 	defer c.Logout()
+	defer func() {
+		// go-imap reports a connection the guard ended as closed: say why.
+		if gerr := guard.failed(); err != nil && gerr != nil {
+			err = fmt.Errorf("%w: %w", err, gerr)
+		}
+	}()
 	mbox, err := c.Select(t.Mailbox, true) // EXAMINE: the server changes nothing
 	if err != nil {
 		return res, fmt.Errorf("imap %s: EXAMINE %q: %w", t, t.Mailbox, err)
@@ -285,7 +315,7 @@ func Sync(ctx context.Context, t Target, dir string, opt Options) (Result, error
 	}
 	res.Revalidated = stale && len(have) > 0
 	if mbox.Messages > 0 {
-		n, err := fetchAfter(ctx, c, t, dir, mbox.UidValidity, last)
+		n, err := fetchAfter(ctx, c, t, dir, mbox.UidValidity, last, log)
 		res.Fetched = n
 		if err != nil {
 			res.Seconds = time.Since(start).Seconds()
@@ -341,7 +371,7 @@ const fetchBatch = 200
 
 // fetchAfter fetches the messages with a UID above last into the mirror, in UID
 // order and batches of fetchBatch, each written whole before the next.
-func fetchAfter(ctx context.Context, c *client.Client, t Target, dir string, validity, last uint32) (int, error) {
+func fetchAfter(ctx context.Context, c *client.Client, t Target, dir string, validity, last uint32, log *slog.Logger) (int, error) {
 	// UID SEARCH UID last+1:* lists the new messages; "*" is the highest UID even
 	// when it is not above last, so that one is filtered out.
 	found, err := c.UidSearch(&imap.SearchCriteria{Uid: uidsAbove(last)})
@@ -364,6 +394,13 @@ func fetchAfter(ctx context.Context, c *client.Client, t Target, dir string, val
 		}
 		batch := uids[:min(fetchBatch, len(uids))]
 		uids = uids[len(batch):]
+		batch, err := withinBound(c, t, batch, log)
+		if err != nil {
+			return n, err
+		}
+		if len(batch) == 0 {
+			continue
+		}
 		set := new(imap.SeqSet)
 		set.AddNum(batch...)
 		want := map[uint32]bool{}
@@ -398,6 +435,33 @@ func fetchAfter(ctx context.Context, c *client.Client, t Target, dir string, val
 		}
 	}
 	return n, nil
+}
+
+// withinBound keeps the UIDs of batch whose RFC822.SIZE is within
+// MaxMessageBytes, naming each larger one on the log (ingest would refuse it,
+// and go-imap would hold it whole in memory).
+func withinBound(c *client.Client, t Target, batch []uint32, log *slog.Logger) ([]uint32, error) {
+	set := new(imap.SeqSet)
+	set.AddNum(batch...)
+	ch := make(chan *imap.Message, 16)
+	done := make(chan error, 1)
+	go func() { done <- c.UidFetch(set, []imap.FetchItem{imap.FetchUid, imap.FetchRFC822Size}, ch) }()
+	size := map[uint32]uint32{}
+	for m := range ch {
+		size[m.Uid] = m.Size
+	}
+	if err := <-done; err != nil {
+		return nil, fmt.Errorf("imap %s: UID FETCH RFC822.SIZE: %w", t, err)
+	}
+	var keep []uint32
+	for _, u := range batch {
+		if size[u] > MaxMessageBytes {
+			log.Warn("imap: message skipped: over the bound for one message", "mailbox", t.String(), "uid", u, "bytes", size[u], "bound_mib", MaxMessageBytes>>20)
+			continue
+		}
+		keep = append(keep, u)
+	}
+	return keep, nil
 }
 
 func uidsAbove(u uint32) *imap.SeqSet {

@@ -336,6 +336,10 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		}
 		if st.IsDir() {
 			tasks = r.plan(i, p, p, 0, tasks)
+		} else if !st.Mode().IsRegular() {
+			// A FIFO, device or socket named directly: opening a FIFO blocks until
+			// someone writes, and a device never ends. Named, as inside a folder.
+			rep.skip(p, reasonNotRegular)
 		} else {
 			tasks = r.planFile(i, fileRoot(opt.Root, p), p, 0, tasks)
 		}

@@ -20,6 +20,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/jsoncheck"
 	"github.com/openhuman/openhuman-core/internal/rpcwire"
+	"github.com/openhuman/openhuman-core/internal/textsafe"
 )
 
 // MaxLineBytes is the largest JSON-RPC message (one line, a batch included) the
@@ -142,7 +143,9 @@ func (c *stdioConn) read(p []byte) (int, error) {
 		line, size, err := c.readLine()
 		if size > c.maxLine {
 			c.log.Warn("mcp: rejected an oversized message", "bytes", size)
-			c.writeError(nil, rpcwire.Errorf(codeInvalidRequest, "request of %d bytes exceeds the %d-byte limit", size, c.maxLine))
+			// Answered with the request's id when its head names one, so that
+			// the client waiting for it is not left waiting.
+			c.writeError(leadingID(line), rpcwire.Errorf(codeInvalidRequest, "request of %d bytes exceeds the %d-byte limit", size, c.maxLine))
 		} else if len(bytes.TrimSpace(line)) > 0 {
 			c.buf = c.filter(line)
 		}
@@ -186,9 +189,12 @@ func (c *stdioConn) drain() {
 // readLine returns the next line without its newline. A line longer than maxLine
 // is read to its end without being kept: line is nil and size tells its length.
 func (c *stdioConn) readLine() (line []byte, size int, err error) {
-	var acc []byte
+	var acc, head []byte
 	for {
 		chunk, err := c.in.ReadSlice('\n')
+		if len(head) < oversizedHead {
+			head = append(head, chunk[:min(len(chunk), oversizedHead-len(head))]...)
+		}
 		size += len(chunk)
 		if size <= c.maxLine+1 { // +1: the newline itself
 			acc = append(acc, chunk...)
@@ -202,10 +208,41 @@ func (c *stdioConn) readLine() (line []byte, size int, err error) {
 			size--
 		}
 		if size > c.maxLine {
-			return nil, size, err
+			return head, size, err
 		}
 		return bytes.TrimRight(acc, "\r\n"), size, err
 	}
+}
+
+// oversizedHead is how much of an oversized line is kept to find its id.
+const oversizedHead = 4 << 10
+
+// leadingID is the id of a request whose line was cut at head, when the id
+// comes before anything longer (as every client writes it: jsonrpc, id,
+// method, params); nil when it does not, or is not a string or number of at
+// most 256 bytes.
+func leadingID(head []byte) json.RawMessage {
+	dec := json.NewDecoder(bytes.NewReader(head))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return nil
+	}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return nil
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil
+		}
+		if key == "id" {
+			if len(v) == 0 || len(v) > 256 || !(v[0] == '"' || v[0] == '-' || v[0] >= '0' && v[0] <= '9') {
+				return nil
+			}
+			return v
+		}
+	}
+	return nil
 }
 
 // filter validates one line. It returns the bytes to pass to the SDK (a compact
@@ -322,7 +359,7 @@ func methodNotFound(method string) string {
 }
 
 // clip shortens a client-chosen name for messages and logs.
-func clip(s string) string { return rpcwire.Clip(s) }
+func clip(s string) string { return textsafe.String(rpcwire.Clip(s)) }
 
 // checkEnvelope validates one JSON object as a JSON-RPC 2.0 message the SDK can
 // take without ending the session: rpcwire's envelope (shared with serve's

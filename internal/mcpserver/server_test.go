@@ -395,7 +395,7 @@ func TestHostileInput(t *testing.T) {
 		{"non-object", `"just a string"`, nil, -32600, "must be a JSON object"},
 		{"number", `42`, nil, -32600, "must be a JSON object"},
 		{"batch", `[{"jsonrpc":"2.0","id":5,"method":"ping"}]`, nil, -32600, "this session speaks MCP 2025-06-18, which has no JSON-RPC batches"},
-		{"2 MB line", big, nil, -32600, fmt.Sprintf("request of %d bytes exceeds the 1048576-byte limit", len(big))},
+		{"2 MB line", big, 77.0, -32600, fmt.Sprintf("request of %d bytes exceeds the 1048576-byte limit", len(big))},
 		{"missing method", `{"jsonrpc":"2.0","id":6}`, 6.0, -32600, "missing method"},
 		{"method not a string", `{"jsonrpc":"2.0","id":7,"method":7}`, 7.0, -32600, "method must be a string"},
 		{"string params", `{"jsonrpc":"2.0","id":8,"method":"tools/call","params":"memory.search"}`, 8.0, -32602, "tools/call params must be an object, got a string"},

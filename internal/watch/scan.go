@@ -30,6 +30,9 @@ func scanRoot(root string) snapshot {
 		return s
 	}
 	if !st.IsDir() {
+		if !st.Mode().IsRegular() {
+			return s // a FIFO or device: ingest names it as skipped; nothing to follow
+		}
 		s.files[filepath.Base(root)] = stateOf(st)
 		s.dirs = append(s.dirs, filepath.Dir(root))
 		return s

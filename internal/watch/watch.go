@@ -708,10 +708,15 @@ func (w *Watcher) add(b *Batch, sum *ingest.Summary, err error) {
 	}
 }
 
-// report logs each input ingest could not keep whole.
+// report logs each input ingest could not keep whole, and each it skipped
+// (a FIFO, a device, a symbolic link, a file of no known format), as ingest
+// names them.
 func (w *Watcher) report(sum *ingest.Summary) {
 	if sum == nil {
 		return
+	}
+	for _, sk := range sum.Skips {
+		w.log.Info("watch: skipped: " + sk.Error())
 	}
 	for _, fe := range sum.Errors {
 		w.log.Error("watch: " + fe.Error())

@@ -79,4 +79,24 @@
 //	status; now redacted); forged /mcp audit id (base: took _meta's; now the JSON-RPC id); 24 GET
 //	streams on one token (base: all held; now 16, 8 refused); a 48 KB control-character session
 //	id (held on both).
+//
+// wave_test.go: hostile inputs of this suite's own against what the fourth
+// wave added (watch, IMAP sync, MCP resources, issue 40's readers), at 3c73318
+// and after (2026-12-06, the same machine; the whole suite ~60 s):
+//
+//	IMAP greeting never ends  base: sync hung, SIGTERM ignored (> 5 s)   now: ends 17–90 ms after
+//	                                SIGTERM naming the greeting (which has the read timeout too)
+//	IMAP literal {4000000000} base: killed at 1.5 GiB after 1.3–2.0 s    now: refused naming it, 24 MiB
+//	IMAP 100 MB SEARCH line   base: killed at 1.5 GiB after 3.9–4.2 s    now: refused over 8 MiB, 255–296 MiB
+//	IMAP 100 MiB message      base: fetched (exit 1 here)  now: named, skipped by its RFC822.SIZE, exit 0
+//	UIDVALIDITY every EXAMINE held on both: 3 syncs, 1 source, 1 chunk, 1 mirror file
+//	watch over traps          base: a FIFO or /dev/zero given as a path hung past SIGTERM; traps in
+//	                                a folder skipped unsaid   now: each named as skipped; a burst of
+//	                                2,000 files read, each once, 43 MiB
+//	resources/read, /list     base: a 1 MiB URI left its request unanswered (id null); ESC, BEL
+//	                                and NUL echoed in error messages   now: answered with its id,
+//	                                escaped; 14 URIs, 6 forged cursors, 64 reads in flight, 38 MiB
+//	new readers               base: a vCard folded over 100,000 lines took 16.6 s (quadratic)
+//	                                now: 0.05 s; a 10,000-column contacts CSV 0.2 s; a 60 MiB-line
+//	                                .log named as skipped
 package hostile
