@@ -27,7 +27,7 @@ func CheckModuleSize(size int64) error {
 // 1.12 on a shared 2-core machine (runtime/RATIONALE.md "Compile-time bounds:
 // statically per function, by a deadline per module").
 const (
-	// MaxCodeBytes bounds the code section (the first-party memory module has 2.2 MB).
+	// MaxCodeBytes bounds the code section (a Go guest of the SDK has about 2 MB).
 	MaxCodeBytes = 32 << 20
 	// MaxFunctions bounds the number of function bodies (100,000 empty functions
 	// compile in 1.5 s; the first-party memory module has 2,273).

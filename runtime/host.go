@@ -137,8 +137,9 @@ type Host struct {
 
 // EOFCompileGrace is how long calls already waiting for their module's compile
 // may still wait once the client has closed stdin: long enough for any module
-// within the static limits to compile on a loaded machine (the first-party memory
-// module takes ~1.5-3 s cold), far shorter than CompileTimeout.
+// within the static limits to compile on a loaded machine (a Go guest of the SDK,
+// 3-4 MB, takes seconds; the first-party C modules run on the interpreter and
+// take microseconds), far shorter than CompileTimeout.
 var EOFCompileGrace = 15 * time.Second
 
 // StopWaitingForCompiles bounds the wait of calls for their module's compile:

@@ -218,8 +218,9 @@ func (m *module) settle() { m.settleOnce.Do(func() { close(m.settled) }) }
 func (m *module) markReady() { m.readyOnce.Do(func() { close(m.ready) }) }
 
 // CompileTimeout bounds compiling one module (wazero checks it between functions;
-// policy's static limits bound each function). The first-party memory module
-// compiles in about 3 s on a loaded 2-core machine.
+// policy's static limits bound each function, and functions × types bounds the
+// whole; RATIONALE "Compile-time bounds: statically per function, by a deadline
+// per module").
 var CompileTimeout = 60 * time.Second
 
 // boundedCompile runs doCompile until it finishes or ctx is done, whichever comes

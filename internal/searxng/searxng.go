@@ -1,6 +1,7 @@
 // Package searxng is the host side of the web.searxng capability: it sends one GET
 // to the configured SearXNG instance's /search route, built by the host from
-// validated parameters, and hands the raw body back for the sandboxed guest to parse.
+// validated parameters, and hands the raw body to the first-party logic on the
+// host (internal/builtin ParseSearxng), which parses it.
 package searxng
 
 import (
