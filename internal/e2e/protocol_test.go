@@ -187,7 +187,7 @@ func TestHostileInput(t *testing.T) {
 		{"invalid JSON", `{not-json`, nil, -32700},
 		{"a non-object message", `[1,2,3]`, nil, -32600},
 		{"a string message", `"hello"`, nil, -32600},
-		{"a 2 MB line", `{"jsonrpc":"2.0","id":"big","method":"ping","params":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}`, nil, -32600},
+		{"a 2 MB line", `{"jsonrpc":"2.0","id":"big","method":"ping","params":{"pad":"` + strings.Repeat("x", 2<<20) + `"}}`, "big", -32600}, // the id is read from the line's first 4 KiB
 		{"a request with a missing method", `{"jsonrpc":"2.0","id":"nomethod"}`, "nomethod", -32600},
 		{"a string where params must be an object", `{"jsonrpc":"2.0","id":"strparams","method":"tools/call","params":"memory.search"}`, "strparams", -32602},
 		{"non-UTF-8 bytes", "{\"jsonrpc\":\"2.0\",\"id\":\"utf\",\"method\":\"ping\",\"params\":{\"x\":\"\xc3\x28\"}}", nil, -32700},
