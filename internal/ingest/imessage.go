@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -52,18 +51,8 @@ func (imessageReader) detect(p string, dir bool, head []byte) bool {
 
 func (imessageReader) read(ctx context.Context, in input, out output, rep *report) {
 	path := in.path
-	b, err := readFileLimited(path)
-	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
-		return
-	}
-	tf, err := decodeTextFile(b)
-	if errors.Is(err, errEmpty) {
-		rep.warn(path, "", "empty file: nothing to ingest")
-		return
-	}
-	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+	tf, ok := readTextFile(path, rep)
+	if !ok {
 		return
 	}
 	conv := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))

@@ -123,18 +123,8 @@ func ircNick(s string) string {
 
 func (ircReader) read(ctx context.Context, in input, out output, rep *report) {
 	path := in.path
-	b, err := readFileLimited(path)
-	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
-		return
-	}
-	tf, err := decodeTextFile(b)
-	if errors.Is(err, errEmpty) {
-		rep.warn(path, "", "empty file: nothing to ingest")
-		return
-	}
-	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+	tf, ok := readTextFile(path, rep)
+	if !ok {
 		return
 	}
 	var all []string

@@ -3,7 +3,6 @@ package ingest
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -42,18 +41,8 @@ var (
 
 func (lineReader) read(ctx context.Context, in input, out output, rep *report) {
 	path := in.path
-	b, err := readFileLimited(path)
-	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
-		return
-	}
-	tf, err := decodeTextFile(b)
-	if errors.Is(err, errEmpty) {
-		rep.warn(path, "", "empty file: nothing to ingest")
-		return
-	}
-	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+	tf, ok := readTextFile(path, rep)
+	if !ok {
 		return
 	}
 	lines := strings.Split(tf.text, "\n")

@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -135,18 +134,8 @@ func (signalReader) read(ctx context.Context, in input, out output, rep *report)
 			rep.fail(FileError{Path: path, Err: fmt.Errorf("%w; the lines after it are not read", err)})
 		}
 	} else {
-		b, err := readFileLimited(path)
-		if err != nil {
-			rep.fail(FileError{Path: path, Err: err})
-			return
-		}
-		tf, err := decodeTextFile(b)
-		if errors.Is(err, errEmpty) {
-			rep.warn(path, "", "empty file: nothing to ingest")
-			return
-		}
-		if err != nil {
-			rep.fail(FileError{Path: path, Err: err})
+		tf, ok := readTextFile(path, rep)
+		if !ok {
 			return
 		}
 		type cur struct {

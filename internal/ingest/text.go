@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -166,6 +167,27 @@ var errEmpty = fmt.Errorf("empty file: nothing to ingest")
 
 // decodeTextFile checks that b is text and returns it as valid UTF-8 with LF line
 // endings. Binary data and over-long lines are errors naming the byte offset.
+// readTextFile reads and decodes the chat or text file at path for a reader: a
+// file it cannot read is a failure, an empty one a warning; ok is false for both
+// (each told to rep).
+func readTextFile(path string, rep *report) (tf textFile, ok bool) {
+	b, err := readFileLimited(path)
+	if err != nil {
+		rep.fail(FileError{Path: path, Err: err})
+		return tf, false
+	}
+	tf, err = decodeTextFile(b)
+	if errors.Is(err, errEmpty) {
+		rep.warn(path, "", "empty file: nothing to ingest")
+		return tf, false
+	}
+	if err != nil {
+		rep.fail(FileError{Path: path, Err: err})
+		return tf, false
+	}
+	return tf, true
+}
+
 func decodeTextFile(b []byte) (textFile, error) {
 	var tf textFile
 	if len(bytes.TrimSpace(b)) == 0 {

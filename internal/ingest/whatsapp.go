@@ -199,18 +199,8 @@ type waHead struct {
 
 func (whatsappReader) read(ctx context.Context, in input, out output, rep *report) {
 	path := in.path
-	b, err := readFileLimited(path)
-	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
-		return
-	}
-	tf, err := decodeTextFile(b)
-	if errors.Is(err, errEmpty) {
-		rep.warn(path, "", "empty file: nothing to ingest")
-		return
-	}
-	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+	tf, ok := readTextFile(path, rep)
+	if !ok {
 		return
 	}
 	for _, n := range tf.notes {

@@ -175,14 +175,7 @@ func (r storeReader) Texts(ctx context.Context, ids []string) (map[string]index.
 // Following returns the chunk that follows each chat hit in its source without a
 // pause when it is not among the hits already (at most one per hit, in hit order).
 func (r storeReader) Following(ctx context.Context, hits []abi.ChunkHit, snipTerms []string) ([]abi.ChunkHit, error) {
-	have := map[string]bool{}
-	var ids []string
-	for _, h := range hits {
-		have[h.ID] = true
-		if h.SourceKind == KindChat {
-			ids = append(ids, h.ID)
-		}
-	}
+	ids, have := index.ChatHits(hits)
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -213,14 +206,7 @@ func (r storeReader) Following(ctx context.Context, hits []abi.ChunkHit, snipTer
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read the next chunks: %w", err)
 	}
-	var out []abi.ChunkHit
-	for _, id := range ids {
-		if n, ok := after[id]; ok && !have[n.ID] {
-			have[n.ID] = true
-			out = append(out, n)
-		}
-	}
-	return out, nil
+	return index.InHitOrder(ids, after, have), nil
 }
 
 // KnownEntities keeps the ids that exist in the store, in one query.

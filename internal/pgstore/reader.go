@@ -592,14 +592,7 @@ func (r reader) Hits(ctx context.Context, keys []index.Key) (map[index.Key]abi.C
 // Following returns the chunk that follows each chat hit in its source without
 // a pause (memtree.ChatChunkGapMS), when it is not among the hits already.
 func (r reader) Following(ctx context.Context, hits []abi.ChunkHit, snippetWords []string) ([]abi.ChunkHit, error) {
-	have := map[string]bool{}
-	var ids []string
-	for _, h := range hits {
-		have[h.ID] = true
-		if h.SourceKind == abi.KindChat {
-			ids = append(ids, h.ID)
-		}
-	}
+	ids, have := index.ChatHits(hits)
 	if len(ids) == 0 {
 		return nil, nil
 	}
@@ -623,12 +616,5 @@ func (r reader) Following(ctx context.Context, hits []abi.ChunkHit, snippetWords
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("read the next chunks: %w", err)
 	}
-	var out []abi.ChunkHit
-	for _, id := range ids {
-		if n, ok := after[id]; ok && !have[n.ID] {
-			have[n.ID] = true
-			out = append(out, n)
-		}
-	}
-	return out, nil
+	return index.InHitOrder(ids, after, have), nil
 }
