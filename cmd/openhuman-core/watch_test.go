@@ -315,8 +315,10 @@ func TestWatchSurvivesKill9AtAnyMoment(t *testing.T) {
 	}
 	mails := 0
 	delays := []time.Duration{0, 150 * time.Millisecond, 350 * time.Millisecond, 600 * time.Millisecond, 50 * time.Millisecond, 1200 * time.Millisecond}
+	var all []*watchProc
 	for round, d := range delays {
 		w := startWatch(t, e, notes, maildir, mbox)
+		all = append(all, w)
 		for range 4 {
 			note()
 		}
@@ -368,6 +370,9 @@ func TestWatchSurvivesKill9AtAnyMoment(t *testing.T) {
 				break
 			}
 			if time.Now().After(deadline) {
+				for i, x := range all {
+					t.Logf("round %d:\n%s", i, x.log())
+				}
 				t.Fatalf("%q: %d hits after the kills and a restart, want %d\n%s", word, got, wantHits, w.log())
 			}
 			time.Sleep(100 * time.Millisecond)

@@ -118,6 +118,11 @@ type Options struct {
 	// Report keeps every file handed to a reader, with its format and yield, for
 	// Summary.Outcomes (ingest --report); off, a run keeps only what went wrong.
 	Report bool
+	// Written, when set, is told the id of every source the run stored (unchanged
+	// ones too), as its write returns; a caller that re-reads a whole folder learns
+	// which of the sources it held before were not written again. Calls are
+	// serialised.
+	Written func(sourceID string)
 }
 
 // FileError is one input that could not be (fully) ingested.
@@ -799,6 +804,9 @@ func (r *runner) record(ctx context.Context, src memtree.SourceInput, st memtree
 		return
 	}
 	r.sum.Sources++
+	if r.opt.Written != nil {
+		r.opt.Written(src.SourceID)
+	}
 	r.sum.ChunksNew += st.NewChunks
 	r.sum.ChunksUnchanged += st.UnchangedChunks
 	r.sum.ChunksRemoved += st.RemovedChunks

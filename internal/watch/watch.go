@@ -342,7 +342,9 @@ func (w *Watcher) firstPass(ctx context.Context) error {
 		}
 	}
 	for _, group := range groupByKind(present) {
-		sum, err := ingest.Run(ctx, w.opt.Store, rootPaths(group), ingest.Options{Kind: group[0].Kind, Progress: w.opt.Progress, Logger: w.log})
+		written := map[string]bool{}
+		sum, err := ingest.Run(ctx, w.opt.Store, rootPaths(group), ingest.Options{Kind: group[0].Kind, Progress: w.opt.Progress, Logger: w.log,
+			Written: func(id string) { written[id] = true }})
 		w.report(sum)
 		if sum != nil {
 			b.ChunksNew += sum.ChunksNew
@@ -354,6 +356,10 @@ func (w *Watcher) firstPass(ctx context.Context) error {
 		}
 		if ctx.Err() != nil {
 			return nil // the state stays without these roots: the next start reads them again
+		}
+		clean := err == nil && sum != nil && sum.Failures == 0 && !sum.Interrupted
+		for _, r := range group {
+			w.dropStale(ctx, &b, r.Path, written, clean, true)
 		}
 	}
 	for i, r := range fresh {
@@ -661,37 +667,58 @@ func (w *Watcher) ingestMail(ctx context.Context, b *Batch, next map[string]map[
 	if len(units) == 0 {
 		return
 	}
-	rec := &recorder{s: w.opt.Store, ids: map[string]bool{}}
-	sum, err := ingest.Run(ctx, rec, units, ingest.Options{Logger: w.log})
+	written := map[string]bool{}
+	sum, err := ingest.Run(ctx, w.opt.Store, units, ingest.Options{Logger: w.log, Written: func(id string) { written[id] = true }})
 	w.add(b, sum, err)
 	if err != nil || sum == nil || sum.Failures > 0 || sum.Interrupted {
 		return
 	}
 	for _, u := range units {
-		res, err := w.opt.Store.Forget(ctx, memtree.ForgetFilter{Root: u}, true)
-		if err != nil {
-			w.log.Error("watch: list the sources of a mail folder", "path", ingest.SafeName(u), "err", err)
-			b.Failures++
+		w.dropStale(ctx, b, u, written, true, false)
+	}
+}
+
+// dropStale forgets the sources read from path (a root or a mail unit) that a
+// read of it as a whole just now did not write again: mail threads whose messages
+// are all gone or an mbox rewritten without them (only after a clean read: a file
+// that could not be read keeps what it gave), and, with docs, documents whose file
+// is gone (whatever else failed: the file's absence is the evidence). It is what
+// makes a read of a whole root after a crash a catch-up: a first pass killed after
+// it stored a file that was deleted meanwhile is read again at the next start, and
+// the file must not outlive it. Chat sources are left alone: a conversation's
+// month can merge several exports.
+func (w *Watcher) dropStale(ctx context.Context, b *Batch, path string, written map[string]bool, clean, docs bool) {
+	res, err := w.opt.Store.Forget(ctx, memtree.ForgetFilter{Root: path}, true)
+	if err != nil {
+		w.log.Error("watch: list the sources of a watched path", "path", ingest.SafeName(path), "err", err)
+		b.Failures++
+		return
+	}
+	var stale []string
+	for _, s := range res.Sources {
+		if written[s.SourceID] {
 			continue
 		}
-		var stale []string
-		for _, s := range res.Sources {
-			if s.Kind == memtree.KindEmail && !rec.ids[s.SourceID] {
+		switch {
+		case s.Kind == memtree.KindEmail && clean:
+			stale = append(stale, s.SourceID)
+		case s.Kind == memtree.KindDocument && docs && s.Origin != "":
+			if _, err := os.Lstat(s.Origin); errors.Is(err, os.ErrNotExist) {
 				stale = append(stale, s.SourceID)
 			}
 		}
-		if len(stale) == 0 {
-			continue
-		}
-		res, err = w.opt.Store.Forget(ctx, memtree.ForgetFilter{SourceIDs: stale}, false)
-		if err != nil {
-			w.log.Error("watch: forget", "path", ingest.SafeName(u), "err", err)
-			b.Failures++
-			continue
-		}
-		b.Forgotten += len(res.Sources)
-		b.ChunksRemoved += res.Chunks
 	}
+	if len(stale) == 0 {
+		return
+	}
+	res, err = w.opt.Store.Forget(ctx, memtree.ForgetFilter{SourceIDs: stale}, false)
+	if err != nil {
+		w.log.Error("watch: forget", "path", ingest.SafeName(path), "err", err)
+		b.Failures++
+		return
+	}
+	b.Forgotten += len(res.Sources)
+	b.ChunksRemoved += res.Chunks
 }
 
 // add counts an ingest run into the batch and reports its problems.
@@ -752,31 +779,6 @@ func (w *Watcher) afterBatch(ctx context.Context, b Batch) {
 		w.log.Warn("watch: after the batch", "err", err)
 	}
 }
-
-// recorder writes through to the store, each source in its own transaction, and
-// remembers the ids of the sources written (unchanged ones too).
-type recorder struct {
-	s   *memtree.Store
-	ids map[string]bool
-}
-
-func (r *recorder) Ingest(ctx context.Context, src memtree.SourceInput) (memtree.IngestStats, error) {
-	st, err := r.s.Ingest(ctx, src)
-	if err == nil {
-		r.ids[src.SourceID] = true
-	}
-	return st, err
-}
-
-func (r *recorder) IngestPrepared(ctx context.Context, p *memtree.Prepared) (memtree.IngestStats, error) {
-	st, err := r.s.IngestPrepared(ctx, p)
-	if err == nil {
-		r.ids[p.SourceID()] = true
-	}
-	return st, err
-}
-
-func (r *recorder) Optimize(ctx context.Context) error { return r.s.Optimize(ctx) }
 
 // String names what the watcher watches, for its start line.
 func (w *Watcher) String() string {

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest"
 	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -285,6 +286,56 @@ func TestWatchCatchesUpAfterAStop(t *testing.T) {
 		if n := hits(t, f.store, w); n != 1 {
 			t.Errorf("%q has %d hits after the restart, want 1", w, n)
 		}
+	}
+}
+
+// TestFirstPassCutOffCatchesUp: a first pass killed after the store took its
+// files but before the state recorded them is read again at the next start; a
+// note and a mail thread that went meanwhile must not outlive it (a kill -9 test
+// found the note kept forever when the repeated pass also met a file it could
+// not read).
+func TestFirstPassCutOffCatchesUp(t *testing.T) {
+	f := newFixture(t)
+	// What the killed pass left: everything stored, no state file.
+	if _, err := ingest.Run(context.Background(), f.store, []string{f.notes, f.maildir, f.mbox}, ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"ferrytrip", "sailcloth"} {
+		if n := hits(t, f.store, w); n != 1 {
+			t.Fatalf("%q has %d hits before the restart, want 1", w, n)
+		}
+	}
+	if err := os.Remove(filepath.Join(f.notes, "sub", "trip.md")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(f.maildir, "cur", "1790000000.1.host:2,S")); err != nil {
+		t.Fatal(err)
+	}
+	f.start(t)
+	waitHits(t, f.store, "ferrytrip", 0, "note deleted after a cut-off first pass")
+	waitHits(t, f.store, "sailcloth", 0, "message deleted after a cut-off first pass")
+	for _, w := range []string{"marigoldseed", "lanternfund"} {
+		if n := hits(t, f.store, w); n != 1 {
+			t.Errorf("%q has %d hits after the restart, want 1", w, n)
+		}
+	}
+	// The same with a file the repeated pass cannot read: the gone note still goes
+	// (its absence is the evidence), the unreadable file keeps nothing it lost.
+	g := newFixture(t)
+	if _, err := ingest.Run(context.Background(), g.store, []string{g.notes}, ingest.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(g.notes, "sub", "trip.md")); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(g.notes, "binary.md"), "# Binary\n\x00\x01 the quietroom key.\n")
+	g.start(t)
+	if !strings.Contains(g.log.String(), "binary.md") {
+		t.Errorf("the unreadable file is not named:\n%s", g.log.String())
+	}
+	waitHits(t, g.store, "ferrytrip", 0, "note deleted, next to an unreadable one")
+	if n := hits(t, g.store, "marigoldseed"); n != 1 {
+		t.Errorf("marigoldseed has %d hits, want 1", n)
 	}
 }
 
