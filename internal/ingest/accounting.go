@@ -97,66 +97,6 @@ func isText(head []byte) bool {
 	return true
 }
 
-// skipHidden names a hidden entry (".DS_Store", ".git/") as skipped.
-func (r *runner) skipHidden(p, name string, dir bool) {
-	switch {
-	case name == ".mh_sequences":
-		r.rep.skip(p, reasonMHSequences)
-	case name == "__MACOSX":
-		r.rep.skip(p, "macOS archive metadata folder (__MACOSX): not read")
-	case dir:
-		r.rep.skip(p, reasonHiddenFolder)
-	default:
-		r.rep.skip(p, reasonHiddenFile)
-	}
-}
-
-// skipTree names every file under p (or p itself) as skipped for reason.
-func (r *runner) skipTree(p, reason string, depth int) {
-	st, err := vLstat(p)
-	if err != nil || !st.IsDir() || depth > maxWalkDepth {
-		r.rep.skip(p, reason)
-		return
-	}
-	es, err := vReadDir(p)
-	if err != nil {
-		r.rep.skip(p, reason)
-		return
-	}
-	for _, e := range es {
-		r.skipTree(filepath.Join(p, e.Name()), reason, depth+1)
-	}
-}
-
-// appleMailAttachments returns the entries of an Apple Mail "Attachments" folder
-// that belong to a message beside it ("Attachments/1234/2/report.txt" belongs to
-// "Messages/1234.partial.emlx"). Their files are parts of the message, not
-// documents of their own.
-func appleMailAttachments(dir string) map[string]bool {
-	if filepath.Base(dir) != "Attachments" {
-		return nil
-	}
-	msgs := filepath.Join(filepath.Dir(dir), "Messages")
-	es, err := vReadDir(dir)
-	if err != nil {
-		return nil
-	}
-	var out map[string]bool
-	for _, e := range es {
-		for _, suffix := range []string{".partial.emlx", ".emlx"} {
-			m := filepath.Join(msgs, e.Name()+suffix)
-			if _, err := vLstat(m); err == nil {
-				if out == nil {
-					out = map[string]bool{}
-				}
-				out[e.Name()] = true
-				break
-			}
-		}
-	}
-	return out
-}
-
 // skipListEach is how many skipped files SkipLines names per reason before it
 // writes the rest to a list file: a few files are named one by one, a Maildir of
 // 10,000 files not.

@@ -45,7 +45,7 @@ func (s *Summary) Outcomes() []FileOutcome {
 		}
 		return o
 	}
-	for _, rf := range s.read {
+	for _, rf := range s.readFiles {
 		o := get(rf.path)
 		o.Reader = rf.kind
 		o.Sources += rf.yield

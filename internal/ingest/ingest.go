@@ -44,11 +44,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
@@ -84,25 +81,6 @@ type Optimizer interface {
 	Optimize(ctx context.Context) error
 }
 
-// Kinds accepted by Options.Kind.
-const (
-	KindAuto      = ""
-	KindMbox      = "mbox"
-	KindEML       = "eml"
-	KindSlack     = "slack"
-	KindChat      = "chat"
-	KindDocs      = "docs"
-	KindReference = "reference"
-	KindMaildir   = "maildir"
-	KindTelegram  = "telegram"
-	KindWhatsApp  = "whatsapp"
-	KindDiscord   = "discord"
-	// KindMessenger reads Facebook and Instagram "Download your information" JSON.
-	KindMessenger = "messenger"
-	// KindGoogleChat reads Google Chat from Google Takeout (messages.json).
-	KindGoogleChat = "googlechat"
-)
-
 // Kinds lists the values Options.Kind accepts (besides "" for detection).
 var Kinds = []string{KindMbox, KindEML, KindEmlx, KindMaildir, KindSlack, KindChat, KindTelegram, KindWhatsApp, KindDiscord, KindMessenger, KindGoogleChat, KindDocs, KindEnex, KindContacts, KindNotionCSV, KindIRC, KindIMessage, KindLINE, KindMatrix, KindSignal, KindHangouts, KindZulip, KindTeams, KindMattermost, KindKeep, KindDayOne, KindRoam, KindReference}
 
@@ -124,136 +102,6 @@ type Options struct {
 	// serialised.
 	Written func(sourceID string)
 }
-
-// FileError is one input that could not be (fully) ingested.
-type FileError struct {
-	Path  string // the file (or folder) as walked
-	Where string // "message 12 (byte 4096)", "byte 4096", "line 3"; "" when the whole file
-	Err   error
-}
-
-// Error renders "path: where: err", the path quoted when it holds characters that
-// could forge an output line (newlines, terminal controls, invalid UTF-8).
-func (e FileError) Error() string {
-	p := SafeName(e.Path)
-	if e.Where == "" {
-		return p + ": " + oneLine(e.Err.Error())
-	}
-	return p + ": " + oneLine(e.Where) + ": " + oneLine(e.Err.Error())
-}
-
-// oneLine escapes the control characters of s (a header quoted in an error may
-// hold a newline), so that it cannot break or forge an output line.
-func oneLine(s string) string {
-	clean := utf8.ValidString(s)
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// Unwrap returns the cause.
-func (e FileError) Unwrap() error { return e.Err }
-
-// SafeName returns a file name fit for one output line: as it is when every
-// character is printable, else Go-quoted.
-func SafeName(p string) string {
-	if !utf8.ValidString(p) {
-		return strconv.Quote(p)
-	}
-	for _, r := range p {
-		if !unicode.IsPrint(r) && r != ' ' {
-			return strconv.Quote(p)
-		}
-	}
-	return p
-}
-
-// Summary reports what a Run did.
-type Summary struct {
-	Files, Sources, ChunksNew, ChunksUnchanged, ChunksRemoved, Entities, Failures int
-	// Contacts counts the people read from address books (vCard, contacts CSV).
-	Contacts int
-	Seconds  float64
-	Errors   []FileError
-	// Skipped counts files of no known format (and symbolic links), which are not
-	// failures; SkippedBy counts them by reason and Skips names each.
-	Skipped   int
-	SkippedBy map[string]int
-	Skips     []FileError
-	// Notes are repairs and guesses worth telling (unknown charset decoded as
-	// Windows-1252, a date taken from the file time, a part of a message lost);
-	// Warnings counts them.
-	Notes    []FileError
-	Warnings int
-	// Unread names each path given to Run that yielded nothing, with why.
-	Unread []FileError
-	// Interrupted says the run was cancelled before it read everything.
-	Interrupted bool
-	// read lists the files and folders handed to readers (Options.Report).
-	read []readFile
-}
-
-// Line is the one-line summary printed after every ingest.
-func (s *Summary) Line() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "ingest: %d files, %d sources, %d chunks new, %d unchanged, %d removed, %d entities, %d failures",
-		s.Files, s.Sources, s.ChunksNew, s.ChunksUnchanged, s.ChunksRemoved, s.Entities, s.Failures)
-	if s.Contacts > 0 {
-		fmt.Fprintf(&b, ", %d contacts", s.Contacts)
-	}
-	fmt.Fprintf(&b, ", %d skipped", s.Skipped)
-	if len(s.SkippedBy) > 0 {
-		reasons := make([]string, 0, len(s.SkippedBy))
-		for r := range s.SkippedBy {
-			reasons = append(reasons, r)
-		}
-		sort.Slice(reasons, func(i, j int) bool {
-			if s.SkippedBy[reasons[i]] != s.SkippedBy[reasons[j]] {
-				return s.SkippedBy[reasons[i]] > s.SkippedBy[reasons[j]]
-			}
-			return reasons[i] < reasons[j]
-		})
-		parts := make([]string, len(reasons))
-		for i, r := range reasons {
-			parts[i] = fmt.Sprintf("%d %s", s.SkippedBy[r], r)
-		}
-		fmt.Fprintf(&b, " (%s)", strings.Join(parts, "; "))
-	}
-	fmt.Fprintf(&b, ", %d warnings", s.Warnings)
-	if s.Interrupted {
-		b.WriteString(", interrupted")
-	}
-	fmt.Fprintf(&b, ", %.1f s", s.Seconds)
-	return b.String()
-}
-
-// Skip reasons counted in Summary.SkippedBy.
-const (
-	reasonUnknown    = "not a known mail, chat or document format"
-	reasonSymlink    = "symbolic link: not followed"
-	reasonNotRegular = "not a regular file"
-	reasonHidden     = "hidden"
-)
 
 // task is one file or folder handed to a reader.
 type task struct {
@@ -278,7 +126,7 @@ type runner struct {
 	// yield counts, per path given to Run, the sources and messages read from it.
 	yield []int
 	arg   int
-	cur   int // index into sum.read of the file being read (-1 when not kept)
+	cur   int // index into sum.readFiles of the file being read (-1 when not kept)
 	// pending holds Merge sources gathered by coalesce, by source id.
 	pending      map[string]*pendingSource
 	pendingOrder []string
@@ -289,9 +137,6 @@ type runner struct {
 	// contactFiles holds the address books read, written at the end of the run.
 	contactFiles []contactFile
 }
-
-// maxWalkDepth bounds folder nesting.
-const maxWalkDepth = 64
 
 // Run ingests every path (files or folders) into w. It returns the summary; the
 // error is non-nil only when the run itself could not proceed (a bad Kind, a
@@ -371,8 +216,8 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		}
 		r.cur = -1
 		if opt.Report {
-			r.sum.read = append(r.sum.read, readFile{path: t.in.path, kind: t.r.kind()})
-			r.cur = len(r.sum.read) - 1
+			r.sum.readFiles = append(r.sum.readFiles, readFile{path: t.in.path, kind: t.r.kind()})
+			r.cur = len(r.sum.readFiles) - 1
 		}
 		t0, thr0, blk0 := time.Now(), r.times.thread, r.times.blocked
 		t.r.read(ctx, t.in, r, rep)
@@ -510,19 +355,6 @@ func (r *runner) detectFile(arg int, root, p string, head []byte) (task, bool) {
 	return task{}, false
 }
 
-// readHead returns the first headBytes of a file (nil when it cannot be read; the
-// reader then reports the error).
-func readHead(p string) []byte {
-	f, err := vOpen(p)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	b := make([]byte, headBytes)
-	n, _ := io.ReadFull(f, b)
-	return b[:n]
-}
-
 // plan walks dir (never following symbolic links, skipping hidden entries) and
 // appends the files and folders to read.
 func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task {
@@ -621,7 +453,7 @@ func (r *runner) failures() int {
 func (r *runner) source(src memtree.SourceInput) {
 	r.yield[r.arg]++
 	if r.cur >= 0 {
-		r.sum.read[r.cur].yield++
+		r.sum.readFiles[r.cur].yield++
 	}
 	if src.Origin == "" {
 		src.Origin = "(unknown file)"
@@ -767,7 +599,7 @@ func (r *runner) flushPending(ctx context.Context) {
 func (r *runner) mail(m *mailMsg) {
 	r.yield[r.arg]++
 	if r.cur >= 0 {
-		r.sum.read[r.cur].yield++
+		r.sum.readFiles[r.cur].yield++
 	}
 	t0 := time.Now()
 	if err := r.thr.add(m); err != nil {
@@ -811,11 +643,4 @@ func (r *runner) record(ctx context.Context, src memtree.SourceInput, st memtree
 	r.sum.ChunksUnchanged += st.UnchangedChunks
 	r.sum.ChunksRemoved += st.RemovedChunks
 	r.sum.Entities += st.Entities
-}
-
-func modTime(p string) time.Time {
-	if st, err := vStat(p); err == nil {
-		return st.ModTime().UTC()
-	}
-	return time.Now().UTC()
 }

@@ -1,24 +1,19 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math"
 	"net/mail"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
-	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // jsonReader reads the reference's JSON input shapes, one file each: a chat batch
@@ -118,58 +113,6 @@ func readReferenceJSON(in input, out output, rep *report, shape string) {
 // errUnknownJSON marks a JSON file that is none of the known input shapes.
 var errUnknownJSON = errors.New("JSON object is not a chat batch ({platform, channel_label, messages}), an email thread ({provider, thread_subject, messages}) or a document ({title, body, modified_at})")
 
-// readFileLimited reads a whole file, refusing files over maxFileBytes.
-func readFileLimited(path string) ([]byte, error) {
-	b, ok, err := vReadAll(path, maxFileBytes)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("file larger than %d MiB: not ingested; split it", maxFileBytes>>20)
-	}
-	return b, nil
-}
-
-// readJSONExport reads one JSON export file, its BOM dropped and its JSON
-// checked; ok is false when it holds nothing to read, which rep then says (an
-// empty file is a warning, anything else a failure).
-func readJSONExport(path string, rep *report) (b []byte, ok bool) {
-	b, err := readFileLimited(path)
-	if err == nil {
-		b = trimUTF8BOM(b)
-		err = checkJSON(b)
-	}
-	switch {
-	case errors.Is(err, errEmpty):
-		rep.warn(path, "", "empty file: nothing to ingest")
-		return nil, false
-	case err != nil:
-		rep.fail(FileError{Path: path, Err: err})
-		return nil, false
-	}
-	return b, true
-}
-
-// readJSONFile reads, guards and strictly decodes one JSON file into v.
-func readJSONFile(path string, v any) error {
-	b, err := readFileLimited(path)
-	if err != nil {
-		return err
-	}
-	b = trimUTF8BOM(b)
-	if err := checkJSON(b); err != nil {
-		return err
-	}
-	return decodeStrict(b, v)
-}
-
-func trimUTF8BOM(b []byte) []byte {
-	if len(b) >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF {
-		return b[3:]
-	}
-	return b
-}
-
 // jsonShape names the input shape of a whole JSON file ("chat", "emailthread",
 // "document"), or fails: errUnknownJSON for an object of no known shape (or one of
 // a Telegram or Discord export, which their readers own).
@@ -201,217 +144,6 @@ func jsonShape(b []byte) (string, error) {
 		return shape, nil
 	}
 	return "", errUnknownJSON
-}
-
-// jsonHead is what the start of a JSON file shows of its shape: the top-level
-// object's keys and the keys of its first message, or the keys of the first element
-// of a top-level array. The start may be cut anywhere: scanJSONHead stops quietly
-// at the first token it cannot read.
-type jsonHead struct {
-	object, array bool
-	keys          map[string]bool // top-level keys (of the first element for an array)
-	first         map[string]bool // keys of the first entry of "messages"
-	authorString  bool            // the first message's author is a string
-	tooDeep       bool            // nested deeper than maxJSONDepth
-}
-
-// shape names the input shape the head shows ("" for none). An object of a Telegram
-// export (a chat with type and id, or a whole export) or of a Discord export (guild)
-// is none: their readers own them.
-func (h *jsonHead) shape() string {
-	if !h.object {
-		return ""
-	}
-	has := func(k string) bool { return h.keys[k] }
-	switch {
-	case has("guild") || has("chats") || has("left_chats") || has("personal_information") || has("messages") && has("type") && has("id"):
-		return ""
-	case has("thread_subject"):
-		return "emailthread"
-	case has("messages") && (has("platform") || has("channel_label")):
-		return "chat"
-	case has("messages") && h.first["sent_at"]:
-		return "emailthread"
-	case has("messages") && h.first["author"] && h.authorString && h.first["timestamp"] && h.first["text"]:
-		return "chat"
-	case has("body") || has("title") && has("modified_at"):
-		return "document"
-	}
-	return ""
-}
-
-// claimed says the reference reader should read a file with this head: it has one
-// of the shapes, or it is a top-level array of such objects or nests too deep, which
-// read then fails with the reason (a .json file meant as input, wrongly made).
-func (h *jsonHead) claimed() bool {
-	if h.shape() != "" || h.tooDeep {
-		return true
-	}
-	if !h.array {
-		return false
-	}
-	for _, k := range []string{"platform", "channel_label", "thread_subject", "messages", "body", "modified_at"} {
-		if h.keys[k] {
-			return true
-		}
-	}
-	return false
-}
-
-// scanJSONHead reads the shape of the JSON text that head starts.
-func scanJSONHead(head []byte) jsonHead {
-	h := jsonHead{keys: map[string]bool{}, first: map[string]bool{}}
-	head = trimUTF8BOM(head)
-	depth, inStr, esc := 0, false, false
-	for _, c := range head {
-		switch {
-		case inStr:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == '[' || c == '{':
-			if depth++; depth > maxJSONDepth {
-				h.tooDeep = true
-			}
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(head))
-	tok, err := dec.Token()
-	if err != nil {
-		return h
-	}
-	switch tok {
-	case json.Delim('{'):
-		h.object = true
-		_ = scanObjectKeys(dec, func(k string) bool {
-			h.keys[k] = true
-			if k != "messages" {
-				return false
-			}
-			t, err := dec.Token()
-			if err != nil || t != json.Delim('[') {
-				if err == nil {
-					skipJSONValueRest(dec, t)
-				}
-				return true
-			}
-			if t, err = dec.Token(); err != nil || t == json.Delim(']') {
-				return true
-			}
-			if t != json.Delim('{') {
-				if !skipJSONValueRest(dec, t) {
-					return true
-				}
-			} else if scanObjectKeys(dec, func(k string) bool {
-				h.first[k] = true
-				if k == "author" {
-					t, err := dec.Token()
-					_, h.authorString = t.(string)
-					if err == nil && !h.authorString {
-						skipJSONValueRest(dec, t)
-					}
-					return true
-				}
-				return false
-			}); err != nil {
-				return true
-			}
-			skipJSONValueRest(dec, json.Delim('[')) // the other messages
-			return true
-		})
-	case json.Delim('['):
-		h.array = true
-		if t, err := dec.Token(); err == nil && t == json.Delim('{') {
-			_ = scanObjectKeys(dec, func(k string) bool { h.keys[k] = true; return false })
-		}
-	}
-	return h
-}
-
-// scanObjectKeys walks the keys of the object whose '{' dec just read, calling key
-// for each; key returns true when it consumed the key's value itself. It reads the
-// object's '}' and returns nil, or stops at the first token it cannot read.
-func scanObjectKeys(dec *json.Decoder, key func(string) bool) error {
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		k, ok := t.(string)
-		if !ok {
-			return errors.New("not a key")
-		}
-		if key(k) {
-			continue
-		}
-		v, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		if !skipJSONValueRest(dec, v) {
-			return io.ErrUnexpectedEOF
-		}
-	}
-	_, err := dec.Token()
-	return err
-}
-
-// skipJSONValueRest skips the rest of a value whose first token is t; false when the
-// input ends first.
-func skipJSONValueRest(dec *json.Decoder, t json.Token) bool {
-	if t != json.Delim('{') && t != json.Delim('[') {
-		return true
-	}
-	for depth := 1; depth > 0; {
-		t, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-	}
-	return true
-}
-
-// flexTime reads a time given as epoch milliseconds (number or numeric string) or
-// an RFC 3339 string. Empty or null reports ok=false with no error.
-func flexTime(raw json.RawMessage) (ms int64, ok bool, err error) {
-	s := strings.TrimSpace(string(raw))
-	if s == "" || s == "null" {
-		return 0, false, nil
-	}
-	if s[0] == '"' {
-		var str string
-		if err := json.Unmarshal(raw, &str); err != nil {
-			return 0, false, err
-		}
-		str = strings.TrimSpace(str)
-		if str == "" {
-			return 0, false, nil
-		}
-		if t, err := time.Parse(time.RFC3339Nano, str); err == nil {
-			return t.UnixMilli(), true, nil
-		}
-		s = str
-	}
-	f, perr := strconv.ParseFloat(s, 64)
-	if perr != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e14 {
-		return 0, false, fmt.Errorf("%s is not epoch milliseconds or an RFC 3339 time", string(raw))
-	}
-	return int64(f), true, nil
 }
 
 type chatBatchJSON struct {
@@ -594,9 +326,4 @@ func parseDocumentInput(b []byte, relPath string, mtime time.Time) (*memtree.Sou
 		Kind: memtree.KindDocument, SourceID: "doc:" + ref, Title: title, Provider: prov,
 		Messages: []memtree.MessageInput{{Ref: ref, Subject: title, TimestampMS: ts, Text: body}},
 	}, nil
-}
-
-// attachmentOf builds an attachment note.
-func attachmentOf(name, ctype string, size int) abi.Attachment {
-	return abi.Attachment{Name: name, ContentType: ctype, Size: size}
 }

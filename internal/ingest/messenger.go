@@ -316,12 +316,6 @@ func firstRaw(raws ...json.RawMessage) json.RawMessage {
 	return nil
 }
 
-// chatTimeOK reports whether ms is a plausible message time: 1980 to 2200 (an
-// export's zero or garbage never dates a message to 1970).
-func chatTimeOK(ms int64) bool {
-	return ms >= chatMinMS && ms < chatMaxMS
-}
-
 var (
 	chatMinMS = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	chatMaxMS = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()

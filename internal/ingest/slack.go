@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -506,16 +505,6 @@ func (x *slackExport) readConv(ctx context.Context, c slackConv) []memtree.Messa
 	return out
 }
 
-// clip returns the first n characters of s on one line, "…" marking a cut.
-func clip(s string, n int) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return strings.TrimSpace(string(r[:n])) + "…"
-}
-
 // message turns one Slack message into a MessageInput; ok is false when it holds
 // nothing to read.
 func (x *slackExport) message(c slackConv, jm *slackMsgJSON, tsStr string, ts float64) (memtree.MessageInput, bool) {
@@ -697,13 +686,4 @@ func slackText(s string, users map[string]slackUser, chans map[string]string) st
 	}
 	r := strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
 	return stripControls(sanitizeUTF8([]byte(r.Replace(b.String()))))
-}
-
-func firstNonEmpty(ss ...string) string {
-	for _, s := range ss {
-		if strings.TrimSpace(s) != "" {
-			return strings.TrimSpace(s)
-		}
-	}
-	return ""
 }

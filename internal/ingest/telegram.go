@@ -6,8 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"mime"
-	"path"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -77,84 +75,6 @@ func tgFileChatName(p string) string {
 		}
 	}
 	return tgClean(name)
-}
-
-// tgHead is what the first bytes of a JSON document show: whether the top-level
-// value is an object, its keys (with the value when it is a string) and, for
-// object values, their keys.
-type tgHead struct {
-	object bool
-	keys   map[string]string
-	sub    map[string]map[string]bool
-}
-
-// tgScanHead reads the top two levels of a JSON object from head, which may be cut
-// anywhere: it stops quietly at the first token it cannot read. The Discord reader
-// uses it too.
-func tgScanHead(head []byte) tgHead {
-	h := tgHead{keys: map[string]string{}, sub: map[string]map[string]bool{}}
-	dec := json.NewDecoder(bytes.NewReader(trimUTF8BOM(head)))
-	tok, err := dec.Token()
-	if err != nil || tok != json.Delim('{') {
-		return h
-	}
-	h.object = true
-	type frame struct {
-		obj       bool
-		expectKey bool
-		top       string // the top-level key this container is the value of ("" for the top object)
-	}
-	stack := []frame{{obj: true, expectKey: true}}
-	curKey := ""
-	for len(stack) > 0 {
-		tok, err := dec.Token()
-		if err != nil {
-			break
-		}
-		f := &stack[len(stack)-1]
-		depth := len(stack)
-		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
-			stack = stack[:len(stack)-1]
-			if len(stack) > 0 && stack[len(stack)-1].obj {
-				stack[len(stack)-1].expectKey = true
-			}
-			continue
-		}
-		if f.obj && f.expectKey {
-			k, _ := tok.(string)
-			f.expectKey = false
-			switch depth {
-			case 1:
-				curKey = k
-				h.keys[k] = ""
-			case 2:
-				if f.top != "" {
-					if h.sub[f.top] == nil {
-						h.sub[f.top] = map[string]bool{}
-					}
-					h.sub[f.top][k] = true
-				}
-			}
-			continue
-		}
-		if d, ok := tok.(json.Delim); ok {
-			top := f.top
-			if depth == 1 {
-				top = curKey
-			}
-			stack = append(stack, frame{obj: d == '{', expectKey: d == '{', top: top})
-			continue
-		}
-		if depth == 1 {
-			if s, ok := tok.(string); ok {
-				h.keys[curKey] = s
-			}
-		}
-		if f.obj {
-			f.expectKey = true
-		}
-	}
-	return h
 }
 
 // tgChatJSON is one chat. Fields are decoded leniently (raw) so that one odd value
@@ -611,84 +531,4 @@ func tgMedia(jm tgMsgJSON, atts *[]abi.Attachment) string {
 		}
 	}
 	return strings.Join(parts, "\n")
-}
-
-// tgFileName is the base name of an exported file path, or "" when the export did
-// not include the file ("(File not included. Change data exporting settings to
-// download.)").
-func tgFileName(p string) string {
-	p = strings.TrimSpace(p)
-	if p == "" || strings.HasPrefix(p, "(") {
-		return ""
-	}
-	return tgClean(path.Base(filepath.ToSlash(p)))
-}
-
-// tgMime is the given content type, else the one the file name's extension implies.
-func tgMime(name, ctype string) string {
-	if ctype = strings.TrimSpace(ctype); ctype != "" {
-		return ctype
-	}
-	if ext := path.Ext(name); ext != "" {
-		if t := mime.TypeByExtension(strings.ToLower(ext)); t != "" {
-			if i := strings.IndexByte(t, ';'); i >= 0 {
-				t = t[:i]
-			}
-			return t
-		}
-	}
-	return ""
-}
-
-// tgRawString reads a raw JSON scalar as a string: a string's value, a number's or
-// boolean's literal; "" for null, objects and arrays.
-func tgRawString(raw json.RawMessage) string {
-	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || tgIsNull(raw) {
-		return ""
-	}
-	switch raw[0] {
-	case '"':
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
-			return ""
-		}
-		return s
-	case '{', '[':
-		return ""
-	}
-	return string(raw)
-}
-
-// tgRawInt reads a raw JSON number (or numeric string) as an int; 0 when it is not one.
-func tgRawInt(raw json.RawMessage) int {
-	n, err := strconv.ParseInt(strings.TrimSpace(tgRawString(raw)), 10, 64)
-	if err != nil || n < 0 || n > 1<<40 {
-		return 0
-	}
-	return int(n)
-}
-
-func tgIsNull(raw json.RawMessage) bool {
-	return string(bytes.TrimSpace(raw)) == "null"
-}
-
-// tgClean makes text from an export safe to store: valid UTF-8, LF line ends, no
-// control characters, no surrounding space. The WhatsApp and Discord readers use it.
-func tgClean(s string) string {
-	return strings.TrimSpace(stripControls(sanitizeUTF8(normalizeNewlines([]byte(s)))))
-}
-
-// tgDecodeErr describes an error decoding part of a file (no byte offset: the
-// decoder's offset would be relative to that part).
-func tgDecodeErr(err error) error {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
-		field := te.Field
-		if field == "" {
-			field = "(value)"
-		}
-		return fmt.Errorf("field %q is a JSON %s, expected %s: not ingested", field, te.Value, te.Type)
-	}
-	return fmt.Errorf("not readable: %v", err)
 }

@@ -1,0 +1,470 @@
+package ingest
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"mime"
+	"path"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// readFileLimited reads a whole file, refusing files over maxFileBytes.
+func readFileLimited(path string) ([]byte, error) {
+	b, ok, err := vReadAll(path, maxFileBytes)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fmt.Errorf("file larger than %d MiB: not ingested; split it", maxFileBytes>>20)
+	}
+	return b, nil
+}
+
+// readJSONExport reads one JSON export file, its BOM dropped and its JSON
+// checked; ok is false when it holds nothing to read, which rep then says (an
+// empty file is a warning, anything else a failure).
+func readJSONExport(path string, rep *report) (b []byte, ok bool) {
+	b, err := readFileLimited(path)
+	if err == nil {
+		b = trimUTF8BOM(b)
+		err = checkJSON(b)
+	}
+	switch {
+	case errors.Is(err, errEmpty):
+		rep.warn(path, "", "empty file: nothing to ingest")
+		return nil, false
+	case err != nil:
+		rep.fail(FileError{Path: path, Err: err})
+		return nil, false
+	}
+	return b, true
+}
+
+// readJSONFile reads, guards and strictly decodes one JSON file into v.
+func readJSONFile(path string, v any) error {
+	b, err := readFileLimited(path)
+	if err != nil {
+		return err
+	}
+	b = trimUTF8BOM(b)
+	if err := checkJSON(b); err != nil {
+		return err
+	}
+	return decodeStrict(b, v)
+}
+
+func trimUTF8BOM(b []byte) []byte {
+	if len(b) >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF {
+		return b[3:]
+	}
+	return b
+}
+
+// flexTime reads a time given as epoch milliseconds (number or numeric string) or
+// an RFC 3339 string. Empty or null reports ok=false with no error.
+func flexTime(raw json.RawMessage) (ms int64, ok bool, err error) {
+	s := strings.TrimSpace(string(raw))
+	if s == "" || s == "null" {
+		return 0, false, nil
+	}
+	if s[0] == '"' {
+		var str string
+		if err := json.Unmarshal(raw, &str); err != nil {
+			return 0, false, err
+		}
+		str = strings.TrimSpace(str)
+		if str == "" {
+			return 0, false, nil
+		}
+		if t, err := time.Parse(time.RFC3339Nano, str); err == nil {
+			return t.UnixMilli(), true, nil
+		}
+		s = str
+	}
+	f, perr := strconv.ParseFloat(s, 64)
+	if perr != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e14 {
+		return 0, false, fmt.Errorf("%s is not epoch milliseconds or an RFC 3339 time", string(raw))
+	}
+	return int64(f), true, nil
+}
+
+// attachmentOf builds an attachment note.
+func attachmentOf(name, ctype string, size int) abi.Attachment {
+	return abi.Attachment{Name: name, ContentType: ctype, Size: size}
+}
+
+// tgHead is what the first bytes of a JSON document show: whether the top-level
+// value is an object, its keys (with the value when it is a string) and, for
+// object values, their keys.
+type tgHead struct {
+	object bool
+	keys   map[string]string
+	sub    map[string]map[string]bool
+}
+
+// tgScanHead reads the top two levels of a JSON object from head, which may be cut
+// anywhere: it stops quietly at the first token it cannot read. The Discord reader
+// uses it too.
+func tgScanHead(head []byte) tgHead {
+	h := tgHead{keys: map[string]string{}, sub: map[string]map[string]bool{}}
+	dec := json.NewDecoder(bytes.NewReader(trimUTF8BOM(head)))
+	tok, err := dec.Token()
+	if err != nil || tok != json.Delim('{') {
+		return h
+	}
+	h.object = true
+	type frame struct {
+		obj       bool
+		expectKey bool
+		top       string // the top-level key this container is the value of ("" for the top object)
+	}
+	stack := []frame{{obj: true, expectKey: true}}
+	curKey := ""
+	for len(stack) > 0 {
+		tok, err := dec.Token()
+		if err != nil {
+			break
+		}
+		f := &stack[len(stack)-1]
+		depth := len(stack)
+		if d, ok := tok.(json.Delim); ok && (d == '}' || d == ']') {
+			stack = stack[:len(stack)-1]
+			if len(stack) > 0 && stack[len(stack)-1].obj {
+				stack[len(stack)-1].expectKey = true
+			}
+			continue
+		}
+		if f.obj && f.expectKey {
+			k, _ := tok.(string)
+			f.expectKey = false
+			switch depth {
+			case 1:
+				curKey = k
+				h.keys[k] = ""
+			case 2:
+				if f.top != "" {
+					if h.sub[f.top] == nil {
+						h.sub[f.top] = map[string]bool{}
+					}
+					h.sub[f.top][k] = true
+				}
+			}
+			continue
+		}
+		if d, ok := tok.(json.Delim); ok {
+			top := f.top
+			if depth == 1 {
+				top = curKey
+			}
+			stack = append(stack, frame{obj: d == '{', expectKey: d == '{', top: top})
+			continue
+		}
+		if depth == 1 {
+			if s, ok := tok.(string); ok {
+				h.keys[curKey] = s
+			}
+		}
+		if f.obj {
+			f.expectKey = true
+		}
+	}
+	return h
+}
+
+// tgFileName is the base name of an exported file path, or "" when the export did
+// not include the file ("(File not included. Change data exporting settings to
+// download.)").
+func tgFileName(p string) string {
+	p = strings.TrimSpace(p)
+	if p == "" || strings.HasPrefix(p, "(") {
+		return ""
+	}
+	return tgClean(path.Base(filepath.ToSlash(p)))
+}
+
+// tgMime is the given content type, else the one the file name's extension implies.
+func tgMime(name, ctype string) string {
+	if ctype = strings.TrimSpace(ctype); ctype != "" {
+		return ctype
+	}
+	if ext := path.Ext(name); ext != "" {
+		if t := mime.TypeByExtension(strings.ToLower(ext)); t != "" {
+			if i := strings.IndexByte(t, ';'); i >= 0 {
+				t = t[:i]
+			}
+			return t
+		}
+	}
+	return ""
+}
+
+// tgRawString reads a raw JSON scalar as a string: a string's value, a number's or
+// boolean's literal; "" for null, objects and arrays.
+func tgRawString(raw json.RawMessage) string {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || tgIsNull(raw) {
+		return ""
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return ""
+		}
+		return s
+	case '{', '[':
+		return ""
+	}
+	return string(raw)
+}
+
+// tgRawInt reads a raw JSON number (or numeric string) as an int; 0 when it is not one.
+func tgRawInt(raw json.RawMessage) int {
+	n, err := strconv.ParseInt(strings.TrimSpace(tgRawString(raw)), 10, 64)
+	if err != nil || n < 0 || n > 1<<40 {
+		return 0
+	}
+	return int(n)
+}
+
+func tgIsNull(raw json.RawMessage) bool {
+	return string(bytes.TrimSpace(raw)) == "null"
+}
+
+// tgClean makes text from an export safe to store: valid UTF-8, LF line ends, no
+// control characters, no surrounding space. The WhatsApp and Discord readers use it.
+func tgClean(s string) string {
+	return strings.TrimSpace(stripControls(sanitizeUTF8(normalizeNewlines([]byte(s)))))
+}
+
+// tgDecodeErr describes an error decoding part of a file (no byte offset: the
+// decoder's offset would be relative to that part).
+func tgDecodeErr(err error) error {
+	var te *json.UnmarshalTypeError
+	if errors.As(err, &te) {
+		field := te.Field
+		if field == "" {
+			field = "(value)"
+		}
+		return fmt.Errorf("field %q is a JSON %s, expected %s: not ingested", field, te.Value, te.Type)
+	}
+	return fmt.Errorf("not readable: %v", err)
+}
+
+// chatTimeOK reports whether ms is a plausible message time: 1980 to 2200 (an
+// export's zero or garbage never dates a message to 1970).
+func chatTimeOK(ms int64) bool {
+	return ms >= chatMinMS && ms < chatMaxMS
+}
+
+// clip returns the first n characters of s on one line, "…" marking a cut.
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return strings.TrimSpace(string(r[:n])) + "…"
+}
+
+func firstNonEmpty(ss ...string) string {
+	for _, s := range ss {
+		if strings.TrimSpace(s) != "" {
+			return strings.TrimSpace(s)
+		}
+	}
+	return ""
+}
+
+// jsonHead is what the start of a JSON file shows of its shape: the top-level
+// object's keys and the keys of its first message, or the keys of the first element
+// of a top-level array. The start may be cut anywhere: scanJSONHead stops quietly
+// at the first token it cannot read.
+type jsonHead struct {
+	object, array bool
+	keys          map[string]bool // top-level keys (of the first element for an array)
+	first         map[string]bool // keys of the first entry of "messages"
+	authorString  bool            // the first message's author is a string
+	tooDeep       bool            // nested deeper than maxJSONDepth
+}
+
+// shape names the input shape the head shows ("" for none). An object of a Telegram
+// export (a chat with type and id, or a whole export) or of a Discord export (guild)
+// is none: their readers own them.
+func (h *jsonHead) shape() string {
+	if !h.object {
+		return ""
+	}
+	has := func(k string) bool { return h.keys[k] }
+	switch {
+	case has("guild") || has("chats") || has("left_chats") || has("personal_information") || has("messages") && has("type") && has("id"):
+		return ""
+	case has("thread_subject"):
+		return "emailthread"
+	case has("messages") && (has("platform") || has("channel_label")):
+		return "chat"
+	case has("messages") && h.first["sent_at"]:
+		return "emailthread"
+	case has("messages") && h.first["author"] && h.authorString && h.first["timestamp"] && h.first["text"]:
+		return "chat"
+	case has("body") || has("title") && has("modified_at"):
+		return "document"
+	}
+	return ""
+}
+
+// claimed says the reference reader should read a file with this head: it has one
+// of the shapes, or it is a top-level array of such objects or nests too deep, which
+// read then fails with the reason (a .json file meant as input, wrongly made).
+func (h *jsonHead) claimed() bool {
+	if h.shape() != "" || h.tooDeep {
+		return true
+	}
+	if !h.array {
+		return false
+	}
+	for _, k := range []string{"platform", "channel_label", "thread_subject", "messages", "body", "modified_at"} {
+		if h.keys[k] {
+			return true
+		}
+	}
+	return false
+}
+
+// scanJSONHead reads the shape of the JSON text that head starts.
+func scanJSONHead(head []byte) jsonHead {
+	h := jsonHead{keys: map[string]bool{}, first: map[string]bool{}}
+	head = trimUTF8BOM(head)
+	depth, inStr, esc := 0, false, false
+	for _, c := range head {
+		switch {
+		case inStr:
+			switch {
+			case esc:
+				esc = false
+			case c == '\\':
+				esc = true
+			case c == '"':
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '[' || c == '{':
+			if depth++; depth > maxJSONDepth {
+				h.tooDeep = true
+			}
+		case c == ']' || c == '}':
+			depth--
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(head))
+	tok, err := dec.Token()
+	if err != nil {
+		return h
+	}
+	switch tok {
+	case json.Delim('{'):
+		h.object = true
+		_ = scanObjectKeys(dec, func(k string) bool {
+			h.keys[k] = true
+			if k != "messages" {
+				return false
+			}
+			t, err := dec.Token()
+			if err != nil || t != json.Delim('[') {
+				if err == nil {
+					skipJSONValueRest(dec, t)
+				}
+				return true
+			}
+			if t, err = dec.Token(); err != nil || t == json.Delim(']') {
+				return true
+			}
+			if t != json.Delim('{') {
+				if !skipJSONValueRest(dec, t) {
+					return true
+				}
+			} else if scanObjectKeys(dec, func(k string) bool {
+				h.first[k] = true
+				if k == "author" {
+					t, err := dec.Token()
+					_, h.authorString = t.(string)
+					if err == nil && !h.authorString {
+						skipJSONValueRest(dec, t)
+					}
+					return true
+				}
+				return false
+			}); err != nil {
+				return true
+			}
+			skipJSONValueRest(dec, json.Delim('[')) // the other messages
+			return true
+		})
+	case json.Delim('['):
+		h.array = true
+		if t, err := dec.Token(); err == nil && t == json.Delim('{') {
+			_ = scanObjectKeys(dec, func(k string) bool { h.keys[k] = true; return false })
+		}
+	}
+	return h
+}
+
+// scanObjectKeys walks the keys of the object whose '{' dec just read, calling key
+// for each; key returns true when it consumed the key's value itself. It reads the
+// object's '}' and returns nil, or stops at the first token it cannot read.
+func scanObjectKeys(dec *json.Decoder, key func(string) bool) error {
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		k, ok := t.(string)
+		if !ok {
+			return errors.New("not a key")
+		}
+		if key(k) {
+			continue
+		}
+		v, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		if !skipJSONValueRest(dec, v) {
+			return io.ErrUnexpectedEOF
+		}
+	}
+	_, err := dec.Token()
+	return err
+}
+
+// skipJSONValueRest skips the rest of a value whose first token is t; false when the
+// input ends first.
+func skipJSONValueRest(dec *json.Decoder, t json.Token) bool {
+	if t != json.Delim('{') && t != json.Delim('[') {
+		return true
+	}
+	for depth := 1; depth > 0; {
+		t, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		switch t {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+		}
+	}
+	return true
+}

@@ -1,0 +1,46 @@
+package ingest
+
+import (
+	"context"
+	"errors"
+
+	"github.com/openhuman/openhuman-core/internal/memtree"
+)
+
+// contactFile is one address book read in a run.
+type contactFile struct {
+	path string
+	cs   []memtree.ContactInput
+}
+
+// contacts keeps an address book's people for the end of the run.
+func (r *runner) contacts(path string, cs []memtree.ContactInput) {
+	r.yield[r.arg]++
+	if r.cur >= 0 {
+		r.sum.readFiles[r.cur].yield += len(cs)
+	}
+	r.contactFiles = append(r.contactFiles, contactFile{path: path, cs: cs})
+}
+
+// writeContacts writes the run's address books, after its sources: a contact
+// names the person whose messages are stored under its names and addresses.
+func (r *runner) writeContacts(ctx context.Context) {
+	if len(r.contactFiles) == 0 {
+		return
+	}
+	cw, ok := r.w.(ContactWriter)
+	for _, f := range r.contactFiles {
+		if !ok {
+			r.rep.fail(FileError{Path: f.path, Err: errors.New("this store cannot keep contacts: not ingested")})
+			continue
+		}
+		n, err := cw.PutContacts(ctx, f.cs)
+		if err != nil {
+			r.rep.fail(FileError{Path: f.path, Err: err})
+			continue
+		}
+		r.rep.mu.Lock()
+		r.sum.Contacts += n
+		r.rep.mu.Unlock()
+	}
+}
