@@ -14,6 +14,9 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
+// KindDiscord forces the DiscordChatExporter reader.
+const KindDiscord = "discord"
+
 // discordReader reads a channel exported by DiscordChatExporter as JSON
 // ({"guild", "channel", "messages"}), CSV (discordcsv.go) or HTML (discordhtml.go). A channel becomes one source per month
 // (chatSources) under "discord:<guild id>/<channel id>".

@@ -15,6 +15,9 @@ import (
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
+// KindDocs forces the document reader.
+const KindDocs = "docs"
+
 // docsReader reads Markdown and plain-text documents: one source per file, its
 // front matter (YAML) or leading Logseq property block giving the title, tags and
 // date. Obsidian [[wikilinks]] and #tags in the body become entities in the store

@@ -15,6 +15,9 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
+// KindGoogleChat reads Google Chat from Google Takeout (messages.json).
+const KindGoogleChat = "googlechat"
+
 // googleChatReader reads Google Chat as Google Takeout exports it: one folder per
 // conversation under "Google Chat/Groups" ("Space …", "DM …") holding
 // messages.json ({"messages": [{"creator": {name, email}, "created_date":

@@ -15,6 +15,13 @@ import (
 	"time"
 )
 
+// Kinds of the mail readers here (Options.Kind, --kind).
+const (
+	KindMbox    = "mbox"
+	KindEML     = "eml"
+	KindMaildir = "maildir"
+)
+
 // mboxReader reads mbox files (see readMbox).
 type mboxReader struct{}
 

@@ -17,6 +17,9 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
+// KindMessenger reads Facebook and Instagram "Download your information" JSON.
+const KindMessenger = "messenger"
+
 // messengerReader reads the message files of Facebook's and Instagram's "Download
 // your information" JSON (messages/inbox/<thread>/message_1.json: "participants",
 // "messages" with "sender_name", "timestamp_ms", "content", photos, shares, ...;

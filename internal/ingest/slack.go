@@ -13,6 +13,9 @@ import (
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
+// KindSlack forces the Slack export reader.
+const KindSlack = "slack"
+
 // slackReader reads a Slack export folder: channels.json (and groups.json, dms.json,
 // mpims.json when present) names the conversations, each a folder of one JSON file
 // per day; users.json (optional) names the people. Every message a person can read

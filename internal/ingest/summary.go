@@ -11,25 +11,6 @@ import (
 	"unicode/utf8"
 )
 
-// Kinds accepted by Options.Kind.
-const (
-	KindAuto      = ""
-	KindMbox      = "mbox"
-	KindEML       = "eml"
-	KindSlack     = "slack"
-	KindChat      = "chat"
-	KindDocs      = "docs"
-	KindReference = "reference"
-	KindMaildir   = "maildir"
-	KindTelegram  = "telegram"
-	KindWhatsApp  = "whatsapp"
-	KindDiscord   = "discord"
-	// KindMessenger reads Facebook and Instagram "Download your information" JSON.
-	KindMessenger = "messenger"
-	// KindGoogleChat reads Google Chat from Google Takeout (messages.json).
-	KindGoogleChat = "googlechat"
-)
-
 // FileError is one input that could not be (fully) ingested.
 type FileError struct {
 	Path  string // the file (or folder) as walked

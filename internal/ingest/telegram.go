@@ -16,6 +16,9 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
+// KindTelegram forces the Telegram Desktop export reader.
+const KindTelegram = "telegram"
+
 // telegramReader reads the machine-readable JSON export of Telegram Desktop
 // ("Export chat history" gives one chat, "Export Telegram data" the whole account
 // with chats.list and left_chats.list). Each chat becomes one source per month

@@ -14,6 +14,9 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
+// KindWhatsApp forces the WhatsApp "Export chat" reader.
+const KindWhatsApp = "whatsapp"
+
 // whatsappReader reads the .txt file of WhatsApp's "Export chat" in any locale and
 // app version — Android ("31/12/2019, 23:59 - Name: text"), iOS ("[31/12/2019,
 // 23:59:59] Name: text"), iOS of 2016 ("7/1/16, 5:13:36 PM: Name: text") and

@@ -1,0 +1,13 @@
+package ingest
+
+// Kinds accepted by Options.Kind. Each format family's package names its own
+// readers' kinds; they are repeated here so that callers name every kind through
+// this package.
+const (
+	KindAuto = ""
+	// KindChat forces the chat batch JSON shape ({platform, channel_label,
+	// messages}); KindReference reads the reference JSON shapes (ChatBatch,
+	// EmailThread, DocumentInput). Both are read here (jsoninputs.go).
+	KindChat      = "chat"
+	KindReference = "reference"
+)
