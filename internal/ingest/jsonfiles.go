@@ -468,3 +468,8 @@ func skipJSONValueRest(dec *json.Decoder, t json.Token) bool {
 	}
 	return true
 }
+
+var (
+	chatMinMS = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	chatMaxMS = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+)

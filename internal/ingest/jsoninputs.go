@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net/mail"
+	netmail "net/mail"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -256,7 +256,7 @@ func parseEmailThread(b []byte) (*memtree.SourceInput, error) {
 			Text: cleanMailBody(stripControls(string(normalizeNewlines([]byte(m.Body))))),
 			Ref:  strings.Trim(strings.TrimSpace(m.SourceRef), "<>"),
 		}
-		if a, err := mail.ParseAddress(m.From); err == nil {
+		if a, err := netmail.ParseAddress(m.From); err == nil {
 			mi.Author, mi.AuthorAddr = a.Name, strings.ToLower(a.Address)
 			if mi.Author == "" {
 				mi.Author = mi.AuthorAddr

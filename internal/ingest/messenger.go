@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
@@ -318,11 +317,6 @@ func firstRaw(raws ...json.RawMessage) json.RawMessage {
 	}
 	return nil
 }
-
-var (
-	chatMinMS = time.Date(1980, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
-	chatMaxMS = time.Date(2200, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
-)
 
 // igOldRead reads Instagram's messages.json of 2018-2020: an array of
 // conversations {"participants": [usernames], "conversation": [{"sender",
