@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -23,7 +24,7 @@ type appWant struct {
 
 // appCheck runs r on one fixture file and compares every message's author,
 // time (local wall time unless utc) and text.
-func appCheck(t *testing.T, r reader, name, content string, utc bool, want []appWant) *report {
+func appCheck(t *testing.T, r readkit.Reader, name, content string, utc bool, want []appWant) *readkit.Report {
 	t.Helper()
 	p := tgTestFile(t, name, content)
 	out, rep := runReader(t, r, p)
@@ -42,10 +43,10 @@ func appCheck(t *testing.T, r reader, name, content string, utc bool, want []app
 		ws = append(ws, waFmtMsg(w.author, w.text, ms))
 	}
 	if strings.Join(got, "\n") != strings.Join(ws, "\n") {
-		t.Errorf("messages:\n%s\nwant:\n%s\n(errors %v)", strings.Join(got, "\n"), strings.Join(ws, "\n"), rep.sum.Errors)
+		t.Errorf("messages:\n%s\nwant:\n%s\n(errors %v)", strings.Join(got, "\n"), strings.Join(ws, "\n"), rep.Sum.Errors)
 	}
-	if rep.sum.Failures != 0 {
-		t.Errorf("failures %v", rep.sum.Errors)
+	if rep.Sum.Failures != 0 {
+		t.Errorf("failures %v", rep.Sum.Errors)
 	}
 	return rep
 }
@@ -62,7 +63,7 @@ func TestIRCLogs(t *testing.T) {
 			[]appWant{{"micah", "morning all", 2026, 1, 5, 10, 1, 0}, {"dana", "hi micah", 2026, 1, 5, 10, 2, 0},
 				{"micah", "* micah waves", 2026, 1, 5, 10, 3, 0}, {"dana", "past midnight", 2026, 1, 6, 0, 5, 0}})
 		if !tgTestHasNote(rep, false, "1 join, part") {
-			t.Errorf("events not counted: %v", rep.sum.Notes)
+			t.Errorf("events not counted: %v", rep.Sum.Notes)
 		}
 	})
 	t.Run("weechat", func(t *testing.T) {
@@ -82,7 +83,7 @@ func TestIRCLogs(t *testing.T) {
 	})
 	t.Run("prose is no log", func(t *testing.T) {
 		p := tgTestFile(t, "notes.txt", "10:00 meeting with the team\nagenda: budget\n")
-		if (ircReader{}).detect(p, false, []byte("10:00 meeting with the team\nagenda: budget\n")) {
+		if (ircReader{}).Detect(p, false, []byte("10:00 meeting with the team\nagenda: budget\n")) {
 			t.Error("prose detected as an IRC log")
 		}
 	})
@@ -102,14 +103,14 @@ func TestMatrixExport(t *testing.T) {
 {"type":"m.room.message","sender":"@dana:matrix.example","content":{"msgtype":"m.emote","body":"cheers"},"origin_server_ts":1767607380000,"event_id":"$4","room_id":"!room:matrix.example"},
 {"type":"m.room.message","sender":"@ghost:matrix.example","content":{"msgtype":"m.file","body":"report.pdf","filename":"report.pdf","info":{"mimetype":"application/pdf","size":1234}},"origin_server_ts":1767607440000,"event_id":"$5","room_id":"!room:matrix.example"}]}`
 	p := tgTestFile(t, "matrix - Planning - Chat Export - 2026-01-05.json", doc)
-	if !(matrixReader{}).detect(p, false, []byte(doc)) || (telegramReader{}).detect(p, false, []byte(doc)) {
+	if !(matrixReader{}).Detect(p, false, []byte(doc)) || (telegramReader{}).Detect(p, false, []byte(doc)) {
 		t.Fatal("detection")
 	}
 	rep := appCheck(t, matrixReader{}, "export.json", doc, true, []appWant{
 		{"Micah Stubbs", "budget is due friday", 2026, 1, 5, 10, 1, 0}, {"Dana", "ok, on it", 2026, 1, 5, 10, 2, 0},
 		{"Dana", "* cheers", 2026, 1, 5, 10, 3, 0}, {"@ghost:matrix.example", "[file report.pdf]", 2026, 1, 5, 10, 4, 0}})
 	if !tgTestHasNote(rep, false, "3 membership, state") {
-		t.Errorf("events: %v", rep.sum.Notes)
+		t.Errorf("events: %v", rep.Sum.Notes)
 	}
 	out, _ := runReader(t, matrixReader{}, tgTestFile(t, "export.json", doc))
 	m := out.sources[0].Messages
@@ -194,8 +195,8 @@ func TestMattermostBulkExport(t *testing.T) {
 `
 	p := tgTestFile(t, "export.jsonl", doc)
 	out, rep := runReader(t, mattermostReader{}, p)
-	if rep.sum.Failures != 0 {
-		t.Fatalf("errors %v", rep.sum.Errors)
+	if rep.Sum.Failures != 0 {
+		t.Fatalf("errors %v", rep.Sum.Errors)
 	}
 	var got []string
 	titles := map[string]bool{}
@@ -217,7 +218,7 @@ func TestMattermostBulkExport(t *testing.T) {
 		t.Errorf("sources: %v", titles)
 	}
 	if !tgTestHasNote(rep, false, "3 version, team") {
-		t.Errorf("other lines: %v", rep.sum.Notes)
+		t.Errorf("other lines: %v", rep.Sum.Notes)
 	}
 }
 
@@ -244,7 +245,7 @@ func TestDiscordChatExporterCSV(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			name := "Acme - general [123456789012].csv"
-			if !(discordReader{}).detect(name, false, []byte(head+c.rows)) {
+			if !(discordReader{}).Detect(name, false, []byte(head+c.rows)) {
 				t.Fatal("not detected")
 			}
 			appCheck(t, discordReader{}, name, head+c.rows, c.utc, c.want)
@@ -337,7 +338,7 @@ old news
  </body>
 </html>`
 	p := tgTestFile(t, "messages.html", page)
-	if !(telegramReader{}).detect(p, false, []byte(page)) {
+	if !(telegramReader{}).Detect(p, false, []byte(page)) {
 		t.Fatal("not detected")
 	}
 	rep := appCheck(t, telegramReader{}, "messages.html", page, true, []appWant{
@@ -347,7 +348,7 @@ old news
 		{"Dana", "(forwarded from Lee) old news", 2026, 1, 5, 9, 3, 0},
 	})
 	if !tgTestHasNote(rep, false, "1 service line") {
-		t.Errorf("service lines: %v", rep.sum.Notes)
+		t.Errorf("service lines: %v", rep.Sum.Notes)
 	}
 	out, _ := runReader(t, telegramReader{}, tgTestFile(t, "messages.html", page))
 	m := out.sources[0].Messages
@@ -365,7 +366,7 @@ func TestIMessageExporterText(t *testing.T) {
 		"Jan 05, 2026 12:30:10 PM (Read by them after 2 minutes)\nMe\n/Users/me/Library/Messages/Attachments/ab/12/IMG_1234.HEIC\nfirst line\n\nafter a blank line\n\n" +
 		"Jan 06, 2026 10:00:00 PM\n+15551234567\nnew number, who dis\n\n"
 	p := tgTestFile(t, "Micah Stubbs.txt", doc)
-	if !(imessageReader{}).detect(p, false, []byte(doc)) || (whatsappReader{}).detect(p, false, []byte(doc)) {
+	if !(imessageReader{}).Detect(p, false, []byte(doc)) || (whatsappReader{}).Detect(p, false, []byte(doc)) {
 		t.Fatal("detection")
 	}
 	appCheck(t, imessageReader{}, "Micah Stubbs.txt", doc, false, []appWant{
@@ -391,7 +392,7 @@ func TestLINEChatHistory(t *testing.T) {
 		rep := appCheck(t, lineReader{}, "[LINE] Chat with Micah.txt", doc, false, []appWant{
 			{"Micah", "Hello", 2026, 1, 5, 10, 0, 0}, {"Me", "two\nlines", 2026, 1, 5, 10, 1, 0}, {"Me", "[Photo]", 2026, 1, 6, 9, 30, 0}})
 		if !tgTestHasNote(rep, false, "1 line(s) without a sender") {
-			t.Errorf("events: %v", rep.sum.Notes)
+			t.Errorf("events: %v", rep.Sum.Notes)
 		}
 	})
 	t.Run("newer english with weekday first and AM/PM", func(t *testing.T) {
@@ -416,7 +417,7 @@ func TestSignalExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	waWriteFile(t, p, md)
-	if !(signalReader{}).detect(p, false, []byte(md)) {
+	if !(signalReader{}).Detect(p, false, []byte(md)) {
 		t.Fatal("chat.md not detected")
 	}
 	out, rep := runReader(t, signalReader{}, p)
@@ -428,8 +429,8 @@ func TestSignalExport(t *testing.T) {
 	}
 	want := []string{waFmtMsg("Micah", "are you coming?", waTestMS(2026, 1, 5, 10, 0, 0)), waFmtMsg("Me", "yes, at noon\nsee you", waTestMS(2026, 1, 5, 10, 1, 0)),
 		waFmtMsg("Micah", "[attachment IMG_1.jpg]", waTestMS(2026, 1, 5, 10, 2, 0))}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") || rep.sum.Failures != 0 {
-		t.Errorf("chat.md:\n%s\nwant:\n%s\n%v", strings.Join(got, "\n"), strings.Join(want, "\n"), rep.sum.Errors)
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || rep.Sum.Failures != 0 {
+		t.Errorf("chat.md:\n%s\nwant:\n%s\n%v", strings.Join(got, "\n"), strings.Join(want, "\n"), rep.Sum.Errors)
 	}
 	if out.sources[0].SourceID != "signal:Micah Stubbs/2026-01" {
 		t.Errorf("conversation: %s", out.sources[0].SourceID)
@@ -438,7 +439,7 @@ func TestSignalExport(t *testing.T) {
 		`{"date": "2026-01-05T10:05:00", "sender": "Me", "body": "  ", "quote": "", "sticker": "", "reactions": [], "attachments": [{"name": "doc.pdf", "path": "media/doc.pdf"}], "deleted": false}` + "\n"
 	jp := filepath.Join(dir, "Micah Stubbs", "data.json")
 	waWriteFile(t, jp, js)
-	if !(signalReader{}).detect(jp, false, []byte(js)) {
+	if !(signalReader{}).Detect(jp, false, []byte(js)) {
 		t.Fatal("data.json not detected")
 	}
 	appCheck(t, signalReader{}, "data.json", js, false, []appWant{{"Micah", "hello", 2026, 1, 5, 10, 0, 0}, {"Me", "[attachment doc.pdf]", 2026, 1, 5, 10, 5, 0}})
@@ -456,13 +457,13 @@ func TestHangoutsTakeout(t *testing.T) {
 		`{"conversation_id":{"id":"Ugx1"},"sender_id":{"gaia_id":"202","chat_id":"202"},"timestamp":"1767607320000000","event_id":"e3","event_type":"REGULAR_CHAT_MESSAGE",` +
 		`"chat_message":{"message_content":{"attachment":[{"embed_item":{"type":["PLUS_PHOTO"],"plus_photo":{"url":"https://lh3.example/photos/IMG_9.jpg"}}}]}}}]}]}`
 	p := tgTestFile(t, "Hangouts.json", current)
-	if !(hangoutsReader{}).detect(p, false, []byte(current)) {
+	if !(hangoutsReader{}).Detect(p, false, []byte(current)) {
 		t.Fatal("not detected")
 	}
 	rep := appCheck(t, hangoutsReader{}, "Hangouts.json", current, true, []appWant{
 		{"Micah Stubbs", "see https://x.example/a\ntonight", 2026, 1, 5, 10, 0, 0}, {"Dana", "[photo]", 2026, 1, 5, 10, 2, 0}})
 	if !tgTestHasNote(rep, false, "1 call, membership") {
-		t.Errorf("events: %v", rep.sum.Notes)
+		t.Errorf("events: %v", rep.Sum.Notes)
 	}
 	older := `{"continuation_end_timestamp":"1","conversation_state":[{"conversation_id":{"id":"Ugx2"},"conversation_state":{"conversation":{"id":{"id":"Ugx2"},"name":"Book club",` +
 		`"participant_data":[{"id":{"gaia_id":"101","chat_id":"101"},"fallback_name":"Micah Stubbs"}]},"event":[{"sender_id":{"gaia_id":"101","chat_id":"101"},"timestamp":"1420070400000000","event_id":"o1",` +
@@ -533,7 +534,7 @@ func TestDiscordChatExporterHTML(t *testing.T) {
 </div>
 </div></body></html>`
 	name := "Acme - general [123456789012].html"
-	if !(discordReader{}).detect(name, false, []byte(current)) || (telegramReader{}).detect(name, false, []byte(current)) {
+	if !(discordReader{}).Detect(name, false, []byte(current)) || (telegramReader{}).Detect(name, false, []byte(current)) {
 		t.Fatal("detection")
 	}
 	appCheck(t, discordReader{}, name, current, false, []appWant{
@@ -562,13 +563,13 @@ func TestTeamsSkypeExport(t *testing.T) {
 		`{"id":"3","displayName":"Dana","originalarrivaltime":"2026-01-05T10:02:00Z","messagetype":"Event/Call","content":"<partlist type=\"started\"></partlist>","from":"8:live:dana"},` +
 		`{"id":"4","displayName":"Dana","originalarrivaltime":"2026-01-05T10:03:00Z","messagetype":"RichText/Media_GenericFile","content":"<URIObject type=\"File.1\"><OriginalName v=\"plan.pdf\"/></URIObject>","from":"8:live:dana"}]}]}`
 	p := tgTestFile(t, "messages.json", doc)
-	if !(teamsReader{}).detect(p, false, []byte(doc)) || (hangoutsReader{}).detect(p, false, []byte(doc)) {
+	if !(teamsReader{}).Detect(p, false, []byte(doc)) || (hangoutsReader{}).Detect(p, false, []byte(doc)) {
 		t.Fatal("detection")
 	}
 	rep := appCheck(t, teamsReader{}, "messages.json", doc, true, []appWant{
 		{"Micah Stubbs", "ship it friday&test", 2026, 1, 5, 10, 0, 0}, {"Micah Stubbs", "ok <3", 2026, 1, 5, 10, 1, 0}, {"Dana", "[attachment plan.pdf]", 2026, 1, 5, 10, 3, 0}})
 	if !tgTestHasNote(rep, false, "1 call, membership") {
-		t.Errorf("events: %v", rep.sum.Notes)
+		t.Errorf("events: %v", rep.Sum.Notes)
 	}
 }
 
@@ -597,7 +598,7 @@ func TestNotionDatabaseCSV(t *testing.T) {
 	if _, ok := byTitle["Plan offsite"]; !ok {
 		t.Errorf("a row with only a title is a page: %v", byTitle)
 	}
-	if sum.SkippedBy[reasonNotionTable] != 2 || sum.SkippedBy[reasonUnknownText] != 1 {
+	if sum.SkippedBy[reasonNotionTable] != 2 || sum.SkippedBy[readkit.ReasonUnknownText] != 1 {
 		t.Errorf("skipped %v", sum.SkippedBy)
 	}
 	if _, ok := byTitle["Dune"]; !ok || sum.Failures != 0 {

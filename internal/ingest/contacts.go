@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -34,13 +35,13 @@ type ContactWriter interface {
 // numbers, never a document.
 type contactsReader struct{}
 
-func (contactsReader) kind() string { return KindContacts }
+func (contactsReader) Kind() string { return KindContacts }
 
-func (contactsReader) detect(p string, dir bool, head []byte) bool {
+func (contactsReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
-	h := trimUTF8BOM(head)
+	h := readkit.TrimUTF8BOM(head)
 	switch strings.ToLower(filepath.Ext(p)) {
 	case ".vcf", ".vcard":
 		return true
@@ -52,27 +53,27 @@ func (contactsReader) detect(p string, dir bool, head []byte) bool {
 	return bytes.HasPrefix(bytes.TrimLeft(h, " \t\r\n"), []byte("BEGIN:VCARD"))
 }
 
-func (contactsReader) read(ctx context.Context, in input, out output, rep *report) {
-	b, err := readFileLimited(in.path)
+func (contactsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	b, err := readkit.ReadFileLimited(in.Path)
 	if err != nil {
-		rep.fail(FileError{Path: in.path, Err: err})
+		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 		return
 	}
-	b = trimUTF8BOM(b)
+	b = readkit.TrimUTF8BOM(b)
 	var cs []memtree.ContactInput
 	if bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("BEGIN:VCARD")) || bytes.Contains(b[:min(len(b), 4096)], []byte("BEGIN:VCARD")) {
-		cs = readVCards(string(normalizeNewlines(b)), in.path, rep)
+		cs = readVCards(string(readkit.NormalizeNewlines(b)), in.Path, rep)
 	} else {
-		cs = readContactCSV(b, in.path, rep)
+		cs = readContactCSV(b, in.Path, rep)
 	}
 	if ctx.Err() != nil {
 		return
 	}
 	if len(cs) == 0 {
-		rep.warn(in.path, "", "no contact with a name, an address or a phone number: nothing to ingest")
+		rep.Warn(in.Path, "", "no contact with a name, an address or a phone number: nothing to ingest")
 		return
 	}
-	out.contacts(in.path, cs)
+	out.Contacts(in.Path, cs)
 }
 
 // vcardProp is one property line of a card: its name (upper case, group
@@ -84,7 +85,7 @@ type vcardProp struct {
 }
 
 // readVCards reads every card of a vCard file.
-func readVCards(text, path string, rep *report) []memtree.ContactInput {
+func readVCards(text, path string, rep *readkit.Report) []memtree.ContactInput {
 	// unfold: a line starting with a space or tab continues the one before
 	lines := strings.Split(text, "\n")
 	var props [][]vcardProp
@@ -129,7 +130,7 @@ func readVCards(text, path string, rep *report) []memtree.ContactInput {
 		p, ok := parseVCardLine(l)
 		if !ok {
 			if in {
-				rep.warn(path, fmt.Sprintf("card %d, line %d", num, i+1), "not a vCard property (NAME:value): ignored")
+				rep.Warn(path, fmt.Sprintf("card %d, line %d", num, i+1), "not a vCard property (NAME:value): ignored")
 			}
 			continue
 		}
@@ -151,14 +152,14 @@ func readVCards(text, path string, rep *report) []memtree.ContactInput {
 		}
 	}
 	if in && len(cur) > 0 {
-		rep.warn(path, fmt.Sprintf("card %d", num), "card without END:VCARD: read up to the end of the file")
+		rep.Warn(path, fmt.Sprintf("card %d", num), "card without END:VCARD: read up to the end of the file")
 		props = append(props, cur)
 	}
 	var out []memtree.ContactInput
 	for k, ps := range props {
 		c := vcardContact(ps)
 		if c.Name == "" && c.Given == "" && c.Family == "" && len(c.Emails) == 0 && len(c.Phones) == 0 && len(c.Handles) == 0 {
-			rep.warn(path, fmt.Sprintf("card %d", k+1), "card without a name, an address or a phone number: not kept")
+			rep.Warn(path, fmt.Sprintf("card %d", k+1), "card without a name, an address or a phone number: not kept")
 			continue
 		}
 		out = append(out, c)
@@ -224,9 +225,9 @@ func (p vcardProp) text() string {
 		}
 	}
 	if cs := p.params["CHARSET"]; len(cs) > 0 {
-		v, _ = decodeCharset(cs[0], []byte(v))
-	} else if !isText([]byte(v)) {
-		v = decodeFallback([]byte(v))
+		v, _ = readkit.DecodeCharset(cs[0], []byte(v))
+	} else if !readkit.IsText([]byte(v)) {
+		v = readkit.DecodeFallback([]byte(v))
 	}
 	return v
 }
@@ -405,22 +406,22 @@ func contactCSVColumns(header string) (contactColumns, bool) {
 }
 
 // readContactCSV reads a contact CSV (contactCSVColumns).
-func readContactCSV(b []byte, path string, rep *report) []memtree.ContactInput {
+func readContactCSV(b []byte, path string, rep *readkit.Report) []memtree.ContactInput {
 	line, _, _ := bytes.Cut(b, []byte{'\n'})
 	cols, ok := contactCSVColumns(strings.TrimRight(string(line), "\r"))
 	if !ok {
-		rep.fail(FileError{Path: path, Err: errors.New("CSV without the columns of a contacts export (a name and an e-mail or phone column, as Google Contacts or Outlook write them): not read")})
+		rep.Fail(readkit.FileError{Path: path, Err: errors.New("CSV without the columns of a contacts export (a name and an e-mail or phone column, as Google Contacts or Outlook write them): not read")})
 		return nil
 	}
 	text := string(b)
-	if !isText(b) {
-		text = decodeFallback(b)
+	if !readkit.IsText(b) {
+		text = readkit.DecodeFallback(b)
 	}
 	r := csv.NewReader(strings.NewReader(text))
 	r.LazyQuotes = true
 	r.FieldsPerRecord = -1
 	if _, err := r.Read(); err != nil {
-		rep.fail(FileError{Path: path, Err: fmt.Errorf("contacts CSV header: %w", err)})
+		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("contacts CSV header: %w", err)})
 		return nil
 	}
 	get := func(rec []string, i int) string {
@@ -448,7 +449,7 @@ func readContactCSV(b []byte, path string, rep *report) []memtree.ContactInput {
 			break
 		}
 		if err != nil {
-			rep.warn(path, fmt.Sprintf("row %d", row), "not CSV ("+err.Error()+"): row skipped")
+			rep.Warn(path, fmt.Sprintf("row %d", row), "not CSV ("+err.Error()+"): row skipped")
 			continue
 		}
 		c := memtree.ContactInput{Name: get(rec, cols.name), Given: get(rec, cols.given), Family: get(rec, cols.family)}
@@ -467,7 +468,7 @@ func readContactCSV(b []byte, path string, rep *report) []memtree.ContactInput {
 			}
 		}
 		if c.Name == "" && len(c.Emails) == 0 && len(c.Phones) == 0 {
-			rep.warn(path, fmt.Sprintf("row %d", row), "contact without a name, an address or a phone number: not kept")
+			rep.Warn(path, fmt.Sprintf("row %d", row), "contact without a name, an address or a phone number: not kept")
 			continue
 		}
 		out = append(out, c)

@@ -11,7 +11,7 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-func (c *collectOutput) contacts(_ string, cs []memtree.ContactInput) {
+func (c *collectOutput) Contacts(_ string, cs []memtree.ContactInput) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.people = append(c.people, cs...)
@@ -75,11 +75,11 @@ func TestContactFormats(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
 				t.Errorf("contacts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
 			}
-			if len(out.sources) != 0 || rep.sum.Failures != 0 {
-				t.Errorf("a contact is no document: %d sources, errors %v", len(out.sources), rep.sum.Errors)
+			if len(out.sources) != 0 || rep.Sum.Failures != 0 {
+				t.Errorf("a contact is no document: %d sources, errors %v", len(out.sources), rep.Sum.Errors)
 			}
-			if (rep.sum.Warnings > 0) != c.warn {
-				t.Errorf("warnings %v", rep.sum.Notes)
+			if (rep.Sum.Warnings > 0) != c.warn {
+				t.Errorf("warnings %v", rep.Sum.Notes)
 			}
 		})
 	}

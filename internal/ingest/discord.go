@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -22,9 +23,9 @@ const KindDiscord = "discord"
 // (chatSources) under "discord:<guild id>/<channel id>".
 type discordReader struct{}
 
-func (discordReader) kind() string { return "discord" }
+func (discordReader) Kind() string { return "discord" }
 
-func (discordReader) detect(p string, dir bool, head []byte) bool {
+func (discordReader) Detect(p string, dir bool, head []byte) bool {
 	if !dir && strings.EqualFold(filepath.Ext(p), ".csv") {
 		return dcCSVHeader(head)
 	}
@@ -34,12 +35,12 @@ func (discordReader) detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	h := tgScanHead(head)
-	if !h.object {
+	h := readkit.ScanTopKeys(head)
+	if !h.Object {
 		return false
 	}
 	for _, k := range []string{"guild", "channel", "messages"} {
-		if _, ok := h.keys[k]; !ok {
+		if _, ok := h.Keys[k]; !ok {
 			return false
 		}
 	}
@@ -87,8 +88,8 @@ type dcMsg struct {
 	atts                      []abi.Attachment
 }
 
-func (discordReader) read(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
+func (discordReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".csv":
 		dcReadCSV(ctx, in, out, rep)
@@ -97,24 +98,24 @@ func (discordReader) read(ctx context.Context, in input, out output, rep *report
 		dcReadHTML(ctx, in, out, rep)
 		return
 	}
-	b, ok := readJSONExport(path, rep)
+	b, ok := readkit.ReadJSONExport(path, rep)
 	if !ok {
 		return
 	}
 	var ex dcExportJSON
-	if err := decodeStrict(b, &ex); err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+	if err := readkit.DecodeStrict(b, &ex); err != nil {
+		rep.Fail(readkit.FileError{Path: path, Err: err})
 		return
 	}
-	guildID, chanID := tgRawString(ex.Guild.ID), tgRawString(ex.Channel.ID)
+	guildID, chanID := readkit.RawString(ex.Guild.ID), readkit.RawString(ex.Channel.ID)
 	if chanID == "" {
-		rep.fail(FileError{Path: path, Err: errors.New(`field "channel".id is missing: not a DiscordChatExporter export, nothing ingested`)})
+		rep.Fail(readkit.FileError{Path: path, Err: errors.New(`field "channel".id is missing: not a DiscordChatExporter export, nothing ingested`)})
 		return
 	}
 	if guildID == "" {
 		guildID = "0"
 	}
-	title := strings.TrimSpace(tgClean(tgRawString(ex.Guild.Name)) + " #" + tgClean(tgRawString(ex.Channel.Name)))
+	title := strings.TrimSpace(readkit.CleanText(readkit.RawString(ex.Guild.Name)) + " #" + readkit.CleanText(readkit.RawString(ex.Channel.Name)))
 	var msgs []dcMsg
 	empty := 0
 	for i, rm := range ex.Messages {
@@ -123,31 +124,31 @@ func (discordReader) read(ctx context.Context, in input, out output, rep *report
 		}
 		var jm dcMsgJSON
 		if err := json.Unmarshal(rm, &jm); err != nil {
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: tgDecodeErr(err)})
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: readkit.DecodeErr(err)})
 			continue
 		}
-		id := tgRawString(jm.ID)
+		id := readkit.RawString(jm.ID)
 		where := "message id " + id
 		if id == "" {
 			where = fmt.Sprintf("message %d (no id)", i+1)
 		}
-		ts := strings.TrimSpace(tgRawString(jm.Timestamp))
+		ts := strings.TrimSpace(readkit.RawString(jm.Timestamp))
 		if ts == "" {
-			rep.fail(FileError{Path: path, Where: where, Err: errors.New("message has no timestamp: not ingested")})
+			rep.Fail(readkit.FileError{Path: path, Where: where, Err: errors.New("message has no timestamp: not ingested")})
 			continue
 		}
 		t, err := time.Parse(time.RFC3339Nano, ts)
 		if err != nil {
-			rep.fail(FileError{Path: path, Where: where, Err: fmt.Errorf("timestamp %q is not an RFC 3339 time: message not ingested", ts)})
+			rep.Fail(readkit.FileError{Path: path, Where: where, Err: fmt.Errorf("timestamp %q is not an RFC 3339 time: message not ingested", ts)})
 			continue
 		}
 		m := dcMsg{id: id, ms: t.UnixMilli()}
 		var a dcAuthorJSON
 		if json.Unmarshal(jm.Author, &a) == nil {
-			name := tgClean(tgRawString(a.Name))
-			m.author = firstNonEmpty(tgClean(tgRawString(a.Nickname)), name, tgRawString(a.ID))
+			name := readkit.CleanText(readkit.RawString(a.Name))
+			m.author = readkit.FirstNonEmpty(readkit.CleanText(readkit.RawString(a.Nickname)), name, readkit.RawString(a.ID))
 			m.addr = name
-			if d := strings.TrimSpace(tgRawString(a.Discriminator)); name != "" && d != "" && strings.Trim(d, "0") != "" {
+			if d := strings.TrimSpace(readkit.RawString(a.Discriminator)); name != "" && d != "" && strings.Trim(d, "0") != "" {
 				m.addr = name + "#" + d
 			}
 		}
@@ -156,12 +157,12 @@ func (discordReader) read(ctx context.Context, in input, out output, rep *report
 			ChannelID json.RawMessage `json:"channelId"`
 		}
 		if json.Unmarshal(jm.Reference, &ref) == nil {
-			if c := tgRawString(ref.ChannelID); c == "" || c == chanID {
-				m.replyTo = tgRawString(ref.MessageID)
+			if c := readkit.RawString(ref.ChannelID); c == "" || c == chanID {
+				m.replyTo = readkit.RawString(ref.MessageID)
 			}
 		}
 		var lines []string
-		content := tgClean(tgRawString(jm.Content))
+		content := readkit.CleanText(readkit.RawString(jm.Content))
 		if content != "" {
 			lines = append(lines, content)
 		}
@@ -173,14 +174,14 @@ func (discordReader) read(ctx context.Context, in input, out output, rep *report
 		}
 		if json.Unmarshal(jm.Attachments, &atts) == nil {
 			for _, at := range atts {
-				name := tgClean(tgRawString(at.FileName))
+				name := readkit.CleanText(readkit.RawString(at.FileName))
 				if name == "" {
-					name = tgFileName(dcURLBase(tgRawString(at.URL)))
+					name = readkit.ExportFileName(dcURLBase(readkit.RawString(at.URL)))
 				}
 				if name == "" {
 					name = "attachment"
 				}
-				m.atts = append(m.atts, attachmentOf(name, tgMime(name, ""), tgRawInt(at.Size)))
+				m.atts = append(m.atts, readkit.AttachmentOf(name, readkit.MimeType(name, ""), readkit.RawInt(at.Size)))
 				if content == "" {
 					lines = append(lines, "[attachment "+name+"]")
 				}
@@ -191,7 +192,7 @@ func (discordReader) read(ctx context.Context, in input, out output, rep *report
 		}
 		if content == "" && json.Unmarshal(jm.Stickers, &stickers) == nil {
 			for _, s := range stickers {
-				lines = append(lines, strings.TrimSpace("[sticker "+tgClean(tgRawString(s.Name)))+"]")
+				lines = append(lines, strings.TrimSpace("[sticker "+readkit.CleanText(readkit.RawString(s.Name)))+"]")
 			}
 		}
 		m.content = strings.Join(lines, "\n")
@@ -202,7 +203,7 @@ func (discordReader) read(ctx context.Context, in input, out output, rep *report
 		msgs = append(msgs, m)
 	}
 	if empty > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d message(s) with no content, embed or attachment not kept", empty))
+		rep.Warn(path, "", fmt.Sprintf("%d message(s) with no content, embed or attachment not kept", empty))
 	}
 	if len(msgs) == 0 {
 		return
@@ -238,9 +239,9 @@ func (discordReader) read(ctx context.Context, in input, out output, rep *report
 		res = append(res, mi)
 	}
 	sort.SliceStable(res, func(i, j int) bool { return res[i].TimestampMS < res[j].TimestampMS })
-	for _, src := range chatSources("discord", guildID+"/"+chanID, title, res) {
+	for _, src := range readkit.ChatSources("discord", guildID+"/"+chanID, title, res) {
 		src.Origin = path
-		out.source(src)
+		out.Source(src)
 	}
 }
 
@@ -259,14 +260,14 @@ func dcEmbeds(raw json.RawMessage) []string {
 	}
 	var lines []string
 	for _, e := range embeds {
-		if t := tgClean(tgRawString(e.Title)); t != "" {
+		if t := readkit.CleanText(readkit.RawString(e.Title)); t != "" {
 			lines = append(lines, t)
 		}
-		if d := tgClean(tgRawString(e.Description)); d != "" {
+		if d := readkit.CleanText(readkit.RawString(e.Description)); d != "" {
 			lines = append(lines, d)
 		}
 		for _, f := range e.Fields {
-			n, v := tgClean(tgRawString(f.Name)), tgClean(tgRawString(f.Value))
+			n, v := readkit.CleanText(readkit.RawString(f.Name)), readkit.CleanText(readkit.RawString(f.Value))
 			switch {
 			case n != "" && v != "":
 				lines = append(lines, n+": "+v)

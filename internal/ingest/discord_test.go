@@ -68,17 +68,17 @@ func TestDiscordExport(t *testing.T) {
 	if len(ids) != 2 || ids["discord:100/200/2020-01"] != "My Server #general (2020-01)" || ids["discord:100/200/2020-02"] != "My Server #general (2020-02)" {
 		t.Errorf("sources %v", ids)
 	}
-	if rep.sum.Failures != 1 || !tgTestHasNote(rep, true, p, "message id 6", "not a time") {
-		t.Errorf("failures %v, want one for message id 6", rep.sum.Errors)
+	if rep.Sum.Failures != 1 || !tgTestHasNote(rep, true, p, "message id 6", "not a time") {
+		t.Errorf("failures %v, want one for message id 6", rep.Sum.Errors)
 	}
-	if rep.sum.Warnings != 1 || !tgTestHasNote(rep, false, "1 message(s) with no content") {
-		t.Errorf("warnings %v", rep.sum.Notes)
+	if rep.Sum.Warnings != 1 || !tgTestHasNote(rep, false, "1 message(s) with no content") {
+		t.Errorf("warnings %v", rep.Sum.Notes)
 	}
 }
 
 func TestDiscordDetect(t *testing.T) {
 	r := discordReader{}
-	if !r.detect("x/c.json", false, []byte(dcFixture)) || !r.detect("x/c.json", false, []byte(dcFixture[:700])) {
+	if !r.Detect("x/c.json", false, []byte(dcFixture)) || !r.Detect("x/c.json", false, []byte(dcFixture[:700])) {
 		t.Error("DiscordChatExporter file not detected")
 	}
 	for name, s := range map[string]string{
@@ -88,14 +88,14 @@ func TestDiscordDetect(t *testing.T) {
 		"nested":         `{"export":{"guild":{},"channel":{},"messages":[]}}`,
 		"no messages":    `{"guild":{"id":"1"},"channel":{"id":"2"}}`,
 	} {
-		if r.detect("x/c.json", false, []byte(s)) {
+		if r.Detect("x/c.json", false, []byte(s)) {
 			t.Errorf("%s: detected", name)
 		}
 	}
-	if (telegramReader{}).detect("x/c.json", false, []byte(dcFixture)) {
+	if (telegramReader{}).Detect("x/c.json", false, []byte(dcFixture)) {
 		t.Error("Telegram reader detects a Discord export")
 	}
-	if r.detect("x/c.txt", false, []byte(dcFixture)) {
+	if r.Detect("x/c.txt", false, []byte(dcFixture)) {
 		t.Error("detected a .txt file")
 	}
 }
@@ -109,11 +109,11 @@ func TestDiscordMalformed(t *testing.T) {
 	} {
 		p := tgTestFile(t, "c.json", s)
 		out, rep := runReader(t, discordReader{}, p)
-		if rep.sum.Failures != 1 || len(out.sources) != 0 {
-			t.Errorf("%s: failures %v, %d sources; want one failure", name, rep.sum.Errors, len(out.sources))
+		if rep.Sum.Failures != 1 || len(out.sources) != 0 {
+			t.Errorf("%s: failures %v, %d sources; want one failure", name, rep.Sum.Errors, len(out.sources))
 		}
 		if name != "no channel id" && !tgTestHasNote(rep, true, p, "byte ") {
-			t.Errorf("%s: failure does not name the byte offset: %v", name, rep.sum.Errors)
+			t.Errorf("%s: failure does not name the byte offset: %v", name, rep.Sum.Errors)
 		}
 	}
 	// odd values cost at most their message
@@ -122,8 +122,8 @@ func TestDiscordMalformed(t *testing.T) {
 	out, rep := runReader(t, discordReader{}, p)
 	msgs := tgTestMsgs(t, out)
 	tgTestWant(t, msgs, "discord:2:a", "", "", 1577836800000, "ok")
-	if rep.sum.Failures != 1 || len(out.sources) != 1 || out.sources[0].SourceID != "discord:0/2/2020-01" {
-		t.Errorf("failures %v sources %d", rep.sum.Errors, len(out.sources))
+	if rep.Sum.Failures != 1 || len(out.sources) != 1 || out.sources[0].SourceID != "discord:0/2/2020-01" {
+		t.Errorf("failures %v sources %d", rep.Sum.Errors, len(out.sources))
 	}
 	// every prefix: no panic
 	for n := 0; n <= len(dcFixture); n += 11 {
@@ -134,7 +134,7 @@ func TestDiscordMalformed(t *testing.T) {
 	cancel()
 	p = tgTestFile(t, "c.json", dcFixture)
 	out, rep = tgTestRead(ctx, discordReader{}, p)
-	if len(out.sources) != 0 || rep.sum.Failures != 0 {
-		t.Errorf("cancelled: %d sources, failures %v", len(out.sources), rep.sum.Errors)
+	if len(out.sources) != 0 || rep.Sum.Failures != 0 {
+		t.Errorf("cancelled: %d sources, failures %v", len(out.sources), rep.Sum.Errors)
 	}
 }

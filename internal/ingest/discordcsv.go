@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -28,7 +29,7 @@ import (
 
 // dcCSVHeader reports whether a CSV's first line is DiscordChatExporter's.
 func dcCSVHeader(head []byte) bool {
-	first, _, _ := bytes.Cut(trimUTF8BOM(head), []byte{'\n'})
+	first, _, _ := bytes.Cut(readkit.TrimUTF8BOM(head), []byte{'\n'})
 	h := strings.ReplaceAll(strings.TrimSpace(string(first)), `"`, "")
 	return strings.HasPrefix(h, "AuthorID,Author,Date,Content")
 }
@@ -39,18 +40,18 @@ var reDCChannelID = lazyre.New(`\[(\d{5,})\]`)
 var dcWeekday = lazyre.New(`^\p{L}+\.?, `)
 
 // dcReadCSV reads a DiscordChatExporter CSV export.
-func dcReadCSV(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
-	b, err := readFileLimited(path)
+func dcReadCSV(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
+	b, err := readkit.ReadFileLimited(path)
 	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+		rep.Fail(readkit.FileError{Path: path, Err: err})
 		return
 	}
-	r := csv.NewReader(bytes.NewReader(trimUTF8BOM(b)))
+	r := csv.NewReader(bytes.NewReader(readkit.TrimUTF8BOM(b)))
 	r.FieldsPerRecord = -1
 	r.LazyQuotes = true
 	if _, err := r.Read(); err != nil {
-		rep.fail(FileError{Path: path, Err: fmt.Errorf("DiscordChatExporter CSV header: %w", err)})
+		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("DiscordChatExporter CSV header: %w", err)})
 		return
 	}
 	type row struct {
@@ -68,7 +69,7 @@ func dcReadCSV(ctx context.Context, in input, out output, rep *report) {
 			break
 		}
 		if err != nil {
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("row %d", n), Err: fmt.Errorf("not CSV: %w; the rows after it are not read", err)})
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("row %d", n), Err: fmt.Errorf("not CSV: %w; the rows after it are not read", err)})
 			break
 		}
 		for len(rec) < 6 {
@@ -82,7 +83,7 @@ func dcReadCSV(ctx context.Context, in input, out output, rep *report) {
 	}
 	times, errs, notes := localeTimes(dates)
 	for _, n := range notes {
-		rep.warn(path, "", n)
+		rep.Warn(path, "", n)
 	}
 	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 	chanID := base
@@ -94,16 +95,16 @@ func dcReadCSV(ctx context.Context, in input, out output, rep *report) {
 	perMS := map[int64]int{}
 	for i, rw := range rows {
 		if errs[i] != nil {
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("row %d", rw.line), Err: fmt.Errorf("date %q: %w: message not ingested", rw.date, errs[i])})
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("row %d", rw.line), Err: fmt.Errorf("date %q: %w: message not ingested", rw.date, errs[i])})
 			continue
 		}
-		mi := memtree.MessageInput{Author: tgClean(rw.author), AuthorAddr: tgClean(rw.author), TimestampMS: times[i], Text: tgClean(rw.content)}
+		mi := memtree.MessageInput{Author: readkit.CleanText(rw.author), AuthorAddr: readkit.CleanText(rw.author), TimestampMS: times[i], Text: readkit.CleanText(rw.content)}
 		if a, _, ok := strings.Cut(mi.Author, "#"); ok && a != "" {
 			mi.Author = a // "name#1234": the address keeps the discriminator
 		}
 		for _, u := range strings.Split(rw.atts, ",") {
-			if name := tgFileName(dcURLBase(strings.TrimSpace(u))); name != "" {
-				mi.Attachments = append(mi.Attachments, attachmentOf(name, tgMime(name, ""), 0))
+			if name := readkit.ExportFileName(dcURLBase(strings.TrimSpace(u))); name != "" {
+				mi.Attachments = append(mi.Attachments, readkit.AttachmentOf(name, readkit.MimeType(name, ""), 0))
 				if mi.Text == "" {
 					mi.Text = "[attachment " + name + "]"
 				}
@@ -120,9 +121,9 @@ func dcReadCSV(ctx context.Context, in input, out output, rep *report) {
 	if len(res) == 0 {
 		return
 	}
-	for _, src := range chatSources("discord", "0/"+chanID, title, res) {
+	for _, src := range readkit.ChatSources("discord", "0/"+chanID, title, res) {
 		src.Origin = path
-		out.source(src)
+		out.Source(src)
 	}
 }
 
@@ -174,7 +175,7 @@ func localeTimes(dates []string) (ms []int64, errs []error, notes []string) {
 		}
 	}
 	for i := range dates {
-		if errs[i] == nil && !chatTimeOK(ms[i]) {
+		if errs[i] == nil && !readkit.ChatTimeOK(ms[i]) {
 			errs[i] = errors.New("before 1980 or after 2200")
 		}
 	}

@@ -9,6 +9,7 @@ import (
 
 	xhtml "golang.org/x/net/html"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -63,16 +64,16 @@ func dcHTMLMessages(n *xhtml.Node, out []*xhtml.Node) []*xhtml.Node {
 	return out
 }
 
-func dcReadHTML(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
-	b, err := readFileLimited(path)
+func dcReadHTML(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
+	b, err := readkit.ReadFileLimited(path)
 	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+		rep.Fail(readkit.FileError{Path: path, Err: err})
 		return
 	}
 	doc, err := xhtml.Parse(bytes.NewReader(b))
 	if err != nil {
-		rep.fail(FileError{Path: path, Err: fmt.Errorf("DiscordChatExporter HTML: %w", err)})
+		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("DiscordChatExporter HTML: %w", err)})
 		return
 	}
 	var pre []string
@@ -110,11 +111,11 @@ func dcReadHTML(ctx context.Context, in input, out output, rep *report) {
 			groupStamp = tgHTMLText(ts)
 		}
 		for _, m := range dcHTMLMessages(g, nil) {
-			x := dcm{id: tgHTMLAttr(m, "data-message-id"), author: author, addr: firstNonEmpty(addr, author), stamp: groupStamp}
+			x := dcm{id: tgHTMLAttr(m, "data-message-id"), author: author, addr: readkit.FirstNonEmpty(addr, author), stamp: groupStamp}
 			if st := tgHTMLFind(m, "chatlog__short-timestamp"); st != nil {
-				x.stamp = firstNonEmpty(tgHTMLAttr(st, "title"), tgHTMLText(st))
+				x.stamp = readkit.FirstNonEmpty(tgHTMLAttr(st, "title"), tgHTMLText(st))
 			} else if ts := tgHTMLFind(m, "chatlog__timestamp"); ts != nil {
-				x.stamp = firstNonEmpty(tgHTMLAttr(ts, "title"), tgHTMLText(ts))
+				x.stamp = readkit.FirstNonEmpty(tgHTMLAttr(ts, "title"), tgHTMLText(ts))
 			}
 			if c := tgHTMLFind(m, "chatlog__content"); c != nil {
 				x.text = tgHTMLText(c)
@@ -145,8 +146,8 @@ func dcReadHTML(ctx context.Context, in input, out output, rep *report) {
 					}
 					return ""
 				}
-				if name := tgFileName(dcURLBase(walk(a))); name != "" {
-					x.atts = append(x.atts, attachmentOf(name, tgMime(name, ""), 0))
+				if name := readkit.ExportFileName(dcURLBase(walk(a))); name != "" {
+					x.atts = append(x.atts, readkit.AttachmentOf(name, readkit.MimeType(name, ""), 0))
 					if x.text == "" {
 						x.text = "[attachment " + name + "]"
 					}
@@ -161,12 +162,12 @@ func dcReadHTML(ctx context.Context, in input, out output, rep *report) {
 	}
 	times, errs, notes := localeTimes(stamps)
 	for _, n := range notes {
-		rep.warn(path, "", n)
+		rep.Warn(path, "", n)
 	}
 	var res []memtree.MessageInput
 	for i, m := range ms {
 		if errs[i] != nil {
-			rep.fail(FileError{Path: path, Where: "message " + m.id, Err: fmt.Errorf("date %q: %w: message not ingested", m.stamp, errs[i])})
+			rep.Fail(readkit.FileError{Path: path, Where: "message " + m.id, Err: fmt.Errorf("date %q: %w: message not ingested", m.stamp, errs[i])})
 			continue
 		}
 		if m.text == "" {
@@ -181,8 +182,8 @@ func dcReadHTML(ctx context.Context, in input, out output, rep *report) {
 	if len(res) == 0 {
 		return
 	}
-	for _, src := range chatSources("discord", "0/"+chanID, title, res) {
+	for _, src := range readkit.ChatSources("discord", "0/"+chanID, title, res) {
 		src.Origin = path
-		out.source(src)
+		out.Source(src)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -32,62 +33,62 @@ const KindDocs = "docs"
 // file twice.
 type docsReader struct{}
 
-func (docsReader) kind() string { return KindDocs }
+func (docsReader) Kind() string { return KindDocs }
 
 // docExts are the file name extensions read as documents.
 var docExts = map[string]bool{".md": true, ".markdown": true, ".mdown": true, ".mkd": true, ".txt": true, ".text": true, ".org": true}
 
-func (docsReader) detect(p string, dir bool, _ []byte) bool {
+func (docsReader) Detect(p string, dir bool, _ []byte) bool {
 	return !dir && docExts[strings.ToLower(filepath.Ext(p))]
 }
 
-func (docsReader) read(ctx context.Context, in input, out output, rep *report) {
-	b, err := readFileLimited(in.path)
+func (docsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	b, err := readkit.ReadFileLimited(in.Path)
 	if err != nil {
-		rep.fail(FileError{Path: in.path, Err: err})
+		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 		return
 	}
-	tf, err := decodeTextFile(b)
-	if errors.Is(err, errEmpty) {
-		rep.warn(in.path, "", "empty file: nothing to ingest")
+	tf, err := readkit.DecodeTextFile(b)
+	if errors.Is(err, readkit.ErrEmpty) {
+		rep.Warn(in.Path, "", "empty file: nothing to ingest")
 		return
 	}
 	if err != nil {
-		rep.fail(FileError{Path: in.path, Err: err})
+		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 		return
 	}
-	for _, n := range tf.notes {
-		rep.warn(in.path, "", n)
+	for _, n := range tf.Notes {
+		rep.Warn(in.Path, "", n)
 	}
-	if ext := strings.ToLower(filepath.Ext(in.path)); ext == ".txt" || ext == ".text" || ext == ".log" {
-		if shape, n, of := lineShape(tf.text); n > 0 {
-			rep.warn(in.path, "", fmt.Sprintf("%d of the first %d lines start alike (%q), as a chat's timestamped lines do, in no layout a chat reader knows: stored as one document (--kind whatsapp reads WhatsApp-like lines)", n, of, shape))
+	if ext := strings.ToLower(filepath.Ext(in.Path)); ext == ".txt" || ext == ".text" || ext == ".log" {
+		if shape, n, of := lineShape(tf.Text); n > 0 {
+			rep.Warn(in.Path, "", fmt.Sprintf("%d of the first %d lines start alike (%q), as a chat's timestamped lines do, in no layout a chat reader knows: stored as one document (--kind whatsapp reads WhatsApp-like lines)", n, of, shape))
 		}
 	}
-	mtime, note := docFileTime(in.path, time.Now())
-	src, err := parseWithinBudget(ctx, tf.text, in.rel, mtime, textBundleDate(in.path))
+	mtime, note := docFileTime(in.Path, time.Now())
+	src, err := parseWithinBudget(ctx, tf.Text, in.Rel, mtime, textBundleDate(in.Path))
 	if errors.Is(err, errParseBudget) {
-		rep.skip(in.path, reasonParseBudget(docParseBudget))
+		rep.Skip(in.Path, reasonParseBudget(docParseBudget))
 		return
 	}
 	if errors.Is(err, errJoplinItem) {
-		rep.skip(in.path, reasonJoplinItem)
+		rep.Skip(in.Path, reasonJoplinItem)
 		return
 	}
-	if errors.Is(err, errEmpty) {
-		rep.warn(in.path, "", "no text: nothing to ingest")
+	if errors.Is(err, readkit.ErrEmpty) {
+		rep.Warn(in.Path, "", "no text: nothing to ingest")
 		return
 	}
 	if err != nil {
-		rep.fail(FileError{Path: in.path, Err: err})
+		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 		return
 	}
 	if note != "" && src.Messages[0].TimestampMS == mtime.UnixMilli() {
-		rep.warn(in.path, "", note)
+		rep.Warn(in.Path, "", note)
 	}
-	src.SourceID = docSourceID(in.path)
-	src.Origin = in.path
-	out.source(*src)
+	src.SourceID = docSourceID(in.Path)
+	src.Origin = in.Path
+	out.Source(*src)
 }
 
 // docSourceID is "doc:" + the absolute, cleaned, slash-separated path of the file.
@@ -107,7 +108,7 @@ var plausibleFileTime = time.Date(1980, 1, 2, 0, 0, 0, 0, time.UTC)
 // docFileTime returns the file's modification time, or now with a note when the
 // file has none that is plausible.
 func docFileTime(p string, now time.Time) (time.Time, string) {
-	st, err := vStat(p)
+	st, err := readkit.Stat(p)
 	if err != nil {
 		return now.UTC(), "no file time: dated at ingest"
 	}
@@ -520,7 +521,7 @@ func parseDocumentAt(text, rel string, mtime, exportDate time.Time) (*memtree.So
 	}
 	body = strings.TrimSpace(body)
 	if body == "" && fm.title == "" {
-		return nil, errEmpty
+		return nil, readkit.ErrEmpty
 	}
 	title := fm.title
 	if title == "" && prov != "org" {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
 
@@ -23,9 +24,9 @@ const KindEmlx = "emlx"
 // folder beside Messages, which the runner skips as the message's parts).
 type emlxReader struct{}
 
-func (emlxReader) kind() string { return KindEmlx }
+func (emlxReader) Kind() string { return KindEmlx }
 
-func (emlxReader) detect(p string, dir bool, head []byte) bool {
+func (emlxReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
@@ -57,22 +58,22 @@ var (
 	reEmlxFlags = lazyre.New(`<key>flags</key>\s*<integer>([0-9]+)</integer>`)
 )
 
-func (emlxReader) read(_ context.Context, in input, out output, rep *report) {
-	b, err := readFileLimited(in.path)
+func (emlxReader) Read(_ context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	b, err := readkit.ReadFileLimited(in.Path)
 	if err != nil {
-		rep.fail(FileError{Path: in.path, Err: err})
+		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 		return
 	}
 	n, rest, ok := cutEmlxCount(b)
 	if !ok {
-		rep.fail(FileError{Path: in.path, Err: fmt.Errorf("not an Apple Mail .emlx file: its first line is no byte count")})
+		rep.Fail(readkit.FileError{Path: in.Path, Err: fmt.Errorf("not an Apple Mail .emlx file: its first line is no byte count")})
 		return
 	}
 	msg, plist := rest, []byte(nil)
 	if n <= len(rest) {
 		msg, plist = rest[:n], rest[n:]
 	} else {
-		rep.warn(in.path, "", fmt.Sprintf("cut short: the byte count says %d bytes, the file holds %d; read what is there", n, len(rest)))
+		rep.Warn(in.Path, "", fmt.Sprintf("cut short: the byte count says %d bytes, the file holds %d; read what is there", n, len(rest)))
 	}
 	var received time.Time
 	if m := reEmlxDate.FindSubmatch(plist); m != nil {
@@ -82,8 +83,8 @@ func (emlxReader) read(_ context.Context, in input, out output, rep *report) {
 	}
 	if m := reEmlxFlags.FindSubmatch(plist); m != nil {
 		if f, err := strconv.ParseUint(string(m[1]), 10, 64); err == nil {
-			rep.log.Debug("ingest: emlx flags", "path", in.path, "read", f&1 != 0, "flagged", f&(1<<4) != 0)
+			rep.Log.Debug("ingest: emlx flags", "path", in.Path, "read", f&1 != 0, "flagged", f&(1<<4) != 0)
 		}
 	}
-	emitMail(in.path, "", msg, mailDates{envelope: received, file: modTime(in.path), envelopeIs: "the date Apple Mail received it"}, KindEmlx, out, rep)
+	emitMail(in.Path, "", msg, mailDates{envelope: received, file: readkit.ModTime(in.Path), envelopeIs: "the date Apple Mail received it"}, KindEmlx, out, rep)
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -35,9 +36,9 @@ const KindEnex = "enex"
 // inner "]]>" is kept.
 type enexReader struct{}
 
-func (enexReader) kind() string { return KindEnex }
+func (enexReader) Kind() string { return KindEnex }
 
-func (enexReader) detect(p string, dir bool, head []byte) bool {
+func (enexReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
@@ -60,10 +61,10 @@ type enexNote struct {
 // resource's name): what passes it is cut.
 const enexFieldBytes = 64 << 10
 
-func (enexReader) read(ctx context.Context, in input, out output, rep *report) {
-	f, err := vOpen(in.path)
+func (enexReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	f, err := readkit.Open(in.Path)
 	if err != nil {
-		rep.fail(FileError{Path: in.path, Err: err})
+		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 		return
 	}
 	defer f.Close()
@@ -95,35 +96,35 @@ func (enexReader) read(ctx context.Context, in input, out output, rep *report) {
 		where := fmt.Sprintf("note %d (byte %d)", num, s.off)
 		n := s.note(ctx)
 		if s.err != nil && !errors.Is(s.err, io.EOF) {
-			rep.fail(FileError{Path: in.path, Where: where, Err: fmt.Errorf("Evernote note: %w; the notes after it are not read", s.err)})
+			rep.Fail(readkit.FileError{Path: in.Path, Where: where, Err: fmt.Errorf("Evernote note: %w; the notes after it are not read", s.err)})
 			return
 		}
 		if n.tooBig {
-			rep.fail(FileError{Path: in.path, Where: where, Err: fmt.Errorf("note content larger than %d MiB: not ingested; split it (the other notes are read)", maxFileBytes>>20)})
+			rep.Fail(readkit.FileError{Path: in.Path, Where: where, Err: fmt.Errorf("note content larger than %d MiB: not ingested; split it (the other notes are read)", readkit.MaxFileBytes>>20)})
 			continue
 		}
 		src, err := enexSource(n, in, num)
-		if errors.Is(err, errEmpty) {
-			rep.warn(in.path, where, "empty note: nothing to ingest")
+		if errors.Is(err, readkit.ErrEmpty) {
+			rep.Warn(in.Path, where, "empty note: nothing to ingest")
 			continue
 		}
 		for _, w := range n.warnings() {
-			rep.warn(in.path, where, w)
+			rep.Warn(in.Path, where, w)
 		}
-		src.Origin = in.path + " " + where
-		out.source(*src)
+		src.Origin = in.Path + " " + where
+		out.Source(*src)
 		if s.err != nil {
 			break
 		}
 	}
 	if s.err != nil && !errors.Is(s.err, io.EOF) {
-		rep.fail(FileError{Path: in.path, Where: fmt.Sprintf("byte %d", s.off), Err: fmt.Errorf("Evernote export: %w; the notes after it are not read", s.err)})
+		rep.Fail(readkit.FileError{Path: in.Path, Where: fmt.Sprintf("byte %d", s.off), Err: fmt.Errorf("Evernote export: %w; the notes after it are not read", s.err)})
 		return
 	}
 	if !sawExport {
-		rep.fail(FileError{Path: in.path, Err: errors.New("not an Evernote export: no <en-export> element")})
+		rep.Fail(readkit.FileError{Path: in.Path, Err: errors.New("not an Evernote export: no <en-export> element")})
 	} else if num == 0 {
-		rep.warn(in.path, "", "Evernote export without notes: nothing to ingest")
+		rep.Warn(in.Path, "", "Evernote export without notes: nothing to ingest")
 	}
 }
 
@@ -310,7 +311,7 @@ func (s *enexScan) note(ctx context.Context) *enexNote {
 		}
 		switch t.name {
 		case "content":
-			text, over := s.text("content", maxFileBytes)
+			text, over := s.text("content", readkit.MaxFileBytes)
 			n.content, n.tooBig = text, over
 		case "title", "created", "updated", "tag", "author":
 			v, _ := s.text(t.name, enexFieldBytes)
@@ -503,10 +504,10 @@ var enmlReplacer = strings.NewReplacer("<blockquote", "<div", "</blockquote", "<
 
 // enexSource makes one document of a note: "doc:<file>#<n>", its ref
 // "<rel>#<n>".
-func enexSource(n *enexNote, in input, num int) (*memtree.SourceInput, error) {
-	text := strings.TrimSpace(htmlToText(enmlReplacer.Replace(n.content)))
+func enexSource(n *enexNote, in readkit.Input, num int) (*memtree.SourceInput, error) {
+	text := strings.TrimSpace(readkit.HTMLToText(enmlReplacer.Replace(n.content)))
 	if text == "" && n.title == "" {
-		return nil, errEmpty
+		return nil, readkit.ErrEmpty
 	}
 	ts := n.created
 	if ts.IsZero() {
@@ -517,11 +518,11 @@ func enexSource(n *enexNote, in input, num int) (*memtree.SourceInput, error) {
 	}
 	title := n.title
 	if title == "" {
-		title = fmt.Sprintf("%s note %d", strings.TrimSuffix(filepath.Base(in.path), filepath.Ext(in.path)), num)
+		title = fmt.Sprintf("%s note %d", strings.TrimSuffix(filepath.Base(in.Path), filepath.Ext(in.Path)), num)
 	}
-	ref := fmt.Sprintf("%s#%d", in.rel, num)
+	ref := fmt.Sprintf("%s#%d", in.Rel, num)
 	return &memtree.SourceInput{
-		Kind: memtree.KindDocument, SourceID: fmt.Sprintf("%s#%d", docSourceID(in.path), num), Title: title, Provider: "evernote", Tags: n.tags,
+		Kind: memtree.KindDocument, SourceID: fmt.Sprintf("%s#%d", docSourceID(in.Path), num), Title: title, Provider: "evernote", Tags: n.tags,
 		Messages: []memtree.MessageInput{{Ref: ref, Author: n.author, Subject: title, TimestampMS: ts.UnixMilli(), Text: text + "\n", Attachments: n.atts}},
 	}, nil
 }

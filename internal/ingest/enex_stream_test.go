@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bufio"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,8 +51,8 @@ func TestEnexContentAsXMLText(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			p := tgTestFile(t, "n.enex", enexTestExport(c.note))
 			out, rep := runReader(t, enexReader{}, p)
-			if rep.sum.Failures != 0 || len(out.sources) != 1 {
-				t.Fatalf("%d sources, errors %v", len(out.sources), rep.sum.Errors)
+			if rep.Sum.Failures != 0 || len(out.sources) != 1 {
+				t.Fatalf("%d sources, errors %v", len(out.sources), rep.Sum.Errors)
 			}
 			m := out.sources[0].Messages[0]
 			for _, w := range c.want {
@@ -90,8 +91,8 @@ func TestEnexDeclaredEntitiesNotExpanded(t *testing.T) {
 <en-export><note><title>Laughs &b;</title><content><![CDATA[<en-note>&b;</en-note>]]></content><created>20130730T205204Z</created></note></en-export>`
 	p := tgTestFile(t, "l.enex", doc)
 	out, rep := runReader(t, enexReader{}, p)
-	if len(out.sources) != 1 || rep.sum.Failures != 0 {
-		t.Fatalf("%d sources, errors %v", len(out.sources), rep.sum.Errors)
+	if len(out.sources) != 1 || rep.Sum.Failures != 0 {
+		t.Fatalf("%d sources, errors %v", len(out.sources), rep.Sum.Errors)
 	}
 	if s := out.sources[0]; s.Title != "Laughs &b;" || strings.Contains(s.Messages[0].Text, "aaaa") {
 		t.Errorf("entities expanded: %q %q", s.Title, s.Messages[0].Text)
@@ -119,7 +120,7 @@ func TestEnexNoteOverBound(t *testing.T) {
 	w.Reset(f)
 	w.WriteString("\n<note><title>Huge</title><content><![CDATA[<en-note><div>")
 	line := strings.Repeat("word ", 200) + "\n"
-	for n := 0; n <= maxFileBytes/len(line)+10; n++ {
+	for n := 0; n <= readkit.MaxFileBytes/len(line)+10; n++ {
 		w.WriteString(line)
 	}
 	w.WriteString("</div></en-note>]]></content><created>20130730T205204Z</created></note>\n")
@@ -136,7 +137,7 @@ func TestEnexNoteOverBound(t *testing.T) {
 	if strings.Join(titles, ",") != "First,Last" {
 		t.Errorf("notes read %q, want First,Last", titles)
 	}
-	if rep.sum.Failures != 1 || !tgTestHasNote(rep, true, "note 2", "larger than") {
-		t.Errorf("the big note must be named: %v", rep.sum.Errors)
+	if rep.Sum.Failures != 1 || !tgTestHasNote(rep, true, "note 2", "larger than") {
+		t.Errorf("the big note must be named: %v", rep.Sum.Errors)
 	}
 }

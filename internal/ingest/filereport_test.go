@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"path/filepath"
 	"testing"
 )
@@ -25,7 +26,7 @@ func TestReportListsEveryFile(t *testing.T) {
 	}
 	dir := writeFiles(t, files)
 	_, sum := runOn(t, Options{Report: true}, dir)
-	got := map[string]FileOutcome{}
+	got := map[string]readkit.FileOutcome{}
 	for _, o := range sum.Outcomes() {
 		rel, _ := filepath.Rel(dir, o.Path)
 		got[filepath.ToSlash(rel)] = o
@@ -47,7 +48,7 @@ func TestReportListsEveryFile(t *testing.T) {
 			t.Errorf("%s: reader %q status %q, want %q %q (%+v)", p, o.Reader, o.Status, w[0], w[1], o)
 		}
 	}
-	if o := got["img/13.jpg"]; o.Reason != reasonMedia {
+	if o := got["img/13.jpg"]; o.Reason != readkit.ReasonMedia {
 		t.Errorf("skip reason %q", o.Reason)
 	}
 	if o := got["broken.json"]; o.Sources != 1 || len(o.Errors) != 1 {
@@ -65,7 +66,7 @@ func TestReportListsEveryFile(t *testing.T) {
 	}
 	var decoded struct {
 		Summary struct{ Files, Skipped int }
-		Files   []FileOutcome
+		Files   []readkit.FileOutcome
 	}
 	if err := json.Unmarshal(buf.Bytes(), &decoded); err != nil || len(decoded.Files) != len(want) || decoded.Summary.Skipped != 14 {
 		t.Errorf("JSON report: %v %+v", err, decoded.Summary)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -44,7 +45,7 @@ func FuzzVCard(f *testing.F) {
 	f.Add("BEGIN:VCARD\nN;ENCODING=QUOTED-PRINTABLE;CHARSET=ISO-8859-1:M=FC=\n=FCller;J\nEND:VCARD")
 	f.Add("BEGIN:VCARD\nitem1.X-SOCIALPROFILE;x-user=\"a:b\":http://x/y\nBEGIN:VCARD\nEND:VCARD\n")
 	f.Fuzz(func(t *testing.T, text string) {
-		rep := newReport(nil)
+		rep := readkit.NewReport(nil)
 		for _, c := range readVCards(text, "f.vcf", rep) {
 			if c.Name == "" && c.Given == "" && c.Family == "" && len(c.Emails) == 0 && len(c.Phones) == 0 && len(c.Handles) == 0 {
 				t.Fatalf("empty contact kept: %+v", c)

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"bytes"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"strings"
 	"testing"
 	"time"
@@ -21,14 +22,14 @@ func FuzzParseMail(f *testing.F) {
 		if err != nil {
 			return
 		}
-		m := pm.m.msg
+		m := pm.m.Msg
 		for _, s := range append([]string{m.Text, m.Author, m.AuthorAddr, m.Subject, m.Ref}, m.To...) {
 			if !utf8.ValidString(s) {
 				t.Fatalf("invalid UTF-8 kept: %q", s)
 			}
 		}
-		if pm.m.date.Year() < earliestMailYear {
-			t.Fatalf("time %v before %d", pm.m.date, earliestMailYear)
+		if pm.m.Date.Year() < earliestMailYear {
+			t.Fatalf("time %v before %d", pm.m.Date, earliestMailYear)
 		}
 	})
 }
@@ -52,7 +53,7 @@ func FuzzReadMbox(f *testing.F) {
 		if total > len(raw) {
 			t.Fatalf("cut %d message bytes out of %d input bytes", total, len(raw))
 		}
-		if err != nil && !strings.Contains(err.Error(), "not an mbox") && err != errEmpty {
+		if err != nil && !strings.Contains(err.Error(), "not an mbox") && err != readkit.ErrEmpty {
 			t.Fatalf("unexpected error: %v", err)
 		}
 	})

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -28,24 +29,24 @@ const KindGoogleChat = "googlechat"
 // under "googlechat:<folder>".
 type googleChatReader struct{}
 
-func (googleChatReader) kind() string { return "googlechat" }
+func (googleChatReader) Kind() string { return "googlechat" }
 
-func (googleChatReader) detect(p string, dir bool, head []byte) bool {
+func (googleChatReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	h := tgScanHead(head)
-	if !h.object {
+	h := readkit.ScanTopKeys(head)
+	if !h.Object {
 		return false
 	}
 	base := strings.ToLower(filepath.Base(p))
-	if _, ok := h.keys["messages"]; ok {
+	if _, ok := h.Keys["messages"]; ok {
 		return bytes.Contains(head, []byte(`"created_date"`)) && bytes.Contains(head, []byte(`"creator"`)) ||
 			base == "messages.json" && len(bytes.TrimSpace(head)) < 64 && bytes.Contains(head, []byte(`[]`))
 	}
 	// the conversation's and the user's metadata, read with messages.json
-	_, members := h.keys["members"]
-	_, membership := h.keys["membership_info"]
+	_, members := h.Keys["members"]
+	_, membership := h.Keys["membership_info"]
 	return base == "group_info.json" && members || base == "user_info.json" && membership
 }
 
@@ -118,37 +119,37 @@ func gcInfo(dir string) (name string, members []string) {
 			Name json.RawMessage `json:"name"`
 		} `json:"members"`
 	}
-	if readJSONFile(filepath.Join(dir, "group_info.json"), &gi) != nil {
+	if readkit.ReadJSONFile(filepath.Join(dir, "group_info.json"), &gi) != nil {
 		return "", nil
 	}
 	for _, m := range gi.Members {
-		if n := tgClean(tgRawString(m.Name)); n != "" {
+		if n := readkit.CleanText(readkit.RawString(m.Name)); n != "" {
 			members = append(members, n)
 		}
 	}
-	return tgClean(tgRawString(gi.Name)), members
+	return readkit.CleanText(readkit.RawString(gi.Name)), members
 }
 
-func (googleChatReader) read(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
+func (googleChatReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
 	base := strings.ToLower(filepath.Base(path))
 	if base == "group_info.json" || base == "user_info.json" {
 		// metadata: group_info.json names the conversation of the messages.json
 		// beside it; a conversation without one is named after its folder
-		if _, err := vStat(filepath.Join(filepath.Dir(path), "messages.json")); base == "group_info.json" && err != nil {
-			rep.warn(path, "", "conversation metadata without a messages.json beside it: no messages to read")
+		if _, err := readkit.Stat(filepath.Join(filepath.Dir(path), "messages.json")); base == "group_info.json" && err != nil {
+			rep.Warn(path, "", "conversation metadata without a messages.json beside it: no messages to read")
 		}
 		return
 	}
-	b, ok := readJSONExport(path, rep)
+	b, ok := readkit.ReadJSONExport(path, rep)
 	if !ok {
 		return
 	}
 	var top struct {
 		Messages []json.RawMessage `json:"messages"`
 	}
-	if err := decodeStrict(b, &top); err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+	if err := readkit.DecodeStrict(b, &top); err != nil {
+		rep.Fail(readkit.FileError{Path: path, Err: err})
 		return
 	}
 	dir := filepath.Dir(path)
@@ -172,24 +173,24 @@ func (googleChatReader) read(ctx context.Context, in input, out output, rep *rep
 		}
 		var m gcMsgJSON
 		if err := json.Unmarshal(raw, &m); err != nil {
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: tgDecodeErr(err)})
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: readkit.DecodeErr(err)})
 			continue
 		}
-		if strings.EqualFold(tgRawString(m.MessageState), "DELETED") || len(m.Deletion) > 0 && !tgIsNull(m.Deletion) {
+		if strings.EqualFold(readkit.RawString(m.MessageState), "DELETED") || len(m.Deletion) > 0 && !readkit.IsNull(m.Deletion) {
 			deleted++
 			continue
 		}
-		ms, zg, err := gcTime(tgRawString(m.CreatedDate))
+		ms, zg, err := gcTime(readkit.RawString(m.CreatedDate))
 		if err != nil {
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: fmt.Errorf("%w: message not ingested", err)})
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: fmt.Errorf("%w: message not ingested", err)})
 			continue
 		}
-		if !chatTimeOK(ms) {
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: fmt.Errorf("created_date %q is before 1980 or after 2200: message not ingested", tgRawString(m.CreatedDate))})
+		if !readkit.ChatTimeOK(ms) {
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: fmt.Errorf("created_date %q is before 1980 or after 2200: message not ingested", readkit.RawString(m.CreatedDate))})
 			continue
 		}
 		guessedZone = guessedZone || zg
-		text := tgClean(tgRawString(m.Text))
+		text := readkit.CleanText(readkit.RawString(m.Text))
 		var atts []abi.Attachment
 		for _, f := range m.AttachedFiles {
 			var af struct {
@@ -199,11 +200,11 @@ func (googleChatReader) read(ctx context.Context, in input, out output, rep *rep
 			if json.Unmarshal(f, &af) != nil {
 				continue
 			}
-			n := tgClean(firstNonEmpty(tgRawString(af.OriginalName), tgRawString(af.ExportName)))
+			n := readkit.CleanText(readkit.FirstNonEmpty(readkit.RawString(af.OriginalName), readkit.RawString(af.ExportName)))
 			if n == "" {
 				n = "file"
 			}
-			atts = append(atts, attachmentOf(n, tgMime(n, ""), 0))
+			atts = append(atts, readkit.AttachmentOf(n, readkit.MimeType(n, ""), 0))
 			text = strings.TrimSpace(text + "\n[attached: " + n + "]")
 		}
 		if text == "" {
@@ -211,23 +212,23 @@ func (googleChatReader) read(ctx context.Context, in input, out output, rep *rep
 			continue
 		}
 		mi := memtree.MessageInput{
-			Author:      tgClean(firstNonEmpty(tgRawString(m.Creator.Name), tgRawString(m.Creator.Email))),
-			AuthorAddr:  strings.ToLower(tgClean(tgRawString(m.Creator.Email))),
+			Author:      readkit.CleanText(readkit.FirstNonEmpty(readkit.RawString(m.Creator.Name), readkit.RawString(m.Creator.Email))),
+			AuthorAddr:  strings.ToLower(readkit.CleanText(readkit.RawString(m.Creator.Email))),
 			TimestampMS: ms, Text: text, Attachments: atts,
 		}
-		if id := tgClean(tgRawString(m.MessageID)); id != "" {
+		if id := readkit.CleanText(readkit.RawString(m.MessageID)); id != "" {
 			mi.Ref = "googlechat:" + conv + ":" + id
 		}
 		msgs = append(msgs, mi)
 	}
 	if guessedZone {
-		rep.warn(path, "", "created_date carries a zone name this reader cannot place: read as UTC")
+		rep.Warn(path, "", "created_date carries a zone name this reader cannot place: read as UTC")
 	}
 	if deleted > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d deleted message(s) not kept", deleted))
+		rep.Warn(path, "", fmt.Sprintf("%d deleted message(s) not kept", deleted))
 	}
 	if empty > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d message(s) with no text and no attachment not kept", empty))
+		rep.Warn(path, "", fmt.Sprintf("%d message(s) with no text and no attachment not kept", empty))
 	}
 	if len(msgs) == 0 {
 		return
@@ -249,8 +250,8 @@ func (googleChatReader) read(ctx context.Context, in input, out output, rep *rep
 			msgs[i].Ref = tmp[k].Ref
 		}
 	}
-	for _, src := range chatSources("googlechat", conv, title, msgs) {
+	for _, src := range readkit.ChatSources("googlechat", conv, title, msgs) {
 		src.Origin = path
-		out.source(src)
+		out.Source(src)
 	}
 }

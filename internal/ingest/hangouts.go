@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -30,16 +31,16 @@ const KindHangouts = "hangouts"
 // rename events are counted. Times are UTC (microseconds).
 type hangoutsReader struct{}
 
-func (hangoutsReader) kind() string { return KindHangouts }
+func (hangoutsReader) Kind() string { return KindHangouts }
 
-func (hangoutsReader) detect(p string, dir bool, head []byte) bool {
+func (hangoutsReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	h := tgScanHead(head)
-	_, cs := h.keys["conversations"]
-	_, st := h.keys["conversation_state"]
-	return h.object && (cs || st) && (bytes.Contains(head, []byte(`"conversation_id"`)) || bytes.Contains(head, []byte(`"participant_data"`)))
+	h := readkit.ScanTopKeys(head)
+	_, cs := h.Keys["conversations"]
+	_, st := h.Keys["conversation_state"]
+	return h.Object && (cs || st) && (bytes.Contains(head, []byte(`"conversation_id"`)) || bytes.Contains(head, []byte(`"participant_data"`)))
 }
 
 type hoParticipant struct {
@@ -83,37 +84,37 @@ type hoEvent struct {
 	} `json:"chat_message"`
 }
 
-func (hangoutsReader) read(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
-	f, err := vOpen(path)
+func (hangoutsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
+	f, err := readkit.Open(path)
 	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+		rep.Fail(readkit.FileError{Path: path, Err: err})
 		return
 	}
 	defer f.Close()
 	dec := json.NewDecoder(bufio.NewReaderSize(f, 64<<10))
 	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
-		rep.fail(FileError{Path: path, Err: errors.New("not a JSON object: not a Hangouts export, nothing ingested")})
+		rep.Fail(readkit.FileError{Path: path, Err: errors.New("not a JSON object: not a Hangouts export, nothing ingested")})
 		return
 	}
 	n, other := 0, 0
 	for dec.More() {
 		tok, err := dec.Token()
 		if err != nil {
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("byte %d", dec.InputOffset()), Err: tgDecodeErr(err)})
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("byte %d", dec.InputOffset()), Err: readkit.DecodeErr(err)})
 			return
 		}
 		key, _ := tok.(string)
 		if key != "conversations" && key != "conversation_state" {
 			var skip json.RawMessage
 			if err := dec.Decode(&skip); err != nil {
-				rep.fail(FileError{Path: path, Where: fmt.Sprintf("byte %d", dec.InputOffset()), Err: tgDecodeErr(err)})
+				rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("byte %d", dec.InputOffset()), Err: readkit.DecodeErr(err)})
 				return
 			}
 			continue
 		}
 		if t, err := dec.Token(); err != nil || t != json.Delim('[') {
-			rep.fail(FileError{Path: path, Where: key, Err: errors.New("not an array: nothing ingested")})
+			rep.Fail(readkit.FileError{Path: path, Where: key, Err: errors.New("not an array: nothing ingested")})
 			return
 		}
 		for dec.More() {
@@ -135,10 +136,10 @@ func (hangoutsReader) read(ctx context.Context, in input, out output, rep *repor
 			}
 			if err := dec.Decode(&c); err != nil {
 				if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) {
-					rep.fail(FileError{Path: path, Where: where, Err: fmt.Errorf("file ends inside it: %w", err)})
+					rep.Fail(readkit.FileError{Path: path, Where: where, Err: fmt.Errorf("file ends inside it: %w", err)})
 					return
 				}
-				rep.fail(FileError{Path: path, Where: where, Err: fmt.Errorf("%w; the conversations after it are not read", tgDecodeErr(err))})
+				rep.Fail(readkit.FileError{Path: path, Where: where, Err: fmt.Errorf("%w; the conversations after it are not read", readkit.DecodeErr(err))})
 				return
 			}
 			conv, events := c.Conversation.Conversation, c.Events
@@ -148,21 +149,21 @@ func (hangoutsReader) read(ctx context.Context, in input, out output, rep *repor
 			other += hoConversationSources(conv, events, path, where, out, rep)
 		}
 		if _, err := dec.Token(); err != nil {
-			rep.fail(FileError{Path: path, Err: tgDecodeErr(err)})
+			rep.Fail(readkit.FileError{Path: path, Err: readkit.DecodeErr(err)})
 			return
 		}
 	}
 	if other > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d call, membership or rename event(s) not stored as messages", other))
+		rep.Warn(path, "", fmt.Sprintf("%d call, membership or rename event(s) not stored as messages", other))
 	}
 	if n == 0 {
-		rep.warn(path, "", "no conversations: nothing to ingest")
+		rep.Warn(path, "", "no conversations: nothing to ingest")
 	}
 }
 
 // hoConversationSources writes one conversation's messages; it returns the
 // events that are no chat message.
-func hoConversationSources(conv hoConversation, events []hoEvent, path, where string, out output, rep *report) int {
+func hoConversationSources(conv hoConversation, events []hoEvent, path, where string, out readkit.Output, rep *readkit.Report) int {
 	names := map[string]string{}
 	for _, p := range conv.ParticipantData {
 		if p.FallbackName != "" {
@@ -173,11 +174,11 @@ func hoConversationSources(conv hoConversation, events []hoEvent, path, where st
 	if title == "" {
 		var ns []string
 		for _, p := range conv.ParticipantData {
-			ns = append(ns, firstNonEmpty(p.FallbackName, p.ID.GaiaID))
+			ns = append(ns, readkit.FirstNonEmpty(p.FallbackName, p.ID.GaiaID))
 		}
 		title = strings.Join(ns, ", ")
 	}
-	id := firstNonEmpty(conv.ID.ID, title)
+	id := readkit.FirstNonEmpty(conv.ID.ID, title)
 	other := 0
 	var msgs []memtree.MessageInput
 	for k, ev := range events {
@@ -187,8 +188,8 @@ func hoConversationSources(conv hoConversation, events []hoEvent, path, where st
 		}
 		us, err := strconv.ParseInt(ev.Timestamp, 10, 64)
 		ms := us / 1000
-		if err != nil || !chatTimeOK(ms) {
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("%s, event %d", where, k+1), Err: fmt.Errorf("timestamp %q is not microseconds after 1980: message not ingested", ev.Timestamp)})
+		if err != nil || !readkit.ChatTimeOK(ms) {
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("%s, event %d", where, k+1), Err: fmt.Errorf("timestamp %q is not microseconds after 1980: message not ingested", ev.Timestamp)})
 			continue
 		}
 		var b strings.Builder
@@ -202,8 +203,8 @@ func hoConversationSources(conv hoConversation, events []hoEvent, path, where st
 		var atts []abi.Attachment
 		for _, a := range ev.ChatMessage.MessageContent.Attachment {
 			if ph := a.EmbedItem.PlusPhoto; ph != nil {
-				name := firstNonEmpty(tgFileName(dcURLBase(ph.URL)), "photo")
-				atts = append(atts, attachmentOf(name, tgMime(name, "image/jpeg"), 0))
+				name := readkit.FirstNonEmpty(readkit.ExportFileName(dcURLBase(ph.URL)), "photo")
+				atts = append(atts, readkit.AttachmentOf(name, readkit.MimeType(name, "image/jpeg"), 0))
 			}
 		}
 		text := strings.TrimSpace(b.String())
@@ -218,16 +219,16 @@ func hoConversationSources(conv hoConversation, events []hoEvent, path, where st
 		if ev.EventID == "" {
 			ref = fmt.Sprintf("hangouts:%s:@%d", id, k)
 		}
-		msgs = append(msgs, memtree.MessageInput{Ref: ref, Author: firstNonEmpty(names[ev.SenderID.GaiaID], ev.SenderID.GaiaID), AuthorAddr: ev.SenderID.GaiaID,
+		msgs = append(msgs, memtree.MessageInput{Ref: ref, Author: readkit.FirstNonEmpty(names[ev.SenderID.GaiaID], ev.SenderID.GaiaID), AuthorAddr: ev.SenderID.GaiaID,
 			TimestampMS: ms, Text: text, Attachments: atts})
 	}
 	if len(msgs) == 0 {
 		return other
 	}
 	sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].TimestampMS < msgs[j].TimestampMS })
-	for _, src := range chatSources("hangouts", id, title, msgs) {
+	for _, src := range readkit.ChatSources("hangouts", id, title, msgs) {
 		src.Origin = path + " " + where
-		out.source(src)
+		out.Source(src)
 	}
 	return other
 }

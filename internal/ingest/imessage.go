@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -23,7 +24,7 @@ const KindIMessage = "imessage"
 // indented by four spaces (kept as replies to it). Times are local wall times.
 type imessageReader struct{}
 
-func (imessageReader) kind() string { return KindIMessage }
+func (imessageReader) Kind() string { return KindIMessage }
 
 var reIMStamp = lazyre.New(`^([A-Z][a-z]{2} \d{2}, \d{4} +\d{1,2}:\d{2}:\d{2} [AP]M)(?: \(Read by .+ after .+\))?$`)
 
@@ -35,11 +36,11 @@ var imAttachmentExts = map[string]bool{".heic": true, ".jpg": true, ".jpeg": tru
 	".pdf": true, ".caf": true, ".m4a": true, ".mp3": true, ".vcf": true, ".webp": true, ".tiff": true, ".zip": true, ".docx": true,
 	".xlsx": true, ".pptx": true, ".pluginpayloadattachment": true, ".txt": true, ".aac": true, ".amr": true}
 
-func (imessageReader) detect(p string, dir bool, head []byte) bool {
+func (imessageReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".txt") {
 		return false
 	}
-	lines := strings.SplitN(string(trimUTF8BOM(head)), "\n", 4)
+	lines := strings.SplitN(string(readkit.TrimUTF8BOM(head)), "\n", 4)
 	for i, l := range lines {
 		if strings.TrimSpace(l) == "" {
 			continue
@@ -49,9 +50,9 @@ func (imessageReader) detect(p string, dir bool, head []byte) bool {
 	return false
 }
 
-func (imessageReader) read(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
-	tf, ok := readTextFile(path, rep)
+func (imessageReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
+	tf, ok := readkit.ReadTextFile(path, rep)
 	if !ok {
 		return
 	}
@@ -65,7 +66,7 @@ func (imessageReader) read(ctx context.Context, in input, out output, rep *repor
 	var top, cur *imMsg
 	wantSender := false
 	perSecond := map[int64]int{}
-	lines := strings.Split(tf.text, "\n")
+	lines := strings.Split(tf.Text, "\n")
 	for i, raw := range lines {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return
@@ -76,8 +77,8 @@ func (imessageReader) read(ctx context.Context, in input, out output, rep *repor
 		if m := reIMStamp.FindStringSubmatch(trimmed); m != nil {
 			stamp := strings.Join(strings.Fields(m[1]), " ")
 			t, err := time.ParseInLocation("Jan 02, 2006 3:04:05 PM", stamp, time.Local)
-			if err != nil || !chatTimeOK(t.UnixMilli()) {
-				rep.fail(FileError{Path: path, Where: fmt.Sprintf("line %d", i+1), Err: fmt.Errorf("timestamp %q is not a date after 1980: message not ingested", m[1])})
+			if err != nil || !readkit.ChatTimeOK(t.UnixMilli()) {
+				rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("line %d", i+1), Err: fmt.Errorf("timestamp %q is not a date after 1980: message not ingested", m[1])})
 				cur, wantSender = nil, false
 				continue
 			}
@@ -117,8 +118,8 @@ func (imessageReader) read(ctx context.Context, in input, out output, rep *repor
 		}
 		cur.reactions = false
 		if ext := strings.ToLower(filepath.Ext(trimmed)); imAttachmentExts[ext] && (strings.Contains(trimmed, "/") || !strings.Contains(trimmed, " ")) {
-			name := tgFileName(trimmed)
-			cur.mi.Attachments = append(cur.mi.Attachments, attachmentOf(name, tgMime(name, ""), 0))
+			name := readkit.ExportFileName(trimmed)
+			cur.mi.Attachments = append(cur.mi.Attachments, readkit.AttachmentOf(name, readkit.MimeType(name, ""), 0))
 			body = "[attachment " + name + "]"
 		}
 		if cur.mi.Text == "" && strings.TrimSpace(body) == "" {
@@ -140,14 +141,14 @@ func (imessageReader) read(ctx context.Context, in input, out output, rep *repor
 		res = append(res, m.mi)
 	}
 	if empty > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d message(s) with no text and no attachment not kept", empty))
+		rep.Warn(path, "", fmt.Sprintf("%d message(s) with no text and no attachment not kept", empty))
 	}
-	rep.warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): imessage-exporter writes no zone")
+	rep.Warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): imessage-exporter writes no zone")
 	if len(res) == 0 {
 		return
 	}
-	for _, src := range chatSources("imessage", conv, conv, res) {
+	for _, src := range readkit.ChatSources("imessage", conv, conv, res) {
 		src.Origin = path
-		out.source(src)
+		out.Source(src)
 	}
 }

@@ -50,6 +50,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -105,8 +106,8 @@ type Options struct {
 
 // task is one file or folder handed to a reader.
 type task struct {
-	in    input
-	r     reader
+	in    readkit.Input
+	r     readkit.Reader
 	arg   int // index of the path given to Run it came from
 	files int // files it holds (1 for a file), for the progress bar
 	dir   bool
@@ -115,14 +116,14 @@ type task struct {
 type runner struct {
 	w     Writer
 	opt   Options
-	rep   *report
-	sum   *Summary
+	rep   *readkit.Report
+	sum   *readkit.Summary
 	jobs  chan job
 	done  chan struct{}
-	bud   *budget
-	times *runTimes
+	bud   *readkit.Budget
+	times *readkit.RunTimes
 	thr   threader
-	order []reader
+	order []readkit.Reader
 	// yield counts, per path given to Run, the sources and messages read from it.
 	yield []int
 	arg   int
@@ -146,14 +147,14 @@ type runner struct {
 // lists them in the order they are asked), and hands it to its reader, which
 // streams sources to the write pipeline. Mail messages are threaded across all the
 // files of the run before they are written (see threader).
-func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, error) {
+func Run(ctx context.Context, w Writer, paths []string, opt Options) (*readkit.Summary, error) {
 	start := time.Now()
-	rep := newReport(opt.Logger)
-	r := &runner{w: w, opt: opt, rep: rep, sum: rep.sum, order: readers(), times: rep.times, cur: -1}
+	rep := readkit.NewReport(opt.Logger)
+	r := &runner{w: w, opt: opt, rep: rep, sum: rep.Sum, order: readers(), times: rep.Times, cur: -1}
 	defer func() { r.sum.Seconds = time.Since(start).Seconds() }()
 	defer func() {
 		for _, p := range r.mounted {
-			unmountArchive(p)
+			readkit.UnmountArchive(p)
 		}
 	}()
 	defer r.thr.close()
@@ -181,7 +182,7 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		before := r.failures()
 		st, err := os.Stat(p)
 		if err != nil {
-			rep.fail(FileError{Path: p, Err: fmt.Errorf("cannot read: %w", err)})
+			rep.Fail(readkit.FileError{Path: p, Err: fmt.Errorf("cannot read: %w", err)})
 			continue
 		}
 		if st.IsDir() {
@@ -189,7 +190,7 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		} else if !st.Mode().IsRegular() {
 			// A FIFO, device or socket named directly: opening a FIFO blocks until
 			// someone writes, and a device never ends. Named, as inside a folder.
-			rep.skip(p, reasonNotRegular)
+			rep.Skip(p, readkit.ReasonNotRegular)
 		} else {
 			tasks = r.planFile(i, fileRoot(opt.Root, p), p, 0, tasks)
 		}
@@ -212,16 +213,16 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		before := r.failures()
 		r.arg = t.arg
 		if !t.dir {
-			rep.file() // a folder reader counts the files it reads
+			rep.File() // a folder reader counts the files it reads
 		}
 		r.cur = -1
 		if opt.Report {
-			r.sum.readFiles = append(r.sum.readFiles, readFile{path: t.in.path, kind: t.r.kind()})
-			r.cur = len(r.sum.readFiles) - 1
+			r.sum.ReadFiles = append(r.sum.ReadFiles, readkit.FileRead{Path: t.in.Path, Kind: t.r.Kind()})
+			r.cur = len(r.sum.ReadFiles) - 1
 		}
-		t0, thr0, blk0 := time.Now(), r.times.thread, r.times.blocked
-		t.r.read(ctx, t.in, r, rep)
-		r.times.add(&r.times.read, time.Since(t0)-(r.times.thread-thr0)-(r.times.blocked-blk0))
+		t0, thr0, blk0 := time.Now(), r.times.Thread, r.times.Blocked
+		t.r.Read(ctx, t.in, r, rep)
+		r.times.Add(&r.times.Read, time.Since(t0)-(r.times.Thread-thr0)-(r.times.Blocked-blk0))
 		fails[t.arg] += r.failures() - before
 		if bar != nil {
 			_ = bar.Add(t.files)
@@ -243,16 +244,16 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		t0 := time.Now()
 		if err := o.Optimize(ctx); err != nil {
 			// Every source is stored; only query speed suffers until the next run.
-			r.rep.log.Warn("ingest: could not compact the full-text index", "err", err)
+			r.rep.Log.Warn("ingest: could not compact the full-text index", "err", err)
 		}
-		r.times.optimize = time.Since(t0)
+		r.times.Optimize = time.Since(t0)
 	}
-	r.rep.log.Debug(r.times.line(time.Since(start)))
+	r.rep.Log.Debug(r.times.Line(time.Since(start)))
 	for i, p := range paths {
 		if r.yield[i] > 0 || fails[i] > 0 || ctx.Err() != nil {
 			continue
 		}
-		r.sum.Unread = append(r.sum.Unread, FileError{Path: p, Err: errors.New(r.why(p, tasks, i))})
+		r.sum.Unread = append(r.sum.Unread, readkit.FileError{Path: p, Err: errors.New(r.why(p, tasks, i))})
 	}
 	if err := ctx.Err(); err != nil {
 		r.sum.Interrupted = true
@@ -299,9 +300,9 @@ func (r *runner) why(p string, tasks []task, i int) string {
 }
 
 // forced returns the reader Options.Kind names (nil when none or unknown).
-func (r *runner) forced() reader {
+func (r *runner) forced() readkit.Reader {
 	for _, x := range r.order {
-		if x.kind() == r.opt.Kind {
+		if x.Kind() == r.opt.Kind {
 			return x
 		}
 	}
@@ -312,22 +313,22 @@ func (r *runner) forced() reader {
 // zip archive is mounted and walked as a folder (an archive inside an archive is
 // refused), any other file goes to its reader or is skipped with why.
 func (r *runner) planFile(arg int, root, p string, depth int, tasks []task) []task {
-	head := readHead(p)
-	if zipDocumentExts[strings.ToLower(filepath.Ext(p))] {
-		r.rep.skip(p, unknownReason(p, head))
+	head := readkit.ReadHead(p)
+	if readkit.ZipDocumentExts[strings.ToLower(filepath.Ext(p))] {
+		r.rep.Skip(p, readkit.UnknownReason(p, head))
 		return tasks
 	}
-	if isZipHead(head) || nestedArchiveName(p) {
-		if inArchive(p) {
-			r.rep.skip(p, reasonNestedArchive)
+	if readkit.IsZipHead(head) || readkit.NestedArchiveName(p) {
+		if readkit.InArchive(p) {
+			r.rep.Skip(p, readkit.ReasonNestedArchive)
 			return tasks
 		}
-		if !isZipHead(head) {
-			r.rep.skip(p, unknownReason(p, head))
+		if !readkit.IsZipHead(head) {
+			r.rep.Skip(p, readkit.UnknownReason(p, head))
 			return tasks
 		}
-		if err := mountArchive(p); err != nil {
-			r.rep.fail(FileError{Path: p, Err: err})
+		if err := readkit.MountArchive(p); err != nil {
+			r.rep.Fail(readkit.FileError{Path: p, Err: err})
 			return tasks
 		}
 		r.mounted = append(r.mounted, p)
@@ -336,19 +337,19 @@ func (r *runner) planFile(arg int, root, p string, depth int, tasks []task) []ta
 	if t, ok := r.detectFile(arg, root, p, head); ok {
 		return append(tasks, t)
 	}
-	r.rep.skip(p, unknownReason(p, head))
+	r.rep.Skip(p, readkit.UnknownReason(p, head))
 	return tasks
 }
 
 // detectFile finds the reader of one file whose first bytes are head.
 func (r *runner) detectFile(arg int, root, p string, head []byte) (task, bool) {
-	in := input{path: p, root: root, rel: relTo(root, p)}
+	in := readkit.Input{Path: p, Root: root, Rel: relTo(root, p)}
 	if f := r.forced(); f != nil {
-		in.forced = true
+		in.Forced = true
 		return task{in: in, r: f, arg: arg, files: 1}, true
 	}
 	for _, x := range r.order {
-		if x.detect(p, false, head) {
+		if x.Detect(p, false, head) {
 			return task{in: in, r: x, arg: arg, files: 1}, true
 		}
 	}
@@ -358,30 +359,30 @@ func (r *runner) detectFile(arg int, root, p string, head []byte) (task, bool) {
 // plan walks dir (never following symbolic links, skipping hidden entries) and
 // appends the files and folders to read.
 func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task {
-	if depth > maxWalkDepth {
-		r.rep.fail(FileError{Path: dir, Err: fmt.Errorf("folders nested deeper than %d levels: not descended", maxWalkDepth)})
+	if depth > readkit.MaxWalkDepth {
+		r.rep.Fail(readkit.FileError{Path: dir, Err: fmt.Errorf("folders nested deeper than %d levels: not descended", readkit.MaxWalkDepth)})
 		return tasks
 	}
-	in := input{path: dir, root: root, rel: relTo(root, dir)}
+	in := readkit.Input{Path: dir, Root: root, Rel: relTo(root, dir)}
 	f := r.forced()
 	for _, x := range r.order {
-		if (f == nil || f == x) && x.detect(dir, true, nil) {
-			in.forced = f != nil
+		if (f == nil || f == x) && x.Detect(dir, true, nil) {
+			in.Forced = f != nil
 			return append(tasks, task{in: in, r: x, arg: arg, files: countFiles(dir, 0), dir: true})
 		}
 	}
-	entries, err := vReadDir(dir)
+	entries, err := readkit.ReadDir(dir)
 	if err != nil {
-		r.rep.fail(FileError{Path: dir, Err: fmt.Errorf("cannot list folder: %w", err)})
+		r.rep.Fail(readkit.FileError{Path: dir, Err: fmt.Errorf("cannot list folder: %w", err)})
 		return tasks
 	}
-	sortEntries(entries)
+	readkit.SortEntries(entries)
 	owned := appleMailAttachments(dir)
 	for _, e := range entries {
 		name := e.Name()
 		p := filepath.Join(dir, name)
 		if owned[name] {
-			r.skipTree(p, reasonAppleAttachment, 0)
+			r.skipTree(p, readkit.ReasonAppleAttachment, 0)
 			continue
 		}
 		if strings.HasPrefix(name, ".") || name == "__MACOSX" {
@@ -390,13 +391,13 @@ func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task
 		}
 		switch {
 		case e.Type()&os.ModeSymlink != 0:
-			r.rep.skip(p, reasonSymlink)
+			r.rep.Skip(p, readkit.ReasonSymlink)
 		case e.IsDir():
 			tasks = r.plan(arg, root, p, depth+1, tasks)
 		case e.Type().IsRegular():
 			tasks = r.planFile(arg, root, p, depth, tasks)
 		default:
-			r.rep.skip(p, reasonNotRegular)
+			r.rep.Skip(p, readkit.ReasonNotRegular)
 		}
 	}
 	return tasks
@@ -405,8 +406,8 @@ func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task
 // countFiles counts the regular files under dir (for the progress bar of a folder
 // reader), at most 1<<20.
 func countFiles(dir string, depth int) int {
-	entries, err := vReadDir(dir)
-	if err != nil || depth > maxWalkDepth {
+	entries, err := readkit.ReadDir(dir)
+	if err != nil || depth > readkit.MaxWalkDepth {
 		return 0
 	}
 	n := 0
@@ -444,16 +445,16 @@ func relTo(root, p string) string {
 }
 
 func (r *runner) failures() int {
-	r.rep.mu.Lock()
-	defer r.rep.mu.Unlock()
+	r.rep.Mu.Lock()
+	defer r.rep.Mu.Unlock()
 	return r.sum.Failures
 }
 
 // source is the output readers hand whole sources to: it writes them.
-func (r *runner) source(src memtree.SourceInput) {
+func (r *runner) Source(src memtree.SourceInput) {
 	r.yield[r.arg]++
 	if r.cur >= 0 {
-		r.sum.readFiles[r.cur].yield++
+		r.sum.ReadFiles[r.cur].Yield++
 	}
 	if src.Origin == "" {
 		src.Origin = "(unknown file)"
@@ -596,22 +597,22 @@ func (r *runner) flushPending(ctx context.Context) {
 }
 
 // mail is the output readers hand parsed mail to: it keeps it for threading.
-func (r *runner) mail(m *mailMsg) {
+func (r *runner) Mail(m *readkit.MailMessage) {
 	r.yield[r.arg]++
 	if r.cur >= 0 {
-		r.sum.readFiles[r.cur].yield++
+		r.sum.ReadFiles[r.cur].Yield++
 	}
 	t0 := time.Now()
 	if err := r.thr.add(m); err != nil {
-		r.rep.fail(FileError{Path: m.origin, Err: err})
+		r.rep.Fail(readkit.FileError{Path: m.Origin, Err: err})
 	}
-	r.times.add(&r.times.thread, time.Since(t0))
+	r.times.Add(&r.times.Thread, time.Since(t0))
 }
 
 // writeThreads groups the run's mail into threads and writes one source each.
 func (r *runner) writeThreads(ctx context.Context) {
-	t0, blk0 := time.Now(), r.times.blocked
-	defer func() { r.times.add(&r.times.thread, time.Since(t0)-(r.times.blocked-blk0)) }()
+	t0, blk0 := time.Now(), r.times.Blocked
+	defer func() { r.times.Add(&r.times.Thread, time.Since(t0)-(r.times.Blocked-blk0)) }()
 	r.thr.eachThread(func(src memtree.SourceInput) bool {
 		if ctx.Err() != nil {
 			return false
@@ -622,7 +623,7 @@ func (r *runner) writeThreads(ctx context.Context) {
 		if origin == "" {
 			origin = "(mail of this run)"
 		}
-		r.rep.fail(FileError{Path: origin, Where: "thread " + root, Err: err})
+		r.rep.Fail(readkit.FileError{Path: origin, Where: "thread " + root, Err: err})
 	})
 }
 
@@ -632,7 +633,7 @@ func (r *runner) record(ctx context.Context, src memtree.SourceInput, st memtree
 		if ctx.Err() != nil {
 			return
 		}
-		r.rep.failLocked(FileError{Path: src.Origin, Where: "source " + src.SourceID, Err: fmt.Errorf("store: %w", err)})
+		r.rep.FailLocked(readkit.FileError{Path: src.Origin, Where: "source " + src.SourceID, Err: fmt.Errorf("store: %w", err)})
 		return
 	}
 	r.sum.Sources++

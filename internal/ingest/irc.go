@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -36,7 +37,7 @@ const KindIRC = "irc"
 // read as local wall times. The conversation is the file name without its date.
 type ircReader struct{}
 
-func (ircReader) kind() string { return KindIRC }
+func (ircReader) Kind() string { return KindIRC }
 
 var (
 	reIrssiMsg    = lazyre.New(`^(\d{1,2}):(\d{2})(?::(\d{2}))? <[ @+%~&!]?([^>\s]+)> ?(.*)$`)
@@ -81,7 +82,7 @@ func ircLayout(lines []string) string {
 	return best
 }
 
-func (ircReader) detect(p string, dir bool, head []byte) bool {
+func (ircReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
@@ -91,12 +92,12 @@ func (ircReader) detect(p string, dir bool, head []byte) bool {
 		return false
 	}
 	var lines []string
-	for _, l := range strings.Split(string(trimUTF8BOM(head)), "\n") {
+	for _, l := range strings.Split(string(readkit.TrimUTF8BOM(head)), "\n") {
 		if l = strings.TrimRight(l, "\r"); strings.TrimSpace(l) != "" && len(lines) < 20 {
 			lines = append(lines, l)
 		}
 	}
-	if len(lines) > 1 && len(head) == headBytes {
+	if len(lines) > 1 && len(head) == readkit.HeadBytes {
 		lines = lines[:len(lines)-1] // the last may be cut
 	}
 	return ircLayout(lines) != ""
@@ -121,15 +122,15 @@ func ircNick(s string) string {
 	return strings.TrimLeft(strings.TrimSpace(s), "@+%~&!")
 }
 
-func (ircReader) read(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
-	tf, ok := readTextFile(path, rep)
+func (ircReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
+	tf, ok := readkit.ReadTextFile(path, rep)
 	if !ok {
 		return
 	}
 	var all []string
-	sc := bufio.NewScanner(strings.NewReader(tf.text))
-	sc.Buffer(make([]byte, 64<<10), maxLineBytes)
+	sc := bufio.NewScanner(strings.NewReader(tf.Text))
+	sc.Buffer(make([]byte, 64<<10), readkit.MaxLineBytes)
 	for sc.Scan() {
 		all = append(all, strings.TrimRight(sc.Text(), "\r"))
 	}
@@ -144,7 +145,7 @@ func (ircReader) read(ctx context.Context, in input, out output, rep *report) {
 	}
 	layout := ircLayout(first)
 	if layout == "" {
-		rep.fail(FileError{Path: path, Err: errors.New("no line in the layout of an irssi, WeeChat, ZNC or HexChat log: not an IRC log, nothing ingested")})
+		rep.Fail(readkit.FileError{Path: path, Err: errors.New("no line in the layout of an irssi, WeeChat, ZNC or HexChat log: not an IRC log, nothing ingested")})
 		return
 	}
 	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
@@ -163,7 +164,7 @@ func (ircReader) read(ctx context.Context, in input, out output, rep *report) {
 	events, undated, other := 0, 0, 0
 	perSecond := map[int64]int{}
 	add := func(ms int64, nick, text string) {
-		if !chatTimeOK(ms) {
+		if !readkit.ChatTimeOK(ms) {
 			undated++
 			cur = nil
 			return
@@ -278,21 +279,21 @@ func (ircReader) read(ctx context.Context, in input, out output, rep *report) {
 		}
 	}
 	if events > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d join, part, quit, nick, mode or topic line(s) not stored as messages", events))
+		rep.Warn(path, "", fmt.Sprintf("%d join, part, quit, nick, mode or topic line(s) not stored as messages", events))
 	}
 	if undated > 0 {
-		rep.fail(FileError{Path: path, Err: fmt.Errorf("%d message(s) without a day (no \"Log opened\" or \"Day changed\" line before them, no date in the file name, or a year before 1980): not ingested", undated)})
+		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("%d message(s) without a day (no \"Log opened\" or \"Day changed\" line before them, no date in the file name, or a year before 1980): not ingested", undated)})
 	}
 	if other > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d line(s) in no %s log layout and after no message: not stored", other, layout))
+		rep.Warn(path, "", fmt.Sprintf("%d line(s) in no %s log layout and after no message: not stored", other, layout))
 	}
-	rep.warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): IRC logs carry no zone")
+	rep.Warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): IRC logs carry no zone")
 	if len(msgs) == 0 {
 		return
 	}
-	for _, src := range chatSources("irc", conv, conv, msgs) {
+	for _, src := range readkit.ChatSources("irc", conv, conv, msgs) {
 		src.Origin = path
-		out.source(src)
+		out.Source(src)
 	}
 }
 

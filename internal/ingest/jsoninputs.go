@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -26,17 +27,17 @@ import (
 // nesting too deep), to report why it is not read.
 type jsonReader struct{}
 
-func (jsonReader) kind() string { return KindReference }
+func (jsonReader) Kind() string { return KindReference }
 
-func (jsonReader) detect(p string, dir bool, head []byte) bool {
+func (jsonReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	h := scanJSONHead(head)
-	return h.claimed()
+	h := readkit.ScanJSONHead(head)
+	return h.Claimed()
 }
 
-func (jsonReader) read(_ context.Context, in input, out output, rep *report) {
+func (jsonReader) Read(_ context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	readReferenceJSON(in, out, rep, "")
 }
 
@@ -44,17 +45,17 @@ func (jsonReader) read(_ context.Context, in input, out output, rep *report) {
 // other shape fails with the field that is wrong.
 type chatBatchReader struct{}
 
-func (chatBatchReader) kind() string { return KindChat }
+func (chatBatchReader) Kind() string { return KindChat }
 
-func (chatBatchReader) detect(p string, dir bool, head []byte) bool {
+func (chatBatchReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	h := scanJSONHead(head)
-	return h.shape() == "chat"
+	h := readkit.ScanJSONHead(head)
+	return h.Shape() == "chat"
 }
 
-func (chatBatchReader) read(_ context.Context, in input, out output, rep *report) {
+func (chatBatchReader) Read(_ context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	readReferenceJSON(in, out, rep, "chat")
 }
 
@@ -64,8 +65,8 @@ const reasonNoJSONShape = "JSON of no known export shape"
 // readReferenceJSON reads one JSON input file of the given shape ("" to tell it from
 // the file's keys). A file of no known shape is skipped, unless --kind forced the
 // reader: then it fails, as does a file of the wrong schema for its shape.
-func readReferenceJSON(in input, out output, rep *report, shape string) {
-	b, ok := readJSONExport(in.path, rep)
+func readReferenceJSON(in readkit.Input, out readkit.Output, rep *readkit.Report, shape string) {
+	b, ok := readkit.ReadJSONExport(in.Path, rep)
 	if !ok {
 		return
 	}
@@ -73,11 +74,11 @@ func readReferenceJSON(in input, out output, rep *report, shape string) {
 	if shape == "" {
 		shape, err = jsonShape(b)
 		if err != nil {
-			if errors.Is(err, errUnknownJSON) && !in.forced {
-				rep.skip(in.path, reasonNoJSONShape)
+			if errors.Is(err, errUnknownJSON) && !in.Forced {
+				rep.Skip(in.Path, reasonNoJSONShape)
 				return
 			}
-			rep.fail(FileError{Path: in.path, Err: err})
+			rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 			return
 		}
 	}
@@ -92,21 +93,21 @@ func readReferenceJSON(in input, out output, rep *report, shape string) {
 		}
 	default:
 		var src *memtree.SourceInput
-		if src, err = parseDocumentInput(b, in.rel, modTime(in.path)); src != nil {
+		if src, err = parseDocumentInput(b, in.Rel, readkit.ModTime(in.Path)); src != nil {
 			srcs = append(srcs, *src)
 		}
 	}
-	if errors.Is(err, errEmpty) {
-		rep.warn(in.path, "", "no messages: nothing to ingest")
+	if errors.Is(err, readkit.ErrEmpty) {
+		rep.Warn(in.Path, "", "no messages: nothing to ingest")
 		return
 	}
 	if err != nil {
-		rep.fail(FileError{Path: in.path, Err: err})
+		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 		return
 	}
 	for _, src := range srcs {
-		src.Origin = in.path
-		out.source(src)
+		src.Origin = in.Path
+		out.Source(src)
 	}
 }
 
@@ -118,7 +119,7 @@ var errUnknownJSON = errors.New("JSON object is not a chat batch ({platform, cha
 // a Telegram or Discord export, which their readers own).
 func jsonShape(b []byte) (string, error) {
 	var obj map[string]json.RawMessage
-	if err := decodeStrict(b, &obj); err != nil {
+	if err := readkit.DecodeStrict(b, &obj); err != nil {
 		var probe any
 		if json.Unmarshal(b, &probe) == nil {
 			if _, isArr := probe.([]any); isArr {
@@ -127,20 +128,20 @@ func jsonShape(b []byte) (string, error) {
 		}
 		return "", err
 	}
-	h := jsonHead{object: true, keys: map[string]bool{}, first: map[string]bool{}}
+	h := readkit.JSONHead{Object: true, Keys: map[string]bool{}, First: map[string]bool{}}
 	for k := range obj {
-		h.keys[k] = true
+		h.Keys[k] = true
 	}
 	var msgs []map[string]json.RawMessage
 	if json.Unmarshal(obj["messages"], &msgs) == nil && len(msgs) > 0 {
 		for k, v := range msgs[0] {
-			h.first[k] = true
+			h.First[k] = true
 			if k == "author" {
-				h.authorString = len(v) > 0 && v[0] == '"'
+				h.AuthorString = len(v) > 0 && v[0] == '"'
 			}
 		}
 	}
-	if shape := h.shape(); shape != "" {
+	if shape := h.Shape(); shape != "" {
 		return shape, nil
 	}
 	return "", errUnknownJSON
@@ -165,7 +166,7 @@ type chatBatchJSON struct {
 // that none replaces another.
 func parseChatBatch(b []byte) ([]memtree.SourceInput, error) {
 	var cb chatBatchJSON
-	if err := decodeStrict(b, &cb); err != nil {
+	if err := readkit.DecodeStrict(b, &cb); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(cb.Platform) == "" {
@@ -175,19 +176,19 @@ func parseChatBatch(b []byte) ([]memtree.SourceInput, error) {
 		return nil, errors.New(`field "channel_label" is missing or empty: wrong schema for a chat batch, nothing ingested`)
 	}
 	if len(cb.Messages) == 0 {
-		return nil, errEmpty
+		return nil, readkit.ErrEmpty
 	}
 	msgs := make([]memtree.MessageInput, 0, len(cb.Messages))
 	atTS := map[int64]int{} // messages without a source_ref per time
 	for _, m := range cb.Messages {
 		if strings.TrimSpace(m.SourceRef) == "" {
-			if ts, ok, err := flexTime(m.Timestamp); err == nil && ok {
+			if ts, ok, err := readkit.FlexTime(m.Timestamp); err == nil && ok {
 				atTS[ts]++
 			}
 		}
 	}
 	for i, m := range cb.Messages {
-		ts, ok, err := flexTime(m.Timestamp)
+		ts, ok, err := readkit.FlexTime(m.Timestamp)
 		if err != nil || !ok {
 			why := "is missing"
 			if err != nil {
@@ -205,12 +206,12 @@ func parseChatBatch(b []byte) ([]memtree.SourceInput, error) {
 		}
 		msgs = append(msgs, memtree.MessageInput{
 			Ref: ref, Author: strings.TrimSpace(m.Author), TimestampMS: ts,
-			Text: stripControls(strings.TrimSpace(m.Text)),
+			Text: readkit.StripControls(strings.TrimSpace(m.Text)),
 		})
 	}
 	sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].TimestampMS < msgs[j].TimestampMS })
 	platform, label := strings.TrimSpace(cb.Platform), strings.TrimSpace(cb.ChannelLabel)
-	return chatSources(platform, label, label+" ("+platform+")", msgs), nil
+	return readkit.ChatSources(platform, label, label+" ("+platform+")", msgs), nil
 }
 
 type emailThreadJSON struct {
@@ -231,11 +232,11 @@ type emailThreadJSON struct {
 // parseEmailThread turns the reference's EmailThread shape into one email source.
 func parseEmailThread(b []byte) (*memtree.SourceInput, error) {
 	var et emailThreadJSON
-	if err := decodeStrict(b, &et); err != nil {
+	if err := readkit.DecodeStrict(b, &et); err != nil {
 		return nil, err
 	}
 	if len(et.Messages) == 0 {
-		return nil, errEmpty
+		return nil, readkit.ErrEmpty
 	}
 	prov := strings.TrimSpace(et.Provider)
 	if prov == "" {
@@ -243,7 +244,7 @@ func parseEmailThread(b []byte) (*memtree.SourceInput, error) {
 	}
 	msgs := make([]memtree.MessageInput, 0, len(et.Messages))
 	for i, m := range et.Messages {
-		ts, ok, err := flexTime(m.SentAt)
+		ts, ok, err := readkit.FlexTime(m.SentAt)
 		if err != nil || !ok {
 			why := "is missing"
 			if err != nil {
@@ -253,7 +254,7 @@ func parseEmailThread(b []byte) (*memtree.SourceInput, error) {
 		}
 		mi := memtree.MessageInput{
 			To: m.To, Cc: m.Cc, Subject: strings.TrimSpace(m.Subject), TimestampMS: ts,
-			Text: cleanMailBody(stripControls(string(normalizeNewlines([]byte(m.Body))))),
+			Text: cleanMailBody(readkit.StripControls(string(readkit.NormalizeNewlines([]byte(m.Body))))),
 			Ref:  strings.Trim(strings.TrimSpace(m.SourceRef), "<>"),
 		}
 		if a, err := netmail.ParseAddress(m.From); err == nil {
@@ -293,13 +294,13 @@ type documentJSON struct {
 // when modified_at is missing.
 func parseDocumentInput(b []byte, relPath string, mtime time.Time) (*memtree.SourceInput, error) {
 	var d documentJSON
-	if err := decodeStrict(b, &d); err != nil {
+	if err := readkit.DecodeStrict(b, &d); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(d.Title) == "" && strings.TrimSpace(d.Body) == "" {
-		return nil, errEmpty
+		return nil, readkit.ErrEmpty
 	}
-	ts, ok, err := flexTime(d.ModifiedAt)
+	ts, ok, err := readkit.FlexTime(d.ModifiedAt)
 	if err != nil {
 		return nil, fmt.Errorf("field \"modified_at\" %v: wrong schema for a document, nothing ingested", err)
 	}
@@ -314,7 +315,7 @@ func parseDocumentInput(b []byte, relPath string, mtime time.Time) (*memtree.Sou
 	if ref == "" {
 		ref = relPath
 	}
-	body := stripControls(strings.TrimSpace(string(normalizeNewlines([]byte(d.Body))))) + "\n"
+	body := readkit.StripControls(strings.TrimSpace(string(readkit.NormalizeNewlines([]byte(d.Body))))) + "\n"
 	title := strings.TrimSpace(d.Title)
 	if title == "" {
 		title = firstHeading(body)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -24,13 +25,13 @@ const KindLINE = "line"
 // unsent messages, joins) are counted. Times are local wall times.
 type lineReader struct{}
 
-func (lineReader) kind() string { return KindLINE }
+func (lineReader) Kind() string { return KindLINE }
 
-func (lineReader) detect(p string, dir bool, head []byte) bool {
+func (lineReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".txt") {
 		return false
 	}
-	return bytes.HasPrefix(bytes.TrimLeft(trimUTF8BOM(head), " \r\n"), []byte("[LINE]"))
+	return bytes.HasPrefix(bytes.TrimLeft(readkit.TrimUTF8BOM(head), " \r\n"), []byte("[LINE]"))
 }
 
 var (
@@ -39,20 +40,20 @@ var (
 	reLINEMsg    = lazyre.New(`^(\p{L}*) ?(\d{1,2}):(\d{2}) ?(\p{L}*)\t([^\t]*)(?:\t(.*))?$`)
 )
 
-func (lineReader) read(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
-	tf, ok := readTextFile(path, rep)
+func (lineReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
+	tf, ok := readkit.ReadTextFile(path, rep)
 	if !ok {
 		return
 	}
-	lines := strings.Split(tf.text, "\n")
+	lines := strings.Split(tf.Text, "\n")
 	title := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(lines[0]), "[LINE]"))
 	for _, pre := range []string{"Chat history with ", "Chat history in "} {
 		title = strings.TrimPrefix(title, pre)
 	}
 	title = strings.TrimSuffix(title, "とのトーク履歴")
 	title = strings.TrimSuffix(title, "のトーク履歴")
-	conv := firstNonEmpty(title, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	conv := readkit.FirstNonEmpty(title, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
 	var day time.Time
 	var msgs []memtree.MessageInput
 	cur := -1
@@ -102,7 +103,7 @@ func (lineReader) read(ctx context.Context, in input, out output, rep *report) {
 			h, mi := atoi(m[2]), atoi(m[3])
 			h = waHour24(h, linePeriod(m[1]+m[4]))
 			ms := time.Date(day.Year(), day.Month(), day.Day(), h, mi, 0, 0, time.Local).UnixMilli()
-			if !chatTimeOK(ms) {
+			if !readkit.ChatTimeOK(ms) {
 				undated++
 				cur = -1
 				continue
@@ -124,18 +125,18 @@ func (lineReader) read(ctx context.Context, in input, out output, rep *report) {
 		}
 	}
 	if events > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d line(s) without a sender (calls, joins, unsent messages) not stored as messages", events))
+		rep.Warn(path, "", fmt.Sprintf("%d line(s) without a sender (calls, joins, unsent messages) not stored as messages", events))
 	}
 	if undated > 0 {
-		rep.fail(FileError{Path: path, Err: fmt.Errorf("%d message(s) before any day line, or before 1980: not ingested", undated)})
+		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("%d message(s) before any day line, or before 1980: not ingested", undated)})
 	}
-	rep.warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): LINE writes no zone")
+	rep.Warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): LINE writes no zone")
 	if len(msgs) == 0 {
 		return
 	}
-	for _, src := range chatSources("line", conv, conv, msgs) {
+	for _, src := range readkit.ChatSources("line", conv, conv, msgs) {
 		src.Origin = path
-		out.source(src)
+		out.Source(src)
 	}
 }
 

@@ -17,6 +17,7 @@ import (
 	mcharset "github.com/emersion/go-message/charset"
 	"github.com/emersion/go-message/textproto"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -28,7 +29,7 @@ const maxMIMEDepth = 16
 
 // parsedMail is the outcome of parsing one raw message.
 type parsedMail struct {
-	m *mailMsg
+	m *readkit.MailMessage
 	// notes are repairs worth a debug line (a folded header fixed, a synthesised
 	// Message-ID); warnings are guesses and partial losses the person should see.
 	notes, warnings []string
@@ -52,11 +53,11 @@ type mailDates struct {
 // parseMail parses one raw RFC 5322 message (any newline convention; a BOM or a
 // leading mbox envelope line allowed).
 func parseMail(raw []byte, dates mailDates) (*parsedMail, error) {
-	raw = normalizeNewlines(raw)
+	raw = readkit.NormalizeNewlines(raw)
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, errors.New("empty message")
 	}
-	pm := &parsedMail{m: &mailMsg{}}
+	pm := &parsedMail{m: &readkit.MailMessage{}}
 	fixed, env, notes := repairHeader(raw)
 	if dates.envelope.IsZero() {
 		dates.envelope = env
@@ -76,32 +77,32 @@ func parseMail(raw []byte, dates mailDates) (*parsedMail, error) {
 	}
 
 	m := pm.m
-	m.id = firstMsgID(h.Get("Message-Id"))
-	m.refs = msgIDs(h.Get("References"))
-	m.replyTo = firstMsgID(h.Get("In-Reply-To"))
-	m.msg.Author, m.msg.AuthorAddr = hd.sender(h.Get("From"))
-	if m.msg.Author == "" && m.msg.AuthorAddr == "" {
-		m.msg.Author, m.msg.AuthorAddr = hd.sender(h.Get("Sender"))
+	m.ID = firstMsgID(h.Get("Message-Id"))
+	m.Refs = msgIDs(h.Get("References"))
+	m.ReplyTo = firstMsgID(h.Get("In-Reply-To"))
+	m.Msg.Author, m.Msg.AuthorAddr = hd.sender(h.Get("From"))
+	if m.Msg.Author == "" && m.Msg.AuthorAddr == "" {
+		m.Msg.Author, m.Msg.AuthorAddr = hd.sender(h.Get("Sender"))
 	}
 	for _, a := range hd.addresses(h.Get("To")) {
-		m.msg.To = append(m.msg.To, formatAddress(a))
+		m.Msg.To = append(m.Msg.To, formatAddress(a))
 	}
 	for _, a := range hd.addresses(h.Get("Cc")) {
-		m.msg.Cc = append(m.msg.Cc, formatAddress(a))
+		m.Msg.Cc = append(m.Msg.Cc, formatAddress(a))
 	}
-	m.msg.Subject = strings.TrimSpace(stripControls(hd.text(h.Get("Subject"))))
-	m.date, m.dateGuessed, pm.warnings = messageDate(h, dates, pm.warnings)
-	m.msg.TimestampMS = m.date.UnixMilli()
-	if m.id == "" {
+	m.Msg.Subject = strings.TrimSpace(readkit.StripControls(hd.text(h.Get("Subject"))))
+	m.Date, m.DateGuessed, pm.warnings = messageDate(h, dates, pm.warnings)
+	m.Msg.TimestampMS = m.Date.UnixMilli()
+	if m.ID == "" {
 		sum := sha256.Sum256(raw)
-		m.id = "noid-" + hex.EncodeToString(sum[:12]) + "@openhuman.invalid"
+		m.ID = "noid-" + hex.EncodeToString(sum[:12]) + "@openhuman.invalid"
 		if v := strings.TrimSpace(h.Get("Message-Id")); v != "" {
-			pm.notes = append(pm.notes, fmt.Sprintf("Message-ID %q is not one; synthesised %s", v, m.id))
+			pm.notes = append(pm.notes, fmt.Sprintf("Message-ID %q is not one; synthesised %s", v, m.ID))
 		} else {
-			pm.notes = append(pm.notes, "no Message-ID; synthesised "+m.id)
+			pm.notes = append(pm.notes, "no Message-ID; synthesised "+m.ID)
 		}
 	}
-	m.msg.Ref = m.id
+	m.Msg.Ref = m.ID
 
 	var acc bodyAcc
 	if err != nil && message.IsUnknownCharset(err) {
@@ -110,9 +111,9 @@ func parseMail(raw []byte, dates mailDates) (*parsedMail, error) {
 		acc.warnings = append(acc.warnings, "unknown Content-Transfer-Encoding "+h.Get("Content-Transfer-Encoding")+"; body read as it is")
 	}
 	text, berr := acc.walk(ent, 0, err != nil && message.IsUnknownCharset(err))
-	m.msg.Attachments = acc.attachments
+	m.Msg.Attachments = acc.attachments
 	t0 := time.Now()
-	m.msg.Text = cleanMailBody(text)
+	m.Msg.Text = cleanMailBody(text)
 	pm.clean = time.Since(t0)
 	pm.warnings = append(pm.warnings, acc.warnings...)
 	if hd.unknown != "" {
@@ -158,7 +159,7 @@ func messageDate(h message.Header, dates mailDates, warnings []string) (t time.T
 
 // formatAddress renders an address as "Name <addr>" or the bare address.
 func formatAddress(a *mail.Address) string {
-	a = &mail.Address{Name: sanitizeUTF8([]byte(a.Name)), Address: sanitizeUTF8([]byte(a.Address))}
+	a = &mail.Address{Name: readkit.SanitizeUTF8([]byte(a.Name)), Address: readkit.SanitizeUTF8([]byte(a.Address))}
 	if a.Name == "" {
 		return strings.ToLower(a.Address)
 	}
@@ -184,7 +185,7 @@ func newHeaderDecoder() *headerDecoder {
 		if hd.unknown == "" {
 			hd.unknown = cs
 		}
-		return strings.NewReader(decodeFallback(b)), nil
+		return strings.NewReader(readkit.DecodeFallback(b)), nil
 	}}
 	return hd
 }
@@ -199,7 +200,7 @@ func lenientCharsetReader(cs string, in io.Reader) (io.Reader, error) {
 	case "utf-8", "utf8", "us-ascii", "ascii", "":
 		return in, nil
 	}
-	if err := checkCharset(cs); err != nil {
+	if err := readkit.CheckCharset(cs); err != nil {
 		return nil, err
 	}
 	return &lazyCharset{cs: cs, in: in}, nil
@@ -220,7 +221,7 @@ func (l *lazyCharset) Read(p []byte) (int, error) {
 		} else if r, cerr := mcharset.Reader(l.cs, bytes.NewReader(b)); cerr == nil {
 			l.out = r
 		} else {
-			l.out = strings.NewReader(decodeFallback(b))
+			l.out = strings.NewReader(readkit.DecodeFallback(b))
 		}
 		if err != nil {
 			l.out = io.MultiReader(l.out, errReader{err})
@@ -251,9 +252,9 @@ func init() {
 func (hd *headerDecoder) text(s string) string {
 	out, err := hd.dec.DecodeHeader(s)
 	if err != nil {
-		return decodeFallback([]byte(s))
+		return readkit.DecodeFallback([]byte(s))
 	}
-	return sanitizeUTF8([]byte(out))
+	return readkit.SanitizeUTF8([]byte(out))
 }
 
 // sender reads a From (or Sender) header into a display name and an address:
@@ -270,14 +271,14 @@ func (hd *headerDecoder) sender(s string) (name, addr string) {
 	} else if list := hd.addresses(s); len(list) > 0 {
 		name, addr = list[0].Name, strings.ToLower(list[0].Address)
 	} else {
-		name = strings.TrimSpace(strings.Trim(stripControls(hd.text(s)), `"'`))
+		name = strings.TrimSpace(strings.Trim(readkit.StripControls(hd.text(s)), `"'`))
 	}
 	name = strings.TrimSpace(strings.Trim(name, `"'`))
-	addr = sanitizeUTF8([]byte(addr))
+	addr = readkit.SanitizeUTF8([]byte(addr))
 	if name == "" {
 		name = addr
 	}
-	return sanitizeUTF8([]byte(name)), addr
+	return readkit.SanitizeUTF8([]byte(name)), addr
 }
 
 // addresses parses an address list; an unparsable list degrades to bare addresses
@@ -290,14 +291,14 @@ func (hd *headerDecoder) addresses(s string) []*mail.Address {
 	p := mail.AddressParser{WordDecoder: hd.dec}
 	if list, err := p.ParseList(s); err == nil {
 		for _, a := range list {
-			a.Name = strings.TrimSpace(stripControls(sanitizeUTF8([]byte(a.Name))))
+			a.Name = strings.TrimSpace(readkit.StripControls(readkit.SanitizeUTF8([]byte(a.Name))))
 		}
 		return list
 	}
 	var out []*mail.Address
 	for _, part := range strings.Split(s, ",") {
 		if a, err := p.Parse(part); err == nil {
-			a.Name = strings.TrimSpace(stripControls(sanitizeUTF8([]byte(a.Name))))
+			a.Name = strings.TrimSpace(readkit.StripControls(readkit.SanitizeUTF8([]byte(a.Name))))
 			out = append(out, a)
 			continue
 		}
@@ -316,7 +317,7 @@ func (hd *headerDecoder) addresses(s string) []*mail.Address {
 			}
 		}
 		if addr != "" {
-			out = append(out, &mail.Address{Name: strings.TrimSpace(stripControls(hd.text(strings.Join(name, " ")))), Address: addr})
+			out = append(out, &mail.Address{Name: strings.TrimSpace(readkit.StripControls(hd.text(strings.Join(name, " ")))), Address: addr})
 		}
 	}
 	return out
@@ -356,7 +357,7 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 		boundary := params["boundary"]
 		if boundary == "" {
 			// no boundary: the body is all one part; read it as text
-			s := stripControls(string(normalizeNewlines([]byte(decodeFallback(body)))))
+			s := readkit.StripControls(string(readkit.NormalizeNewlines([]byte(readkit.DecodeFallback(body)))))
 			acc.warnings = append(acc.warnings, mt+" without a boundary: body read as text")
 			return s, rerr
 		}
@@ -392,7 +393,7 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 					acc.warnings = append(acc.warnings, mt+" has no closing boundary; every part before it is kept")
 					break
 				}
-				lost := fmt.Errorf("MIME part %d of %s cannot be read (%s): kept the %d part(s) before it, the rest of the message is lost", i, mt, clip(err.Error(), 120), n)
+				lost := fmt.Errorf("MIME part %d of %s cannot be read (%s): kept the %d part(s) before it, the rest of the message is lost", i, mt, readkit.Clip(err.Error(), 120), n)
 				if firstErr == nil {
 					firstErr = lost
 				}
@@ -446,7 +447,7 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 		b, err := io.ReadAll(io.LimitReader(e.Body, maxMessageBytes))
 		if err == nil {
 			if inner, perr := parseMail(b, mailDates{}); perr == nil {
-				acc.attachments = append(acc.attachments, inner.m.msg.Attachments...)
+				acc.attachments = append(acc.attachments, inner.m.Msg.Attachments...)
 				return forwardedText(inner.m), inner.bodyErr
 			}
 		}
@@ -462,7 +463,7 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 		if name == "" {
 			name = "unnamed"
 		}
-		acc.attachments = append(acc.attachments, abi.Attachment{Name: sanitizeUTF8([]byte(name)), ContentType: mt, Size: int(n)})
+		acc.attachments = append(acc.attachments, abi.Attachment{Name: readkit.SanitizeUTF8([]byte(name)), ContentType: mt, Size: int(n)})
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return "", fmt.Errorf("attachment %q (%s) ends without its closing boundary: the file is cut short after %d bytes (attachments are named, not stored; the text is kept)", name, mt, n)
 		}
@@ -474,13 +475,13 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 	b, err := io.ReadAll(io.LimitReader(e.Body, maxMessageBytes))
 	var s string
 	if rawCharset {
-		s = decodeFallback(b)
+		s = readkit.DecodeFallback(b)
 	} else {
-		s = sanitizeUTF8(b)
+		s = readkit.SanitizeUTF8(b)
 	}
-	s = stripControls(string(normalizeNewlines([]byte(s))))
+	s = readkit.StripControls(string(readkit.NormalizeNewlines([]byte(s))))
 	if mt == "text/html" {
-		s = htmlToText(s)
+		s = readkit.HTMLToText(s)
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) && strings.TrimSpace(s) != "" {
 		acc.warnings = append(acc.warnings, mt+" part ends without its closing boundary; its text is kept")
@@ -506,7 +507,7 @@ func endsAfterLastBoundary(body []byte, boundary string) bool {
 // unsplitMultipart returns the text of a multipart body that could not be split
 // into parts: the boundary lines and the part header blocks after them removed.
 func unsplitMultipart(body []byte, boundary string) string {
-	lines := strings.Split(string(normalizeNewlines([]byte(decodeFallback(body)))), "\n")
+	lines := strings.Split(string(readkit.NormalizeNewlines([]byte(readkit.DecodeFallback(body)))), "\n")
 	var out []string
 	inHeader := false
 	for _, l := range lines {
@@ -527,24 +528,24 @@ func unsplitMultipart(body []byte, boundary string) string {
 		}
 		out = append(out, l)
 	}
-	return strings.TrimSpace(stripControls(strings.Join(out, "\n")))
+	return strings.TrimSpace(readkit.StripControls(strings.Join(out, "\n")))
 }
 
 // forwardedText renders an attached message as the text a mail client shows for
 // it: a short header and its body.
-func forwardedText(m *mailMsg) string {
+func forwardedText(m *readkit.MailMessage) string {
 	var b strings.Builder
 	b.WriteString("[attached message]\n")
-	if m.msg.Author != "" {
-		fmt.Fprintf(&b, "From: %s\n", m.msg.Author)
+	if m.Msg.Author != "" {
+		fmt.Fprintf(&b, "From: %s\n", m.Msg.Author)
 	}
-	if !m.dateGuessed {
-		fmt.Fprintf(&b, "Date: %s\n", m.date.Format("2006-01-02 15:04 -0700"))
+	if !m.DateGuessed {
+		fmt.Fprintf(&b, "Date: %s\n", m.Date.Format("2006-01-02 15:04 -0700"))
 	}
-	if m.msg.Subject != "" {
-		fmt.Fprintf(&b, "Subject: %s\n", m.msg.Subject)
+	if m.Msg.Subject != "" {
+		fmt.Fprintf(&b, "Subject: %s\n", m.Msg.Subject)
 	}
-	if t := strings.TrimSpace(m.msg.Text); t != "" {
+	if t := strings.TrimSpace(m.Msg.Text); t != "" {
 		b.WriteString("\n" + t)
 	}
 	return b.String()

@@ -2,6 +2,7 @@ package ingest
 
 import (
 	"fmt"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -287,10 +288,10 @@ func TestMaildir(t *testing.T) {
 func TestUnreadPathsAreNamed(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"export/data.bin": "\x00\x01binary", "export/photo.jpg": "\xff\xd8\xff"})
 	_, sum := runOn(t, Options{}, filepath.Join(dir, "export"))
-	if len(sum.Unread) != 1 || !strings.Contains(sum.Unread[0].Error(), "1 not a known mail, chat or document format") || !strings.Contains(sum.Unread[0].Error(), "1 "+reasonMedia) {
+	if len(sum.Unread) != 1 || !strings.Contains(sum.Unread[0].Error(), "1 not a known mail, chat or document format") || !strings.Contains(sum.Unread[0].Error(), "1 "+readkit.ReasonMedia) {
 		t.Errorf("unread = %v", sum.Unread)
 	}
-	if sum.Skipped != 2 || sum.SkippedBy[reasonUnknown] != 1 || sum.SkippedBy[reasonMedia] != 1 || !strings.Contains(sum.Line(), "2 skipped (1 ") {
+	if sum.Skipped != 2 || sum.SkippedBy[readkit.ReasonUnknown] != 1 || sum.SkippedBy[readkit.ReasonMedia] != 1 || !strings.Contains(sum.Line(), "2 skipped (1 ") {
 		t.Errorf("skips: %d %v %q", sum.Skipped, sum.SkippedBy, sum.Line())
 	}
 }

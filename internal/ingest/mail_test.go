@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"encoding/base64"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,7 @@ func writeFiles(t *testing.T, files map[string]string) string {
 }
 
 // runOn ingests paths into a collector and returns it with the summary.
-func runOn(t *testing.T, opt Options, paths ...string) (*collector, *Summary) {
+func runOn(t *testing.T, opt Options, paths ...string) (*collector, *readkit.Summary) {
 	t.Helper()
 	c := &collector{}
 	sum, err := Run(context.Background(), c, paths, opt)
@@ -337,8 +338,8 @@ func TestMailBadInputs(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"truncated.mbox": truncated, "no-separator.mbox": noSep, "bad-base64.eml": badB64, "mixed.mbox": mixed})
 	c, sum := runOn(t, Options{}, dir)
 
-	errFor := func(name string) []FileError {
-		var out []FileError
+	errFor := func(name string) []readkit.FileError {
+		var out []readkit.FileError
 		for _, e := range sum.Errors {
 			if filepath.Base(e.Path) == name {
 				out = append(out, e)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -25,9 +26,9 @@ const (
 // mboxReader reads mbox files (see readMbox).
 type mboxReader struct{}
 
-func (mboxReader) kind() string { return KindMbox }
+func (mboxReader) Kind() string { return KindMbox }
 
-func (mboxReader) detect(p string, dir bool, head []byte) bool {
+func (mboxReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
@@ -44,36 +45,36 @@ func (mboxReader) detect(p string, dir bool, head []byte) bool {
 	return isSeparator(first, second, true)
 }
 
-func (mboxReader) read(ctx context.Context, in input, out output, rep *report) {
-	mtime := modTime(in.path)
+func (mboxReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	mtime := readkit.ModTime(in.Path)
 	pool := newMailPool(out, rep)
-	err := readMbox(in.path, func(m mboxMessage) error {
+	err := readMbox(in.Path, func(m mboxMessage) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		where := fmt.Sprintf("message %d (byte %d)", m.num, m.offset)
 		if m.err != nil {
-			pool.submit(&mailJob{path: in.path, where: where, cut: m.err})
+			pool.submit(&mailJob{path: in.Path, where: where, cut: m.err})
 			return nil
 		}
-		pool.submit(&mailJob{path: in.path, where: where, raw: m.raw, dates: mailDates{envelope: m.envDate, file: mtime}, prov: KindMbox})
+		pool.submit(&mailJob{path: in.Path, where: where, raw: m.raw, dates: mailDates{envelope: m.envDate, file: mtime}, prov: KindMbox})
 		return nil
 	})
 	pool.close()
 	switch {
-	case errors.Is(err, errEmpty):
-		rep.warn(in.path, "", "empty mbox: nothing to ingest")
+	case errors.Is(err, readkit.ErrEmpty):
+		rep.Warn(in.Path, "", "empty mbox: nothing to ingest")
 	case err != nil && ctx.Err() != nil:
 	case err != nil:
-		rep.fail(FileError{Path: in.path, Err: err})
+		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 	}
 }
 
 // emitMail parses one raw message and hands it to out; what cannot be kept is
 // reported.
-func emitMail(path, where string, raw []byte, dates mailDates, prov string, out output, rep *report) {
+func emitMail(path, where string, raw []byte, dates mailDates, prov string, out readkit.Output, rep *readkit.Report) {
 	j := &mailJob{path: path, where: where, raw: raw, dates: dates, prov: prov}
-	j.parse(rep.times)
+	j.parse(rep.Times)
 	j.deliver(out, rep)
 }
 
@@ -90,46 +91,46 @@ type mailJob struct {
 	done        chan struct{} // closed once parsed
 }
 
-func (j *mailJob) parse(times *runTimes) {
+func (j *mailJob) parse(times *readkit.RunTimes) {
 	if j.cut != nil {
 		return
 	}
 	t0 := time.Now()
 	j.pm, j.err = parseMail(j.raw, j.dates)
 	j.raw = nil
-	times.add(&times.parse, time.Since(t0))
+	times.Add(&times.Parse, time.Since(t0))
 	if j.pm != nil {
-		times.add(&times.clean, j.pm.clean)
+		times.Add(&times.Clean, j.pm.clean)
 	}
 }
 
 // deliver reports what parse found and hands the message to out.
-func (j *mailJob) deliver(out output, rep *report) {
+func (j *mailJob) deliver(out readkit.Output, rep *readkit.Report) {
 	path, where := j.path, j.where
 	if j.cut != nil {
-		rep.fail(FileError{Path: path, Where: where, Err: j.cut})
+		rep.Fail(readkit.FileError{Path: path, Where: where, Err: j.cut})
 		return
 	}
 	if j.err != nil {
-		rep.fail(FileError{Path: path, Where: where, Err: j.err})
+		rep.Fail(readkit.FileError{Path: path, Where: where, Err: j.err})
 		return
 	}
 	pm := j.pm
 	for _, n := range pm.notes {
-		rep.log.Debug("ingest: "+n, "path", path, "where", where)
+		rep.Log.Debug("ingest: "+n, "path", path, "where", where)
 	}
 	for _, w := range pm.warnings {
-		rep.warn(path, where, w)
+		rep.Warn(path, where, w)
 	}
 	if pm.bodyErr != nil {
-		rep.fail(FileError{Path: path, Where: where, Err: fmt.Errorf("message %s kept in part: %w", pm.m.id, pm.bodyErr)})
+		rep.Fail(readkit.FileError{Path: path, Where: where, Err: fmt.Errorf("message %s kept in part: %w", pm.m.ID, pm.bodyErr)})
 	}
-	pm.m.prov = j.prov
-	pm.m.origin = path
+	pm.m.Prov = j.prov
+	pm.m.Origin = path
 	if where != "" {
-		pm.m.origin = path + " " + where
+		pm.m.Origin = path + " " + where
 	}
-	out.mail(pm.m)
+	out.Mail(pm.m)
 }
 
 // mailPoolBytes bounds the raw messages a mailPool holds (queued, parsing, parsed
@@ -141,25 +142,25 @@ const mailPoolBytes = 8 << 20
 // Maildir is parsed on every core while threading sees the messages in file order
 // (which keeps the first of two copies of a message, as a sequential read does).
 type mailPool struct {
-	out     output
-	rep     *report
-	bud     *budget
+	out     readkit.Output
+	rep     *readkit.Report
+	bud     *readkit.Budget
 	work    chan *mailJob
 	order   chan *mailJob
 	workers sync.WaitGroup
 	done    chan struct{}
 }
 
-func newMailPool(out output, rep *report) *mailPool {
+func newMailPool(out readkit.Output, rep *readkit.Report) *mailPool {
 	n := runtime.GOMAXPROCS(0)
-	p := &mailPool{out: out, rep: rep, bud: newBudget(mailPoolBytes),
+	p := &mailPool{out: out, rep: rep, bud: readkit.NewBudget(mailPoolBytes),
 		work: make(chan *mailJob, 4*n), order: make(chan *mailJob, 16*n), done: make(chan struct{})}
 	for range n {
 		p.workers.Add(1)
 		go func() {
 			defer p.workers.Done()
 			for j := range p.work {
-				j.parse(rep.times)
+				j.parse(rep.Times)
 				close(j.done)
 			}
 		}()
@@ -169,7 +170,7 @@ func newMailPool(out output, rep *report) *mailPool {
 		for j := range p.order {
 			<-j.done
 			j.deliver(p.out, p.rep)
-			p.bud.release(j.size)
+			p.bud.Release(j.size)
 		}
 	}()
 	return p
@@ -179,7 +180,7 @@ func newMailPool(out output, rep *report) *mailPool {
 func (p *mailPool) submit(j *mailJob) {
 	j.done = make(chan struct{})
 	j.size = int64(len(j.raw) + len(j.path) + 256)
-	p.bud.acquire(j.size)
+	p.bud.Acquire(j.size)
 	p.order <- j
 	p.work <- j
 }
@@ -197,11 +198,11 @@ func (p *mailPool) close() {
 // "message.txt").
 type emlReader struct{}
 
-func (emlReader) kind() string { return KindEML }
+func (emlReader) Kind() string { return KindEML }
 
 // detect claims .eml files and any file, whatever its name, that starts with a
 // mail header block (Maildir's "1220863087.12663_23.mindcrime", MH's "17").
-func (emlReader) detect(p string, dir bool, head []byte) bool {
+func (emlReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
@@ -251,7 +252,7 @@ func looksLikeMailHeader(head []byte) bool {
 	if !firstLineIsHeader(head) {
 		return false // cheap: documents and chats fail here, before the split below
 	}
-	lines := strings.Split(string(normalizeNewlines(head)), "\n")
+	lines := strings.Split(string(readkit.NormalizeNewlines(head)), "\n")
 	if len(lines) > 0 && strings.HasPrefix(lines[0], "From ") {
 		lines = lines[1:]
 	}
@@ -286,32 +287,32 @@ func looksLikeMailHeader(head []byte) bool {
 	return fields >= 2 && marked
 }
 
-func (emlReader) read(ctx context.Context, in input, out output, rep *report) {
+func (emlReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	readOneMail(in, KindEML, out, rep)
 }
 
 // readOneMail reads a file that holds one message. A file that is no mail text
 // (an Outlook .msg, binary) fails with what it is, never with its bytes.
-func readOneMail(in input, prov string, out output, rep *report) {
-	b, err := readFileLimited(in.path)
+func readOneMail(in readkit.Input, prov string, out readkit.Output, rep *readkit.Report) {
+	b, err := readkit.ReadFileLimited(in.Path)
 	if err != nil {
-		rep.fail(FileError{Path: in.path, Err: err})
+		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 		return
 	}
-	if head := b[:min(len(b), headBytes)]; !looksLikeMailHeader(head) && !isText(head) {
-		rep.fail(FileError{Path: in.path, Err: fmt.Errorf("not mail text: %s", unknownReason(in.path, head))})
+	if head := b[:min(len(b), readkit.HeadBytes)]; !looksLikeMailHeader(head) && !readkit.IsText(head) {
+		rep.Fail(readkit.FileError{Path: in.Path, Err: fmt.Errorf("not mail text: %s", readkit.UnknownReason(in.Path, head))})
 		return
 	}
-	emitMail(in.path, "", b, mailDates{envelope: maildirTime(filepath.Base(in.path)), file: modTime(in.path), envelopeIs: "the delivery time of its file name"}, prov, out, rep)
+	emitMail(in.Path, "", b, mailDates{envelope: maildirTime(filepath.Base(in.Path)), file: readkit.ModTime(in.Path), envelopeIs: "the delivery time of its file name"}, prov, out, rep)
 }
 
 // maildirReader reads a Maildir: the messages of cur/ and new/ (tmp/ holds
 // deliveries in progress, not read), and its Maildir++ subfolders (".Sent/cur").
 type maildirReader struct{}
 
-func (maildirReader) kind() string { return KindMaildir }
+func (maildirReader) Kind() string { return KindMaildir }
 
-func (maildirReader) detect(p string, dir bool, _ []byte) bool {
+func (maildirReader) Detect(p string, dir bool, _ []byte) bool {
 	return dir && isMaildir(p)
 }
 
@@ -322,7 +323,7 @@ func (maildirReader) detect(p string, dir bool, _ []byte) bool {
 func isMaildir(p string) bool {
 	n := 0
 	for _, sub := range []string{"cur", "new", "tmp"} {
-		if st, err := vLstat(filepath.Join(p, sub)); err == nil && st.IsDir() {
+		if st, err := readkit.Lstat(filepath.Join(p, sub)); err == nil && st.IsDir() {
 			n++
 			if sub != "tmp" && holdsMail(filepath.Join(p, sub)) {
 				return true
@@ -335,7 +336,7 @@ func isMaildir(p string) bool {
 // holdsMail reports whether the first regular files of dir (up to three, hidden
 // ones aside) include a mail message.
 func holdsMail(dir string) bool {
-	es, err := vReadDir(dir)
+	es, err := readkit.ReadDir(dir)
 	if err != nil {
 		return false
 	}
@@ -344,7 +345,7 @@ func holdsMail(dir string) bool {
 		if strings.HasPrefix(e.Name(), ".") || !e.Type().IsRegular() {
 			continue
 		}
-		if looksLikeMailHeader(readHead(filepath.Join(dir, e.Name()))) {
+		if looksLikeMailHeader(readkit.ReadHead(filepath.Join(dir, e.Name()))) {
 			return true
 		}
 		if seen++; seen == 3 {
@@ -356,23 +357,23 @@ func holdsMail(dir string) bool {
 
 // read reads a Maildir folder, or one message file (--kind maildir given on a
 // file, or on a folder of message files such as a lone cur/).
-func (maildirReader) read(ctx context.Context, in input, out output, rep *report) {
-	if st, err := vStat(in.path); err == nil && !st.IsDir() {
+func (maildirReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	if st, err := readkit.Stat(in.Path); err == nil && !st.IsDir() {
 		readOneMail(in, KindMaildir, out, rep)
 		return
 	}
 	pool := newMailPool(out, rep)
-	readMaildir(ctx, in.path, 0, pool, rep)
+	readMaildir(ctx, in.Path, 0, pool, rep)
 	pool.close()
 }
 
-func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep *report) {
+func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep *readkit.Report) {
 	for _, sub := range []string{"cur", "new"} {
 		d := filepath.Join(dir, sub)
-		entries, err := vReadDir(d)
+		entries, err := readkit.ReadDir(d)
 		if err != nil {
 			if !os.IsNotExist(err) {
-				rep.fail(FileError{Path: d, Err: fmt.Errorf("cannot list Maildir folder: %w", err)})
+				rep.Fail(readkit.FileError{Path: d, Err: fmt.Errorf("cannot list Maildir folder: %w", err)})
 			}
 			continue
 		}
@@ -384,22 +385,22 @@ func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep
 			p := filepath.Join(d, e.Name())
 			switch {
 			case strings.HasPrefix(e.Name(), "."):
-				rep.skip(p, reasonHiddenFile)
+				rep.Skip(p, readkit.ReasonHiddenFile)
 				continue
 			case e.Type()&os.ModeSymlink != 0:
-				rep.skip(p, reasonSymlink)
+				rep.Skip(p, readkit.ReasonSymlink)
 				continue
 			case !e.Type().IsRegular():
-				rep.skip(p, reasonNotRegular)
+				rep.Skip(p, readkit.ReasonNotRegular)
 				continue
 			}
 			submitMaildirFile(p, e.Name(), pool, rep)
 		}
 	}
-	if entries, err := vReadDir(filepath.Join(dir, "tmp")); err == nil && len(entries) > 0 {
-		rep.skip(filepath.Join(dir, "tmp"), "Maildir tmp/: deliveries in progress, not read")
+	if entries, err := readkit.ReadDir(filepath.Join(dir, "tmp")); err == nil && len(entries) > 0 {
+		rep.Skip(filepath.Join(dir, "tmp"), "Maildir tmp/: deliveries in progress, not read")
 	}
-	if depth >= maxWalkDepth {
+	if depth >= readkit.MaxWalkDepth {
 		return
 	}
 	readMaildirExtras(ctx, dir, depth, true, pool, rep)
@@ -411,8 +412,8 @@ func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep
 // subfolders (mail tools' test trees and hand-made copies put them there); and
 // names everything else (dovecot-uidlist, maildirfolder, subscriptions, indexes)
 // as not read.
-func readMaildirExtras(ctx context.Context, dir string, depth int, top bool, pool *mailPool, rep *report) {
-	entries, _ := vReadDir(dir)
+func readMaildirExtras(ctx context.Context, dir string, depth int, top bool, pool *mailPool, rep *readkit.Report) {
+	entries, _ := readkit.ReadDir(dir)
 	for _, e := range entries {
 		if ctx.Err() != nil {
 			return
@@ -421,31 +422,31 @@ func readMaildirExtras(ctx context.Context, dir string, depth int, top bool, poo
 		switch {
 		case top && (name == "cur" || name == "new" || name == "tmp"):
 		case e.Type()&os.ModeSymlink != 0:
-			rep.skip(p, reasonSymlink)
+			rep.Skip(p, readkit.ReasonSymlink)
 		case e.IsDir() && isMaildir(p):
 			readMaildir(ctx, p, depth+1, pool, rep)
-		case e.IsDir() && depth < maxWalkDepth:
+		case e.IsDir() && depth < readkit.MaxWalkDepth:
 			readMaildirExtras(ctx, p, depth+1, false, pool, rep)
-		case e.Type().IsRegular() && looksLikeMailHeader(readHead(p)):
+		case e.Type().IsRegular() && looksLikeMailHeader(readkit.ReadHead(p)):
 			submitMaildirFile(p, name, pool, rep)
 		case !e.Type().IsRegular() && !e.IsDir():
-			rep.skip(p, reasonNotRegular)
+			rep.Skip(p, readkit.ReasonNotRegular)
 		default:
-			rep.skip(p, reasonMaildirMeta)
+			rep.Skip(p, reasonMaildirMeta)
 		}
 	}
 }
 
 // submitMaildirFile hands one message file of a Maildir to the pool, dated by
 // its file name's delivery time when its Date header cannot date it.
-func submitMaildirFile(p, name string, pool *mailPool, rep *report) {
-	rep.file()
-	b, err := readFileLimited(p)
+func submitMaildirFile(p, name string, pool *mailPool, rep *readkit.Report) {
+	rep.File()
+	b, err := readkit.ReadFileLimited(p)
 	if err != nil {
 		pool.submit(&mailJob{path: p, cut: err})
 		return
 	}
-	pool.submit(&mailJob{path: p, raw: b, dates: mailDates{envelope: maildirTime(name), file: modTime(p), envelopeIs: "the delivery time of its file name"}, prov: KindMaildir})
+	pool.submit(&mailJob{path: p, raw: b, dates: mailDates{envelope: maildirTime(name), file: readkit.ModTime(p), envelopeIs: "the delivery time of its file name"}, prov: KindMaildir})
 }
 
 // reasonMaildirMeta is the skip reason of what a Maildir's top folder holds

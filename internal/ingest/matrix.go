@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -27,17 +28,17 @@ const KindMatrix = "matrix"
 // (origin_server_ts).
 type matrixReader struct{}
 
-func (matrixReader) kind() string { return KindMatrix }
+func (matrixReader) Kind() string { return KindMatrix }
 
-func (matrixReader) detect(p string, dir bool, head []byte) bool {
+func (matrixReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	h := tgScanHead(head)
-	_, msgs := h.keys["messages"]
-	_, room := h.keys["room_name"]
-	_, by := h.keys["exported_by"]
-	return h.object && msgs && (room || by)
+	h := readkit.ScanTopKeys(head)
+	_, msgs := h.Keys["messages"]
+	_, room := h.Keys["room_name"]
+	_, by := h.Keys["exported_by"]
+	return h.Object && msgs && (room || by)
 }
 
 type mxEvent struct {
@@ -71,9 +72,9 @@ type mxContent struct {
 	} `json:"m.new_content"`
 }
 
-func (matrixReader) read(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
-	b, ok := readJSONExport(path, rep)
+func (matrixReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
+	b, ok := readkit.ReadJSONExport(path, rep)
 	if !ok {
 		return
 	}
@@ -81,11 +82,11 @@ func (matrixReader) read(ctx context.Context, in input, out output, rep *report)
 		RoomName json.RawMessage   `json:"room_name"`
 		Messages []json.RawMessage `json:"messages"`
 	}
-	if err := decodeStrict(b, &ex); err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+	if err := readkit.DecodeStrict(b, &ex); err != nil {
+		rep.Fail(readkit.FileError{Path: path, Err: err})
 		return
 	}
-	title := tgClean(tgRawString(ex.RoomName))
+	title := readkit.CleanText(readkit.RawString(ex.RoomName))
 	names := map[string]string{}
 	type mxMsg struct {
 		mi      memtree.MessageInput
@@ -102,7 +103,7 @@ func (matrixReader) read(ctx context.Context, in input, out output, rep *report)
 		}
 		var ev mxEvent
 		if err := json.Unmarshal(raw, &ev); err != nil {
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("event %d", i+1), Err: tgDecodeErr(err)})
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("event %d", i+1), Err: readkit.DecodeErr(err)})
 			continue
 		}
 		var c mxContent
@@ -116,7 +117,7 @@ func (matrixReader) read(ctx context.Context, in input, out output, rep *report)
 			}
 		}
 		if ev.Type == "m.room.member" {
-			if n := tgClean(tgRawString(c.DisplayName)); n != "" && ev.StateKey != nil {
+			if n := readkit.CleanText(readkit.RawString(c.DisplayName)); n != "" && ev.StateKey != nil {
 				names[*ev.StateKey] = n
 			}
 			other++
@@ -126,21 +127,21 @@ func (matrixReader) read(ctx context.Context, in input, out output, rep *report)
 			other++
 			continue
 		}
-		ms, _ := strconv.ParseInt(strings.TrimSpace(tgRawString(ev.TS)), 10, 64)
+		ms, _ := strconv.ParseInt(strings.TrimSpace(readkit.RawString(ev.TS)), 10, 64)
 		where := "event " + ev.EventID
 		if ev.EventID == "" {
 			where = fmt.Sprintf("event %d", i+1)
 		}
-		if !chatTimeOK(ms) {
-			rep.fail(FileError{Path: path, Where: where, Err: fmt.Errorf("origin_server_ts %s is missing or before 1980: message not ingested", string(ev.TS))})
+		if !readkit.ChatTimeOK(ms) {
+			rep.Fail(readkit.FileError{Path: path, Where: where, Err: fmt.Errorf("origin_server_ts %s is missing or before 1980: message not ingested", string(ev.TS))})
 			bad++
 			continue
 		}
 		if c.Relates.RelType == "m.replace" && c.NewContent != nil {
-			edits[c.Relates.EventID] = tgClean(tgRawString(c.NewContent.Body))
+			edits[c.Relates.EventID] = readkit.CleanText(readkit.RawString(c.NewContent.Body))
 			continue
 		}
-		body := tgClean(tgRawString(c.Body))
+		body := readkit.CleanText(readkit.RawString(c.Body))
 		if c.Relates.InReplyTo.EventID != "" {
 			body = mxStripReplyFallback(body)
 		}
@@ -149,8 +150,8 @@ func (matrixReader) read(ctx context.Context, in input, out output, rep *report)
 		case "m.emote":
 			body = "* " + body
 		case "m.image", "m.file", "m.video", "m.audio":
-			name := firstNonEmpty(tgClean(tgRawString(c.FileName)), body, "attachment")
-			atts = append(atts, attachmentOf(name, tgMime(name, c.Info.MimeType), c.Info.Size))
+			name := readkit.FirstNonEmpty(readkit.CleanText(readkit.RawString(c.FileName)), body, "attachment")
+			atts = append(atts, readkit.AttachmentOf(name, readkit.MimeType(name, c.Info.MimeType), c.Info.Size))
 			body = "[" + strings.TrimPrefix(c.MsgType, "m.") + " " + name + "]"
 		}
 		if body == "" && len(atts) == 0 {
@@ -171,11 +172,11 @@ func (matrixReader) read(ctx context.Context, in input, out output, rep *report)
 		msgs = append(msgs, mxMsg{mi: mi, eventID: ev.EventID})
 	}
 	if other > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d membership, state or other non-message event(s) not stored as messages", other))
+		rep.Warn(path, "", fmt.Sprintf("%d membership, state or other non-message event(s) not stored as messages", other))
 	}
 	if len(msgs) == 0 {
 		if bad == 0 {
-			rep.warn(path, "", "no messages: nothing to ingest")
+			rep.Warn(path, "", "no messages: nothing to ingest")
 		}
 		return
 	}
@@ -184,17 +185,17 @@ func (matrixReader) read(ctx context.Context, in input, out output, rep *report)
 		if t, ok := edits[m.eventID]; ok && t != "" {
 			m.mi.Text = t
 		}
-		m.mi.Author = firstNonEmpty(names[m.mi.AuthorAddr], m.mi.AuthorAddr)
+		m.mi.Author = readkit.FirstNonEmpty(names[m.mi.AuthorAddr], m.mi.AuthorAddr)
 		res = append(res, m.mi)
 	}
 	sort.SliceStable(res, func(i, j int) bool { return res[i].TimestampMS < res[j].TimestampMS })
-	conv := firstNonEmpty(room, title, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
+	conv := readkit.FirstNonEmpty(room, title, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
 	if title == "" {
 		title = conv
 	}
-	for _, src := range chatSources("matrix", conv, title, res) {
+	for _, src := range readkit.ChatSources("matrix", conv, title, res) {
 		src.Origin = path
-		out.source(src)
+		out.Source(src)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -32,9 +33,9 @@ const mmFlushMessages = 20000
 // UTC (create_at, epoch ms).
 type mattermostReader struct{}
 
-func (mattermostReader) kind() string { return KindMattermost }
+func (mattermostReader) Kind() string { return KindMattermost }
 
-func (mattermostReader) detect(p string, dir bool, head []byte) bool {
+func (mattermostReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
@@ -43,7 +44,7 @@ func (mattermostReader) detect(p string, dir bool, head []byte) bool {
 	default:
 		return false
 	}
-	h := bytes.TrimLeft(trimUTF8BOM(head), " \t\r\n")
+	h := bytes.TrimLeft(readkit.TrimUTF8BOM(head), " \t\r\n")
 	first, _, _ := bytes.Cut(h, []byte{'\n'})
 	var v struct {
 		Type    string `json:"type"`
@@ -68,16 +69,16 @@ type mmAttachment struct {
 	Path string `json:"path"`
 }
 
-func (mattermostReader) read(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
-	f, err := vOpen(path)
+func (mattermostReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
+	f, err := readkit.Open(path)
 	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+		rep.Fail(readkit.FileError{Path: path, Err: err})
 		return
 	}
 	defer f.Close()
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), maxLineBytes)
+	sc.Buffer(make([]byte, 64<<10), readkit.MaxLineBytes)
 	type user struct{ name, email string }
 	users := map[string]user{}
 	titles := map[string]string{}
@@ -89,22 +90,22 @@ func (mattermostReader) read(ctx context.Context, in input, out output, rep *rep
 	var order []string
 	other := 0
 	msg := func(p mmPost, key string, seq int, replyTo string) (memtree.MessageInput, error) {
-		if !chatTimeOK(p.CreateAt) {
+		if !readkit.ChatTimeOK(p.CreateAt) {
 			return memtree.MessageInput{}, fmt.Errorf("create_at %d is missing or before 1980: message not ingested", p.CreateAt)
 		}
 		u := users[p.User]
 		mi := memtree.MessageInput{
-			Ref: fmt.Sprintf("mattermost:%s:%d:%s:%d", key, p.CreateAt, p.User, seq), Author: firstNonEmpty(u.name, p.User),
-			AuthorAddr: firstNonEmpty(u.email, p.User), TimestampMS: p.CreateAt, Text: tgClean(p.Message), ReplyTo: replyTo,
+			Ref: fmt.Sprintf("mattermost:%s:%d:%s:%d", key, p.CreateAt, p.User, seq), Author: readkit.FirstNonEmpty(u.name, p.User),
+			AuthorAddr: readkit.FirstNonEmpty(u.email, p.User), TimestampMS: p.CreateAt, Text: readkit.CleanText(p.Message), ReplyTo: replyTo,
 		}
 		for _, a := range p.Attachments {
-			if name := tgFileName(a.Path); name != "" {
-				mi.Attachments = append(mi.Attachments, attachmentOf(name, tgMime(name, ""), 0))
+			if name := readkit.ExportFileName(a.Path); name != "" {
+				mi.Attachments = append(mi.Attachments, readkit.AttachmentOf(name, readkit.MimeType(name, ""), 0))
 				mi.Text = strings.TrimSpace(mi.Text + "\n[attachment " + name + "]")
 			}
 		}
 		if mi.Text == "" && len(mi.Attachments) == 0 {
-			return mi, errEmpty
+			return mi, readkit.ErrEmpty
 		}
 		return mi, nil
 	}
@@ -116,20 +117,20 @@ func (mattermostReader) read(ctx context.Context, in input, out output, rep *rep
 			if strings.HasPrefix(key, "dm/") {
 				var names []string
 				for _, m := range post.Members {
-					names = append(names, firstNonEmpty(users[m].name, m))
+					names = append(names, readkit.FirstNonEmpty(users[m].name, m))
 				}
 				title = strings.Join(names, ", ")
 			}
-			c = &conv{id: key, title: firstNonEmpty(title, key)}
+			c = &conv{id: key, title: readkit.FirstNonEmpty(title, key)}
 			convs[key] = c
 			order = append(order, key)
 		}
 		root, err := msg(post, key, 0, "")
 		switch {
-		case errors.Is(err, errEmpty):
+		case errors.Is(err, readkit.ErrEmpty):
 			empty++
 		case err != nil:
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("line %d", line), Err: err})
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("line %d", line), Err: err})
 			return
 		default:
 			c.msgs = append(c.msgs, root)
@@ -138,10 +139,10 @@ func (mattermostReader) read(ctx context.Context, in input, out output, rep *rep
 		for k, r := range post.Replies {
 			mi, err := msg(r, key, k+1, root.Ref)
 			switch {
-			case errors.Is(err, errEmpty):
+			case errors.Is(err, readkit.ErrEmpty):
 				empty++
 			case err != nil:
-				rep.fail(FileError{Path: path, Where: fmt.Sprintf("line %d, reply %d", line, k+1), Err: err})
+				rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("line %d, reply %d", line, k+1), Err: err})
 			default:
 				c.msgs = append(c.msgs, mi)
 				buffered++
@@ -157,9 +158,9 @@ func (mattermostReader) read(ctx context.Context, in input, out output, rep *rep
 				continue
 			}
 			sort.SliceStable(c.msgs, func(i, j int) bool { return c.msgs[i].TimestampMS < c.msgs[j].TimestampMS })
-			for _, src := range chatSources("mattermost", c.id, c.title, c.msgs) {
+			for _, src := range readkit.ChatSources("mattermost", c.id, c.title, c.msgs) {
 				src.Origin = path
-				out.source(src)
+				out.Source(src)
 			}
 			c.msgs = nil
 		}
@@ -183,7 +184,7 @@ func (mattermostReader) read(ctx context.Context, in input, out output, rep *rep
 			DirectPost json.RawMessage `json:"direct_post"`
 		}
 		if err := json.Unmarshal(b, &l); err != nil {
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("line %d", line), Err: tgDecodeErr(err)})
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("line %d", line), Err: readkit.DecodeErr(err)})
 			continue
 		}
 		switch l.Type {
@@ -197,7 +198,7 @@ func (mattermostReader) read(ctx context.Context, in input, out output, rep *rep
 			}
 			if json.Unmarshal(l.User, &u) == nil && u.Username != "" {
 				name := strings.TrimSpace(u.FirstName + " " + u.LastName)
-				users[u.Username] = user{name: firstNonEmpty(name, u.Nickname, u.Username), email: strings.TrimSpace(u.Email)}
+				users[u.Username] = user{name: readkit.FirstNonEmpty(name, u.Nickname, u.Username), email: strings.TrimSpace(u.Email)}
 			}
 		case "channel":
 			var c struct {
@@ -206,7 +207,7 @@ func (mattermostReader) read(ctx context.Context, in input, out output, rep *rep
 				DisplayName string `json:"display_name"`
 			}
 			if json.Unmarshal(l.Channel, &c) == nil {
-				titles[c.Team+"/"+c.Name] = firstNonEmpty(c.DisplayName, c.Name)
+				titles[c.Team+"/"+c.Name] = readkit.FirstNonEmpty(c.DisplayName, c.Name)
 			}
 		case "post", "direct_post":
 			raw := l.Post
@@ -215,7 +216,7 @@ func (mattermostReader) read(ctx context.Context, in input, out output, rep *rep
 			}
 			var p mmPost
 			if err := json.Unmarshal(raw, &p); err != nil {
-				rep.fail(FileError{Path: path, Where: fmt.Sprintf("line %d", line), Err: tgDecodeErr(err)})
+				rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("line %d", line), Err: readkit.DecodeErr(err)})
 				continue
 			}
 			key := p.Team + "/" + p.Channel
@@ -234,16 +235,16 @@ func (mattermostReader) read(ctx context.Context, in input, out output, rep *rep
 		}
 	}
 	if err := sc.Err(); err != nil {
-		rep.fail(FileError{Path: path, Where: fmt.Sprintf("line %d", line+1), Err: fmt.Errorf("%w; the lines after it are not read", err)})
+		rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("line %d", line+1), Err: fmt.Errorf("%w; the lines after it are not read", err)})
 	}
 	if other > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d version, team, membership, emoji or other line(s) that hold no message", other))
+		rep.Warn(path, "", fmt.Sprintf("%d version, team, membership, emoji or other line(s) that hold no message", other))
 	}
 	if empty > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d post(s) with no text and no attachment not kept", empty))
+		rep.Warn(path, "", fmt.Sprintf("%d post(s) with no text and no attachment not kept", empty))
 	}
 	if nposts == 0 {
-		rep.warn(path, "", "no posts: nothing to ingest")
+		rep.Warn(path, "", "no posts: nothing to ingest")
 	}
 	flush()
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
 
@@ -124,7 +125,7 @@ func contentLength(header []byte) int64 {
 // by it, so a "From " line inside its body does not split it. A file whose first
 // non-blank line is not a separator is rejected. fn errors stop the read.
 func readMbox(path string, fn func(mboxMessage) error) error {
-	f, err := vOpen(path)
+	f, err := readkit.Open(path)
 	if err != nil {
 		return err
 	}
@@ -224,7 +225,7 @@ func readMboxFrom(r io.Reader, fn func(mboxMessage) error) error {
 		}
 	}
 	if !started {
-		return errEmpty
+		return readkit.ErrEmpty
 	}
 	return flush()
 }

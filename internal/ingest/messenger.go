@@ -12,6 +12,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -30,21 +31,21 @@ const KindMessenger = "messenger"
 // source per month (chatSources).
 type messengerReader struct{}
 
-func (messengerReader) kind() string { return "messenger" }
+func (messengerReader) Kind() string { return "messenger" }
 
-func (messengerReader) detect(p string, dir bool, head []byte) bool {
+func (messengerReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	if jh := scanJSONHead(head); jh.array && jh.keys["participants"] && jh.keys["conversation"] {
+	if jh := readkit.ScanJSONHead(head); jh.Array && jh.Keys["participants"] && jh.Keys["conversation"] {
 		return true // Instagram's messages.json before 2020
 	}
-	h := tgScanHead(head)
-	if !h.object {
+	h := readkit.ScanTopKeys(head)
+	if !h.Object {
 		return false
 	}
-	_, parts := h.keys["participants"]
-	_, msgs := h.keys["messages"]
+	_, parts := h.Keys["participants"]
+	_, msgs := h.Keys["messages"]
 	if !parts || !msgs {
 		return false
 	}
@@ -112,7 +113,7 @@ func fbFixText(s string) string {
 
 // fbString reads a raw JSON scalar as repaired, clean text.
 func fbString(raw json.RawMessage) string {
-	return tgClean(fbFixText(tgRawString(raw)))
+	return readkit.CleanText(fbFixText(readkit.RawString(raw)))
 }
 
 // fbMedia notes a message's photos, videos, audio, GIFs, files and sticker:
@@ -133,18 +134,18 @@ func fbMedia(m *fbMsgJSON, atts *[]abi.Attachment) []string {
 			}
 			name := ""
 			if json.Unmarshal(it, &f) == nil {
-				name = tgFileName(fbFixText(tgRawString(f.URI)))
+				name = readkit.ExportFileName(fbFixText(readkit.RawString(f.URI)))
 			}
 			if name == "" {
 				lines = append(lines, "["+g.what+"]")
-				*atts = append(*atts, attachmentOf(g.what, "", 0))
+				*atts = append(*atts, readkit.AttachmentOf(g.what, "", 0))
 				continue
 			}
 			lines = append(lines, "["+g.what+": "+name+"]")
-			*atts = append(*atts, attachmentOf(name, tgMime(name, ""), 0))
+			*atts = append(*atts, readkit.AttachmentOf(name, readkit.MimeType(name, ""), 0))
 		}
 	}
-	if len(m.Sticker) > 0 && !tgIsNull(m.Sticker) {
+	if len(m.Sticker) > 0 && !readkit.IsNull(m.Sticker) {
 		lines = append(lines, "[sticker]")
 	}
 	var sh struct {
@@ -165,9 +166,9 @@ func fbMedia(m *fbMsgJSON, atts *[]abi.Attachment) []string {
 	return lines
 }
 
-func (messengerReader) read(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
-	b, ok := readJSONExport(path, rep)
+func (messengerReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
+	b, ok := readkit.ReadJSONExport(path, rep)
 	if !ok {
 		return
 	}
@@ -176,8 +177,8 @@ func (messengerReader) read(ctx context.Context, in input, out output, rep *repo
 		return
 	}
 	var th fbThreadJSON
-	if err := decodeStrict(b, &th); err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+	if err := readkit.DecodeStrict(b, &th); err != nil {
+		rep.Fail(readkit.FileError{Path: path, Err: err})
 		return
 	}
 	platform := "messenger"
@@ -211,7 +212,7 @@ func (messengerReader) read(ctx context.Context, in input, out output, rep *repo
 			conv = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
 		}
 	}
-	title := firstNonEmpty(fbString(th.Title), fbString(th.ThreadName))
+	title := readkit.FirstNonEmpty(fbString(th.Title), fbString(th.ThreadName))
 	if title == "" {
 		title = strings.Join(names, ", ")
 	}
@@ -226,35 +227,35 @@ func (messengerReader) read(ctx context.Context, in input, out output, rep *repo
 		}
 		var m fbMsgJSON
 		if err := json.Unmarshal(raw, &m); err != nil {
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: tgDecodeErr(err)})
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: readkit.DecodeErr(err)})
 			continue
 		}
-		ms, ok, err := flexTime(firstRaw(m.TimestampMS, m.Timestamp))
+		ms, ok, err := readkit.FlexTime(firstRaw(m.TimestampMS, m.Timestamp))
 		if err == nil && ok && ms > 0 && ms < 1e11 {
 			ms *= 1000 // seconds
 		}
-		if err != nil || !ok || !chatTimeOK(ms) {
+		if err != nil || !ok || !readkit.ChatTimeOK(ms) {
 			why := "has no timestamp_ms"
 			if err != nil {
 				why = err.Error()
 			} else if ok {
 				why = fmt.Sprintf("timestamp %d is before 1980 or after 2200", ms)
 			}
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: fmt.Errorf("%s: message not ingested", why)})
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: fmt.Errorf("%s: message not ingested", why)})
 			continue
 		}
-		if tgRawString(m.IsUnsent) == "true" || tgRawString(m.IsUnsent2) == "true" {
+		if readkit.RawString(m.IsUnsent) == "true" || readkit.RawString(m.IsUnsent2) == "true" {
 			unsent++
 			continue
 		}
-		author := firstNonEmpty(fbString(m.SenderName), fbString(m.SenderName2))
+		author := readkit.FirstNonEmpty(fbString(m.SenderName), fbString(m.SenderName2))
 		var atts []abi.Attachment
 		parts := []string{}
-		if t := firstNonEmpty(fbString(m.Content), fbString(m.Text)); t != "" {
+		if t := readkit.FirstNonEmpty(fbString(m.Content), fbString(m.Text)); t != "" {
 			parts = append(parts, t)
 		}
 		parts = append(parts, fbMedia(&m, &atts)...)
-		if d := tgRawInt(m.CallDuration); d > 0 || tgRawString(m.Type) == "Call" {
+		if d := readkit.RawInt(m.CallDuration); d > 0 || readkit.RawString(m.Type) == "Call" {
 			parts = append(parts, fmt.Sprintf("[call, %d:%02d]", d/60, d%60))
 		}
 		text := strings.Join(parts, "\n")
@@ -265,19 +266,19 @@ func (messengerReader) read(ctx context.Context, in input, out output, rep *repo
 		msgs = append(msgs, memtree.MessageInput{Author: author, TimestampMS: ms, Text: text, Attachments: atts})
 	}
 	if unsent > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d unsent message(s) not kept", unsent))
+		rep.Warn(path, "", fmt.Sprintf("%d unsent message(s) not kept", unsent))
 	}
 	if empty > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d message(s) with no text and no media not kept", empty))
+		rep.Warn(path, "", fmt.Sprintf("%d message(s) with no text and no media not kept", empty))
 	}
 	if len(msgs) == 0 {
 		return
 	}
 	sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].TimestampMS < msgs[j].TimestampMS })
 	chatRefs(platform, conv, msgs)
-	for _, src := range chatSources(platform, conv, title, msgs) {
+	for _, src := range readkit.ChatSources(platform, conv, title, msgs) {
 		src.Origin = path
-		out.source(src)
+		out.Source(src)
 	}
 }
 
@@ -311,7 +312,7 @@ func chatRefs(platform, conv string, msgs []memtree.MessageInput) {
 // firstRaw returns the first raw value that is present and not null.
 func firstRaw(raws ...json.RawMessage) json.RawMessage {
 	for _, r := range raws {
-		if len(bytes.TrimSpace(r)) > 0 && !tgIsNull(r) {
+		if len(bytes.TrimSpace(r)) > 0 && !readkit.IsNull(r) {
 			return r
 		}
 	}
@@ -322,13 +323,13 @@ func firstRaw(raws ...json.RawMessage) json.RawMessage {
 // conversations {"participants": [usernames], "conversation": [{"sender",
 // "created_at" (RFC 3339), "text", "media_share_url", "media", ...}]}, each
 // conversation named by its participants.
-func igOldRead(ctx context.Context, path string, b []byte, out output, rep *report) {
+func igOldRead(ctx context.Context, path string, b []byte, out readkit.Output, rep *readkit.Report) {
 	var convs []struct {
 		Participants []json.RawMessage `json:"participants"`
 		Conversation []json.RawMessage `json:"conversation"`
 	}
-	if err := decodeStrict(b, &convs); err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+	if err := readkit.DecodeStrict(b, &convs); err != nil {
+		rep.Fail(readkit.FileError{Path: path, Err: err})
 		return
 	}
 	for ci, c := range convs {
@@ -358,12 +359,12 @@ func igOldRead(ctx context.Context, path string, b []byte, out output, rep *repo
 			}
 			where := fmt.Sprintf("conversation %d, message %d", ci+1, i+1)
 			if err := json.Unmarshal(raw, &m); err != nil {
-				rep.fail(FileError{Path: path, Where: where, Err: tgDecodeErr(err)})
+				rep.Fail(readkit.FileError{Path: path, Where: where, Err: readkit.DecodeErr(err)})
 				continue
 			}
-			ms, ok, err := flexTime(m.CreatedAt)
-			if err != nil || !ok || !chatTimeOK(ms) {
-				rep.fail(FileError{Path: path, Where: where, Err: fmt.Errorf("created_at %s is not a time: message not ingested", string(m.CreatedAt))})
+			ms, ok, err := readkit.FlexTime(m.CreatedAt)
+			if err != nil || !ok || !readkit.ChatTimeOK(ms) {
+				rep.Fail(readkit.FileError{Path: path, Where: where, Err: fmt.Errorf("created_at %s is not a time: message not ingested", string(m.CreatedAt))})
 				continue
 			}
 			var parts []string
@@ -385,9 +386,9 @@ func igOldRead(ctx context.Context, path string, b []byte, out output, rep *repo
 		}
 		sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].TimestampMS < msgs[j].TimestampMS })
 		chatRefs("instagram", conv, msgs)
-		for _, src := range chatSources("instagram", conv, strings.Join(names, ", "), msgs) {
+		for _, src := range readkit.ChatSources("instagram", conv, strings.Join(names, ", "), msgs) {
 			src.Origin = path
-			out.source(src)
+			out.Source(src)
 		}
 	}
 }

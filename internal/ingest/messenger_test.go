@@ -60,8 +60,8 @@ func TestMessengerFacebookThread(t *testing.T) {
 			t.Errorf("source %s provider %q title %q", s.SourceID, s.Provider, s.Title)
 		}
 	}
-	if rep.sum.Failures != 0 || !tgTestHasNote(rep, false, "1 unsent") || !tgTestHasNote(rep, false, "1 message(s) with no text") {
-		t.Errorf("failures %v warnings %v", rep.sum.Errors, rep.sum.Notes)
+	if rep.Sum.Failures != 0 || !tgTestHasNote(rep, false, "1 unsent") || !tgTestHasNote(rep, false, "1 message(s) with no text") {
+		t.Errorf("failures %v warnings %v", rep.Sum.Errors, rep.Sum.Notes)
 	}
 }
 
@@ -73,8 +73,8 @@ func TestMessengerInstagramAndE2EE(t *testing.T) {
 	p := tgTestFile(t, filepath.Join("instagram-me-2022", "your_instagram_activity", "messages", "inbox", "anas_17845", "message_1.json"), ig)
 	out, rep := runReader(t, messengerReader{}, p)
 	msgs := tgTestMsgs(t, out)
-	if len(msgs) != 2 || rep.sum.Failures != 0 {
-		t.Errorf("instagram: %d messages, failures %v", len(msgs), rep.sum.Errors)
+	if len(msgs) != 2 || rep.Sum.Failures != 0 {
+		t.Errorf("instagram: %d messages, failures %v", len(msgs), rep.Sum.Errors)
 	}
 	for ref, m := range msgs {
 		if !strings.HasPrefix(ref, "instagram:inbox/anas_17845:1647615400000:") || m.Author != "ana.s" {
@@ -113,7 +113,7 @@ func TestFBFixText(t *testing.T) {
 
 func TestMessengerDetect(t *testing.T) {
 	r := messengerReader{}
-	if !r.detect("message_1.json", false, []byte(`{"participants":[{"name":"a"}],"messages":[{"sender_name":"a","timestamp_ms":1}]}`)) {
+	if !r.Detect("message_1.json", false, []byte(`{"participants":[{"name":"a"}],"messages":[{"sender_name":"a","timestamp_ms":1}]}`)) {
 		t.Error("facebook thread not detected")
 	}
 	for name, s := range map[string]string{
@@ -121,7 +121,7 @@ func TestMessengerDetect(t *testing.T) {
 		"batch":    `{"platform":"x","channel_label":"y","messages":[]}`,
 		"no parts": `{"messages":[{"sender_name":"a","timestamp_ms":1}]}`,
 	} {
-		if r.detect("x.json", false, []byte(s)) {
+		if r.Detect("x.json", false, []byte(s)) {
 			t.Errorf("%s detected", name)
 		}
 	}
@@ -156,13 +156,13 @@ func TestGoogleChatTakeout(t *testing.T) {
 			t.Errorf("source %q %q %q", s.SourceID, s.Title, s.Provider)
 		}
 	}
-	if rep.sum.Failures != 1 || !tgTestHasNote(rep, true, "message 4", "Unknown Date") || !tgTestHasNote(rep, false, "1 deleted") {
-		t.Errorf("failures %v warnings %v", rep.sum.Errors, rep.sum.Notes)
+	if rep.Sum.Failures != 1 || !tgTestHasNote(rep, true, "message 4", "Unknown Date") || !tgTestHasNote(rep, false, "1 deleted") {
+		t.Errorf("failures %v warnings %v", rep.Sum.Errors, rep.Sum.Notes)
 	}
 	// group_info.json is claimed (read with messages.json), yielding nothing itself
 	out, rep = runReader(t, googleChatReader{}, info)
-	if len(out.sources) != 0 || rep.sum.Failures != 0 || rep.sum.Warnings != 0 {
-		t.Errorf("group_info: %d sources, %v %v", len(out.sources), rep.sum.Errors, rep.sum.Notes)
+	if len(out.sources) != 0 || rep.Sum.Failures != 0 || rep.Sum.Warnings != 0 {
+		t.Errorf("group_info: %d sources, %v %v", len(out.sources), rep.Sum.Errors, rep.Sum.Notes)
 	}
 	// a DM without a name is titled by its members; an offset zone is applied
 	p = tgTestFile(t, filepath.Join("DM 12345", "messages.json"), `{"messages": [{"creator": {"name": "Ann"}, "created_date": "Friday, January 5, 2024 at 10:00:00 AM GMT+05:30", "text": "hi"}]}`)
@@ -191,7 +191,7 @@ func TestMessengerInstagramOldArray(t *testing.T) {
 	msgs := tgTestMsgs(t, out)
 	tgTestWant(t, msgs, "instagram:ana.s,bob.b:1534269241139", "ana.s", "", 1534269241139, "hi there")
 	tgTestWant(t, msgs, "instagram:ana.s,bob.b:1534269300000", "bob.b", "", 1534269300000, "[shared: https://example.org/p/1]")
-	if rep.sum.Failures != 1 || !tgTestHasNote(rep, true, "conversation 1, message 3") {
-		t.Errorf("failures %v", rep.sum.Errors)
+	if rep.Sum.Failures != 1 || !tgTestHasNote(rep, true, "conversation 1, message 3") {
+		t.Errorf("failures %v", rep.Sum.Errors)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
 
@@ -508,12 +509,12 @@ func textBundleDate(p string) time.Time {
 	if !strings.EqualFold(filepath.Ext(dir), ".textbundle") {
 		return time.Time{}
 	}
-	b, ok, err := vReadAll(filepath.Join(dir, "info.json"), 1<<20)
+	b, ok, err := readkit.ReadAll(filepath.Join(dir, "info.json"), 1<<20)
 	if err != nil || !ok {
 		return time.Time{}
 	}
 	var info map[string]json.RawMessage
-	if json.Unmarshal(trimUTF8BOM(b), &info) != nil {
+	if json.Unmarshal(readkit.TrimUTF8BOM(b), &info) != nil {
 		return time.Time{}
 	}
 	var bear struct {

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -174,7 +175,7 @@ func TestBearBackup(t *testing.T) {
 	if s == nil || s.Title != "Groceries" || s.Messages[0].TimestampMS != time.Date(2024, 6, 14, 16, 24, 38, 0, time.UTC).UnixMilli() {
 		t.Fatalf("bear note = %+v (errors %v)", s, sum.Errors)
 	}
-	if sum.SkippedBy[reasonTextBundleInfo] != 1 {
+	if sum.SkippedBy[readkit.ReasonTextBundleInfo] != 1 {
 		t.Errorf("info.json not named: %v", sum.SkippedBy)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -28,25 +29,25 @@ const (
 // in the trash is named as skipped; archived and pinned notes are read.
 type keepReader struct{}
 
-func (keepReader) kind() string { return KindKeep }
+func (keepReader) Kind() string { return KindKeep }
 
-func (keepReader) detect(p string, dir bool, head []byte) bool {
+func (keepReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	h := tgScanHead(head)
-	_, text := h.keys["textContent"]
-	_, list := h.keys["listContent"]
-	_, edited := h.keys["userEditedTimestampUsec"]
-	_, created := h.keys["createdTimestampUsec"]
-	return h.object && (text || list) && (edited || created)
+	h := readkit.ScanTopKeys(head)
+	_, text := h.Keys["textContent"]
+	_, list := h.Keys["listContent"]
+	_, edited := h.Keys["userEditedTimestampUsec"]
+	_, created := h.Keys["createdTimestampUsec"]
+	return h.Object && (text || list) && (edited || created)
 }
 
 // reasonKeepTrash is the skip reason of a Keep note in the trash.
 const reasonKeepTrash = "Google Keep note in the trash: not read"
 
-func (keepReader) read(_ context.Context, in input, out output, rep *report) {
-	b, ok := readJSONExport(in.path, rep)
+func (keepReader) Read(_ context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	b, ok := readkit.ReadJSONExport(in.Path, rep)
 	if !ok {
 		return
 	}
@@ -72,16 +73,16 @@ func (keepReader) read(_ context.Context, in input, out output, rep *report) {
 			MimeType json.RawMessage `json:"mimetype"`
 		} `json:"attachments"`
 	}
-	if err := decodeStrict(b, &n); err != nil {
-		rep.fail(FileError{Path: in.path, Err: err})
+	if err := readkit.DecodeStrict(b, &n); err != nil {
+		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 		return
 	}
 	if n.IsTrashed {
-		rep.skip(in.path, reasonKeepTrash)
+		rep.Skip(in.Path, reasonKeepTrash)
 		return
 	}
 	var lines []string
-	if t := strings.TrimSpace(tgRawString(n.Text)); t != "" {
+	if t := strings.TrimSpace(readkit.RawString(n.Text)); t != "" {
 		lines = append(lines, t)
 	}
 	for _, item := range n.ListContent {
@@ -89,56 +90,56 @@ func (keepReader) read(_ context.Context, in input, out output, rep *report) {
 		if item.IsChecked {
 			box = "[x] "
 		}
-		lines = append(lines, box+strings.TrimSpace(tgRawString(item.Text)))
+		lines = append(lines, box+strings.TrimSpace(readkit.RawString(item.Text)))
 	}
 	for _, a := range n.Annotations {
-		if u := strings.TrimSpace(tgRawString(a.URL)); u != "" {
-			lines = append(lines, strings.TrimSpace(tgRawString(a.Title)+" "+u))
+		if u := strings.TrimSpace(readkit.RawString(a.URL)); u != "" {
+			lines = append(lines, strings.TrimSpace(readkit.RawString(a.Title)+" "+u))
 		}
 	}
 	var atts []abi.Attachment
 	for _, a := range n.Attachments {
-		if name := tgFileName(tgRawString(a.FilePath)); name != "" {
-			atts = append(atts, attachmentOf(name, tgMime(name, tgRawString(a.MimeType)), 0))
+		if name := readkit.ExportFileName(readkit.RawString(a.FilePath)); name != "" {
+			atts = append(atts, readkit.AttachmentOf(name, readkit.MimeType(name, readkit.RawString(a.MimeType)), 0))
 		}
 	}
 	var tags []string
 	for _, l := range n.Labels {
-		if t := strings.TrimSpace(tgRawString(l.Name)); t != "" {
+		if t := strings.TrimSpace(readkit.RawString(l.Name)); t != "" {
 			tags = append(tags, t)
 		}
 	}
-	title := tgClean(tgRawString(n.Title))
+	title := readkit.CleanText(readkit.RawString(n.Title))
 	text := strings.TrimSpace(strings.Join(lines, "\n"))
 	if text == "" && title == "" && len(atts) == 0 {
-		rep.warn(in.path, "", "empty note: nothing to ingest")
+		rep.Warn(in.Path, "", "empty note: nothing to ingest")
 		return
 	}
 	if title == "" {
-		title = strings.TrimSuffix(filepath.Base(in.path), filepath.Ext(in.path))
+		title = strings.TrimSuffix(filepath.Base(in.Path), filepath.Ext(in.Path))
 	}
 	usec := func(raw json.RawMessage) int64 {
-		v, err := strconv.ParseInt(strings.TrimSpace(tgRawString(raw)), 10, 64)
+		v, err := strconv.ParseInt(strings.TrimSpace(readkit.RawString(raw)), 10, 64)
 		if err != nil {
 			return 0
 		}
 		return v / 1000
 	}
 	ms := usec(n.Created)
-	if !chatTimeOK(ms) {
+	if !readkit.ChatTimeOK(ms) {
 		ms = usec(n.Edited)
 	}
-	if !chatTimeOK(ms) {
-		mt, _ := docFileTime(in.path, time.Now())
+	if !readkit.ChatTimeOK(ms) {
+		mt, _ := docFileTime(in.Path, time.Now())
 		ms = mt.UnixMilli()
-		rep.warn(in.path, "", "no created or edited time: dated by the file")
+		rep.Warn(in.Path, "", "no created or edited time: dated by the file")
 	}
 	for _, a := range atts {
 		text += "\n[attachment " + a.Name + "]"
 	}
-	out.source(memtree.SourceInput{
-		Kind: memtree.KindDocument, SourceID: docSourceID(in.path), Title: title, Provider: "keep", Tags: tags, Origin: in.path,
-		Messages: []memtree.MessageInput{{Ref: in.rel, Subject: title, TimestampMS: ms, Text: strings.TrimSpace(text) + "\n", Attachments: atts}},
+	out.Source(memtree.SourceInput{
+		Kind: memtree.KindDocument, SourceID: docSourceID(in.Path), Title: title, Provider: "keep", Tags: tags, Origin: in.Path,
+		Messages: []memtree.MessageInput{{Ref: in.Rel, Subject: title, TimestampMS: ms, Text: strings.TrimSpace(text) + "\n", Attachments: atts}},
 	})
 }
 
@@ -148,16 +149,16 @@ func (keepReader) read(_ context.Context, in input, out output, rep *report) {
 // tags, place and attachments (photos, audio, video, PDFs) named.
 type dayOneReader struct{}
 
-func (dayOneReader) kind() string { return KindDayOne }
+func (dayOneReader) Kind() string { return KindDayOne }
 
-func (dayOneReader) detect(p string, dir bool, head []byte) bool {
+func (dayOneReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	h := tgScanHead(head)
-	_, meta := h.keys["metadata"]
-	_, entries := h.keys["entries"]
-	return h.object && meta && entries && (bytes.Contains(head, []byte(`"creationDate"`)) || bytes.Contains(head, []byte(`"uuid"`)))
+	h := readkit.ScanTopKeys(head)
+	_, meta := h.Keys["metadata"]
+	_, entries := h.Keys["entries"]
+	return h.Object && meta && entries && (bytes.Contains(head, []byte(`"creationDate"`)) || bytes.Contains(head, []byte(`"uuid"`)))
 }
 
 var (
@@ -165,19 +166,19 @@ var (
 	reDayOneEscape = lazyre.New(`\\([\\.\-!#*+()\[\]_{}>|` + "`" + `])`)
 )
 
-func (dayOneReader) read(ctx context.Context, in input, out output, rep *report) {
-	b, ok := readJSONExport(in.path, rep)
+func (dayOneReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	b, ok := readkit.ReadJSONExport(in.Path, rep)
 	if !ok {
 		return
 	}
 	var ex struct {
 		Entries []json.RawMessage `json:"entries"`
 	}
-	if err := decodeStrict(b, &ex); err != nil {
-		rep.fail(FileError{Path: in.path, Err: err})
+	if err := readkit.DecodeStrict(b, &ex); err != nil {
+		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 		return
 	}
-	journal := strings.TrimSuffix(filepath.Base(in.path), filepath.Ext(in.path))
+	journal := strings.TrimSuffix(filepath.Base(in.Path), filepath.Ext(in.Path))
 	for i, raw := range ex.Entries {
 		if i%256 == 0 && ctx.Err() != nil {
 			return
@@ -199,12 +200,12 @@ func (dayOneReader) read(ctx context.Context, in input, out output, rep *report)
 			PDFs   []dayOneMedia `json:"pdfAttachments"`
 		}
 		if err := json.Unmarshal(raw, &e); err != nil {
-			rep.fail(FileError{Path: in.path, Where: where, Err: tgDecodeErr(err)})
+			rep.Fail(readkit.FileError{Path: in.Path, Where: where, Err: readkit.DecodeErr(err)})
 			continue
 		}
 		t, err := time.Parse(time.RFC3339, strings.TrimSpace(e.Created))
-		if err != nil || !chatTimeOK(t.UnixMilli()) {
-			rep.fail(FileError{Path: in.path, Where: where, Err: fmt.Errorf("creationDate %q is not an RFC 3339 time after 1980: entry not ingested", e.Created)})
+		if err != nil || !readkit.ChatTimeOK(t.UnixMilli()) {
+			rep.Fail(readkit.FileError{Path: in.Path, Where: where, Err: fmt.Errorf("creationDate %q is not an RFC 3339 time after 1980: entry not ingested", e.Created)})
 			continue
 		}
 		text := reDayOneMoment.ReplaceAllString(e.Text, "")
@@ -218,7 +219,7 @@ func (dayOneReader) read(ctx context.Context, in input, out output, rep *report)
 			}
 		}
 		if text == "" && len(atts) == 0 {
-			rep.warn(in.path, where, "empty entry: nothing to ingest")
+			rep.Warn(in.Path, where, "empty entry: nothing to ingest")
 			continue
 		}
 		first, _, _ := strings.Cut(text, "\n")
@@ -234,11 +235,11 @@ func (dayOneReader) read(ctx context.Context, in input, out output, rep *report)
 		}
 		id := e.UUID
 		if id == "" {
-			id = fmt.Sprintf("%s#%d", in.rel, i+1)
+			id = fmt.Sprintf("%s#%d", in.Rel, i+1)
 		}
-		out.source(memtree.SourceInput{
-			Kind: memtree.KindDocument, SourceID: "dayone:" + id, Title: title, Provider: "dayone", Tags: e.Tags, Origin: in.path + " " + where,
-			Messages: []memtree.MessageInput{{Ref: fmt.Sprintf("%s#%d", in.rel, i+1), Subject: title, TimestampMS: t.UnixMilli(), Text: text + "\n", Attachments: atts}},
+		out.Source(memtree.SourceInput{
+			Kind: memtree.KindDocument, SourceID: "dayone:" + id, Title: title, Provider: "dayone", Tags: e.Tags, Origin: in.Path + " " + where,
+			Messages: []memtree.MessageInput{{Ref: fmt.Sprintf("%s#%d", in.Rel, i+1), Subject: title, TimestampMS: t.UnixMilli(), Text: text + "\n", Attachments: atts}},
 		})
 	}
 }
@@ -254,12 +255,12 @@ type dayOneMedia struct {
 func (m dayOneMedia) attachment() (abi.Attachment, bool) {
 	name := m.FileName
 	if name == "" && m.MD5 != "" {
-		name = m.MD5 + "." + firstNonEmpty(m.Type, "bin")
+		name = m.MD5 + "." + readkit.FirstNonEmpty(m.Type, "bin")
 	}
 	if name == "" {
 		return abi.Attachment{}, false
 	}
-	return attachmentOf(name, tgMime(name, ""), 0), true
+	return readkit.AttachmentOf(name, readkit.MimeType(name, ""), 0), true
 }
 
 // nonEmpty returns the non-blank strings of ss.
@@ -281,13 +282,13 @@ func nonEmpty(ss ...string) []string {
 // as author when the export names one.
 type roamReader struct{}
 
-func (roamReader) kind() string { return KindRoam }
+func (roamReader) Kind() string { return KindRoam }
 
-func (roamReader) detect(p string, dir bool, head []byte) bool {
+func (roamReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	h := bytes.TrimLeft(trimUTF8BOM(head), " \t\r\n")
+	h := bytes.TrimLeft(readkit.TrimUTF8BOM(head), " \t\r\n")
 	return len(h) > 0 && h[0] == '[' && bytes.Contains(h, []byte(`"title"`)) &&
 		(bytes.Contains(h, []byte(`"children"`)) || bytes.Contains(h, []byte(`"edit-time"`))) &&
 		(bytes.Contains(h, []byte(`"string"`)) || bytes.Contains(h, []byte(`"create-time"`)) || bytes.Contains(h, []byte(`"edit-time"`)))
@@ -306,14 +307,14 @@ type roamBlock struct {
 // reRoamDaily reads a daily note's title ("January 5th, 2026").
 var reRoamDaily = lazyre.New(`^([A-Z][a-z]+) (\d{1,2})(?:st|nd|rd|th), (\d{4})$`)
 
-func (roamReader) read(ctx context.Context, in input, out output, rep *report) {
-	b, ok := readJSONExport(in.path, rep)
+func (roamReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	b, ok := readkit.ReadJSONExport(in.Path, rep)
 	if !ok {
 		return
 	}
 	var pages []json.RawMessage
-	if err := decodeStrict(b, &pages); err != nil {
-		rep.fail(FileError{Path: in.path, Err: err})
+	if err := readkit.DecodeStrict(b, &pages); err != nil {
+		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 		return
 	}
 	for i, raw := range pages {
@@ -323,7 +324,7 @@ func (roamReader) read(ctx context.Context, in input, out output, rep *report) {
 		where := fmt.Sprintf("page %d", i+1)
 		var pg roamBlock
 		if err := json.Unmarshal(raw, &pg); err != nil {
-			rep.fail(FileError{Path: in.path, Where: where, Err: tgDecodeErr(err)})
+			rep.Fail(readkit.FileError{Path: in.Path, Where: where, Err: readkit.DecodeErr(err)})
 			continue
 		}
 		title := strings.TrimSpace(pg.Title)
@@ -332,7 +333,7 @@ func (roamReader) read(ctx context.Context, in input, out output, rep *report) {
 		var walk func(bs []roamBlock, depth int)
 		walk = func(bs []roamBlock, depth int) {
 			for _, bl := range bs {
-				if chatTimeOK(bl.Created) && (earliest == 0 || bl.Created < earliest) {
+				if readkit.ChatTimeOK(bl.Created) && (earliest == 0 || bl.Created < earliest) {
 					earliest = bl.Created
 				}
 				if author == "" {
@@ -354,28 +355,28 @@ func (roamReader) read(ctx context.Context, in input, out output, rep *report) {
 			continue // a page only linked to, never written: Roam lists every one
 		}
 		if title == "" {
-			title = fmt.Sprintf("%s page %d", strings.TrimSuffix(filepath.Base(in.path), filepath.Ext(in.path)), i+1)
+			title = fmt.Sprintf("%s page %d", strings.TrimSuffix(filepath.Base(in.Path), filepath.Ext(in.Path)), i+1)
 		}
 		ms := pg.Created
-		if m := reRoamDaily.FindStringSubmatch(title); m != nil && !chatTimeOK(ms) {
+		if m := reRoamDaily.FindStringSubmatch(title); m != nil && !readkit.ChatTimeOK(ms) {
 			if t, err := time.Parse("January 2 2006", m[1]+" "+m[2]+" "+m[3]); err == nil {
 				ms = t.UnixMilli()
 			}
 		}
-		if !chatTimeOK(ms) {
+		if !readkit.ChatTimeOK(ms) {
 			ms = earliest
 		}
-		if !chatTimeOK(ms) && chatTimeOK(pg.Edited) {
+		if !readkit.ChatTimeOK(ms) && readkit.ChatTimeOK(pg.Edited) {
 			ms = pg.Edited
 		}
-		if !chatTimeOK(ms) {
-			mt, _ := docFileTime(in.path, time.Now())
+		if !readkit.ChatTimeOK(ms) {
+			mt, _ := docFileTime(in.Path, time.Now())
 			ms = mt.UnixMilli()
-			rep.warn(in.path, where, "page without a time: dated by the file")
+			rep.Warn(in.Path, where, "page without a time: dated by the file")
 		}
-		out.source(memtree.SourceInput{
-			Kind: memtree.KindDocument, SourceID: "roam:" + strings.TrimPrefix(docSourceID(in.path), "doc:") + "#" + title, Title: title, Provider: "roam", Origin: in.path + " " + where,
-			Messages: []memtree.MessageInput{{Ref: in.rel + "#" + title, Author: firstNonEmpty(pg.Email, author), Subject: title, TimestampMS: ms, Text: text + "\n"}},
+		out.Source(memtree.SourceInput{
+			Kind: memtree.KindDocument, SourceID: "roam:" + strings.TrimPrefix(docSourceID(in.Path), "doc:") + "#" + title, Title: title, Provider: "roam", Origin: in.Path + " " + where,
+			Messages: []memtree.MessageInput{{Ref: in.Rel + "#" + title, Author: readkit.FirstNonEmpty(pg.Email, author), Subject: title, TimestampMS: ms, Text: text + "\n"}},
 		})
 	}
 }

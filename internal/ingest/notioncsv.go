@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -26,7 +27,7 @@ const KindNotionCSV = "notioncsv"
 // pages are already read. A table without any row is named as empty.
 type notionCSVReader struct{}
 
-func (notionCSVReader) kind() string { return KindNotionCSV }
+func (notionCSVReader) Kind() string { return KindNotionCSV }
 
 // reasonNotionTable is the skip reason of a database table whose pages are
 // exported beside it.
@@ -42,36 +43,36 @@ func notionCSVBase(p string) (base string, ok bool) {
 	return b, true
 }
 
-func (notionCSVReader) detect(p string, dir bool, head []byte) bool {
+func (notionCSVReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".csv") {
 		return false
 	}
 	_, ok := notionCSVBase(p)
-	return ok && isText(head)
+	return ok && readkit.IsText(head)
 }
 
-func (notionCSVReader) read(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
+func (notionCSVReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
 	base, _ := notionCSVBase(path)
-	if st, err := vStat(filepath.Join(filepath.Dir(path), base)); err == nil && st.IsDir() {
-		rep.skip(path, reasonNotionTable)
+	if st, err := readkit.Stat(filepath.Join(filepath.Dir(path), base)); err == nil && st.IsDir() {
+		rep.Skip(path, reasonNotionTable)
 		return
 	}
-	b, err := readFileLimited(path)
+	b, err := readkit.ReadFileLimited(path)
 	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+		rep.Fail(readkit.FileError{Path: path, Err: err})
 		return
 	}
-	r := csv.NewReader(bytes.NewReader(trimUTF8BOM(b)))
+	r := csv.NewReader(bytes.NewReader(readkit.TrimUTF8BOM(b)))
 	r.FieldsPerRecord = -1
 	r.LazyQuotes = true
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
-		rep.warn(path, "", "empty table: nothing to ingest")
+		rep.Warn(path, "", "empty table: nothing to ingest")
 		return
 	}
 	if err != nil {
-		rep.fail(FileError{Path: path, Err: fmt.Errorf("Notion table header: %w", err)})
+		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("Notion table header: %w", err)})
 		return
 	}
 	table := strings.TrimSpace(reNotionName.ReplaceAllString(base, ""))
@@ -86,7 +87,7 @@ func (notionCSVReader) read(ctx context.Context, in input, out output, rep *repo
 			break
 		}
 		if err != nil {
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("row %d", n), Err: fmt.Errorf("not CSV: %w; the rows after it are not read", err)})
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("row %d", n), Err: fmt.Errorf("not CSV: %w; the rows after it are not read", err)})
 			break
 		}
 		title := ""
@@ -130,13 +131,13 @@ func (notionCSVReader) read(ctx context.Context, in input, out output, rep *repo
 		}
 		rows++
 		text := strings.TrimSpace(title + "\n" + strings.Join(lines, "\n"))
-		out.source(memtree.SourceInput{
+		out.Source(memtree.SourceInput{
 			Kind: memtree.KindDocument, SourceID: fmt.Sprintf("%s#%d", docSourceID(path), n-1), Title: title, Provider: "notion", Tags: tags,
 			Origin:   fmt.Sprintf("%s row %d", path, n),
-			Messages: []memtree.MessageInput{{Ref: fmt.Sprintf("%s#%d", in.rel, n-1), Subject: title, TimestampMS: ts.UnixMilli(), Text: text + "\n"}},
+			Messages: []memtree.MessageInput{{Ref: fmt.Sprintf("%s#%d", in.Rel, n-1), Subject: title, TimestampMS: ts.UnixMilli(), Text: text + "\n"}},
 		})
 	}
 	if rows == 0 {
-		rep.warn(path, "", "table without rows: nothing to ingest")
+		rep.Warn(path, "", "table without rows: nothing to ingest")
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -82,7 +83,7 @@ func (r *runner) startPipeline(ctx context.Context, out sink) {
 		job
 		st memtree.IngestStats
 	}
-	r.bud = newBudget(inflightBytes)
+	r.bud = readkit.NewBudget(inflightBytes)
 	r.jobs = make(chan job, 16)
 	r.done = make(chan struct{})
 	ready := make(chan prepared, 16)
@@ -90,30 +91,30 @@ func (r *runner) startPipeline(ctx context.Context, out sink) {
 		defer close(ready)
 		for j := range r.jobs {
 			if ctx.Err() != nil {
-				r.bud.release(j.size)
+				r.bud.Release(j.size)
 				continue
 			}
 			p, err := memtree.Prepare(j.src)
 			if p != nil {
-				r.times.add(&r.times.chunk, p.Chunking)
-				r.times.add(&r.times.summaries, p.Summaries)
+				r.times.Add(&r.times.Chunk, p.Chunking)
+				r.times.Add(&r.times.Summaries, p.Summaries)
 			}
 			ready <- prepared{job: j, p: p, err: err}
 		}
 	}()
 	go func() {
 		defer close(r.done)
-		defer func() { r.times.setBatch(out.times()) }()
+		defer func() { r.times.SetBatch(out.times()) }()
 		var batch []written
 		flush := func() {
 			err := out.flush()
-			r.rep.mu.Lock()
+			r.rep.Mu.Lock()
 			for _, w := range batch {
 				r.record(ctx, w.src, w.st, err)
 			}
-			r.rep.mu.Unlock()
+			r.rep.Mu.Unlock()
 			for _, w := range batch {
-				r.bud.release(w.size)
+				r.bud.Release(w.size)
 			}
 			batch = batch[:0]
 		}
@@ -136,7 +137,7 @@ func (r *runner) startPipeline(ctx context.Context, out sink) {
 			case <-expired:
 				flush()
 				continue
-			case <-r.bud.starved:
+			case <-r.bud.Starved:
 				flush()
 				continue
 			}
@@ -144,7 +145,7 @@ func (r *runner) startPipeline(ctx context.Context, out sink) {
 				return
 			}
 			if ctx.Err() != nil {
-				r.bud.release(x.size)
+				r.bud.Release(x.size)
 				continue
 			}
 			var st memtree.IngestStats
@@ -155,14 +156,14 @@ func (r *runner) startPipeline(ctx context.Context, out sink) {
 			if err != nil || out.pending() == 0 {
 				// A failed source is final now; so is a source its own transaction
 				// committed.
-				r.rep.mu.Lock()
+				r.rep.Mu.Lock()
 				r.record(ctx, x.src, st, err)
-				r.rep.mu.Unlock()
-				r.bud.release(x.size)
+				r.rep.Mu.Unlock()
+				r.bud.Release(x.size)
 			} else {
 				batch = append(batch, written{x.job, st})
 			}
-			if out.due() || r.bud.waiting() {
+			if out.due() || r.bud.Waiting() {
 				flush()
 			}
 		}
@@ -184,14 +185,14 @@ func (r *runner) write(ctx context.Context, src memtree.SourceInput) {
 	if r.jobs != nil {
 		start := time.Now()
 		size := sourceBytes(&src)
-		r.bud.acquire(size)
+		r.bud.Acquire(size)
 		r.jobs <- job{src: src, size: size}
-		r.times.add(&r.times.blocked, time.Since(start))
+		r.times.Add(&r.times.Blocked, time.Since(start))
 		return
 	}
 	st, err := r.w.Ingest(ctx, src)
-	r.rep.mu.Lock()
-	defer r.rep.mu.Unlock()
+	r.rep.Mu.Lock()
+	defer r.rep.Mu.Unlock()
 	r.record(ctx, src, st, err)
 }
 

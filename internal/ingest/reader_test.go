@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -15,17 +16,17 @@ import (
 type collectOutput struct {
 	mu      sync.Mutex
 	sources []memtree.SourceInput
-	mails   []*mailMsg
+	mails   []*readkit.MailMessage
 	people  []memtree.ContactInput
 }
 
-func (c *collectOutput) source(src memtree.SourceInput) {
+func (c *collectOutput) Source(src memtree.SourceInput) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.sources = append(c.sources, src)
 }
 
-func (c *collectOutput) mail(m *mailMsg) {
+func (c *collectOutput) Mail(m *readkit.MailMessage) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.mails = append(c.mails, m)
@@ -34,7 +35,7 @@ func (c *collectOutput) mail(m *mailMsg) {
 // runReader hands path (a file or folder) to r as the runner would, with the folder
 // holding it as the ingest root, and returns what r emitted and reported. It fails
 // the test when r does not detect path.
-func runReader(t *testing.T, r reader, path string) (*collectOutput, *report) {
+func runReader(t *testing.T, r readkit.Reader, path string) (*collectOutput, *readkit.Report) {
 	t.Helper()
 	st, err := os.Stat(path)
 	if err != nil {
@@ -46,14 +47,14 @@ func runReader(t *testing.T, r reader, path string) (*collectOutput, *report) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		head = b[:min(len(b), headBytes)]
+		head = b[:min(len(b), readkit.HeadBytes)]
 	}
-	if !r.detect(path, st.IsDir(), head) {
-		t.Fatalf("%s reader does not detect %s", r.kind(), path)
+	if !r.Detect(path, st.IsDir(), head) {
+		t.Fatalf("%s reader does not detect %s", r.Kind(), path)
 	}
 	root := filepath.Dir(path)
 	out := &collectOutput{}
-	rep := newReport(nil)
-	r.read(context.Background(), input{path: path, root: root, rel: filepath.ToSlash(filepath.Base(path))}, out, rep)
+	rep := readkit.NewReport(nil)
+	r.Read(context.Background(), readkit.Input{Path: path, Root: root, Rel: filepath.ToSlash(filepath.Base(path))}, out, rep)
 	return out, rep
 }

@@ -1,12 +1,14 @@
 package ingest
 
+import "github.com/openhuman/openhuman-core/internal/ingest/readkit"
+
 // readers lists the format readers in the order the runner asks them whether they
 // recognise a file or folder: folder formats first, then the JSON exports whose
 // shapes are most specific, then mail, then chat text, then documents. A reader
 // that claims a path stops the search, so the order settles overlaps (a WhatsApp
 // export and a MimeKit test message are .txt files; a Telegram export is JSON).
-func readers() []reader {
-	return []reader{
+func readers() []readkit.Reader {
+	return []readkit.Reader{
 		slackReader{},
 		maildirReader{},
 		matrixReader{},

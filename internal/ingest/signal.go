@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -27,7 +28,7 @@ const KindSignal = "signal"
 // "path"}], "deleted"}). "Me" is the exporter. Times are local wall times.
 type signalReader struct{}
 
-func (signalReader) kind() string { return KindSignal }
+func (signalReader) Kind() string { return KindSignal }
 
 var (
 	reSignalLine     = lazyre.New(`^\[(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2})(?::(\d{2}))?\] ([^:\n]{1,120}?): ?(.*)$`)
@@ -35,11 +36,11 @@ var (
 	reSignalAttach   = lazyre.New(`!?\[([^\]]*)\]\(\.{1,2}/[^)]*\)\s*`)
 )
 
-func (signalReader) detect(p string, dir bool, head []byte) bool {
+func (signalReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
-	h := bytes.TrimLeft(trimUTF8BOM(head), " \r\n")
+	h := bytes.TrimLeft(readkit.TrimUTF8BOM(head), " \r\n")
 	first, _, _ := bytes.Cut(h, []byte{'\n'})
 	switch strings.ToLower(filepath.Ext(p)) {
 	case ".md":
@@ -58,8 +59,8 @@ func (signalReader) detect(p string, dir bool, head []byte) bool {
 	return false
 }
 
-func (signalReader) read(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
+func (signalReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
 	conv := filepath.Base(filepath.Dir(path))
 	if conv == "." || conv == string(filepath.Separator) {
 		conv = strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
@@ -80,14 +81,14 @@ func (signalReader) read(ctx context.Context, in input, out output, rep *report)
 		msgs = append(msgs, mi)
 	}
 	if ext := strings.ToLower(filepath.Ext(path)); ext == ".json" || ext == ".jsonl" {
-		f, err := vOpen(path)
+		f, err := readkit.Open(path)
 		if err != nil {
-			rep.fail(FileError{Path: path, Err: err})
+			rep.Fail(readkit.FileError{Path: path, Err: err})
 			return
 		}
 		defer f.Close()
 		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64<<10), maxLineBytes)
+		sc.Buffer(make([]byte, 64<<10), readkit.MaxLineBytes)
 		for n := 1; sc.Scan(); n++ {
 			if n%1024 == 0 && ctx.Err() != nil {
 				return
@@ -106,15 +107,15 @@ func (signalReader) read(ctx context.Context, in input, out output, rep *report)
 				} `json:"attachments"`
 			}
 			if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
-				rep.fail(FileError{Path: path, Where: fmt.Sprintf("line %d", n), Err: tgDecodeErr(err)})
+				rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("line %d", n), Err: readkit.DecodeErr(err)})
 				continue
 			}
 			t, err := time.ParseInLocation("2006-01-02T15:04:05", m.Date, time.Local)
 			if err != nil {
 				t, err = time.Parse(time.RFC3339Nano, m.Date)
 			}
-			if err != nil || !chatTimeOK(t.UnixMilli()) {
-				rep.fail(FileError{Path: path, Where: fmt.Sprintf("line %d", n), Err: fmt.Errorf("date %q is not a time after 1980: message not ingested", m.Date)})
+			if err != nil || !readkit.ChatTimeOK(t.UnixMilli()) {
+				rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("line %d", n), Err: fmt.Errorf("date %q is not a time after 1980: message not ingested", m.Date)})
 				continue
 			}
 			if m.Deleted {
@@ -124,17 +125,17 @@ func (signalReader) read(ctx context.Context, in input, out output, rep *report)
 			text := strings.TrimSpace(m.Body)
 			for _, a := range m.Attachments {
 				if a.Name != "" {
-					atts = append(atts, attachmentOf(a.Name, tgMime(a.Name, ""), 0))
+					atts = append(atts, readkit.AttachmentOf(a.Name, readkit.MimeType(a.Name, ""), 0))
 					text = strings.TrimSpace(text + "\n[attachment " + a.Name + "]")
 				}
 			}
 			add(t.UnixMilli(), strings.TrimSpace(m.Sender), text, atts)
 		}
 		if err := sc.Err(); err != nil {
-			rep.fail(FileError{Path: path, Err: fmt.Errorf("%w; the lines after it are not read", err)})
+			rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("%w; the lines after it are not read", err)})
 		}
 	} else {
-		tf, ok := readTextFile(path, rep)
+		tf, ok := readkit.ReadTextFile(path, rep)
 		if !ok {
 			return
 		}
@@ -159,7 +160,7 @@ func (signalReader) read(ctx context.Context, in input, out output, rep *report)
 					continue
 				}
 				for _, m := range reSignalAttach.FindAllStringSubmatch(l, -1) {
-					atts = append(atts, attachmentOf(m[1], tgMime(m[1], ""), 0))
+					atts = append(atts, readkit.AttachmentOf(m[1], readkit.MimeType(m[1], ""), 0))
 				}
 				l = reSignalAttach.ReplaceAllString(l, "")
 				if s := strings.TrimSpace(l); s == "(( sticker ))" || strings.HasPrefix(s, "((") && strings.HasSuffix(s, "))") {
@@ -176,15 +177,15 @@ func (signalReader) read(ctx context.Context, in input, out output, rep *report)
 			}
 			c = nil
 		}
-		for n, l := range strings.Split(tf.text, "\n") {
+		for n, l := range strings.Split(tf.Text, "\n") {
 			if n%1024 == 0 && ctx.Err() != nil {
 				return
 			}
 			if m := reSignalLine.FindStringSubmatch(l); m != nil {
 				flush()
 				t := time.Date(atoi(m[1]), time.Month(atoi(m[2])), atoi(m[3]), atoi(m[4]), atoi(m[5]), atoi(m[6]), 0, time.Local)
-				if !chatTimeOK(t.UnixMilli()) {
-					rep.fail(FileError{Path: path, Where: fmt.Sprintf("line %d", n+1), Err: fmt.Errorf("date before 1980 (a message without a timestamp): not ingested")})
+				if !readkit.ChatTimeOK(t.UnixMilli()) {
+					rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("line %d", n+1), Err: fmt.Errorf("date before 1980 (a message without a timestamp): not ingested")})
 					continue
 				}
 				c = &cur{ms: t.UnixMilli(), sender: strings.TrimSpace(m[7]), lines: []string{m[8]}}
@@ -196,12 +197,12 @@ func (signalReader) read(ctx context.Context, in input, out output, rep *report)
 		}
 		flush()
 	}
-	rep.warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): signal-export writes no zone")
+	rep.Warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): signal-export writes no zone")
 	if len(msgs) == 0 {
 		return
 	}
-	for _, src := range chatSources("signal", conv, conv, msgs) {
+	for _, src := range readkit.ChatSources("signal", conv, conv, msgs) {
 		src.Origin = path
-		out.source(src)
+		out.Source(src)
 	}
 }

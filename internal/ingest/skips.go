@@ -1,31 +1,34 @@
 package ingest
 
-import "path/filepath"
+import (
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
+	"path/filepath"
+)
 
 // skipHidden names a hidden entry (".DS_Store", ".git/") as skipped.
 func (r *runner) skipHidden(p, name string, dir bool) {
 	switch {
 	case name == ".mh_sequences":
-		r.rep.skip(p, reasonMHSequences)
+		r.rep.Skip(p, readkit.ReasonMHSequences)
 	case name == "__MACOSX":
-		r.rep.skip(p, "macOS archive metadata folder (__MACOSX): not read")
+		r.rep.Skip(p, "macOS archive metadata folder (__MACOSX): not read")
 	case dir:
-		r.rep.skip(p, reasonHiddenFolder)
+		r.rep.Skip(p, readkit.ReasonHiddenFolder)
 	default:
-		r.rep.skip(p, reasonHiddenFile)
+		r.rep.Skip(p, readkit.ReasonHiddenFile)
 	}
 }
 
 // skipTree names every file under p (or p itself) as skipped for reason.
 func (r *runner) skipTree(p, reason string, depth int) {
-	st, err := vLstat(p)
-	if err != nil || !st.IsDir() || depth > maxWalkDepth {
-		r.rep.skip(p, reason)
+	st, err := readkit.Lstat(p)
+	if err != nil || !st.IsDir() || depth > readkit.MaxWalkDepth {
+		r.rep.Skip(p, reason)
 		return
 	}
-	es, err := vReadDir(p)
+	es, err := readkit.ReadDir(p)
 	if err != nil {
-		r.rep.skip(p, reason)
+		r.rep.Skip(p, reason)
 		return
 	}
 	for _, e := range es {
@@ -42,7 +45,7 @@ func appleMailAttachments(dir string) map[string]bool {
 		return nil
 	}
 	msgs := filepath.Join(filepath.Dir(dir), "Messages")
-	es, err := vReadDir(dir)
+	es, err := readkit.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
@@ -50,7 +53,7 @@ func appleMailAttachments(dir string) map[string]bool {
 	for _, e := range es {
 		for _, suffix := range []string{".partial.emlx", ".emlx"} {
 			m := filepath.Join(msgs, e.Name()+suffix)
-			if _, err := vLstat(m); err == nil {
+			if _, err := readkit.Lstat(m); err == nil {
 				if out == nil {
 					out = map[string]bool{}
 				}

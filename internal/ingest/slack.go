@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -29,15 +30,15 @@ const KindSlack = "slack"
 // followed, anywhere in the export.
 type slackReader struct{}
 
-func (slackReader) kind() string { return KindSlack }
+func (slackReader) Kind() string { return KindSlack }
 
 // detect claims a folder holding channels.json (a symbolic link named so still
 // marks the folder; read refuses to follow it).
-func (slackReader) detect(p string, dir bool, _ []byte) bool {
+func (slackReader) Detect(p string, dir bool, _ []byte) bool {
 	if !dir {
 		return false
 	}
-	st, err := vLstat(filepath.Join(p, "channels.json"))
+	st, err := readkit.Lstat(filepath.Join(p, "channels.json"))
 	return err == nil && (st.Mode().IsRegular() || st.Mode()&os.ModeSymlink != 0)
 }
 
@@ -145,18 +146,18 @@ type slackExport struct {
 	dir   string
 	users map[string]slackUser
 	chans map[string]string // channel id → name, for <#C…> links
-	rep   *report
+	rep   *readkit.Report
 }
 
-func (slackReader) read(ctx context.Context, in input, out output, rep *report) {
-	x := &slackExport{dir: in.path, users: map[string]slackUser{}, chans: map[string]string{}, rep: rep}
+func (slackReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	x := &slackExport{dir: in.Path, users: map[string]slackUser{}, chans: map[string]string{}, rep: rep}
 	haveUsers := false
 	var ul []slackUserJSON
 	if x.readList("users.json", &ul) {
 		haveUsers = true
 		for _, u := range ul {
-			name := firstNonEmpty(u.Profile.RealName, u.RealName, u.Profile.DisplayName, u.Name, u.ID)
-			x.users[u.ID] = slackUser{name: name, handle: firstNonEmpty(u.Name, u.Profile.DisplayName, u.ID)}
+			name := readkit.FirstNonEmpty(u.Profile.RealName, u.RealName, u.Profile.DisplayName, u.Name, u.ID)
+			x.users[u.ID] = slackUser{name: name, handle: readkit.FirstNonEmpty(u.Name, u.Profile.DisplayName, u.ID)}
 		}
 	}
 	var convs []slackConv
@@ -210,9 +211,9 @@ func (slackReader) read(ctx context.Context, in input, out output, rep *report) 
 			continue
 		}
 		origin := filepath.Join(x.dir, c.folder)
-		for _, src := range chatSources("slack", c.conv, c.title, msgs) {
+		for _, src := range readkit.ChatSources("slack", c.conv, c.title, msgs) {
 			src.Origin = origin
-			out.source(src)
+			out.Source(src)
 		}
 	}
 }
@@ -234,7 +235,7 @@ func (x *slackExport) dmTitle(c slackConv) string {
 }
 
 func exists(p string) bool {
-	_, err := vLstat(p)
+	_, err := readkit.Lstat(p)
 	return err == nil
 }
 
@@ -247,27 +248,27 @@ func safeFolderName(n string) bool {
 // symbolic link (skipped) or a malformed file (failed) reads as false.
 func (x *slackExport) readList(name string, v any) bool {
 	p := filepath.Join(x.dir, name)
-	st, err := vLstat(p)
+	st, err := readkit.Lstat(p)
 	switch {
 	case err != nil:
 		if !os.IsNotExist(err) || name == "channels.json" {
-			x.rep.fail(FileError{Path: p, Err: fmt.Errorf("Slack export: cannot read %s: %w", name, err)})
+			x.rep.Fail(readkit.FileError{Path: p, Err: fmt.Errorf("Slack export: cannot read %s: %w", name, err)})
 		}
 		return false
 	case st.Mode()&os.ModeSymlink != 0:
-		x.rep.skip(p, reasonSymlink)
+		x.rep.Skip(p, readkit.ReasonSymlink)
 		return false
 	case !st.Mode().IsRegular():
-		x.rep.skip(p, reasonNotRegular)
+		x.rep.Skip(p, readkit.ReasonNotRegular)
 		return false
 	}
-	x.rep.file()
-	if err := readJSONFile(p, v); err != nil {
+	x.rep.File()
+	if err := readkit.ReadJSONFile(p, v); err != nil {
 		what := "the conversations it lists are not read"
 		if name == "users.json" {
 			what = "people are named from their messages"
 		}
-		x.rep.fail(FileError{Path: p, Err: fmt.Errorf("Slack %s: %w; %s", name, err, what)})
+		x.rep.Fail(readkit.FileError{Path: p, Err: fmt.Errorf("Slack %s: %w; %s", name, err, what)})
 		return false
 	}
 	return true
@@ -276,9 +277,9 @@ func (x *slackExport) readList(name string, v any) bool {
 // reportUnread reports the entries of the export folder that the reader does not
 // read: symbolic links, unlisted folders and files that are not Slack's.
 func (x *slackExport) reportUnread(listed map[string]bool) {
-	entries, err := vReadDir(x.dir)
+	entries, err := readkit.ReadDir(x.dir)
 	if err != nil {
-		x.rep.fail(FileError{Path: x.dir, Err: fmt.Errorf("cannot list folder: %w", err)})
+		x.rep.Fail(readkit.FileError{Path: x.dir, Err: fmt.Errorf("cannot list folder: %w", err)})
 		return
 	}
 	for _, e := range entries {
@@ -288,15 +289,15 @@ func (x *slackExport) reportUnread(listed map[string]bool) {
 		case strings.HasPrefix(name, "."):
 		case e.Type()&os.ModeSymlink != 0:
 			if !slackTopFile(name) { // those are reported by readList
-				x.rep.skip(p, reasonSymlink)
+				x.rep.Skip(p, readkit.ReasonSymlink)
 			}
 		case e.IsDir():
 			if !listed[name] {
-				x.rep.skip(p, reasonSlackUnlisted)
+				x.rep.Skip(p, reasonSlackUnlisted)
 			}
 		case slackTopFile(name) || slackMetaFiles[name]:
 		default:
-			x.rep.skip(p, reasonSlackOther)
+			x.rep.Skip(p, reasonSlackOther)
 		}
 	}
 }
@@ -314,24 +315,24 @@ func slackTopFile(name string) bool {
 // what it does not read. ok is false when the folder is missing or refused.
 func (x *slackExport) dayFiles(c slackConv, report bool) ([]string, bool) {
 	cdir := filepath.Join(x.dir, c.folder)
-	st, err := vLstat(cdir)
+	st, err := readkit.Lstat(cdir)
 	if err != nil {
 		if report && !os.IsNotExist(err) {
-			x.rep.fail(FileError{Path: cdir, Err: fmt.Errorf("read channel folder: %w", err)})
+			x.rep.Fail(readkit.FileError{Path: cdir, Err: fmt.Errorf("read channel folder: %w", err)})
 		}
 		return nil, false
 	}
 	if !st.IsDir() {
 		// A symbolic link is reported with the top folder's entries.
 		if report && st.Mode()&os.ModeSymlink == 0 {
-			x.rep.skip(cdir, reasonNotRegular)
+			x.rep.Skip(cdir, readkit.ReasonNotRegular)
 		}
 		return nil, false
 	}
-	entries, err := vReadDir(cdir)
+	entries, err := readkit.ReadDir(cdir)
 	if err != nil {
 		if report {
-			x.rep.fail(FileError{Path: cdir, Err: fmt.Errorf("read channel folder: %w", err)})
+			x.rep.Fail(readkit.FileError{Path: cdir, Err: fmt.Errorf("read channel folder: %w", err)})
 		}
 		return nil, false
 	}
@@ -343,15 +344,15 @@ func (x *slackExport) dayFiles(c slackConv, report bool) ([]string, bool) {
 		case strings.HasPrefix(name, "."):
 		case e.Type()&os.ModeSymlink != 0:
 			if report {
-				x.rep.skip(p, reasonSymlink)
+				x.rep.Skip(p, readkit.ReasonSymlink)
 			}
 		case !e.Type().IsRegular():
 			if report {
-				x.rep.skip(p, reasonNotRegular)
+				x.rep.Skip(p, readkit.ReasonNotRegular)
 			}
 		case !strings.EqualFold(filepath.Ext(name), ".json"):
 			if report {
-				x.rep.skip(p, reasonSlackNotDay)
+				x.rep.Skip(p, reasonSlackNotDay)
 			}
 		default:
 			files = append(files, p)
@@ -372,7 +373,7 @@ func (x *slackExport) profilesFromMessages(ctx context.Context, convs []slackCon
 				return
 			}
 			var day []json.RawMessage
-			if readJSONFile(p, &day) != nil {
+			if readkit.ReadJSONFile(p, &day) != nil {
 				continue
 			}
 			for _, raw := range day {
@@ -395,11 +396,11 @@ func (x *slackExport) profilesFromMessages(ctx context.Context, convs []slackCon
 
 // profileUser names a person from a message's user_profile.
 func profileUser(p *slackProfileJSON, id string) (slackUser, bool) {
-	name := firstNonEmpty(p.RealName, p.DisplayName, p.Name)
+	name := readkit.FirstNonEmpty(p.RealName, p.DisplayName, p.Name)
 	if name == "" {
 		return slackUser{}, false
 	}
-	return slackUser{name: name, handle: firstNonEmpty(p.Name, p.DisplayName, id)}, true
+	return slackUser{name: name, handle: readkit.FirstNonEmpty(p.Name, p.DisplayName, id)}, true
 }
 
 // slackMsg is one message read from a day file, before thread names are added.
@@ -423,17 +424,17 @@ func (x *slackExport) readConv(ctx context.Context, c slackConv) []memtree.Messa
 		if ctx.Err() != nil {
 			return nil
 		}
-		x.rep.file()
+		x.rep.File()
 		var day []json.RawMessage
-		if err := readJSONFile(p, &day); err != nil {
-			x.rep.fail(FileError{Path: p, Err: fmt.Errorf("%w; the rest of %s is kept", err, c.title)})
+		if err := readkit.ReadJSONFile(p, &day); err != nil {
+			x.rep.Fail(readkit.FileError{Path: p, Err: fmt.Errorf("%w; the rest of %s is kept", err, c.title)})
 			continue
 		}
 		var bad []string
 		for i, raw := range day {
 			var jm slackMsgJSON
 			if err := json.Unmarshal(raw, &jm); err != nil {
-				bad = append(bad, fmt.Sprintf("message %d (%s)", i+1, describeJSONError(err, len(raw))))
+				bad = append(bad, fmt.Sprintf("message %d (%s)", i+1, readkit.DescribeJSONError(err, len(raw))))
 				continue
 			}
 			if jm.Type != "" && jm.Type != "message" || slackNoise[jm.Subtype] {
@@ -464,7 +465,7 @@ func (x *slackExport) readConv(ctx context.Context, c slackConv) []memtree.Messa
 			msgs = append(msgs, sm)
 		}
 		if len(bad) > 0 {
-			x.rep.fail(FileError{Path: p,
+			x.rep.Fail(readkit.FileError{Path: p,
 				Err: fmt.Errorf("%d message(s) skipped without a usable ts or readable fields: %s; the rest of %s is kept", len(bad), strings.Join(bad, ", "), c.title)})
 		}
 	}
@@ -515,7 +516,7 @@ func (x *slackExport) message(c slackConv, jm *slackMsgJSON, tsStr string, ts fl
 	user := jm.User
 	var text string
 	if jm.Subtype == "file_comment" && jm.Comment != nil {
-		user = firstNonEmpty(jm.Comment.User, jm.User)
+		user = readkit.FirstNonEmpty(jm.Comment.User, jm.User)
 		text = x.text(jm.Comment.Comment)
 	} else {
 		text = x.text(jm.Text)
@@ -550,11 +551,11 @@ func (x *slackExport) message(c slackConv, jm *slackMsgJSON, tsStr string, ts fl
 	}
 	var named []string
 	for _, f := range files {
-		name := firstNonEmpty(f.Name, f.Title)
+		name := readkit.FirstNonEmpty(f.Name, f.Title)
 		if name == "" {
 			continue
 		}
-		m.Attachments = append(m.Attachments, attachmentOf(name, f.Mimetype, int(f.Size)))
+		m.Attachments = append(m.Attachments, readkit.AttachmentOf(name, f.Mimetype, int(f.Size)))
 		named = append(named, "[file: "+name+"]")
 	}
 	if strings.TrimSpace(text) == "" && len(named) > 0 {
@@ -571,7 +572,7 @@ func (x *slackExport) message(c slackConv, jm *slackMsgJSON, tsStr string, ts fl
 		if name == "" && jm.BotProfile != nil {
 			name = jm.BotProfile.Name
 		}
-		m.Author = firstNonEmpty(name, jm.BotID, user)
+		m.Author = readkit.FirstNonEmpty(name, jm.BotID, user)
 	case ok:
 		m.Author, m.AuthorAddr = u.name, u.handle
 	case jm.Profile != nil:
@@ -580,7 +581,7 @@ func (x *slackExport) message(c slackConv, jm *slackMsgJSON, tsStr string, ts fl
 		}
 	}
 	if m.Author == "" {
-		m.Author = firstNonEmpty(jm.Username, user, jm.BotID)
+		m.Author = readkit.FirstNonEmpty(jm.Username, user, jm.BotID)
 	}
 	return m, true
 }
@@ -688,5 +689,5 @@ func slackText(s string, users map[string]slackUser, chans map[string]string) st
 		b.WriteByte(s[i])
 	}
 	r := strings.NewReplacer("&lt;", "<", "&gt;", ">", "&amp;", "&")
-	return stripControls(sanitizeUTF8([]byte(r.Replace(b.String()))))
+	return readkit.StripControls(readkit.SanitizeUTF8([]byte(r.Replace(b.String()))))
 }

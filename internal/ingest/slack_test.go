@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -68,8 +69,8 @@ func TestSlackPlainMessagesAndMonths(t *testing.T) {
 		"phoenix/2026-02-02.json": `[{"type":"message","user":"U2","text":"February plans","ts":1770000000.5}]`,
 	})
 	out, rep := runReader(t, slackReader{}, dir)
-	if rep.sum.Failures != 0 || rep.sum.Files != 4 {
-		t.Fatalf("failures %v, files %d (want 4: users, channels, 2 day files)", rep.sum.Errors, rep.sum.Files)
+	if rep.Sum.Failures != 0 || rep.Sum.Files != 4 {
+		t.Fatalf("failures %v, files %d (want 4: users, channels, 2 day files)", rep.Sum.Errors, rep.Sum.Files)
 	}
 	if len(out.sources) != 2 {
 		t.Fatalf("sources = %d, want one per month", len(out.sources))
@@ -105,8 +106,8 @@ func TestSlackBotAndAttachmentMessages(t *testing.T) {
 		]`,
 	})
 	out, rep := runReader(t, slackReader{}, dir)
-	if rep.sum.Failures != 0 {
-		t.Fatal(rep.sum.Errors)
+	if rep.Sum.Failures != 0 {
+		t.Fatal(rep.Sum.Errors)
 	}
 	msgs := slackMsgs(t, out, "#phoenix")
 	want := []struct{ ref, author, text string }{
@@ -137,8 +138,8 @@ func TestSlackFilesAndFileComments(t *testing.T) {
 		]`,
 	})
 	out, rep := runReader(t, slackReader{}, dir)
-	if rep.sum.Failures != 0 {
-		t.Fatal(rep.sum.Errors)
+	if rep.Sum.Failures != 0 {
+		t.Fatal(rep.Sum.Errors)
 	}
 	msgs := slackMsgs(t, out, "#phoenix")
 	if len(msgs) != 3 {
@@ -214,11 +215,11 @@ func TestSlackBadDayFiles(t *testing.T) {
 	if len(slackMsgs(t, out, "#phoenix")) != 1 || len(out.sources) != 2 {
 		t.Errorf("sources = %+v", out.sources)
 	}
-	if rep.sum.Failures != 2 {
-		t.Fatalf("want 2 failures (missing ts, broken JSON), got %v", rep.sum.Errors)
+	if rep.Sum.Failures != 2 {
+		t.Fatalf("want 2 failures (missing ts, broken JSON), got %v", rep.Sum.Errors)
 	}
 	var sawTS, sawJSON bool
-	for _, e := range rep.sum.Errors {
+	for _, e := range rep.Sum.Errors {
 		switch filepath.Base(e.Path) {
 		case "2026-01-05.json":
 			sawTS = strings.Contains(e.Error(), "#general") && strings.Contains(e.Error(), "message 1 (no ts)") && strings.Contains(e.Error(), `message 2 (ts "yesterday" is not a number)`)
@@ -227,13 +228,13 @@ func TestSlackBadDayFiles(t *testing.T) {
 		}
 	}
 	if !sawTS || !sawJSON {
-		t.Errorf("error lines must name the day file and what is wrong: %v", rep.sum.Errors)
+		t.Errorf("error lines must name the day file and what is wrong: %v", rep.Sum.Errors)
 	}
-	if rep.sum.Files != 5 {
-		t.Errorf("files = %d, want 5 (users, channels, 3 day files)", rep.sum.Files)
+	if rep.Sum.Files != 5 {
+		t.Errorf("files = %d, want 5 (users, channels, 3 day files)", rep.Sum.Files)
 	}
-	if rep.sum.SkippedBy[reasonSlackNotDay] != 1 || rep.sum.SkippedBy[reasonSlackOther] != 1 || rep.sum.Skipped != 2 {
-		t.Errorf("skips = %v, want notes.txt and README.md", rep.sum.SkippedBy)
+	if rep.Sum.SkippedBy[reasonSlackNotDay] != 1 || rep.Sum.SkippedBy[reasonSlackOther] != 1 || rep.Sum.Skipped != 2 {
+		t.Errorf("skips = %v, want notes.txt and README.md", rep.Sum.SkippedBy)
 	}
 }
 
@@ -258,8 +259,8 @@ func TestSlackSymlinksRefused(t *testing.T) {
 		}
 	}
 	out, rep := runReader(t, slackReader{}, dir)
-	if rep.sum.SkippedBy[reasonSymlink] != 3 {
-		t.Errorf("symlink skips = %v (%v), want users.json, the channel folder and the day file", rep.sum.SkippedBy, rep.sum.Skips)
+	if rep.Sum.SkippedBy[readkit.ReasonSymlink] != 3 {
+		t.Errorf("symlink skips = %v (%v), want users.json, the channel folder and the day file", rep.Sum.SkippedBy, rep.Sum.Skips)
 	}
 	for _, s := range out.sources {
 		for _, m := range s.Messages {
@@ -272,8 +273,8 @@ func TestSlackSymlinksRefused(t *testing.T) {
 	if len(msgs) != 1 || msgs[0].Author != "Ana Souza" {
 		t.Errorf("phoenix = %+v, want its one message named from user_profile", msgs)
 	}
-	if rep.sum.Failures != 0 {
-		t.Errorf("failures: %v", rep.sum.Errors)
+	if rep.Sum.Failures != 0 {
+		t.Errorf("failures: %v", rep.Sum.Errors)
 	}
 }
 
@@ -293,8 +294,8 @@ func TestSlackWithoutUsersJSON(t *testing.T) {
 		"D1/2026-01-05.json":              `[{"type":"message","user":"U2","text":"direct","ts":"1767600400.000001"}]`,
 	})
 	out, rep := runReader(t, slackReader{}, dir)
-	if rep.sum.Failures != 0 {
-		t.Fatal(rep.sum.Errors)
+	if rep.Sum.Failures != 0 {
+		t.Fatal(rep.Sum.Errors)
 	}
 	alpha := slackMsgs(t, out, "#alpha")
 	if len(alpha) != 1 || alpha[0].Author != "Ana Souza" || alpha[0].AuthorAddr != "ana.souza" || alpha[0].Text != "ask sam" {
@@ -319,8 +320,8 @@ func TestSlackWithoutUsersJSON(t *testing.T) {
 			t.Errorf("DM title = %q", s.Title)
 		}
 	}
-	if rep.sum.Files != 9 {
-		t.Errorf("files = %d, want 9 (channels, groups, mpims, dms, 5 day files)", rep.sum.Files)
+	if rep.Sum.Files != 9 {
+		t.Errorf("files = %d, want 9 (channels, groups, mpims, dms, 5 day files)", rep.Sum.Files)
 	}
 }
 
@@ -341,8 +342,8 @@ func TestSlackSecondExportMerges(t *testing.T) {
 	ctx := context.Background()
 	ingest := func(dir string) memtree.IngestStats {
 		out, rep := runReader(t, slackReader{}, dir)
-		if rep.sum.Failures != 0 {
-			t.Fatal(rep.sum.Errors)
+		if rep.Sum.Failures != 0 {
+			t.Fatal(rep.Sum.Errors)
 		}
 		var sum memtree.IngestStats
 		for _, src := range out.sources {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -26,30 +27,30 @@ const KindTeams = "teams"
 // calls, membership and topic events are counted. Times are UTC.
 type teamsReader struct{}
 
-func (teamsReader) kind() string { return KindTeams }
+func (teamsReader) Kind() string { return KindTeams }
 
-func (teamsReader) detect(p string, dir bool, head []byte) bool {
+func (teamsReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	h := tgScanHead(head)
-	_, conv := h.keys["conversations"]
-	_, user := h.keys["userId"]
-	_, date := h.keys["exportDate"]
-	return h.object && conv && (user || date)
+	h := readkit.ScanTopKeys(head)
+	_, conv := h.Keys["conversations"]
+	_, user := h.Keys["userId"]
+	_, date := h.Keys["exportDate"]
+	return h.Object && conv && (user || date)
 }
 
-func (teamsReader) read(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
-	b, ok := readJSONExport(path, rep)
+func (teamsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
+	b, ok := readkit.ReadJSONExport(path, rep)
 	if !ok {
 		return
 	}
 	var ex struct {
 		Conversations []json.RawMessage `json:"conversations"`
 	}
-	if err := decodeStrict(b, &ex); err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+	if err := readkit.DecodeStrict(b, &ex); err != nil {
+		rep.Fail(readkit.FileError{Path: path, Err: err})
 		return
 	}
 	other := 0
@@ -71,7 +72,7 @@ func (teamsReader) read(ctx context.Context, in input, out output, rep *report) 
 		}
 		where := fmt.Sprintf("conversation %d", ci+1)
 		if err := json.Unmarshal(raw, &c); err != nil {
-			rep.fail(FileError{Path: path, Where: where, Err: tgDecodeErr(err)})
+			rep.Fail(readkit.FileError{Path: path, Where: where, Err: readkit.DecodeErr(err)})
 			continue
 		}
 		names := map[string]string{}
@@ -83,8 +84,8 @@ func (teamsReader) read(ctx context.Context, in input, out output, rep *report) 
 		var msgs []memtree.MessageInput
 		for _, m := range c.MessageList {
 			t, err := time.Parse(time.RFC3339Nano, m.Arrival)
-			if err != nil || !chatTimeOK(t.UnixMilli()) {
-				rep.fail(FileError{Path: path, Where: where + ", message " + m.ID, Err: fmt.Errorf("originalarrivaltime %q is not an RFC 3339 time after 1980: message not ingested", m.Arrival)})
+			if err != nil || !readkit.ChatTimeOK(t.UnixMilli()) {
+				rep.Fail(readkit.FileError{Path: path, Where: where + ", message " + m.ID, Err: fmt.Errorf("originalarrivaltime %q is not an RFC 3339 time after 1980: message not ingested", m.Arrival)})
 				continue
 			}
 			var text string
@@ -93,10 +94,10 @@ func (teamsReader) read(ctx context.Context, in input, out output, rep *report) 
 			case m.Type == "Text":
 				text = html.UnescapeString(m.Content)
 			case m.Type == "RichText" || m.Type == "RichText/Html":
-				text = htmlToText(m.Content)
+				text = readkit.HTMLToText(m.Content)
 			case strings.HasPrefix(m.Type, "RichText/UriObject") || strings.HasPrefix(m.Type, "RichText/Media"):
 				name := teamsURIObjectName(m.Content)
-				atts = append(atts, attachmentOf(name, tgMime(name, ""), 0))
+				atts = append(atts, readkit.AttachmentOf(name, readkit.MimeType(name, ""), 0))
 				text = "[attachment " + name + "]"
 			default:
 				other++ // Event/Call, ThreadActivity/*, Control/*, Notice
@@ -106,21 +107,21 @@ func (teamsReader) read(ctx context.Context, in input, out output, rep *report) 
 			if text == "" {
 				continue
 			}
-			author := firstNonEmpty(m.DisplayName, names[m.From], strings.TrimPrefix(m.From, "8:"))
+			author := readkit.FirstNonEmpty(m.DisplayName, names[m.From], strings.TrimPrefix(m.From, "8:"))
 			msgs = append(msgs, memtree.MessageInput{Ref: "teams:" + c.ID + ":" + m.ID, Author: author, AuthorAddr: m.From, TimestampMS: t.UnixMilli(), Text: text, Attachments: atts})
 		}
 		if len(msgs) == 0 {
 			continue
 		}
 		sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].TimestampMS < msgs[j].TimestampMS })
-		id := firstNonEmpty(c.ID, c.DisplayName, where)
-		for _, src := range chatSources("teams", id, firstNonEmpty(c.DisplayName, id), msgs) {
+		id := readkit.FirstNonEmpty(c.ID, c.DisplayName, where)
+		for _, src := range readkit.ChatSources("teams", id, readkit.FirstNonEmpty(c.DisplayName, id), msgs) {
 			src.Origin = path + " " + where
-			out.source(src)
+			out.Source(src)
 		}
 	}
 	if other > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d call, membership, topic or control event(s) not stored as messages", other))
+		rep.Warn(path, "", fmt.Sprintf("%d call, membership, topic or control event(s) not stored as messages", other))
 	}
 }
 

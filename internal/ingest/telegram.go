@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -26,7 +27,7 @@ const KindTelegram = "telegram"
 // carry text. HTML exports are not read.
 type telegramReader struct{}
 
-func (telegramReader) kind() string { return "telegram" }
+func (telegramReader) Kind() string { return "telegram" }
 
 // telegramChatTypes are the values of a chat's "type" in Telegram Desktop exports.
 var telegramChatTypes = map[string]bool{
@@ -35,24 +36,24 @@ var telegramChatTypes = map[string]bool{
 	"saved_messages": true, "replies": true, "verification_codes": true,
 }
 
-func (telegramReader) detect(p string, dir bool, head []byte) bool {
+func (telegramReader) Detect(p string, dir bool, head []byte) bool {
 	if !dir && tgHTMLDetect(p, head) {
 		return true
 	}
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	h := tgScanHead(head)
-	if !h.object {
+	h := readkit.ScanTopKeys(head)
+	if !h.Object {
 		return false
 	}
-	if _, ok := h.keys["messages"]; ok && (telegramChatTypes[h.keys["type"]] || tgLooksLikeMessages(head)) {
+	if _, ok := h.Keys["messages"]; ok && (telegramChatTypes[h.Keys["type"]] || tgLooksLikeMessages(head)) {
 		return true
 	}
-	if _, ok := h.keys["personal_information"]; ok {
+	if _, ok := h.Keys["personal_information"]; ok {
 		return true
 	}
-	return h.sub["chats"]["list"] || h.sub["left_chats"]["list"]
+	return h.Sub["chats"]["list"] || h.Sub["left_chats"]["list"]
 }
 
 // tgLooksLikeMessages reports whether a JSON head holds field names only Telegram
@@ -77,7 +78,7 @@ func tgFileChatName(p string) string {
 			name = d
 		}
 	}
-	return tgClean(name)
+	return readkit.CleanText(name)
 }
 
 // tgChatJSON is one chat. Fields are decoded leniently (raw) so that one odd value
@@ -126,18 +127,18 @@ type tgMsg struct {
 	atts             []abi.Attachment
 }
 
-func (telegramReader) read(ctx context.Context, in input, out output, rep *report) {
-	if ext := strings.ToLower(filepath.Ext(in.path)); ext == ".html" || ext == ".htm" {
+func (telegramReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	if ext := strings.ToLower(filepath.Ext(in.Path)); ext == ".html" || ext == ".htm" {
 		tgReadHTML(ctx, in, out, rep)
 		return
 	}
-	b, ok := readJSONExport(in.path, rep)
+	b, ok := readkit.ReadJSONExport(in.Path, rep)
 	if !ok {
 		return
 	}
 	var top map[string]json.RawMessage
-	if err := decodeStrict(b, &top); err != nil {
-		rep.fail(FileError{Path: in.path, Err: err})
+	if err := readkit.DecodeStrict(b, &top); err != nil {
+		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 		return
 	}
 	tr := &tgRead{in: in, out: out, rep: rep}
@@ -148,8 +149,8 @@ func (telegramReader) read(ctx context.Context, in input, out output, rep *repor
 			LastName  json.RawMessage `json:"last_name"`
 		}
 		if json.Unmarshal(pi, &p) == nil {
-			tr.selfID = tgRawString(p.UserID)
-			tr.selfName = strings.TrimSpace(tgRawString(p.FirstName) + " " + tgRawString(p.LastName))
+			tr.selfID = readkit.RawString(p.UserID)
+			tr.selfName = strings.TrimSpace(readkit.RawString(p.FirstName) + " " + readkit.RawString(p.LastName))
 		}
 	}
 	var chats []json.RawMessage
@@ -160,14 +161,14 @@ func (telegramReader) read(ctx context.Context, in input, out output, rep *repor
 	}
 	for _, key := range []string{"chats", "left_chats"} {
 		raw, ok := top[key]
-		if !ok || tgIsNull(raw) {
+		if !ok || readkit.IsNull(raw) {
 			continue
 		}
 		var l struct {
 			List []json.RawMessage `json:"list"`
 		}
 		if err := json.Unmarshal(raw, &l); err != nil {
-			rep.fail(FileError{Path: in.path, Where: key, Err: tgDecodeErr(err)})
+			rep.Fail(readkit.FileError{Path: in.Path, Where: key, Err: readkit.DecodeErr(err)})
 			continue
 		}
 		for i, c := range l.List {
@@ -176,7 +177,7 @@ func (telegramReader) read(ctx context.Context, in input, out output, rep *repor
 		}
 	}
 	if len(chats) == 0 {
-		rep.fail(FileError{Path: in.path, Err: errors.New("JSON object has neither \"messages\" nor \"chats\".list: not a Telegram Desktop export, nothing ingested")})
+		rep.Fail(readkit.FileError{Path: in.Path, Err: errors.New("JSON object has neither \"messages\" nor \"chats\".list: not a Telegram Desktop export, nothing ingested")})
 		return
 	}
 	for i, c := range chats {
@@ -189,23 +190,23 @@ func (telegramReader) read(ctx context.Context, in input, out output, rep *repor
 
 // tgRead holds what one file's chats share.
 type tgRead struct {
-	in               input
-	out              output
-	rep              *report
+	in               readkit.Input
+	out              readkit.Output
+	rep              *readkit.Report
 	selfID, selfName string
 	warnedLocal      bool
 }
 
 func (tr *tgRead) chat(ctx context.Context, raw json.RawMessage, where string) {
-	path := tr.in.path
+	path := tr.in.Path
 	var c tgChatJSON
 	if err := json.Unmarshal(raw, &c); err != nil {
-		tr.rep.fail(FileError{Path: path, Where: strings.TrimSpace("chat " + where), Err: tgDecodeErr(err)})
+		tr.rep.Fail(readkit.FileError{Path: path, Where: strings.TrimSpace("chat " + where), Err: readkit.DecodeErr(err)})
 		return
 	}
-	name := tgClean(tgRawString(c.Name))
-	typ := tgRawString(c.Type)
-	chatID := tgRawString(c.ID)
+	name := readkit.CleanText(readkit.RawString(c.Name))
+	typ := readkit.RawString(c.Type)
+	chatID := readkit.RawString(c.ID)
 	if chatID == "" {
 		chatID = name
 	}
@@ -214,12 +215,12 @@ func (tr *tgRead) chat(ctx context.Context, raw json.RawMessage, where string) {
 		chatID = tgFileChatName(path)
 		name = chatID
 		if len(c.Messages) > 0 {
-			tr.rep.warn(path, "", "chat has neither an id nor a name: named after its file ("+chatID+")")
+			tr.rep.Warn(path, "", "chat has neither an id nor a name: named after its file ("+chatID+")")
 		}
 	}
 	if chatID == "" {
 		if len(c.Messages) > 0 {
-			tr.rep.fail(FileError{Path: path, Where: strings.TrimSpace("chat " + where),
+			tr.rep.Fail(readkit.FileError{Path: path, Where: strings.TrimSpace("chat " + where),
 				Err: fmt.Errorf("chat has neither an id nor a name: its %d message(s) are not ingested", len(c.Messages))})
 		}
 		return
@@ -237,15 +238,15 @@ func (tr *tgRead) chat(ctx context.Context, raw json.RawMessage, where string) {
 		}
 		var jm tgMsgJSON
 		if err := json.Unmarshal(rm, &jm); err != nil {
-			tr.rep.fail(FileError{Path: path, Where: fmt.Sprintf("%s, message %d", chatWhere, i+1), Err: tgDecodeErr(err)})
+			tr.rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("%s, message %d", chatWhere, i+1), Err: readkit.DecodeErr(err)})
 			continue
 		}
-		id := tgRawString(jm.ID)
+		id := readkit.RawString(jm.ID)
 		msgWhere := fmt.Sprintf("%s, message id %s", chatWhere, id)
 		if id == "" {
 			msgWhere = fmt.Sprintf("%s, message %d (no id)", chatWhere, i+1)
 		}
-		mtype := tgRawString(jm.Type)
+		mtype := readkit.RawString(jm.Type)
 		text := tgText(jm.Text)
 		if text == "" {
 			text = tgText(jm.TextEntities)
@@ -254,30 +255,30 @@ func (tr *tgRead) chat(ctx context.Context, raw json.RawMessage, where string) {
 			continue
 		}
 		ms, local, err := tgTime(jm)
-		if err == nil && !chatTimeOK(ms) {
-			err = fmt.Errorf("date %q is before 1980 or after 2200: message not ingested", tgRawString(jm.Date))
+		if err == nil && !readkit.ChatTimeOK(ms) {
+			err = fmt.Errorf("date %q is before 1980 or after 2200: message not ingested", readkit.RawString(jm.Date))
 		}
 		if err != nil {
-			tr.rep.fail(FileError{Path: path, Where: msgWhere, Err: err})
+			tr.rep.Fail(readkit.FileError{Path: path, Where: msgWhere, Err: err})
 			continue
 		}
 		if local && !tr.warnedLocal {
 			tr.warnedLocal = true
-			tr.rep.warn(path, msgWhere, "message dates read as local time of this machine ("+tgLocalZone()+"): the export has no date_unixtime and its dates carry no zone")
+			tr.rep.Warn(path, msgWhere, "message dates read as local time of this machine ("+tgLocalZone()+"): the export has no date_unixtime and its dates carry no zone")
 		}
-		m := tgMsg{id: id, ms: ms, replyTo: tgRawString(jm.ReplyTo)}
+		m := tgMsg{id: id, ms: ms, replyTo: readkit.RawString(jm.ReplyTo)}
 		if mtype == "service" {
-			m.author = tgClean(firstNonEmpty(tgRawString(jm.Actor), tgRawString(jm.ActorID)))
-			m.addr = tgClean(tgRawString(jm.ActorID))
+			m.author = readkit.CleanText(readkit.FirstNonEmpty(readkit.RawString(jm.Actor), readkit.RawString(jm.ActorID)))
+			m.addr = readkit.CleanText(readkit.RawString(jm.ActorID))
 		} else {
-			m.author = tgClean(firstNonEmpty(tgRawString(jm.From), tgRawString(jm.FromID)))
-			m.addr = tgClean(tgRawString(jm.FromID))
+			m.author = readkit.CleanText(readkit.FirstNonEmpty(readkit.RawString(jm.From), readkit.RawString(jm.FromID)))
+			m.addr = readkit.CleanText(readkit.RawString(jm.FromID))
 		}
 		media := tgMedia(jm, &m.atts)
 		if text == "" {
 			text = media
 		}
-		if fw := tgClean(tgRawString(jm.ForwardedFrom)); fw != "" && text != "" {
+		if fw := readkit.CleanText(readkit.RawString(jm.ForwardedFrom)); fw != "" && text != "" {
 			text = "(forwarded from " + fw + ") " + text
 		}
 		m.text = text
@@ -291,7 +292,7 @@ func (tr *tgRead) chat(ctx context.Context, raw json.RawMessage, where string) {
 		msgs = append(msgs, m)
 	}
 	if empty > 0 {
-		tr.rep.warn(path, chatWhere, fmt.Sprintf("%d message(s) with no text and no media not kept", empty))
+		tr.rep.Warn(path, chatWhere, fmt.Sprintf("%d message(s) with no text and no media not kept", empty))
 	}
 	if len(msgs) == 0 {
 		return
@@ -330,12 +331,12 @@ func (tr *tgRead) chat(ctx context.Context, raw json.RawMessage, where string) {
 		out = append(out, mi)
 	}
 	if dups > 0 {
-		tr.rep.warn(path, chatWhere, fmt.Sprintf("%d message(s) repeat an id used earlier in the chat: their refs get a #n suffix and replies to those ids are not resolved", dups))
+		tr.rep.Warn(path, chatWhere, fmt.Sprintf("%d message(s) repeat an id used earlier in the chat: their refs get a #n suffix and replies to those ids are not resolved", dups))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].TimestampMS < out[j].TimestampMS })
-	for _, src := range chatSources("telegram", chatID, title, out) {
+	for _, src := range readkit.ChatSources("telegram", chatID, title, out) {
 		src.Origin = path
-		tr.out.source(src)
+		tr.out.Source(src)
 	}
 }
 
@@ -382,12 +383,12 @@ func tgLocalZone() string {
 // tgTime reads a message's time: date_unixtime when it is there (and not zero, as
 // in anonymised exports), else "date" as local wall time (local=true).
 func tgTime(jm tgMsgJSON) (ms int64, local bool, err error) {
-	if s := tgRawString(jm.DateUnix); s != "" {
+	if s := readkit.RawString(jm.DateUnix); s != "" {
 		if n, perr := strconv.ParseInt(s, 10, 64); perr == nil && n > 0 && n < 1e11 {
 			return n * 1000, false, nil
 		}
 	}
-	d := strings.TrimSpace(tgRawString(jm.Date))
+	d := strings.TrimSpace(readkit.RawString(jm.Date))
 	if d == "" {
 		return 0, false, errors.New("message has no date: not ingested")
 	}
@@ -407,11 +408,11 @@ func tgTime(jm tgMsgJSON) (ms int64, local bool, err error) {
 // is not the URL itself.
 func tgText(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || tgIsNull(raw) {
+	if len(raw) == 0 || readkit.IsNull(raw) {
 		return ""
 	}
 	if raw[0] == '"' {
-		return tgClean(tgRawString(raw))
+		return readkit.CleanText(readkit.RawString(raw))
 	}
 	if raw[0] != '[' {
 		return ""
@@ -427,7 +428,7 @@ func tgText(raw json.RawMessage) string {
 			continue
 		}
 		if p[0] == '"' {
-			sb.WriteString(tgRawString(p))
+			sb.WriteString(readkit.RawString(p))
 			continue
 		}
 		var e struct {
@@ -438,7 +439,7 @@ func tgText(raw json.RawMessage) string {
 		if json.Unmarshal(p, &e) != nil {
 			continue
 		}
-		t, href := tgRawString(e.Text), strings.TrimSpace(tgRawString(e.Href))
+		t, href := readkit.RawString(e.Text), strings.TrimSpace(readkit.RawString(e.Href))
 		if href != "" && href != strings.TrimSpace(t) && strings.TrimSpace(t) != "" {
 			sb.WriteString(t + " (" + href + ")")
 		} else if t == "" {
@@ -447,27 +448,27 @@ func tgText(raw json.RawMessage) string {
 			sb.WriteString(t)
 		}
 	}
-	return tgClean(sb.String())
+	return readkit.CleanText(sb.String())
 }
 
 // tgMedia describes a message's media as text ("[photo]", "[sticker 😀]", "[file
 // a.pdf]", a poll, a location, a contact) and adds its files to atts.
 func tgMedia(jm tgMsgJSON, atts *[]abi.Attachment) string {
 	var parts []string
-	if photo := tgRawString(jm.Photo); photo != "" {
-		name := tgFileName(photo)
-		*atts = append(*atts, attachmentOf(firstNonEmpty(name, "photo"), tgMime(name, ""), tgRawInt(jm.PhotoSize)))
+	if photo := readkit.RawString(jm.Photo); photo != "" {
+		name := readkit.ExportFileName(photo)
+		*atts = append(*atts, readkit.AttachmentOf(readkit.FirstNonEmpty(name, "photo"), readkit.MimeType(name, ""), readkit.RawInt(jm.PhotoSize)))
 		parts = append(parts, "[photo]")
 	}
-	file := tgRawString(jm.File)
-	mtype := tgRawString(jm.MediaType)
+	file := readkit.RawString(jm.File)
+	mtype := readkit.RawString(jm.MediaType)
 	if file != "" || mtype != "" {
-		name := tgClean(firstNonEmpty(tgRawString(jm.FileName), tgFileName(file)))
-		ctype := tgRawString(jm.MimeType)
+		name := readkit.CleanText(readkit.FirstNonEmpty(readkit.RawString(jm.FileName), readkit.ExportFileName(file)))
+		ctype := readkit.RawString(jm.MimeType)
 		label := ""
 		switch mtype {
 		case "sticker":
-			label = strings.TrimSpace("sticker " + tgClean(tgRawString(jm.StickerEmoji)))
+			label = strings.TrimSpace("sticker " + readkit.CleanText(readkit.RawString(jm.StickerEmoji)))
 		case "voice_message":
 			label = "voice message"
 		case "video_message":
@@ -487,12 +488,12 @@ func tgMedia(jm tgMsgJSON, atts *[]abi.Attachment) string {
 		if file != "" || name != "" {
 			attName := name
 			if attName == "" {
-				attName = firstNonEmpty(strings.ReplaceAll(mtype, "_", " "), "file")
+				attName = readkit.FirstNonEmpty(strings.ReplaceAll(mtype, "_", " "), "file")
 			}
-			*atts = append(*atts, attachmentOf(attName, tgMime(name, ctype), tgRawInt(jm.FileSize)))
+			*atts = append(*atts, readkit.AttachmentOf(attName, readkit.MimeType(name, ctype), readkit.RawInt(jm.FileSize)))
 		}
 	}
-	if !tgIsNull(jm.Poll) && len(jm.Poll) > 0 {
+	if !readkit.IsNull(jm.Poll) && len(jm.Poll) > 0 {
 		var p struct {
 			Question json.RawMessage `json:"question"`
 			Answers  []struct {
@@ -509,27 +510,27 @@ func tgMedia(jm tgMsgJSON, atts *[]abi.Attachment) string {
 			parts = append(parts, strings.TrimSpace(s))
 		}
 	}
-	if !tgIsNull(jm.Location) && len(jm.Location) > 0 {
+	if !readkit.IsNull(jm.Location) && len(jm.Location) > 0 {
 		var l struct {
 			Lat json.RawMessage `json:"latitude"`
 			Lon json.RawMessage `json:"longitude"`
 		}
 		if json.Unmarshal(jm.Location, &l) == nil {
-			s := "[location " + tgRawString(l.Lat) + ", " + tgRawString(l.Lon)
-			if place := tgClean(strings.TrimSpace(tgRawString(jm.PlaceName) + " " + tgRawString(jm.Address))); place != "" {
+			s := "[location " + readkit.RawString(l.Lat) + ", " + readkit.RawString(l.Lon)
+			if place := readkit.CleanText(strings.TrimSpace(readkit.RawString(jm.PlaceName) + " " + readkit.RawString(jm.Address))); place != "" {
 				s += ": " + place
 			}
 			parts = append(parts, s+"]")
 		}
 	}
-	if !tgIsNull(jm.Contact) && len(jm.Contact) > 0 {
+	if !readkit.IsNull(jm.Contact) && len(jm.Contact) > 0 {
 		var c struct {
 			First json.RawMessage `json:"first_name"`
 			Last  json.RawMessage `json:"last_name"`
 			Phone json.RawMessage `json:"phone_number"`
 		}
 		if json.Unmarshal(jm.Contact, &c) == nil {
-			s := tgClean(strings.Join(strings.Fields(tgRawString(c.First)+" "+tgRawString(c.Last)+" "+tgRawString(c.Phone)), " "))
+			s := readkit.CleanText(strings.Join(strings.Fields(readkit.RawString(c.First)+" "+readkit.RawString(c.Last)+" "+readkit.RawString(c.Phone)), " "))
 			parts = append(parts, strings.TrimSpace("[contact "+s)+"]")
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -25,10 +26,10 @@ func tgTestFile(t *testing.T, name, content string) string {
 }
 
 // tgTestRead hands path to r without asking detect (as --kind would).
-func tgTestRead(ctx context.Context, r reader, path string) (*collectOutput, *report) {
+func tgTestRead(ctx context.Context, r readkit.Reader, path string) (*collectOutput, *readkit.Report) {
 	out := &collectOutput{}
-	rep := newReport(nil)
-	r.read(ctx, input{path: path, root: filepath.Dir(path), rel: filepath.Base(path), forced: true}, out, rep)
+	rep := readkit.NewReport(nil)
+	r.Read(ctx, readkit.Input{Path: path, Root: filepath.Dir(path), Rel: filepath.Base(path), Forced: true}, out, rep)
 	return out, rep
 }
 
@@ -68,10 +69,10 @@ func tgTestWant(t *testing.T, msgs map[string]memtree.MessageInput, ref, author,
 }
 
 // tgTestHasNote reports whether rep holds a failure (fail) or warning whose text has all of subs.
-func tgTestHasNote(rep *report, fail bool, subs ...string) bool {
-	list := rep.sum.Notes
+func tgTestHasNote(rep *readkit.Report, fail bool, subs ...string) bool {
+	list := rep.Sum.Notes
 	if fail {
-		list = rep.sum.Errors
+		list = rep.Sum.Errors
 	}
 next:
 	for _, e := range list {
@@ -172,11 +173,11 @@ func TestTelegramSingleChat(t *testing.T) {
 	tgTestWant(t, msgs, "telegram:4242:13", "Alice", "user111", 1577978045000, "Call ended")
 	tgTestWant(t, msgs, "telegram:4242:14", "Bob", "user222", 1577978105000, "[poll] Lunch?\n- Yes\n- No")
 
-	if rep.sum.Failures != 1 || !tgTestHasNote(rep, true, p, "message id 10", "no date") {
-		t.Errorf("failures %d %v, want one for message id 10", rep.sum.Failures, rep.sum.Errors)
+	if rep.Sum.Failures != 1 || !tgTestHasNote(rep, true, p, "message id 10", "no date") {
+		t.Errorf("failures %d %v, want one for message id 10", rep.Sum.Failures, rep.Sum.Errors)
 	}
-	if rep.sum.Warnings != 1 || !tgTestHasNote(rep, false, "local time") {
-		t.Errorf("warnings %v, want one about local time", rep.sum.Notes)
+	if rep.Sum.Warnings != 1 || !tgTestHasNote(rep, false, "local time") {
+		t.Errorf("warnings %v, want one about local time", rep.Sum.Notes)
 	}
 	for i := 1; i < len(src.Messages); i++ {
 		if src.Messages[i].TimestampMS < src.Messages[i-1].TimestampMS {
@@ -215,8 +216,8 @@ const tgAccount = `{
 func TestTelegramAccountExport(t *testing.T) {
 	p := tgTestFile(t, "result.json", tgAccount)
 	out, rep := runReader(t, telegramReader{}, p)
-	if rep.sum.Failures != 0 || rep.sum.Warnings != 0 {
-		t.Errorf("failures %v warnings %v", rep.sum.Errors, rep.sum.Notes)
+	if rep.Sum.Failures != 0 || rep.Sum.Warnings != 0 {
+		t.Errorf("failures %v warnings %v", rep.Sum.Errors, rep.Sum.Notes)
 	}
 	titles := map[string]string{}
 	for _, s := range out.sources {
@@ -252,8 +253,8 @@ func TestTelegramDuplicateIDs(t *testing.T) {
 	msgs := tgTestMsgs(t, out)
 	tgTestWant(t, msgs, "telegram:9:5", "A", "user1", time.Date(2022, 3, 21, 11, 11, 11, 0, time.Local).UnixMilli(), "one")
 	tgTestWant(t, msgs, "telegram:9:5#2", "B", "user2", time.Date(2022, 3, 21, 11, 11, 12, 0, time.Local).UnixMilli(), "two")
-	if !tgTestHasNote(rep, false, "repeat an id") || !tgTestHasNote(rep, false, "local time") || rep.sum.Warnings != 2 {
-		t.Errorf("warnings %v", rep.sum.Notes)
+	if !tgTestHasNote(rep, false, "repeat an id") || !tgTestHasNote(rep, false, "local time") || rep.Sum.Warnings != 2 {
+		t.Errorf("warnings %v", rep.Sum.Notes)
 	}
 }
 
@@ -267,7 +268,7 @@ func TestTelegramDetect(t *testing.T) {
 		"chats list only":       `{"about":"x","chats":{"about":"y","list":[{"type":"personal_chat"`,
 	}
 	for name, s := range yes {
-		if !r.detect("x/result.json", false, []byte(s)) {
+		if !r.Detect("x/result.json", false, []byte(s)) {
 			t.Errorf("%s: not detected", name)
 		}
 	}
@@ -282,11 +283,11 @@ func TestTelegramDetect(t *testing.T) {
 		"chats without list": `{"chats":{"about":"x"}}`,
 	}
 	for name, s := range no {
-		if r.detect("x/result.json", false, []byte(s)) {
+		if r.Detect("x/result.json", false, []byte(s)) {
 			t.Errorf("%s: detected", name)
 		}
 	}
-	if r.detect("x/result.txt", false, []byte(tgSingleChat)) || r.detect("x/result.json", true, nil) {
+	if r.Detect("x/result.txt", false, []byte(tgSingleChat)) || r.Detect("x/result.json", true, nil) {
 		t.Error("detected a .txt file or a folder")
 	}
 }
@@ -300,18 +301,18 @@ func TestTelegramMalformed(t *testing.T) {
 	} {
 		p := tgTestFile(t, "result.json", s)
 		out, rep := runReader(t, telegramReader{}, p)
-		if rep.sum.Failures != 1 || len(out.sources) != 0 {
-			t.Errorf("%s: %d failures %v, %d sources; want one failure", name, rep.sum.Failures, rep.sum.Errors, len(out.sources))
+		if rep.Sum.Failures != 1 || len(out.sources) != 0 {
+			t.Errorf("%s: %d failures %v, %d sources; want one failure", name, rep.Sum.Failures, rep.Sum.Errors, len(out.sources))
 		}
 		if name != "messages obj" && !tgTestHasNote(rep, true, p, "byte ") {
-			t.Errorf("%s: failure does not name the byte offset: %v", name, rep.sum.Errors)
+			t.Errorf("%s: failure does not name the byte offset: %v", name, rep.Sum.Errors)
 		}
 	}
 	// a chat without messages is not a failure
 	p := tgTestFile(t, "result.json", `{"name":"x","type":"personal_chat","id":1,"messages":[]}`)
 	out, rep := runReader(t, telegramReader{}, p)
-	if len(out.sources) != 0 || rep.sum.Failures != 0 {
-		t.Errorf("empty chat: %d sources, failures %v", len(out.sources), rep.sum.Errors)
+	if len(out.sources) != 0 || rep.Sum.Failures != 0 {
+		t.Errorf("empty chat: %d sources, failures %v", len(out.sources), rep.Sum.Errors)
 	}
 	// odd values in one message cost that message at most
 	p = tgTestFile(t, "result.json", `{"name":"x","type":"personal_chat","id":1,"messages":[
@@ -320,8 +321,8 @@ func TestTelegramMalformed(t *testing.T) {
 	out, rep = runReader(t, telegramReader{}, p)
 	msgs := tgTestMsgs(t, out)
 	tgTestWant(t, msgs, "telegram:1:2", "user9", "user9", 1577977445000, "ok")
-	if rep.sum.Failures != 2 {
-		t.Errorf("failures %v, want 2 (message 1 not an object, message 2 without a date)", rep.sum.Errors)
+	if rep.Sum.Failures != 2 {
+		t.Errorf("failures %v, want 2 (message 1 not an object, message 2 without a date)", rep.Sum.Errors)
 	}
 }
 
@@ -339,7 +340,7 @@ func TestTelegramNoPanic(t *testing.T) {
 			if n < len(s)-2 && len(out.sources) > 0 {
 				t.Errorf("prefix %d: sources from a truncated file", n)
 			}
-			if n > 0 && n < len(s)-2 && rep.sum.Failures == 0 && rep.sum.Warnings == 0 {
+			if n > 0 && n < len(s)-2 && rep.Sum.Failures == 0 && rep.Sum.Warnings == 0 {
 				t.Errorf("prefix %d: nothing reported", n)
 			}
 		}
@@ -351,8 +352,8 @@ func TestTelegramCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	out, rep := tgTestRead(ctx, telegramReader{}, p)
-	if len(out.sources) != 0 || rep.sum.Failures != 0 {
-		t.Errorf("cancelled: %d sources, failures %v", len(out.sources), rep.sum.Errors)
+	if len(out.sources) != 0 || rep.Sum.Failures != 0 {
+		t.Errorf("cancelled: %d sources, failures %v", len(out.sources), rep.Sum.Errors)
 	}
 }
 
@@ -369,8 +370,8 @@ func TestTelegramChatWithoutIDOrName(t *testing.T) {
 	if len(out.sources) != 1 || out.sources[0].Title != "ChatExport_2022-03-21 (2022-03)" {
 		t.Errorf("sources %+v", out.sources)
 	}
-	if rep.sum.Failures != 0 || !tgTestHasNote(rep, false, "named after its file") {
-		t.Errorf("failures %v warnings %v", rep.sum.Errors, rep.sum.Notes)
+	if rep.Sum.Failures != 0 || !tgTestHasNote(rep, false, "named after its file") {
+		t.Errorf("failures %v warnings %v", rep.Sum.Errors, rep.Sum.Notes)
 	}
 	p = tgTestFile(t, "ann.json", `{"messages":[{"id":1,"type":"message","date_unixtime":"1647861071","from":"Ann","text":"x"}]}`)
 	out, _ = runReader(t, telegramReader{}, p)
@@ -385,12 +386,12 @@ func TestChatTimesBefore1980(t *testing.T) {
 	  {"id":2,"type":"message","date":"2022-01-01T00:00:00","date_unixtime":"1640995200","from":"A","text":"ok"}]}`)
 	out, rep := runReader(t, telegramReader{}, p)
 	if len(tgTestMsgs(t, out)) != 1 || !tgTestHasNote(rep, true, "message id 1", "before 1980") {
-		t.Errorf("telegram: failures %v", rep.sum.Errors)
+		t.Errorf("telegram: failures %v", rep.Sum.Errors)
 	}
 	p = tgTestFile(t, "message_1.json", `{"participants":[{"name":"A"}],"messages":[{"sender_name":"A","timestamp_ms":5,"content":"zero"},{"sender_name":"A","timestamp_ms":1640995200000,"content":"ok"}]}`)
 	out, rep = runReader(t, messengerReader{}, p)
 	if len(tgTestMsgs(t, out)) != 1 || !tgTestHasNote(rep, true, "message 1", "before 1980") {
-		t.Errorf("messenger: failures %v", rep.sum.Errors)
+		t.Errorf("messenger: failures %v", rep.Sum.Errors)
 	}
 }
 

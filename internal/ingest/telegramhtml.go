@@ -11,6 +11,7 @@ import (
 
 	xhtml "golang.org/x/net/html"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -129,29 +130,29 @@ func tgHTMLTime(s string) (int64, bool, error) {
 }
 
 // tgReadHTML reads one page of a Telegram HTML export.
-func tgReadHTML(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
-	b, err := readFileLimited(path)
+func tgReadHTML(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
+	b, err := readkit.ReadFileLimited(path)
 	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+		rep.Fail(readkit.FileError{Path: path, Err: err})
 		return
 	}
 	doc, err := xhtml.Parse(bytes.NewReader(b))
 	if err != nil {
-		rep.fail(FileError{Path: path, Err: fmt.Errorf("Telegram HTML export: %w", err)})
+		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("Telegram HTML export: %w", err)})
 		return
 	}
 	title := ""
 	if h := tgHTMLFind(doc, "page_header"); h != nil {
 		title = tgHTMLText(h)
 	}
-	conv := firstNonEmpty(title, tgFileChatName(strings.TrimSuffix(path, filepath.Base(path))+"result.json"))
+	conv := readkit.FirstNonEmpty(title, tgFileChatName(strings.TrimSuffix(path, filepath.Base(path))+"result.json"))
 	if title == "" {
 		title = conv
 	}
 	hist := tgHTMLFind(doc, "history")
 	if hist == nil {
-		rep.fail(FileError{Path: path, Err: fmt.Errorf("no div.history: not a Telegram chat page, nothing ingested")})
+		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("no div.history: not a Telegram chat page, nothing ingested")})
 		return
 	}
 	var msgs []memtree.MessageInput
@@ -177,20 +178,20 @@ func tgReadHTML(ctx context.Context, in input, out output, rep *report) {
 		}
 		date := tgHTMLChild(body, "date")
 		if date == nil {
-			rep.fail(FileError{Path: path, Where: where, Err: fmt.Errorf("message without a date: not ingested")})
+			rep.Fail(readkit.FileError{Path: path, Where: where, Err: fmt.Errorf("message without a date: not ingested")})
 			continue
 		}
 		ms, local, err := tgHTMLTime(tgHTMLAttr(date, "title"))
-		if err == nil && !chatTimeOK(ms) {
+		if err == nil && !readkit.ChatTimeOK(ms) {
 			err = fmt.Errorf("date %q is before 1980", tgHTMLAttr(date, "title"))
 		}
 		if err != nil {
-			rep.fail(FileError{Path: path, Where: where, Err: fmt.Errorf("%w: message not ingested", err)})
+			rep.Fail(readkit.FileError{Path: path, Where: where, Err: fmt.Errorf("%w: message not ingested", err)})
 			continue
 		}
 		if local && !warnedLocal {
 			warnedLocal = true
-			rep.warn(path, where, "message dates read as local time of this machine ("+tgLocalZone()+"): this export's dates carry no zone")
+			rep.Warn(path, where, "message dates read as local time of this machine ("+tgLocalZone()+"): this export's dates carry no zone")
 		}
 		author := lastAuthor
 		if f := tgHTMLChild(body, "from_name"); f != nil && !tgHTMLHasClass(n, "joined") || f != nil && author == "" {
@@ -224,8 +225,8 @@ func tgReadHTML(ctx context.Context, in input, out output, rep *report) {
 			walk = func(x *xhtml.Node) {
 				if x.Type == xhtml.ElementNode && x.Data == "a" {
 					if href := tgHTMLAttr(x, "href"); href != "" && !strings.HasPrefix(href, "#") && !strings.Contains(href, "://") {
-						name := tgFileName(href)
-						atts = append(atts, attachmentOf(name, tgMime(name, ""), 0))
+						name := readkit.ExportFileName(href)
+						atts = append(atts, readkit.AttachmentOf(name, readkit.MimeType(name, ""), 0))
 						if len(parts) == 0 {
 							parts = append(parts, "["+strings.TrimSuffix(filepath.Base(filepath.Dir(href)), "s")+" "+name+"]")
 						}
@@ -262,13 +263,13 @@ func tgReadHTML(ctx context.Context, in input, out output, rep *report) {
 		msgs = append(msgs, mi)
 	}
 	if service > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d service line(s) (dates, joins, pinned messages) not stored as messages", service))
+		rep.Warn(path, "", fmt.Sprintf("%d service line(s) (dates, joins, pinned messages) not stored as messages", service))
 	}
 	if len(msgs) == 0 {
 		return
 	}
-	for _, src := range chatSources("telegram", conv, title, msgs) {
+	for _, src := range readkit.ChatSources("telegram", conv, title, msgs) {
 		src.Origin = path
-		out.source(src)
+		out.Source(src)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -130,7 +131,7 @@ func (t *threader) union(a, b uint32) {
 }
 
 // add keeps one message for threading.
-func (t *threader) add(m *mailMsg) error {
+func (t *threader) add(m *readkit.MailMessage) error {
 	if t.err != nil {
 		return t.err
 	}
@@ -142,27 +143,27 @@ func (t *threader) add(m *mailMsg) error {
 		t.err = fmt.Errorf("threading mail: more than %d messages in one run; ingest the rest in another run", len(t.recs))
 		return t.err
 	}
-	fromAddr := strings.ToLower(strings.TrimSpace(m.msg.AuthorAddr))
+	fromAddr := strings.ToLower(strings.TrimSpace(m.Msg.AuthorAddr))
 	var from uint64
 	if fromAddr != "" {
 		from = t.hash(fromAddr)
 	}
-	id := m.id
+	id := m.ID
 	n := t.node(id)
 	if first := t.nodeMsg[n]; first >= 0 {
 		f := &t.recs[first]
-		if f.date/int64(time.Second) == m.date.Unix() && f.from == from && (f.flags&recFrom != 0) == (fromAddr != "") {
+		if f.date/int64(time.Second) == m.Date.Unix() && f.from == from && (f.flags&recFrom != 0) == (fromAddr != "") {
 			return nil // another copy of a message already read (Inbox and Archive)
 		}
 		// a different message reusing the Message-ID
 		t.dups[n]++
-		id = fmt.Sprintf("%s#%d", m.id, t.dups[n]+1)
+		id = fmt.Sprintf("%s#%d", m.ID, t.dups[n]+1)
 		n = t.node(id)
 	} else {
 		t.nodeMsg[n] = int32(len(t.recs))
 	}
-	subject := strings.ToLower(threadTitle(m.msg.Subject))
-	rec := mailRec{date: m.date.UnixNano(), from: from, node: n}
+	subject := strings.ToLower(threadTitle(m.Msg.Subject))
+	rec := mailRec{date: m.Date.UnixNano(), from: from, node: n}
 	if fromAddr != "" {
 		rec.flags |= recFrom
 	}
@@ -173,31 +174,31 @@ func (t *threader) add(m *mailMsg) error {
 			rec.flags |= recLongSubj
 		}
 	}
-	if isReplySubject(m.msg.Subject) {
+	if isReplySubject(m.Msg.Subject) {
 		rec.flags |= recReply
 	}
-	if m.dateGuessed {
+	if m.DateGuessed {
 		rec.flags |= recGuessed
 	}
-	if len(m.refs) > 0 || m.replyTo != "" {
+	if len(m.Refs) > 0 || m.ReplyTo != "" {
 		rec.flags |= recHasRefs
 	}
-	sr := &spillRec{prov: m.prov, origin: m.origin, msg: m.msg}
+	sr := &spillRec{prov: m.Prov, origin: m.Origin, msg: m.Msg}
 	sr.msg.Ref = id
 	switch {
-	case len(m.refs) > 0:
-		sr.firstRef = m.refs[0]
-	case m.replyTo != "":
-		sr.firstRef = m.replyTo
+	case len(m.Refs) > 0:
+		sr.firstRef = m.Refs[0]
+	case m.ReplyTo != "":
+		sr.firstRef = m.ReplyTo
 	}
-	for _, r := range m.refs {
+	for _, r := range m.Refs {
 		t.union(n, t.node(r))
 	}
-	if m.replyTo != "" {
-		t.union(n, t.node(m.replyTo))
+	if m.ReplyTo != "" {
+		t.union(n, t.node(m.ReplyTo))
 	}
 	idx := int32(len(t.recs))
-	if size := int64(len(m.msg.Text) + len(m.msg.Subject) + 256); t.heldN+size <= spillAfter {
+	if size := int64(len(m.Msg.Text) + len(m.Msg.Subject) + 256); t.heldN+size <= spillAfter {
 		t.heldN += size
 		rec.off = -1
 		t.held[idx] = sr

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"path/filepath"
 	"strings"
 )
@@ -21,5 +22,5 @@ func IsMaildir(p string) bool { return isMaildir(p) }
 // IsMbox reports whether the file p is an mbox as ingest detects one (by its
 // name or its first line).
 func IsMbox(p string) bool {
-	return mboxReader{}.detect(p, false, readHead(p))
+	return mboxReader{}.Detect(p, false, readkit.ReadHead(p))
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -28,17 +29,17 @@ const KindWhatsApp = "whatsapp"
 // author (group events, WhatsApp's notices) are counted and named in a warning.
 type whatsappReader struct{}
 
-func (whatsappReader) kind() string { return "whatsapp" }
+func (whatsappReader) Kind() string { return "whatsapp" }
 
-func (whatsappReader) detect(p string, dir bool, head []byte) bool {
+func (whatsappReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".txt") {
 		return false
 	}
-	head = trimUTF8BOM(head)
+	head = readkit.TrimUTF8BOM(head)
 	if bytes.HasPrefix(head, []byte{0xFF, 0xFE}) || bytes.HasPrefix(head, []byte{0xFE, 0xFF}) {
 		// saved as UTF-16 (read decodes it)
-		if tf, err := decodeTextFile(head[:len(head)&^1]); err == nil {
-			head = []byte(tf.text)
+		if tf, err := readkit.DecodeTextFile(head[:len(head)&^1]); err == nil {
+			head = []byte(tf.Text)
 		}
 	}
 	lines := bytes.SplitN(head, []byte{'\n'}, 6)
@@ -91,7 +92,7 @@ func waNames(p string) (conv, title string) {
 		}
 	}
 	conv = strings.TrimSpace(waCopySuffix.ReplaceAllString(conv, ""))
-	conv = tgClean(conv)
+	conv = readkit.CleanText(conv)
 	title = conv
 	for _, pre := range waTitlePrefixes {
 		if len(conv) > len(pre) && strings.EqualFold(conv[:len(pre)], pre) {
@@ -151,7 +152,7 @@ func waBody(text string) (body string, media bool, atts []abi.Attachment) {
 		}
 		if m := re.FindStringSubmatch(t); m != nil {
 			name := strings.TrimSpace(m[1])
-			return t, true, []abi.Attachment{attachmentOf(name, tgMime(name, ""), 0)}
+			return t, true, []abi.Attachment{readkit.AttachmentOf(name, readkit.MimeType(name, ""), 0)}
 		}
 	}
 	return t, false, nil
@@ -200,16 +201,16 @@ type waHead struct {
 	line int32 // index into the file's lines
 }
 
-func (whatsappReader) read(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
-	tf, ok := readTextFile(path, rep)
+func (whatsappReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
+	tf, ok := readkit.ReadTextFile(path, rep)
 	if !ok {
 		return
 	}
-	for _, n := range tf.notes {
-		rep.warn(path, "", n)
+	for _, n := range tf.Notes {
+		rep.Warn(path, "", n)
 	}
-	lines := strings.Split(tf.text, "\n")
+	lines := strings.Split(tf.Text, "\n")
 	headOf := make([]int32, len(lines)) // 1 + index into heads; 0 for other lines
 	var heads []waHead
 	var buf waBuf
@@ -242,22 +243,22 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 		}
 	}
 	if first == nil {
-		rep.fail(FileError{Path: path, Err: errors.New("no line starts with a WhatsApp timestamp (\"31/12/2019, 23:59 - Name: text\", \"[31/12/2019, 23:59:59] Name: text\" or another locale's layout): not a WhatsApp chat export, nothing ingested")})
+		rep.Fail(readkit.FileError{Path: path, Err: errors.New("no line starts with a WhatsApp timestamp (\"31/12/2019, 23:59 - Name: text\", \"[31/12/2019, 23:59:59] Name: text\" or another locale's layout): not a WhatsApp chat export, nothing ingested")})
 		return
 	}
 	lay := waResolve(heads)
 	if lay.guessed != "" {
-		rep.warn(path, "", "no date shows whether the day or the month comes first: guessed "+lay.guessed)
+		rep.Warn(path, "", "no date shows whether the day or the month comes first: guessed "+lay.guessed)
 	}
 	if lay.conflict {
-		rep.warn(path, "", fmt.Sprintf("some dates are impossible in every day/month order: read as %s; those headers are kept as messages at the time of the message before them", waOrders[waOrderIndex(lay)].name))
+		rep.Warn(path, "", fmt.Sprintf("some dates are impossible in every day/month order: read as %s; those headers are kept as messages at the time of the message before them", waOrders[waOrderIndex(lay)].name))
 	}
-	rep.warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): WhatsApp exports carry no zone")
+	rep.Warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): WhatsApp exports carry no zone")
 	if len(lay.unknownMarks) > 0 {
-		rep.warn(path, "", fmt.Sprintf("word(s) %q next to the times are no known AM/PM words and the file's times do not tell what they mean: times read as a 24-hour clock", lay.unknownMarks))
+		rep.Warn(path, "", fmt.Sprintf("word(s) %q next to the times are no known AM/PM words and the file's times do not tell what they mean: times read as a 24-hour clock", lay.unknownMarks))
 	}
 	if _, cal := waYear(first, lay.year); cal == "hijri" {
-		rep.warn(path, "", "dates in the Islamic calendar converted with its arithmetic (tabular) form: the phone's calendar may differ by a day")
+		rep.Warn(path, "", "dates in the Islamic calendar converted with its arithmetic (tabular) form: the phone's calendar may differ by a day")
 	}
 
 	conv, title := waNames(path)
@@ -304,7 +305,7 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 		if k := headOf[i]; k > 0 {
 			h := &heads[k-1]
 			if !h.ok {
-				rep.warn(path, fmt.Sprintf("line %d", i+1), "starts with a date and time but not in this file's header layout: kept as its own message without author at the time of the message before it")
+				rep.Warn(path, fmt.Sprintf("line %d", i+1), "starts with a date and time but not in this file's header layout: kept as its own message without author at the time of the message before it")
 				cur = &waMsg{line: i + 1, lines: []string{strings.ReplaceAll(waTrimMarks(l), "\u200e", "")}}
 				msgs = append(msgs, cur)
 				continue
@@ -324,7 +325,7 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 				continue
 			}
 			if terr != nil {
-				rep.warn(path, fmt.Sprintf("line %d", i+1), "timestamp not valid ("+terr.Error()+"): kept as its own message at the time of the message before it")
+				rep.Warn(path, fmt.Sprintf("line %d", i+1), "timestamp not valid ("+terr.Error()+"): kept as its own message at the time of the message before it")
 			}
 			cur = &waMsg{line: i + 1, ms: ms, timed: terr == nil, author: author, lines: []string{text}}
 			msgs = append(msgs, cur)
@@ -340,14 +341,14 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 			}
 			if pre == nil {
 				pre = &waMsg{line: i + 1}
-				rep.warn(path, fmt.Sprintf("line %d", i+1), "text before the first timestamped message: kept as a message without author at the first message's time")
+				rep.Warn(path, fmt.Sprintf("line %d", i+1), "text before the first timestamped message: kept as a message without author at the first message's time")
 			}
 			pre.lines = append(pre.lines, strings.ReplaceAll(l, "\u200e", ""))
 		}
 		// a continuation of a skipped event line belongs to nobody
 	}
 	if len(events) > 0 {
-		rep.warn(path, "", fmt.Sprintf("%d line(s) without an author (group events: joined, left, added, subject or security code changed, encryption notices) not stored as messages: %s", len(events), waLineList(events)))
+		rep.Warn(path, "", fmt.Sprintf("%d line(s) without an author (group events: joined, left, added, subject or security code changed, encryption notices) not stored as messages: %s", len(events), waLineList(events)))
 	}
 	if pre != nil {
 		msgs = append([]*waMsg{pre}, msgs...)
@@ -364,7 +365,7 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 	}
 	if !have {
 		if len(msgs) > 0 {
-			rep.fail(FileError{Path: path, Err: errors.New("no header holds a valid date and time: nothing ingested")})
+			rep.Fail(readkit.FileError{Path: path, Err: errors.New("no header holds a valid date and time: nothing ingested")})
 		}
 		return
 	}
@@ -386,7 +387,7 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 		if m != pre {
 			first, _, atts = waBody(first)
 		}
-		text := tgClean(strings.Join(append([]string{first}, rest...), "\n"))
+		text := readkit.CleanText(strings.Join(append([]string{first}, rest...), "\n"))
 		minute := m.ms / 60000
 		if m.ms < 0 && m.ms%60000 != 0 {
 			minute--
@@ -395,7 +396,7 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 		perMinute[minute]++
 		res = append(res, memtree.MessageInput{
 			Ref:         fmt.Sprintf("whatsapp:%s:%d:%d", conv, m.ms, n),
-			Author:      tgClean(m.author),
+			Author:      readkit.CleanText(m.author),
 			TimestampMS: m.ms,
 			Text:        text,
 			Attachments: atts,
@@ -404,9 +405,9 @@ func (whatsappReader) read(ctx context.Context, in input, out output, rep *repor
 	if len(res) == 0 {
 		return
 	}
-	for _, src := range chatSources("whatsapp", conv, title, res) {
+	for _, src := range readkit.ChatSources("whatsapp", conv, title, res) {
 		src.Origin = path
-		out.source(src)
+		out.Source(src)
 	}
 }
 

@@ -3,6 +3,7 @@ package ingest
 import (
 	"context"
 	"fmt"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"os"
 	"path/filepath"
 	"strings"
@@ -28,10 +29,10 @@ func BenchmarkWhatsAppRead(b *testing.B) {
 	b.SetBytes(int64(sb.Len()))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		out, rep := &collectOutput{}, newReport(nil)
-		whatsappReader{}.read(context.Background(), input{path: p, root: filepath.Dir(p), rel: filepath.Base(p)}, out, rep)
-		if len(out.sources) == 0 || rep.sum.Failures != 0 {
-			b.Fatalf("%d sources, failures %v", len(out.sources), rep.sum.Errors)
+		out, rep := &collectOutput{}, readkit.NewReport(nil)
+		whatsappReader{}.Read(context.Background(), readkit.Input{Path: p, Root: filepath.Dir(p), Rel: filepath.Base(p)}, out, rep)
+		if len(out.sources) == 0 || rep.Sum.Failures != 0 {
+			b.Fatalf("%d sources, failures %v", len(out.sources), rep.Sum.Errors)
 		}
 	}
 }

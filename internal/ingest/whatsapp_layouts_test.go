@@ -191,17 +191,17 @@ func TestWhatsAppLayouts(t *testing.T) {
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("messages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
-			if rep.sum.Failures != 0 {
-				t.Errorf("failures %v", rep.sum.Errors)
+			if rep.Sum.Failures != 0 {
+				t.Errorf("failures %v", rep.Sum.Errors)
 			}
 			if g := tgTestHasNote(rep, false, "guessed"); g != c.guessed {
-				t.Errorf("guessed warning %v, want %v: %v", g, c.guessed, rep.sum.Notes)
+				t.Errorf("guessed warning %v, want %v: %v", g, c.guessed, rep.Sum.Notes)
 			}
 			if tgTestHasNote(rep, false, "no known AM/PM words") != c.unresolved {
-				t.Errorf("unresolved clock words: %v", rep.sum.Notes)
+				t.Errorf("unresolved clock words: %v", rep.Sum.Notes)
 			}
 			if c.events > 0 && !tgTestHasNote(rep, false, strconv.Itoa(c.events)+" line(s) without an author") {
-				t.Errorf("want %d events named: %v", c.events, rep.sum.Notes)
+				t.Errorf("want %d events named: %v", c.events, rep.Sum.Notes)
 			}
 		})
 	}
@@ -225,7 +225,7 @@ func TestWhatsAppIOSGroupEvents(t *testing.T) {
 		t.Errorf("%d messages, want 2: %v", len(msgs), msgs)
 	}
 	if !tgTestHasNote(rep, false, "3 line(s) without an author") {
-		t.Errorf("warnings %v", rep.sum.Notes)
+		t.Errorf("warnings %v", rep.Sum.Notes)
 	}
 }
 

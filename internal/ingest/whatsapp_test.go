@@ -65,11 +65,11 @@ func TestWhatsAppAndroid24h(t *testing.T) {
 			t.Errorf("source %s provider %q origin %q", s.SourceID, s.Provider, s.Origin)
 		}
 	}
-	if rep.sum.Failures != 0 {
-		t.Errorf("failures %v", rep.sum.Errors)
+	if rep.Sum.Failures != 0 {
+		t.Errorf("failures %v", rep.Sum.Errors)
 	}
 	if !tgTestHasNote(rep, false, "line 10", "not valid") || !tgTestHasNote(rep, false, "local time") || tgTestHasNote(rep, false, "guessed") {
-		t.Errorf("warnings %v", rep.sum.Notes)
+		t.Errorf("warnings %v", rep.Sum.Notes)
 	}
 }
 
@@ -96,8 +96,8 @@ func TestWhatsAppAndroid12h(t *testing.T) {
 	} {
 		tgTestWant(t, msgs, waTestRef("Bob", w.ms, 0), w.author, "", w.ms, w.text)
 	}
-	if tgTestHasNote(rep, false, "guessed") || rep.sum.Failures != 0 {
-		t.Errorf("warnings %v failures %v", rep.sum.Notes, rep.sum.Errors)
+	if tgTestHasNote(rep, false, "guessed") || rep.Sum.Failures != 0 {
+		t.Errorf("warnings %v failures %v", rep.Sum.Notes, rep.Sum.Errors)
 	}
 }
 
@@ -142,8 +142,8 @@ func TestWhatsAppIOS(t *testing.T) {
 			t.Errorf("source %q %q", s.SourceID, s.Title)
 		}
 	}
-	if rep.sum.Failures != 0 || tgTestHasNote(rep, false, "guessed") {
-		t.Errorf("warnings %v failures %v", rep.sum.Notes, rep.sum.Errors)
+	if rep.Sum.Failures != 0 || tgTestHasNote(rep, false, "guessed") {
+		t.Errorf("warnings %v failures %v", rep.Sum.Notes, rep.Sum.Errors)
 	}
 }
 
@@ -163,7 +163,7 @@ func TestWhatsAppOrderGuessed(t *testing.T) {
 		msgs := tgTestMsgs(t, out)
 		tgTestWant(t, msgs, waTestRef("chat", c.ms, 0), "Ann", "", c.ms, "x")
 		if c.order != "" && !tgTestHasNote(rep, false, "guessed "+c.order) {
-			t.Errorf("%s: warnings %v, want the order guessed as %s", c.name, rep.sum.Notes, c.order)
+			t.Errorf("%s: warnings %v, want the order guessed as %s", c.name, rep.Sum.Notes, c.order)
 		}
 	}
 }
@@ -176,7 +176,7 @@ func TestWhatsAppTextBeforeFirstHeader(t *testing.T) {
 	tgTestWant(t, msgs, waTestRef("chat", ms, 0), "", "", ms, "Some stray line")
 	tgTestWant(t, msgs, waTestRef("chat", ms, 1), "Ann", "", ms, "x")
 	if !tgTestHasNote(rep, false, "line 1", "before the first") {
-		t.Errorf("warnings %v", rep.sum.Notes)
+		t.Errorf("warnings %v", rep.Sum.Notes)
 	}
 }
 
@@ -187,7 +187,7 @@ func TestWhatsAppDetect(t *testing.T) {
 		"ios with lrm": "\uFEFF\u200e[31/12/2019, 23:59:59] Alice: hi\n",
 		"fifth line":   "a\nb\nc\nd\n12/31/19, 11:59 PM - Bob: x\n",
 	} {
-		if !r.detect("x/chat.txt", false, []byte(s)) {
+		if !r.Detect("x/chat.txt", false, []byte(s)) {
 			t.Errorf("%s: not detected", name)
 		}
 	}
@@ -196,11 +196,11 @@ func TestWhatsAppDetect(t *testing.T) {
 		"sixth line": "a\nb\nc\nd\ne\n12/31/19, 11:59 PM - Bob: x\n",
 		"empty":      "",
 	} {
-		if r.detect("x/chat.txt", false, []byte(s)) {
+		if r.Detect("x/chat.txt", false, []byte(s)) {
 			t.Errorf("%s: detected", name)
 		}
 	}
-	if r.detect("x/chat.json", false, []byte("31/12/2019, 23:59 - Alice: hi\n")) {
+	if r.Detect("x/chat.json", false, []byte("31/12/2019, 23:59 - Alice: hi\n")) {
 		t.Error("detected a .json file")
 	}
 	conv, title := waNames(filepath.Join("x", "WhatsApp Chat with Alice Smith (1).txt"))
@@ -215,13 +215,13 @@ func TestWhatsAppDetect(t *testing.T) {
 func TestWhatsAppMalformed(t *testing.T) {
 	p := tgTestFile(t, "chat.txt", "31/12/2019, 23:59 - Alice: hi\n\x00\x00\x01binary")
 	out, rep := runReader(t, whatsappReader{}, p)
-	if rep.sum.Failures != 1 || len(out.sources) != 0 {
-		t.Errorf("binary: failures %v, %d sources", rep.sum.Errors, len(out.sources))
+	if rep.Sum.Failures != 1 || len(out.sources) != 0 {
+		t.Errorf("binary: failures %v, %d sources", rep.Sum.Errors, len(out.sources))
 	}
 	p = tgTestFile(t, "notes.txt", "no timestamps here\nat all\n")
 	out, rep = tgTestRead(context.Background(), whatsappReader{}, p)
-	if rep.sum.Failures != 1 || len(out.sources) != 0 || !tgTestHasNote(rep, true, p, "no line starts with a WhatsApp timestamp") {
-		t.Errorf("no headers: failures %v, %d sources", rep.sum.Errors, len(out.sources))
+	if rep.Sum.Failures != 1 || len(out.sources) != 0 || !tgTestHasNote(rep, true, p, "no line starts with a WhatsApp timestamp") {
+		t.Errorf("no headers: failures %v, %d sources", rep.Sum.Errors, len(out.sources))
 	}
 	// odd input never panics
 	for _, s := range []string{"", "\n\n", "[", "[99/99/9999, 99:99:99] :", "31/12/2019, 23:59 - :", "31/12/2019, 23:59 - Alice:\n\u200e", "00/00/00, 00:00 - a: b"} {
@@ -232,7 +232,7 @@ func TestWhatsAppMalformed(t *testing.T) {
 	cancel()
 	p = tgTestFile(t, "chat.txt", "31/12/2019, 23:59 - Alice: hi\n")
 	out, rep = tgTestRead(ctx, whatsappReader{}, p)
-	if len(out.sources) != 0 || rep.sum.Failures != 0 {
-		t.Errorf("cancelled: %d sources, failures %v", len(out.sources), rep.sum.Errors)
+	if len(out.sources) != 0 || rep.Sum.Failures != 0 {
+		t.Errorf("cancelled: %d sources, failures %v", len(out.sources), rep.Sum.Errors)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -14,10 +15,10 @@ type contactFile struct {
 }
 
 // contacts keeps an address book's people for the end of the run.
-func (r *runner) contacts(path string, cs []memtree.ContactInput) {
+func (r *runner) Contacts(path string, cs []memtree.ContactInput) {
 	r.yield[r.arg]++
 	if r.cur >= 0 {
-		r.sum.readFiles[r.cur].yield += len(cs)
+		r.sum.ReadFiles[r.cur].Yield += len(cs)
 	}
 	r.contactFiles = append(r.contactFiles, contactFile{path: path, cs: cs})
 }
@@ -31,16 +32,16 @@ func (r *runner) writeContacts(ctx context.Context) {
 	cw, ok := r.w.(ContactWriter)
 	for _, f := range r.contactFiles {
 		if !ok {
-			r.rep.fail(FileError{Path: f.path, Err: errors.New("this store cannot keep contacts: not ingested")})
+			r.rep.Fail(readkit.FileError{Path: f.path, Err: errors.New("this store cannot keep contacts: not ingested")})
 			continue
 		}
 		n, err := cw.PutContacts(ctx, f.cs)
 		if err != nil {
-			r.rep.fail(FileError{Path: f.path, Err: err})
+			r.rep.Fail(readkit.FileError{Path: f.path, Err: err})
 			continue
 		}
-		r.rep.mu.Lock()
+		r.rep.Mu.Lock()
 		r.sum.Contacts += n
-		r.rep.mu.Unlock()
+		r.rep.Mu.Unlock()
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -25,20 +26,20 @@ const KindZulip = "zulip"
 // with the messages. Times are UTC (date_sent, or pub_date in older exports).
 type zulipReader struct{}
 
-func (zulipReader) kind() string { return KindZulip }
+func (zulipReader) Kind() string { return KindZulip }
 
 // reasonZulipRealm is the skip reason of a Zulip export's realm.json.
 const reasonZulipRealm = "Zulip realm metadata: its users and streams are read with the messages-*.json beside it"
 
-func (zulipReader) detect(p string, dir bool, head []byte) bool {
+func (zulipReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	h := tgScanHead(head)
-	_, msgs := h.keys["zerver_message"]
-	_, realm := h.keys["zerver_realm"]
-	_, users := h.keys["zerver_userprofile"]
-	return h.object && (msgs || realm || users)
+	h := readkit.ScanTopKeys(head)
+	_, msgs := h.Keys["zerver_message"]
+	_, realm := h.Keys["zerver_realm"]
+	_, users := h.Keys["zerver_userprofile"]
+	return h.Object && (msgs || realm || users)
 }
 
 type zulipRealm struct {
@@ -63,9 +64,9 @@ type zulipRealm struct {
 	} `json:"zerver_subscription"`
 }
 
-func (zulipReader) read(ctx context.Context, in input, out output, rep *report) {
-	path := in.path
-	b, ok := readJSONExport(path, rep)
+func (zulipReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+	path := in.Path
+	b, ok := readkit.ReadJSONExport(path, rep)
 	if !ok {
 		return
 	}
@@ -73,24 +74,24 @@ func (zulipReader) read(ctx context.Context, in input, out output, rep *report) 
 		Messages *[]json.RawMessage `json:"zerver_message"`
 	}
 	if err := json.Unmarshal(b, &ms); err != nil {
-		rep.fail(FileError{Path: path, Err: tgDecodeErr(err)})
+		rep.Fail(readkit.FileError{Path: path, Err: readkit.DecodeErr(err)})
 		return
 	}
 	if ms.Messages == nil {
-		rep.skip(path, reasonZulipRealm)
+		rep.Skip(path, reasonZulipRealm)
 		return
 	}
 	realmPath := filepath.Join(filepath.Dir(path), "realm.json")
 	var realm zulipRealm
-	if rb, err := readFileLimited(realmPath); err != nil {
-		rep.warn(path, "", "no realm.json beside it ("+err.Error()+"): people and streams named by their numbers")
-	} else if err := json.Unmarshal(trimUTF8BOM(rb), &realm); err != nil {
-		rep.warn(path, "", "realm.json beside it cannot be read ("+tgDecodeErr(err).Error()+"): people and streams named by their numbers")
+	if rb, err := readkit.ReadFileLimited(realmPath); err != nil {
+		rep.Warn(path, "", "no realm.json beside it ("+err.Error()+"): people and streams named by their numbers")
+	} else if err := json.Unmarshal(readkit.TrimUTF8BOM(rb), &realm); err != nil {
+		rep.Warn(path, "", "realm.json beside it cannot be read ("+readkit.DecodeErr(err).Error()+"): people and streams named by their numbers")
 	}
 	type user struct{ name, email string }
 	users := map[int64]user{}
 	for _, u := range realm.Users {
-		users[u.ID] = user{name: u.FullName, email: firstNonEmpty(u.Delivery, u.Email)}
+		users[u.ID] = user{name: u.FullName, email: readkit.FirstNonEmpty(u.Delivery, u.Email)}
 	}
 	streams := map[int64]string{}
 	for _, s := range realm.Streams {
@@ -135,7 +136,7 @@ func (zulipReader) read(ctx context.Context, in input, out output, rep *report) 
 			PubDate   *float64 `json:"pub_date"`
 		}
 		if err := json.Unmarshal(raw, &m); err != nil {
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: tgDecodeErr(err)})
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("message %d", i+1), Err: readkit.DecodeErr(err)})
 			continue
 		}
 		secs := m.DateSent
@@ -146,15 +147,15 @@ func (zulipReader) read(ctx context.Context, in input, out output, rep *report) 
 		if secs != nil && !math.IsNaN(*secs) && !math.IsInf(*secs, 0) {
 			msTime = int64(*secs * 1000)
 		}
-		if !chatTimeOK(msTime) {
-			rep.fail(FileError{Path: path, Where: fmt.Sprintf("message id %d", m.ID), Err: fmt.Errorf("date_sent missing or before 1980: message not ingested")})
+		if !readkit.ChatTimeOK(msTime) {
+			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("message id %d", m.ID), Err: fmt.Errorf("date_sent missing or before 1980: message not ingested")})
 			continue
 		}
 		r := recips[m.Recipient]
 		var key, title string
 		switch r.typ {
 		case 2:
-			name := firstNonEmpty(streams[r.typeID], "stream "+strconv.FormatInt(r.typeID, 10))
+			name := readkit.FirstNonEmpty(streams[r.typeID], "stream "+strconv.FormatInt(r.typeID, 10))
 			key, title = "stream/"+name, "#"+name
 		default:
 			ids := append([]int64{m.Sender}, members[m.Recipient]...)
@@ -199,9 +200,9 @@ func (zulipReader) read(ctx context.Context, in input, out output, rep *report) 
 	for _, k := range order {
 		c := convs[k]
 		sort.SliceStable(c.msgs, func(i, j int) bool { return c.msgs[i].TimestampMS < c.msgs[j].TimestampMS })
-		for _, src := range chatSources("zulip", c.id, c.title, c.msgs) {
+		for _, src := range readkit.ChatSources("zulip", c.id, c.title, c.msgs) {
 			src.Origin = path
-			out.source(src)
+			out.Source(src)
 		}
 	}
 }

@@ -1,4 +1,4 @@
-package ingest
+package readkit
 
 import (
 	"bytes"
@@ -18,7 +18,7 @@ const maxJSONDepth = 64
 // and valid UTF-8, before it is decoded. Errors name the byte offset.
 func checkJSON(b []byte) error {
 	if len(bytes.TrimSpace(b)) == 0 {
-		return errEmpty
+		return ErrEmpty
 	}
 	if bytes.HasPrefix(b, []byte{0xFF, 0xFE}) || bytes.HasPrefix(b, []byte{0xFE, 0xFF}) {
 		return errors.New("byte 0: UTF-16 byte-order mark: JSON must be UTF-8; re-save the file as UTF-8")
@@ -58,7 +58,7 @@ func checkJSON(b []byte) error {
 
 // describeJSONError turns decoder errors into "byte N: ..." messages naming the
 // field that had the wrong type.
-func describeJSONError(err error, size int) error {
+func DescribeJSONError(err error, size int) error {
 	var se *json.SyntaxError
 	var te *json.UnmarshalTypeError
 	switch {
@@ -70,7 +70,7 @@ func describeJSONError(err error, size int) error {
 			field = "(top level)"
 		}
 		return fmt.Errorf("byte %d: field %q is a JSON %s, expected %s: wrong schema, nothing ingested from this file", te.Offset, field, te.Value, te.Type)
-	case errors.Is(err, errEmpty):
+	case errors.Is(err, ErrEmpty):
 		return err
 	case errors.Is(err, io.ErrUnexpectedEOF):
 		return fmt.Errorf("byte %d: not valid JSON: the file ends inside a value (truncated?)", size)
@@ -79,10 +79,10 @@ func describeJSONError(err error, size int) error {
 }
 
 // decodeStrict decodes b into v, rejecting trailing data after the value.
-func decodeStrict(b []byte, v any) error {
+func DecodeStrict(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(v); err != nil {
-		return describeJSONError(err, len(b))
+		return DescribeJSONError(err, len(b))
 	}
 	if dec.More() {
 		return fmt.Errorf("byte %d: extra data after the JSON value", dec.InputOffset())

@@ -1,4 +1,4 @@
-package ingest
+package readkit
 
 import (
 	"errors"
@@ -20,18 +20,18 @@ import (
 // and RFC 2047 words; decoding only, never used to write.
 func init() {
 	for _, name := range []string{"utf-7", "utf7", "unicode-1-1-utf-7", "csunicode11utf7", "x-utf-7"} {
-		mcharset.RegisterEncoding(name, utf7Encoding{})
+		mcharset.RegisterEncoding(name, UTF7Encoding{})
 	}
 }
 
-type utf7Encoding struct{}
+type UTF7Encoding struct{}
 
-func (utf7Encoding) NewDecoder() *encoding.Decoder {
+func (UTF7Encoding) NewDecoder() *encoding.Decoder {
 	return &encoding.Decoder{Transformer: &utf7Decoder{}}
 }
 
 // NewEncoder is not needed (ingest only reads) and refuses every input.
-func (utf7Encoding) NewEncoder() *encoding.Encoder {
+func (UTF7Encoding) NewEncoder() *encoding.Encoder {
 	return encoding.Replacement.NewEncoder()
 }
 
@@ -155,7 +155,7 @@ var charsetChecked sync.Map
 // gives ISO-2022-CN, ISO-2022-KR and others and which turns a whole
 // text into one U+FFFD. Such a charset is unknown: its text is read by
 // decodeFallback and a warning names it.
-func checkCharset(cs string) error {
+func CheckCharset(cs string) error {
 	key := strings.ToLower(strings.Trim(strings.TrimSpace(cs), `"'`))
 	if v, ok := charsetChecked.Load(key); ok {
 		if v == nil {

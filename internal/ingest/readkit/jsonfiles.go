@@ -1,4 +1,4 @@
-package ingest
+package readkit
 
 import (
 	"bytes"
@@ -19,13 +19,13 @@ import (
 )
 
 // readFileLimited reads a whole file, refusing files over maxFileBytes.
-func readFileLimited(path string) ([]byte, error) {
-	b, ok, err := vReadAll(path, maxFileBytes)
+func ReadFileLimited(path string) ([]byte, error) {
+	b, ok, err := ReadAll(path, MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}
 	if !ok {
-		return nil, fmt.Errorf("file larger than %d MiB: not ingested; split it", maxFileBytes>>20)
+		return nil, fmt.Errorf("file larger than %d MiB: not ingested; split it", MaxFileBytes>>20)
 	}
 	return b, nil
 }
@@ -33,37 +33,37 @@ func readFileLimited(path string) ([]byte, error) {
 // readJSONExport reads one JSON export file, its BOM dropped and its JSON
 // checked; ok is false when it holds nothing to read, which rep then says (an
 // empty file is a warning, anything else a failure).
-func readJSONExport(path string, rep *report) (b []byte, ok bool) {
-	b, err := readFileLimited(path)
+func ReadJSONExport(path string, rep *Report) (b []byte, ok bool) {
+	b, err := ReadFileLimited(path)
 	if err == nil {
-		b = trimUTF8BOM(b)
+		b = TrimUTF8BOM(b)
 		err = checkJSON(b)
 	}
 	switch {
-	case errors.Is(err, errEmpty):
-		rep.warn(path, "", "empty file: nothing to ingest")
+	case errors.Is(err, ErrEmpty):
+		rep.Warn(path, "", "empty file: nothing to ingest")
 		return nil, false
 	case err != nil:
-		rep.fail(FileError{Path: path, Err: err})
+		rep.Fail(FileError{Path: path, Err: err})
 		return nil, false
 	}
 	return b, true
 }
 
 // readJSONFile reads, guards and strictly decodes one JSON file into v.
-func readJSONFile(path string, v any) error {
-	b, err := readFileLimited(path)
+func ReadJSONFile(path string, v any) error {
+	b, err := ReadFileLimited(path)
 	if err != nil {
 		return err
 	}
-	b = trimUTF8BOM(b)
+	b = TrimUTF8BOM(b)
 	if err := checkJSON(b); err != nil {
 		return err
 	}
-	return decodeStrict(b, v)
+	return DecodeStrict(b, v)
 }
 
-func trimUTF8BOM(b []byte) []byte {
+func TrimUTF8BOM(b []byte) []byte {
 	if len(b) >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF {
 		return b[3:]
 	}
@@ -72,7 +72,7 @@ func trimUTF8BOM(b []byte) []byte {
 
 // flexTime reads a time given as epoch milliseconds (number or numeric string) or
 // an RFC 3339 string. Empty or null reports ok=false with no error.
-func flexTime(raw json.RawMessage) (ms int64, ok bool, err error) {
+func FlexTime(raw json.RawMessage) (ms int64, ok bool, err error) {
 	s := strings.TrimSpace(string(raw))
 	if s == "" || s == "null" {
 		return 0, false, nil
@@ -99,7 +99,7 @@ func flexTime(raw json.RawMessage) (ms int64, ok bool, err error) {
 }
 
 // attachmentOf builds an attachment note.
-func attachmentOf(name, ctype string, size int) abi.Attachment {
+func AttachmentOf(name, ctype string, size int) abi.Attachment {
 	return abi.Attachment{Name: name, ContentType: ctype, Size: size}
 }
 
@@ -107,22 +107,22 @@ func attachmentOf(name, ctype string, size int) abi.Attachment {
 // value is an object, its keys (with the value when it is a string) and, for
 // object values, their keys.
 type tgHead struct {
-	object bool
-	keys   map[string]string
-	sub    map[string]map[string]bool
+	Object bool
+	Keys   map[string]string
+	Sub    map[string]map[string]bool
 }
 
 // tgScanHead reads the top two levels of a JSON object from head, which may be cut
 // anywhere: it stops quietly at the first token it cannot read. The Discord reader
 // uses it too.
-func tgScanHead(head []byte) tgHead {
-	h := tgHead{keys: map[string]string{}, sub: map[string]map[string]bool{}}
-	dec := json.NewDecoder(bytes.NewReader(trimUTF8BOM(head)))
+func ScanTopKeys(head []byte) tgHead {
+	h := tgHead{Keys: map[string]string{}, Sub: map[string]map[string]bool{}}
+	dec := json.NewDecoder(bytes.NewReader(TrimUTF8BOM(head)))
 	tok, err := dec.Token()
 	if err != nil || tok != json.Delim('{') {
 		return h
 	}
-	h.object = true
+	h.Object = true
 	type frame struct {
 		obj       bool
 		expectKey bool
@@ -150,13 +150,13 @@ func tgScanHead(head []byte) tgHead {
 			switch depth {
 			case 1:
 				curKey = k
-				h.keys[k] = ""
+				h.Keys[k] = ""
 			case 2:
 				if f.top != "" {
-					if h.sub[f.top] == nil {
-						h.sub[f.top] = map[string]bool{}
+					if h.Sub[f.top] == nil {
+						h.Sub[f.top] = map[string]bool{}
 					}
-					h.sub[f.top][k] = true
+					h.Sub[f.top][k] = true
 				}
 			}
 			continue
@@ -171,7 +171,7 @@ func tgScanHead(head []byte) tgHead {
 		}
 		if depth == 1 {
 			if s, ok := tok.(string); ok {
-				h.keys[curKey] = s
+				h.Keys[curKey] = s
 			}
 		}
 		if f.obj {
@@ -184,16 +184,16 @@ func tgScanHead(head []byte) tgHead {
 // tgFileName is the base name of an exported file path, or "" when the export did
 // not include the file ("(File not included. Change data exporting settings to
 // download.)").
-func tgFileName(p string) string {
+func ExportFileName(p string) string {
 	p = strings.TrimSpace(p)
 	if p == "" || strings.HasPrefix(p, "(") {
 		return ""
 	}
-	return tgClean(path.Base(filepath.ToSlash(p)))
+	return CleanText(path.Base(filepath.ToSlash(p)))
 }
 
 // tgMime is the given content type, else the one the file name's extension implies.
-func tgMime(name, ctype string) string {
+func MimeType(name, ctype string) string {
 	if ctype = strings.TrimSpace(ctype); ctype != "" {
 		return ctype
 	}
@@ -210,9 +210,9 @@ func tgMime(name, ctype string) string {
 
 // tgRawString reads a raw JSON scalar as a string: a string's value, a number's or
 // boolean's literal; "" for null, objects and arrays.
-func tgRawString(raw json.RawMessage) string {
+func RawString(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
-	if len(raw) == 0 || tgIsNull(raw) {
+	if len(raw) == 0 || IsNull(raw) {
 		return ""
 	}
 	switch raw[0] {
@@ -229,27 +229,27 @@ func tgRawString(raw json.RawMessage) string {
 }
 
 // tgRawInt reads a raw JSON number (or numeric string) as an int; 0 when it is not one.
-func tgRawInt(raw json.RawMessage) int {
-	n, err := strconv.ParseInt(strings.TrimSpace(tgRawString(raw)), 10, 64)
+func RawInt(raw json.RawMessage) int {
+	n, err := strconv.ParseInt(strings.TrimSpace(RawString(raw)), 10, 64)
 	if err != nil || n < 0 || n > 1<<40 {
 		return 0
 	}
 	return int(n)
 }
 
-func tgIsNull(raw json.RawMessage) bool {
+func IsNull(raw json.RawMessage) bool {
 	return string(bytes.TrimSpace(raw)) == "null"
 }
 
 // tgClean makes text from an export safe to store: valid UTF-8, LF line ends, no
 // control characters, no surrounding space. The WhatsApp and Discord readers use it.
-func tgClean(s string) string {
-	return strings.TrimSpace(stripControls(sanitizeUTF8(normalizeNewlines([]byte(s)))))
+func CleanText(s string) string {
+	return strings.TrimSpace(StripControls(SanitizeUTF8(NormalizeNewlines([]byte(s)))))
 }
 
 // tgDecodeErr describes an error decoding part of a file (no byte offset: the
 // decoder's offset would be relative to that part).
-func tgDecodeErr(err error) error {
+func DecodeErr(err error) error {
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) {
 		field := te.Field
@@ -263,12 +263,12 @@ func tgDecodeErr(err error) error {
 
 // chatTimeOK reports whether ms is a plausible message time: 1980 to 2200 (an
 // export's zero or garbage never dates a message to 1970).
-func chatTimeOK(ms int64) bool {
+func ChatTimeOK(ms int64) bool {
 	return ms >= chatMinMS && ms < chatMaxMS
 }
 
 // clip returns the first n characters of s on one line, "…" marking a cut.
-func clip(s string, n int) string {
+func Clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= n {
 		return s
@@ -277,7 +277,7 @@ func clip(s string, n int) string {
 	return strings.TrimSpace(string(r[:n])) + "…"
 }
 
-func firstNonEmpty(ss ...string) string {
+func FirstNonEmpty(ss ...string) string {
 	for _, s := range ss {
 		if strings.TrimSpace(s) != "" {
 			return strings.TrimSpace(s)
@@ -290,22 +290,22 @@ func firstNonEmpty(ss ...string) string {
 // object's keys and the keys of its first message, or the keys of the first element
 // of a top-level array. The start may be cut anywhere: scanJSONHead stops quietly
 // at the first token it cannot read.
-type jsonHead struct {
-	object, array bool
-	keys          map[string]bool // top-level keys (of the first element for an array)
-	first         map[string]bool // keys of the first entry of "messages"
-	authorString  bool            // the first message's author is a string
+type JSONHead struct {
+	Object, Array bool
+	Keys          map[string]bool // top-level keys (of the first element for an array)
+	First         map[string]bool // keys of the first entry of "messages"
+	AuthorString  bool            // the first message's author is a string
 	tooDeep       bool            // nested deeper than maxJSONDepth
 }
 
 // shape names the input shape the head shows ("" for none). An object of a Telegram
 // export (a chat with type and id, or a whole export) or of a Discord export (guild)
 // is none: their readers own them.
-func (h *jsonHead) shape() string {
-	if !h.object {
+func (h *JSONHead) Shape() string {
+	if !h.Object {
 		return ""
 	}
-	has := func(k string) bool { return h.keys[k] }
+	has := func(k string) bool { return h.Keys[k] }
 	switch {
 	case has("guild") || has("chats") || has("left_chats") || has("personal_information") || has("messages") && has("type") && has("id"):
 		return ""
@@ -313,9 +313,9 @@ func (h *jsonHead) shape() string {
 		return "emailthread"
 	case has("messages") && (has("platform") || has("channel_label")):
 		return "chat"
-	case has("messages") && h.first["sent_at"]:
+	case has("messages") && h.First["sent_at"]:
 		return "emailthread"
-	case has("messages") && h.first["author"] && h.authorString && h.first["timestamp"] && h.first["text"]:
+	case has("messages") && h.First["author"] && h.AuthorString && h.First["timestamp"] && h.First["text"]:
 		return "chat"
 	case has("body") || has("title") && has("modified_at"):
 		return "document"
@@ -326,15 +326,15 @@ func (h *jsonHead) shape() string {
 // claimed says the reference reader should read a file with this head: it has one
 // of the shapes, or it is a top-level array of such objects or nests too deep, which
 // read then fails with the reason (a .json file meant as input, wrongly made).
-func (h *jsonHead) claimed() bool {
-	if h.shape() != "" || h.tooDeep {
+func (h *JSONHead) Claimed() bool {
+	if h.Shape() != "" || h.tooDeep {
 		return true
 	}
-	if !h.array {
+	if !h.Array {
 		return false
 	}
 	for _, k := range []string{"platform", "channel_label", "thread_subject", "messages", "body", "modified_at"} {
-		if h.keys[k] {
+		if h.Keys[k] {
 			return true
 		}
 	}
@@ -342,9 +342,9 @@ func (h *jsonHead) claimed() bool {
 }
 
 // scanJSONHead reads the shape of the JSON text that head starts.
-func scanJSONHead(head []byte) jsonHead {
-	h := jsonHead{keys: map[string]bool{}, first: map[string]bool{}}
-	head = trimUTF8BOM(head)
+func ScanJSONHead(head []byte) JSONHead {
+	h := JSONHead{Keys: map[string]bool{}, First: map[string]bool{}}
+	head = TrimUTF8BOM(head)
 	depth, inStr, esc := 0, false, false
 	for _, c := range head {
 		switch {
@@ -374,9 +374,9 @@ func scanJSONHead(head []byte) jsonHead {
 	}
 	switch tok {
 	case json.Delim('{'):
-		h.object = true
+		h.Object = true
 		_ = scanObjectKeys(dec, func(k string) bool {
-			h.keys[k] = true
+			h.Keys[k] = true
 			if k != "messages" {
 				return false
 			}
@@ -395,11 +395,11 @@ func scanJSONHead(head []byte) jsonHead {
 					return true
 				}
 			} else if scanObjectKeys(dec, func(k string) bool {
-				h.first[k] = true
+				h.First[k] = true
 				if k == "author" {
 					t, err := dec.Token()
-					_, h.authorString = t.(string)
-					if err == nil && !h.authorString {
+					_, h.AuthorString = t.(string)
+					if err == nil && !h.AuthorString {
 						skipJSONValueRest(dec, t)
 					}
 					return true
@@ -412,9 +412,9 @@ func scanJSONHead(head []byte) jsonHead {
 			return true
 		})
 	case json.Delim('['):
-		h.array = true
+		h.Array = true
 		if t, err := dec.Token(); err == nil && t == json.Delim('{') {
-			_ = scanObjectKeys(dec, func(k string) bool { h.keys[k] = true; return false })
+			_ = scanObjectKeys(dec, func(k string) bool { h.Keys[k] = true; return false })
 		}
 	}
 	return h

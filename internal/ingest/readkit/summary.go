@@ -1,4 +1,4 @@
-package ingest
+package readkit
 
 import (
 	"fmt"
@@ -96,7 +96,7 @@ type Summary struct {
 	// Interrupted says the run was cancelled before it read everything.
 	Interrupted bool
 	// readFiles lists the files and folders handed to readers (Options.Report).
-	readFiles []readFile
+	ReadFiles []FileRead
 }
 
 // Line is the one-line summary printed after every ingest.
@@ -135,30 +135,30 @@ func (s *Summary) Line() string {
 
 // Skip reasons counted in Summary.SkippedBy.
 const (
-	reasonUnknown    = "not a known mail, chat or document format"
-	reasonSymlink    = "symbolic link: not followed"
-	reasonNotRegular = "not a regular file"
+	ReasonUnknown    = "not a known mail, chat or document format"
+	ReasonSymlink    = "symbolic link: not followed"
+	ReasonNotRegular = "not a regular file"
 	reasonHidden     = "hidden"
 )
 
 // maxWalkDepth bounds folder nesting.
-const maxWalkDepth = 64
+const MaxWalkDepth = 64
 
 // readHead returns the first headBytes of a file (nil when it cannot be read; the
 // reader then reports the error).
-func readHead(p string) []byte {
-	f, err := vOpen(p)
+func ReadHead(p string) []byte {
+	f, err := Open(p)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	b := make([]byte, headBytes)
+	b := make([]byte, HeadBytes)
 	n, _ := io.ReadFull(f, b)
 	return b[:n]
 }
 
-func modTime(p string) time.Time {
-	if st, err := vStat(p); err == nil {
+func ModTime(p string) time.Time {
+	if st, err := Stat(p); err == nil {
 		return st.ModTime().UTC()
 	}
 	return time.Now().UTC()

@@ -1,4 +1,4 @@
-package ingest
+package readkit
 
 import (
 	"bufio"
@@ -15,21 +15,21 @@ import (
 
 // Skip reasons of files that no reader reads (see unknownReason).
 const (
-	reasonNestedArchive  = "archive inside an archive: not read (unpack the outer archive and ingest the inner one)"
-	reasonUnknownText    = "text of no known mail, chat or document format (use --kind docs to read it as a document)"
-	reasonHiddenFile     = "hidden file: not read"
-	reasonHiddenFolder   = "hidden folder: not read"
-	reasonMHSequences    = "MH sequences file: folder metadata, not a message"
-	reasonTextBundleInfo = "TextBundle metadata: its dates are read with the note's text"
+	ReasonNestedArchive  = "archive inside an archive: not read (unpack the outer archive and ingest the inner one)"
+	ReasonUnknownText    = "text of no known mail, chat or document format (use --kind docs to read it as a document)"
+	ReasonHiddenFile     = "hidden file: not read"
+	ReasonHiddenFolder   = "hidden folder: not read"
+	ReasonMHSequences    = "MH sequences file: folder metadata, not a message"
+	ReasonTextBundleInfo = "TextBundle metadata: its dates are read with the note's text"
 	// reasonAppleAttachment: Apple Mail keeps a message's attachments in
 	// Attachments/<n>/ beside Messages/<n>.partial.emlx.
-	reasonAppleAttachment = "attachment of the Apple Mail message Messages/<n>.partial.emlx beside it: part of that message, not a document of its own"
+	ReasonAppleAttachment = "attachment of the Apple Mail message Messages/<n>.partial.emlx beside it: part of that message, not a document of its own"
 )
 
 // unknownReason says why a file no reader recognised is skipped. Formats people
 // often have that are not read get their own reason, with what to do instead;
 // --kind is suggested only for text, which --kind docs would read.
-func unknownReason(p string, head []byte) string {
+func UnknownReason(p string, head []byte) string {
 	base := strings.ToLower(filepath.Base(p))
 	ext := path.Ext(base)
 	switch {
@@ -43,28 +43,28 @@ func unknownReason(p string, head []byte) string {
 	case strings.HasPrefix(base, "messages") && strings.HasSuffix(base, ".html"):
 		return "Telegram HTML export: not read (export again with \"Machine-readable JSON\")"
 	case base == "info.json" && strings.EqualFold(filepath.Ext(filepath.Dir(p)), ".textbundle"):
-		return reasonTextBundleInfo
+		return ReasonTextBundleInfo
 	case ext == ".svg" || mediaExts[ext] || isMediaHead(head):
-		return reasonMedia
+		return ReasonMedia
 	case ext == ".html" || ext == ".htm" || ext == ".xhtml" || ext == ".xml":
 		return "HTML or XML markup: not read (no reader turns a page into text; save its text as .txt or .md)"
 	case bytes.HasPrefix(head, []byte("%PDF-")):
 		return "PDF: not read (save its text as .txt or .md)"
-	case zipDocumentExts[ext]:
+	case ZipDocumentExts[ext]:
 		return "office or e-book document (" + ext + "): not read (save it as .txt or .md)"
 	case ext == ".tar" || ext == ".gz" || ext == ".tgz" || ext == ".7z" || ext == ".rar" || ext == ".bz2" || ext == ".xz":
 		return "archive of a kind not read in place (only .zip is): unpack it first"
-	case isZipHead(head):
+	case IsZipHead(head):
 		return "zip archive: not read"
 	}
-	if len(head) > 0 && isText(head) {
-		return reasonUnknownText
+	if len(head) > 0 && IsText(head) {
+		return ReasonUnknownText
 	}
-	return reasonUnknown
+	return ReasonUnknown
 }
 
 // reasonMedia is the skip reason of images, audio and video.
-const reasonMedia = "image, audio or video: media are not ingested"
+const ReasonMedia = "image, audio or video: media are not ingested"
 
 // mediaExts are media file name extensions sniffing may not recognise.
 var mediaExts = map[string]bool{".heic": true, ".heif": true, ".opus": true, ".m4a": true, ".mov": true, ".mkv": true, ".tif": true, ".tiff": true, ".ico": true}
@@ -78,12 +78,12 @@ func isMediaHead(head []byte) bool {
 
 // zipDocumentExts are formats stored as zip files that are documents, not
 // exports to walk.
-var zipDocumentExts = map[string]bool{".docx": true, ".xlsx": true, ".pptx": true, ".odt": true, ".ods": true, ".odp": true,
+var ZipDocumentExts = map[string]bool{".docx": true, ".xlsx": true, ".pptx": true, ".odt": true, ".ods": true, ".odp": true,
 	".epub": true, ".pages": true, ".numbers": true, ".key": true, ".jar": true, ".apk": true, ".ipa": true, ".xpi": true, ".whl": true}
 
 // isText reports whether head looks like text: valid UTF-8 (a rune cut at the
 // end aside) without NUL bytes.
-func isText(head []byte) bool {
+func IsText(head []byte) bool {
 	if bytes.IndexByte(head, 0) >= 0 {
 		return false
 	}
@@ -100,7 +100,7 @@ func isText(head []byte) bool {
 // skipListEach is how many skipped files SkipLines names per reason before it
 // writes the rest to a list file: a few files are named one by one, a Maildir of
 // 10,000 files not.
-const skipListEach = 10
+const SkipListEach = 10
 
 // SkipLines returns the lines that name the run's skipped files on stderr: every
 // file when a reason holds at most skipListEach, else the first skipListEach and a
@@ -126,7 +126,7 @@ func (s *Summary) SkipLines(listPath string) ([]string, error) {
 	for _, why := range reasons {
 		ps := by[why]
 		for i, p := range ps {
-			if i == skipListEach {
+			if i == SkipListEach {
 				long = true
 				lines = append(lines, fmt.Sprintf("skipped: ... and %d more (ingest --report FILE lists every file): %s", len(ps)-i, why))
 				break

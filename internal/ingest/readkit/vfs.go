@@ -1,4 +1,4 @@
-package ingest
+package readkit
 
 import (
 	"archive/zip"
@@ -28,8 +28,8 @@ import (
 // archiveLimits bound what one archive may unpack to, against zip bombs and
 // hostile archives. A real export (a Slack workspace, a WhatsApp chat with media, a
 // Takeout part) stays far below them.
-var archiveLimits = struct {
-	members    int    // entries in the central directory
+var ArchiveLimits = struct {
+	Members    int    // entries in the central directory
 	totalBytes uint64 // sum of the members' uncompressed sizes
 	// ratio is the largest uncompressed/compressed size of one member above
 	// ratioFloor bytes, and of the whole archive once its members unpack to
@@ -38,7 +38,7 @@ var archiveLimits = struct {
 	// compresses 5-20 times, a bomb thousands of times.
 	ratio      uint64
 	ratioFloor uint64
-}{members: 200_000, totalBytes: 16 << 30, ratio: 200, ratioFloor: 1 << 20}
+}{Members: 200_000, totalBytes: 16 << 30, ratio: 200, ratioFloor: 1 << 20}
 
 // mount is one archive mounted at its path.
 type mount struct {
@@ -56,13 +56,13 @@ var (
 )
 
 // isZipHead reports whether a file's first bytes are a zip archive's.
-func isZipHead(head []byte) bool {
+func IsZipHead(head []byte) bool {
 	return bytes.HasPrefix(head, []byte("PK\x03\x04")) || bytes.HasPrefix(head, []byte("PK\x05\x06"))
 }
 
 // mountArchive opens the zip archive at p, checks it against archiveLimits and
 // mounts its members at p. The caller unmounts it (unmountArchive) when done.
-func mountArchive(p string) error {
+func MountArchive(p string) error {
 	p = filepath.Clean(p)
 	mountsMu.Lock()
 	defer mountsMu.Unlock()
@@ -84,7 +84,7 @@ func mountArchive(p string) error {
 }
 
 // unmountArchive drops one mount of p made by mountArchive.
-func unmountArchive(p string) {
+func UnmountArchive(p string) {
 	p = filepath.Clean(p)
 	mountsMu.Lock()
 	defer mountsMu.Unlock()
@@ -102,8 +102,8 @@ func unmountArchive(p string) {
 // checkArchive refuses an archive that would unpack outside itself or to more
 // than archiveLimits allow, naming the member at fault.
 func checkArchive(zr *zip.Reader) error {
-	if len(zr.File) > archiveLimits.members {
-		return fmt.Errorf("zip archive: %d members, more than the %d read from one archive: not read (unpack it and ingest the folder)", len(zr.File), archiveLimits.members)
+	if len(zr.File) > ArchiveLimits.Members {
+		return fmt.Errorf("zip archive: %d members, more than the %d read from one archive: not read (unpack it and ingest the folder)", len(zr.File), ArchiveLimits.Members)
 	}
 	var total, packed uint64
 	for _, f := range zr.File {
@@ -113,15 +113,15 @@ func checkArchive(zr *zip.Reader) error {
 		}
 		total += f.UncompressedSize64
 		packed += f.CompressedSize64
-		if total > archiveLimits.totalBytes {
-			return fmt.Errorf("zip archive: members unpack to more than %d GiB: archive refused (a zip bomb, or unpack it and ingest the folder)", archiveLimits.totalBytes>>30)
+		if total > ArchiveLimits.totalBytes {
+			return fmt.Errorf("zip archive: members unpack to more than %d GiB: archive refused (a zip bomb, or unpack it and ingest the folder)", ArchiveLimits.totalBytes>>30)
 		}
-		if f.UncompressedSize64 > archiveLimits.ratioFloor && f.UncompressedSize64 > archiveLimits.ratio*max(f.CompressedSize64, 1) {
+		if f.UncompressedSize64 > ArchiveLimits.ratioFloor && f.UncompressedSize64 > ArchiveLimits.ratio*max(f.CompressedSize64, 1) {
 			return fmt.Errorf("zip archive: member %s expands %d times (%d bytes from %d): archive refused as a zip bomb", SafeName(f.Name), f.UncompressedSize64/max(f.CompressedSize64, 1), f.UncompressedSize64, f.CompressedSize64)
 		}
 	}
-	if total > archiveLimits.ratioFloor && total > archiveLimits.ratio*max(packed, 1) {
-		return fmt.Errorf("zip archive: its %d members expand %d times in all (%d bytes from %d), more than the %d times text does: archive refused as a zip bomb", len(zr.File), total/max(packed, 1), total, packed, archiveLimits.ratio)
+	if total > ArchiveLimits.ratioFloor && total > ArchiveLimits.ratio*max(packed, 1) {
+		return fmt.Errorf("zip archive: its %d members expand %d times in all (%d bytes from %d), more than the %d times text does: archive refused as a zip bomb", len(zr.File), total/max(packed, 1), total, packed, ArchiveLimits.ratio)
 	}
 	return nil
 }
@@ -147,13 +147,13 @@ func resolve(p string) (fsys fs.FS, name string, ok bool) {
 }
 
 // inArchive reports whether p names a member of a mounted archive.
-func inArchive(p string) bool {
+func InArchive(p string) bool {
 	_, name, ok := resolve(p)
 	return ok && name != "."
 }
 
 // vOpen opens a file on disk or in a mounted archive.
-func vOpen(p string) (fs.File, error) {
+func Open(p string) (fs.File, error) {
 	if fsys, name, ok := resolve(p); ok {
 		f, err := fsys.Open(name)
 		if err != nil {
@@ -166,7 +166,7 @@ func vOpen(p string) (fs.File, error) {
 
 // vReadDir lists a folder on disk or in a mounted archive, sorted by name (a
 // mounted archive lists as a folder).
-func vReadDir(p string) ([]fs.DirEntry, error) {
+func ReadDir(p string) ([]fs.DirEntry, error) {
 	if fsys, name, ok := resolve(p); ok {
 		es, err := fs.ReadDir(fsys, name)
 		if err != nil {
@@ -179,7 +179,7 @@ func vReadDir(p string) ([]fs.DirEntry, error) {
 
 // vStat stats a file or folder on disk or in a mounted archive (a mounted
 // archive stats as a folder).
-func vStat(p string) (fs.FileInfo, error) {
+func Stat(p string) (fs.FileInfo, error) {
 	if fsys, name, ok := resolve(p); ok {
 		st, err := fs.Stat(fsys, name)
 		if err != nil {
@@ -192,9 +192,9 @@ func vStat(p string) (fs.FileInfo, error) {
 
 // vLstat is vStat without following a symbolic link on disk (an archive's
 // symbolic links are never followed: they stat as links).
-func vLstat(p string) (fs.FileInfo, error) {
+func Lstat(p string) (fs.FileInfo, error) {
 	if _, _, ok := resolve(p); ok {
-		return vStat(p)
+		return Stat(p)
 	}
 	return os.Lstat(p)
 }
@@ -210,8 +210,8 @@ func archiveErr(p string, err error) error {
 }
 
 // vReadAll reads a whole file, at most limit bytes (ok is false past it).
-func vReadAll(p string, limit int64) ([]byte, bool, error) {
-	f, err := vOpen(p)
+func ReadAll(p string, limit int64) ([]byte, bool, error) {
+	f, err := Open(p)
 	if err != nil {
 		return nil, false, err
 	}
@@ -224,7 +224,7 @@ func vReadAll(p string, limit int64) ([]byte, bool, error) {
 }
 
 // nestedArchiveName reports whether a member name is an archive of its own.
-func nestedArchiveName(name string) bool {
+func NestedArchiveName(name string) bool {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".zip", ".bear2bk", ".tar", ".gz", ".tgz", ".7z", ".rar", ".bz2", ".xz":
 		return true
@@ -233,6 +233,6 @@ func nestedArchiveName(name string) bool {
 }
 
 // sortEntries sorts folder entries by name.
-func sortEntries(es []fs.DirEntry) {
+func SortEntries(es []fs.DirEntry) {
 	sort.Slice(es, func(i, j int) bool { return es[i].Name() < es[j].Name() })
 }

@@ -1,4 +1,4 @@
-package ingest
+package readkit
 
 import (
 	"strings"
@@ -17,7 +17,7 @@ var reBlankRuns = lazyre.New(`\n{3,}`)
 // list items "- ", and links keep their target as "label (url)". It uses the HTML5
 // tokenizer, so unclosed tags, stray '<' and '>' inside attributes and broken
 // markup read as a browser reads them.
-func htmlToText(s string) string {
+func HTMLToText(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) / 2)
 	z := xhtml.NewTokenizer(strings.NewReader(s))

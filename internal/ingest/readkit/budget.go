@@ -1,4 +1,4 @@
-package ingest
+package readkit
 
 import (
 	"fmt"
@@ -10,7 +10,7 @@ import (
 )
 
 // budget is the pipeline's bound on sources in flight (see inflightBytes).
-type budget struct {
+type Budget struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
 	used    int64
@@ -19,21 +19,21 @@ type budget struct {
 	limit   int64
 	// starved wakes the writer when a source waits for room, so that it commits the
 	// open batch now instead of when the batch's time is up.
-	starved chan struct{}
+	Starved chan struct{}
 }
 
-func newBudget(limit int64) *budget {
-	b := &budget{limit: limit, starved: make(chan struct{}, 1)}
+func NewBudget(limit int64) *Budget {
+	b := &Budget{limit: limit, Starved: make(chan struct{}, 1)}
 	b.cond = sync.NewCond(&b.mu)
 	return b
 }
 
-func (b *budget) acquire(size int64) {
+func (b *Budget) Acquire(size int64) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	for b.n >= 2 && b.used+size > b.limit {
 		select {
-		case b.starved <- struct{}{}:
+		case b.Starved <- struct{}{}:
 		default:
 		}
 		b.waiters++
@@ -44,7 +44,7 @@ func (b *budget) acquire(size int64) {
 	b.n++
 }
 
-func (b *budget) release(size int64) {
+func (b *Budget) Release(size int64) {
 	b.mu.Lock()
 	b.used -= size
 	b.n--
@@ -53,7 +53,7 @@ func (b *budget) release(size int64) {
 }
 
 // waiting reports whether a source waits for room.
-func (b *budget) waiting() bool {
+func (b *Budget) Waiting() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	return b.waiters > 0
@@ -63,7 +63,7 @@ func (b *budget) waiting() bool {
 // stage, summed over the goroutines that run it; stages overlap (reading and
 // parsing, preparing and writing run at the same time), so they add up to more than
 // the run's wall time when they overlap well.
-type runTimes struct {
+type RunTimes struct {
 	mu sync.Mutex
 	// read: reading and parsing the input (readers, outside parse and clean);
 	// parse: parsing mail messages (MIME, headers, charsets, HTML; across workers);
@@ -71,41 +71,41 @@ type runTimes struct {
 	// blocked: the readers waiting for room in the write pipeline;
 	// chunk: chunking with entity extraction; summaries: summary trees;
 	// optimize: compacting the full-text index at the end.
-	read, parse, clean, thread, blocked, chunk, summaries, optimize time.Duration
+	Read, Parse, Clean, Thread, Blocked, Chunk, Summaries, Optimize time.Duration
 	batch                                                           memtree.BatchTimes
 }
 
-func (t *runTimes) add(d *time.Duration, x time.Duration) {
+func (t *RunTimes) Add(d *time.Duration, x time.Duration) {
 	t.mu.Lock()
 	*d += x
 	t.mu.Unlock()
 }
 
-func (t *runTimes) setBatch(b memtree.BatchTimes) {
+func (t *RunTimes) SetBatch(b memtree.BatchTimes) {
 	t.mu.Lock()
 	t.batch = b
 	t.mu.Unlock()
 }
 
 // line renders the times as one line.
-func (t *runTimes) line(wall time.Duration) string {
+func (t *RunTimes) Line(wall time.Duration) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	s := func(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
 	parts := []string{
 		"wall " + s(wall),
-		"read " + s(t.read),
-		"parse " + s(t.parse) + " (of which clean " + s(t.clean) + ")",
-		"thread " + s(t.thread),
-		"waiting for the writer " + s(t.blocked),
-		"chunk+entities " + s(t.chunk),
-		"summaries " + s(t.summaries),
+		"read " + s(t.Read),
+		"parse " + s(t.Parse) + " (of which clean " + s(t.Clean) + ")",
+		"thread " + s(t.Thread),
+		"waiting for the writer " + s(t.Blocked),
+		"chunk+entities " + s(t.Chunk),
+		"summaries " + s(t.Summaries),
 		"rows " + s(t.batch.Rows-t.batch.Merge),
 		"merge " + s(t.batch.Merge),
 		"entities " + s(t.batch.Entities),
 		"FTS " + s(t.batch.FTS),
 		"commit " + s(t.batch.Commit),
-		"optimize " + s(t.optimize),
+		"optimize " + s(t.Optimize),
 	}
 	return "ingest: where the time went: " + strings.Join(parts, ", ")
 }

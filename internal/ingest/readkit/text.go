@@ -1,4 +1,4 @@
-package ingest
+package readkit
 
 import (
 	"bytes"
@@ -16,13 +16,13 @@ import (
 
 // maxLineBytes is the longest line a text document may have. Longer lines are not
 // prose (minified data, a dump without newlines) and are rejected with a clear error.
-const maxLineBytes = 1 << 20
+const MaxLineBytes = 1 << 20
 
 // maxFileBytes bounds how much of one document or JSON file is read into memory.
-const maxFileBytes = 64 << 20
+const MaxFileBytes = 64 << 20
 
 // normalizeNewlines turns CRLF and bare CR into LF.
-func normalizeNewlines(b []byte) []byte {
+func NormalizeNewlines(b []byte) []byte {
 	if bytes.IndexByte(b, '\r') < 0 {
 		return b
 	}
@@ -44,7 +44,7 @@ func normalizeNewlines(b []byte) []byte {
 // decodeFallback turns bytes in an unknown or unreliable charset into UTF-8: valid
 // UTF-8 stays as it is, anything else is read as Windows-1252 (a superset of the
 // printable Latin-1 range), which never fails.
-func decodeFallback(b []byte) string {
+func DecodeFallback(b []byte) string {
 	if utf8.Valid(b) {
 		return string(b)
 	}
@@ -57,22 +57,22 @@ func decodeFallback(b []byte) string {
 
 // decodeCharset converts b from the named charset to UTF-8. known is false when the
 // charset is not recognised; the text is then decoded with decodeFallback.
-func decodeCharset(charset string, b []byte) (s string, known bool) {
+func DecodeCharset(charset string, b []byte) (s string, known bool) {
 	cs := strings.ToLower(strings.TrimSpace(charset))
 	switch cs {
 	case "", "utf-8", "utf8", "us-ascii", "ascii":
-		return sanitizeUTF8(b), true
+		return SanitizeUTF8(b), true
 	}
-	if checkCharset(cs) != nil {
-		return decodeFallback(b), false
+	if CheckCharset(cs) != nil {
+		return DecodeFallback(b), false
 	}
 	r, err := mcharset.Reader(cs, bytes.NewReader(b))
 	if err != nil {
-		return decodeFallback(b), false
+		return DecodeFallback(b), false
 	}
 	out, err := io.ReadAll(r)
 	if err != nil {
-		return decodeFallback(b), false
+		return DecodeFallback(b), false
 	}
 	return string(out), true
 }
@@ -80,12 +80,12 @@ func decodeCharset(charset string, b []byte) (s string, known bool) {
 // sanitizeUTF8 returns b as valid UTF-8: a body that claims UTF-8 but is not is
 // read as Windows-1252 when that is plausible (no valid multi-byte sequence at
 // all), otherwise invalid sequences become U+FFFD.
-func sanitizeUTF8(b []byte) string {
+func SanitizeUTF8(b []byte) string {
 	if utf8.Valid(b) {
 		return string(b)
 	}
 	if !hasMultibyteUTF8(b) {
-		return decodeFallback(b)
+		return DecodeFallback(b)
 	}
 	s, _ := replaceInvalidUTF8(b)
 	return s
@@ -134,7 +134,7 @@ type invalidInfo struct {
 
 // stripControls removes control characters other than newline and tab; they carry
 // no text and confuse terminals and tokenizers.
-func stripControls(s string) string {
+func StripControls(s string) string {
 	clean := true
 	for _, r := range s {
 		if r != '\n' && r != '\t' && (unicode.IsControl(r) || r == '\uFEFF') {
@@ -158,40 +158,40 @@ func stripControls(s string) string {
 
 // textFile is the decoded content of a text document plus what had to be repaired.
 type textFile struct {
-	text  string
-	notes []string // repairs made (UTF-16 decoded, invalid bytes replaced, ...)
+	Text  string
+	Notes []string // repairs made (UTF-16 decoded, invalid bytes replaced, ...)
 }
 
 // errEmpty marks an empty input: nothing to ingest, not a failure.
-var errEmpty = fmt.Errorf("empty file: nothing to ingest")
+var ErrEmpty = fmt.Errorf("empty file: nothing to ingest")
 
 // decodeTextFile checks that b is text and returns it as valid UTF-8 with LF line
 // endings. Binary data and over-long lines are errors naming the byte offset.
 // readTextFile reads and decodes the chat or text file at path for a reader: a
 // file it cannot read is a failure, an empty one a warning; ok is false for both
 // (each told to rep).
-func readTextFile(path string, rep *report) (tf textFile, ok bool) {
-	b, err := readFileLimited(path)
+func ReadTextFile(path string, rep *Report) (tf textFile, ok bool) {
+	b, err := ReadFileLimited(path)
 	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+		rep.Fail(FileError{Path: path, Err: err})
 		return tf, false
 	}
-	tf, err = decodeTextFile(b)
-	if errors.Is(err, errEmpty) {
-		rep.warn(path, "", "empty file: nothing to ingest")
+	tf, err = DecodeTextFile(b)
+	if errors.Is(err, ErrEmpty) {
+		rep.Warn(path, "", "empty file: nothing to ingest")
 		return tf, false
 	}
 	if err != nil {
-		rep.fail(FileError{Path: path, Err: err})
+		rep.Fail(FileError{Path: path, Err: err})
 		return tf, false
 	}
 	return tf, true
 }
 
-func decodeTextFile(b []byte) (textFile, error) {
+func DecodeTextFile(b []byte) (textFile, error) {
 	var tf textFile
 	if len(bytes.TrimSpace(b)) == 0 {
-		return tf, errEmpty
+		return tf, ErrEmpty
 	}
 	switch {
 	case bytes.HasPrefix(b, []byte{0xFF, 0xFE}), bytes.HasPrefix(b, []byte{0xFE, 0xFF}):
@@ -201,7 +201,7 @@ func decodeTextFile(b []byte) (textFile, error) {
 			return tf, fmt.Errorf("byte 0: file starts with a UTF-16 byte-order mark but does not decode as UTF-16: %w; save it as UTF-8", err)
 		}
 		b = out
-		tf.notes = append(tf.notes, "decoded from UTF-16 (byte-order mark)")
+		tf.Notes = append(tf.Notes, "decoded from UTF-16 (byte-order mark)")
 	case bytes.HasPrefix(b, []byte{0xEF, 0xBB, 0xBF}):
 		b = b[3:]
 	}
@@ -211,17 +211,17 @@ func decodeTextFile(b []byte) (textFile, error) {
 	if off, ok := binaryLooking(b); ok {
 		return tf, fmt.Errorf("byte %d: mostly control characters and invalid UTF-8: this is a binary file, not text; skipped", off)
 	}
-	if line, off, n := longestLine(b); n > maxLineBytes {
-		return tf, fmt.Errorf("line %d (byte %d) is %d bytes long, over the %d-byte line limit: not a readable document; split it into lines or paragraphs", line, off, n, maxLineBytes)
+	if line, off, n := longestLine(b); n > MaxLineBytes {
+		return tf, fmt.Errorf("line %d (byte %d) is %d bytes long, over the %d-byte line limit: not a readable document; split it into lines or paragraphs", line, off, n, MaxLineBytes)
 	}
-	b = normalizeNewlines(b)
+	b = NormalizeNewlines(b)
 	if utf8.Valid(b) {
-		tf.text = stripControls(string(b))
+		tf.Text = StripControls(string(b))
 		return tf, nil
 	}
 	s, info := replaceInvalidUTF8(b)
-	tf.text = stripControls(s)
-	tf.notes = append(tf.notes, fmt.Sprintf("%d invalid UTF-8 byte(s) replaced with U+FFFD, first at byte %d", info.count, info.first))
+	tf.Text = StripControls(s)
+	tf.Notes = append(tf.Notes, fmt.Sprintf("%d invalid UTF-8 byte(s) replaced with U+FFFD, first at byte %d", info.count, info.first))
 	return tf, nil
 }
 

@@ -1,4 +1,4 @@
-package ingest
+package readkit
 
 import (
 	"encoding/json"
@@ -9,9 +9,9 @@ import (
 
 // readFile is one file or folder a run handed to a reader, with what it yielded
 // (kept only when Options.Report asks for the per-file report).
-type readFile struct {
-	path, kind string
-	yield      int // sources and mail messages read from it
+type FileRead struct {
+	Path, Kind string
+	Yield      int // sources and mail messages read from it
 }
 
 // FileOutcome is what a run did with one file or folder: a row of the report
@@ -45,10 +45,10 @@ func (s *Summary) Outcomes() []FileOutcome {
 		}
 		return o
 	}
-	for _, rf := range s.readFiles {
-		o := get(rf.path)
-		o.Reader = rf.kind
-		o.Sources += rf.yield
+	for _, rf := range s.ReadFiles {
+		o := get(rf.Path)
+		o.Reader = rf.Kind
+		o.Sources += rf.Yield
 	}
 	for _, sk := range s.Skips {
 		o := get(sk.Path)
