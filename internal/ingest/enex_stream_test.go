@@ -2,11 +2,12 @@ package ingest
 
 import (
 	"bufio"
-	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // enexTestExport wraps notes in an export's prologue, DOCTYPE and root.

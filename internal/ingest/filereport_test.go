@@ -4,9 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"path/filepath"
 	"testing"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // TestReportListsEveryFile: with Options.Report every file is in the report with

@@ -4,12 +4,14 @@ import (
 	"archive/zip"
 	"bytes"
 	"fmt"
-	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // mailFile is one small RFC 5322 message.
@@ -56,7 +58,7 @@ func TestMaildirCurOnlyAnyNames(t *testing.T) {
 	if sum.Failures != 0 || len(sum.Unread) != 0 {
 		t.Errorf("failures %d %v, unread %v", sum.Failures, sum.Errors, sum.Unread)
 	}
-	if sum.SkippedBy[reasonMaildirMeta] != 2 {
+	if sum.SkippedBy[mail.ReasonMaildirMeta] != 2 {
 		t.Errorf("a Maildir's metadata files must be named: %v", sum.SkippedBy)
 	}
 	if sum.SkippedBy[readkit.ReasonMHSequences] != 1 {

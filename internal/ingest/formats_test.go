@@ -2,12 +2,13 @@ package ingest
 
 import (
 	"context"
-	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 func TestSlackExport(t *testing.T) {

@@ -4,10 +4,11 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // FuzzEnexScan feeds arbitrary bytes to the streaming .enex scanner: it must

@@ -2,11 +2,13 @@ package ingest
 
 import (
 	"bytes"
-	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // FuzzParseMail feeds arbitrary bytes to the message parser: it must never panic,
@@ -18,18 +20,18 @@ func FuzzParseMail(f *testing.F) {
 	f.Add([]byte("Content-Type: multipart/alternative; boundary=x\n\n--x\nContent-Type: text/html\n\n<p title='>'>t</p><script>s</script>\n"))
 	file := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		pm, err := parseMail(raw, mailDates{file: file})
+		pm, err := mail.ParseMail(raw, mail.MailDates{File: file})
 		if err != nil {
 			return
 		}
-		m := pm.m.Msg
+		m := pm.M.Msg
 		for _, s := range append([]string{m.Text, m.Author, m.AuthorAddr, m.Subject, m.Ref}, m.To...) {
 			if !utf8.ValidString(s) {
 				t.Fatalf("invalid UTF-8 kept: %q", s)
 			}
 		}
-		if pm.m.Date.Year() < earliestMailYear {
-			t.Fatalf("time %v before %d", pm.m.Date, earliestMailYear)
+		if pm.M.Date.Year() < mail.EarliestMailYear {
+			t.Fatalf("time %v before %d", pm.M.Date, mail.EarliestMailYear)
 		}
 	})
 }
@@ -43,10 +45,10 @@ func FuzzReadMbox(f *testing.F) {
 	f.Add([]byte("From Russia with love\nYear: 1963\n"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		total := 0
-		err := readMboxFrom(bytes.NewReader(raw), func(m mboxMessage) error {
-			total += len(m.raw)
-			if m.num < 1 || m.offset < 0 || m.offset > int64(len(raw)) {
-				t.Fatalf("message %d at offset %d of %d bytes", m.num, m.offset, len(raw))
+		err := mail.ReadMboxFrom(bytes.NewReader(raw), func(m mail.MboxMessage) error {
+			total += len(m.Raw)
+			if m.Num < 1 || m.Offset < 0 || m.Offset > int64(len(raw)) {
+				t.Fatalf("message %d at offset %d of %d bytes", m.Num, m.Offset, len(raw))
 			}
 			return nil
 		})
@@ -66,8 +68,8 @@ func FuzzLooseDate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if d, ok := parseLooseDate(s); ok && (d.t.Year() < earliestMailYear || d.t.After(time.Now().AddDate(1, 0, 1))) {
-			t.Fatalf("%q → %v", s, d.t)
+		if d, ok := mail.ParseLooseDate(s); ok && (d.T.Year() < mail.EarliestMailYear || d.T.After(time.Now().AddDate(1, 0, 1))) {
+			t.Fatalf("%q → %v", s, d.T)
 		}
 	})
 }

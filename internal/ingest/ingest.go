@@ -50,6 +50,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/mail"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -122,7 +123,7 @@ type runner struct {
 	done  chan struct{}
 	bud   *readkit.Budget
 	times *readkit.RunTimes
-	thr   threader
+	thr   mail.Threader
 	order []readkit.Reader
 	// yield counts, per path given to Run, the sources and messages read from it.
 	yield []int
@@ -157,7 +158,7 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*readkit.S
 			readkit.UnmountArchive(p)
 		}
 	}()
-	defer r.thr.close()
+	defer r.thr.Close()
 	if opt.Kind != KindAuto && r.forced() == nil {
 		return r.sum, fmt.Errorf("ingest: unknown kind %q: use one of %s, or leave it empty to detect", opt.Kind, strings.Join(Kinds, ", "))
 	}
@@ -603,7 +604,7 @@ func (r *runner) Mail(m *readkit.MailMessage) {
 		r.sum.ReadFiles[r.cur].Yield++
 	}
 	t0 := time.Now()
-	if err := r.thr.add(m); err != nil {
+	if err := r.thr.Add(m); err != nil {
 		r.rep.Fail(readkit.FileError{Path: m.Origin, Err: err})
 	}
 	r.times.Add(&r.times.Thread, time.Since(t0))
@@ -613,7 +614,7 @@ func (r *runner) Mail(m *readkit.MailMessage) {
 func (r *runner) writeThreads(ctx context.Context) {
 	t0, blk0 := time.Now(), r.times.Blocked
 	defer func() { r.times.Add(&r.times.Thread, time.Since(t0)-(r.times.Blocked-blk0)) }()
-	r.thr.eachThread(func(src memtree.SourceInput) bool {
+	r.thr.EachThread(func(src memtree.SourceInput) bool {
 		if ctx.Err() != nil {
 			return false
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/mail"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -254,7 +255,7 @@ func parseEmailThread(b []byte) (*memtree.SourceInput, error) {
 		}
 		mi := memtree.MessageInput{
 			To: m.To, Cc: m.Cc, Subject: strings.TrimSpace(m.Subject), TimestampMS: ts,
-			Text: cleanMailBody(readkit.StripControls(string(readkit.NormalizeNewlines([]byte(m.Body))))),
+			Text: mail.CleanMailBody(readkit.StripControls(string(readkit.NormalizeNewlines([]byte(m.Body))))),
 			Ref:  strings.Trim(strings.TrimSpace(m.SourceRef), "<>"),
 		}
 		if a, err := netmail.ParseAddress(m.From); err == nil {
@@ -272,9 +273,9 @@ func parseEmailThread(b []byte) (*memtree.SourceInput, error) {
 		msgs = append(msgs, mi)
 	}
 	sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].TimestampMS < msgs[j].TimestampMS })
-	title := threadTitle(et.ThreadSubject)
+	title := mail.ThreadTitle(et.ThreadSubject)
 	if title == "" {
-		title = threadTitle(msgs[0].Subject)
+		title = mail.ThreadTitle(msgs[0].Subject)
 	}
 	return &memtree.SourceInput{
 		Kind: memtree.KindEmail, SourceID: "email:" + msgs[0].Ref, Title: title, Provider: prov, Messages: msgs,

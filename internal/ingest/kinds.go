@@ -1,5 +1,9 @@
 package ingest
 
+import (
+	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+)
+
 // Kinds accepted by Options.Kind. Each format family's package names its own
 // readers' kinds; they are repeated here so that callers name every kind through
 // this package.
@@ -10,4 +14,10 @@ const (
 	// EmailThread, DocumentInput). Both are read here (jsoninputs.go).
 	KindChat      = "chat"
 	KindReference = "reference"
+
+	// Mail (package mail).
+	KindMbox    = mail.KindMbox
+	KindEML     = mail.KindEML
+	KindEmlx    = mail.KindEmlx
+	KindMaildir = mail.KindMaildir
 )

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"fmt"
-	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -10,6 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // msgOf returns the collected message with ref and its source.
@@ -313,9 +315,9 @@ func TestThreaderSpillRoundTrip(t *testing.T) {
 	}
 	dir := writeFiles(t, map[string]string{"spill.mbox": mbox})
 	held, _ := runOn(t, Options{}, dir)
-	old := spillAfter
-	spillAfter = 0
-	defer func() { spillAfter = old }()
+	old := mail.SpillAfter
+	mail.SpillAfter = 0
+	defer func() { mail.SpillAfter = old }()
 	spilled, sum := runOn(t, Options{}, dir)
 	if sum.Failures != 0 || len(held.srcs) != 10 {
 		t.Fatalf("failures %v, %d threads", sum.Errors, len(held.srcs))

@@ -3,11 +3,12 @@ package ingest
 import (
 	"context"
 	"encoding/base64"
-	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // writeFiles writes name → content under a fresh temp dir and returns it.

@@ -1,11 +1,12 @@
 package ingest
 
 import (
-	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 func day(y int, m time.Month, d, h, mi int) int64 {

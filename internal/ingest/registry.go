@@ -1,6 +1,9 @@
 package ingest
 
-import "github.com/openhuman/openhuman-core/internal/ingest/readkit"
+import (
+	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
+)
 
 // readers lists the format readers in the order the runner asks them whether they
 // recognise a file or folder: folder formats first, then the JSON exports whose
@@ -10,7 +13,7 @@ import "github.com/openhuman/openhuman-core/internal/ingest/readkit"
 func readers() []readkit.Reader {
 	return []readkit.Reader{
 		slackReader{},
-		maildirReader{},
+		mail.MaildirReader{},
 		matrixReader{},
 		mattermostReader{},
 		signalReader{},
@@ -25,9 +28,9 @@ func readers() []readkit.Reader {
 		dayOneReader{},
 		roamReader{},
 		jsonReader{},
-		mboxReader{},
-		emlxReader{},
-		emlReader{},
+		mail.MboxReader{},
+		mail.EmlxReader{},
+		mail.EMLReader{},
 		imessageReader{},
 		lineReader{},
 		whatsappReader{},

@@ -1,8 +1,9 @@
 package ingest
 
 import (
-	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"path/filepath"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // skipHidden names a hidden entry (".DS_Store", ".git/") as skipped.

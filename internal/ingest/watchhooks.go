@@ -1,9 +1,11 @@
 package ingest
 
 import (
-	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"path/filepath"
 	"strings"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // Hooks for the watch loop (internal/watch), which decides per changed file how
@@ -17,10 +19,10 @@ func IsDocumentFile(p string) bool {
 }
 
 // IsMaildir reports whether the folder p is a Maildir as ingest detects one.
-func IsMaildir(p string) bool { return isMaildir(p) }
+func IsMaildir(p string) bool { return mail.IsMaildir(p) }
 
 // IsMbox reports whether the file p is an mbox as ingest detects one (by its
 // name or its first line).
 func IsMbox(p string) bool {
-	return mboxReader{}.Detect(p, false, readkit.ReadHead(p))
+	return mail.MboxReader{}.Detect(p, false, readkit.ReadHead(p))
 }

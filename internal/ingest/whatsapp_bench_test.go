@@ -3,11 +3,12 @@ package ingest
 import (
 	"context"
 	"fmt"
-	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // BenchmarkWhatsAppRead reads a 60,000-message Android export (24-hour clock, a

@@ -1,11 +1,10 @@
-package ingest
+package mail
 
 import (
 	"bytes"
 	"context"
 	"errors"
 	"fmt"
-	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // Kinds of the mail readers here (Options.Kind, --kind).
@@ -24,11 +25,11 @@ const (
 )
 
 // mboxReader reads mbox files (see readMbox).
-type mboxReader struct{}
+type MboxReader struct{}
 
-func (mboxReader) Kind() string { return KindMbox }
+func (MboxReader) Kind() string { return KindMbox }
 
-func (mboxReader) Detect(p string, dir bool, head []byte) bool {
+func (MboxReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
@@ -45,19 +46,19 @@ func (mboxReader) Detect(p string, dir bool, head []byte) bool {
 	return isSeparator(first, second, true)
 }
 
-func (mboxReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (MboxReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	mtime := readkit.ModTime(in.Path)
 	pool := newMailPool(out, rep)
-	err := readMbox(in.Path, func(m mboxMessage) error {
+	err := readMbox(in.Path, func(m MboxMessage) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		where := fmt.Sprintf("message %d (byte %d)", m.num, m.offset)
+		where := fmt.Sprintf("message %d (byte %d)", m.Num, m.Offset)
 		if m.err != nil {
 			pool.submit(&mailJob{path: in.Path, where: where, cut: m.err})
 			return nil
 		}
-		pool.submit(&mailJob{path: in.Path, where: where, raw: m.raw, dates: mailDates{envelope: m.envDate, file: mtime}, prov: KindMbox})
+		pool.submit(&mailJob{path: in.Path, where: where, raw: m.Raw, dates: MailDates{envelope: m.envDate, File: mtime}, prov: KindMbox})
 		return nil
 	})
 	pool.close()
@@ -72,7 +73,7 @@ func (mboxReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 
 // emitMail parses one raw message and hands it to out; what cannot be kept is
 // reported.
-func emitMail(path, where string, raw []byte, dates mailDates, prov string, out readkit.Output, rep *readkit.Report) {
+func emitMail(path, where string, raw []byte, dates MailDates, prov string, out readkit.Output, rep *readkit.Report) {
 	j := &mailJob{path: path, where: where, raw: raw, dates: dates, prov: prov}
 	j.parse(rep.Times)
 	j.deliver(out, rep)
@@ -82,7 +83,7 @@ func emitMail(path, where string, raw []byte, dates mailDates, prov string, out 
 type mailJob struct {
 	path, where string
 	raw         []byte
-	dates       mailDates
+	dates       MailDates
 	prov        string
 	cut         error // the message could not be cut out of its file: report it only
 	pm          *parsedMail
@@ -96,7 +97,7 @@ func (j *mailJob) parse(times *readkit.RunTimes) {
 		return
 	}
 	t0 := time.Now()
-	j.pm, j.err = parseMail(j.raw, j.dates)
+	j.pm, j.err = ParseMail(j.raw, j.dates)
 	j.raw = nil
 	times.Add(&times.Parse, time.Since(t0))
 	if j.pm != nil {
@@ -123,14 +124,14 @@ func (j *mailJob) deliver(out readkit.Output, rep *readkit.Report) {
 		rep.Warn(path, where, w)
 	}
 	if pm.bodyErr != nil {
-		rep.Fail(readkit.FileError{Path: path, Where: where, Err: fmt.Errorf("message %s kept in part: %w", pm.m.ID, pm.bodyErr)})
+		rep.Fail(readkit.FileError{Path: path, Where: where, Err: fmt.Errorf("message %s kept in part: %w", pm.M.ID, pm.bodyErr)})
 	}
-	pm.m.Prov = j.prov
-	pm.m.Origin = path
+	pm.M.Prov = j.prov
+	pm.M.Origin = path
 	if where != "" {
-		pm.m.Origin = path + " " + where
+		pm.M.Origin = path + " " + where
 	}
-	out.Mail(pm.m)
+	out.Mail(pm.M)
 }
 
 // mailPoolBytes bounds the raw messages a mailPool holds (queued, parsing, parsed
@@ -196,13 +197,13 @@ func (p *mailPool) close() {
 // emlReader reads files that hold one message: .eml, and files of any name whose
 // first lines are a mail header block (spool and Maildir-like folders, test suites'
 // "message.txt").
-type emlReader struct{}
+type EMLReader struct{}
 
-func (emlReader) Kind() string { return KindEML }
+func (EMLReader) Kind() string { return KindEML }
 
 // detect claims .eml files and any file, whatever its name, that starts with a
 // mail header block (Maildir's "1220863087.12663_23.mindcrime", MH's "17").
-func (emlReader) Detect(p string, dir bool, head []byte) bool {
+func (EMLReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
@@ -287,7 +288,7 @@ func looksLikeMailHeader(head []byte) bool {
 	return fields >= 2 && marked
 }
 
-func (emlReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (EMLReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	readOneMail(in, KindEML, out, rep)
 }
 
@@ -303,24 +304,24 @@ func readOneMail(in readkit.Input, prov string, out readkit.Output, rep *readkit
 		rep.Fail(readkit.FileError{Path: in.Path, Err: fmt.Errorf("not mail text: %s", readkit.UnknownReason(in.Path, head))})
 		return
 	}
-	emitMail(in.Path, "", b, mailDates{envelope: maildirTime(filepath.Base(in.Path)), file: readkit.ModTime(in.Path), envelopeIs: "the delivery time of its file name"}, prov, out, rep)
+	emitMail(in.Path, "", b, MailDates{envelope: maildirTime(filepath.Base(in.Path)), File: readkit.ModTime(in.Path), envelopeIs: "the delivery time of its file name"}, prov, out, rep)
 }
 
 // maildirReader reads a Maildir: the messages of cur/ and new/ (tmp/ holds
 // deliveries in progress, not read), and its Maildir++ subfolders (".Sent/cur").
-type maildirReader struct{}
+type MaildirReader struct{}
 
-func (maildirReader) Kind() string { return KindMaildir }
+func (MaildirReader) Kind() string { return KindMaildir }
 
-func (maildirReader) Detect(p string, dir bool, _ []byte) bool {
-	return dir && isMaildir(p)
+func (MaildirReader) Detect(p string, dir bool, _ []byte) bool {
+	return dir && IsMaildir(p)
 }
 
 // isMaildir reports whether p is a Maildir: its cur/ or new/ holds mail (the
 // first files there start with a mail header block, whatever their names), or it
 // has two of cur/, new/ and tmp/ (an empty Maildir). Copies often keep only cur/:
 // git, zip files and backups drop empty folders.
-func isMaildir(p string) bool {
+func IsMaildir(p string) bool {
 	n := 0
 	for _, sub := range []string{"cur", "new", "tmp"} {
 		if st, err := readkit.Lstat(filepath.Join(p, sub)); err == nil && st.IsDir() {
@@ -357,7 +358,7 @@ func holdsMail(dir string) bool {
 
 // read reads a Maildir folder, or one message file (--kind maildir given on a
 // file, or on a folder of message files such as a lone cur/).
-func (maildirReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (MaildirReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	if st, err := readkit.Stat(in.Path); err == nil && !st.IsDir() {
 		readOneMail(in, KindMaildir, out, rep)
 		return
@@ -423,7 +424,7 @@ func readMaildirExtras(ctx context.Context, dir string, depth int, top bool, poo
 		case top && (name == "cur" || name == "new" || name == "tmp"):
 		case e.Type()&os.ModeSymlink != 0:
 			rep.Skip(p, readkit.ReasonSymlink)
-		case e.IsDir() && isMaildir(p):
+		case e.IsDir() && IsMaildir(p):
 			readMaildir(ctx, p, depth+1, pool, rep)
 		case e.IsDir() && depth < readkit.MaxWalkDepth:
 			readMaildirExtras(ctx, p, depth+1, false, pool, rep)
@@ -432,7 +433,7 @@ func readMaildirExtras(ctx context.Context, dir string, depth int, top bool, poo
 		case !e.Type().IsRegular() && !e.IsDir():
 			rep.Skip(p, readkit.ReasonNotRegular)
 		default:
-			rep.Skip(p, reasonMaildirMeta)
+			rep.Skip(p, ReasonMaildirMeta)
 		}
 	}
 }
@@ -446,12 +447,12 @@ func submitMaildirFile(p, name string, pool *mailPool, rep *readkit.Report) {
 		pool.submit(&mailJob{path: p, cut: err})
 		return
 	}
-	pool.submit(&mailJob{path: p, raw: b, dates: mailDates{envelope: maildirTime(name), file: readkit.ModTime(p), envelopeIs: "the delivery time of its file name"}, prov: KindMaildir})
+	pool.submit(&mailJob{path: p, raw: b, dates: MailDates{envelope: maildirTime(name), File: readkit.ModTime(p), envelopeIs: "the delivery time of its file name"}, prov: KindMaildir})
 }
 
 // reasonMaildirMeta is the skip reason of what a Maildir's top folder holds
 // beside its messages.
-const reasonMaildirMeta = "Maildir metadata (index, uid list, subscriptions) or a folder without mail: not read"
+const ReasonMaildirMeta = "Maildir metadata (index, uid list, subscriptions) or a folder without mail: not read"
 
 // maildirTime reads the delivery time a Maildir file name starts with
 // ("1700000000.M1P2.host:2,S").

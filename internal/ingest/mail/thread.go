@@ -1,4 +1,4 @@
-package ingest
+package mail
 
 import (
 	"bufio"
@@ -17,7 +17,7 @@ import (
 var reSubjectPrefix = lazyre.New(`(?i)^\s*((re|fwd?|aw|wg|sv|vs|tr|rif|antw|odp|res|r)\s*(\[\d+\])?\s*:\s*|\[[^\]]{1,40}\]\s*)+`)
 
 // threadTitle strips reply and forward prefixes from a subject.
-func threadTitle(s string) string {
+func ThreadTitle(s string) string {
 	return strings.TrimSpace(reSubjectPrefix.ReplaceAllString(s, ""))
 }
 
@@ -34,7 +34,7 @@ const subjectWindow = 7 * 24 * time.Hour
 // spillAfter is how many bytes of message text the threader holds in memory before
 // it writes further messages to its spill file: small and medium runs never pay for
 // the file, large ones stay bounded.
-var spillAfter int64 = 4 << 20
+var SpillAfter int64 = 4 << 20
 
 // noNode marks a missing node index.
 const noNode = ^uint32(0)
@@ -80,7 +80,7 @@ type spillRec struct {
 // the first spillAfter bytes (4 MiB) are held in memory. When every file is read,
 // threads are formed from the records and written one at a time, each read back
 // from the spill file, so no more than one thread's messages is ever in memory.
-type threader struct {
+type Threader struct {
 	seed    maphash.Seed
 	nodes   map[uint64]uint32 // id hash → node
 	parent  []uint32          // union-find over nodes
@@ -96,10 +96,10 @@ type threader struct {
 	err     error
 }
 
-func (t *threader) hash(s string) uint64 { return maphash.String(t.seed, s) }
+func (t *Threader) hash(s string) uint64 { return maphash.String(t.seed, s) }
 
 // node returns the node of an id, adding it when new.
-func (t *threader) node(id string) uint32 {
+func (t *Threader) node(id string) uint32 {
 	h := t.hash(id)
 	if n, ok := t.nodes[h]; ok {
 		return n
@@ -111,7 +111,7 @@ func (t *threader) node(id string) uint32 {
 	return n
 }
 
-func (t *threader) find(x uint32) uint32 {
+func (t *Threader) find(x uint32) uint32 {
 	for t.parent[x] != x {
 		t.parent[x] = t.parent[t.parent[x]] // path halving
 		x = t.parent[x]
@@ -119,7 +119,7 @@ func (t *threader) find(x uint32) uint32 {
 	return x
 }
 
-func (t *threader) union(a, b uint32) {
+func (t *Threader) union(a, b uint32) {
 	ra, rb := t.find(a), t.find(b)
 	if ra == rb {
 		return
@@ -131,7 +131,7 @@ func (t *threader) union(a, b uint32) {
 }
 
 // add keeps one message for threading.
-func (t *threader) add(m *readkit.MailMessage) error {
+func (t *Threader) Add(m *readkit.MailMessage) error {
 	if t.err != nil {
 		return t.err
 	}
@@ -162,7 +162,7 @@ func (t *threader) add(m *readkit.MailMessage) error {
 	} else {
 		t.nodeMsg[n] = int32(len(t.recs))
 	}
-	subject := strings.ToLower(threadTitle(m.Msg.Subject))
+	subject := strings.ToLower(ThreadTitle(m.Msg.Subject))
 	rec := mailRec{date: m.Date.UnixNano(), from: from, node: n}
 	if fromAddr != "" {
 		rec.flags |= recFrom
@@ -198,7 +198,7 @@ func (t *threader) add(m *readkit.MailMessage) error {
 		t.union(n, t.node(m.ReplyTo))
 	}
 	idx := int32(len(t.recs))
-	if size := int64(len(m.Msg.Text) + len(m.Msg.Subject) + 256); t.heldN+size <= spillAfter {
+	if size := int64(len(m.Msg.Text) + len(m.Msg.Subject) + 256); t.heldN+size <= SpillAfter {
 		t.heldN += size
 		rec.off = -1
 		t.held[idx] = sr
@@ -247,7 +247,7 @@ func participants(m *memtree.MessageInput) []string {
 	return out
 }
 
-func (t *threader) close() {
+func (t *Threader) Close() {
 	if t.spill != nil {
 		t.spill.Close()
 		t.spill, t.w = nil, nil
@@ -268,7 +268,7 @@ type stPerson struct {
 // matter only for subjects such a reply carries (few, often none): only messages
 // with those subjects are read back for them, and without any such reply nothing
 // is done.
-func (t *threader) subjectFallback() error {
+func (t *Threader) subjectFallback() error {
 	asked := map[uint64]bool{}
 	for i := range t.recs {
 		if m := &t.recs[i]; m.flags&(recReply|recHasRefs|recLongSubj) == recReply|recLongSubj {
@@ -359,7 +359,7 @@ func cmpInt64(a, b int64) int {
 // under a suffixed ref. A thread that cannot be read back from the spill file is
 // passed to fail with the origin of its first message. The threader holds nothing
 // of the run once it returns.
-func (t *threader) eachThread(fn func(memtree.SourceInput) bool, fail func(origin, root string, err error)) {
+func (t *Threader) EachThread(fn func(memtree.SourceInput) bool, fail func(origin, root string, err error)) {
 	if t.err == nil && t.w != nil {
 		if err := t.w.Flush(); err != nil {
 			t.err = fmt.Errorf("threading mail: write the temporary file: %w", err)
@@ -428,7 +428,7 @@ func (t *threader) eachThread(fn func(memtree.SourceInput) bool, fail func(origi
 }
 
 // read returns message i from memory (forgetting it there) or the spill file.
-func (t *threader) read(i int32) (*spillRec, error) {
+func (t *Threader) read(i int32) (*spillRec, error) {
 	sr, err := t.peek(i)
 	if t.recs[i].off < 0 {
 		delete(t.held, i)
@@ -437,7 +437,7 @@ func (t *threader) read(i int32) (*spillRec, error) {
 }
 
 // peek returns message i from memory or the spill file.
-func (t *threader) peek(i int32) (*spillRec, error) {
+func (t *Threader) peek(i int32) (*spillRec, error) {
 	rec := &t.recs[i]
 	if rec.off < 0 {
 		return t.held[i], nil
@@ -463,7 +463,7 @@ func (t *threader) peek(i int32) (*spillRec, error) {
 // SourceID "email:<root>", titled by the root's subject. The root is the first
 // message that names no other, else the oldest ancestor the first message names.
 // A source whose messages' dates were guessed carries the tag "date-guessed".
-func (t *threader) source(msgs []int32) (memtree.SourceInput, string, error) {
+func (t *Threader) source(msgs []int32) (memtree.SourceInput, string, error) {
 	src := memtree.SourceInput{Kind: memtree.KindEmail}
 	root, rootSet := "", false
 	guessed := false
@@ -493,12 +493,12 @@ func (t *threader) source(msgs []int32) (memtree.SourceInput, string, error) {
 	src.SourceID = "email:" + root
 	for _, m := range src.Messages {
 		if m.Ref == root {
-			src.Title = threadTitle(m.Subject)
+			src.Title = ThreadTitle(m.Subject)
 			break
 		}
 	}
 	if src.Title == "" {
-		src.Title = threadTitle(src.Messages[0].Subject)
+		src.Title = ThreadTitle(src.Messages[0].Subject)
 	}
 	if src.Title == "" {
 		src.Title = "(no subject)"

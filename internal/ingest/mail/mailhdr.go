@@ -1,4 +1,4 @@
-package ingest
+package mail
 
 import (
 	"bytes"
@@ -13,12 +13,12 @@ import (
 
 // earliestMailYear is the first year a mail date is believed in: an earlier Date
 // (1970-01-01 from a zeroed clock, 1900 from a broken client) is treated as no date.
-const earliestMailYear = 1980
+const EarliestMailYear = 1980
 
 // looseDate is a date read by parseLooseDate; zoneGuessed says the text named no
 // zone and UTC was assumed.
 type looseDate struct {
-	t           time.Time
+	T           time.Time
 	zoneGuessed bool
 }
 
@@ -69,7 +69,7 @@ var (
 // "GMT+0100", a trailing comment), asctime ("Sat Dec 11 13:43:05 2004"), ISO 8601,
 // and "11-Dec-2004". A date without a zone is read as UTC and reported so. Years
 // before earliestMailYear are refused.
-func parseLooseDate(s string) (looseDate, bool) {
+func ParseLooseDate(s string) (looseDate, bool) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return looseDate{}, false
@@ -81,7 +81,7 @@ func parseLooseDate(s string) (looseDate, bool) {
 				t = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), 0, time.FixedZone(name, o))
 			}
 		}
-		return checkYear(looseDate{t: t})
+		return checkYear(looseDate{T: t})
 	}
 	if m := reISODate.FindStringSubmatch(s); m != nil {
 		y, _ := strconv.Atoi(m[1])
@@ -99,7 +99,7 @@ func parseLooseDate(s string) (looseDate, bool) {
 				loc, guessed = time.FixedZone("", off), false
 			}
 		}
-		return checkYear(looseDate{t: time.Date(y, time.Month(mo), d, h, mi, sec, 0, loc), zoneGuessed: guessed})
+		return checkYear(looseDate{T: time.Date(y, time.Month(mo), d, h, mi, sec, 0, loc), zoneGuessed: guessed})
 	}
 	// drop comments: "(CET)", "(GMT Standard Time)"
 	for {
@@ -182,11 +182,11 @@ func parseLooseDate(s string) (looseDate, bool) {
 	if t.Day() != day {
 		return looseDate{}, false // 31 Feb
 	}
-	return checkYear(looseDate{t: t, zoneGuessed: !haveZone})
+	return checkYear(looseDate{T: t, zoneGuessed: !haveZone})
 }
 
 func checkYear(d looseDate) (looseDate, bool) {
-	if d.t.Year() < earliestMailYear || d.t.After(time.Now().AddDate(1, 0, 0)) {
+	if d.T.Year() < EarliestMailYear || d.T.After(time.Now().AddDate(1, 0, 0)) {
 		return looseDate{}, false
 	}
 	return d, true
@@ -220,7 +220,7 @@ func receivedDate(received string) (looseDate, bool) {
 	if i < 0 {
 		return looseDate{}, false
 	}
-	return parseLooseDate(received[i+1:])
+	return ParseLooseDate(received[i+1:])
 }
 
 // validMsgID reports whether id (without brackets) looks like a Message-ID: a

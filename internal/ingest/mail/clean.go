@@ -1,4 +1,4 @@
-package ingest
+package mail
 
 import (
 	"strings"
@@ -35,7 +35,7 @@ var (
 //
 // A message attached whole (message/rfc822, a digest's parts) is not a quote:
 // walk keeps its text under an "[attached message]" line.
-func cleanMailBody(s string) string {
+func CleanMailBody(s string) string {
 	s = strings.ReplaceAll(s, "\u00a0", " ")
 	lines := strings.Split(s, "\n")
 	quoted := func(l string) bool { return strings.HasPrefix(strings.TrimLeft(l, " \t"), ">") }

@@ -1,4 +1,4 @@
-package ingest
+package mail
 
 import (
 	"encoding/binary"

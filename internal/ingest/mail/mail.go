@@ -1,4 +1,4 @@
-package ingest
+package mail
 
 import (
 	"bytes"
@@ -29,7 +29,7 @@ const maxMIMEDepth = 16
 
 // parsedMail is the outcome of parsing one raw message.
 type parsedMail struct {
-	m *readkit.MailMessage
+	M *readkit.MailMessage
 	// notes are repairs worth a debug line (a folded header fixed, a synthesised
 	// Message-ID); warnings are guesses and partial losses the person should see.
 	notes, warnings []string
@@ -43,8 +43,8 @@ type parsedMail struct {
 // mailDates are the fallbacks parseMail uses when a message has no readable Date
 // header, in order after its Received headers: the mbox separator (or Maildir file
 // name) date, then the file's modification time.
-type mailDates struct {
-	envelope, file time.Time
+type MailDates struct {
+	envelope, File time.Time
 	// envelopeIs names where envelope comes from in a warning ("" = the mbox
 	// separator date).
 	envelopeIs string
@@ -52,12 +52,12 @@ type mailDates struct {
 
 // parseMail parses one raw RFC 5322 message (any newline convention; a BOM or a
 // leading mbox envelope line allowed).
-func parseMail(raw []byte, dates mailDates) (*parsedMail, error) {
+func ParseMail(raw []byte, dates MailDates) (*parsedMail, error) {
 	raw = readkit.NormalizeNewlines(raw)
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, errors.New("empty message")
 	}
-	pm := &parsedMail{m: &readkit.MailMessage{}}
+	pm := &parsedMail{M: &readkit.MailMessage{}}
 	fixed, env, notes := repairHeader(raw)
 	if dates.envelope.IsZero() {
 		dates.envelope = env
@@ -76,7 +76,7 @@ func parseMail(raw []byte, dates mailDates) (*parsedMail, error) {
 		pm.notes = append(pm.notes, "no From, Subject, Date or Message-ID header")
 	}
 
-	m := pm.m
+	m := pm.M
 	m.ID = firstMsgID(h.Get("Message-Id"))
 	m.Refs = msgIDs(h.Get("References"))
 	m.ReplyTo = firstMsgID(h.Get("In-Reply-To"))
@@ -113,7 +113,7 @@ func parseMail(raw []byte, dates mailDates) (*parsedMail, error) {
 	text, berr := acc.walk(ent, 0, err != nil && message.IsUnknownCharset(err))
 	m.Msg.Attachments = acc.attachments
 	t0 := time.Now()
-	m.Msg.Text = cleanMailBody(text)
+	m.Msg.Text = CleanMailBody(text)
 	pm.clean = time.Since(t0)
 	pm.warnings = append(pm.warnings, acc.warnings...)
 	if hd.unknown != "" {
@@ -127,13 +127,13 @@ func parseMail(raw []byte, dates mailDates) (*parsedMail, error) {
 // newest Received header, else the envelope date, else the file time; guessed is
 // true for all but the first. It never returns a time before earliestMailYear
 // while any source of a date is left.
-func messageDate(h message.Header, dates mailDates, warnings []string) (t time.Time, guessed bool, _ []string) {
+func messageDate(h message.Header, dates MailDates, warnings []string) (t time.Time, guessed bool, _ []string) {
 	raw := strings.TrimSpace(h.Get("Date"))
-	if d, ok := parseLooseDate(raw); ok {
+	if d, ok := ParseLooseDate(raw); ok {
 		if d.zoneGuessed {
 			warnings = append(warnings, fmt.Sprintf("Date header %q names no zone; read as UTC", raw))
 		}
-		return d.t, false, warnings
+		return d.T, false, warnings
 	}
 	what := "no Date header"
 	if raw != "" {
@@ -141,18 +141,18 @@ func messageDate(h message.Header, dates mailDates, warnings []string) (t time.T
 	}
 	for _, rcv := range h.Values("Received") {
 		if d, ok := receivedDate(rcv); ok {
-			return d.t, true, append(warnings, what+"; used the time the message was received")
+			return d.T, true, append(warnings, what+"; used the time the message was received")
 		}
 	}
-	if !dates.envelope.IsZero() && dates.envelope.Year() >= earliestMailYear {
+	if !dates.envelope.IsZero() && dates.envelope.Year() >= EarliestMailYear {
 		from := dates.envelopeIs
 		if from == "" {
 			from = "the mbox separator date"
 		}
 		return dates.envelope, true, append(warnings, what+"; used "+from)
 	}
-	if !dates.file.IsZero() {
-		return dates.file, true, append(warnings, what+"; used the file time")
+	if !dates.File.IsZero() {
+		return dates.File, true, append(warnings, what+"; used the file time")
 	}
 	return time.Now().UTC(), true, append(warnings, what+"; used the time of this ingest")
 }
@@ -446,9 +446,9 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 		// a forwarded or digest message: its text is what the person reads
 		b, err := io.ReadAll(io.LimitReader(e.Body, maxMessageBytes))
 		if err == nil {
-			if inner, perr := parseMail(b, mailDates{}); perr == nil {
-				acc.attachments = append(acc.attachments, inner.m.Msg.Attachments...)
-				return forwardedText(inner.m), inner.bodyErr
+			if inner, perr := ParseMail(b, MailDates{}); perr == nil {
+				acc.attachments = append(acc.attachments, inner.M.Msg.Attachments...)
+				return forwardedText(inner.M), inner.bodyErr
 			}
 		}
 		acc.attachments = append(acc.attachments, abi.Attachment{Name: "forwarded message", ContentType: mt, Size: len(b)})

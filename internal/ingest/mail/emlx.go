@@ -1,4 +1,4 @@
-package ingest
+package mail
 
 import (
 	"bytes"
@@ -22,11 +22,11 @@ const KindEmlx = "emlx"
 // bytes, then an XML property list (date-received in Unix seconds, flags). A
 // .partial.emlx lacks the attachments' bodies (Mail keeps them in the Attachments
 // folder beside Messages, which the runner skips as the message's parts).
-type emlxReader struct{}
+type EmlxReader struct{}
 
-func (emlxReader) Kind() string { return KindEmlx }
+func (EmlxReader) Kind() string { return KindEmlx }
 
-func (emlxReader) Detect(p string, dir bool, head []byte) bool {
+func (EmlxReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
@@ -58,7 +58,7 @@ var (
 	reEmlxFlags = lazyre.New(`<key>flags</key>\s*<integer>([0-9]+)</integer>`)
 )
 
-func (emlxReader) Read(_ context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (EmlxReader) Read(_ context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	b, err := readkit.ReadFileLimited(in.Path)
 	if err != nil {
 		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
@@ -86,5 +86,5 @@ func (emlxReader) Read(_ context.Context, in readkit.Input, out readkit.Output, 
 			rep.Log.Debug("ingest: emlx flags", "path", in.Path, "read", f&1 != 0, "flagged", f&(1<<4) != 0)
 		}
 	}
-	emitMail(in.Path, "", msg, mailDates{envelope: received, file: readkit.ModTime(in.Path), envelopeIs: "the date Apple Mail received it"}, KindEmlx, out, rep)
+	emitMail(in.Path, "", msg, MailDates{envelope: received, File: readkit.ModTime(in.Path), envelopeIs: "the date Apple Mail received it"}, KindEmlx, out, rep)
 }
