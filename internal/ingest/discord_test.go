@@ -3,6 +3,8 @@ package ingest
 import (
 	"context"
 	"testing"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/chat"
 )
 
 const dcFixture = `{
@@ -38,7 +40,7 @@ const dcFixture = `{
 
 func TestDiscordExport(t *testing.T) {
 	p := tgTestFile(t, "My Server - general [200].json", dcFixture)
-	out, rep := runReader(t, discordReader{}, p)
+	out, rep := runReader(t, chat.DiscordReader{}, p)
 	msgs := tgTestMsgs(t, out)
 	if len(msgs) != 7 {
 		t.Errorf("%d messages, want 7", len(msgs))
@@ -77,7 +79,7 @@ func TestDiscordExport(t *testing.T) {
 }
 
 func TestDiscordDetect(t *testing.T) {
-	r := discordReader{}
+	r := chat.DiscordReader{}
 	if !r.Detect("x/c.json", false, []byte(dcFixture)) || !r.Detect("x/c.json", false, []byte(dcFixture[:700])) {
 		t.Error("DiscordChatExporter file not detected")
 	}
@@ -92,7 +94,7 @@ func TestDiscordDetect(t *testing.T) {
 			t.Errorf("%s: detected", name)
 		}
 	}
-	if (telegramReader{}).Detect("x/c.json", false, []byte(dcFixture)) {
+	if (chat.TelegramReader{}).Detect("x/c.json", false, []byte(dcFixture)) {
 		t.Error("Telegram reader detects a Discord export")
 	}
 	if r.Detect("x/c.txt", false, []byte(dcFixture)) {
@@ -108,7 +110,7 @@ func TestDiscordMalformed(t *testing.T) {
 		"no channel id":   `{"guild":{"id":"1"},"channel":{"name":"c"},"messages":[]}`,
 	} {
 		p := tgTestFile(t, "c.json", s)
-		out, rep := runReader(t, discordReader{}, p)
+		out, rep := runReader(t, chat.DiscordReader{}, p)
 		if rep.Sum.Failures != 1 || len(out.sources) != 0 {
 			t.Errorf("%s: failures %v, %d sources; want one failure", name, rep.Sum.Errors, len(out.sources))
 		}
@@ -119,7 +121,7 @@ func TestDiscordMalformed(t *testing.T) {
 	// odd values cost at most their message
 	p := tgTestFile(t, "c.json", `{"guild":null,"channel":{"id":2},"messages":[1,
 	  {"id":"a","timestamp":"2020-01-01T00:00:00Z","content":"ok","author":"x","attachments":{},"embeds":[1],"reference":[]}]}`)
-	out, rep := runReader(t, discordReader{}, p)
+	out, rep := runReader(t, chat.DiscordReader{}, p)
 	msgs := tgTestMsgs(t, out)
 	tgTestWant(t, msgs, "discord:2:a", "", "", 1577836800000, "ok")
 	if rep.Sum.Failures != 1 || len(out.sources) != 1 || out.sources[0].SourceID != "discord:0/2/2020-01" {
@@ -128,12 +130,12 @@ func TestDiscordMalformed(t *testing.T) {
 	// every prefix: no panic
 	for n := 0; n <= len(dcFixture); n += 11 {
 		p := tgTestFile(t, "c.json", dcFixture[:n])
-		tgTestRead(context.Background(), discordReader{}, p)
+		tgTestRead(context.Background(), chat.DiscordReader{}, p)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	p = tgTestFile(t, "c.json", dcFixture)
-	out, rep = tgTestRead(ctx, discordReader{}, p)
+	out, rep = tgTestRead(ctx, chat.DiscordReader{}, p)
 	if len(out.sources) != 0 || rep.Sum.Failures != 0 {
 		t.Errorf("cancelled: %d sources, failures %v", len(out.sources), rep.Sum.Errors)
 	}

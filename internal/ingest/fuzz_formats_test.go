@@ -8,6 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/chat"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
@@ -68,10 +69,10 @@ func FuzzWhatsAppHeader(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		var buf waBuf
-		st, ok, _ := waParse(line, &buf)
-		if ok && st.monPos >= 0 && (st.n[st.monPos] < 1 || st.n[st.monPos] > 12) {
-			t.Fatalf("month %d read from %q", st.n[st.monPos], line)
+		var buf chat.WaBuf
+		st, ok, _ := chat.WaParse(line, &buf)
+		if ok && st.MonPos >= 0 && (st.N[st.MonPos] < 1 || st.N[st.MonPos] > 12) {
+			t.Fatalf("month %d read from %q", st.N[st.MonPos], line)
 		}
 	})
 }

@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"github.com/openhuman/openhuman-core/internal/ingest/chat"
 	"github.com/openhuman/openhuman-core/internal/ingest/mail"
 )
 
@@ -20,4 +21,21 @@ const (
 	KindEML     = mail.KindEML
 	KindEmlx    = mail.KindEmlx
 	KindMaildir = mail.KindMaildir
+
+	// Chat (package chat).
+	KindSlack      = chat.KindSlack
+	KindTelegram   = chat.KindTelegram
+	KindWhatsApp   = chat.KindWhatsApp
+	KindDiscord    = chat.KindDiscord
+	KindMessenger  = chat.KindMessenger
+	KindGoogleChat = chat.KindGoogleChat
+	KindIRC        = chat.KindIRC
+	KindIMessage   = chat.KindIMessage
+	KindLINE       = chat.KindLINE
+	KindMatrix     = chat.KindMatrix
+	KindSignal     = chat.KindSignal
+	KindHangouts   = chat.KindHangouts
+	KindZulip      = chat.KindZulip
+	KindTeams      = chat.KindTeams
+	KindMattermost = chat.KindMattermost
 )

@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/chat"
 )
 
 // fbMojibake writes s as Facebook's export does: each UTF-8 byte as the Latin-1
@@ -43,7 +45,7 @@ func TestMessengerFacebookThread(t *testing.T) {
   "magic_words": []
 }`
 	p := tgTestFile(t, filepath.Join("messages", "inbox", "zoemartin_abc123", "message_1.json"), content)
-	out, rep := runReader(t, messengerReader{}, p)
+	out, rep := runReader(t, chat.MessengerReader{}, p)
 	msgs := tgTestMsgs(t, out)
 	if len(msgs) != 4 {
 		t.Errorf("%d messages, want 4", len(msgs))
@@ -71,7 +73,7 @@ func TestMessengerInstagramAndE2EE(t *testing.T) {
                {"sender_name": "ana.s", "timestamp_ms": 1647615400000, "content": "same ms"}],
   "title": "ana.s", "thread_path": "inbox/anas_17845"}`
 	p := tgTestFile(t, filepath.Join("instagram-me-2022", "your_instagram_activity", "messages", "inbox", "anas_17845", "message_1.json"), ig)
-	out, rep := runReader(t, messengerReader{}, p)
+	out, rep := runReader(t, chat.MessengerReader{}, p)
 	msgs := tgTestMsgs(t, out)
 	if len(msgs) != 2 || rep.Sum.Failures != 0 {
 		t.Errorf("instagram: %d messages, failures %v", len(msgs), rep.Sum.Errors)
@@ -85,7 +87,7 @@ func TestMessengerInstagramAndE2EE(t *testing.T) {
 	e2ee := `{"participants": ["Lena", "Tom"], "threadName": "Lena",
   "messages": [{"isUnsent": false, "media": [{"uri": "./media/img.png"}], "reactions": [], "senderName": "Lena", "text": "look", "timestamp": 1700000000000, "type": "media"}]}`
 	p = tgTestFile(t, "Lena_1.json", e2ee)
-	out, _ = runReader(t, messengerReader{}, p)
+	out, _ = runReader(t, chat.MessengerReader{}, p)
 	msgs = tgTestMsgs(t, out)
 	if len(msgs) != 1 {
 		t.Fatalf("e2ee: %d messages", len(msgs))
@@ -105,14 +107,14 @@ func TestFBFixText(t *testing.T) {
 		"ð\u009f\u0098\u0080":    "😀",
 		"already ok: 😀 and café": "already ok: 😀 and café",
 	} {
-		if got := fbFixText(in); got != want {
+		if got := chat.FbFixText(in); got != want {
 			t.Errorf("fbFixText(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
 func TestMessengerDetect(t *testing.T) {
-	r := messengerReader{}
+	r := chat.MessengerReader{}
 	if !r.Detect("message_1.json", false, []byte(`{"participants":[{"name":"a"}],"messages":[{"sender_name":"a","timestamp_ms":1}]}`)) {
 		t.Error("facebook thread not detected")
 	}
@@ -141,7 +143,7 @@ func TestGoogleChatTakeout(t *testing.T) {
 	p := tgTestFile(t, filepath.Join(dir, "messages.json"), msgs)
 	info := filepath.Join(filepath.Dir(p), "group_info.json")
 	fbWriteFile(t, info, `{"name": "Launch team", "members": [{"name": "Alice Smith", "email": "alice@example.com", "user_type": "Human"}, {"name": "Bob"}]}`)
-	out, rep := runReader(t, googleChatReader{}, p)
+	out, rep := runReader(t, chat.GoogleChatReader{}, p)
 	got := tgTestMsgs(t, out)
 	if len(got) != 2 {
 		t.Errorf("%d messages, want 2", len(got))
@@ -160,14 +162,14 @@ func TestGoogleChatTakeout(t *testing.T) {
 		t.Errorf("failures %v warnings %v", rep.Sum.Errors, rep.Sum.Notes)
 	}
 	// group_info.json is claimed (read with messages.json), yielding nothing itself
-	out, rep = runReader(t, googleChatReader{}, info)
+	out, rep = runReader(t, chat.GoogleChatReader{}, info)
 	if len(out.sources) != 0 || rep.Sum.Failures != 0 || rep.Sum.Warnings != 0 {
 		t.Errorf("group_info: %d sources, %v %v", len(out.sources), rep.Sum.Errors, rep.Sum.Notes)
 	}
 	// a DM without a name is titled by its members; an offset zone is applied
 	p = tgTestFile(t, filepath.Join("DM 12345", "messages.json"), `{"messages": [{"creator": {"name": "Ann"}, "created_date": "Friday, January 5, 2024 at 10:00:00 AM GMT+05:30", "text": "hi"}]}`)
 	fbWriteFile(t, filepath.Join(filepath.Dir(p), "group_info.json"), `{"members": [{"name": "Ann"}, {"name": "Ben"}]}`)
-	out, _ = runReader(t, googleChatReader{}, p)
+	out, _ = runReader(t, chat.GoogleChatReader{}, p)
 	got = tgTestMsgs(t, out)
 	tgTestWant(t, got, "googlechat:DM 12345:1704429000000", "Ann", "", 1704429000000, "hi")
 	if out.sources[0].Title != "Ann, Ben (2024-01)" {
@@ -187,7 +189,7 @@ func TestMessengerInstagramOldArray(t *testing.T) {
 	  {"sender": "ana.s", "created_at": "2018-08-14T17:54:01.139743+00:00", "text": "hi there"},
 	  {"sender": "bob.b", "created_at": "2018-08-14T17:55:00+00:00", "media_share_url": "https://example.org/p/1"},
 	  {"sender": "bob.b", "created_at": "bad", "text": "lost"}]}]`)
-	out, rep := runReader(t, messengerReader{}, p)
+	out, rep := runReader(t, chat.MessengerReader{}, p)
 	msgs := tgTestMsgs(t, out)
 	tgTestWant(t, msgs, "instagram:ana.s,bob.b:1534269241139", "ana.s", "", 1534269241139, "hi there")
 	tgTestWant(t, msgs, "instagram:ana.s,bob.b:1534269300000", "bob.b", "", 1534269300000, "[shared: https://example.org/p/1]")

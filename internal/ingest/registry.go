@@ -1,6 +1,7 @@
 package ingest
 
 import (
+	"github.com/openhuman/openhuman-core/internal/ingest/chat"
 	"github.com/openhuman/openhuman-core/internal/ingest/mail"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
@@ -12,18 +13,18 @@ import (
 // export and a MimeKit test message are .txt files; a Telegram export is JSON).
 func readers() []readkit.Reader {
 	return []readkit.Reader{
-		slackReader{},
+		chat.SlackReader{},
 		mail.MaildirReader{},
-		matrixReader{},
-		mattermostReader{},
-		signalReader{},
-		telegramReader{},
-		discordReader{},
-		messengerReader{},
-		googleChatReader{},
-		hangoutsReader{},
-		zulipReader{},
-		teamsReader{},
+		chat.MatrixReader{},
+		chat.MattermostReader{},
+		chat.SignalReader{},
+		chat.TelegramReader{},
+		chat.DiscordReader{},
+		chat.MessengerReader{},
+		chat.GoogleChatReader{},
+		chat.HangoutsReader{},
+		chat.ZulipReader{},
+		chat.TeamsReader{},
 		keepReader{},
 		dayOneReader{},
 		roamReader{},
@@ -31,10 +32,10 @@ func readers() []readkit.Reader {
 		mail.MboxReader{},
 		mail.EmlxReader{},
 		mail.EMLReader{},
-		imessageReader{},
-		lineReader{},
-		whatsappReader{},
-		ircReader{},
+		chat.IMessageReader{},
+		chat.LineReader{},
+		chat.WhatsAppReader{},
+		chat.IRCReader{},
 		enexReader{},
 		contactsReader{},
 		notionCSVReader{},

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/chat"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
@@ -68,7 +69,7 @@ func TestSlackPlainMessagesAndMonths(t *testing.T) {
 			 "edited":{"user":"U1","ts":"1767600150.000000"}}]`,
 		"phoenix/2026-02-02.json": `[{"type":"message","user":"U2","text":"February plans","ts":1770000000.5}]`,
 	})
-	out, rep := runReader(t, slackReader{}, dir)
+	out, rep := runReader(t, chat.SlackReader{}, dir)
 	if rep.Sum.Failures != 0 || rep.Sum.Files != 4 {
 		t.Fatalf("failures %v, files %d (want 4: users, channels, 2 day files)", rep.Sum.Errors, rep.Sum.Files)
 	}
@@ -105,7 +106,7 @@ func TestSlackBotAndAttachmentMessages(t *testing.T) {
 			{"type":"message","user":"U2","text":"","ts":"1767600500.000005","attachments":[{"fallback":"800x600px image"}]}
 		]`,
 	})
-	out, rep := runReader(t, slackReader{}, dir)
+	out, rep := runReader(t, chat.SlackReader{}, dir)
 	if rep.Sum.Failures != 0 {
 		t.Fatal(rep.Sum.Errors)
 	}
@@ -137,7 +138,7 @@ func TestSlackFilesAndFileComments(t *testing.T) {
 			{"type":"message","user":"U2","text":"","ts":"1767600300.000003","files":[{"name":"a.png","mimetype":"image/png","size":10},{"name":"b.txt","mimetype":"text/plain","size":5}]}
 		]`,
 	})
-	out, rep := runReader(t, slackReader{}, dir)
+	out, rep := runReader(t, chat.SlackReader{}, dir)
 	if rep.Sum.Failures != 0 {
 		t.Fatal(rep.Sum.Errors)
 	}
@@ -170,7 +171,7 @@ func TestSlackThreadReplies(t *testing.T) {
 		// a reply a day later, in a later day file: far from its parent
 		"phoenix/2026-01-06.json": `[{"type":"message","user":"U2","text":"Shipped","ts":"1767700100.000500","thread_ts":"1767600100.000200"}]`,
 	})
-	out, _ := runReader(t, slackReader{}, dir)
+	out, _ := runReader(t, chat.SlackReader{}, dir)
 	msgs := slackMsgs(t, out, "#phoenix")
 	if len(msgs) != 5 {
 		t.Fatalf("messages = %+v", msgs)
@@ -207,7 +208,7 @@ func TestSlackBadDayFiles(t *testing.T) {
 		"README.md":               "# my export",
 		"integration_logs.json":   `{"logs":[]}`,
 	})
-	out, rep := runReader(t, slackReader{}, dir)
+	out, rep := runReader(t, chat.SlackReader{}, dir)
 	gen := slackMsgs(t, out, "#general")
 	if len(gen) != 1 || gen[0].Text != "this one is fine" {
 		t.Fatalf("general must keep its good message: %+v", gen)
@@ -233,7 +234,7 @@ func TestSlackBadDayFiles(t *testing.T) {
 	if rep.Sum.Files != 5 {
 		t.Errorf("files = %d, want 5 (users, channels, 3 day files)", rep.Sum.Files)
 	}
-	if rep.Sum.SkippedBy[reasonSlackNotDay] != 1 || rep.Sum.SkippedBy[reasonSlackOther] != 1 || rep.Sum.Skipped != 2 {
+	if rep.Sum.SkippedBy[chat.ReasonSlackNotDay] != 1 || rep.Sum.SkippedBy[chat.ReasonSlackOther] != 1 || rep.Sum.Skipped != 2 {
 		t.Errorf("skips = %v, want notes.txt and README.md", rep.Sum.SkippedBy)
 	}
 }
@@ -258,7 +259,7 @@ func TestSlackSymlinksRefused(t *testing.T) {
 			t.Skipf("symbolic links unsupported: %v", err)
 		}
 	}
-	out, rep := runReader(t, slackReader{}, dir)
+	out, rep := runReader(t, chat.SlackReader{}, dir)
 	if rep.Sum.SkippedBy[readkit.ReasonSymlink] != 3 {
 		t.Errorf("symlink skips = %v (%v), want users.json, the channel folder and the day file", rep.Sum.SkippedBy, rep.Sum.Skips)
 	}
@@ -293,7 +294,7 @@ func TestSlackWithoutUsersJSON(t *testing.T) {
 		"mpdm-ana--sam-1/2026-01-05.json": `[{"type":"message","user":"U2","text":"group dm","ts":"1767600300.000001"}]`,
 		"D1/2026-01-05.json":              `[{"type":"message","user":"U2","text":"direct","ts":"1767600400.000001"}]`,
 	})
-	out, rep := runReader(t, slackReader{}, dir)
+	out, rep := runReader(t, chat.SlackReader{}, dir)
 	if rep.Sum.Failures != 0 {
 		t.Fatal(rep.Sum.Errors)
 	}
@@ -341,7 +342,7 @@ func TestSlackSecondExportMerges(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
 	ingest := func(dir string) memtree.IngestStats {
-		out, rep := runReader(t, slackReader{}, dir)
+		out, rep := runReader(t, chat.SlackReader{}, dir)
 		if rep.Sum.Failures != 0 {
 			t.Fatal(rep.Sum.Errors)
 		}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/chat"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -125,7 +126,7 @@ const tgSingleChat = `{
 
 func TestTelegramSingleChat(t *testing.T) {
 	p := tgTestFile(t, "result.json", tgSingleChat)
-	out, rep := runReader(t, telegramReader{}, p)
+	out, rep := runReader(t, chat.TelegramReader{}, p)
 	if len(out.sources) != 1 {
 		t.Fatalf("%d sources, want 1 (one month)", len(out.sources))
 	}
@@ -215,7 +216,7 @@ const tgAccount = `{
 
 func TestTelegramAccountExport(t *testing.T) {
 	p := tgTestFile(t, "result.json", tgAccount)
-	out, rep := runReader(t, telegramReader{}, p)
+	out, rep := runReader(t, chat.TelegramReader{}, p)
 	if rep.Sum.Failures != 0 || rep.Sum.Warnings != 0 {
 		t.Errorf("failures %v warnings %v", rep.Sum.Errors, rep.Sum.Notes)
 	}
@@ -249,7 +250,7 @@ func TestTelegramDuplicateIDs(t *testing.T) {
 	p := tgTestFile(t, "result.json", `{"name":"Anon","type":"private_group","id":9,"messages":[
 	 {"id":5,"type":"message","date":"2022-03-21T11:11:11","date_unixtime":"0000000000","from":"A","from_id":"user1","text":"one"},
 	 {"id":5,"type":"message","date":"2022-03-21T11:11:12","date_unixtime":"0000000000","from":"B","from_id":"user2","reply_to_message_id":5,"text":"two"}]}`)
-	out, rep := runReader(t, telegramReader{}, p)
+	out, rep := runReader(t, chat.TelegramReader{}, p)
 	msgs := tgTestMsgs(t, out)
 	tgTestWant(t, msgs, "telegram:9:5", "A", "user1", time.Date(2022, 3, 21, 11, 11, 11, 0, time.Local).UnixMilli(), "one")
 	tgTestWant(t, msgs, "telegram:9:5#2", "B", "user2", time.Date(2022, 3, 21, 11, 11, 12, 0, time.Local).UnixMilli(), "two")
@@ -259,7 +260,7 @@ func TestTelegramDuplicateIDs(t *testing.T) {
 }
 
 func TestTelegramDetect(t *testing.T) {
-	r := telegramReader{}
+	r := chat.TelegramReader{}
 	yes := map[string]string{
 		"single chat":           tgSingleChat,
 		"single chat, cut head": tgSingleChat[:150],
@@ -300,7 +301,7 @@ func TestTelegramMalformed(t *testing.T) {
 		"messages obj": `{"name":"x","type":"personal_chat","id":1,"messages":{"a":1}}`,
 	} {
 		p := tgTestFile(t, "result.json", s)
-		out, rep := runReader(t, telegramReader{}, p)
+		out, rep := runReader(t, chat.TelegramReader{}, p)
 		if rep.Sum.Failures != 1 || len(out.sources) != 0 {
 			t.Errorf("%s: %d failures %v, %d sources; want one failure", name, rep.Sum.Failures, rep.Sum.Errors, len(out.sources))
 		}
@@ -310,7 +311,7 @@ func TestTelegramMalformed(t *testing.T) {
 	}
 	// a chat without messages is not a failure
 	p := tgTestFile(t, "result.json", `{"name":"x","type":"personal_chat","id":1,"messages":[]}`)
-	out, rep := runReader(t, telegramReader{}, p)
+	out, rep := runReader(t, chat.TelegramReader{}, p)
 	if len(out.sources) != 0 || rep.Sum.Failures != 0 {
 		t.Errorf("empty chat: %d sources, failures %v", len(out.sources), rep.Sum.Errors)
 	}
@@ -318,7 +319,7 @@ func TestTelegramMalformed(t *testing.T) {
 	p = tgTestFile(t, "result.json", `{"name":"x","type":"personal_chat","id":1,"messages":[
 	  7, {"id":{"a":1},"type":[],"date_unixtime":true,"from":{},"text":{"x":1}},
 	  {"id":2,"type":"message","date_unixtime":1577977445,"from":null,"from_id":"user9","text":[1,null,{"type":"bold"}, "ok"]}]}`)
-	out, rep = runReader(t, telegramReader{}, p)
+	out, rep = runReader(t, chat.TelegramReader{}, p)
 	msgs := tgTestMsgs(t, out)
 	tgTestWant(t, msgs, "telegram:1:2", "user9", "user9", 1577977445000, "ok")
 	if rep.Sum.Failures != 2 {
@@ -336,7 +337,7 @@ func TestTelegramNoPanic(t *testing.T) {
 			if err := os.WriteFile(p, []byte(s[:n]), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			out, rep := tgTestRead(context.Background(), telegramReader{}, p)
+			out, rep := tgTestRead(context.Background(), chat.TelegramReader{}, p)
 			if n < len(s)-2 && len(out.sources) > 0 {
 				t.Errorf("prefix %d: sources from a truncated file", n)
 			}
@@ -351,7 +352,7 @@ func TestTelegramCancelled(t *testing.T) {
 	p := tgTestFile(t, "result.json", tgAccount)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	out, rep := tgTestRead(ctx, telegramReader{}, p)
+	out, rep := tgTestRead(ctx, chat.TelegramReader{}, p)
 	if len(out.sources) != 0 || rep.Sum.Failures != 0 {
 		t.Errorf("cancelled: %d sources, failures %v", len(out.sources), rep.Sum.Errors)
 	}
@@ -364,7 +365,7 @@ func TestTelegramChatWithoutIDOrName(t *testing.T) {
 	p := tgTestFile(t, filepath.Join("ChatExport_2022-03-21", "result.json"), `{"messages":[
 	  {"id":1,"type":"message","date":"2022-03-21T11:11:11","date_unixtime":"1647861071","from":"Ann","from_id":"user1","text":"hello","text_entities":[{"type":"plain","text":"hello"}]},
 	  {"id":2,"type":"service","date":"2022-03-21T11:12:00","date_unixtime":"1647861120","actor":"Ann","action":"pin_message","text":""}]}`)
-	out, rep := runReader(t, telegramReader{}, p)
+	out, rep := runReader(t, chat.TelegramReader{}, p)
 	msgs := tgTestMsgs(t, out)
 	tgTestWant(t, msgs, "telegram:ChatExport_2022-03-21:1", "Ann", "user1", 1647861071000, "hello")
 	if len(out.sources) != 1 || out.sources[0].Title != "ChatExport_2022-03-21 (2022-03)" {
@@ -374,7 +375,7 @@ func TestTelegramChatWithoutIDOrName(t *testing.T) {
 		t.Errorf("failures %v warnings %v", rep.Sum.Errors, rep.Sum.Notes)
 	}
 	p = tgTestFile(t, "ann.json", `{"messages":[{"id":1,"type":"message","date_unixtime":"1647861071","from":"Ann","text":"x"}]}`)
-	out, _ = runReader(t, telegramReader{}, p)
+	out, _ = runReader(t, chat.TelegramReader{}, p)
 	tgTestWant(t, tgTestMsgs(t, out), "telegram:ann:1", "Ann", "", 1647861071000, "x")
 }
 
@@ -384,12 +385,12 @@ func TestChatTimesBefore1980(t *testing.T) {
 	p := tgTestFile(t, "result.json", `{"name":"x","type":"personal_chat","id":1,"messages":[
 	  {"id":1,"type":"message","date":"1970-01-01T00:00:00","from":"A","text":"zero"},
 	  {"id":2,"type":"message","date":"2022-01-01T00:00:00","date_unixtime":"1640995200","from":"A","text":"ok"}]}`)
-	out, rep := runReader(t, telegramReader{}, p)
+	out, rep := runReader(t, chat.TelegramReader{}, p)
 	if len(tgTestMsgs(t, out)) != 1 || !tgTestHasNote(rep, true, "message id 1", "before 1980") {
 		t.Errorf("telegram: failures %v", rep.Sum.Errors)
 	}
 	p = tgTestFile(t, "message_1.json", `{"participants":[{"name":"A"}],"messages":[{"sender_name":"A","timestamp_ms":5,"content":"zero"},{"sender_name":"A","timestamp_ms":1640995200000,"content":"ok"}]}`)
-	out, rep = runReader(t, messengerReader{}, p)
+	out, rep = runReader(t, chat.MessengerReader{}, p)
 	if len(tgTestMsgs(t, out)) != 1 || !tgTestHasNote(rep, true, "message 1", "before 1980") {
 		t.Errorf("messenger: failures %v", rep.Sum.Errors)
 	}

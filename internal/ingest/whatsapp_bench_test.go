@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/chat"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
@@ -31,7 +32,7 @@ func BenchmarkWhatsAppRead(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		out, rep := &collectOutput{}, readkit.NewReport(nil)
-		whatsappReader{}.Read(context.Background(), readkit.Input{Path: p, Root: filepath.Dir(p), Rel: filepath.Base(p)}, out, rep)
+		chat.WhatsAppReader{}.Read(context.Background(), readkit.Input{Path: p, Root: filepath.Dir(p), Rel: filepath.Base(p)}, out, rep)
 		if len(out.sources) == 0 || rep.Sum.Failures != 0 {
 			b.Fatalf("%d sources, failures %v", len(out.sources), rep.Sum.Errors)
 		}

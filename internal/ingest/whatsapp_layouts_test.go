@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/chat"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -177,7 +178,7 @@ func TestWhatsAppLayouts(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := tgTestFile(t, "chat.txt", c.content)
-			out, rep := runReader(t, whatsappReader{}, p)
+			out, rep := runReader(t, chat.WhatsAppReader{}, p)
 			var got []string
 			for _, s := range out.sources {
 				for _, m := range s.Messages {
@@ -219,7 +220,7 @@ func TestWhatsAppIOSGroupEvents(t *testing.T) {
 		"[18/03/2022, 14:00:02] Trip 2022: \u200eAlice added Bob\n"+
 		"[18/03/2022, 14:01:00] Alice: welcome\n"+
 		"[18/03/2022, 14:02:00] Bob: \u200eimage omitted\n")
-	out, rep := runReader(t, whatsappReader{}, p)
+	out, rep := runReader(t, chat.WhatsAppReader{}, p)
 	msgs := tgTestMsgs(t, out)
 	if len(msgs) != 2 {
 		t.Errorf("%d messages, want 2: %v", len(msgs), msgs)

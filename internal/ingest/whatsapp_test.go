@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/chat"
 )
 
 func waTestMS(y, mo, d, h, mi, s int) int64 {
@@ -32,7 +34,7 @@ func TestWhatsAppAndroid24h(t *testing.T) {
 		"01.02.20, 10:00 - Carol: <Medien ausgeschlossen>\n"+
 		"01.02.20, 10:01 - Carol: IMG-20200201-WA0001.jpg (file attached)\n"+
 		"look at this\n")
-	out, rep := runReader(t, whatsappReader{}, p)
+	out, rep := runReader(t, chat.WhatsAppReader{}, p)
 	msgs := tgTestMsgs(t, out)
 	if len(msgs) != 7 {
 		t.Errorf("%d messages, want 7", len(msgs))
@@ -80,7 +82,7 @@ func TestWhatsAppAndroid12h(t *testing.T) {
 			"1/2/20, 12:05 am - Carol: after midnight\n"+
 			"12/13/19, 1:00 PM - Bob: afternoon\n"+
 			"12/13/19, 12:00 PM - Bob: noon\n")
-	out, rep := runReader(t, whatsappReader{}, p)
+	out, rep := runReader(t, chat.WhatsAppReader{}, p)
 	msgs := tgTestMsgs(t, out)
 	if len(msgs) != 4 {
 		t.Errorf("%d messages, want 4", len(msgs))
@@ -119,7 +121,7 @@ func TestWhatsAppIOS(t *testing.T) {
 	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	out, rep := runReader(t, whatsappReader{}, p)
+	out, rep := runReader(t, chat.WhatsAppReader{}, p)
 	msgs := tgTestMsgs(t, out)
 	if len(msgs) != 4 {
 		t.Errorf("%d messages, want 4", len(msgs))
@@ -159,7 +161,7 @@ func TestWhatsAppOrderGuessed(t *testing.T) {
 		{"dash 2-digit year", "[15-01-20 02:22:56] Ann: x\n", waTestMS(2020, 1, 15, 2, 22, 56), ""},
 	} {
 		p := tgTestFile(t, "chat.txt", c.content)
-		out, rep := runReader(t, whatsappReader{}, p)
+		out, rep := runReader(t, chat.WhatsAppReader{}, p)
 		msgs := tgTestMsgs(t, out)
 		tgTestWant(t, msgs, waTestRef("chat", c.ms, 0), "Ann", "", c.ms, "x")
 		if c.order != "" && !tgTestHasNote(rep, false, "guessed "+c.order) {
@@ -170,7 +172,7 @@ func TestWhatsAppOrderGuessed(t *testing.T) {
 
 func TestWhatsAppTextBeforeFirstHeader(t *testing.T) {
 	p := tgTestFile(t, "chat.txt", "Some stray line\n\n01/02/2020, 10:00 - Ann: x\n")
-	out, rep := runReader(t, whatsappReader{}, p)
+	out, rep := runReader(t, chat.WhatsAppReader{}, p)
 	msgs := tgTestMsgs(t, out)
 	ms := waTestMS(2020, 2, 1, 10, 0, 0)
 	tgTestWant(t, msgs, waTestRef("chat", ms, 0), "", "", ms, "Some stray line")
@@ -181,7 +183,7 @@ func TestWhatsAppTextBeforeFirstHeader(t *testing.T) {
 }
 
 func TestWhatsAppDetect(t *testing.T) {
-	r := whatsappReader{}
+	r := chat.WhatsAppReader{}
 	for name, s := range map[string]string{
 		"android":      "31/12/2019, 23:59 - Alice: hi\n",
 		"ios with lrm": "\uFEFF\u200e[31/12/2019, 23:59:59] Alice: hi\n",
@@ -203,35 +205,35 @@ func TestWhatsAppDetect(t *testing.T) {
 	if r.Detect("x/chat.json", false, []byte("31/12/2019, 23:59 - Alice: hi\n")) {
 		t.Error("detected a .json file")
 	}
-	conv, title := waNames(filepath.Join("x", "WhatsApp Chat with Alice Smith (1).txt"))
+	conv, title := chat.WaNames(filepath.Join("x", "WhatsApp Chat with Alice Smith (1).txt"))
 	if conv != "WhatsApp Chat with Alice Smith" || title != "Alice Smith" {
 		t.Errorf("names %q %q", conv, title)
 	}
-	if _, title := waNames("Chat de WhatsApp con Ana.txt"); title != "Ana" {
+	if _, title := chat.WaNames("Chat de WhatsApp con Ana.txt"); title != "Ana" {
 		t.Errorf("spanish title %q", title)
 	}
 }
 
 func TestWhatsAppMalformed(t *testing.T) {
 	p := tgTestFile(t, "chat.txt", "31/12/2019, 23:59 - Alice: hi\n\x00\x00\x01binary")
-	out, rep := runReader(t, whatsappReader{}, p)
+	out, rep := runReader(t, chat.WhatsAppReader{}, p)
 	if rep.Sum.Failures != 1 || len(out.sources) != 0 {
 		t.Errorf("binary: failures %v, %d sources", rep.Sum.Errors, len(out.sources))
 	}
 	p = tgTestFile(t, "notes.txt", "no timestamps here\nat all\n")
-	out, rep = tgTestRead(context.Background(), whatsappReader{}, p)
+	out, rep = tgTestRead(context.Background(), chat.WhatsAppReader{}, p)
 	if rep.Sum.Failures != 1 || len(out.sources) != 0 || !tgTestHasNote(rep, true, p, "no line starts with a WhatsApp timestamp") {
 		t.Errorf("no headers: failures %v, %d sources", rep.Sum.Errors, len(out.sources))
 	}
 	// odd input never panics
 	for _, s := range []string{"", "\n\n", "[", "[99/99/9999, 99:99:99] :", "31/12/2019, 23:59 - :", "31/12/2019, 23:59 - Alice:\n\u200e", "00/00/00, 00:00 - a: b"} {
 		p = tgTestFile(t, "chat.txt", s)
-		tgTestRead(context.Background(), whatsappReader{}, p)
+		tgTestRead(context.Background(), chat.WhatsAppReader{}, p)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	p = tgTestFile(t, "chat.txt", "31/12/2019, 23:59 - Alice: hi\n")
-	out, rep = tgTestRead(ctx, whatsappReader{}, p)
+	out, rep = tgTestRead(ctx, chat.WhatsAppReader{}, p)
 	if len(out.sources) != 0 || rep.Sum.Failures != 0 {
 		t.Errorf("cancelled: %d sources, failures %v", len(out.sources), rep.Sum.Errors)
 	}

@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"bufio"
@@ -26,9 +26,9 @@ const KindSignal = "signal"
 // attachments as "![name](./media/name)"; and data.json, one JSON object a
 // message ({"date", "sender", "body", "quote", "attachments": [{"name",
 // "path"}], "deleted"}). "Me" is the exporter. Times are local wall times.
-type signalReader struct{}
+type SignalReader struct{}
 
-func (signalReader) Kind() string { return KindSignal }
+func (SignalReader) Kind() string { return KindSignal }
 
 var (
 	reSignalLine     = lazyre.New(`^\[(\d{4})-(\d{2})-(\d{2}) (\d{2}):(\d{2})(?::(\d{2}))?\] ([^:\n]{1,120}?): ?(.*)$`)
@@ -36,7 +36,7 @@ var (
 	reSignalAttach   = lazyre.New(`!?\[([^\]]*)\]\(\.{1,2}/[^)]*\)\s*`)
 )
 
-func (signalReader) Detect(p string, dir bool, head []byte) bool {
+func (SignalReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
@@ -59,7 +59,7 @@ func (signalReader) Detect(p string, dir bool, head []byte) bool {
 	return false
 }
 
-func (signalReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (SignalReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	conv := filepath.Base(filepath.Dir(path))
 	if conv == "." || conv == string(filepath.Separator) {

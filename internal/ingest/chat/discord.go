@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"context"
@@ -21,11 +21,11 @@ const KindDiscord = "discord"
 // discordReader reads a channel exported by DiscordChatExporter as JSON
 // ({"guild", "channel", "messages"}), CSV (discordcsv.go) or HTML (discordhtml.go). A channel becomes one source per month
 // (chatSources) under "discord:<guild id>/<channel id>".
-type discordReader struct{}
+type DiscordReader struct{}
 
-func (discordReader) Kind() string { return "discord" }
+func (DiscordReader) Kind() string { return "discord" }
 
-func (discordReader) Detect(p string, dir bool, head []byte) bool {
+func (DiscordReader) Detect(p string, dir bool, head []byte) bool {
 	if !dir && strings.EqualFold(filepath.Ext(p), ".csv") {
 		return dcCSVHeader(head)
 	}
@@ -88,7 +88,7 @@ type dcMsg struct {
 	atts                      []abi.Attachment
 }
 
-func (discordReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (DiscordReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	switch strings.ToLower(filepath.Ext(path)) {
 	case ".csv":

@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"bufio"
@@ -35,9 +35,9 @@ const KindIRC = "irc"
 // action ("/me") is kept as "* nick text"; joins, parts, quits, nick and mode
 // changes are counted and named in one warning. Times carry no zone: they are
 // read as local wall times. The conversation is the file name without its date.
-type ircReader struct{}
+type IRCReader struct{}
 
-func (ircReader) Kind() string { return KindIRC }
+func (IRCReader) Kind() string { return KindIRC }
 
 var (
 	reIrssiMsg    = lazyre.New(`^(\d{1,2}):(\d{2})(?::(\d{2}))? <[ @+%~&!]?([^>\s]+)> ?(.*)$`)
@@ -82,7 +82,7 @@ func ircLayout(lines []string) string {
 	return best
 }
 
-func (ircReader) Detect(p string, dir bool, head []byte) bool {
+func (IRCReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
@@ -122,7 +122,7 @@ func ircNick(s string) string {
 	return strings.TrimLeft(strings.TrimSpace(s), "@+%~&!")
 }
 
-func (ircReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (IRCReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	tf, ok := readkit.ReadTextFile(path, rep)
 	if !ok {

@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"context"
@@ -28,13 +28,13 @@ const KindSlack = "slack"
 // emitted when its folder is read, so a later export of the same workspace adds to
 // the months it shares with this one and removes nothing. Symbolic links are never
 // followed, anywhere in the export.
-type slackReader struct{}
+type SlackReader struct{}
 
-func (slackReader) Kind() string { return KindSlack }
+func (SlackReader) Kind() string { return KindSlack }
 
 // detect claims a folder holding channels.json (a symbolic link named so still
 // marks the folder; read refuses to follow it).
-func (slackReader) Detect(p string, dir bool, _ []byte) bool {
+func (SlackReader) Detect(p string, dir bool, _ []byte) bool {
 	if !dir {
 		return false
 	}
@@ -127,8 +127,8 @@ var slackMetaFiles = map[string]bool{
 // Skip reasons of the Slack reader.
 const (
 	reasonSlackUnlisted = "Slack folder not listed in channels.json, groups.json, dms.json or mpims.json"
-	reasonSlackOther    = "not part of a Slack export: not read"
-	reasonSlackNotDay   = "not a Slack day file"
+	ReasonSlackOther    = "not part of a Slack export: not read"
+	ReasonSlackNotDay   = "not a Slack day file"
 )
 
 // slackUser is what a user id resolves to.
@@ -149,7 +149,7 @@ type slackExport struct {
 	rep   *readkit.Report
 }
 
-func (slackReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (SlackReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	x := &slackExport{dir: in.Path, users: map[string]slackUser{}, chans: map[string]string{}, rep: rep}
 	haveUsers := false
 	var ul []slackUserJSON
@@ -297,7 +297,7 @@ func (x *slackExport) reportUnread(listed map[string]bool) {
 			}
 		case slackTopFile(name) || slackMetaFiles[name]:
 		default:
-			x.rep.Skip(p, reasonSlackOther)
+			x.rep.Skip(p, ReasonSlackOther)
 		}
 	}
 }
@@ -352,7 +352,7 @@ func (x *slackExport) dayFiles(c slackConv, report bool) ([]string, bool) {
 			}
 		case !strings.EqualFold(filepath.Ext(name), ".json"):
 			if report {
-				x.rep.Skip(p, reasonSlackNotDay)
+				x.rep.Skip(p, ReasonSlackNotDay)
 			}
 		default:
 			files = append(files, p)

@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"context"
@@ -26,11 +26,11 @@ const KindMatrix = "matrix"
 // thread reply its thread root; an edit replaces the text of what it edits.
 // Membership, state and other events are counted in one warning. Times are UTC
 // (origin_server_ts).
-type matrixReader struct{}
+type MatrixReader struct{}
 
-func (matrixReader) Kind() string { return KindMatrix }
+func (MatrixReader) Kind() string { return KindMatrix }
 
-func (matrixReader) Detect(p string, dir bool, head []byte) bool {
+func (MatrixReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
@@ -72,7 +72,7 @@ type mxContent struct {
 	} `json:"m.new_content"`
 }
 
-func (matrixReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (MatrixReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	b, ok := readkit.ReadJSONExport(path, rep)
 	if !ok {

@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"bytes"
@@ -29,11 +29,11 @@ const KindMessenger = "messenger"
 // were a Latin-1 character ("CafÃ©"): it is repaired. A thread's files add up into
 // one conversation ("messenger:<thread path>" or "instagram:<thread path>"), one
 // source per month (chatSources).
-type messengerReader struct{}
+type MessengerReader struct{}
 
-func (messengerReader) Kind() string { return "messenger" }
+func (MessengerReader) Kind() string { return "messenger" }
 
-func (messengerReader) Detect(p string, dir bool, head []byte) bool {
+func (MessengerReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
@@ -88,7 +88,7 @@ type fbMsgJSON struct {
 // whose every rune is below U+0100 and whose bytes so taken are valid UTF-8 with
 // at least one multi-byte sequence is decoded again. Correct text (any rune over
 // U+00FF, or Latin-1 bytes that are not UTF-8) is left as it is.
-func fbFixText(s string) string {
+func FbFixText(s string) string {
 	multi := false
 	for _, r := range s {
 		if r > 0xFF {
@@ -113,7 +113,7 @@ func fbFixText(s string) string {
 
 // fbString reads a raw JSON scalar as repaired, clean text.
 func fbString(raw json.RawMessage) string {
-	return readkit.CleanText(fbFixText(readkit.RawString(raw)))
+	return readkit.CleanText(FbFixText(readkit.RawString(raw)))
 }
 
 // fbMedia notes a message's photos, videos, audio, GIFs, files and sticker:
@@ -134,7 +134,7 @@ func fbMedia(m *fbMsgJSON, atts *[]abi.Attachment) []string {
 			}
 			name := ""
 			if json.Unmarshal(it, &f) == nil {
-				name = readkit.ExportFileName(fbFixText(readkit.RawString(f.URI)))
+				name = readkit.ExportFileName(FbFixText(readkit.RawString(f.URI)))
 			}
 			if name == "" {
 				lines = append(lines, "["+g.what+"]")
@@ -166,7 +166,7 @@ func fbMedia(m *fbMsgJSON, atts *[]abi.Attachment) []string {
 	return lines
 }
 
-func (messengerReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (MessengerReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	b, ok := readkit.ReadJSONExport(path, rep)
 	if !ok {

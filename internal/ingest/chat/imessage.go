@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"context"
@@ -22,9 +22,9 @@ const KindIMessage = "imessage"
 // address), then its lines: text, attachment file paths (named as attachments),
 // "Reactions:" and the reactions under it (dropped), and the thread's replies,
 // indented by four spaces (kept as replies to it). Times are local wall times.
-type imessageReader struct{}
+type IMessageReader struct{}
 
-func (imessageReader) Kind() string { return KindIMessage }
+func (IMessageReader) Kind() string { return KindIMessage }
 
 var reIMStamp = lazyre.New(`^([A-Z][a-z]{2} \d{2}, \d{4} +\d{1,2}:\d{2}:\d{2} [AP]M)(?: \(Read by .+ after .+\))?$`)
 
@@ -36,7 +36,7 @@ var imAttachmentExts = map[string]bool{".heic": true, ".jpg": true, ".jpeg": tru
 	".pdf": true, ".caf": true, ".m4a": true, ".mp3": true, ".vcf": true, ".webp": true, ".tiff": true, ".zip": true, ".docx": true,
 	".xlsx": true, ".pptx": true, ".pluginpayloadattachment": true, ".txt": true, ".aac": true, ".amr": true}
 
-func (imessageReader) Detect(p string, dir bool, head []byte) bool {
+func (IMessageReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".txt") {
 		return false
 	}
@@ -50,7 +50,7 @@ func (imessageReader) Detect(p string, dir bool, head []byte) bool {
 	return false
 }
 
-func (imessageReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (IMessageReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	tf, ok := readkit.ReadTextFile(path, rep)
 	if !ok {

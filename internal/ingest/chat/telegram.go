@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"bytes"
@@ -25,9 +25,9 @@ const KindTelegram = "telegram"
 // with chats.list and left_chats.list). Each chat becomes one source per month
 // (chatSources); service messages (joins, pins, calls) are skipped unless they
 // carry text. HTML exports are not read.
-type telegramReader struct{}
+type TelegramReader struct{}
 
-func (telegramReader) Kind() string { return "telegram" }
+func (TelegramReader) Kind() string { return "telegram" }
 
 // telegramChatTypes are the values of a chat's "type" in Telegram Desktop exports.
 var telegramChatTypes = map[string]bool{
@@ -36,7 +36,7 @@ var telegramChatTypes = map[string]bool{
 	"saved_messages": true, "replies": true, "verification_codes": true,
 }
 
-func (telegramReader) Detect(p string, dir bool, head []byte) bool {
+func (TelegramReader) Detect(p string, dir bool, head []byte) bool {
 	if !dir && tgHTMLDetect(p, head) {
 		return true
 	}
@@ -127,7 +127,7 @@ type tgMsg struct {
 	atts             []abi.Attachment
 }
 
-func (telegramReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (TelegramReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	if ext := strings.ToLower(filepath.Ext(in.Path)); ext == ".html" || ext == ".htm" {
 		tgReadHTML(ctx, in, out, rep)
 		return

@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"bufio"
@@ -29,11 +29,11 @@ const KindHangouts = "hangouts"
 // their fallback_name; a chat message's text is its segments (text, links,
 // line breaks) and its photos named as attachments; calls, membership and
 // rename events are counted. Times are UTC (microseconds).
-type hangoutsReader struct{}
+type HangoutsReader struct{}
 
-func (hangoutsReader) Kind() string { return KindHangouts }
+func (HangoutsReader) Kind() string { return KindHangouts }
 
-func (hangoutsReader) Detect(p string, dir bool, head []byte) bool {
+func (HangoutsReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
@@ -84,7 +84,7 @@ type hoEvent struct {
 	} `json:"chat_message"`
 }
 
-func (hangoutsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (HangoutsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	f, err := readkit.Open(path)
 	if err != nil {

@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"context"
@@ -24,14 +24,14 @@ const KindZulip = "zulip"
 // a group). A stream becomes one source per month, each topic a thread; direct
 // messages a conversation of their people. realm.json itself is named as read
 // with the messages. Times are UTC (date_sent, or pub_date in older exports).
-type zulipReader struct{}
+type ZulipReader struct{}
 
-func (zulipReader) Kind() string { return KindZulip }
+func (ZulipReader) Kind() string { return KindZulip }
 
 // reasonZulipRealm is the skip reason of a Zulip export's realm.json.
-const reasonZulipRealm = "Zulip realm metadata: its users and streams are read with the messages-*.json beside it"
+const ReasonZulipRealm = "Zulip realm metadata: its users and streams are read with the messages-*.json beside it"
 
-func (zulipReader) Detect(p string, dir bool, head []byte) bool {
+func (ZulipReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
@@ -64,7 +64,7 @@ type zulipRealm struct {
 	} `json:"zerver_subscription"`
 }
 
-func (zulipReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (ZulipReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	b, ok := readkit.ReadJSONExport(path, rep)
 	if !ok {
@@ -78,7 +78,7 @@ func (zulipReader) Read(ctx context.Context, in readkit.Input, out readkit.Outpu
 		return
 	}
 	if ms.Messages == nil {
-		rep.Skip(path, reasonZulipRealm)
+		rep.Skip(path, ReasonZulipRealm)
 		return
 	}
 	realmPath := filepath.Join(filepath.Dir(path), "realm.json")

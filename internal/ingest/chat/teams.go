@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"context"
@@ -25,11 +25,11 @@ const KindTeams = "teams"
 // Text and rich-text messages are kept (their HTML turned to text, quotes of
 // earlier messages dropped), files and images named from their URI objects;
 // calls, membership and topic events are counted. Times are UTC.
-type teamsReader struct{}
+type TeamsReader struct{}
 
-func (teamsReader) Kind() string { return KindTeams }
+func (TeamsReader) Kind() string { return KindTeams }
 
-func (teamsReader) Detect(p string, dir bool, head []byte) bool {
+func (TeamsReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
@@ -40,7 +40,7 @@ func (teamsReader) Detect(p string, dir bool, head []byte) bool {
 	return h.Object && conv && (user || date)
 }
 
-func (teamsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (TeamsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	b, ok := readkit.ReadJSONExport(path, rep)
 	if !ok {

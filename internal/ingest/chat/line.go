@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"bytes"
@@ -23,11 +23,11 @@ const KindLINE = "line"
 // "午後2:56"); a message of several lines is quoted ("…"), and a line that is
 // neither continues the message before it. Lines without a name (calls,
 // unsent messages, joins) are counted. Times are local wall times.
-type lineReader struct{}
+type LineReader struct{}
 
-func (lineReader) Kind() string { return KindLINE }
+func (LineReader) Kind() string { return KindLINE }
 
-func (lineReader) Detect(p string, dir bool, head []byte) bool {
+func (LineReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".txt") {
 		return false
 	}
@@ -40,7 +40,7 @@ var (
 	reLINEMsg    = lazyre.New(`^(\p{L}*) ?(\d{1,2}):(\d{2}) ?(\p{L}*)\t([^\t]*)(?:\t(.*))?$`)
 )
 
-func (lineReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (LineReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	tf, ok := readkit.ReadTextFile(path, rep)
 	if !ok {

@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"bufio"
@@ -31,11 +31,11 @@ const mmFlushMessages = 20000
 // "mattermost:dm/<members>". Authors are named by their full name and addressed
 // by their email, so contacts and mail of the same people join them. Times are
 // UTC (create_at, epoch ms).
-type mattermostReader struct{}
+type MattermostReader struct{}
 
-func (mattermostReader) Kind() string { return KindMattermost }
+func (MattermostReader) Kind() string { return KindMattermost }
 
-func (mattermostReader) Detect(p string, dir bool, head []byte) bool {
+func (MattermostReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
@@ -69,7 +69,7 @@ type mmAttachment struct {
 	Path string `json:"path"`
 }
 
-func (mattermostReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (MattermostReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	f, err := readkit.Open(path)
 	if err != nil {

@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"bytes"
@@ -27,11 +27,11 @@ const KindGoogleChat = "googlechat"
 // names the conversation. group_info.json and the Users/ folders' user_info.json
 // are read as part of it. A conversation is one source per month (chatSources)
 // under "googlechat:<folder>".
-type googleChatReader struct{}
+type GoogleChatReader struct{}
 
-func (googleChatReader) Kind() string { return "googlechat" }
+func (GoogleChatReader) Kind() string { return "googlechat" }
 
-func (googleChatReader) Detect(p string, dir bool, head []byte) bool {
+func (GoogleChatReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
@@ -130,7 +130,7 @@ func gcInfo(dir string) (name string, members []string) {
 	return readkit.CleanText(readkit.RawString(gi.Name)), members
 }
 
-func (googleChatReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (GoogleChatReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	base := strings.ToLower(filepath.Base(path))
 	if base == "group_info.json" || base == "user_info.json" {

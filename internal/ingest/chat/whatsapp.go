@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"bytes"
@@ -27,11 +27,11 @@ const KindWhatsApp = "whatsapp"
 // continues the message before it; a line that does is never glued to it. The
 // export carries no zone: times are read as local wall times. Lines without an
 // author (group events, WhatsApp's notices) are counted and named in a warning.
-type whatsappReader struct{}
+type WhatsAppReader struct{}
 
-func (whatsappReader) Kind() string { return "whatsapp" }
+func (WhatsAppReader) Kind() string { return "whatsapp" }
 
-func (whatsappReader) Detect(p string, dir bool, head []byte) bool {
+func (WhatsAppReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".txt") {
 		return false
 	}
@@ -46,7 +46,7 @@ func (whatsappReader) Detect(p string, dir bool, head []byte) bool {
 	if len(lines) > 5 {
 		lines = lines[:5]
 	}
-	var buf waBuf
+	var buf WaBuf
 	for _, l := range lines {
 		if waDetectLine(waTrimMarks(strings.TrimRight(string(l), "\r")), &buf) {
 			return true
@@ -64,8 +64,8 @@ func (whatsappReader) Detect(p string, dir bool, head []byte) bool {
 
 // waDetectLine reports whether a line is a header: one waParse reads, or a date
 // and time followed by a space and "Name: " (the layout without a separator).
-func waDetectLine(l string, buf *waBuf) bool {
-	st, ok, stamped := waParse(l, buf)
+func waDetectLine(l string, buf *WaBuf) bool {
+	st, ok, stamped := WaParse(l, buf)
 	return ok || stamped && st.hasSpace && strings.Contains(l[st.spaceAt:], ": ")
 }
 
@@ -83,7 +83,7 @@ var waCopySuffix = lazyre.New(` \(\d+\)$`)
 // waNames derives the conversation id and title from the file name: the base name
 // without extension (a download copy's " (1)" removed), or for an iOS "_chat.txt"
 // the folder it was unzipped into; the title drops the "WhatsApp Chat with " prefix.
-func waNames(p string) (conv, title string) {
+func WaNames(p string) (conv, title string) {
 	base := filepath.Base(p)
 	conv = strings.TrimSuffix(base, filepath.Ext(base))
 	if strings.EqualFold(conv, "_chat") {
@@ -201,7 +201,7 @@ type waHead struct {
 	line int32 // index into the file's lines
 }
 
-func (whatsappReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (WhatsAppReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	tf, ok := readkit.ReadTextFile(path, rep)
 	if !ok {
@@ -213,12 +213,12 @@ func (whatsappReader) Read(ctx context.Context, in readkit.Input, out readkit.Ou
 	lines := strings.Split(tf.Text, "\n")
 	headOf := make([]int32, len(lines)) // 1 + index into heads; 0 for other lines
 	var heads []waHead
-	var buf waBuf
+	var buf WaBuf
 	for i, l := range lines {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return
 		}
-		st, ok, stamped := waParse(waTrimMarks(l), &buf)
+		st, ok, stamped := WaParse(waTrimMarks(l), &buf)
 		if !stamped {
 			continue
 		}
@@ -261,7 +261,7 @@ func (whatsappReader) Read(ctx context.Context, in readkit.Input, out readkit.Ou
 		rep.Warn(path, "", "dates in the Islamic calendar converted with its arithmetic (tabular) form: the phone's calendar may differ by a day")
 	}
 
-	conv, title := waNames(path)
+	conv, title := WaNames(path)
 	// iOS writes a group's events under the group's name, their text after U+200E
 	// ("[…] Trip: ‎Alice added Bob"): a name that signs WhatsApp's notices, or only
 	// such lines, is the group's, whatever the file is called

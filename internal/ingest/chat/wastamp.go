@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"fmt"
@@ -21,12 +21,12 @@ import (
 
 // waStamp is a header line's timestamp as written, before the file's layout is known.
 type waStamp struct {
-	n        [3]int32 // the date's numbers in written order
+	N        [3]int32 // the date's numbers in written order
 	nd       [3]int8  // their digit counts
 	era      byte     // Japanese era letter before a number ('r', 'h', 's', 't'), 0 when none
 	eraPos   int8     // the number carrying era
 	be       bool     // a Buddhist-era word after the date
-	monPos   int8     // the number written as a month name ("28 Aug 2013"), -1 when none
+	MonPos   int8     // the number written as a month name ("28 Aug 2013"), -1 when none
 	h, mi, s int16
 	mark     string // the word next to the time (AM/PM or a connector like "klo"), normalised
 	post     bool   // mark was read after the time
@@ -219,15 +219,15 @@ func (p *waParser) word() string {
 // may separate it from its neighbours.
 func (p *waParser) date(st *waStamp) bool {
 	start := p.i
-	st.monPos = -1
+	st.MonPos = -1
 	for k := 0; k < 3; k++ {
 		if k > 0 {
 			at := p.i
 			p.sp()
 			spaced := p.i > at
-			if r := p.peek(); r == '/' || r == '.' || r == '-' || r == ',' && st.monPos >= 0 {
+			if r := p.peek(); r == '/' || r == '.' || r == '-' || r == ',' && st.MonPos >= 0 {
 				p.i++
-			} else if !spaced || st.monPos < 0 && !p.monthAhead() {
+			} else if !spaced || st.MonPos < 0 && !p.monthAhead() {
 				p.i = start
 				return false
 			}
@@ -241,17 +241,17 @@ func (p *waParser) date(st *waStamp) bool {
 		v, n, ok := p.num(4)
 		if !ok {
 			m := 0
-			if st.monPos < 0 && k < 2 {
+			if st.MonPos < 0 && k < 2 {
 				m = p.month()
 			}
 			if m == 0 {
 				p.i = start
-				st.monPos = -1
+				st.MonPos = -1
 				return false
 			}
-			v, n, st.monPos = m, 2, int8(k)
+			v, n, st.MonPos = m, 2, int8(k)
 		}
-		st.n[k], st.nd[k] = int32(v), n
+		st.N[k], st.nd[k] = int32(v), n
 	}
 	p.eat('.') // Korean "2022. 3. 18."
 	save := p.i
@@ -430,7 +430,7 @@ func (p *waParser) clock(st *waStamp) bool {
 // waParse reads the timestamp at the start of a line. ok says the line is a header
 // (rest set); stamped says it starts with a date and a time although what follows
 // is not a header's (the line must not be read as the text of another message).
-func waParse(line string, buf *waBuf) (st waStamp, ok, stamped bool) {
+func WaParse(line string, buf *WaBuf) (st waStamp, ok, stamped bool) {
 	if line == "" {
 		return st, false, false
 	}
@@ -520,7 +520,7 @@ func (p *waParser) afterTime() bool {
 }
 
 // waBuf is scratch space for waParse, reused across lines.
-type waBuf struct {
+type WaBuf struct {
 	norm []rune
 	off  []int
 }
@@ -606,13 +606,13 @@ func waResolve(heads []waHead) waLayout {
 	yFirst, yMid, yLast, twelve := 0, 0, 0, false
 	for i := range sts {
 		st := sts[i]
-		if st.nd[0] >= 3 || st.era != 0 && st.eraPos == 0 || st.n[0] > 31 {
+		if st.nd[0] >= 3 || st.era != 0 && st.eraPos == 0 || st.N[0] > 31 {
 			yFirst++
 		}
-		if st.nd[2] >= 3 || st.era != 0 && st.eraPos == 2 || st.n[2] > 31 || st.be {
+		if st.nd[2] >= 3 || st.era != 0 && st.eraPos == 2 || st.N[2] > 31 || st.be {
 			yLast++
 		}
-		if st.nd[1] >= 3 || st.n[1] > 31 {
+		if st.nd[1] >= 3 || st.N[1] > 31 {
 			yMid++
 		}
 		if lay.side[st.mark] != 0 {
@@ -634,7 +634,7 @@ func waResolve(heads []waHead) waLayout {
 	// a month written as a name says which number is the month
 	named := [3]int{}
 	for i := range sts {
-		if mp := sts[i].monPos; mp >= 0 {
+		if mp := sts[i].MonPos; mp >= 0 {
 			named[mp]++
 		}
 	}
@@ -664,7 +664,7 @@ func waResolve(heads []waHead) waLayout {
 		o := waOrders[c]
 		bad, back, prev := 0, 0, -1
 		for i := range sts {
-			d, m, y := sts[i].n[o.day], sts[i].n[o.mon], sts[i].n[o.year]
+			d, m, y := sts[i].N[o.day], sts[i].N[o.mon], sts[i].N[o.year]
 			if m < 1 || m > 12 || d < 1 || d > 31 {
 				bad++
 				continue
@@ -692,7 +692,7 @@ func waResolve(heads []waHead) waLayout {
 		// a tie: it matters only when the orders read some header differently
 		alt := waOrders[c]
 		for i := range sts {
-			if sts[i].n[alt.day] != sts[i].n[o.day] || sts[i].n[alt.mon] != sts[i].n[o.mon] {
+			if sts[i].N[alt.day] != sts[i].N[o.day] || sts[i].N[alt.mon] != sts[i].N[o.mon] {
 				lay.guessed = o.name
 				break
 			}
@@ -769,7 +769,7 @@ func waInferSides(sts []*waStamp, side map[string]byte, cand []string) bool {
 	var pairs []pair
 	for i := 1; i < len(sts) && len(pairs) < 4096; i++ {
 		a, b := sts[i-1], sts[i]
-		if a.n != b.n || a.mark == b.mark {
+		if a.N != b.N || a.mark == b.mark {
 			continue
 		}
 		_, ua := idx[a.mark]
@@ -869,7 +869,7 @@ func waHour24(h int, side byte) int {
 // Minguo years from 1911; Solar Hijri (Persian) and Islamic years are told by
 // range. cal names the calendar ("" for Gregorian).
 func waYear(st *waStamp, idx int) (y int, cal string) {
-	y = int(st.n[idx])
+	y = int(st.N[idx])
 	if st.era != 0 && int(st.eraPos) == idx {
 		switch st.era {
 		case 'r':
@@ -899,7 +899,7 @@ func waYear(st *waStamp, idx int) (y int, cal string) {
 
 // waTime turns a header into epoch ms (local wall time) with the file's layout.
 func waTime(st *waStamp, lay *waLayout) (int64, error) {
-	day, mon := int(st.n[lay.day]), int(st.n[lay.mon])
+	day, mon := int(st.N[lay.day]), int(st.N[lay.mon])
 	y, cal := waYear(st, lay.year)
 	hour := waHour24(int(st.h), lay.side[st.mark])
 	if hour > 23 || st.mi > 59 || st.s > 59 {
