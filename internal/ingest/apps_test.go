@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/ingest/chat"
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -138,7 +139,7 @@ func TestNoteAppExports(t *testing.T) {
 			`{"title":"Micah","children":[]}]`,
 	})
 	c, sum := runOn(t, Options{}, dir)
-	if sum.Failures != 0 || sum.SkippedBy[reasonKeepTrash] != 1 {
+	if sum.Failures != 0 || sum.SkippedBy[notes.ReasonKeepTrash] != 1 {
 		t.Fatalf("errors %v, skipped %v", sum.Errors, sum.SkippedBy)
 	}
 	byTitle := map[string]memtree.SourceInput{}
@@ -599,7 +600,7 @@ func TestNotionDatabaseCSV(t *testing.T) {
 	if _, ok := byTitle["Plan offsite"]; !ok {
 		t.Errorf("a row with only a title is a page: %v", byTitle)
 	}
-	if sum.SkippedBy[reasonNotionTable] != 2 || sum.SkippedBy[readkit.ReasonUnknownText] != 1 {
+	if sum.SkippedBy[notes.ReasonNotionTable] != 2 || sum.SkippedBy[readkit.ReasonUnknownText] != 1 {
 		t.Errorf("skipped %v", sum.SkippedBy)
 	}
 	if _, ok := byTitle["Dune"]; !ok || sum.Failures != 0 {

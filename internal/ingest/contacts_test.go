@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -67,7 +68,7 @@ func TestContactFormats(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := tgTestFile(t, c.file, c.content)
-			out, rep := runReader(t, contactsReader{}, p)
+			out, rep := runReader(t, notes.ContactsReader{}, p)
 			var got []string
 			for _, x := range out.people {
 				got = append(got, contactLine(x))

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -25,7 +26,7 @@ func readDoc(t *testing.T, name, content string, mtime time.Time) (memtree.Sourc
 			t.Fatal(err)
 		}
 	}
-	out, rep := runReader(t, docsReader{}, p)
+	out, rep := runReader(t, notes.DocsReader{}, p)
 	if len(out.sources) != 1 || len(out.mails) != 0 {
 		t.Fatalf("%s: %d sources, %d mails, want 1 source (errors %v, notes %v)", name, len(out.sources), len(out.mails), rep.Sum.Errors, rep.Sum.Notes)
 	}
@@ -62,7 +63,7 @@ func checkDoc(t *testing.T, src memtree.SourceInput, title string, tags []string
 }
 
 func TestDocsReaderDetect(t *testing.T) {
-	r := docsReader{}
+	r := notes.DocsReader{}
 	for _, p := range []string{"a.md", "b.MARKDOWN", "c.mdown", "d.mkd", "e.txt", "f.text"} {
 		if !r.Detect(p, false, nil) {
 			t.Errorf("%s not detected", p)
@@ -112,13 +113,13 @@ func TestDocDates(t *testing.T) {
 		{"May 8, 2013", time.Date(2013, 5, 8, 0, 0, 0, 0, time.UTC)},
 	}
 	for _, c := range cases {
-		fm, body := splitFrontMatter("---\ndate: " + c.v + "\n---\nbody\n")
-		if !fm.date.Equal(c.want) || body != "body\n" {
-			t.Errorf("date: %s = %s (body %q), want %s", c.v, fm.date, body, c.want)
+		fm, body := notes.SplitFrontMatter("---\ndate: " + c.v + "\n---\nbody\n")
+		if !fm.Date.Equal(c.want) || body != "body\n" {
+			t.Errorf("date: %s = %s (body %q), want %s", c.v, fm.Date, body, c.want)
 		}
 	}
 	for _, bad := range []string{"2013-02-30", "2013-05-08 25:00", "2013-05-08 23:46:11 2012 -0700", "{{date}}", "soon"} {
-		if d, ok := parseDocDate(bad); ok {
+		if d, ok := notes.ParseDocDate(bad); ok {
 			t.Errorf("%q parsed as %s", bad, d)
 		}
 	}
@@ -157,7 +158,7 @@ func TestDocLogseqJournal(t *testing.T) {
 	src, _ := readDoc(t, "journals/2024_03_15.md", "- Met [[Ana]] about #garden\n", time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	checkDoc(t, src, "2024_03_15", nil, time.Date(2024, 3, 15, 0, 0, 0, 0, time.UTC), "- Met [[Ana]] about #garden\n")
 	// mixed separators are no date
-	if d, ok := dateFromName("2024_03-15.md"); ok {
+	if d, ok := notes.DateFromName("2024_03-15.md"); ok {
 		t.Errorf("2024_03-15 parsed as %s", d)
 	}
 }
@@ -187,7 +188,7 @@ func TestDocFileTime(t *testing.T) {
 func TestDocEmpty(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"empty.md": " \n", "meta.md": "---\npublish: true\n---\n\n"})
 	for name, want := range map[string]string{"empty.md": "empty file", "meta.md": "no text"} {
-		out, rep := runReader(t, docsReader{}, filepath.Join(dir, name))
+		out, rep := runReader(t, notes.DocsReader{}, filepath.Join(dir, name))
 		if len(out.sources) != 0 || rep.Sum.Failures != 0 || rep.Sum.Warnings != 1 || !strings.Contains(rep.Sum.Notes[0].Error(), want) {
 			t.Errorf("%s: %d sources, report %+v", name, len(out.sources), rep.Sum)
 		}
@@ -206,7 +207,7 @@ func TestDocTwoRootsOneStore(t *testing.T) {
 	ctx := context.Background()
 	ingestRoots := func() (ids []string, stats memtree.IngestStats) {
 		for _, root := range []string{"p1", "p2"} {
-			out, rep := runReader(t, docsReader{}, filepath.Join(dir, root, "todo.md"))
+			out, rep := runReader(t, notes.DocsReader{}, filepath.Join(dir, root, "todo.md"))
 			if rep.Sum.Failures+rep.Sum.Warnings != 0 || len(out.sources) != 1 {
 				t.Fatalf("%s: %d sources, report %+v", root, len(out.sources), rep.Sum)
 			}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
@@ -51,7 +52,7 @@ func TestEnexContentAsXMLText(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := tgTestFile(t, "n.enex", enexTestExport(c.note))
-			out, rep := runReader(t, enexReader{}, p)
+			out, rep := runReader(t, notes.EnexReader{}, p)
 			if rep.Sum.Failures != 0 || len(out.sources) != 1 {
 				t.Fatalf("%d sources, errors %v", len(out.sources), rep.Sum.Errors)
 			}
@@ -77,7 +78,7 @@ func TestEnexContentAsXMLText(t *testing.T) {
 	}
 	t.Run("title entities", func(t *testing.T) {
 		p := tgTestFile(t, "n.enex", enexTestExport(`<note><title>Caf&#233; &amp; more &unknown;</title><content></content><created>20130730T205204Z</created></note>`))
-		out, _ := runReader(t, enexReader{}, p)
+		out, _ := runReader(t, notes.EnexReader{}, p)
 		if len(out.sources) != 1 || out.sources[0].Title != "Café & more &unknown;" {
 			t.Fatalf("sources %+v", out.sources)
 		}
@@ -91,7 +92,7 @@ func TestEnexDeclaredEntitiesNotExpanded(t *testing.T) {
 <!DOCTYPE en-export [ <!ENTITY a "aaaaaaaaaa"> <!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"> ]>
 <en-export><note><title>Laughs &b;</title><content><![CDATA[<en-note>&b;</en-note>]]></content><created>20130730T205204Z</created></note></en-export>`
 	p := tgTestFile(t, "l.enex", doc)
-	out, rep := runReader(t, enexReader{}, p)
+	out, rep := runReader(t, notes.EnexReader{}, p)
 	if len(out.sources) != 1 || rep.Sum.Failures != 0 {
 		t.Fatalf("%d sources, errors %v", len(out.sources), rep.Sum.Errors)
 	}
@@ -130,7 +131,7 @@ func TestEnexNoteOverBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	out, rep := runReader(t, enexReader{}, p)
+	out, rep := runReader(t, notes.EnexReader{}, p)
 	var titles []string
 	for _, s := range out.sources {
 		titles = append(titles, s.Title)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
@@ -178,7 +179,7 @@ func TestZipExportsReadInPlace(t *testing.T) {
 		"Mail/1220863087.12663_23.host": mailFile("Ann <ann@x.example>", "z1@x", "Mon, 08 Sep 2008 08:38:07 +0000", "zipped mail"),
 	})
 	c, sum := runOn(t, Options{}, filepath.Join(dir, "notes.zip"))
-	if s := c.byID(docSourceID(filepath.Join(dir, "notes.zip", "Notes", "a.md"))); s == nil || s.Title != "Alpha" || s.Messages[0].Ref != "notes.zip/Notes/a.md" {
+	if s := c.byID(notes.DocSourceID(filepath.Join(dir, "notes.zip", "Notes", "a.md"))); s == nil || s.Title != "Alpha" || s.Messages[0].Ref != "notes.zip/Notes/a.md" {
 		t.Errorf("zipped note = %+v (sources %d, errors %v)", s, len(c.srcs), sum.Errors)
 	}
 	c.message(t, "z1@x")

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/internal/ingest/chat"
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
@@ -20,16 +21,16 @@ func FuzzEnexScan(f *testing.F) {
 	f.Add([]byte(`<!DOCTYPE x [<!ENTITY a "b">]><en-export><note><title>&a;&#x0;&#99999999;</title><content>&lt;p&gt;</content></note></en-export>`))
 	f.Add([]byte(`<en-export><note><content><![CDATA[unterminated`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		s := &enexScan{r: bufio.NewReaderSize(bytes.NewReader(raw), 16)}
+		s := &notes.EnexScan{R: bufio.NewReaderSize(bytes.NewReader(raw), 16)}
 		kept := 0
 		for {
-			tag, ok := s.nextTag()
+			tag, ok := s.NextTag()
 			if !ok {
 				break
 			}
-			if !tag.end && tag.name == "note" && !tag.selfClosing {
-				n := s.note(context.Background())
-				kept += len(n.title) + len(n.content) + len(n.author)
+			if !tag.End && tag.Name == "note" && !tag.SelfClosing {
+				n := s.Note(context.Background())
+				kept += len(n.Title) + len(n.Content) + len(n.Author)
 			}
 		}
 		// entities may grow (&lt; is 4 bytes for 1, a numeric reference up to 10
@@ -48,7 +49,7 @@ func FuzzVCard(f *testing.F) {
 	f.Add("BEGIN:VCARD\nitem1.X-SOCIALPROFILE;x-user=\"a:b\":http://x/y\nBEGIN:VCARD\nEND:VCARD\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		rep := readkit.NewReport(nil)
-		for _, c := range readVCards(text, "f.vcf", rep) {
+		for _, c := range notes.ReadVCards(text, "f.vcf", rep) {
 			if c.Name == "" && c.Given == "" && c.Family == "" && len(c.Emails) == 0 && len(c.Phones) == 0 && len(c.Handles) == 0 {
 				t.Fatalf("empty contact kept: %+v", c)
 			}

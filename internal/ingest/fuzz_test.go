@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
@@ -86,11 +87,11 @@ func FuzzParseNote(f *testing.F) {
 	f.Add("- title:: x\n  alias:: y\n- z\n", "e.md")
 	mtime := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, text, name string) {
-		src, err := parseDocumentAt(text, "notes/"+name, mtime, time.Time{})
+		src, err := notes.ParseDocumentAt(text, "notes/"+name, mtime, time.Time{})
 		if err != nil {
 			return
 		}
-		if ts := src.Messages[0].TimestampMS; ts < plausibleFileTime.UnixMilli() {
+		if ts := src.Messages[0].TimestampMS; ts < notes.PlausibleFileTime.UnixMilli() {
 			t.Fatalf("dated %v", time.UnixMilli(ts).UTC())
 		}
 	})

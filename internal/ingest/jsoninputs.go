@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -319,7 +320,7 @@ func parseDocumentInput(b []byte, relPath string, mtime time.Time) (*memtree.Sou
 	body := readkit.StripControls(strings.TrimSpace(string(readkit.NormalizeNewlines([]byte(d.Body))))) + "\n"
 	title := strings.TrimSpace(d.Title)
 	if title == "" {
-		title = firstHeading(body)
+		title = notes.FirstHeading(body)
 	}
 	if title == "" {
 		title = ref

@@ -3,6 +3,7 @@ package ingest
 import (
 	"github.com/openhuman/openhuman-core/internal/ingest/chat"
 	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 )
 
 // Kinds accepted by Options.Kind. Each format family's package names its own
@@ -38,4 +39,13 @@ const (
 	KindZulip      = chat.KindZulip
 	KindTeams      = chat.KindTeams
 	KindMattermost = chat.KindMattermost
+
+	// Notes, documents and address books (package notes).
+	KindDocs      = notes.KindDocs
+	KindEnex      = notes.KindEnex
+	KindContacts  = notes.KindContacts
+	KindNotionCSV = notes.KindNotionCSV
+	KindKeep      = notes.KindKeep
+	KindDayOne    = notes.KindDayOne
+	KindRoam      = notes.KindRoam
 )

@@ -3,6 +3,7 @@ package ingest
 import (
 	"github.com/openhuman/openhuman-core/internal/ingest/chat"
 	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
@@ -25,9 +26,9 @@ func readers() []readkit.Reader {
 		chat.HangoutsReader{},
 		chat.ZulipReader{},
 		chat.TeamsReader{},
-		keepReader{},
-		dayOneReader{},
-		roamReader{},
+		notes.KeepReader{},
+		notes.DayOneReader{},
+		notes.RoamReader{},
 		jsonReader{},
 		mail.MboxReader{},
 		mail.EmlxReader{},
@@ -36,10 +37,10 @@ func readers() []readkit.Reader {
 		chat.LineReader{},
 		chat.WhatsAppReader{},
 		chat.IRCReader{},
-		enexReader{},
-		contactsReader{},
-		notionCSVReader{},
-		docsReader{},
+		notes.EnexReader{},
+		notes.ContactsReader{},
+		notes.NotionCSVReader{},
+		notes.DocsReader{},
 		chatBatchReader{}, // --kind chat only: it forces the chat batch shape
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
@@ -15,7 +16,7 @@ import (
 // IsDocumentFile reports whether p is read as a document (Markdown, plain text,
 // Org): one source per file, whose id is its absolute path.
 func IsDocumentFile(p string) bool {
-	return docExts[strings.ToLower(filepath.Ext(p))]
+	return notes.DocExts[strings.ToLower(filepath.Ext(p))]
 }
 
 // IsMaildir reports whether the folder p is a Maildir as ingest detects one.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -29,7 +30,7 @@ func (r *runner) writeContacts(ctx context.Context) {
 	if len(r.contactFiles) == 0 {
 		return
 	}
-	cw, ok := r.w.(ContactWriter)
+	cw, ok := r.w.(notes.ContactWriter)
 	for _, f := range r.contactFiles {
 		if !ok {
 			r.rep.Fail(readkit.FileError{Path: f.path, Err: errors.New("this store cannot keep contacts: not ingested")})

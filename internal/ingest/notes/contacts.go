@@ -1,4 +1,4 @@
-package ingest
+package notes
 
 import (
 	"bytes"
@@ -33,11 +33,11 @@ type ContactWriter interface {
 // ("E-mail Address", "Mobile Phone"). Each contact is a person (memtree
 // ContactInput): its names, nicknames, mail addresses, chat handles and phone
 // numbers, never a document.
-type contactsReader struct{}
+type ContactsReader struct{}
 
-func (contactsReader) Kind() string { return KindContacts }
+func (ContactsReader) Kind() string { return KindContacts }
 
-func (contactsReader) Detect(p string, dir bool, head []byte) bool {
+func (ContactsReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
@@ -53,7 +53,7 @@ func (contactsReader) Detect(p string, dir bool, head []byte) bool {
 	return bytes.HasPrefix(bytes.TrimLeft(h, " \t\r\n"), []byte("BEGIN:VCARD"))
 }
 
-func (contactsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (ContactsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	b, err := readkit.ReadFileLimited(in.Path)
 	if err != nil {
 		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
@@ -62,7 +62,7 @@ func (contactsReader) Read(ctx context.Context, in readkit.Input, out readkit.Ou
 	b = readkit.TrimUTF8BOM(b)
 	var cs []memtree.ContactInput
 	if bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("BEGIN:VCARD")) || bytes.Contains(b[:min(len(b), 4096)], []byte("BEGIN:VCARD")) {
-		cs = readVCards(string(readkit.NormalizeNewlines(b)), in.Path, rep)
+		cs = ReadVCards(string(readkit.NormalizeNewlines(b)), in.Path, rep)
 	} else {
 		cs = readContactCSV(b, in.Path, rep)
 	}
@@ -85,7 +85,7 @@ type vcardProp struct {
 }
 
 // readVCards reads every card of a vCard file.
-func readVCards(text, path string, rep *readkit.Report) []memtree.ContactInput {
+func ReadVCards(text, path string, rep *readkit.Report) []memtree.ContactInput {
 	// unfold: a line starting with a space or tab continues the one before
 	lines := strings.Split(text, "\n")
 	var props [][]vcardProp

@@ -1,4 +1,4 @@
-package ingest
+package notes
 
 import (
 	"encoding/json"
@@ -94,8 +94,8 @@ func splitTOMLFrontMatter(text string) (frontMatter, string) {
 			fm.title = tomlString(v)
 		case top && (key == "date" || key == "publishdate" || key == "created" || key == "lastmod" || key == "updated"):
 			rank := map[string]int{"date": 4, "publishdate": 3, "created": 2, "lastmod": 1, "updated": 1}[key]
-			if d, ok := parseDocDate(tomlString(v)); ok && rank > dateRank {
-				fm.date, dateRank = d, rank
+			if d, ok := ParseDocDate(tomlString(v)); ok && rank > dateRank {
+				fm.Date, dateRank = d, rank
 			}
 		case (top || table == "taxonomies") && (key == "tags" || key == "categories" || key == "keywords"):
 			fm.tags = append(fm.tags, tomlArray(v)...)
@@ -289,8 +289,8 @@ func splitOrg(text string) (frontMatter, string) {
 						fm.title = v
 					}
 				case "created", "date":
-					if d, ok := orgDate(v); ok && fm.date.IsZero() {
-						fm.date = d
+					if d, ok := orgDate(v); ok && fm.Date.IsZero() {
+						fm.Date = d
 					}
 				}
 			}
@@ -313,7 +313,7 @@ func splitOrg(text string) (frontMatter, string) {
 				fm.title = strings.TrimSpace(fm.title + " " + v)
 			case "DATE":
 				if d, ok := orgDate(v); ok {
-					fm.date = d
+					fm.Date = d
 				}
 			case "FILETAGS", "TAGS":
 				for _, tag := range strings.FieldsFunc(v, func(r rune) bool { return r == ':' || r == ' ' || r == '\t' }) {
@@ -355,11 +355,11 @@ func orgProperty(t string) (string, string, bool) {
 func orgDate(v string) (time.Time, bool) {
 	if m := reOrgTimestamp.FindStringSubmatch(v); m != nil {
 		if m[2] != "" {
-			return parseDocDate(m[1] + " " + m[2])
+			return ParseDocDate(m[1] + " " + m[2])
 		}
-		return parseDocDate(m[1])
+		return ParseDocDate(m[1])
 	}
-	return parseDocDate(v)
+	return ParseDocDate(v)
 }
 
 // orgPlain writes an Org line's timestamps as plain dates ("2024-03-15 10:30").
@@ -381,7 +381,7 @@ var (
 var errJoplinItem = errors.New("Joplin notebook, tag or resource record")
 
 // reasonJoplinItem is the skip reason of errJoplinItem.
-const reasonJoplinItem = "Joplin notebook, tag or resource record: export metadata, not a note"
+const ReasonJoplinItem = "Joplin notebook, tag or resource record: export metadata, not a note"
 
 // joplinNote is a Joplin raw-export note: its first line is its title, its
 // footer metadata (never indexed as text).
@@ -424,7 +424,7 @@ func splitJoplin(text string) (n joplinNote, ok bool, err error) {
 		n.body = strings.TrimSpace(strings.Join(pre[1:], "\n"))
 	}
 	for _, k := range []string{"created_time", "user_created_time", "updated_time"} {
-		if d, ok := parseDocDate(meta[k]); ok && !d.Before(plausibleFileTime) {
+		if d, ok := ParseDocDate(meta[k]); ok && !d.Before(PlausibleFileTime) {
 			n.created = d
 			break
 		}
@@ -463,11 +463,11 @@ func notionProps(body, base string) (fm frontMatter, ok bool) {
 		switch strings.ToLower(m[1]) {
 		case "created", "created time", "date created", "created at", "created on":
 			if d, ok := parseNotionDate(m[2]); ok {
-				fm.date = d
+				fm.Date = d
 			}
 		case "date":
-			if d, ok := parseNotionDate(m[2]); ok && fm.date.IsZero() && notionName {
-				fm.date = d
+			if d, ok := parseNotionDate(m[2]); ok && fm.Date.IsZero() && notionName {
+				fm.Date = d
 			}
 		case "tags", "labels":
 			if notionName {
@@ -479,7 +479,7 @@ func notionProps(body, base string) (fm frontMatter, ok bool) {
 			}
 		}
 	}
-	return fm, !fm.date.IsZero()
+	return fm, !fm.Date.IsZero()
 }
 
 // parseNotionDate reads the dates Notion writes: "January 2, 2021 3:04 PM",
@@ -498,7 +498,7 @@ func parseNotionDate(v string) (time.Time, bool) {
 			return t.UTC(), true
 		}
 	}
-	return parseDocDate(v)
+	return ParseDocDate(v)
 }
 
 // textBundleDate reads the creation date Bear writes into the info.json of a
@@ -525,7 +525,7 @@ func textBundleDate(p string) time.Time {
 		return time.Time{}
 	}
 	for _, v := range []string{bear.Created, bear.Modified} {
-		if d, ok := parseDocDate(v); ok {
+		if d, ok := ParseDocDate(v); ok {
 			return d
 		}
 	}

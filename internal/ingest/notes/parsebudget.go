@@ -1,4 +1,4 @@
-package ingest
+package notes
 
 import (
 	"context"
@@ -20,15 +20,15 @@ import (
 var (
 	// docParseBudget is generous: the largest real documents (64 MiB, the
 	// per-document bound) parse in well under a second.
-	docParseBudget = 30 * time.Second
+	DocParseBudget = 30 * time.Second
 	// overBudget holds a slot per parse still running past its budget.
-	overBudget = make(chan struct{}, maxOverBudget)
+	OverBudget = make(chan struct{}, maxOverBudget)
 )
 
 const maxOverBudget = 2
 
 // reasonParseBudget is the skip reason of a document over the budget.
-func reasonParseBudget(budget time.Duration) string {
+func ReasonParseBudget(budget time.Duration) string {
 	return fmt.Sprintf("parsing took longer than %s (the per-file time budget): not ingested; its front matter or markup has a shape this reader cannot read in linear time (please report it)", budget)
 }
 
@@ -43,19 +43,19 @@ func parseWithinBudget(ctx context.Context, text, rel string, mtime, exportDate 
 	}
 	// Wait for room if earlier parses still run past their budgets.
 	select {
-	case overBudget <- struct{}{}:
-		<-overBudget
+	case OverBudget <- struct{}{}:
+		<-OverBudget
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	}
 	done := make(chan result, 1)
 	slot := make(chan struct{}) // closed when this parse no longer needs its slot
 	go func() {
-		src, err := parseDocumentAt(text, rel, mtime, exportDate)
+		src, err := ParseDocumentAt(text, rel, mtime, exportDate)
 		done <- result{src, err}
 		close(slot)
 	}()
-	timer := time.NewTimer(docParseBudget)
+	timer := time.NewTimer(DocParseBudget)
 	defer timer.Stop()
 	select {
 	case r := <-done:
@@ -65,8 +65,8 @@ func parseWithinBudget(ctx context.Context, text, rel string, mtime, exportDate 
 	}
 	// Over budget (or cancelled): the parse keeps a slot until it ends.
 	select {
-	case overBudget <- struct{}{}:
-		go func() { <-slot; <-overBudget }()
+	case OverBudget <- struct{}{}:
+		go func() { <-slot; <-OverBudget }()
 	case <-slot: // it ended while this waited for a slot: its result stands
 		if ctx.Err() == nil {
 			r := <-done

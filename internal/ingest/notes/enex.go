@@ -1,4 +1,4 @@
-package ingest
+package notes
 
 import (
 	"bufio"
@@ -34,11 +34,11 @@ const KindEnex = "enex"
 // with CDATA: a CDATA section opened inside another is closed by its own
 // "]]>", and the content ends only at "</content>", so the text after an
 // inner "]]>" is kept.
-type enexReader struct{}
+type EnexReader struct{}
 
-func (enexReader) Kind() string { return KindEnex }
+func (EnexReader) Kind() string { return KindEnex }
 
-func (enexReader) Detect(p string, dir bool, head []byte) bool {
+func (EnexReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
 		return false
 	}
@@ -50,7 +50,7 @@ func (enexReader) Detect(p string, dir bool, head []byte) bool {
 
 // enexNote is one note as read.
 type enexNote struct {
-	title, content, author string
+	Title, Content, Author string
 	created, updated       time.Time
 	tags                   []string
 	atts                   []abi.Attachment
@@ -61,27 +61,27 @@ type enexNote struct {
 // resource's name): what passes it is cut.
 const enexFieldBytes = 64 << 10
 
-func (enexReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (EnexReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	f, err := readkit.Open(in.Path)
 	if err != nil {
 		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 		return
 	}
 	defer f.Close()
-	s := &enexScan{r: bufio.NewReaderSize(f, 64<<10)}
+	s := &EnexScan{R: bufio.NewReaderSize(f, 64<<10)}
 	num, sawExport := 0, false
 	for {
 		if ctx.Err() != nil {
 			return
 		}
-		tag, ok := s.nextTag()
+		tag, ok := s.NextTag()
 		if !ok {
 			break
 		}
-		if tag.end {
+		if tag.End {
 			continue
 		}
-		switch tag.name {
+		switch tag.Name {
 		case "en-export":
 			sawExport = true
 			continue
@@ -89,12 +89,12 @@ func (enexReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 		default:
 			continue
 		}
-		if tag.selfClosing {
+		if tag.SelfClosing {
 			continue
 		}
 		num++
 		where := fmt.Sprintf("note %d (byte %d)", num, s.off)
-		n := s.note(ctx)
+		n := s.Note(ctx)
 		if s.err != nil && !errors.Is(s.err, io.EOF) {
 			rep.Fail(readkit.FileError{Path: in.Path, Where: where, Err: fmt.Errorf("Evernote note: %w; the notes after it are not read", s.err)})
 			return
@@ -130,23 +130,23 @@ func (enexReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 
 // enexScan reads an .enex file as a stream of tags and text, bounded in memory
 // whatever the file holds.
-type enexScan struct {
-	r   *bufio.Reader
+type EnexScan struct {
+	R   *bufio.Reader
 	off int64 // bytes read
 	err error // the first read error (io.EOF at the end)
 }
 
 // enexTag is a start or end tag; name is its local name.
 type enexTag struct {
-	name             string
-	end, selfClosing bool
+	Name             string
+	End, SelfClosing bool
 }
 
-func (s *enexScan) byte() (byte, bool) {
+func (s *EnexScan) byte() (byte, bool) {
 	if s.err != nil {
 		return 0, false
 	}
-	c, err := s.r.ReadByte()
+	c, err := s.R.ReadByte()
 	if err != nil {
 		s.err = err
 		return 0, false
@@ -156,19 +156,19 @@ func (s *enexScan) byte() (byte, bool) {
 }
 
 // ahead reports whether the next bytes are lit, and consumes them if so.
-func (s *enexScan) ahead(lit string) bool {
-	b, _ := s.r.Peek(len(lit))
+func (s *EnexScan) ahead(lit string) bool {
+	b, _ := s.R.Peek(len(lit))
 	if string(b) != lit {
 		return false
 	}
-	n, _ := s.r.Discard(len(lit))
+	n, _ := s.R.Discard(len(lit))
 	s.off += int64(n)
 	return true
 }
 
 // skipPast reads up to and including lit, holding no more than the reader's
 // buffer.
-func (s *enexScan) skipPast(lit string) {
+func (s *EnexScan) skipPast(lit string) {
 	last := lit[len(lit)-1]
 	var tail []byte // the bytes read before the current slice, up to len(lit)-1
 	keep := func(b []byte) {
@@ -182,7 +182,7 @@ func (s *enexScan) skipPast(lit string) {
 		}
 	}
 	for {
-		b, err := s.r.ReadSlice(last)
+		b, err := s.R.ReadSlice(last)
 		s.off += int64(len(b))
 		switch {
 		case err == bufio.ErrBufferFull:
@@ -205,7 +205,7 @@ func (s *enexScan) skipPast(lit string) {
 
 // nextTag skips text and comments, processing instructions, DOCTYPEs and
 // stray CDATA up to the next start or end tag.
-func (s *enexScan) nextTag() (enexTag, bool) {
+func (s *EnexScan) NextTag() (enexTag, bool) {
 	for {
 		s.skipPast("<")
 		if s.err != nil {
@@ -222,7 +222,7 @@ func (s *enexScan) nextTag() (enexTag, bool) {
 
 // markup reads what follows a '<': a tag (ok), or a comment, processing
 // instruction, DOCTYPE or CDATA section, skipped.
-func (s *enexScan) markup() (enexTag, bool) {
+func (s *EnexScan) markup() (enexTag, bool) {
 	switch {
 	case s.ahead("!--"):
 		s.skipPast("-->")
@@ -272,14 +272,14 @@ func (s *enexScan) markup() (enexTag, bool) {
 		case c == '"' || c == '\'':
 			quote = c
 		case c == '>':
-			t.selfClosing = prev == '/'
+			t.SelfClosing = prev == '/'
 			if len(name) > 0 && name[0] == '/' {
-				t.end, name = true, name[1:]
+				t.End, name = true, name[1:]
 			}
 			if i := bytes.LastIndexByte(name, ':'); i >= 0 {
 				name = name[i+1:]
 			}
-			t.name = string(name)
+			t.Name = string(name)
 			return t, true
 		case inName && (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '/' && len(name) > 0):
 			inName = false
@@ -293,32 +293,32 @@ func (s *enexScan) markup() (enexTag, bool) {
 }
 
 // note reads one <note>'s elements up to its end tag.
-func (s *enexScan) note(ctx context.Context) *enexNote {
+func (s *EnexScan) Note(ctx context.Context) *enexNote {
 	n := &enexNote{}
 	for ctx.Err() == nil {
-		t, ok := s.nextTag()
+		t, ok := s.NextTag()
 		if !ok {
 			return n
 		}
-		if t.end {
-			if t.name == "note" {
+		if t.End {
+			if t.Name == "note" {
 				return n
 			}
 			continue
 		}
-		if t.selfClosing {
+		if t.SelfClosing {
 			continue
 		}
-		switch t.name {
+		switch t.Name {
 		case "content":
 			text, over := s.text("content", readkit.MaxFileBytes)
-			n.content, n.tooBig = text, over
+			n.Content, n.tooBig = text, over
 		case "title", "created", "updated", "tag", "author":
-			v, _ := s.text(t.name, enexFieldBytes)
+			v, _ := s.text(t.Name, enexFieldBytes)
 			v = strings.TrimSpace(v)
-			switch t.name {
+			switch t.Name {
 			case "title":
-				n.title = v
+				n.Title = v
 			case "created":
 				n.created, _ = parseEnexTime(v)
 			case "updated":
@@ -328,7 +328,7 @@ func (s *enexScan) note(ctx context.Context) *enexNote {
 					n.tags = append(n.tags, v)
 				}
 			case "author":
-				n.author = v
+				n.Author = v
 			}
 		case "resource":
 			if a, ok := s.resource(); ok {
@@ -341,23 +341,23 @@ func (s *enexScan) note(ctx context.Context) *enexNote {
 }
 
 // resource reads a <resource>: its file name and type, its data skipped.
-func (s *enexScan) resource() (abi.Attachment, bool) {
+func (s *EnexScan) resource() (abi.Attachment, bool) {
 	var a abi.Attachment
 	for {
-		t, ok := s.nextTag()
+		t, ok := s.NextTag()
 		if !ok {
 			return a, false
 		}
-		if t.end {
-			if t.name == "resource" {
+		if t.End {
+			if t.Name == "resource" {
 				return a, a.Name != "" || a.ContentType != ""
 			}
 			continue
 		}
-		if t.selfClosing {
+		if t.SelfClosing {
 			continue
 		}
-		switch t.name {
+		switch t.Name {
 		case "data":
 			start := s.off
 			s.skipPast("</")
@@ -378,7 +378,7 @@ func (s *enexScan) resource() (abi.Attachment, bool) {
 // that an exporter did not wrap in CDATA). A "]]>" followed by the end tag
 // ends the element however many sections are open. Past limit bytes the text
 // is read on but not kept, and over is true.
-func (s *enexScan) text(name string, limit int) (text string, over bool) {
+func (s *EnexScan) text(name string, limit int) (text string, over bool) {
 	var b []byte
 	end := "/" + name + ">"
 	put := func(p ...byte) {
@@ -413,8 +413,8 @@ func (s *enexScan) text(name string, limit int) (text string, over bool) {
 
 // endsSection reports whether "]>", spaces and the end tag follow (after a
 // ']'), consuming them if so.
-func (s *enexScan) endsSection(end string) bool {
-	b, _ := s.r.Peek(2 + 64 + 1 + len(end))
+func (s *EnexScan) endsSection(end string) bool {
+	b, _ := s.R.Peek(2 + 64 + 1 + len(end))
 	if len(b) < 2 || b[0] != ']' || b[1] != '>' {
 		return false
 	}
@@ -423,7 +423,7 @@ func (s *enexScan) endsSection(end string) bool {
 		i++
 	}
 	if i < len(b) && b[i] == '<' && bytes.HasPrefix(b[i+1:], []byte(end)) {
-		n, _ := s.r.Discard(i + 1 + len(end))
+		n, _ := s.R.Discard(i + 1 + len(end))
 		s.off += int64(n)
 		return true
 	}
@@ -433,8 +433,8 @@ func (s *enexScan) endsSection(end string) bool {
 // entity reads an entity reference after '&': a character reference, one of
 // XML's five or an HTML entity; anything else is kept as written. Entities a
 // DOCTYPE declares are never expanded.
-func (s *enexScan) entity() []byte {
-	b, _ := s.r.Peek(32)
+func (s *EnexScan) entity() []byte {
+	b, _ := s.R.Peek(32)
 	i := bytes.IndexByte(b, ';')
 	if i <= 0 {
 		return []byte{'&'}
@@ -474,7 +474,7 @@ func (s *enexScan) entity() []byte {
 			r = v
 		}
 	}
-	n, _ := s.r.Discard(i + 1)
+	n, _ := s.R.Discard(i + 1)
 	s.off += int64(n)
 	return []byte(r)
 }
@@ -505,8 +505,8 @@ var enmlReplacer = strings.NewReplacer("<blockquote", "<div", "</blockquote", "<
 // enexSource makes one document of a note: "doc:<file>#<n>", its ref
 // "<rel>#<n>".
 func enexSource(n *enexNote, in readkit.Input, num int) (*memtree.SourceInput, error) {
-	text := strings.TrimSpace(readkit.HTMLToText(enmlReplacer.Replace(n.content)))
-	if text == "" && n.title == "" {
+	text := strings.TrimSpace(readkit.HTMLToText(enmlReplacer.Replace(n.Content)))
+	if text == "" && n.Title == "" {
 		return nil, readkit.ErrEmpty
 	}
 	ts := n.created
@@ -516,13 +516,13 @@ func enexSource(n *enexNote, in readkit.Input, num int) (*memtree.SourceInput, e
 	if ts.IsZero() {
 		ts = time.Now().UTC()
 	}
-	title := n.title
+	title := n.Title
 	if title == "" {
 		title = fmt.Sprintf("%s note %d", strings.TrimSuffix(filepath.Base(in.Path), filepath.Ext(in.Path)), num)
 	}
 	ref := fmt.Sprintf("%s#%d", in.Rel, num)
 	return &memtree.SourceInput{
-		Kind: memtree.KindDocument, SourceID: fmt.Sprintf("%s#%d", docSourceID(in.Path), num), Title: title, Provider: "evernote", Tags: n.tags,
-		Messages: []memtree.MessageInput{{Ref: ref, Author: n.author, Subject: title, TimestampMS: ts.UnixMilli(), Text: text + "\n", Attachments: n.atts}},
+		Kind: memtree.KindDocument, SourceID: fmt.Sprintf("%s#%d", DocSourceID(in.Path), num), Title: title, Provider: "evernote", Tags: n.tags,
+		Messages: []memtree.MessageInput{{Ref: ref, Author: n.Author, Subject: title, TimestampMS: ts.UnixMilli(), Text: text + "\n", Attachments: n.atts}},
 	}, nil
 }

@@ -1,4 +1,4 @@
-package ingest
+package notes
 
 import (
 	"bytes"
@@ -27,11 +27,11 @@ const (
 // one note a file): title, text or checklist ("[x] item"), labels as tags,
 // web-link annotations, attachments named, created (else edited) time. A note
 // in the trash is named as skipped; archived and pinned notes are read.
-type keepReader struct{}
+type KeepReader struct{}
 
-func (keepReader) Kind() string { return KindKeep }
+func (KeepReader) Kind() string { return KindKeep }
 
-func (keepReader) Detect(p string, dir bool, head []byte) bool {
+func (KeepReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
@@ -44,9 +44,9 @@ func (keepReader) Detect(p string, dir bool, head []byte) bool {
 }
 
 // reasonKeepTrash is the skip reason of a Keep note in the trash.
-const reasonKeepTrash = "Google Keep note in the trash: not read"
+const ReasonKeepTrash = "Google Keep note in the trash: not read"
 
-func (keepReader) Read(_ context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (KeepReader) Read(_ context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	b, ok := readkit.ReadJSONExport(in.Path, rep)
 	if !ok {
 		return
@@ -78,7 +78,7 @@ func (keepReader) Read(_ context.Context, in readkit.Input, out readkit.Output, 
 		return
 	}
 	if n.IsTrashed {
-		rep.Skip(in.Path, reasonKeepTrash)
+		rep.Skip(in.Path, ReasonKeepTrash)
 		return
 	}
 	var lines []string
@@ -138,7 +138,7 @@ func (keepReader) Read(_ context.Context, in readkit.Input, out readkit.Output, 
 		text += "\n[attachment " + a.Name + "]"
 	}
 	out.Source(memtree.SourceInput{
-		Kind: memtree.KindDocument, SourceID: docSourceID(in.Path), Title: title, Provider: "keep", Tags: tags, Origin: in.Path,
+		Kind: memtree.KindDocument, SourceID: DocSourceID(in.Path), Title: title, Provider: "keep", Tags: tags, Origin: in.Path,
 		Messages: []memtree.MessageInput{{Ref: in.Rel, Subject: title, TimestampMS: ms, Text: strings.TrimSpace(text) + "\n", Attachments: atts}},
 	})
 }
@@ -147,11 +147,11 @@ func (keepReader) Read(_ context.Context, in readkit.Input, out readkit.Output, 
 // "entries": [...]}): each entry a document with its title (the first line),
 // text (Day One's Markdown escapes and photo links removed), creation time,
 // tags, place and attachments (photos, audio, video, PDFs) named.
-type dayOneReader struct{}
+type DayOneReader struct{}
 
-func (dayOneReader) Kind() string { return KindDayOne }
+func (DayOneReader) Kind() string { return KindDayOne }
 
-func (dayOneReader) Detect(p string, dir bool, head []byte) bool {
+func (DayOneReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
@@ -166,7 +166,7 @@ var (
 	reDayOneEscape = lazyre.New(`\\([\\.\-!#*+()\[\]_{}>|` + "`" + `])`)
 )
 
-func (dayOneReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (DayOneReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	b, ok := readkit.ReadJSONExport(in.Path, rep)
 	if !ok {
 		return
@@ -280,11 +280,11 @@ func nonEmpty(ss ...string) []string {
 // is a document: its blocks as an indented outline, its time the page's
 // creation (a daily note's title date, else its earliest block's), its editor
 // as author when the export names one.
-type roamReader struct{}
+type RoamReader struct{}
 
-func (roamReader) Kind() string { return KindRoam }
+func (RoamReader) Kind() string { return KindRoam }
 
-func (roamReader) Detect(p string, dir bool, head []byte) bool {
+func (RoamReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
@@ -307,7 +307,7 @@ type roamBlock struct {
 // reRoamDaily reads a daily note's title ("January 5th, 2026").
 var reRoamDaily = lazyre.New(`^([A-Z][a-z]+) (\d{1,2})(?:st|nd|rd|th), (\d{4})$`)
 
-func (roamReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (RoamReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	b, ok := readkit.ReadJSONExport(in.Path, rep)
 	if !ok {
 		return
@@ -375,7 +375,7 @@ func (roamReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 			rep.Warn(in.Path, where, "page without a time: dated by the file")
 		}
 		out.Source(memtree.SourceInput{
-			Kind: memtree.KindDocument, SourceID: "roam:" + strings.TrimPrefix(docSourceID(in.Path), "doc:") + "#" + title, Title: title, Provider: "roam", Origin: in.Path + " " + where,
+			Kind: memtree.KindDocument, SourceID: "roam:" + strings.TrimPrefix(DocSourceID(in.Path), "doc:") + "#" + title, Title: title, Provider: "roam", Origin: in.Path + " " + where,
 			Messages: []memtree.MessageInput{{Ref: in.Rel + "#" + title, Author: readkit.FirstNonEmpty(pg.Email, author), Subject: title, TimestampMS: ms, Text: text + "\n"}},
 		})
 	}

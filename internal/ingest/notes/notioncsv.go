@@ -1,4 +1,4 @@
-package ingest
+package notes
 
 import (
 	"bytes"
@@ -25,13 +25,13 @@ const KindNotionCSV = "notioncsv"
 // holds the pages themselves (the folder of the same name beside the table,
 // read by the document reader), the table is named as skipped instead: the
 // pages are already read. A table without any row is named as empty.
-type notionCSVReader struct{}
+type NotionCSVReader struct{}
 
-func (notionCSVReader) Kind() string { return KindNotionCSV }
+func (NotionCSVReader) Kind() string { return KindNotionCSV }
 
 // reasonNotionTable is the skip reason of a database table whose pages are
 // exported beside it.
-const reasonNotionTable = "Notion database table: its pages are read from the folder of the same name beside it"
+const ReasonNotionTable = "Notion database table: its pages are read from the folder of the same name beside it"
 
 // notionCSVBase is a Notion table's name without "_all" and its id.
 func notionCSVBase(p string) (base string, ok bool) {
@@ -43,7 +43,7 @@ func notionCSVBase(p string) (base string, ok bool) {
 	return b, true
 }
 
-func (notionCSVReader) Detect(p string, dir bool, head []byte) bool {
+func (NotionCSVReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".csv") {
 		return false
 	}
@@ -51,11 +51,11 @@ func (notionCSVReader) Detect(p string, dir bool, head []byte) bool {
 	return ok && readkit.IsText(head)
 }
 
-func (notionCSVReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (NotionCSVReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	base, _ := notionCSVBase(path)
 	if st, err := readkit.Stat(filepath.Join(filepath.Dir(path), base)); err == nil && st.IsDir() {
-		rep.Skip(path, reasonNotionTable)
+		rep.Skip(path, ReasonNotionTable)
 		return
 	}
 	b, err := readkit.ReadFileLimited(path)
@@ -126,13 +126,13 @@ func (notionCSVReader) Read(ctx context.Context, in readkit.Input, out readkit.O
 			title = fmt.Sprintf("%s row %d", table, n-1)
 		}
 		ts := when
-		if ts.IsZero() || ts.Before(plausibleFileTime) {
+		if ts.IsZero() || ts.Before(PlausibleFileTime) {
 			ts = mtime
 		}
 		rows++
 		text := strings.TrimSpace(title + "\n" + strings.Join(lines, "\n"))
 		out.Source(memtree.SourceInput{
-			Kind: memtree.KindDocument, SourceID: fmt.Sprintf("%s#%d", docSourceID(path), n-1), Title: title, Provider: "notion", Tags: tags,
+			Kind: memtree.KindDocument, SourceID: fmt.Sprintf("%s#%d", DocSourceID(path), n-1), Title: title, Provider: "notion", Tags: tags,
 			Origin:   fmt.Sprintf("%s row %d", path, n),
 			Messages: []memtree.MessageInput{{Ref: fmt.Sprintf("%s#%d", in.Rel, n-1), Subject: title, TimestampMS: ts.UnixMilli(), Text: text + "\n"}},
 		})

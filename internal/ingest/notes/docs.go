@@ -1,4 +1,4 @@
-package ingest
+package notes
 
 import (
 	"context"
@@ -31,18 +31,18 @@ const KindDocs = "docs"
 // also the same when the file is reached through another root that holds it
 // (ingesting ~/notes, later ~/notes/projects), so overlapping ingests never store a
 // file twice.
-type docsReader struct{}
+type DocsReader struct{}
 
-func (docsReader) Kind() string { return KindDocs }
+func (DocsReader) Kind() string { return KindDocs }
 
 // docExts are the file name extensions read as documents.
-var docExts = map[string]bool{".md": true, ".markdown": true, ".mdown": true, ".mkd": true, ".txt": true, ".text": true, ".org": true}
+var DocExts = map[string]bool{".md": true, ".markdown": true, ".mdown": true, ".mkd": true, ".txt": true, ".text": true, ".org": true}
 
-func (docsReader) Detect(p string, dir bool, _ []byte) bool {
-	return !dir && docExts[strings.ToLower(filepath.Ext(p))]
+func (DocsReader) Detect(p string, dir bool, _ []byte) bool {
+	return !dir && DocExts[strings.ToLower(filepath.Ext(p))]
 }
 
-func (docsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
+func (DocsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	b, err := readkit.ReadFileLimited(in.Path)
 	if err != nil {
 		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
@@ -68,11 +68,11 @@ func (docsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 	mtime, note := docFileTime(in.Path, time.Now())
 	src, err := parseWithinBudget(ctx, tf.Text, in.Rel, mtime, textBundleDate(in.Path))
 	if errors.Is(err, errParseBudget) {
-		rep.Skip(in.Path, reasonParseBudget(docParseBudget))
+		rep.Skip(in.Path, ReasonParseBudget(DocParseBudget))
 		return
 	}
 	if errors.Is(err, errJoplinItem) {
-		rep.Skip(in.Path, reasonJoplinItem)
+		rep.Skip(in.Path, ReasonJoplinItem)
 		return
 	}
 	if errors.Is(err, readkit.ErrEmpty) {
@@ -86,13 +86,13 @@ func (docsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 	if note != "" && src.Messages[0].TimestampMS == mtime.UnixMilli() {
 		rep.Warn(in.Path, "", note)
 	}
-	src.SourceID = docSourceID(in.Path)
+	src.SourceID = DocSourceID(in.Path)
 	src.Origin = in.Path
 	out.Source(*src)
 }
 
 // docSourceID is "doc:" + the absolute, cleaned, slash-separated path of the file.
-func docSourceID(p string) string {
+func DocSourceID(p string) string {
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		abs = filepath.Clean(p)
@@ -103,7 +103,7 @@ func docSourceID(p string) string {
 // plausibleFileTime is the earliest file modification time taken as a document's
 // time: archives and build systems stamp files with the Unix epoch (1970-01-01) or
 // the DOS epoch (1980-01-01), which say nothing about the document.
-var plausibleFileTime = time.Date(1980, 1, 2, 0, 0, 0, 0, time.UTC)
+var PlausibleFileTime = time.Date(1980, 1, 2, 0, 0, 0, 0, time.UTC)
 
 // docFileTime returns the file's modification time, or now with a note when the
 // file has none that is plausible.
@@ -113,7 +113,7 @@ func docFileTime(p string, now time.Time) (time.Time, string) {
 		return now.UTC(), "no file time: dated at ingest"
 	}
 	mt := st.ModTime().UTC()
-	if mt.Before(plausibleFileTime) {
+	if mt.Before(PlausibleFileTime) {
 		return now.UTC(), fmt.Sprintf("file time %s is an archive placeholder, not a date: dated at ingest", mt.Format("2006-01-02"))
 	}
 	return mt, ""
@@ -123,14 +123,14 @@ func docFileTime(p string, now time.Time) (time.Time, string) {
 // property block) a document may carry.
 type frontMatter struct {
 	title string
-	date  time.Time
+	Date  time.Time
 	tags  []string
 }
 
 // splitFrontMatter separates a leading "---" YAML block from the body. Only the
 // simple forms are read: `key: value`, `key: "quoted"`, `tags: [a, b]` and a
 // following `- item` list. A block without a closing line is treated as body.
-func splitFrontMatter(text string) (frontMatter, string) {
+func SplitFrontMatter(text string) (frontMatter, string) {
 	var fm frontMatter
 	if !strings.HasPrefix(text, "---\n") {
 		return fm, text
@@ -204,8 +204,8 @@ func splitFrontMatter(text string) (frontMatter, string) {
 		case "title":
 			fm.title = yamlScalar(v)
 		case "date", "created", "modified", "updated":
-			if t, ok := parseDocDate(yamlScalar(v)); ok && (key == "date" || fm.date.IsZero()) {
-				fm.date = t
+			if t, ok := ParseDocDate(yamlScalar(v)); ok && (key == "date" || fm.Date.IsZero()) {
+				fm.Date = t
 			}
 		case "tags", "keywords", "categories":
 			if strings.HasPrefix(v, "[") && strings.HasSuffix(v, "]") {
@@ -285,8 +285,8 @@ func splitLogseqProps(text string) (frontMatter, string) {
 		case "tags":
 			fm.tags = append(fm.tags, logseqList(v)...)
 		case "date", "created", "created-at", "created_at":
-			if t, ok := logseqDate(v); ok && (strings.EqualFold(m[1], "date") || fm.date.IsZero()) {
-				fm.date = t
+			if t, ok := logseqDate(v); ok && (strings.EqualFold(m[1], "date") || fm.Date.IsZero()) {
+				fm.Date = t
 			}
 		}
 	}
@@ -343,10 +343,10 @@ func logseqDate(v string) (time.Time, bool) {
 			return time.UnixMilli(ms).UTC(), true
 		}
 	}
-	if t, ok := parseDocDate(v); ok {
+	if t, ok := ParseDocDate(v); ok {
 		return t, true
 	}
-	return parseDocDate(reOrdinal.ReplaceAllString(v, "$1"))
+	return ParseDocDate(reOrdinal.ReplaceAllString(v, "$1"))
 }
 
 // yamlScalar unquotes a simple YAML scalar.
@@ -376,7 +376,7 @@ var reDocDateTime = lazyre.New(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:T|[ \t]+)(\d{1
 
 // parseDocDate reads the date forms documents use. A date with a zone keeps its
 // instant; one without is taken as UTC. The result is in UTC.
-func parseDocDate(s string) (time.Time, bool) {
+func ParseDocDate(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
 	if m := reDocDateTime.FindStringSubmatch(s); m != nil {
 		return isoDate(m)
@@ -431,17 +431,17 @@ var reNameDate = lazyre.New(`(^|[^0-9])(20\d\d|19\d\d)([-_])(0[1-9]|1[0-2])([-_]
 
 // dateFromName finds a YYYY-MM-DD (Jekyll posts, daily notes) or YYYY_MM_DD
 // (Logseq journals) date in a file name.
-func dateFromName(name string) (time.Time, bool) {
+func DateFromName(name string) (time.Time, bool) {
 	for _, m := range reNameDate.FindAllStringSubmatch(name, -1) {
 		if m[3] == m[5] {
-			return parseDocDate(m[2] + "-" + m[4] + "-" + m[6])
+			return ParseDocDate(m[2] + "-" + m[4] + "-" + m[6])
 		}
 	}
 	return time.Time{}, false
 }
 
 // firstHeading returns the text of the first "# " heading of a Markdown body.
-func firstHeading(body string) string {
+func FirstHeading(body string) string {
 	inCode := false
 	for _, l := range strings.Split(body, "\n") {
 		t := strings.TrimSpace(l)
@@ -462,7 +462,7 @@ func firstHeading(body string) string {
 // else the first "# " heading, else the file name; the time is the front-matter
 // (or Logseq date::) date, else a date in the file name, else mtime.
 func parseDocument(text, rel string, mtime time.Time) (*memtree.SourceInput, error) {
-	return parseDocumentAt(text, rel, mtime, time.Time{})
+	return ParseDocumentAt(text, rel, mtime, time.Time{})
 }
 
 // parseDocumentAt is parseDocument with the date the export keeps beside the file
@@ -470,7 +470,7 @@ func parseDocument(text, rel string, mtime time.Time) (*memtree.SourceInput, err
 // It reads, by the file's own content: YAML ("---") or TOML ("+++") front
 // matter, a Logseq property block, Org-mode settings (.org), Joplin's raw-export
 // footer (errJoplinItem for an item that is no note) and Notion's property lines.
-func parseDocumentAt(text, rel string, mtime, exportDate time.Time) (*memtree.SourceInput, error) {
+func ParseDocumentAt(text, rel string, mtime, exportDate time.Time) (*memtree.SourceInput, error) {
 	base := path.Base(rel)
 	prov := "text"
 	switch strings.ToLower(path.Ext(base)) {
@@ -487,7 +487,7 @@ func parseDocumentAt(text, rel string, mtime, exportDate time.Time) (*memtree.So
 	case strings.HasPrefix(text, "+++\n"):
 		fm, body = splitTOMLFrontMatter(text)
 	default:
-		fm, body = splitFrontMatter(text)
+		fm, body = SplitFrontMatter(text)
 	}
 	if jn, ok, err := splitJoplin(body); err != nil {
 		return nil, err
@@ -496,13 +496,13 @@ func parseDocumentAt(text, rel string, mtime, exportDate time.Time) (*memtree.So
 		if fm.title == "" {
 			fm.title = jn.title
 		}
-		if fm.date.IsZero() {
-			fm.date = jn.created
+		if fm.Date.IsZero() {
+			fm.Date = jn.created
 		}
 	}
-	if fm.date.IsZero() {
+	if fm.Date.IsZero() {
 		if np, ok := notionProps(body, base); ok {
-			fm.date = np.date
+			fm.Date = np.Date
 			fm.tags = append(fm.tags, np.tags...)
 		}
 	}
@@ -511,13 +511,13 @@ func parseDocumentAt(text, rel string, mtime, exportDate time.Time) (*memtree.So
 		if fm.title == "" {
 			fm.title = lp.title
 		}
-		if fm.date.IsZero() {
-			fm.date = lp.date
+		if fm.Date.IsZero() {
+			fm.Date = lp.Date
 		}
 		fm.tags = append(fm.tags, lp.tags...)
 	}
-	if fm.date.IsZero() {
-		fm.date = exportDate
+	if fm.Date.IsZero() {
+		fm.Date = exportDate
 	}
 	body = strings.TrimSpace(body)
 	if body == "" && fm.title == "" {
@@ -525,18 +525,18 @@ func parseDocumentAt(text, rel string, mtime, exportDate time.Time) (*memtree.So
 	}
 	title := fm.title
 	if title == "" && prov != "org" {
-		title = firstHeading(body)
+		title = FirstHeading(body)
 	}
 	if title == "" {
 		title = strings.TrimSuffix(base, path.Ext(base))
 	}
-	ts := fm.date
-	if ts.Before(plausibleFileTime) {
+	ts := fm.Date
+	if ts.Before(PlausibleFileTime) {
 		// Joplin writes 1970-01-01 for times never set; no note predates 1980.
 		ts = time.Time{}
 	}
 	if ts.IsZero() {
-		if t, ok := dateFromName(base); ok && !t.Before(plausibleFileTime) {
+		if t, ok := DateFromName(base); ok && !t.Before(PlausibleFileTime) {
 			ts = t
 		} else {
 			ts = mtime
