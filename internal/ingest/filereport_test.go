@@ -13,7 +13,7 @@ import (
 // TestReportListsEveryFile: with Options.Report every file is in the report with
 // its format and outcome — ingested, partly ingested, failed, skipped, nothing
 // to ingest — however many share a reason (the stderr lines cut at
-// skipListEach).
+// SkipListEach).
 func TestReportListsEveryFile(t *testing.T) {
 	files := map[string]string{
 		"chat.txt": "[14/03/2023, 09:15:02] Ann Lee: Morning!\n[14/03/2023, 09:16:40] Bob Roy: Yes\n",

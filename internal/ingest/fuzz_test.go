@@ -13,7 +13,7 @@ import (
 )
 
 // FuzzParseMail feeds arbitrary bytes to the message parser: it must never panic,
-// and what it keeps must be valid UTF-8 with a time at or after earliestMailYear.
+// and what it keeps must be valid UTF-8 with a time at or after EarliestMailYear.
 func FuzzParseMail(f *testing.F) {
 	f.Add([]byte(hdr("Ana <ana@mailbox.example>", "Hi", "Mon, 05 Jan 2026 10:00:00 +0000", "a@x.example", "Content-Type: text/plain") + "\nHello.\n"))
 	f.Add([]byte("\ufeffFrom a@b Mon Jan  5 10:00:00 2026\nFrom: x at y.org (X)\nSubject: =?gb2312?B?5byg5LiJ?=\nDate: 11 Dec 04 13:43 EST\n\n> q\nown\n"))

@@ -1,10 +1,20 @@
 // Package ingest reads mail, chat and document exports, cleans them, and writes
 // them into the memory tree.
 //
-// Shape: each format has one reader (the reader interface in reader.go; the list in
-// registry.go) that says whether it recognises a file or folder and streams what it
-// reads to an output. The runner only walks the paths, detects, hands each input to
-// its reader, batches the writes and reports. Mail messages are parsed on every
+// Where things are: the readers live in one package per format family — mail
+// (mbox, eml, emlx, Maildir, parsing, cleaning, threading), chat (Slack, Telegram,
+// WhatsApp, Discord, Signal and the other chat exports), notes (documents, notes
+// apps, Evernote, Notion CSV, address books) — over readkit, which they all
+// import and which imports none of them (the reader contract, the report, the
+// file system that reads zip members like files, text decoding, JSON helpers).
+// This package holds what runs them: Run, the walk and format detection
+// (registry.go lists the readers in the order they are asked), the write
+// pipeline, the reference JSON shapes (jsoninputs.go) and the watch loop's hooks.
+//
+// Shape: each format has one reader (readkit.Reader) that says whether it
+// recognises a file or folder and streams what it reads to an output. The runner
+// only walks the paths, detects, hands each input to its reader, batches the
+// writes and reports. Mail messages are parsed on every
 // core (mailPool) and handed in file order to a threader that spills them to an
 // unlinked temporary file and keeps 48 bytes of threading keys a message in memory
 // (plus its Message-ID's node in a hashed union-find), then writes one source per
@@ -128,7 +138,7 @@ type runner struct {
 	// yield counts, per path given to Run, the sources and messages read from it.
 	yield []int
 	arg   int
-	cur   int // index into sum.readFiles of the file being read (-1 when not kept)
+	cur   int // index into sum.ReadFiles of the file being read (-1 when not kept)
 	// pending holds Merge sources gathered by coalesce, by source id.
 	pending      map[string]*pendingSource
 	pendingOrder []string
@@ -515,7 +525,7 @@ func (r *runner) coalesce(src memtree.SourceInput) {
 }
 
 // writeEarlierMonths writes the gathered months of id's conversation that are
-// earlier than id's month (chatSources names a source "<conversation>/<YYYY-MM>"):
+// earlier than id's month (ChatSources names a source "<conversation>/<YYYY-MM>"):
 // exports come in time order, so a conversation's next month means the earlier
 // ones are complete. A file that still brings messages of an earlier month merges
 // them with the store as any later export does: nothing is lost, it only costs
@@ -540,7 +550,7 @@ func (r *runner) writeEarlierMonths(ctx context.Context, id string) {
 	r.dropWrittenFromOrder()
 }
 
-// splitMonth splits a chat source id "<conversation>/<YYYY-MM>" (see chatSources).
+// splitMonth splits a chat source id "<conversation>/<YYYY-MM>" (see ChatSources).
 func splitMonth(id string) (conv, month string, ok bool) {
 	i := strings.LastIndexByte(id, '/')
 	if i < 0 || len(id)-i-1 != 7 || id[i+5] != '-' {

@@ -161,7 +161,7 @@ type chatBatchJSON struct {
 }
 
 // parseChatBatch turns a chat batch file into its conversation's sources, one per
-// calendar month with Merge set (chatSources): "<platform>:<channel_label>/<YYYY-MM>",
+// calendar month with Merge set (ChatSources): "<platform>:<channel_label>/<YYYY-MM>",
 // so batch files of one channel add up however their messages fall. A message
 // without a source_ref is named "<platform>:<label>:<epoch ms>", or, when other
 // messages of the file share its time, that and a hash of its author and text, so

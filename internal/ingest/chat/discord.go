@@ -18,9 +18,9 @@ import (
 // KindDiscord forces the DiscordChatExporter reader.
 const KindDiscord = "discord"
 
-// discordReader reads a channel exported by DiscordChatExporter as JSON
+// DiscordReader reads a channel exported by DiscordChatExporter as JSON
 // ({"guild", "channel", "messages"}), CSV (discordcsv.go) or HTML (discordhtml.go). A channel becomes one source per month
-// (chatSources) under "discord:<guild id>/<channel id>".
+// (ChatSources) under "discord:<guild id>/<channel id>".
 type DiscordReader struct{}
 
 func (DiscordReader) Kind() string { return "discord" }

@@ -19,13 +19,13 @@ import (
 // KindGoogleChat reads Google Chat from Google Takeout (messages.json).
 const KindGoogleChat = "googlechat"
 
-// googleChatReader reads Google Chat as Google Takeout exports it: one folder per
+// GoogleChatReader reads Google Chat as Google Takeout exports it: one folder per
 // conversation under "Google Chat/Groups" ("Space …", "DM …") holding
 // messages.json ({"messages": [{"creator": {name, email}, "created_date":
 // "Wednesday, March 16, 2022 at 2:56:01 PM UTC", "text", "attached_files",
 // "topic_id", ...}]}) and group_info.json (the space's name and members), which
 // names the conversation. group_info.json and the Users/ folders' user_info.json
-// are read as part of it. A conversation is one source per month (chatSources)
+// are read as part of it. A conversation is one source per month (ChatSources)
 // under "googlechat:<folder>".
 type GoogleChatReader struct{}
 

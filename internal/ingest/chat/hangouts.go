@@ -21,7 +21,7 @@ import (
 // KindHangouts forces the Google Hangouts reader.
 const KindHangouts = "hangouts"
 
-// hangoutsReader reads Google Hangouts from Google Takeout (Hangouts.json): the
+// HangoutsReader reads Google Hangouts from Google Takeout (Hangouts.json): the
 // current {"conversations": [{"conversation", "events"}]} and the older
 // {"conversation_state": [{"conversation_state": {"conversation", "event"}}]}.
 // The file is streamed one conversation at a time (an account's Hangouts.json

@@ -15,7 +15,7 @@ import (
 // KindIMessage forces the iMessage (imessage-exporter text) reader.
 const KindIMessage = "imessage"
 
-// imessageReader reads the text files imessage-exporter writes, one a
+// IMessageReader reads the text files imessage-exporter writes, one a
 // conversation (named after the contact, number, address or group): each
 // message is a timestamp line ("Jan 05, 2026  9:00:00 AM", maybe followed by
 // "(Read by you after 1 minute)"), a sender line ("Me", a name, a number or an

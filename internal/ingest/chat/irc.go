@@ -17,7 +17,7 @@ import (
 // KindIRC forces the IRC log reader.
 const KindIRC = "irc"
 
-// ircReader reads the channel and query logs IRC clients write, each layout
+// IRCReader reads the channel and query logs IRC clients write, each layout
 // recognised by its lines:
 //   - irssi: "--- Log opened Mon Jan 05 10:00:00 2026", "10:00 <@nick> text",
 //     "10:01  * nick waves", "10:02 -!- nick [u@h] has joined #chan",

@@ -16,7 +16,7 @@ import (
 // KindLINE forces the LINE chat history reader.
 const KindLINE = "line"
 
-// lineReader reads LINE's "Save chat history" text: a "[LINE] Chat history
+// LineReader reads LINE's "Save chat history" text: a "[LINE] Chat history
 // with Micah" (or "[LINE] Micahとのトーク履歴", …) header and its "Saved on:" line,
 // then day lines ("2026/01/05(Mon)", "2026.01.05 Monday", "Mon, 01/05/2026")
 // and message lines "10:00<TAB>Name<TAB>text" (the time maybe "10:00 AM",

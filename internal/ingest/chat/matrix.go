@@ -17,7 +17,7 @@ import (
 // KindMatrix forces the Matrix (Element) export reader.
 const KindMatrix = "matrix"
 
-// matrixReader reads a room exported by Element's "Export chat" as JSON:
+// MatrixReader reads a room exported by Element's "Export chat" as JSON:
 // {"room_name", "room_creator", "topic", "export_date", "exported_by",
 // "messages": [the room's events as the server gives them]}. Each m.room.message
 // (m.text, m.notice, m.emote, and media by file name) is a message; its sender

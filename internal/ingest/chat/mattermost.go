@@ -22,7 +22,7 @@ const KindMattermost = "mattermost"
 // hands them on (an export of a whole server is read as a stream).
 const mmFlushMessages = 20000
 
-// mattermostReader reads Mattermost's bulk export (mmctl export, one JSON object
+// MattermostReader reads Mattermost's bulk export (mmctl export, one JSON object
 // a line, a "version" line first): "user" lines name people (username, first and
 // last name, nickname, email), "channel" lines the channels, "post" lines a
 // channel's messages and "direct_post" lines direct and group messages, each

@@ -20,7 +20,7 @@ import (
 // KindMessenger reads Facebook and Instagram "Download your information" JSON.
 const KindMessenger = "messenger"
 
-// messengerReader reads the message files of Facebook's and Instagram's "Download
+// MessengerReader reads the message files of Facebook's and Instagram's "Download
 // your information" JSON (messages/inbox/<thread>/message_1.json: "participants",
 // "messages" with "sender_name", "timestamp_ms", "content", photos, shares, ...;
 // newest first), and Messenger's own end-to-end encrypted chat export
@@ -28,7 +28,7 @@ const KindMessenger = "messenger"
 // "timestamp", "text", "media"). The platforms write UTF-8 text as if each byte
 // were a Latin-1 character ("CafÃ©"): it is repaired. A thread's files add up into
 // one conversation ("messenger:<thread path>" or "instagram:<thread path>"), one
-// source per month (chatSources).
+// source per month (ChatSources).
 type MessengerReader struct{}
 
 func (MessengerReader) Kind() string { return "messenger" }
@@ -83,7 +83,7 @@ type fbMsgJSON struct {
 	Share        json.RawMessage `json:"share"`
 }
 
-// fbFixText repairs text that Facebook's export wrote as UTF-8 bytes read as
+// FbFixText repairs text that Facebook's export wrote as UTF-8 bytes read as
 // Latin-1 ("CafÃ©" for "Café", "ð\u009f\u0098\u0086" for an emoji): a string
 // whose every rune is below U+0100 and whose bytes so taken are valid UTF-8 with
 // at least one multi-byte sequence is decoded again. Correct text (any rune over

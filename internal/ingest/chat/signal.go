@@ -19,7 +19,7 @@ import (
 // KindSignal forces the Signal (signal-export) reader.
 const KindSignal = "signal"
 
-// signalReader reads the chats signal-export writes, a folder per chat named
+// SignalReader reads the chats signal-export writes, a folder per chat named
 // after it: chat.md, one message a "[2026-01-05 10:00:00] Sender: text" line
 // (older versions without seconds) whose text runs on to the next such line, a
 // quoted message as "> " lines before it, reactions as "(- Name: emoji -)",

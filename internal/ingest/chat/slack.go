@@ -17,14 +17,14 @@ import (
 // KindSlack forces the Slack export reader.
 const KindSlack = "slack"
 
-// slackReader reads a Slack export folder: channels.json (and groups.json, dms.json,
+// SlackReader reads a Slack export folder: channels.json (and groups.json, dms.json,
 // mpims.json when present) names the conversations, each a folder of one JSON file
 // per day; users.json (optional) names the people. Every message a person can read
 // is kept: plain messages, bot messages and messages whose text is in attachments,
 // file shares and file comments, thread replies (linked to their parent by
 // MessageInput.ReplyTo, "slack:<channel>:<thread_ts>", also when the parent is not
 // in the export; the link is metadata, not words of the text). Each
-// conversation becomes one source per calendar month with Merge set (chatSources),
+// conversation becomes one source per calendar month with Merge set (ChatSources),
 // emitted when its folder is read, so a later export of the same workspace adds to
 // the months it shares with this one and removes nothing. Symbolic links are never
 // followed, anywhere in the export.

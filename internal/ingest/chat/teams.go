@@ -18,7 +18,7 @@ import (
 // KindTeams forces the Microsoft Teams / Skype export reader.
 const KindTeams = "teams"
 
-// teamsReader reads the messages.json of Microsoft's personal data export for
+// TeamsReader reads the messages.json of Microsoft's personal data export for
 // Teams (free) and Skype, which share one shape: {"userId", "exportDate",
 // "conversations": [{"id", "displayName", "MessageList": [{"id",
 // "displayName", "originalarrivaltime", "messagetype", "content", "from"}]}]}.

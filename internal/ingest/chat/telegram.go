@@ -20,10 +20,10 @@ import (
 // KindTelegram forces the Telegram Desktop export reader.
 const KindTelegram = "telegram"
 
-// telegramReader reads the machine-readable JSON export of Telegram Desktop
+// TelegramReader reads the machine-readable JSON export of Telegram Desktop
 // ("Export chat history" gives one chat, "Export Telegram data" the whole account
 // with chats.list and left_chats.list). Each chat becomes one source per month
-// (chatSources); service messages (joins, pins, calls) are skipped unless they
+// (ChatSources); service messages (joins, pins, calls) are skipped unless they
 // carry text. HTML exports are not read.
 type TelegramReader struct{}
 

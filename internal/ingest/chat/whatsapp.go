@@ -18,10 +18,10 @@ import (
 // KindWhatsApp forces the WhatsApp "Export chat" reader.
 const KindWhatsApp = "whatsapp"
 
-// whatsappReader reads the .txt file of WhatsApp's "Export chat" in any locale and
+// WhatsAppReader reads the .txt file of WhatsApp's "Export chat" in any locale and
 // app version — Android ("31/12/2019, 23:59 - Name: text"), iOS ("[31/12/2019,
 // 23:59:59] Name: text"), iOS of 2016 ("7/1/16, 5:13:36 PM: Name: text") and
-// the others waParse reads — and the text exports of apps that copy it
+// the others WaParse reads — and the text exports of apps that copy it
 // (KakaoTalk). Each file's layout (date order, AM/PM words, eras) is inferred
 // from all its headers (waResolve). A line that does not start with a timestamp
 // continues the message before it; a line that does is never glued to it. The
@@ -62,7 +62,7 @@ func (WhatsAppReader) Detect(p string, dir bool, head []byte) bool {
 	return false
 }
 
-// waDetectLine reports whether a line is a header: one waParse reads, or a date
+// waDetectLine reports whether a line is a header: one WaParse reads, or a date
 // and time followed by a space and "Name: " (the layout without a separator).
 func waDetectLine(l string, buf *WaBuf) bool {
 	st, ok, stamped := WaParse(l, buf)
@@ -80,7 +80,7 @@ var waTitlePrefixes = []string{
 
 var waCopySuffix = lazyre.New(` \(\d+\)$`)
 
-// waNames derives the conversation id and title from the file name: the base name
+// WaNames derives the conversation id and title from the file name: the base name
 // without extension (a download copy's " (1)" removed), or for an iOS "_chat.txt"
 // the folder it was unzipped into; the title drops the "WhatsApp Chat with " prefix.
 func WaNames(p string) (conv, title string) {

@@ -17,7 +17,7 @@ import (
 // KindZulip forces the Zulip organization export reader.
 const KindZulip = "zulip"
 
-// zulipReader reads a Zulip organization export (unpacked): each
+// ZulipReader reads a Zulip organization export (unpacked): each
 // messages-NNNNNN.json ({"zerver_message": [{"sender", "recipient", "subject",
 // "content", "date_sent"}]}) with the realm.json beside it, which names the
 // users (full name and email), streams, and recipients (a stream, a person or
@@ -28,7 +28,7 @@ type ZulipReader struct{}
 
 func (ZulipReader) Kind() string { return KindZulip }
 
-// reasonZulipRealm is the skip reason of a Zulip export's realm.json.
+// ReasonZulipRealm is the skip reason of a Zulip export's realm.json.
 const ReasonZulipRealm = "Zulip realm metadata: its users and streams are read with the messages-*.json beside it"
 
 func (ZulipReader) Detect(p string, dir bool, head []byte) bool {

@@ -18,7 +18,7 @@ var (
 	reFooterPhrase = lazyre.New(`(?i)(confidential(ity)? (notice|information|and privileged|or privileged)|privileged and confidential|intended (solely |only )?(for )?(the )?(recipient|addressee)|(to|click here to|you can|you may) unsubscribe|unsubscribe (here|from this|at any time|link)|you('|’)re receiving this|you are receiving this|manage (your )?preferences|consider the environment before printing|office hours are|org\.? ?no\.|this (e-?mail|message)[^.]{0,60}(may contain|is intended|and any attachments)|^sent from my (phone|iphone|ipad|android|mobile)|mailman/listinfo|^-{5,} next part -{5,}|non-text attachment was scrubbed|^_{10,}\n.{0,80}mailing list)`)
 )
 
-// cleanMailBody removes what a mail client shows as history or boilerplate from a
+// CleanMailBody removes what a mail client shows as history or boilerplate from a
 // plain-text body, and never the author's own lines:
 //   - quoted lines (">" blocks, wherever they are: top-, bottom- and interleaved
 //     replies keep every line the author wrote between and after them);

@@ -17,7 +17,7 @@ import (
 // KindEmlx forces the Apple Mail message reader.
 const KindEmlx = "emlx"
 
-// emlxReader reads Apple Mail's message files, .emlx and .partial.emlx: a line
+// EmlxReader reads Apple Mail's message files, .emlx and .partial.emlx: a line
 // holding the message's length in bytes, the RFC 822 message of exactly that many
 // bytes, then an XML property list (date-received in Unix seconds, flags). A
 // .partial.emlx lacks the attachments' bodies (Mail keeps them in the Attachments

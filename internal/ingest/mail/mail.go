@@ -40,7 +40,7 @@ type parsedMail struct {
 	clean time.Duration
 }
 
-// mailDates are the fallbacks parseMail uses when a message has no readable Date
+// MailDates are the fallbacks ParseMail uses when a message has no readable Date
 // header, in order after its Received headers: the mbox separator (or Maildir file
 // name) date, then the file's modification time.
 type MailDates struct {
@@ -50,7 +50,7 @@ type MailDates struct {
 	envelopeIs string
 }
 
-// parseMail parses one raw RFC 5322 message (any newline convention; a BOM or a
+// ParseMail parses one raw RFC 5322 message (any newline convention; a BOM or a
 // leading mbox envelope line allowed).
 func ParseMail(raw []byte, dates MailDates) (*parsedMail, error) {
 	raw = readkit.NormalizeNewlines(raw)
@@ -125,7 +125,7 @@ func ParseMail(raw []byte, dates MailDates) (*parsedMail, error) {
 
 // messageDate picks a message's time: its Date header (read leniently), else its
 // newest Received header, else the envelope date, else the file time; guessed is
-// true for all but the first. It never returns a time before earliestMailYear
+// true for all but the first. It never returns a time before EarliestMailYear
 // while any source of a date is left.
 func messageDate(h message.Header, dates MailDates, warnings []string) (t time.Time, guessed bool, _ []string) {
 	raw := strings.TrimSpace(h.Get("Date"))

@@ -24,7 +24,7 @@ const (
 	KindMaildir = "maildir"
 )
 
-// mboxReader reads mbox files (see readMbox).
+// MboxReader reads mbox files (see readMbox).
 type MboxReader struct{}
 
 func (MboxReader) Kind() string { return KindMbox }
@@ -194,7 +194,7 @@ func (p *mailPool) close() {
 	<-p.done
 }
 
-// emlReader reads files that hold one message: .eml, and files of any name whose
+// EMLReader reads files that hold one message: .eml, and files of any name whose
 // first lines are a mail header block (spool and Maildir-like folders, test suites'
 // "message.txt").
 type EMLReader struct{}
@@ -307,7 +307,7 @@ func readOneMail(in readkit.Input, prov string, out readkit.Output, rep *readkit
 	emitMail(in.Path, "", b, MailDates{envelope: maildirTime(filepath.Base(in.Path)), File: readkit.ModTime(in.Path), envelopeIs: "the delivery time of its file name"}, prov, out, rep)
 }
 
-// maildirReader reads a Maildir: the messages of cur/ and new/ (tmp/ holds
+// MaildirReader reads a Maildir: the messages of cur/ and new/ (tmp/ holds
 // deliveries in progress, not read), and its Maildir++ subfolders (".Sent/cur").
 type MaildirReader struct{}
 
@@ -317,7 +317,7 @@ func (MaildirReader) Detect(p string, dir bool, _ []byte) bool {
 	return dir && IsMaildir(p)
 }
 
-// isMaildir reports whether p is a Maildir: its cur/ or new/ holds mail (the
+// IsMaildir reports whether p is a Maildir: its cur/ or new/ holds mail (the
 // first files there start with a mail header block, whatever their names), or it
 // has two of cur/, new/ and tmp/ (an empty Maildir). Copies often keep only cur/:
 // git, zip files and backups drop empty folders.
@@ -450,7 +450,7 @@ func submitMaildirFile(p, name string, pool *mailPool, rep *readkit.Report) {
 	pool.submit(&mailJob{path: p, raw: b, dates: MailDates{envelope: maildirTime(name), File: readkit.ModTime(p), envelopeIs: "the delivery time of its file name"}, prov: KindMaildir})
 }
 
-// reasonMaildirMeta is the skip reason of what a Maildir's top folder holds
+// ReasonMaildirMeta is the skip reason of what a Maildir's top folder holds
 // beside its messages.
 const ReasonMaildirMeta = "Maildir metadata (index, uid list, subscriptions) or a folder without mail: not read"
 

@@ -13,7 +13,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
 
-// mboxMessage is one raw message cut from an mbox file.
+// MboxMessage is one raw message cut from an mbox file.
 type MboxMessage struct {
 	Num     int   // 1-based
 	Offset  int64 // byte offset of its "From " line

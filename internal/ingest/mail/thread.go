@@ -16,7 +16,7 @@ import (
 
 var reSubjectPrefix = lazyre.New(`(?i)^\s*((re|fwd?|aw|wg|sv|vs|tr|rif|antw|odp|res|r)\s*(\[\d+\])?\s*:\s*|\[[^\]]{1,40}\]\s*)+`)
 
-// threadTitle strips reply and forward prefixes from a subject.
+// ThreadTitle strips reply and forward prefixes from a subject.
 func ThreadTitle(s string) string {
 	return strings.TrimSpace(reSubjectPrefix.ReplaceAllString(s, ""))
 }
@@ -31,7 +31,7 @@ func isReplySubject(s string) bool {
 // subject may be from the thread's latest message.
 const subjectWindow = 7 * 24 * time.Hour
 
-// spillAfter is how many bytes of message text the threader holds in memory before
+// SpillAfter is how many bytes of message text the threader holds in memory before
 // it writes further messages to its spill file: small and medium runs never pay for
 // the file, large ones stay bounded.
 var SpillAfter int64 = 4 << 20
@@ -44,7 +44,7 @@ const (
 	recGuessed  = 1 << iota // the date was guessed
 	recHasRefs              // it names a Message-ID (References or In-Reply-To)
 	recReply                // its subject has a reply prefix
-	recSubject              // it has a subject (after threadTitle)
+	recSubject              // it has a subject (after ThreadTitle)
 	recLongSubj             // that subject has 3 bytes or more
 	recFrom                 // it has a sender address
 )
@@ -52,11 +52,11 @@ const (
 // mailRec is what the threader keeps in memory of one message: the keys threading
 // needs, as fixed-size numbers (48 bytes). Strings (ids, subjects,
 // addresses) are kept as 64-bit hashes; the message itself, with the strings the
-// sources need back, waits in the spill file (or, for the first spillAfter bytes,
+// sources need back, waits in the spill file (or, for the first SpillAfter bytes,
 // in memory).
 type mailRec struct {
 	date   int64  // UnixNano
-	subj   uint64 // hash of the lower-case threadTitle
+	subj   uint64 // hash of the lower-case ThreadTitle
 	from   uint64 // hash of the sender's lower-case address
 	off    int64  // offset in the spill file; -1: held in memory
 	length uint32 // bytes in the spill file
@@ -77,7 +77,7 @@ type spillRec struct {
 // 64-bit hash of the id (two different ids share a hash with a probability of about
 // n²/2⁶⁵: 3·10⁻⁸ for a million ids), each message's threading keys are a fixed-size
 // mailRec, and the messages themselves go to an unlinked temporary spill file once
-// the first spillAfter bytes (4 MiB) are held in memory. When every file is read,
+// the first SpillAfter bytes (4 MiB) are held in memory. When every file is read,
 // threads are formed from the records and written one at a time, each read back
 // from the spill file, so no more than one thread's messages is ever in memory.
 type Threader struct {
@@ -351,7 +351,7 @@ func cmpInt64(a, b int64) int {
 	return 0
 }
 
-// eachThread groups the collected messages into threads and calls fn with each
+// EachThread groups the collected messages into threads and calls fn with each
 // thread's source, one at a time (until fn returns false), threads ordered by their first message: messages
 // joined by References and In-Reply-To (only values that look like Message-IDs),
 // then by subject (see subjectFallback). Duplicate copies (same Message-ID, date and

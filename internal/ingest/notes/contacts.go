@@ -25,7 +25,7 @@ type ContactWriter interface {
 	PutContacts(ctx context.Context, cs []memtree.ContactInput) (int, error)
 }
 
-// contactsReader reads address books: vCard files (.vcf, .vcard; versions 2.1,
+// ContactsReader reads address books: vCard files (.vcf, .vcard; versions 2.1,
 // 3.0 and 4.0, one or many cards, folded lines, quoted-printable and charsets of
 // 2.1, escaped values, grouped properties) and the CSV files Google Contacts
 // exports (both the current "First Name, Last Name, E-mail 1 - Value" header and
@@ -84,7 +84,7 @@ type vcardProp struct {
 	value  string
 }
 
-// readVCards reads every card of a vCard file.
+// ReadVCards reads every card of a vCard file.
 func ReadVCards(text, path string, rep *readkit.Report) []memtree.ContactInput {
 	// unfold: a line starting with a space or tab continues the one before
 	lines := strings.Split(text, "\n")

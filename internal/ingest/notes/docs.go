@@ -19,7 +19,7 @@ import (
 // KindDocs forces the document reader.
 const KindDocs = "docs"
 
-// docsReader reads Markdown and plain-text documents: one source per file, its
+// DocsReader reads Markdown and plain-text documents: one source per file, its
 // front matter (YAML) or leading Logseq property block giving the title, tags and
 // date. Obsidian [[wikilinks]] and #tags in the body become entities in the store
 // (memtree's document entity extraction).
@@ -35,7 +35,7 @@ type DocsReader struct{}
 
 func (DocsReader) Kind() string { return KindDocs }
 
-// docExts are the file name extensions read as documents.
+// DocExts are the file name extensions read as documents.
 var DocExts = map[string]bool{".md": true, ".markdown": true, ".mdown": true, ".mkd": true, ".txt": true, ".text": true, ".org": true}
 
 func (DocsReader) Detect(p string, dir bool, _ []byte) bool {
@@ -91,7 +91,7 @@ func (DocsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 	out.Source(*src)
 }
 
-// docSourceID is "doc:" + the absolute, cleaned, slash-separated path of the file.
+// DocSourceID is "doc:" + the absolute, cleaned, slash-separated path of the file.
 func DocSourceID(p string) string {
 	abs, err := filepath.Abs(p)
 	if err != nil {
@@ -100,7 +100,7 @@ func DocSourceID(p string) string {
 	return "doc:" + filepath.ToSlash(abs)
 }
 
-// plausibleFileTime is the earliest file modification time taken as a document's
+// PlausibleFileTime is the earliest file modification time taken as a document's
 // time: archives and build systems stamp files with the Unix epoch (1970-01-01) or
 // the DOS epoch (1980-01-01), which say nothing about the document.
 var PlausibleFileTime = time.Date(1980, 1, 2, 0, 0, 0, 0, time.UTC)
@@ -127,7 +127,7 @@ type frontMatter struct {
 	tags  []string
 }
 
-// splitFrontMatter separates a leading "---" YAML block from the body. Only the
+// SplitFrontMatter separates a leading "---" YAML block from the body. Only the
 // simple forms are read: `key: value`, `key: "quoted"`, `tags: [a, b]` and a
 // following `- item` list. A block without a closing line is treated as body.
 func SplitFrontMatter(text string) (frontMatter, string) {
@@ -334,7 +334,7 @@ func logseqList(v string) []string {
 
 var reOrdinal = lazyre.New(`\b(\d{1,2})(?:st|nd|rd|th)\b`)
 
-// logseqDate reads a Logseq property date: one parseDocDate reads, a journal link
+// logseqDate reads a Logseq property date: one ParseDocDate reads, a journal link
 // "[[Mar 15th, 2024]]", or epoch milliseconds.
 func logseqDate(v string) (time.Time, bool) {
 	v = strings.TrimSpace(strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(v), "[["), "]]"))
@@ -374,7 +374,7 @@ func yamlScalar(s string) string {
 // before the zone): the repeat is accepted when it is the date's year.
 var reDocDateTime = lazyre.New(`^(\d{4})-(\d{1,2})-(\d{1,2})(?:(?:T|[ \t]+)(\d{1,2}):(\d{2})(?::(\d{2})(?:[.,](\d{1,9}))?)?)?(?:[ \t]+(\d{4}))?[ \t]*(Z|UTC|GMT|[+-]\d{2}(?::?\d{2})?)?$`)
 
-// parseDocDate reads the date forms documents use. A date with a zone keeps its
+// ParseDocDate reads the date forms documents use. A date with a zone keeps its
 // instant; one without is taken as UTC. The result is in UTC.
 func ParseDocDate(s string) (time.Time, bool) {
 	s = strings.TrimSpace(s)
@@ -429,7 +429,7 @@ func isoDate(m []string) (time.Time, bool) {
 
 var reNameDate = lazyre.New(`(^|[^0-9])(20\d\d|19\d\d)([-_])(0[1-9]|1[0-2])([-_])(0[1-9]|[12]\d|3[01])([^0-9]|$)`)
 
-// dateFromName finds a YYYY-MM-DD (Jekyll posts, daily notes) or YYYY_MM_DD
+// DateFromName finds a YYYY-MM-DD (Jekyll posts, daily notes) or YYYY_MM_DD
 // (Logseq journals) date in a file name.
 func DateFromName(name string) (time.Time, bool) {
 	for _, m := range reNameDate.FindAllStringSubmatch(name, -1) {
@@ -440,7 +440,7 @@ func DateFromName(name string) (time.Time, bool) {
 	return time.Time{}, false
 }
 
-// firstHeading returns the text of the first "# " heading of a Markdown body.
+// FirstHeading returns the text of the first "# " heading of a Markdown body.
 func FirstHeading(body string) string {
 	inCode := false
 	for _, l := range strings.Split(body, "\n") {
@@ -458,14 +458,14 @@ func FirstHeading(body string) string {
 
 // parseDocument turns a Markdown or text file into one document source. rel is the
 // path relative to the ingest root (slash-separated): the message's source_ref; the
-// SourceID is "doc:" + rel, which docsReader replaces by docSourceID. The title is the front matter's (or Logseq title::),
+// SourceID is "doc:" + rel, which DocsReader replaces by DocSourceID. The title is the front matter's (or Logseq title::),
 // else the first "# " heading, else the file name; the time is the front-matter
 // (or Logseq date::) date, else a date in the file name, else mtime.
 func parseDocument(text, rel string, mtime time.Time) (*memtree.SourceInput, error) {
 	return ParseDocumentAt(text, rel, mtime, time.Time{})
 }
 
-// parseDocumentAt is parseDocument with the date the export keeps beside the file
+// ParseDocumentAt is parseDocument with the date the export keeps beside the file
 // (Bear's info.json; zero when none), taken when the file itself carries none.
 // It reads, by the file's own content: YAML ("---") or TOML ("+++") front
 // matter, a Logseq property block, Org-mode settings (.org), Joplin's raw-export

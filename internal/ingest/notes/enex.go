@@ -22,13 +22,13 @@ import (
 // KindEnex forces the Evernote export reader.
 const KindEnex = "enex"
 
-// enexReader reads Evernote exports (.enex): an <en-export> of <note> elements,
+// EnexReader reads Evernote exports (.enex): an <en-export> of <note> elements,
 // each with a title, its ENML content (XHTML in a CDATA section, or escaped as
 // XML text), created and updated times ("20130730T205204Z"), tags, attributes
 // (author) and resources (base64 attachments: their file names and types are
 // kept, their data skipped). Each note becomes one document, its ENML turned to
-// text. The file is streamed by enexScan, never held whole: a note's content
-// is bounded by maxFileBytes (a larger note is named and skipped, the others
+// text. The file is streamed by EnexScan, never held whole: a note's content
+// is bounded by MaxFileBytes (a larger note is named and skipped, the others
 // read), a resource's data is skipped as it is read, and no entity a DOCTYPE
 // declares is expanded. Content is read as XML text whatever its exporter did
 // with CDATA: a CDATA section opened inside another is closed by its own
@@ -54,7 +54,7 @@ type enexNote struct {
 	created, updated       time.Time
 	tags                   []string
 	atts                   []abi.Attachment
-	tooBig                 bool // its content passed maxFileBytes
+	tooBig                 bool // its content passed MaxFileBytes
 }
 
 // enexFieldBytes bounds a note's small fields (title, tag, time, author, a
@@ -128,7 +128,7 @@ func (EnexReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 	}
 }
 
-// enexScan reads an .enex file as a stream of tags and text, bounded in memory
+// EnexScan reads an .enex file as a stream of tags and text, bounded in memory
 // whatever the file holds.
 type EnexScan struct {
 	R   *bufio.Reader
@@ -203,7 +203,7 @@ func (s *EnexScan) skipPast(lit string) {
 	}
 }
 
-// nextTag skips text and comments, processing instructions, DOCTYPEs and
+// NextTag skips text and comments, processing instructions, DOCTYPEs and
 // stray CDATA up to the next start or end tag.
 func (s *EnexScan) NextTag() (enexTag, bool) {
 	for {
@@ -496,8 +496,8 @@ func parseEnexTime(s string) (time.Time, bool) {
 	return t.UTC(), true
 }
 
-// enmlReplacer makes ENML read as note text through htmlToText: a note's quotes
-// are its own words (htmlToText drops mail's quoted history), to-do boxes show.
+// enmlReplacer makes ENML read as note text through HTMLToText: a note's quotes
+// are its own words (HTMLToText drops mail's quoted history), to-do boxes show.
 var enmlReplacer = strings.NewReplacer("<blockquote", "<div", "</blockquote", "</div",
 	`<en-todo checked="true"/>`, "[x] ", `<en-todo checked="true" />`, "[x] ", `<en-todo checked="false"/>`, "[ ] ",
 	`<en-todo checked="false" />`, "[ ] ", "<en-todo/>", "[ ] ", "<en-todo />", "[ ] ")

@@ -269,7 +269,7 @@ var reOrgHeading = lazyre.New(`^\*+[ \t]+(.*?)(?:[ \t]+(:[[:alnum:]_@#%:]+:))?[ 
 // and returns the body with in-buffer settings and property drawers removed,
 // headings without their stars and tags, comment lines ("# ...") dropped, and
 // timestamps as plain dates. The first heading titles a document without
-// #+TITLE (parseDocumentAt falls back to the file name, never to a line of text).
+// #+TITLE (ParseDocumentAt falls back to the file name, never to a line of text).
 func splitOrg(text string) (frontMatter, string) {
 	var fm frontMatter
 	var out []string
@@ -380,7 +380,7 @@ var (
 // errJoplinItem marks a Joplin raw-export file that is no note.
 var errJoplinItem = errors.New("Joplin notebook, tag or resource record")
 
-// reasonJoplinItem is the skip reason of errJoplinItem.
+// ReasonJoplinItem is the skip reason of errJoplinItem.
 const ReasonJoplinItem = "Joplin notebook, tag or resource record: export metadata, not a note"
 
 // joplinNote is a Joplin raw-export note: its first line is its title, its

@@ -23,7 +23,7 @@ const (
 	KindRoam   = "roam"
 )
 
-// keepReader reads Google Keep notes from Google Takeout (Keep/<note>.json,
+// KeepReader reads Google Keep notes from Google Takeout (Keep/<note>.json,
 // one note a file): title, text or checklist ("[x] item"), labels as tags,
 // web-link annotations, attachments named, created (else edited) time. A note
 // in the trash is named as skipped; archived and pinned notes are read.
@@ -43,7 +43,7 @@ func (KeepReader) Detect(p string, dir bool, head []byte) bool {
 	return h.Object && (text || list) && (edited || created)
 }
 
-// reasonKeepTrash is the skip reason of a Keep note in the trash.
+// ReasonKeepTrash is the skip reason of a Keep note in the trash.
 const ReasonKeepTrash = "Google Keep note in the trash: not read"
 
 func (KeepReader) Read(_ context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
@@ -143,7 +143,7 @@ func (KeepReader) Read(_ context.Context, in readkit.Input, out readkit.Output, 
 	})
 }
 
-// dayOneReader reads a Day One journal exported as JSON ({"metadata",
+// DayOneReader reads a Day One journal exported as JSON ({"metadata",
 // "entries": [...]}): each entry a document with its title (the first line),
 // text (Day One's Markdown escapes and photo links removed), creation time,
 // tags, place and attachments (photos, audio, video, PDFs) named.
@@ -274,7 +274,7 @@ func nonEmpty(ss ...string) []string {
 	return out
 }
 
-// roamReader reads a Roam Research graph exported as JSON: an array of pages,
+// RoamReader reads a Roam Research graph exported as JSON: an array of pages,
 // each {"title", "children": blocks, "create-time", "edit-time"}, a block
 // {"string", "uid", "children", "heading", "create-time", "edit-time"}. Each page
 // is a document: its blocks as an indented outline, its time the page's

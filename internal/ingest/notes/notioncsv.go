@@ -18,7 +18,7 @@ import (
 // KindNotionCSV forces the Notion database CSV reader.
 const KindNotionCSV = "notioncsv"
 
-// notionCSVReader reads the CSV tables of a Notion export's databases
+// NotionCSVReader reads the CSV tables of a Notion export's databases
 // ("Tasks 1a2b…(32 hex).csv", and its "_all.csv" twin): each row is a page, its
 // first column the title, its "Created"/"Created time"/"Date" column the time,
 // "Tags" its tags, the other columns "Name: value" lines. When the export also
@@ -29,7 +29,7 @@ type NotionCSVReader struct{}
 
 func (NotionCSVReader) Kind() string { return KindNotionCSV }
 
-// reasonNotionTable is the skip reason of a database table whose pages are
+// ReasonNotionTable is the skip reason of a database table whose pages are
 // exported beside it.
 const ReasonNotionTable = "Notion database table: its pages are read from the folder of the same name beside it"
 

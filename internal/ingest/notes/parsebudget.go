@@ -18,16 +18,16 @@ import (
 // of them to end before it starts, so a folder of hostile files costs at most
 // that many cores.
 var (
-	// docParseBudget is generous: the largest real documents (64 MiB, the
+	// DocParseBudget is generous: the largest real documents (64 MiB, the
 	// per-document bound) parse in well under a second.
 	DocParseBudget = 30 * time.Second
-	// overBudget holds a slot per parse still running past its budget.
+	// OverBudget holds a slot per parse still running past its budget.
 	OverBudget = make(chan struct{}, maxOverBudget)
 )
 
 const maxOverBudget = 2
 
-// reasonParseBudget is the skip reason of a document over the budget.
+// ReasonParseBudget is the skip reason of a document over the budget.
 func ReasonParseBudget(budget time.Duration) string {
 	return fmt.Sprintf("parsing took longer than %s (the per-file time budget): not ingested; its front matter or markup has a shape this reader cannot read in linear time (please report it)", budget)
 }
@@ -35,7 +35,7 @@ func ReasonParseBudget(budget time.Duration) string {
 // errParseBudget marks a parse that ran out of its budget.
 var errParseBudget = fmt.Errorf("parse over its time budget")
 
-// parseWithinBudget runs parseDocumentAt under docParseBudget (and ctx).
+// parseWithinBudget runs ParseDocumentAt under DocParseBudget (and ctx).
 func parseWithinBudget(ctx context.Context, text, rel string, mtime, exportDate time.Time) (*memtree.SourceInput, error) {
 	type result struct {
 		src *memtree.SourceInput

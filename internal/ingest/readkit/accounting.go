@@ -13,7 +13,7 @@ import (
 	"unicode/utf8"
 )
 
-// Skip reasons of files that no reader reads (see unknownReason).
+// Skip reasons of files that no reader reads (see UnknownReason).
 const (
 	ReasonNestedArchive  = "archive inside an archive: not read (unpack the outer archive and ingest the inner one)"
 	ReasonUnknownText    = "text of no known mail, chat or document format (use --kind docs to read it as a document)"
@@ -21,12 +21,12 @@ const (
 	ReasonHiddenFolder   = "hidden folder: not read"
 	ReasonMHSequences    = "MH sequences file: folder metadata, not a message"
 	ReasonTextBundleInfo = "TextBundle metadata: its dates are read with the note's text"
-	// reasonAppleAttachment: Apple Mail keeps a message's attachments in
+	// ReasonAppleAttachment: Apple Mail keeps a message's attachments in
 	// Attachments/<n>/ beside Messages/<n>.partial.emlx.
 	ReasonAppleAttachment = "attachment of the Apple Mail message Messages/<n>.partial.emlx beside it: part of that message, not a document of its own"
 )
 
-// unknownReason says why a file no reader recognised is skipped. Formats people
+// UnknownReason says why a file no reader recognised is skipped. Formats people
 // often have that are not read get their own reason, with what to do instead;
 // --kind is suggested only for text, which --kind docs would read.
 func UnknownReason(p string, head []byte) string {
@@ -63,7 +63,7 @@ func UnknownReason(p string, head []byte) string {
 	return ReasonUnknown
 }
 
-// reasonMedia is the skip reason of images, audio and video.
+// ReasonMedia is the skip reason of images, audio and video.
 const ReasonMedia = "image, audio or video: media are not ingested"
 
 // mediaExts are media file name extensions sniffing may not recognise.
@@ -76,12 +76,12 @@ func isMediaHead(head []byte) bool {
 	return strings.HasPrefix(ct, "image/") || strings.HasPrefix(ct, "audio/") || strings.HasPrefix(ct, "video/")
 }
 
-// zipDocumentExts are formats stored as zip files that are documents, not
+// ZipDocumentExts are formats stored as zip files that are documents, not
 // exports to walk.
 var ZipDocumentExts = map[string]bool{".docx": true, ".xlsx": true, ".pptx": true, ".odt": true, ".ods": true, ".odp": true,
 	".epub": true, ".pages": true, ".numbers": true, ".key": true, ".jar": true, ".apk": true, ".ipa": true, ".xpi": true, ".whl": true}
 
-// isText reports whether head looks like text: valid UTF-8 (a rune cut at the
+// IsText reports whether head looks like text: valid UTF-8 (a rune cut at the
 // end aside) without NUL bytes.
 func IsText(head []byte) bool {
 	if bytes.IndexByte(head, 0) >= 0 {
@@ -97,13 +97,13 @@ func IsText(head []byte) bool {
 	return true
 }
 
-// skipListEach is how many skipped files SkipLines names per reason before it
+// SkipListEach is how many skipped files SkipLines names per reason before it
 // writes the rest to a list file: a few files are named one by one, a Maildir of
 // 10,000 files not.
 const SkipListEach = 10
 
 // SkipLines returns the lines that name the run's skipped files on stderr: every
-// file when a reason holds at most skipListEach, else the first skipListEach and a
+// file when a reason holds at most SkipListEach, else the first SkipListEach and a
 // count. When any reason holds more, every skipped file is written to listPath
 // (one "reason<TAB>path" line each; listPath "" writes none) and the last line
 // says where. Paths are quoted when they hold non-printable characters.

@@ -59,7 +59,7 @@ func (b *Budget) Waiting() bool {
 	return b.waiters > 0
 }
 
-// runTimes says where a run's time went. Each figure is the time spent in one
+// RunTimes says where a run's time went. Each figure is the time spent in one
 // stage, summed over the goroutines that run it; stages overlap (reading and
 // parsing, preparing and writing run at the same time), so they add up to more than
 // the run's wall time when they overlap well.

@@ -7,7 +7,7 @@ import (
 	"sort"
 )
 
-// readFile is one file or folder a run handed to a reader, with what it yielded
+// FileRead is one file or folder a run handed to a reader, with what it yielded
 // (kept only when Options.Report asks for the per-file report).
 type FileRead struct {
 	Path, Kind string

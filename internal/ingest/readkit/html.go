@@ -11,7 +11,7 @@ import (
 // reBlankRuns finds runs of blank lines.
 var reBlankRuns = lazyre.New(`\n{3,}`)
 
-// htmlToText turns an HTML body into the text a mail client shows: only text
+// HTMLToText turns an HTML body into the text a mail client shows: only text
 // content is kept (never attribute values, comments, head, style or script), quoted
 // blockquotes are dropped (they are history), block elements become line breaks,
 // list items "- ", and links keep their target as "label (url)". It uses the HTML5

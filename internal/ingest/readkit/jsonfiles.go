@@ -18,7 +18,7 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// readFileLimited reads a whole file, refusing files over maxFileBytes.
+// ReadFileLimited reads a whole file, refusing files over MaxFileBytes.
 func ReadFileLimited(path string) ([]byte, error) {
 	b, ok, err := ReadAll(path, MaxFileBytes)
 	if err != nil {
@@ -30,7 +30,7 @@ func ReadFileLimited(path string) ([]byte, error) {
 	return b, nil
 }
 
-// readJSONExport reads one JSON export file, its BOM dropped and its JSON
+// ReadJSONExport reads one JSON export file, its BOM dropped and its JSON
 // checked; ok is false when it holds nothing to read, which rep then says (an
 // empty file is a warning, anything else a failure).
 func ReadJSONExport(path string, rep *Report) (b []byte, ok bool) {
@@ -50,7 +50,7 @@ func ReadJSONExport(path string, rep *Report) (b []byte, ok bool) {
 	return b, true
 }
 
-// readJSONFile reads, guards and strictly decodes one JSON file into v.
+// ReadJSONFile reads, guards and strictly decodes one JSON file into v.
 func ReadJSONFile(path string, v any) error {
 	b, err := ReadFileLimited(path)
 	if err != nil {
@@ -70,7 +70,7 @@ func TrimUTF8BOM(b []byte) []byte {
 	return b
 }
 
-// flexTime reads a time given as epoch milliseconds (number or numeric string) or
+// FlexTime reads a time given as epoch milliseconds (number or numeric string) or
 // an RFC 3339 string. Empty or null reports ok=false with no error.
 func FlexTime(raw json.RawMessage) (ms int64, ok bool, err error) {
 	s := strings.TrimSpace(string(raw))
@@ -98,7 +98,7 @@ func FlexTime(raw json.RawMessage) (ms int64, ok bool, err error) {
 	return int64(f), true, nil
 }
 
-// attachmentOf builds an attachment note.
+// AttachmentOf builds an attachment note.
 func AttachmentOf(name, ctype string, size int) abi.Attachment {
 	return abi.Attachment{Name: name, ContentType: ctype, Size: size}
 }
@@ -112,7 +112,7 @@ type tgHead struct {
 	Sub    map[string]map[string]bool
 }
 
-// tgScanHead reads the top two levels of a JSON object from head, which may be cut
+// ScanTopKeys reads the top two levels of a JSON object from head, which may be cut
 // anywhere: it stops quietly at the first token it cannot read. The Discord reader
 // uses it too.
 func ScanTopKeys(head []byte) tgHead {
@@ -181,7 +181,7 @@ func ScanTopKeys(head []byte) tgHead {
 	return h
 }
 
-// tgFileName is the base name of an exported file path, or "" when the export did
+// ExportFileName is the base name of an exported file path, or "" when the export did
 // not include the file ("(File not included. Change data exporting settings to
 // download.)").
 func ExportFileName(p string) string {
@@ -192,7 +192,7 @@ func ExportFileName(p string) string {
 	return CleanText(path.Base(filepath.ToSlash(p)))
 }
 
-// tgMime is the given content type, else the one the file name's extension implies.
+// MimeType is the given content type, else the one the file name's extension implies.
 func MimeType(name, ctype string) string {
 	if ctype = strings.TrimSpace(ctype); ctype != "" {
 		return ctype
@@ -208,7 +208,7 @@ func MimeType(name, ctype string) string {
 	return ""
 }
 
-// tgRawString reads a raw JSON scalar as a string: a string's value, a number's or
+// RawString reads a raw JSON scalar as a string: a string's value, a number's or
 // boolean's literal; "" for null, objects and arrays.
 func RawString(raw json.RawMessage) string {
 	raw = bytes.TrimSpace(raw)
@@ -228,7 +228,7 @@ func RawString(raw json.RawMessage) string {
 	return string(raw)
 }
 
-// tgRawInt reads a raw JSON number (or numeric string) as an int; 0 when it is not one.
+// RawInt reads a raw JSON number (or numeric string) as an int; 0 when it is not one.
 func RawInt(raw json.RawMessage) int {
 	n, err := strconv.ParseInt(strings.TrimSpace(RawString(raw)), 10, 64)
 	if err != nil || n < 0 || n > 1<<40 {
@@ -241,13 +241,13 @@ func IsNull(raw json.RawMessage) bool {
 	return string(bytes.TrimSpace(raw)) == "null"
 }
 
-// tgClean makes text from an export safe to store: valid UTF-8, LF line ends, no
+// CleanText makes text from an export safe to store: valid UTF-8, LF line ends, no
 // control characters, no surrounding space. The WhatsApp and Discord readers use it.
 func CleanText(s string) string {
 	return strings.TrimSpace(StripControls(SanitizeUTF8(NormalizeNewlines([]byte(s)))))
 }
 
-// tgDecodeErr describes an error decoding part of a file (no byte offset: the
+// DecodeErr describes an error decoding part of a file (no byte offset: the
 // decoder's offset would be relative to that part).
 func DecodeErr(err error) error {
 	var te *json.UnmarshalTypeError
@@ -261,7 +261,7 @@ func DecodeErr(err error) error {
 	return fmt.Errorf("not readable: %v", err)
 }
 
-// chatTimeOK reports whether ms is a plausible message time: 1980 to 2200 (an
+// ChatTimeOK reports whether ms is a plausible message time: 1980 to 2200 (an
 // export's zero or garbage never dates a message to 1970).
 func ChatTimeOK(ms int64) bool {
 	return ms >= chatMinMS && ms < chatMaxMS
@@ -286,9 +286,9 @@ func FirstNonEmpty(ss ...string) string {
 	return ""
 }
 
-// jsonHead is what the start of a JSON file shows of its shape: the top-level
+// JSONHead is what the start of a JSON file shows of its shape: the top-level
 // object's keys and the keys of its first message, or the keys of the first element
-// of a top-level array. The start may be cut anywhere: scanJSONHead stops quietly
+// of a top-level array. The start may be cut anywhere: ScanJSONHead stops quietly
 // at the first token it cannot read.
 type JSONHead struct {
 	Object, Array bool
@@ -341,7 +341,7 @@ func (h *JSONHead) Claimed() bool {
 	return false
 }
 
-// scanJSONHead reads the shape of the JSON text that head starts.
+// ScanJSONHead reads the shape of the JSON text that head starts.
 func ScanJSONHead(head []byte) JSONHead {
 	h := JSONHead{Keys: map[string]bool{}, First: map[string]bool{}}
 	head = TrimUTF8BOM(head)

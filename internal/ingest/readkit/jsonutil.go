@@ -56,7 +56,7 @@ func checkJSON(b []byte) error {
 	return nil
 }
 
-// describeJSONError turns decoder errors into "byte N: ..." messages naming the
+// DescribeJSONError turns decoder errors into "byte N: ..." messages naming the
 // field that had the wrong type.
 func DescribeJSONError(err error, size int) error {
 	var se *json.SyntaxError
@@ -78,7 +78,7 @@ func DescribeJSONError(err error, size int) error {
 	return fmt.Errorf("not valid JSON: %w", err)
 }
 
-// decodeStrict decodes b into v, rejecting trailing data after the value.
+// DecodeStrict decodes b into v, rejecting trailing data after the value.
 func DecodeStrict(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	if err := dec.Decode(v); err != nil {

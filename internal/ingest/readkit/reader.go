@@ -21,13 +21,13 @@ type Reader interface {
 	// kind is the --kind name that forces this reader ("mbox", "slack", ...).
 	Kind() string
 	// detect reports whether the reader reads p. dir says p is a folder; head holds
-	// the first bytes of a file (up to headBytes; nil for a folder).
+	// the first bytes of a file (up to HeadBytes; nil for a folder).
 	Detect(p string, dir bool, head []byte) bool
 	// read streams the sources read from in to out and every problem to rep.
 	Read(ctx context.Context, in Input, out Output, rep *Report)
 }
 
-// headBytes is how much of a file detect sees.
+// HeadBytes is how much of a file detect sees.
 const HeadBytes = 8 << 10
 
 // input is one file or folder handed to a reader.
@@ -110,7 +110,7 @@ func (r *Report) File() {
 	r.Mu.Unlock()
 }
 
-// chatSources groups a conversation's messages into one source per calendar month
+// ChatSources groups a conversation's messages into one source per calendar month
 // (UTC) of their times: "<platform>:<conversation>/<YYYY-MM>", each with Merge set,
 // so a later export of the same conversation adds its messages to the months it
 // shares with an earlier one and removes nothing. title names the conversation

@@ -95,7 +95,7 @@ type Summary struct {
 	Unread []FileError
 	// Interrupted says the run was cancelled before it read everything.
 	Interrupted bool
-	// readFiles lists the files and folders handed to readers (Options.Report).
+	// ReadFiles lists the files and folders handed to readers (Options.Report).
 	ReadFiles []FileRead
 }
 
@@ -141,10 +141,10 @@ const (
 	reasonHidden     = "hidden"
 )
 
-// maxWalkDepth bounds folder nesting.
+// MaxWalkDepth bounds folder nesting.
 const MaxWalkDepth = 64
 
-// readHead returns the first headBytes of a file (nil when it cannot be read; the
+// ReadHead returns the first HeadBytes of a file (nil when it cannot be read; the
 // reader then reports the error).
 func ReadHead(p string) []byte {
 	f, err := Open(p)

@@ -14,14 +14,14 @@ import (
 	xunicode "golang.org/x/text/encoding/unicode"
 )
 
-// maxLineBytes is the longest line a text document may have. Longer lines are not
+// MaxLineBytes is the longest line a text document may have. Longer lines are not
 // prose (minified data, a dump without newlines) and are rejected with a clear error.
 const MaxLineBytes = 1 << 20
 
-// maxFileBytes bounds how much of one document or JSON file is read into memory.
+// MaxFileBytes bounds how much of one document or JSON file is read into memory.
 const MaxFileBytes = 64 << 20
 
-// normalizeNewlines turns CRLF and bare CR into LF.
+// NormalizeNewlines turns CRLF and bare CR into LF.
 func NormalizeNewlines(b []byte) []byte {
 	if bytes.IndexByte(b, '\r') < 0 {
 		return b
@@ -41,7 +41,7 @@ func NormalizeNewlines(b []byte) []byte {
 	return out
 }
 
-// decodeFallback turns bytes in an unknown or unreliable charset into UTF-8: valid
+// DecodeFallback turns bytes in an unknown or unreliable charset into UTF-8: valid
 // UTF-8 stays as it is, anything else is read as Windows-1252 (a superset of the
 // printable Latin-1 range), which never fails.
 func DecodeFallback(b []byte) string {
@@ -55,8 +55,8 @@ func DecodeFallback(b []byte) string {
 	return string(s)
 }
 
-// decodeCharset converts b from the named charset to UTF-8. known is false when the
-// charset is not recognised; the text is then decoded with decodeFallback.
+// DecodeCharset converts b from the named charset to UTF-8. known is false when the
+// charset is not recognised; the text is then decoded with DecodeFallback.
 func DecodeCharset(charset string, b []byte) (s string, known bool) {
 	cs := strings.ToLower(strings.TrimSpace(charset))
 	switch cs {
@@ -77,7 +77,7 @@ func DecodeCharset(charset string, b []byte) (s string, known bool) {
 	return string(out), true
 }
 
-// sanitizeUTF8 returns b as valid UTF-8: a body that claims UTF-8 but is not is
+// SanitizeUTF8 returns b as valid UTF-8: a body that claims UTF-8 but is not is
 // read as Windows-1252 when that is plausible (no valid multi-byte sequence at
 // all), otherwise invalid sequences become U+FFFD.
 func SanitizeUTF8(b []byte) string {
@@ -132,7 +132,7 @@ type invalidInfo struct {
 	first int
 }
 
-// stripControls removes control characters other than newline and tab; they carry
+// StripControls removes control characters other than newline and tab; they carry
 // no text and confuse terminals and tokenizers.
 func StripControls(s string) string {
 	clean := true
@@ -162,12 +162,12 @@ type textFile struct {
 	Notes []string // repairs made (UTF-16 decoded, invalid bytes replaced, ...)
 }
 
-// errEmpty marks an empty input: nothing to ingest, not a failure.
+// ErrEmpty marks an empty input: nothing to ingest, not a failure.
 var ErrEmpty = fmt.Errorf("empty file: nothing to ingest")
 
-// decodeTextFile checks that b is text and returns it as valid UTF-8 with LF line
+// DecodeTextFile checks that b is text and returns it as valid UTF-8 with LF line
 // endings. Binary data and over-long lines are errors naming the byte offset.
-// readTextFile reads and decodes the chat or text file at path for a reader: a
+// ReadTextFile reads and decodes the chat or text file at path for a reader: a
 // file it cannot read is a failure, an empty one a warning; ok is false for both
 // (each told to rep).
 func ReadTextFile(path string, rep *Report) (tf textFile, ok bool) {

@@ -146,15 +146,15 @@ func (d *utf7Decoder) Transform(dst, src []byte, atEOF bool) (nDst, nSrc int, er
 	return nDst, nSrc, nil
 }
 
-// charsetChecked caches checkCharset's answers by lower-case name.
+// charsetChecked caches CheckCharset's answers by lower-case name.
 var charsetChecked sync.Map
 
-// checkCharset reports whether a declared charset can be decoded: go-message
+// CheckCharset reports whether a declared charset can be decoded: go-message
 // knows it (x/text's IANA and WHATWG indexes and its own additions, UTF-7
 // included) and it is not WHATWG's "replacement" encoding, which the HTML index
 // gives ISO-2022-CN, ISO-2022-KR and others and which turns a whole
 // text into one U+FFFD. Such a charset is unknown: its text is read by
-// decodeFallback and a warning names it.
+// DecodeFallback and a warning names it.
 func CheckCharset(cs string) error {
 	key := strings.ToLower(strings.Trim(strings.TrimSpace(cs), `"'`))
 	if v, ok := charsetChecked.Load(key); ok {

@@ -17,15 +17,15 @@ import (
 )
 
 // Archives are read in place. When the runner meets a .zip file (or any file that
-// starts as one: Bear's .bear2bk, Takeout's parts) it checks it (archiveLimits),
+// starts as one: Bear's .bear2bk, Takeout's parts) it checks it (ArchiveLimits),
 // mounts its member tree at the archive's own path, and walks it as a folder:
 // "export.zip/channels.json" then names a member, each member is detected like a
-// file on disk, and the readers, which open files through vOpen, vReadDir, vStat
-// and vLstat, read members as they read files. Nothing is unpacked: a member is
+// file on disk, and the readers, which open files through Open, ReadDir, Stat
+// and Lstat, read members as they read files. Nothing is unpacked: a member is
 // decompressed from the archive while it is read, and nothing is written outside
 // the store. The mounts of a run are dropped when it ends.
 
-// archiveLimits bound what one archive may unpack to, against zip bombs and
+// ArchiveLimits bound what one archive may unpack to, against zip bombs and
 // hostile archives. A real export (a Slack workspace, a WhatsApp chat with media, a
 // Takeout part) stays far below them.
 var ArchiveLimits = struct {
@@ -55,13 +55,13 @@ var (
 	nMounts atomic.Int32
 )
 
-// isZipHead reports whether a file's first bytes are a zip archive's.
+// IsZipHead reports whether a file's first bytes are a zip archive's.
 func IsZipHead(head []byte) bool {
 	return bytes.HasPrefix(head, []byte("PK\x03\x04")) || bytes.HasPrefix(head, []byte("PK\x05\x06"))
 }
 
-// mountArchive opens the zip archive at p, checks it against archiveLimits and
-// mounts its members at p. The caller unmounts it (unmountArchive) when done.
+// MountArchive opens the zip archive at p, checks it against ArchiveLimits and
+// mounts its members at p. The caller unmounts it (UnmountArchive) when done.
 func MountArchive(p string) error {
 	p = filepath.Clean(p)
 	mountsMu.Lock()
@@ -83,7 +83,7 @@ func MountArchive(p string) error {
 	return nil
 }
 
-// unmountArchive drops one mount of p made by mountArchive.
+// UnmountArchive drops one mount of p made by MountArchive.
 func UnmountArchive(p string) {
 	p = filepath.Clean(p)
 	mountsMu.Lock()
@@ -100,7 +100,7 @@ func UnmountArchive(p string) {
 }
 
 // checkArchive refuses an archive that would unpack outside itself or to more
-// than archiveLimits allow, naming the member at fault.
+// than ArchiveLimits allow, naming the member at fault.
 func checkArchive(zr *zip.Reader) error {
 	if len(zr.File) > ArchiveLimits.Members {
 		return fmt.Errorf("zip archive: %d members, more than the %d read from one archive: not read (unpack it and ingest the folder)", len(zr.File), ArchiveLimits.Members)
@@ -146,13 +146,13 @@ func resolve(p string) (fsys fs.FS, name string, ok bool) {
 	return nil, "", false
 }
 
-// inArchive reports whether p names a member of a mounted archive.
+// InArchive reports whether p names a member of a mounted archive.
 func InArchive(p string) bool {
 	_, name, ok := resolve(p)
 	return ok && name != "."
 }
 
-// vOpen opens a file on disk or in a mounted archive.
+// Open opens a file on disk or in a mounted archive.
 func Open(p string) (fs.File, error) {
 	if fsys, name, ok := resolve(p); ok {
 		f, err := fsys.Open(name)
@@ -164,7 +164,7 @@ func Open(p string) (fs.File, error) {
 	return os.Open(p)
 }
 
-// vReadDir lists a folder on disk or in a mounted archive, sorted by name (a
+// ReadDir lists a folder on disk or in a mounted archive, sorted by name (a
 // mounted archive lists as a folder).
 func ReadDir(p string) ([]fs.DirEntry, error) {
 	if fsys, name, ok := resolve(p); ok {
@@ -177,7 +177,7 @@ func ReadDir(p string) ([]fs.DirEntry, error) {
 	return os.ReadDir(p)
 }
 
-// vStat stats a file or folder on disk or in a mounted archive (a mounted
+// Stat stats a file or folder on disk or in a mounted archive (a mounted
 // archive stats as a folder).
 func Stat(p string) (fs.FileInfo, error) {
 	if fsys, name, ok := resolve(p); ok {
@@ -190,7 +190,7 @@ func Stat(p string) (fs.FileInfo, error) {
 	return os.Stat(p)
 }
 
-// vLstat is vStat without following a symbolic link on disk (an archive's
+// Lstat is Stat without following a symbolic link on disk (an archive's
 // symbolic links are never followed: they stat as links).
 func Lstat(p string) (fs.FileInfo, error) {
 	if _, _, ok := resolve(p); ok {
@@ -209,7 +209,7 @@ func archiveErr(p string, err error) error {
 	return fmt.Errorf("%s: %w", p, err)
 }
 
-// vReadAll reads a whole file, at most limit bytes (ok is false past it).
+// ReadAll reads a whole file, at most limit bytes (ok is false past it).
 func ReadAll(p string, limit int64) ([]byte, bool, error) {
 	f, err := Open(p)
 	if err != nil {
@@ -223,7 +223,7 @@ func ReadAll(p string, limit int64) ([]byte, bool, error) {
 	return b, int64(len(b)) <= limit, nil
 }
 
-// nestedArchiveName reports whether a member name is an archive of its own.
+// NestedArchiveName reports whether a member name is an archive of its own.
 func NestedArchiveName(name string) bool {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".zip", ".bear2bk", ".tar", ".gz", ".tgz", ".7z", ".rar", ".bz2", ".xz":
@@ -232,7 +232,7 @@ func NestedArchiveName(name string) bool {
 	return false
 }
 
-// sortEntries sorts folder entries by name.
+// SortEntries sorts folder entries by name.
 func SortEntries(es []fs.DirEntry) {
 	sort.Slice(es, func(i, j int) bool { return es[i].Name() < es[j].Name() })
 }
