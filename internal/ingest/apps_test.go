@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/ingest/chat"
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
@@ -28,17 +29,17 @@ type appWant struct {
 // time (local wall time unless utc) and text.
 func appCheck(t *testing.T, r readkit.Reader, name, content string, utc bool, want []appWant) *readkit.Report {
 	t.Helper()
-	p := tgTestFile(t, name, content)
-	out, rep := runReader(t, r, p)
+	p := readertest.WriteFile(t, name, content)
+	out, rep := readertest.Run(t, r, p)
 	var got []string
-	for _, s := range out.sources {
+	for _, s := range out.Sources {
 		for _, m := range s.Messages {
 			got = append(got, waFmtMsg(m.Author, m.Text, m.TimestampMS))
 		}
 	}
 	var ws []string
 	for _, w := range want {
-		ms := waTestMS(w.y, w.mo, w.d, w.h, w.mi, w.s)
+		ms := readertest.LocalMS(w.y, w.mo, w.d, w.h, w.mi, w.s)
 		if utc {
 			ms = utcMS(w.y, w.mo, w.d, w.h, w.mi, w.s)
 		}
@@ -64,7 +65,7 @@ func TestIRCLogs(t *testing.T) {
 			"10:03  * micah waves\n--- Day changed Tue Jan 06 2026\n00:05 <+dana> past midnight\n--- Log closed Tue Jan 06 00:10:00 2026\n", false,
 			[]appWant{{"micah", "morning all", 2026, 1, 5, 10, 1, 0}, {"dana", "hi micah", 2026, 1, 5, 10, 2, 0},
 				{"micah", "* micah waves", 2026, 1, 5, 10, 3, 0}, {"dana", "past midnight", 2026, 1, 6, 0, 5, 0}})
-		if !tgTestHasNote(rep, false, "1 join, part") {
+		if !readertest.HasNote(rep, false, "1 join, part") {
 			t.Errorf("events not counted: %v", rep.Sum.Notes)
 		}
 	})
@@ -84,7 +85,7 @@ func TestIRCLogs(t *testing.T) {
 			[]appWant{{"micah", "hello there", 2026, 1, 5, 10, 1, 0}, {"dana", "* dana waves", 2026, 1, 5, 10, 2, 0}, {"dana", "bye", 2026, 1, 5, 10, 3, 0}})
 	})
 	t.Run("prose is no log", func(t *testing.T) {
-		p := tgTestFile(t, "notes.txt", "10:00 meeting with the team\nagenda: budget\n")
+		p := readertest.WriteFile(t, "notes.txt", "10:00 meeting with the team\nagenda: budget\n")
 		if (chat.IRCReader{}).Detect(p, false, []byte("10:00 meeting with the team\nagenda: budget\n")) {
 			t.Error("prose detected as an IRC log")
 		}
@@ -104,18 +105,18 @@ func TestMatrixExport(t *testing.T) {
 {"type":"m.room.message","sender":"@dana:matrix.example","content":{"msgtype":"m.text","body":"> <@micah:matrix.example> budget is due friday\n\nok, on it","m.relates_to":{"m.in_reply_to":{"event_id":"$1"}}},"origin_server_ts":1767607320000,"event_id":"$3","room_id":"!room:matrix.example"},
 {"type":"m.room.message","sender":"@dana:matrix.example","content":{"msgtype":"m.emote","body":"cheers"},"origin_server_ts":1767607380000,"event_id":"$4","room_id":"!room:matrix.example"},
 {"type":"m.room.message","sender":"@ghost:matrix.example","content":{"msgtype":"m.file","body":"report.pdf","filename":"report.pdf","info":{"mimetype":"application/pdf","size":1234}},"origin_server_ts":1767607440000,"event_id":"$5","room_id":"!room:matrix.example"}]}`
-	p := tgTestFile(t, "matrix - Planning - Chat Export - 2026-01-05.json", doc)
+	p := readertest.WriteFile(t, "matrix - Planning - Chat Export - 2026-01-05.json", doc)
 	if !(chat.MatrixReader{}).Detect(p, false, []byte(doc)) || (chat.TelegramReader{}).Detect(p, false, []byte(doc)) {
 		t.Fatal("detection")
 	}
 	rep := appCheck(t, chat.MatrixReader{}, "export.json", doc, true, []appWant{
 		{"Micah Stubbs", "budget is due friday", 2026, 1, 5, 10, 1, 0}, {"Dana", "ok, on it", 2026, 1, 5, 10, 2, 0},
 		{"Dana", "* cheers", 2026, 1, 5, 10, 3, 0}, {"@ghost:matrix.example", "[file report.pdf]", 2026, 1, 5, 10, 4, 0}})
-	if !tgTestHasNote(rep, false, "3 membership, state") {
+	if !readertest.HasNote(rep, false, "3 membership, state") {
 		t.Errorf("events: %v", rep.Sum.Notes)
 	}
-	out, _ := runReader(t, chat.MatrixReader{}, tgTestFile(t, "export.json", doc))
-	m := out.sources[0].Messages
+	out, _ := readertest.Run(t, chat.MatrixReader{}, readertest.WriteFile(t, "export.json", doc))
+	m := out.Sources[0].Messages
 	if m[1].ReplyTo != "matrix:$1" || m[0].AuthorAddr != "@micah:matrix.example" || len(m[3].Attachments) != 1 || m[3].Attachments[0].ContentType != "application/pdf" {
 		t.Errorf("reply, address or attachment: %+v", m)
 	}
@@ -195,14 +196,14 @@ func TestMattermostBulkExport(t *testing.T) {
 {"type":"direct_channel","direct_channel":{"members":["dana","micah"]}}
 {"type":"direct_post","direct_post":{"channel_members":["micah","dana"],"user":"dana","message":"lunch?","create_at":1767610800000}}
 `
-	p := tgTestFile(t, "export.jsonl", doc)
-	out, rep := runReader(t, chat.MattermostReader{}, p)
+	p := readertest.WriteFile(t, "export.jsonl", doc)
+	out, rep := readertest.Run(t, chat.MattermostReader{}, p)
 	if rep.Sum.Failures != 0 {
 		t.Fatalf("errors %v", rep.Sum.Errors)
 	}
 	var got []string
 	titles := map[string]bool{}
-	for _, s := range out.sources {
+	for _, s := range out.Sources {
 		titles[s.SourceID+" "+s.Title] = true
 		for _, m := range s.Messages {
 			got = append(got, m.Author+" <"+m.AuthorAddr+"> "+waFmtMsg("", m.Text, m.TimestampMS)+" reply="+m.ReplyTo)
@@ -219,7 +220,7 @@ func TestMattermostBulkExport(t *testing.T) {
 	if !titles["mattermost:acme/town-square/2026-01 Town Square (2026-01)"] || !titles["mattermost:dm/dana,micah/2026-01 Micah Stubbs, Dana R (2026-01)"] {
 		t.Errorf("sources: %v", titles)
 	}
-	if !tgTestHasNote(rep, false, "3 version, team") {
+	if !readertest.HasNote(rep, false, "3 version, team") {
 		t.Errorf("other lines: %v", rep.Sum.Notes)
 	}
 }
@@ -339,7 +340,7 @@ old news
   </div>
  </body>
 </html>`
-	p := tgTestFile(t, "messages.html", page)
+	p := readertest.WriteFile(t, "messages.html", page)
 	if !(chat.TelegramReader{}).Detect(p, false, []byte(page)) {
 		t.Fatal("not detected")
 	}
@@ -349,13 +350,13 @@ old news
 		{"Dana", "see the report", 2026, 1, 5, 9, 2, 0},
 		{"Dana", "(forwarded from Lee) old news", 2026, 1, 5, 9, 3, 0},
 	})
-	if !tgTestHasNote(rep, false, "1 service line") {
+	if !readertest.HasNote(rep, false, "1 service line") {
 		t.Errorf("service lines: %v", rep.Sum.Notes)
 	}
-	out, _ := runReader(t, chat.TelegramReader{}, tgTestFile(t, "messages.html", page))
-	m := out.sources[0].Messages
-	if m[2].ReplyTo != "telegram:Micah Stubbs:120" || len(m[2].Attachments) != 1 || m[2].Attachments[0].Name != "report.pdf" || out.sources[0].Title != "Micah Stubbs (2026-01)" {
-		t.Errorf("reply, attachment or title: %+v %q", m[2], out.sources[0].Title)
+	out, _ := readertest.Run(t, chat.TelegramReader{}, readertest.WriteFile(t, "messages.html", page))
+	m := out.Sources[0].Messages
+	if m[2].ReplyTo != "telegram:Micah Stubbs:120" || len(m[2].Attachments) != 1 || m[2].Attachments[0].Name != "report.pdf" || out.Sources[0].Title != "Micah Stubbs (2026-01)" {
+		t.Errorf("reply, attachment or title: %+v %q", m[2], out.Sources[0].Title)
 	}
 }
 
@@ -367,7 +368,7 @@ func TestIMessageExporterText(t *testing.T) {
 		"    Jan 05, 2026  9:05:00 AM\n    Me\n    Yes, noon\n\nThis message responded to an earlier message.\n\n" +
 		"Jan 05, 2026 12:30:10 PM (Read by them after 2 minutes)\nMe\n/Users/me/Library/Messages/Attachments/ab/12/IMG_1234.HEIC\nfirst line\n\nafter a blank line\n\n" +
 		"Jan 06, 2026 10:00:00 PM\n+15551234567\nnew number, who dis\n\n"
-	p := tgTestFile(t, "Micah Stubbs.txt", doc)
+	p := readertest.WriteFile(t, "Micah Stubbs.txt", doc)
 	if !(chat.IMessageReader{}).Detect(p, false, []byte(doc)) || (chat.WhatsAppReader{}).Detect(p, false, []byte(doc)) {
 		t.Fatal("detection")
 	}
@@ -377,8 +378,8 @@ func TestIMessageExporterText(t *testing.T) {
 		{"Me", "[attachment IMG_1234.HEIC]\nfirst line\n\nafter a blank line", 2026, 1, 5, 12, 30, 10},
 		{"+15551234567", "new number, who dis", 2026, 1, 6, 22, 0, 0},
 	})
-	out, _ := runReader(t, chat.IMessageReader{}, tgTestFile(t, "Micah Stubbs.txt", doc))
-	m := out.sources[0].Messages
+	out, _ := readertest.Run(t, chat.IMessageReader{}, readertest.WriteFile(t, "Micah Stubbs.txt", doc))
+	m := out.Sources[0].Messages
 	if m[1].ReplyTo != m[0].Ref || len(m[2].Attachments) != 1 || m[3].AuthorAddr != "+15551234567" {
 		t.Errorf("reply, attachment or address: %+v", m)
 	}
@@ -393,7 +394,7 @@ func TestLINEChatHistory(t *testing.T) {
 			"10:01\tMe\t\"two\r\nlines\"\r\n10:02\tMicah left the group.\r\n\r\n2026/01/06(Tue)\r\n09:30\tMe\t[Photo]\r\n"
 		rep := appCheck(t, chat.LineReader{}, "[LINE] Chat with Micah.txt", doc, false, []appWant{
 			{"Micah", "Hello", 2026, 1, 5, 10, 0, 0}, {"Me", "two\nlines", 2026, 1, 5, 10, 1, 0}, {"Me", "[Photo]", 2026, 1, 6, 9, 30, 0}})
-		if !tgTestHasNote(rep, false, "1 line(s) without a sender") {
+		if !readertest.HasNote(rep, false, "1 line(s) without a sender") {
 			t.Errorf("events: %v", rep.Sum.Notes)
 		}
 	})
@@ -422,20 +423,20 @@ func TestSignalExport(t *testing.T) {
 	if !(chat.SignalReader{}).Detect(p, false, []byte(md)) {
 		t.Fatal("chat.md not detected")
 	}
-	out, rep := runReader(t, chat.SignalReader{}, p)
+	out, rep := readertest.Run(t, chat.SignalReader{}, p)
 	var got []string
-	for _, s := range out.sources {
+	for _, s := range out.Sources {
 		for _, m := range s.Messages {
 			got = append(got, waFmtMsg(m.Author, m.Text, m.TimestampMS))
 		}
 	}
-	want := []string{waFmtMsg("Micah", "are you coming?", waTestMS(2026, 1, 5, 10, 0, 0)), waFmtMsg("Me", "yes, at noon\nsee you", waTestMS(2026, 1, 5, 10, 1, 0)),
-		waFmtMsg("Micah", "[attachment IMG_1.jpg]", waTestMS(2026, 1, 5, 10, 2, 0))}
+	want := []string{waFmtMsg("Micah", "are you coming?", readertest.LocalMS(2026, 1, 5, 10, 0, 0)), waFmtMsg("Me", "yes, at noon\nsee you", readertest.LocalMS(2026, 1, 5, 10, 1, 0)),
+		waFmtMsg("Micah", "[attachment IMG_1.jpg]", readertest.LocalMS(2026, 1, 5, 10, 2, 0))}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") || rep.Sum.Failures != 0 {
 		t.Errorf("chat.md:\n%s\nwant:\n%s\n%v", strings.Join(got, "\n"), strings.Join(want, "\n"), rep.Sum.Errors)
 	}
-	if out.sources[0].SourceID != "signal:Micah Stubbs/2026-01" {
-		t.Errorf("conversation: %s", out.sources[0].SourceID)
+	if out.Sources[0].SourceID != "signal:Micah Stubbs/2026-01" {
+		t.Errorf("conversation: %s", out.Sources[0].SourceID)
 	}
 	js := `{"date": "2026-01-05T10:00:00", "sender": "Micah", "body": "hello  ", "quote": "", "sticker": "", "reactions": [], "attachments": [], "deleted": false}` + "\n" +
 		`{"date": "2026-01-05T10:05:00", "sender": "Me", "body": "  ", "quote": "", "sticker": "", "reactions": [], "attachments": [{"name": "doc.pdf", "path": "media/doc.pdf"}], "deleted": false}` + "\n"
@@ -458,13 +459,13 @@ func TestHangoutsTakeout(t *testing.T) {
 		`{"conversation_id":{"id":"Ugx1"},"sender_id":{"gaia_id":"202","chat_id":"202"},"timestamp":"1767607260000000","event_id":"e2","event_type":"HANGOUT_EVENT","hangout_event":{"event_type":"START_HANGOUT"}},` +
 		`{"conversation_id":{"id":"Ugx1"},"sender_id":{"gaia_id":"202","chat_id":"202"},"timestamp":"1767607320000000","event_id":"e3","event_type":"REGULAR_CHAT_MESSAGE",` +
 		`"chat_message":{"message_content":{"attachment":[{"embed_item":{"type":["PLUS_PHOTO"],"plus_photo":{"url":"https://lh3.example/photos/IMG_9.jpg"}}}]}}}]}]}`
-	p := tgTestFile(t, "Hangouts.json", current)
+	p := readertest.WriteFile(t, "Hangouts.json", current)
 	if !(chat.HangoutsReader{}).Detect(p, false, []byte(current)) {
 		t.Fatal("not detected")
 	}
 	rep := appCheck(t, chat.HangoutsReader{}, "Hangouts.json", current, true, []appWant{
 		{"Micah Stubbs", "see https://x.example/a\ntonight", 2026, 1, 5, 10, 0, 0}, {"Dana", "[photo]", 2026, 1, 5, 10, 2, 0}})
-	if !tgTestHasNote(rep, false, "1 call, membership") {
+	if !readertest.HasNote(rep, false, "1 call, membership") {
 		t.Errorf("events: %v", rep.Sum.Notes)
 	}
 	older := `{"continuation_end_timestamp":"1","conversation_state":[{"conversation_id":{"id":"Ugx2"},"conversation_state":{"conversation":{"id":{"id":"Ugx2"},"name":"Book club",` +
@@ -541,9 +542,9 @@ func TestDiscordChatExporterHTML(t *testing.T) {
 	}
 	appCheck(t, chat.DiscordReader{}, name, current, false, []appWant{
 		{"Micah", "release friday", 2026, 1, 5, 10, 0, 0}, {"Micah", "[attachment plan.pdf]", 2026, 1, 5, 10, 2, 0}, {"Dana", "ok", 2026, 1, 5, 13, 15, 0}})
-	out, _ := runReader(t, chat.DiscordReader{}, tgTestFile(t, name, current))
-	if m := out.sources[0].Messages; m[2].ReplyTo != "discord:123456789012:1001" || m[0].AuthorAddr != "micah#1234" || out.sources[0].Title != "Acme Text Channels / general (2026-01)" {
-		t.Errorf("reply, address or title: %+v %q", m, out.sources[0].Title)
+	out, _ := readertest.Run(t, chat.DiscordReader{}, readertest.WriteFile(t, name, current))
+	if m := out.Sources[0].Messages; m[2].ReplyTo != "discord:123456789012:1001" || m[0].AuthorAddr != "micah#1234" || out.Sources[0].Title != "Acme Text Channels / general (2026-01)" {
+		t.Errorf("reply, address or title: %+v %q", m, out.Sources[0].Title)
 	}
 	older := `<html><body><div class="preamble"><div class="preamble__entry">Acme</div><div class="preamble__entry">general</div></div><div class="chatlog">
 <div class="chatlog__message-group"><div class="chatlog__author-avatar-container"></div><div class="chatlog__messages">
@@ -564,13 +565,13 @@ func TestTeamsSkypeExport(t *testing.T) {
 		`{"id":"2","displayName":null,"originalarrivaltime":"2026-01-05T10:01:00Z","messagetype":"Text","content":"ok &lt;3","conversationid":"19:abc@thread.skype","from":"8:live:micah"},` +
 		`{"id":"3","displayName":"Dana","originalarrivaltime":"2026-01-05T10:02:00Z","messagetype":"Event/Call","content":"<partlist type=\"started\"></partlist>","from":"8:live:dana"},` +
 		`{"id":"4","displayName":"Dana","originalarrivaltime":"2026-01-05T10:03:00Z","messagetype":"RichText/Media_GenericFile","content":"<URIObject type=\"File.1\"><OriginalName v=\"plan.pdf\"/></URIObject>","from":"8:live:dana"}]}]}`
-	p := tgTestFile(t, "messages.json", doc)
+	p := readertest.WriteFile(t, "messages.json", doc)
 	if !(chat.TeamsReader{}).Detect(p, false, []byte(doc)) || (chat.HangoutsReader{}).Detect(p, false, []byte(doc)) {
 		t.Fatal("detection")
 	}
 	rep := appCheck(t, chat.TeamsReader{}, "messages.json", doc, true, []appWant{
 		{"Micah Stubbs", "ship it friday&test", 2026, 1, 5, 10, 0, 0}, {"Micah Stubbs", "ok <3", 2026, 1, 5, 10, 1, 0}, {"Dana", "[attachment plan.pdf]", 2026, 1, 5, 10, 3, 0}})
-	if !tgTestHasNote(rep, false, "1 call, membership") {
+	if !readertest.HasNote(rep, false, "1 call, membership") {
 		t.Errorf("events: %v", rep.Sum.Notes)
 	}
 }
@@ -593,7 +594,7 @@ func TestNotionDatabaseCSV(t *testing.T) {
 		byTitle[s.Title] = s
 	}
 	s, ok := byTitle["Ship v1"]
-	if !ok || s.Provider != "notion" || strings.Join(s.Tags, ",") != "work,atlas" || s.Messages[0].TimestampMS != waTestMS(2026, 1, 5, 10, 0, 0) ||
+	if !ok || s.Provider != "notion" || strings.Join(s.Tags, ",") != "work,atlas" || s.Messages[0].TimestampMS != readertest.LocalMS(2026, 1, 5, 10, 0, 0) ||
 		!strings.Contains(s.Messages[0].Text, "Status: Done") {
 		t.Errorf("Ship v1: %+v", s)
 	}

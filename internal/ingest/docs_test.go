@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
@@ -26,11 +27,11 @@ func readDoc(t *testing.T, name, content string, mtime time.Time) (memtree.Sourc
 			t.Fatal(err)
 		}
 	}
-	out, rep := runReader(t, notes.DocsReader{}, p)
-	if len(out.sources) != 1 || len(out.mails) != 0 {
-		t.Fatalf("%s: %d sources, %d mails, want 1 source (errors %v, notes %v)", name, len(out.sources), len(out.mails), rep.Sum.Errors, rep.Sum.Notes)
+	out, rep := readertest.Run(t, notes.DocsReader{}, p)
+	if len(out.Sources) != 1 || len(out.Mails) != 0 {
+		t.Fatalf("%s: %d sources, %d mails, want 1 source (errors %v, notes %v)", name, len(out.Sources), len(out.Mails), rep.Sum.Errors, rep.Sum.Notes)
 	}
-	src := out.sources[0]
+	src := out.Sources[0]
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		t.Fatal(err)
@@ -188,9 +189,9 @@ func TestDocFileTime(t *testing.T) {
 func TestDocEmpty(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"empty.md": " \n", "meta.md": "---\npublish: true\n---\n\n"})
 	for name, want := range map[string]string{"empty.md": "empty file", "meta.md": "no text"} {
-		out, rep := runReader(t, notes.DocsReader{}, filepath.Join(dir, name))
-		if len(out.sources) != 0 || rep.Sum.Failures != 0 || rep.Sum.Warnings != 1 || !strings.Contains(rep.Sum.Notes[0].Error(), want) {
-			t.Errorf("%s: %d sources, report %+v", name, len(out.sources), rep.Sum)
+		out, rep := readertest.Run(t, notes.DocsReader{}, filepath.Join(dir, name))
+		if len(out.Sources) != 0 || rep.Sum.Failures != 0 || rep.Sum.Warnings != 1 || !strings.Contains(rep.Sum.Notes[0].Error(), want) {
+			t.Errorf("%s: %d sources, report %+v", name, len(out.Sources), rep.Sum)
 		}
 	}
 }
@@ -207,15 +208,15 @@ func TestDocTwoRootsOneStore(t *testing.T) {
 	ctx := context.Background()
 	ingestRoots := func() (ids []string, stats memtree.IngestStats) {
 		for _, root := range []string{"p1", "p2"} {
-			out, rep := runReader(t, notes.DocsReader{}, filepath.Join(dir, root, "todo.md"))
-			if rep.Sum.Failures+rep.Sum.Warnings != 0 || len(out.sources) != 1 {
-				t.Fatalf("%s: %d sources, report %+v", root, len(out.sources), rep.Sum)
+			out, rep := readertest.Run(t, notes.DocsReader{}, filepath.Join(dir, root, "todo.md"))
+			if rep.Sum.Failures+rep.Sum.Warnings != 0 || len(out.Sources) != 1 {
+				t.Fatalf("%s: %d sources, report %+v", root, len(out.Sources), rep.Sum)
 			}
-			s, err := st.Ingest(ctx, out.sources[0])
+			s, err := st.Ingest(ctx, out.Sources[0])
 			if err != nil {
 				t.Fatal(err)
 			}
-			ids = append(ids, out.sources[0].SourceID)
+			ids = append(ids, out.Sources[0].SourceID)
 			stats.NewChunks += s.NewChunks
 			stats.UnchangedChunks += s.UnchangedChunks
 			stats.RemovedChunks += s.RemovedChunks

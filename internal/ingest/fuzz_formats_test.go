@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/internal/ingest/chat"
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
@@ -16,7 +17,7 @@ import (
 // FuzzEnexScan feeds arbitrary bytes to the streaming .enex scanner: it must
 // never panic, never keep more text than the input holds, and always end.
 func FuzzEnexScan(f *testing.F) {
-	f.Add([]byte(enexTestExport(`<note><title>T &amp; &#233;</title><content><![CDATA[<en-note>a<![CDATA[b]]>c]]></content><created>20130730T205204Z</created></note>`)))
+	f.Add([]byte(readertest.EnexExport(`<note><title>T &amp; &#233;</title><content><![CDATA[<en-note>a<![CDATA[b]]>c]]></content><created>20130730T205204Z</created></note>`)))
 	f.Add([]byte(`<en-export><note><content><![CDATA[x]]]]><![CDATA[>y]]></content><resource><data>QUJD</data><file-name>a.pdf</file-name></resource></note>`))
 	f.Add([]byte(`<!DOCTYPE x [<!ENTITY a "b">]><en-export><note><title>&a;&#x0;&#99999999;</title><content>&lt;p&gt;</content></note></en-export>`))
 	f.Add([]byte(`<en-export><note><content><![CDATA[unterminated`))

@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"context"
@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openhuman/openhuman-core/internal/ingest/chat"
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
@@ -31,10 +31,10 @@ func BenchmarkWhatsAppRead(b *testing.B) {
 	b.SetBytes(int64(sb.Len()))
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		out, rep := &collectOutput{}, readkit.NewReport(nil)
-		chat.WhatsAppReader{}.Read(context.Background(), readkit.Input{Path: p, Root: filepath.Dir(p), Rel: filepath.Base(p)}, out, rep)
-		if len(out.sources) == 0 || rep.Sum.Failures != 0 {
-			b.Fatalf("%d sources, failures %v", len(out.sources), rep.Sum.Errors)
+		out, rep := &readertest.Output{}, readkit.NewReport(nil)
+		WhatsAppReader{}.Read(context.Background(), readkit.Input{Path: p, Root: filepath.Dir(p), Rel: filepath.Base(p)}, out, rep)
+		if len(out.Sources) == 0 || rep.Sum.Failures != 0 {
+			b.Fatalf("%d sources, failures %v", len(out.Sources), rep.Sum.Errors)
 		}
 	}
 }

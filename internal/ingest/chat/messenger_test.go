@@ -1,4 +1,4 @@
-package ingest
+package chat
 
 import (
 	"os"
@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openhuman/openhuman-core/internal/ingest/chat"
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 )
 
 // fbMojibake writes s as Facebook's export does: each UTF-8 byte as the Latin-1
@@ -44,25 +44,25 @@ func TestMessengerFacebookThread(t *testing.T) {
   "thread_path": "inbox/zoemartin_abc123",
   "magic_words": []
 }`
-	p := tgTestFile(t, filepath.Join("messages", "inbox", "zoemartin_abc123", "message_1.json"), content)
-	out, rep := runReader(t, chat.MessengerReader{}, p)
-	msgs := tgTestMsgs(t, out)
+	p := readertest.WriteFile(t, filepath.Join("messages", "inbox", "zoemartin_abc123", "message_1.json"), content)
+	out, rep := readertest.Run(t, MessengerReader{}, p)
+	msgs := readertest.Messages(t, out)
 	if len(msgs) != 4 {
 		t.Errorf("%d messages, want 4", len(msgs))
 	}
-	tgTestWant(t, msgs, "messenger:inbox/zoemartin_abc123:1647615400000", "Zoë Martín", "", 1647615400000, "Café at 5? 😀\nsecond line")
-	m := tgTestWant(t, msgs, "messenger:inbox/zoemartin_abc123:1647615500000", "Bob", "", 1647615500000, "[photo: 123_456.jpg]")
+	readertest.WantMessage(t, msgs, "messenger:inbox/zoemartin_abc123:1647615400000", "Zoë Martín", "", 1647615400000, "Café at 5? 😀\nsecond line")
+	m := readertest.WantMessage(t, msgs, "messenger:inbox/zoemartin_abc123:1647615500000", "Bob", "", 1647615500000, "[photo: 123_456.jpg]")
 	if len(m.Attachments) != 1 || m.Attachments[0].Name != "123_456.jpg" || m.Attachments[0].ContentType != "image/jpeg" {
 		t.Errorf("attachments %+v", m.Attachments)
 	}
-	tgTestWant(t, msgs, "messenger:inbox/zoemartin_abc123:1647615600000", "Bob", "", 1647615600000, "Bob sent a link.\n[shared: https://example.org/a] An article")
-	tgTestWant(t, msgs, "messenger:inbox/zoemartin_abc123:1647615200000", "Bob", "", 1647615200000, "Bob called you.\n[call, 2:05]")
-	for _, s := range out.sources {
+	readertest.WantMessage(t, msgs, "messenger:inbox/zoemartin_abc123:1647615600000", "Bob", "", 1647615600000, "Bob sent a link.\n[shared: https://example.org/a] An article")
+	readertest.WantMessage(t, msgs, "messenger:inbox/zoemartin_abc123:1647615200000", "Bob", "", 1647615200000, "Bob called you.\n[call, 2:05]")
+	for _, s := range out.Sources {
 		if s.Provider != "messenger" || !strings.HasPrefix(s.Title, "Zoë Martín (") {
 			t.Errorf("source %s provider %q title %q", s.SourceID, s.Provider, s.Title)
 		}
 	}
-	if rep.Sum.Failures != 0 || !tgTestHasNote(rep, false, "1 unsent") || !tgTestHasNote(rep, false, "1 message(s) with no text") {
+	if rep.Sum.Failures != 0 || !readertest.HasNote(rep, false, "1 unsent") || !readertest.HasNote(rep, false, "1 message(s) with no text") {
 		t.Errorf("failures %v warnings %v", rep.Sum.Errors, rep.Sum.Notes)
 	}
 }
@@ -72,9 +72,9 @@ func TestMessengerInstagramAndE2EE(t *testing.T) {
   "messages": [{"sender_name": "ana.s", "timestamp_ms": 1647615400000, "content": "` + fbMojibake("olá") + `"},
                {"sender_name": "ana.s", "timestamp_ms": 1647615400000, "content": "same ms"}],
   "title": "ana.s", "thread_path": "inbox/anas_17845"}`
-	p := tgTestFile(t, filepath.Join("instagram-me-2022", "your_instagram_activity", "messages", "inbox", "anas_17845", "message_1.json"), ig)
-	out, rep := runReader(t, chat.MessengerReader{}, p)
-	msgs := tgTestMsgs(t, out)
+	p := readertest.WriteFile(t, filepath.Join("instagram-me-2022", "your_instagram_activity", "messages", "inbox", "anas_17845", "message_1.json"), ig)
+	out, rep := readertest.Run(t, MessengerReader{}, p)
+	msgs := readertest.Messages(t, out)
 	if len(msgs) != 2 || rep.Sum.Failures != 0 {
 		t.Errorf("instagram: %d messages, failures %v", len(msgs), rep.Sum.Errors)
 	}
@@ -86,9 +86,9 @@ func TestMessengerInstagramAndE2EE(t *testing.T) {
 	// Messenger's end-to-end encrypted chat export: participants as names, camelCase
 	e2ee := `{"participants": ["Lena", "Tom"], "threadName": "Lena",
   "messages": [{"isUnsent": false, "media": [{"uri": "./media/img.png"}], "reactions": [], "senderName": "Lena", "text": "look", "timestamp": 1700000000000, "type": "media"}]}`
-	p = tgTestFile(t, "Lena_1.json", e2ee)
-	out, _ = runReader(t, chat.MessengerReader{}, p)
-	msgs = tgTestMsgs(t, out)
+	p = readertest.WriteFile(t, "Lena_1.json", e2ee)
+	out, _ = readertest.Run(t, MessengerReader{}, p)
+	msgs = readertest.Messages(t, out)
 	if len(msgs) != 1 {
 		t.Fatalf("e2ee: %d messages", len(msgs))
 	}
@@ -107,14 +107,14 @@ func TestFBFixText(t *testing.T) {
 		"ð\u009f\u0098\u0080":    "😀",
 		"already ok: 😀 and café": "already ok: 😀 and café",
 	} {
-		if got := chat.FbFixText(in); got != want {
+		if got := FbFixText(in); got != want {
 			t.Errorf("fbFixText(%q) = %q, want %q", in, got, want)
 		}
 	}
 }
 
 func TestMessengerDetect(t *testing.T) {
-	r := chat.MessengerReader{}
+	r := MessengerReader{}
 	if !r.Detect("message_1.json", false, []byte(`{"participants":[{"name":"a"}],"messages":[{"sender_name":"a","timestamp_ms":1}]}`)) {
 		t.Error("facebook thread not detected")
 	}
@@ -140,40 +140,40 @@ func TestGoogleChatTakeout(t *testing.T) {
    "created_date": "Thursday, March 17, 2022 at 9:06:00 AM UTC", "message_state": "DELETED", "deletion_metadata": {"deletion_type": "CREATOR"}},
   {"creator": {"name": "Bob"}, "created_date": "Unknown Date", "text": "lost"}
 ]}`
-	p := tgTestFile(t, filepath.Join(dir, "messages.json"), msgs)
+	p := readertest.WriteFile(t, filepath.Join(dir, "messages.json"), msgs)
 	info := filepath.Join(filepath.Dir(p), "group_info.json")
 	fbWriteFile(t, info, `{"name": "Launch team", "members": [{"name": "Alice Smith", "email": "alice@example.com", "user_type": "Human"}, {"name": "Bob"}]}`)
-	out, rep := runReader(t, chat.GoogleChatReader{}, p)
-	got := tgTestMsgs(t, out)
+	out, rep := readertest.Run(t, GoogleChatReader{}, p)
+	got := readertest.Messages(t, out)
 	if len(got) != 2 {
 		t.Errorf("%d messages, want 2", len(got))
 	}
-	tgTestWant(t, got, "googlechat:Space AAAAbcd123:AAAAbcd123/t1/t1", "Alice Smith", "alice@example.com", 1647442561000, "Hello team\nsecond line")
-	m := tgTestWant(t, got, "googlechat:Space AAAAbcd123:AAAAbcd123/t1/m2", "Bob", "bob@example.com", 1647507900000, "[attached: plan.pdf]")
+	readertest.WantMessage(t, got, "googlechat:Space AAAAbcd123:AAAAbcd123/t1/t1", "Alice Smith", "alice@example.com", 1647442561000, "Hello team\nsecond line")
+	m := readertest.WantMessage(t, got, "googlechat:Space AAAAbcd123:AAAAbcd123/t1/m2", "Bob", "bob@example.com", 1647507900000, "[attached: plan.pdf]")
 	if len(m.Attachments) != 1 || m.Attachments[0].Name != "plan.pdf" {
 		t.Errorf("attachments %+v", m.Attachments)
 	}
-	for _, s := range out.sources {
+	for _, s := range out.Sources {
 		if s.Title != "Launch team (2022-03)" || s.SourceID != "googlechat:Space AAAAbcd123/2022-03" || s.Provider != "googlechat" {
 			t.Errorf("source %q %q %q", s.SourceID, s.Title, s.Provider)
 		}
 	}
-	if rep.Sum.Failures != 1 || !tgTestHasNote(rep, true, "message 4", "Unknown Date") || !tgTestHasNote(rep, false, "1 deleted") {
+	if rep.Sum.Failures != 1 || !readertest.HasNote(rep, true, "message 4", "Unknown Date") || !readertest.HasNote(rep, false, "1 deleted") {
 		t.Errorf("failures %v warnings %v", rep.Sum.Errors, rep.Sum.Notes)
 	}
 	// group_info.json is claimed (read with messages.json), yielding nothing itself
-	out, rep = runReader(t, chat.GoogleChatReader{}, info)
-	if len(out.sources) != 0 || rep.Sum.Failures != 0 || rep.Sum.Warnings != 0 {
-		t.Errorf("group_info: %d sources, %v %v", len(out.sources), rep.Sum.Errors, rep.Sum.Notes)
+	out, rep = readertest.Run(t, GoogleChatReader{}, info)
+	if len(out.Sources) != 0 || rep.Sum.Failures != 0 || rep.Sum.Warnings != 0 {
+		t.Errorf("group_info: %d sources, %v %v", len(out.Sources), rep.Sum.Errors, rep.Sum.Notes)
 	}
 	// a DM without a name is titled by its members; an offset zone is applied
-	p = tgTestFile(t, filepath.Join("DM 12345", "messages.json"), `{"messages": [{"creator": {"name": "Ann"}, "created_date": "Friday, January 5, 2024 at 10:00:00 AM GMT+05:30", "text": "hi"}]}`)
+	p = readertest.WriteFile(t, filepath.Join("DM 12345", "messages.json"), `{"messages": [{"creator": {"name": "Ann"}, "created_date": "Friday, January 5, 2024 at 10:00:00 AM GMT+05:30", "text": "hi"}]}`)
 	fbWriteFile(t, filepath.Join(filepath.Dir(p), "group_info.json"), `{"members": [{"name": "Ann"}, {"name": "Ben"}]}`)
-	out, _ = runReader(t, chat.GoogleChatReader{}, p)
-	got = tgTestMsgs(t, out)
-	tgTestWant(t, got, "googlechat:DM 12345:1704429000000", "Ann", "", 1704429000000, "hi")
-	if out.sources[0].Title != "Ann, Ben (2024-01)" {
-		t.Errorf("title %q", out.sources[0].Title)
+	out, _ = readertest.Run(t, GoogleChatReader{}, p)
+	got = readertest.Messages(t, out)
+	readertest.WantMessage(t, got, "googlechat:DM 12345:1704429000000", "Ann", "", 1704429000000, "hi")
+	if out.Sources[0].Title != "Ann, Ben (2024-01)" {
+		t.Errorf("title %q", out.Sources[0].Title)
 	}
 }
 
@@ -185,15 +185,15 @@ func fbWriteFile(t *testing.T, p, content string) {
 }
 
 func TestMessengerInstagramOldArray(t *testing.T) {
-	p := tgTestFile(t, "messages.json", `[{"participants": ["bob.b", "ana.s"], "conversation": [
+	p := readertest.WriteFile(t, "messages.json", `[{"participants": ["bob.b", "ana.s"], "conversation": [
 	  {"sender": "ana.s", "created_at": "2018-08-14T17:54:01.139743+00:00", "text": "hi there"},
 	  {"sender": "bob.b", "created_at": "2018-08-14T17:55:00+00:00", "media_share_url": "https://example.org/p/1"},
 	  {"sender": "bob.b", "created_at": "bad", "text": "lost"}]}]`)
-	out, rep := runReader(t, chat.MessengerReader{}, p)
-	msgs := tgTestMsgs(t, out)
-	tgTestWant(t, msgs, "instagram:ana.s,bob.b:1534269241139", "ana.s", "", 1534269241139, "hi there")
-	tgTestWant(t, msgs, "instagram:ana.s,bob.b:1534269300000", "bob.b", "", 1534269300000, "[shared: https://example.org/p/1]")
-	if rep.Sum.Failures != 1 || !tgTestHasNote(rep, true, "conversation 1, message 3") {
+	out, rep := readertest.Run(t, MessengerReader{}, p)
+	msgs := readertest.Messages(t, out)
+	readertest.WantMessage(t, msgs, "instagram:ana.s,bob.b:1534269241139", "ana.s", "", 1534269241139, "hi there")
+	readertest.WantMessage(t, msgs, "instagram:ana.s,bob.b:1534269300000", "bob.b", "", 1534269300000, "[shared: https://example.org/p/1]")
+	if rep.Sum.Failures != 1 || !readertest.HasNote(rep, true, "conversation 1, message 3") {
 		t.Errorf("failures %v", rep.Sum.Errors)
 	}
 }

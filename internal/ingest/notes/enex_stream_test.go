@@ -1,4 +1,4 @@
-package ingest
+package notes
 
 import (
 	"bufio"
@@ -7,17 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/openhuman/openhuman-core/internal/ingest/notes"
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
-
-// enexTestExport wraps notes in an export's prologue, DOCTYPE and root.
-func enexTestExport(notes ...string) string {
-	return `<?xml version="1.0" encoding="UTF-8"?>
-<!DOCTYPE en-export SYSTEM "http://xml.evernote.com/pub/evernote-export3.dtd">
-<en-export export-date="20230101T120000Z" application="Evernote" version="10.0">
-` + strings.Join(notes, "\n") + "\n</en-export>\n"
-}
 
 // TestEnexContentAsXMLText reads each way exporters write a note's ENML: a CDATA
 // section opened inside another (the text after the inner "]]>" is the note's),
@@ -51,12 +43,12 @@ func TestEnexContentAsXMLText(t *testing.T) {
 			want: []string{"see attached"}, atts: []string{"Report Q3.pdf application/pdf", " image/png"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := tgTestFile(t, "n.enex", enexTestExport(c.note))
-			out, rep := runReader(t, notes.EnexReader{}, p)
-			if rep.Sum.Failures != 0 || len(out.sources) != 1 {
-				t.Fatalf("%d sources, errors %v", len(out.sources), rep.Sum.Errors)
+			p := readertest.WriteFile(t, "n.enex", readertest.EnexExport(c.note))
+			out, rep := readertest.Run(t, EnexReader{}, p)
+			if rep.Sum.Failures != 0 || len(out.Sources) != 1 {
+				t.Fatalf("%d sources, errors %v", len(out.Sources), rep.Sum.Errors)
 			}
-			m := out.sources[0].Messages[0]
+			m := out.Sources[0].Messages[0]
 			for _, w := range c.want {
 				if !strings.Contains(m.Text, w) {
 					t.Errorf("text misses %q: %q", w, m.Text)
@@ -77,10 +69,10 @@ func TestEnexContentAsXMLText(t *testing.T) {
 		})
 	}
 	t.Run("title entities", func(t *testing.T) {
-		p := tgTestFile(t, "n.enex", enexTestExport(`<note><title>Caf&#233; &amp; more &unknown;</title><content></content><created>20130730T205204Z</created></note>`))
-		out, _ := runReader(t, notes.EnexReader{}, p)
-		if len(out.sources) != 1 || out.sources[0].Title != "Café & more &unknown;" {
-			t.Fatalf("sources %+v", out.sources)
+		p := readertest.WriteFile(t, "n.enex", readertest.EnexExport(`<note><title>Caf&#233; &amp; more &unknown;</title><content></content><created>20130730T205204Z</created></note>`))
+		out, _ := readertest.Run(t, EnexReader{}, p)
+		if len(out.Sources) != 1 || out.Sources[0].Title != "Café & more &unknown;" {
+			t.Fatalf("sources %+v", out.Sources)
 		}
 	})
 }
@@ -91,12 +83,12 @@ func TestEnexDeclaredEntitiesNotExpanded(t *testing.T) {
 	doc := `<?xml version="1.0"?>
 <!DOCTYPE en-export [ <!ENTITY a "aaaaaaaaaa"> <!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"> ]>
 <en-export><note><title>Laughs &b;</title><content><![CDATA[<en-note>&b;</en-note>]]></content><created>20130730T205204Z</created></note></en-export>`
-	p := tgTestFile(t, "l.enex", doc)
-	out, rep := runReader(t, notes.EnexReader{}, p)
-	if len(out.sources) != 1 || rep.Sum.Failures != 0 {
-		t.Fatalf("%d sources, errors %v", len(out.sources), rep.Sum.Errors)
+	p := readertest.WriteFile(t, "l.enex", doc)
+	out, rep := readertest.Run(t, EnexReader{}, p)
+	if len(out.Sources) != 1 || rep.Sum.Failures != 0 {
+		t.Fatalf("%d sources, errors %v", len(out.Sources), rep.Sum.Errors)
 	}
-	if s := out.sources[0]; s.Title != "Laughs &b;" || strings.Contains(s.Messages[0].Text, "aaaa") {
+	if s := out.Sources[0]; s.Title != "Laughs &b;" || strings.Contains(s.Messages[0].Text, "aaaa") {
 		t.Errorf("entities expanded: %q %q", s.Title, s.Messages[0].Text)
 	}
 }
@@ -114,10 +106,10 @@ func TestEnexNoteOverBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	w := bufio.NewWriter(f)
-	w.WriteString(enexTestExport(`<note><title>First</title><content><![CDATA[<en-note>first body</en-note>]]></content><created>20130730T205204Z</created></note>`))
+	w.WriteString(readertest.EnexExport(`<note><title>First</title><content><![CDATA[<en-note>first body</en-note>]]></content><created>20130730T205204Z</created></note>`))
 	// drop the closing root written by enexTestExport and add the big note
 	w.Flush()
-	f.Truncate(int64(len(enexTestExport(`<note><title>First</title><content><![CDATA[<en-note>first body</en-note>]]></content><created>20130730T205204Z</created></note>`))) - int64(len("\n</en-export>\n")))
+	f.Truncate(int64(len(readertest.EnexExport(`<note><title>First</title><content><![CDATA[<en-note>first body</en-note>]]></content><created>20130730T205204Z</created></note>`))) - int64(len("\n</en-export>\n")))
 	f.Seek(0, 2)
 	w.Reset(f)
 	w.WriteString("\n<note><title>Huge</title><content><![CDATA[<en-note><div>")
@@ -131,15 +123,15 @@ func TestEnexNoteOverBound(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
-	out, rep := runReader(t, notes.EnexReader{}, p)
+	out, rep := readertest.Run(t, EnexReader{}, p)
 	var titles []string
-	for _, s := range out.sources {
+	for _, s := range out.Sources {
 		titles = append(titles, s.Title)
 	}
 	if strings.Join(titles, ",") != "First,Last" {
 		t.Errorf("notes read %q, want First,Last", titles)
 	}
-	if rep.Sum.Failures != 1 || !tgTestHasNote(rep, true, "note 2", "larger than") {
+	if rep.Sum.Failures != 1 || !readertest.HasNote(rep, true, "note 2", "larger than") {
 		t.Errorf("the big note must be named: %v", rep.Sum.Errors)
 	}
 }

@@ -1,10 +1,10 @@
-package ingest
+package chat
 
 import (
 	"context"
 	"testing"
 
-	"github.com/openhuman/openhuman-core/internal/ingest/chat"
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 )
 
 const dcFixture = `{
@@ -39,29 +39,29 @@ const dcFixture = `{
 }`
 
 func TestDiscordExport(t *testing.T) {
-	p := tgTestFile(t, "My Server - general [200].json", dcFixture)
-	out, rep := runReader(t, chat.DiscordReader{}, p)
-	msgs := tgTestMsgs(t, out)
+	p := readertest.WriteFile(t, "My Server - general [200].json", dcFixture)
+	out, rep := readertest.Run(t, DiscordReader{}, p)
+	msgs := readertest.Messages(t, out)
 	if len(msgs) != 7 {
 		t.Errorf("%d messages, want 7", len(msgs))
 	}
-	tgTestWant(t, msgs, "discord:200:1", "Alice A", "alice#1234", 1577880000123, "Hello all")
-	if m := tgTestWant(t, msgs, "discord:200:2", "bob", "bob", 1577880001000, "(reply to Alice A) Hi back"); m.ReplyTo != "discord:200:1" {
+	readertest.WantMessage(t, msgs, "discord:200:1", "Alice A", "alice#1234", 1577880000123, "Hello all")
+	if m := readertest.WantMessage(t, msgs, "discord:200:2", "bob", "bob", 1577880001000, "(reply to Alice A) Hi back"); m.ReplyTo != "discord:200:1" {
 		t.Errorf("reply links to %q, want discord:200:1", m.ReplyTo)
 	}
-	m := tgTestWant(t, msgs, "discord:200:3", "bob", "bob", 1577880300000, "[attachment pic.png]")
+	m := readertest.WantMessage(t, msgs, "discord:200:3", "bob", "bob", 1577880300000, "[attachment pic.png]")
 	if len(m.Attachments) != 1 || m.Attachments[0].Name != "pic.png" || m.Attachments[0].ContentType != "image/png" || m.Attachments[0].Size != 12345 {
 		t.Errorf("attachments %+v", m.Attachments)
 	}
-	m = tgTestWant(t, msgs, "discord:200:4", "Alice A", "alice#1234", 1577880360000, "check this\nRelease 1.0\nNotes here\nVersion: 1.0\nbare value")
+	m = readertest.WantMessage(t, msgs, "discord:200:4", "Alice A", "alice#1234", 1577880360000, "check this\nRelease 1.0\nNotes here\nVersion: 1.0\nbare value")
 	if len(m.Attachments) != 1 || m.Attachments[0].Name != "notes.txt" || m.Attachments[0].Size != 10 {
 		t.Errorf("attachments %+v", m.Attachments)
 	}
-	tgTestWant(t, msgs, "discord:200:5", "carol", "carol", 1577880420000, "unknown ref")
-	tgTestWant(t, msgs, "discord:200:8", "carol", "carol", 1580515200000, "Started a thread.")
-	tgTestWant(t, msgs, "discord:200:9", "carol", "carol", 1580515260000, "only an embed")
+	readertest.WantMessage(t, msgs, "discord:200:5", "carol", "carol", 1577880420000, "unknown ref")
+	readertest.WantMessage(t, msgs, "discord:200:8", "carol", "carol", 1580515200000, "Started a thread.")
+	readertest.WantMessage(t, msgs, "discord:200:9", "carol", "carol", 1580515260000, "only an embed")
 	ids := map[string]string{}
-	for _, s := range out.sources {
+	for _, s := range out.Sources {
 		ids[s.SourceID] = s.Title
 		if s.Provider != "discord" || s.Origin != p {
 			t.Errorf("source %s provider %q origin %q", s.SourceID, s.Provider, s.Origin)
@@ -70,23 +70,23 @@ func TestDiscordExport(t *testing.T) {
 	if len(ids) != 2 || ids["discord:100/200/2020-01"] != "My Server #general (2020-01)" || ids["discord:100/200/2020-02"] != "My Server #general (2020-02)" {
 		t.Errorf("sources %v", ids)
 	}
-	if rep.Sum.Failures != 1 || !tgTestHasNote(rep, true, p, "message id 6", "not a time") {
+	if rep.Sum.Failures != 1 || !readertest.HasNote(rep, true, p, "message id 6", "not a time") {
 		t.Errorf("failures %v, want one for message id 6", rep.Sum.Errors)
 	}
-	if rep.Sum.Warnings != 1 || !tgTestHasNote(rep, false, "1 message(s) with no content") {
+	if rep.Sum.Warnings != 1 || !readertest.HasNote(rep, false, "1 message(s) with no content") {
 		t.Errorf("warnings %v", rep.Sum.Notes)
 	}
 }
 
 func TestDiscordDetect(t *testing.T) {
-	r := chat.DiscordReader{}
+	r := DiscordReader{}
 	if !r.Detect("x/c.json", false, []byte(dcFixture)) || !r.Detect("x/c.json", false, []byte(dcFixture[:700])) {
 		t.Error("DiscordChatExporter file not detected")
 	}
 	for name, s := range map[string]string{
 		"chat batch":     `{"platform":"x","channel_label":"y","messages":[]}`,
 		"slack day file": `[{"type":"message","user":"U1","text":"hi","ts":"1.0"}]`,
-		"telegram":       tgSingleChat,
+		"telegram":       readertest.TelegramSingleChat,
 		"nested":         `{"export":{"guild":{},"channel":{},"messages":[]}}`,
 		"no messages":    `{"guild":{"id":"1"},"channel":{"id":"2"}}`,
 	} {
@@ -94,7 +94,7 @@ func TestDiscordDetect(t *testing.T) {
 			t.Errorf("%s: detected", name)
 		}
 	}
-	if (chat.TelegramReader{}).Detect("x/c.json", false, []byte(dcFixture)) {
+	if (TelegramReader{}).Detect("x/c.json", false, []byte(dcFixture)) {
 		t.Error("Telegram reader detects a Discord export")
 	}
 	if r.Detect("x/c.txt", false, []byte(dcFixture)) {
@@ -109,34 +109,34 @@ func TestDiscordMalformed(t *testing.T) {
 		"messages string": `{"guild":{"id":"1"},"channel":{"id":"2"},"messages":"x"}`,
 		"no channel id":   `{"guild":{"id":"1"},"channel":{"name":"c"},"messages":[]}`,
 	} {
-		p := tgTestFile(t, "c.json", s)
-		out, rep := runReader(t, chat.DiscordReader{}, p)
-		if rep.Sum.Failures != 1 || len(out.sources) != 0 {
-			t.Errorf("%s: failures %v, %d sources; want one failure", name, rep.Sum.Errors, len(out.sources))
+		p := readertest.WriteFile(t, "c.json", s)
+		out, rep := readertest.Run(t, DiscordReader{}, p)
+		if rep.Sum.Failures != 1 || len(out.Sources) != 0 {
+			t.Errorf("%s: failures %v, %d sources; want one failure", name, rep.Sum.Errors, len(out.Sources))
 		}
-		if name != "no channel id" && !tgTestHasNote(rep, true, p, "byte ") {
+		if name != "no channel id" && !readertest.HasNote(rep, true, p, "byte ") {
 			t.Errorf("%s: failure does not name the byte offset: %v", name, rep.Sum.Errors)
 		}
 	}
 	// odd values cost at most their message
-	p := tgTestFile(t, "c.json", `{"guild":null,"channel":{"id":2},"messages":[1,
+	p := readertest.WriteFile(t, "c.json", `{"guild":null,"channel":{"id":2},"messages":[1,
 	  {"id":"a","timestamp":"2020-01-01T00:00:00Z","content":"ok","author":"x","attachments":{},"embeds":[1],"reference":[]}]}`)
-	out, rep := runReader(t, chat.DiscordReader{}, p)
-	msgs := tgTestMsgs(t, out)
-	tgTestWant(t, msgs, "discord:2:a", "", "", 1577836800000, "ok")
-	if rep.Sum.Failures != 1 || len(out.sources) != 1 || out.sources[0].SourceID != "discord:0/2/2020-01" {
-		t.Errorf("failures %v sources %d", rep.Sum.Errors, len(out.sources))
+	out, rep := readertest.Run(t, DiscordReader{}, p)
+	msgs := readertest.Messages(t, out)
+	readertest.WantMessage(t, msgs, "discord:2:a", "", "", 1577836800000, "ok")
+	if rep.Sum.Failures != 1 || len(out.Sources) != 1 || out.Sources[0].SourceID != "discord:0/2/2020-01" {
+		t.Errorf("failures %v sources %d", rep.Sum.Errors, len(out.Sources))
 	}
 	// every prefix: no panic
 	for n := 0; n <= len(dcFixture); n += 11 {
-		p := tgTestFile(t, "c.json", dcFixture[:n])
-		tgTestRead(context.Background(), chat.DiscordReader{}, p)
+		p := readertest.WriteFile(t, "c.json", dcFixture[:n])
+		readertest.ReadForced(context.Background(), DiscordReader{}, p)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	p = tgTestFile(t, "c.json", dcFixture)
-	out, rep = tgTestRead(ctx, chat.DiscordReader{}, p)
-	if len(out.sources) != 0 || rep.Sum.Failures != 0 {
-		t.Errorf("cancelled: %d sources, failures %v", len(out.sources), rep.Sum.Errors)
+	p = readertest.WriteFile(t, "c.json", dcFixture)
+	out, rep = readertest.ReadForced(ctx, DiscordReader{}, p)
+	if len(out.Sources) != 0 || rep.Sum.Failures != 0 {
+		t.Errorf("cancelled: %d sources, failures %v", len(out.Sources), rep.Sum.Errors)
 	}
 }
