@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
@@ -29,7 +30,7 @@ func TestMailPoolKeepsFileOrder(t *testing.T) {
 			id = fmt.Sprintf("m%d@x.example", i-n/2) // reused by a different message
 		}
 		fmt.Fprintf(&b, "From ana@mailbox.example Mon Jan  5 10:00:00 2026\n%s\nMessage %d of the file.\n\n",
-			hdr("Ana Souza <ana@mailbox.example>", fmt.Sprintf("Subject %d", i), fmt.Sprintf("Mon, 05 Jan 2026 %02d:%02d:00 +0000", i/60%24, i%60), id), i)
+			readertest.MailHeader("Ana Souza <ana@mailbox.example>", fmt.Sprintf("Subject %d", i), fmt.Sprintf("Mon, 05 Jan 2026 %02d:%02d:00 +0000", i/60%24, i%60), id), i)
 	}
 	dir := writeFiles(t, map[string]string{"big.mbox": b.String()})
 	for round := 0; round < 3; round++ {
@@ -61,7 +62,7 @@ func TestPipelineBudgetSmallerThanASource(t *testing.T) {
 	var mbox strings.Builder
 	for i := 0; i < 40; i++ {
 		fmt.Fprintf(&mbox, "From ana@mailbox.example Mon Jan  5 10:00:00 2026\n%s\nBody %d.\n\n",
-			hdr("Ana Souza <ana@mailbox.example>", fmt.Sprintf("S%d", i), "Mon, 05 Jan 2026 10:00:00 +0000", fmt.Sprintf("b%d@x.example", i)), i)
+			readertest.MailHeader("Ana Souza <ana@mailbox.example>", fmt.Sprintf("S%d", i), "Mon, 05 Jan 2026 10:00:00 +0000", fmt.Sprintf("b%d@x.example", i)), i)
 	}
 	var batch strings.Builder
 	batch.WriteString(`{"platform":"whatsapp","channel_label":"Family","messages":[`)

@@ -198,3 +198,10 @@ func (c *Output) Contacts(_ string, cs []memtree.ContactInput) {
 	defer c.mu.Unlock()
 	c.People = append(c.People, cs...)
 }
+
+// MailHeader is the header of a test message from from, to Sam Rivera, with its
+// subject, date and Message-ID, and any extra header lines.
+func MailHeader(from, subject, date, id string, extra ...string) string {
+	h := []string{"From: " + from, "To: Sam Rivera <sam@kestrel.example>", "Subject: " + subject, "Date: " + date, "Message-ID: <" + id + ">", "MIME-Version: 1.0"}
+	return strings.Join(append(h, extra...), "\n") + "\n"
+}

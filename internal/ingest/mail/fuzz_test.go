@@ -1,4 +1,4 @@
-package ingest
+package mail
 
 import (
 	"bytes"
@@ -7,21 +7,20 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/openhuman/openhuman-core/internal/ingest/mail"
-	"github.com/openhuman/openhuman-core/internal/ingest/notes"
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // FuzzParseMail feeds arbitrary bytes to the message parser: it must never panic,
 // and what it keeps must be valid UTF-8 with a time at or after EarliestMailYear.
 func FuzzParseMail(f *testing.F) {
-	f.Add([]byte(hdr("Ana <ana@mailbox.example>", "Hi", "Mon, 05 Jan 2026 10:00:00 +0000", "a@x.example", "Content-Type: text/plain") + "\nHello.\n"))
+	f.Add([]byte(readertest.MailHeader("Ana <ana@mailbox.example>", "Hi", "Mon, 05 Jan 2026 10:00:00 +0000", "a@x.example", "Content-Type: text/plain") + "\nHello.\n"))
 	f.Add([]byte("\ufeffFrom a@b Mon Jan  5 10:00:00 2026\nFrom: x at y.org (X)\nSubject: =?gb2312?B?5byg5LiJ?=\nDate: 11 Dec 04 13:43 EST\n\n> q\nown\n"))
 	f.Add([]byte("From: a@b\nContent-Type: multipart/mixed; boundary=\"b\"\n\n--b\nContent-Type: text/plain\n\nx\n--b\nContent-Type: message/rfc822\n\nFrom: c@d\n\ninner\n--b"))
 	f.Add([]byte("Content-Type: multipart/alternative; boundary=x\n\n--x\nContent-Type: text/html\n\n<p title='>'>t</p><script>s</script>\n"))
 	file := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		pm, err := mail.ParseMail(raw, mail.MailDates{File: file})
+		pm, err := ParseMail(raw, MailDates{File: file})
 		if err != nil {
 			return
 		}
@@ -31,8 +30,8 @@ func FuzzParseMail(f *testing.F) {
 				t.Fatalf("invalid UTF-8 kept: %q", s)
 			}
 		}
-		if pm.M.Date.Year() < mail.EarliestMailYear {
-			t.Fatalf("time %v before %d", pm.M.Date, mail.EarliestMailYear)
+		if pm.M.Date.Year() < EarliestMailYear {
+			t.Fatalf("time %v before %d", pm.M.Date, EarliestMailYear)
 		}
 	})
 }
@@ -46,7 +45,7 @@ func FuzzReadMbox(f *testing.F) {
 	f.Add([]byte("From Russia with love\nYear: 1963\n"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		total := 0
-		err := mail.ReadMboxFrom(bytes.NewReader(raw), func(m mail.MboxMessage) error {
+		err := ReadMboxFrom(bytes.NewReader(raw), func(m MboxMessage) error {
 			total += len(m.Raw)
 			if m.Num < 1 || m.Offset < 0 || m.Offset > int64(len(raw)) {
 				t.Fatalf("message %d at offset %d of %d bytes", m.Num, m.Offset, len(raw))
@@ -69,30 +68,8 @@ func FuzzLooseDate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if d, ok := mail.ParseLooseDate(s); ok && (d.T.Year() < mail.EarliestMailYear || d.T.After(time.Now().AddDate(1, 0, 1))) {
+		if d, ok := ParseLooseDate(s); ok && (d.T.Year() < EarliestMailYear || d.T.After(time.Now().AddDate(1, 0, 1))) {
 			t.Fatalf("%q → %v", s, d.T)
-		}
-	})
-}
-
-// FuzzParseNote reads arbitrary text as each note format (TOML and YAML front
-// matter, Org, Joplin, Notion, Logseq): it must never panic, and a document it
-// keeps is dated at or after 1980.
-func FuzzParseNote(f *testing.F) {
-	f.Add("+++\ntitle = \"a\"\ntags = [\n\"x\",\n]\n[t]\n+++\nbody\n", "a.md")
-	f.Add("---\ntitle: |-\n  x\n  y\n---\nb\n", "b.md")
-	f.Add("#+TITLE: t\n#+DATE: <2022-07-08 Fri 09:30>\n* H :tag:\n:PROPERTIES:\n:CREATED: [2020-01-01]\n:END:\n", "c.org")
-	f.Add("T\n\nbody\n\nid: 3edb302d6c6742df9e86b9c1c6ea3ec8\ncreated_time: 1970-01-01T00:00:00.000Z\ntype_: 1", "d.md")
-	f.Add("# N\n\nCreated: January 2, 2021 3:04 PM\n\nx\n", "N 0123456789abcdef0123456789abcdef.md")
-	f.Add("- title:: x\n  alias:: y\n- z\n", "e.md")
-	mtime := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
-	f.Fuzz(func(t *testing.T, text, name string) {
-		src, err := notes.ParseDocumentAt(text, "notes/"+name, mtime, time.Time{})
-		if err != nil {
-			return
-		}
-		if ts := src.Messages[0].TimestampMS; ts < notes.PlausibleFileTime.UnixMilli() {
-			t.Fatalf("dated %v", time.UnixMilli(ts).UTC())
 		}
 	})
 }

@@ -1,4 +1,4 @@
-package ingest
+package notes
 
 import (
 	"bufio"
@@ -8,9 +8,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/openhuman/openhuman-core/internal/ingest/chat"
 	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
-	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
@@ -22,7 +20,7 @@ func FuzzEnexScan(f *testing.F) {
 	f.Add([]byte(`<!DOCTYPE x [<!ENTITY a "b">]><en-export><note><title>&a;&#x0;&#99999999;</title><content>&lt;p&gt;</content></note></en-export>`))
 	f.Add([]byte(`<en-export><note><content><![CDATA[unterminated`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		s := &notes.EnexScan{R: bufio.NewReaderSize(bytes.NewReader(raw), 16)}
+		s := &EnexScan{R: bufio.NewReaderSize(bytes.NewReader(raw), 16)}
 		kept := 0
 		for {
 			tag, ok := s.NextTag()
@@ -50,7 +48,7 @@ func FuzzVCard(f *testing.F) {
 	f.Add("BEGIN:VCARD\nitem1.X-SOCIALPROFILE;x-user=\"a:b\":http://x/y\nBEGIN:VCARD\nEND:VCARD\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		rep := readkit.NewReport(nil)
-		for _, c := range notes.ReadVCards(text, "f.vcf", rep) {
+		for _, c := range ReadVCards(text, "f.vcf", rep) {
 			if c.Name == "" && c.Given == "" && c.Family == "" && len(c.Emails) == 0 && len(c.Phones) == 0 && len(c.Handles) == 0 {
 				t.Fatalf("empty contact kept: %+v", c)
 			}
@@ -59,22 +57,6 @@ func FuzzVCard(f *testing.F) {
 					t.Fatalf("invalid UTF-8 from valid input: %q", s)
 				}
 			}
-		}
-	})
-}
-
-// FuzzWhatsAppHeader parses arbitrary lines as WhatsApp headers: never a panic,
-// and a header it reads has a month name's number in range.
-func FuzzWhatsAppHeader(f *testing.F) {
-	for _, s := range []string{"19:23, 28 Aug 2013 - Ann: hi", "Aug 28, 2013, 7:23 PM - A: b", "28 de agosto de 2013, 19:23 - A: b",
-		"28/08/2013, 3:07 in the afternoon - A: b", "2013/8/28 凌晨2:00 - 王: a", "May I ask: why?", "Sept 2 - x"} {
-		f.Add(s)
-	}
-	f.Fuzz(func(t *testing.T, line string) {
-		var buf chat.WaBuf
-		st, ok, _ := chat.WaParse(line, &buf)
-		if ok && st.MonPos >= 0 && (st.N[st.MonPos] < 1 || st.N[st.MonPos] > 12) {
-			t.Fatalf("month %d read from %q", st.N[st.MonPos], line)
 		}
 	})
 }
