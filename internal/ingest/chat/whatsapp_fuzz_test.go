@@ -1,8 +1,6 @@
 package chat
 
-import (
-	"testing"
-)
+import "testing"
 
 // FuzzWhatsAppHeader parses arbitrary lines as WhatsApp headers: never a panic,
 // and a header it reads has a month name's number in range.
