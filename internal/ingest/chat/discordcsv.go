@@ -136,7 +136,7 @@ func localeTimes(dates []string) (ms []int64, errs []error, notes []string) {
 	ms, errs = make([]int64, len(dates)), make([]error, len(dates))
 	var heads []waHead
 	idx := make([]int, len(dates))
-	var buf WaBuf
+	var buf waBuf
 	for i, d := range dates {
 		idx[i] = -1
 		if t, err := time.Parse(time.RFC3339Nano, d); err == nil {
@@ -151,7 +151,7 @@ func localeTimes(dates []string) (ms []int64, errs []error, notes []string) {
 			continue
 		}
 		d = dcWeekday.ReplaceAllString(d, "")
-		st, ok, _ := WaParse("["+d+"] x: y", &buf)
+		st, ok, _ := waParse("["+d+"] x: y", &buf)
 		if !ok {
 			errs[i] = errors.New("not a date and time this reader knows")
 			continue

@@ -83,12 +83,12 @@ type fbMsgJSON struct {
 	Share        json.RawMessage `json:"share"`
 }
 
-// FbFixText repairs text that Facebook's export wrote as UTF-8 bytes read as
+// fbFixText repairs text that Facebook's export wrote as UTF-8 bytes read as
 // Latin-1 ("CafÃ©" for "Café", "ð\u009f\u0098\u0086" for an emoji): a string
 // whose every rune is below U+0100 and whose bytes so taken are valid UTF-8 with
 // at least one multi-byte sequence is decoded again. Correct text (any rune over
 // U+00FF, or Latin-1 bytes that are not UTF-8) is left as it is.
-func FbFixText(s string) string {
+func fbFixText(s string) string {
 	multi := false
 	for _, r := range s {
 		if r > 0xFF {
@@ -113,7 +113,7 @@ func FbFixText(s string) string {
 
 // fbString reads a raw JSON scalar as repaired, clean text.
 func fbString(raw json.RawMessage) string {
-	return readkit.CleanText(FbFixText(readkit.RawString(raw)))
+	return readkit.CleanText(fbFixText(readkit.RawString(raw)))
 }
 
 // fbMedia notes a message's photos, videos, audio, GIFs, files and sticker:
@@ -134,7 +134,7 @@ func fbMedia(m *fbMsgJSON, atts *[]abi.Attachment) []string {
 			}
 			name := ""
 			if json.Unmarshal(it, &f) == nil {
-				name = readkit.ExportFileName(FbFixText(readkit.RawString(f.URI)))
+				name = readkit.ExportFileName(fbFixText(readkit.RawString(f.URI)))
 			}
 			if name == "" {
 				lines = append(lines, "["+g.what+"]")

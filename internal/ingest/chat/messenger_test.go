@@ -107,7 +107,7 @@ func TestFBFixText(t *testing.T) {
 		"ð\u009f\u0098\u0080":    "😀",
 		"already ok: 😀 and café": "already ok: 😀 and café",
 	} {
-		if got := FbFixText(in); got != want {
+		if got := fbFixText(in); got != want {
 			t.Errorf("fbFixText(%q) = %q, want %q", in, got, want)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 // the parts, a 12- or 24-hour clock whose AM/PM word may come before or after the
 // time ("a. m.", "午後", "오후", "م", "SA"), the date or the time first, brackets
 // (iOS), " - " (Android), or ": " (iOS of 2016). Rather than a list of layouts, a
-// header is read as tokens (WaParse) and the file's layout — which number is the
+// header is read as tokens (waParse) and the file's layout — which number is the
 // day, which word is AM — is inferred from all its headers (waResolve).
 
 // waStamp is a header line's timestamp as written, before the file's layout is known.
@@ -75,7 +75,7 @@ func waDigit(r rune) int {
 	return int(r-start) % 10
 }
 
-// waNorm maps a line's first runes to what WaParse reads: ASCII digits, one space
+// waNorm maps a line's first runes to what waParse reads: ASCII digits, one space
 // for any run of spaces, no invisible marks, lower case, common punctuation of other
 // scripts as ASCII. off[i] is the byte offset in the line of norm[i]; off has one
 // more entry, the offset after the last rune read.
@@ -427,10 +427,10 @@ func (p *waParser) clock(st *waStamp) bool {
 	return true
 }
 
-// WaParse reads the timestamp at the start of a line. ok says the line is a header
+// waParse reads the timestamp at the start of a line. ok says the line is a header
 // (rest set); stamped says it starts with a date and a time although what follows
 // is not a header's (the line must not be read as the text of another message).
-func WaParse(line string, buf *WaBuf) (st waStamp, ok, stamped bool) {
+func waParse(line string, buf *waBuf) (st waStamp, ok, stamped bool) {
 	if line == "" {
 		return st, false, false
 	}
@@ -519,8 +519,8 @@ func (p *waParser) afterTime() bool {
 	return true
 }
 
-// WaBuf is scratch space for WaParse, reused across lines.
-type WaBuf struct {
+// waBuf is scratch space for waParse, reused across lines.
+type waBuf struct {
 	norm []rune
 	off  []int
 }

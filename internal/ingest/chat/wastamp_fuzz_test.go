@@ -18,8 +18,8 @@ func FuzzWhatsAppStamp(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		var buf WaBuf
-		st, ok, _ := WaParse(line, &buf)
+		var buf waBuf
+		st, ok, _ := waParse(line, &buf)
 		if !ok {
 			return
 		}

@@ -21,7 +21,7 @@ const KindWhatsApp = "whatsapp"
 // WhatsAppReader reads the .txt file of WhatsApp's "Export chat" in any locale and
 // app version — Android ("31/12/2019, 23:59 - Name: text"), iOS ("[31/12/2019,
 // 23:59:59] Name: text"), iOS of 2016 ("7/1/16, 5:13:36 PM: Name: text") and
-// the others WaParse reads — and the text exports of apps that copy it
+// the others waParse reads — and the text exports of apps that copy it
 // (KakaoTalk). Each file's layout (date order, AM/PM words, eras) is inferred
 // from all its headers (waResolve). A line that does not start with a timestamp
 // continues the message before it; a line that does is never glued to it. The
@@ -46,7 +46,7 @@ func (WhatsAppReader) Detect(p string, dir bool, head []byte) bool {
 	if len(lines) > 5 {
 		lines = lines[:5]
 	}
-	var buf WaBuf
+	var buf waBuf
 	for _, l := range lines {
 		if waDetectLine(waTrimMarks(strings.TrimRight(string(l), "\r")), &buf) {
 			return true
@@ -62,10 +62,10 @@ func (WhatsAppReader) Detect(p string, dir bool, head []byte) bool {
 	return false
 }
 
-// waDetectLine reports whether a line is a header: one WaParse reads, or a date
+// waDetectLine reports whether a line is a header: one waParse reads, or a date
 // and time followed by a space and "Name: " (the layout without a separator).
-func waDetectLine(l string, buf *WaBuf) bool {
-	st, ok, stamped := WaParse(l, buf)
+func waDetectLine(l string, buf *waBuf) bool {
+	st, ok, stamped := waParse(l, buf)
 	return ok || stamped && st.hasSpace && strings.Contains(l[st.spaceAt:], ": ")
 }
 
@@ -80,10 +80,10 @@ var waTitlePrefixes = []string{
 
 var waCopySuffix = lazyre.New(` \(\d+\)$`)
 
-// WaNames derives the conversation id and title from the file name: the base name
+// waNames derives the conversation id and title from the file name: the base name
 // without extension (a download copy's " (1)" removed), or for an iOS "_chat.txt"
 // the folder it was unzipped into; the title drops the "WhatsApp Chat with " prefix.
-func WaNames(p string) (conv, title string) {
+func waNames(p string) (conv, title string) {
 	base := filepath.Base(p)
 	conv = strings.TrimSuffix(base, filepath.Ext(base))
 	if strings.EqualFold(conv, "_chat") {
@@ -213,12 +213,12 @@ func (WhatsAppReader) Read(ctx context.Context, in readkit.Input, out readkit.Ou
 	lines := strings.Split(tf.Text, "\n")
 	headOf := make([]int32, len(lines)) // 1 + index into heads; 0 for other lines
 	var heads []waHead
-	var buf WaBuf
+	var buf waBuf
 	for i, l := range lines {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return
 		}
-		st, ok, stamped := WaParse(waTrimMarks(l), &buf)
+		st, ok, stamped := waParse(waTrimMarks(l), &buf)
 		if !stamped {
 			continue
 		}
@@ -261,7 +261,7 @@ func (WhatsAppReader) Read(ctx context.Context, in readkit.Input, out readkit.Ou
 		rep.Warn(path, "", "dates in the Islamic calendar converted with its arithmetic (tabular) form: the phone's calendar may differ by a day")
 	}
 
-	conv, title := WaNames(path)
+	conv, title := waNames(path)
 	// iOS writes a group's events under the group's name, their text after U+200E
 	// ("[…] Trip: ‎Alice added Bob"): a name that signs WhatsApp's notices, or only
 	// such lines, is the group's, whatever the file is called

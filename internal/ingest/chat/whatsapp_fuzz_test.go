@@ -10,8 +10,8 @@ func FuzzWhatsAppHeader(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, line string) {
-		var buf WaBuf
-		st, ok, _ := WaParse(line, &buf)
+		var buf waBuf
+		st, ok, _ := waParse(line, &buf)
 		if ok && st.MonPos >= 0 && (st.N[st.MonPos] < 1 || st.N[st.MonPos] > 12) {
 			t.Fatalf("month %d read from %q", st.N[st.MonPos], line)
 		}

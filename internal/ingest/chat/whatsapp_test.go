@@ -201,11 +201,11 @@ func TestWhatsAppDetect(t *testing.T) {
 	if r.Detect("x/chat.json", false, []byte("31/12/2019, 23:59 - Alice: hi\n")) {
 		t.Error("detected a .json file")
 	}
-	conv, title := WaNames(filepath.Join("x", "WhatsApp Chat with Alice Smith (1).txt"))
+	conv, title := waNames(filepath.Join("x", "WhatsApp Chat with Alice Smith (1).txt"))
 	if conv != "WhatsApp Chat with Alice Smith" || title != "Alice Smith" {
 		t.Errorf("names %q %q", conv, title)
 	}
-	if _, title := WaNames("Chat de WhatsApp con Ana.txt"); title != "Ana" {
+	if _, title := waNames("Chat de WhatsApp con Ana.txt"); title != "Ana" {
 		t.Errorf("spanish title %q", title)
 	}
 }

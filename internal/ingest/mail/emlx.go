@@ -86,5 +86,5 @@ func (EmlxReader) Read(_ context.Context, in readkit.Input, out readkit.Output, 
 			rep.Log.Debug("ingest: emlx flags", "path", in.Path, "read", f&1 != 0, "flagged", f&(1<<4) != 0)
 		}
 	}
-	emitMail(in.Path, "", msg, MailDates{envelope: received, File: readkit.ModTime(in.Path), envelopeIs: "the date Apple Mail received it"}, KindEmlx, out, rep)
+	emitMail(in.Path, "", msg, mailDates{envelope: received, File: readkit.ModTime(in.Path), envelopeIs: "the date Apple Mail received it"}, KindEmlx, out, rep)
 }

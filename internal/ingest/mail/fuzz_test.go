@@ -12,7 +12,7 @@ import (
 )
 
 // FuzzParseMail feeds arbitrary bytes to the message parser: it must never panic,
-// and what it keeps must be valid UTF-8 with a time at or after EarliestMailYear.
+// and what it keeps must be valid UTF-8 with a time at or after earliestMailYear.
 func FuzzParseMail(f *testing.F) {
 	f.Add([]byte(readertest.MailHeader("Ana <ana@mailbox.example>", "Hi", "Mon, 05 Jan 2026 10:00:00 +0000", "a@x.example", "Content-Type: text/plain") + "\nHello.\n"))
 	f.Add([]byte("\ufeffFrom a@b Mon Jan  5 10:00:00 2026\nFrom: x at y.org (X)\nSubject: =?gb2312?B?5byg5LiJ?=\nDate: 11 Dec 04 13:43 EST\n\n> q\nown\n"))
@@ -20,7 +20,7 @@ func FuzzParseMail(f *testing.F) {
 	f.Add([]byte("Content-Type: multipart/alternative; boundary=x\n\n--x\nContent-Type: text/html\n\n<p title='>'>t</p><script>s</script>\n"))
 	file := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		pm, err := ParseMail(raw, MailDates{File: file})
+		pm, err := parseMail(raw, mailDates{File: file})
 		if err != nil {
 			return
 		}
@@ -30,8 +30,8 @@ func FuzzParseMail(f *testing.F) {
 				t.Fatalf("invalid UTF-8 kept: %q", s)
 			}
 		}
-		if pm.M.Date.Year() < EarliestMailYear {
-			t.Fatalf("time %v before %d", pm.M.Date, EarliestMailYear)
+		if pm.M.Date.Year() < earliestMailYear {
+			t.Fatalf("time %v before %d", pm.M.Date, earliestMailYear)
 		}
 	})
 }
@@ -45,7 +45,7 @@ func FuzzReadMbox(f *testing.F) {
 	f.Add([]byte("From Russia with love\nYear: 1963\n"))
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		total := 0
-		err := ReadMboxFrom(bytes.NewReader(raw), func(m MboxMessage) error {
+		err := readMboxFrom(bytes.NewReader(raw), func(m mboxMessage) error {
 			total += len(m.Raw)
 			if m.Num < 1 || m.Offset < 0 || m.Offset > int64(len(raw)) {
 				t.Fatalf("message %d at offset %d of %d bytes", m.Num, m.Offset, len(raw))
@@ -68,7 +68,7 @@ func FuzzLooseDate(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		if d, ok := ParseLooseDate(s); ok && (d.T.Year() < EarliestMailYear || d.T.After(time.Now().AddDate(1, 0, 1))) {
+		if d, ok := parseLooseDate(s); ok && (d.T.Year() < earliestMailYear || d.T.After(time.Now().AddDate(1, 0, 1))) {
 			t.Fatalf("%q → %v", s, d.T)
 		}
 	})

@@ -40,19 +40,19 @@ type parsedMail struct {
 	clean time.Duration
 }
 
-// MailDates are the fallbacks ParseMail uses when a message has no readable Date
+// mailDates are the fallbacks parseMail uses when a message has no readable Date
 // header, in order after its Received headers: the mbox separator (or Maildir file
 // name) date, then the file's modification time.
-type MailDates struct {
+type mailDates struct {
 	envelope, File time.Time
 	// envelopeIs names where envelope comes from in a warning ("" = the mbox
 	// separator date).
 	envelopeIs string
 }
 
-// ParseMail parses one raw RFC 5322 message (any newline convention; a BOM or a
+// parseMail parses one raw RFC 5322 message (any newline convention; a BOM or a
 // leading mbox envelope line allowed).
-func ParseMail(raw []byte, dates MailDates) (*parsedMail, error) {
+func parseMail(raw []byte, dates mailDates) (*parsedMail, error) {
 	raw = readkit.NormalizeNewlines(raw)
 	if len(bytes.TrimSpace(raw)) == 0 {
 		return nil, errors.New("empty message")
@@ -125,11 +125,11 @@ func ParseMail(raw []byte, dates MailDates) (*parsedMail, error) {
 
 // messageDate picks a message's time: its Date header (read leniently), else its
 // newest Received header, else the envelope date, else the file time; guessed is
-// true for all but the first. It never returns a time before EarliestMailYear
+// true for all but the first. It never returns a time before earliestMailYear
 // while any source of a date is left.
-func messageDate(h message.Header, dates MailDates, warnings []string) (t time.Time, guessed bool, _ []string) {
+func messageDate(h message.Header, dates mailDates, warnings []string) (t time.Time, guessed bool, _ []string) {
 	raw := strings.TrimSpace(h.Get("Date"))
-	if d, ok := ParseLooseDate(raw); ok {
+	if d, ok := parseLooseDate(raw); ok {
 		if d.zoneGuessed {
 			warnings = append(warnings, fmt.Sprintf("Date header %q names no zone; read as UTC", raw))
 		}
@@ -144,7 +144,7 @@ func messageDate(h message.Header, dates MailDates, warnings []string) (t time.T
 			return d.T, true, append(warnings, what+"; used the time the message was received")
 		}
 	}
-	if !dates.envelope.IsZero() && dates.envelope.Year() >= EarliestMailYear {
+	if !dates.envelope.IsZero() && dates.envelope.Year() >= earliestMailYear {
 		from := dates.envelopeIs
 		if from == "" {
 			from = "the mbox separator date"
@@ -446,7 +446,7 @@ func (acc *bodyAcc) walk(e *message.Entity, depth int, rawCharset bool) (string,
 		// a forwarded or digest message: its text is what the person reads
 		b, err := io.ReadAll(io.LimitReader(e.Body, maxMessageBytes))
 		if err == nil {
-			if inner, perr := ParseMail(b, MailDates{}); perr == nil {
+			if inner, perr := parseMail(b, mailDates{}); perr == nil {
 				acc.attachments = append(acc.attachments, inner.M.Msg.Attachments...)
 				return forwardedText(inner.M), inner.bodyErr
 			}

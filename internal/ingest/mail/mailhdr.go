@@ -11,11 +11,11 @@ import (
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
 
-// EarliestMailYear is the first year a mail date is believed in: an earlier Date
+// earliestMailYear is the first year a mail date is believed in: an earlier Date
 // (1970-01-01 from a zeroed clock, 1900 from a broken client) is treated as no date.
-const EarliestMailYear = 1980
+const earliestMailYear = 1980
 
-// looseDate is a date read by ParseLooseDate; zoneGuessed says the text named no
+// looseDate is a date read by parseLooseDate; zoneGuessed says the text named no
 // zone and UTC was assumed.
 type looseDate struct {
 	T           time.Time
@@ -64,12 +64,12 @@ var (
 	reDMYDash = lazyre.New(`^(\d{1,2})-([A-Za-z]{3,9})-(\d{2,4})$`)
 )
 
-// ParseLooseDate reads the dates real mail carries: RFC 5322 and its obsolete
+// parseLooseDate reads the dates real mail carries: RFC 5322 and its obsolete
 // forms (no weekday, one-digit fields, two-digit years, named or military zones,
 // "GMT+0100", a trailing comment), asctime ("Sat Dec 11 13:43:05 2004"), ISO 8601,
 // and "11-Dec-2004". A date without a zone is read as UTC and reported so. Years
-// before EarliestMailYear are refused.
-func ParseLooseDate(s string) (looseDate, bool) {
+// before earliestMailYear are refused.
+func parseLooseDate(s string) (looseDate, bool) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return looseDate{}, false
@@ -186,7 +186,7 @@ func ParseLooseDate(s string) (looseDate, bool) {
 }
 
 func checkYear(d looseDate) (looseDate, bool) {
-	if d.T.Year() < EarliestMailYear || d.T.After(time.Now().AddDate(1, 0, 0)) {
+	if d.T.Year() < earliestMailYear || d.T.After(time.Now().AddDate(1, 0, 0)) {
 		return looseDate{}, false
 	}
 	return d, true
@@ -220,7 +220,7 @@ func receivedDate(received string) (looseDate, bool) {
 	if i < 0 {
 		return looseDate{}, false
 	}
-	return ParseLooseDate(received[i+1:])
+	return parseLooseDate(received[i+1:])
 }
 
 // validMsgID reports whether id (without brackets) looks like a Message-ID: a

@@ -49,7 +49,7 @@ func (MboxReader) Detect(p string, dir bool, head []byte) bool {
 func (MboxReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	mtime := readkit.ModTime(in.Path)
 	pool := newMailPool(out, rep)
-	err := readMbox(in.Path, func(m MboxMessage) error {
+	err := readMbox(in.Path, func(m mboxMessage) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -58,7 +58,7 @@ func (MboxReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 			pool.submit(&mailJob{path: in.Path, where: where, cut: m.err})
 			return nil
 		}
-		pool.submit(&mailJob{path: in.Path, where: where, raw: m.Raw, dates: MailDates{envelope: m.envDate, File: mtime}, prov: KindMbox})
+		pool.submit(&mailJob{path: in.Path, where: where, raw: m.Raw, dates: mailDates{envelope: m.envDate, File: mtime}, prov: KindMbox})
 		return nil
 	})
 	pool.close()
@@ -73,7 +73,7 @@ func (MboxReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 
 // emitMail parses one raw message and hands it to out; what cannot be kept is
 // reported.
-func emitMail(path, where string, raw []byte, dates MailDates, prov string, out readkit.Output, rep *readkit.Report) {
+func emitMail(path, where string, raw []byte, dates mailDates, prov string, out readkit.Output, rep *readkit.Report) {
 	j := &mailJob{path: path, where: where, raw: raw, dates: dates, prov: prov}
 	j.parse(rep.Times)
 	j.deliver(out, rep)
@@ -83,7 +83,7 @@ func emitMail(path, where string, raw []byte, dates MailDates, prov string, out 
 type mailJob struct {
 	path, where string
 	raw         []byte
-	dates       MailDates
+	dates       mailDates
 	prov        string
 	cut         error // the message could not be cut out of its file: report it only
 	pm          *parsedMail
@@ -97,7 +97,7 @@ func (j *mailJob) parse(times *readkit.RunTimes) {
 		return
 	}
 	t0 := time.Now()
-	j.pm, j.err = ParseMail(j.raw, j.dates)
+	j.pm, j.err = parseMail(j.raw, j.dates)
 	j.raw = nil
 	times.Add(&times.Parse, time.Since(t0))
 	if j.pm != nil {
@@ -304,7 +304,7 @@ func readOneMail(in readkit.Input, prov string, out readkit.Output, rep *readkit
 		rep.Fail(readkit.FileError{Path: in.Path, Err: fmt.Errorf("not mail text: %s", readkit.UnknownReason(in.Path, head))})
 		return
 	}
-	emitMail(in.Path, "", b, MailDates{envelope: maildirTime(filepath.Base(in.Path)), File: readkit.ModTime(in.Path), envelopeIs: "the delivery time of its file name"}, prov, out, rep)
+	emitMail(in.Path, "", b, mailDates{envelope: maildirTime(filepath.Base(in.Path)), File: readkit.ModTime(in.Path), envelopeIs: "the delivery time of its file name"}, prov, out, rep)
 }
 
 // MaildirReader reads a Maildir: the messages of cur/ and new/ (tmp/ holds
@@ -447,7 +447,7 @@ func submitMaildirFile(p, name string, pool *mailPool, rep *readkit.Report) {
 		pool.submit(&mailJob{path: p, cut: err})
 		return
 	}
-	pool.submit(&mailJob{path: p, raw: b, dates: MailDates{envelope: maildirTime(name), File: readkit.ModTime(p), envelopeIs: "the delivery time of its file name"}, prov: KindMaildir})
+	pool.submit(&mailJob{path: p, raw: b, dates: mailDates{envelope: maildirTime(name), File: readkit.ModTime(p), envelopeIs: "the delivery time of its file name"}, prov: KindMaildir})
 }
 
 // ReasonMaildirMeta is the skip reason of what a Maildir's top folder holds

@@ -13,8 +13,8 @@ import (
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
 
-// MboxMessage is one raw message cut from an mbox file.
-type MboxMessage struct {
+// mboxMessage is one raw message cut from an mbox file.
+type mboxMessage struct {
 	Num     int   // 1-based
 	Offset  int64 // byte offset of its "From " line
 	envDate time.Time
@@ -124,23 +124,23 @@ func contentLength(header []byte) int64 {
 // Content-Length that lands on the next separator (or the end of the file) is cut
 // by it, so a "From " line inside its body does not split it. A file whose first
 // non-blank line is not a separator is rejected. fn errors stop the read.
-func readMbox(path string, fn func(MboxMessage) error) error {
+func readMbox(path string, fn func(mboxMessage) error) error {
 	f, err := readkit.Open(path)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	return ReadMboxFrom(f, fn)
+	return readMboxFrom(f, fn)
 }
 
-func ReadMboxFrom(r io.Reader, fn func(MboxMessage) error) error {
+func readMboxFrom(r io.Reader, fn func(mboxMessage) error) error {
 	l := &mboxLines{br: bufio.NewReaderSize(r, 64<<10)}
 	if bom, err := l.br.Peek(3); err == nil && bytes.Equal(bom, []byte{0xEF, 0xBB, 0xBF}) {
 		l.br.Discard(3)
 		l.off = 3
 	}
 	var (
-		cur       *MboxMessage
+		cur       *mboxMessage
 		buf       bytes.Buffer
 		num       int
 		afterBlnk = true
@@ -201,7 +201,7 @@ func ReadMboxFrom(r io.Reader, fn func(MboxMessage) error) error {
 					return err
 				}
 				num++
-				cur = &MboxMessage{Num: num, Offset: l.off - int64(len(line)), envDate: envelopeDate(string(trimmed))}
+				cur = &mboxMessage{Num: num, Offset: l.off - int64(len(line)), envDate: envelopeDate(string(trimmed))}
 				started, inHeader, afterBlnk = true, true, false
 				continue
 			}
@@ -288,13 +288,13 @@ func envelopeDate(line string) time.Time {
 	f := strings.Fields(line)
 	if len(f) >= 7 {
 		// the common form: "From addr Mon Jan  5 10:00:00 2026"
-		if t, err := time.Parse(time.ANSIC, strings.Join(f[len(f)-5:], " ")); err == nil && t.Year() >= EarliestMailYear {
+		if t, err := time.Parse(time.ANSIC, strings.Join(f[len(f)-5:], " ")); err == nil && t.Year() >= earliestMailYear {
 			return t
 		}
 	}
 	for i := 1; i+3 < len(f); i++ {
 		if _, ok := monthNum(f[i]); ok {
-			if t, ok := ParseLooseDate(strings.Join(f[max(i-1, 1):], " ")); ok {
+			if t, ok := parseLooseDate(strings.Join(f[max(i-1, 1):], " ")); ok {
 				return t.T
 			}
 			break

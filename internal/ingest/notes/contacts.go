@@ -62,7 +62,7 @@ func (ContactsReader) Read(ctx context.Context, in readkit.Input, out readkit.Ou
 	b = readkit.TrimUTF8BOM(b)
 	var cs []memtree.ContactInput
 	if bytes.HasPrefix(bytes.TrimLeft(b, " \t\r\n"), []byte("BEGIN:VCARD")) || bytes.Contains(b[:min(len(b), 4096)], []byte("BEGIN:VCARD")) {
-		cs = ReadVCards(string(readkit.NormalizeNewlines(b)), in.Path, rep)
+		cs = readVCards(string(readkit.NormalizeNewlines(b)), in.Path, rep)
 	} else {
 		cs = readContactCSV(b, in.Path, rep)
 	}
@@ -84,8 +84,8 @@ type vcardProp struct {
 	value  string
 }
 
-// ReadVCards reads every card of a vCard file.
-func ReadVCards(text, path string, rep *readkit.Report) []memtree.ContactInput {
+// readVCards reads every card of a vCard file.
+func readVCards(text, path string, rep *readkit.Report) []memtree.ContactInput {
 	// unfold: a line starting with a space or tab continues the one before
 	lines := strings.Split(text, "\n")
 	var props [][]vcardProp

@@ -100,10 +100,10 @@ func DocSourceID(p string) string {
 	return "doc:" + filepath.ToSlash(abs)
 }
 
-// PlausibleFileTime is the earliest file modification time taken as a document's
+// plausibleFileTime is the earliest file modification time taken as a document's
 // time: archives and build systems stamp files with the Unix epoch (1970-01-01) or
 // the DOS epoch (1980-01-01), which say nothing about the document.
-var PlausibleFileTime = time.Date(1980, 1, 2, 0, 0, 0, 0, time.UTC)
+var plausibleFileTime = time.Date(1980, 1, 2, 0, 0, 0, 0, time.UTC)
 
 // docFileTime returns the file's modification time, or now with a note when the
 // file has none that is plausible.
@@ -113,7 +113,7 @@ func docFileTime(p string, now time.Time) (time.Time, string) {
 		return now.UTC(), "no file time: dated at ingest"
 	}
 	mt := st.ModTime().UTC()
-	if mt.Before(PlausibleFileTime) {
+	if mt.Before(plausibleFileTime) {
 		return now.UTC(), fmt.Sprintf("file time %s is an archive placeholder, not a date: dated at ingest", mt.Format("2006-01-02"))
 	}
 	return mt, ""
@@ -462,15 +462,15 @@ func FirstHeading(body string) string {
 // else the first "# " heading, else the file name; the time is the front-matter
 // (or Logseq date::) date, else a date in the file name, else mtime.
 func parseDocument(text, rel string, mtime time.Time) (*memtree.SourceInput, error) {
-	return ParseDocumentAt(text, rel, mtime, time.Time{})
+	return parseDocumentAt(text, rel, mtime, time.Time{})
 }
 
-// ParseDocumentAt is parseDocument with the date the export keeps beside the file
+// parseDocumentAt is parseDocument with the date the export keeps beside the file
 // (Bear's info.json; zero when none), taken when the file itself carries none.
 // It reads, by the file's own content: YAML ("---") or TOML ("+++") front
 // matter, a Logseq property block, Org-mode settings (.org), Joplin's raw-export
 // footer (errJoplinItem for an item that is no note) and Notion's property lines.
-func ParseDocumentAt(text, rel string, mtime, exportDate time.Time) (*memtree.SourceInput, error) {
+func parseDocumentAt(text, rel string, mtime, exportDate time.Time) (*memtree.SourceInput, error) {
 	base := path.Base(rel)
 	prov := "text"
 	switch strings.ToLower(path.Ext(base)) {
@@ -531,12 +531,12 @@ func ParseDocumentAt(text, rel string, mtime, exportDate time.Time) (*memtree.So
 		title = strings.TrimSuffix(base, path.Ext(base))
 	}
 	ts := fm.Date
-	if ts.Before(PlausibleFileTime) {
+	if ts.Before(plausibleFileTime) {
 		// Joplin writes 1970-01-01 for times never set; no note predates 1980.
 		ts = time.Time{}
 	}
 	if ts.IsZero() {
-		if t, ok := DateFromName(base); ok && !t.Before(PlausibleFileTime) {
+		if t, ok := DateFromName(base); ok && !t.Before(plausibleFileTime) {
 			ts = t
 		} else {
 			ts = mtime

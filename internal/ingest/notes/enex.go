@@ -27,7 +27,7 @@ const KindEnex = "enex"
 // XML text), created and updated times ("20130730T205204Z"), tags, attributes
 // (author) and resources (base64 attachments: their file names and types are
 // kept, their data skipped). Each note becomes one document, its ENML turned to
-// text. The file is streamed by EnexScan, never held whole: a note's content
+// text. The file is streamed by enexScan, never held whole: a note's content
 // is bounded by MaxFileBytes (a larger note is named and skipped, the others
 // read), a resource's data is skipped as it is read, and no entity a DOCTYPE
 // declares is expanded. Content is read as XML text whatever its exporter did
@@ -68,7 +68,7 @@ func (EnexReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 		return
 	}
 	defer f.Close()
-	s := &EnexScan{R: bufio.NewReaderSize(f, 64<<10)}
+	s := &enexScan{R: bufio.NewReaderSize(f, 64<<10)}
 	num, sawExport := 0, false
 	for {
 		if ctx.Err() != nil {
@@ -128,9 +128,9 @@ func (EnexReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 	}
 }
 
-// EnexScan reads an .enex file as a stream of tags and text, bounded in memory
+// enexScan reads an .enex file as a stream of tags and text, bounded in memory
 // whatever the file holds.
-type EnexScan struct {
+type enexScan struct {
 	R   *bufio.Reader
 	off int64 // bytes read
 	err error // the first read error (io.EOF at the end)
@@ -142,7 +142,7 @@ type enexTag struct {
 	End, SelfClosing bool
 }
 
-func (s *EnexScan) byte() (byte, bool) {
+func (s *enexScan) byte() (byte, bool) {
 	if s.err != nil {
 		return 0, false
 	}
@@ -156,7 +156,7 @@ func (s *EnexScan) byte() (byte, bool) {
 }
 
 // ahead reports whether the next bytes are lit, and consumes them if so.
-func (s *EnexScan) ahead(lit string) bool {
+func (s *enexScan) ahead(lit string) bool {
 	b, _ := s.R.Peek(len(lit))
 	if string(b) != lit {
 		return false
@@ -168,7 +168,7 @@ func (s *EnexScan) ahead(lit string) bool {
 
 // skipPast reads up to and including lit, holding no more than the reader's
 // buffer.
-func (s *EnexScan) skipPast(lit string) {
+func (s *enexScan) skipPast(lit string) {
 	last := lit[len(lit)-1]
 	var tail []byte // the bytes read before the current slice, up to len(lit)-1
 	keep := func(b []byte) {
@@ -205,7 +205,7 @@ func (s *EnexScan) skipPast(lit string) {
 
 // NextTag skips text and comments, processing instructions, DOCTYPEs and
 // stray CDATA up to the next start or end tag.
-func (s *EnexScan) NextTag() (enexTag, bool) {
+func (s *enexScan) NextTag() (enexTag, bool) {
 	for {
 		s.skipPast("<")
 		if s.err != nil {
@@ -222,7 +222,7 @@ func (s *EnexScan) NextTag() (enexTag, bool) {
 
 // markup reads what follows a '<': a tag (ok), or a comment, processing
 // instruction, DOCTYPE or CDATA section, skipped.
-func (s *EnexScan) markup() (enexTag, bool) {
+func (s *enexScan) markup() (enexTag, bool) {
 	switch {
 	case s.ahead("!--"):
 		s.skipPast("-->")
@@ -293,7 +293,7 @@ func (s *EnexScan) markup() (enexTag, bool) {
 }
 
 // note reads one <note>'s elements up to its end tag.
-func (s *EnexScan) Note(ctx context.Context) *enexNote {
+func (s *enexScan) Note(ctx context.Context) *enexNote {
 	n := &enexNote{}
 	for ctx.Err() == nil {
 		t, ok := s.NextTag()
@@ -341,7 +341,7 @@ func (s *EnexScan) Note(ctx context.Context) *enexNote {
 }
 
 // resource reads a <resource>: its file name and type, its data skipped.
-func (s *EnexScan) resource() (abi.Attachment, bool) {
+func (s *enexScan) resource() (abi.Attachment, bool) {
 	var a abi.Attachment
 	for {
 		t, ok := s.NextTag()
@@ -378,7 +378,7 @@ func (s *EnexScan) resource() (abi.Attachment, bool) {
 // that an exporter did not wrap in CDATA). A "]]>" followed by the end tag
 // ends the element however many sections are open. Past limit bytes the text
 // is read on but not kept, and over is true.
-func (s *EnexScan) text(name string, limit int) (text string, over bool) {
+func (s *enexScan) text(name string, limit int) (text string, over bool) {
 	var b []byte
 	end := "/" + name + ">"
 	put := func(p ...byte) {
@@ -413,7 +413,7 @@ func (s *EnexScan) text(name string, limit int) (text string, over bool) {
 
 // endsSection reports whether "]>", spaces and the end tag follow (after a
 // ']'), consuming them if so.
-func (s *EnexScan) endsSection(end string) bool {
+func (s *enexScan) endsSection(end string) bool {
 	b, _ := s.R.Peek(2 + 64 + 1 + len(end))
 	if len(b) < 2 || b[0] != ']' || b[1] != '>' {
 		return false
@@ -433,7 +433,7 @@ func (s *EnexScan) endsSection(end string) bool {
 // entity reads an entity reference after '&': a character reference, one of
 // XML's five or an HTML entity; anything else is kept as written. Entities a
 // DOCTYPE declares are never expanded.
-func (s *EnexScan) entity() []byte {
+func (s *enexScan) entity() []byte {
 	b, _ := s.R.Peek(32)
 	i := bytes.IndexByte(b, ';')
 	if i <= 0 {

@@ -20,7 +20,7 @@ func FuzzEnexScan(f *testing.F) {
 	f.Add([]byte(`<!DOCTYPE x [<!ENTITY a "b">]><en-export><note><title>&a;&#x0;&#99999999;</title><content>&lt;p&gt;</content></note></en-export>`))
 	f.Add([]byte(`<en-export><note><content><![CDATA[unterminated`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		s := &EnexScan{R: bufio.NewReaderSize(bytes.NewReader(raw), 16)}
+		s := &enexScan{R: bufio.NewReaderSize(bytes.NewReader(raw), 16)}
 		kept := 0
 		for {
 			tag, ok := s.NextTag()
@@ -48,7 +48,7 @@ func FuzzVCard(f *testing.F) {
 	f.Add("BEGIN:VCARD\nitem1.X-SOCIALPROFILE;x-user=\"a:b\":http://x/y\nBEGIN:VCARD\nEND:VCARD\n")
 	f.Fuzz(func(t *testing.T, text string) {
 		rep := readkit.NewReport(nil)
-		for _, c := range ReadVCards(text, "f.vcf", rep) {
+		for _, c := range readVCards(text, "f.vcf", rep) {
 			if c.Name == "" && c.Given == "" && c.Family == "" && len(c.Emails) == 0 && len(c.Phones) == 0 && len(c.Handles) == 0 {
 				t.Fatalf("empty contact kept: %+v", c)
 			}

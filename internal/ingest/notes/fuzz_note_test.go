@@ -17,11 +17,11 @@ func FuzzParseNote(f *testing.F) {
 	f.Add("- title:: x\n  alias:: y\n- z\n", "e.md")
 	mtime := time.Date(2024, 1, 2, 3, 4, 5, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, text, name string) {
-		src, err := ParseDocumentAt(text, "notes/"+name, mtime, time.Time{})
+		src, err := parseDocumentAt(text, "notes/"+name, mtime, time.Time{})
 		if err != nil {
 			return
 		}
-		if ts := src.Messages[0].TimestampMS; ts < PlausibleFileTime.UnixMilli() {
+		if ts := src.Messages[0].TimestampMS; ts < plausibleFileTime.UnixMilli() {
 			t.Fatalf("dated %v", time.UnixMilli(ts).UTC())
 		}
 	})

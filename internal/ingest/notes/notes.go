@@ -269,7 +269,7 @@ var reOrgHeading = lazyre.New(`^\*+[ \t]+(.*?)(?:[ \t]+(:[[:alnum:]_@#%:]+:))?[ 
 // and returns the body with in-buffer settings and property drawers removed,
 // headings without their stars and tags, comment lines ("# ...") dropped, and
 // timestamps as plain dates. The first heading titles a document without
-// #+TITLE (ParseDocumentAt falls back to the file name, never to a line of text).
+// #+TITLE (parseDocumentAt falls back to the file name, never to a line of text).
 func splitOrg(text string) (frontMatter, string) {
 	var fm frontMatter
 	var out []string
@@ -424,7 +424,7 @@ func splitJoplin(text string) (n joplinNote, ok bool, err error) {
 		n.body = strings.TrimSpace(strings.Join(pre[1:], "\n"))
 	}
 	for _, k := range []string{"created_time", "user_created_time", "updated_time"} {
-		if d, ok := ParseDocDate(meta[k]); ok && !d.Before(PlausibleFileTime) {
+		if d, ok := ParseDocDate(meta[k]); ok && !d.Before(plausibleFileTime) {
 			n.created = d
 			break
 		}

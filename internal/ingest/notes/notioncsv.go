@@ -126,7 +126,7 @@ func (NotionCSVReader) Read(ctx context.Context, in readkit.Input, out readkit.O
 			title = fmt.Sprintf("%s row %d", table, n-1)
 		}
 		ts := when
-		if ts.IsZero() || ts.Before(PlausibleFileTime) {
+		if ts.IsZero() || ts.Before(plausibleFileTime) {
 			ts = mtime
 		}
 		rows++

@@ -35,7 +35,7 @@ func ReasonParseBudget(budget time.Duration) string {
 // errParseBudget marks a parse that ran out of its budget.
 var errParseBudget = fmt.Errorf("parse over its time budget")
 
-// parseWithinBudget runs ParseDocumentAt under DocParseBudget (and ctx).
+// parseWithinBudget runs parseDocumentAt under DocParseBudget (and ctx).
 func parseWithinBudget(ctx context.Context, text, rel string, mtime, exportDate time.Time) (*memtree.SourceInput, error) {
 	type result struct {
 		src *memtree.SourceInput
@@ -51,7 +51,7 @@ func parseWithinBudget(ctx context.Context, text, rel string, mtime, exportDate 
 	done := make(chan result, 1)
 	slot := make(chan struct{}) // closed when this parse no longer needs its slot
 	go func() {
-		src, err := ParseDocumentAt(text, rel, mtime, exportDate)
+		src, err := parseDocumentAt(text, rel, mtime, exportDate)
 		done <- result{src, err}
 		close(slot)
 	}()
