@@ -27,7 +27,7 @@ func TestReportListsEveryFile(t *testing.T) {
 	}
 	dir := writeFiles(t, files)
 	_, sum := runOn(t, Options{Report: true}, dir)
-	got := map[string]readkit.FileOutcome{}
+	got := map[string]FileOutcome{}
 	for _, o := range sum.Outcomes() {
 		rel, _ := filepath.Rel(dir, o.Path)
 		got[filepath.ToSlash(rel)] = o
@@ -67,7 +67,7 @@ func TestReportListsEveryFile(t *testing.T) {
 	}
 	var decoded struct {
 		Summary struct{ Files, Skipped int }
-		Files   []readkit.FileOutcome
+		Files   []FileOutcome
 	}
 	if err := json.Unmarshal(buf.Bytes(), &decoded); err != nil || len(decoded.Files) != len(want) || decoded.Summary.Skipped != 14 {
 		t.Errorf("JSON report: %v %+v", err, decoded.Summary)

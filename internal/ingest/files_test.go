@@ -282,7 +282,7 @@ func TestSkippedFilesNamed(t *testing.T) {
 // Nothing printed carries raw bytes: control characters and invalid UTF-8 are
 // escaped.
 func TestOneLineEscapesBinary(t *testing.T) {
-	got := readkit.FileError{Path: "a", Err: fmt.Errorf("bad \xd0\xcf\x11 \x1b[31m é")}.Error()
+	got := FileError{Path: "a", Err: fmt.Errorf("bad \xd0\xcf\x11 \x1b[31m é")}.Error()
 	if got != `a: bad \xd0\xcf\x11 \x1b[31m é` {
 		t.Errorf("got %q", got)
 	}

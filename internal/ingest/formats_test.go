@@ -256,7 +256,7 @@ func TestWalkSymlinkLoopAndKinds(t *testing.T) {
 	if _, err := Run(cancelled, &collector{}, []string{dir}, Options{}); err == nil {
 		t.Errorf("a cancelled run must say so")
 	}
-	s := &readkit.Summary{Files: 3, Sources: 2, ChunksNew: 5, Failures: 1, Seconds: 0.25}
+	s := &Summary{Files: 3, Sources: 2, ChunksNew: 5, Failures: 1, Seconds: 0.25}
 	s.Skipped, s.SkippedBy, s.Warnings = 3, map[string]int{readkit.ReasonUnknown: 2, readkit.ReasonSymlink: 1}, 4
 	if s.Line() != "ingest: 3 files, 2 sources, 5 chunks new, 0 unchanged, 0 removed, 0 entities, 1 failures, 3 skipped (2 not a known mail, chat or document format; 1 symbolic link: not followed), 4 warnings, 0.2 s" &&
 		s.Line() != "ingest: 3 files, 2 sources, 5 chunks new, 0 unchanged, 0 removed, 0 entities, 1 failures, 3 skipped (2 not a known mail, chat or document format; 1 symbolic link: not followed), 4 warnings, 0.3 s" {

@@ -15,7 +15,7 @@
 // recognises a file or folder and streams what it reads to an output. The runner
 // only walks the paths, detects, hands each input to its reader, batches the
 // writes and reports. Mail messages are parsed on every
-// core (mailPool) and handed in file order to a threader that spills them to an
+// core (the mail family's parse pool) and handed in file order to a threader that spills them to an
 // unlinked temporary file and keeps 48 bytes of threading keys a message in memory
 // (plus its Message-ID's node in a hashed union-find), then writes one source per
 // thread once every file is read (threads span files: a Maildir holds one message
@@ -128,7 +128,7 @@ type runner struct {
 	w     Writer
 	opt   Options
 	rep   *readkit.Report
-	sum   *readkit.Summary
+	sum   *Summary
 	jobs  chan job
 	done  chan struct{}
 	bud   *readkit.Budget
@@ -158,7 +158,7 @@ type runner struct {
 // lists them in the order they are asked), and hands it to its reader, which
 // streams sources to the write pipeline. Mail messages are threaded across all the
 // files of the run before they are written (see threader).
-func Run(ctx context.Context, w Writer, paths []string, opt Options) (*readkit.Summary, error) {
+func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, error) {
 	start := time.Now()
 	rep := readkit.NewReport(opt.Logger)
 	r := &runner{w: w, opt: opt, rep: rep, sum: rep.Sum, order: readers(), times: rep.Times, cur: -1}
@@ -193,7 +193,7 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*readkit.S
 		before := r.failures()
 		st, err := os.Stat(p)
 		if err != nil {
-			rep.Fail(readkit.FileError{Path: p, Err: fmt.Errorf("cannot read: %w", err)})
+			rep.Fail(FileError{Path: p, Err: fmt.Errorf("cannot read: %w", err)})
 			continue
 		}
 		if st.IsDir() {
@@ -264,7 +264,7 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*readkit.S
 		if r.yield[i] > 0 || fails[i] > 0 || ctx.Err() != nil {
 			continue
 		}
-		r.sum.Unread = append(r.sum.Unread, readkit.FileError{Path: p, Err: errors.New(r.why(p, tasks, i))})
+		r.sum.Unread = append(r.sum.Unread, FileError{Path: p, Err: errors.New(r.why(p, tasks, i))})
 	}
 	if err := ctx.Err(); err != nil {
 		r.sum.Interrupted = true
@@ -339,7 +339,7 @@ func (r *runner) planFile(arg int, root, p string, depth int, tasks []task) []ta
 			return tasks
 		}
 		if err := readkit.MountArchive(p); err != nil {
-			r.rep.Fail(readkit.FileError{Path: p, Err: err})
+			r.rep.Fail(FileError{Path: p, Err: err})
 			return tasks
 		}
 		r.mounted = append(r.mounted, p)
@@ -371,7 +371,7 @@ func (r *runner) detectFile(arg int, root, p string, head []byte) (task, bool) {
 // appends the files and folders to read.
 func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task {
 	if depth > readkit.MaxWalkDepth {
-		r.rep.Fail(readkit.FileError{Path: dir, Err: fmt.Errorf("folders nested deeper than %d levels: not descended", readkit.MaxWalkDepth)})
+		r.rep.Fail(FileError{Path: dir, Err: fmt.Errorf("folders nested deeper than %d levels: not descended", readkit.MaxWalkDepth)})
 		return tasks
 	}
 	in := readkit.Input{Path: dir, Root: root, Rel: relTo(root, dir)}
@@ -384,7 +384,7 @@ func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task
 	}
 	entries, err := readkit.ReadDir(dir)
 	if err != nil {
-		r.rep.Fail(readkit.FileError{Path: dir, Err: fmt.Errorf("cannot list folder: %w", err)})
+		r.rep.Fail(FileError{Path: dir, Err: fmt.Errorf("cannot list folder: %w", err)})
 		return tasks
 	}
 	readkit.SortEntries(entries)
@@ -461,7 +461,7 @@ func (r *runner) failures() int {
 	return r.sum.Failures
 }
 
-// source is the output readers hand whole sources to: it writes them.
+// Source is the output readers hand whole sources to: it writes them.
 func (r *runner) Source(src memtree.SourceInput) {
 	r.yield[r.arg]++
 	if r.cur >= 0 {
@@ -607,7 +607,7 @@ func (r *runner) flushPending(ctx context.Context) {
 	r.pending, r.pendingOrder, r.pendingBytes = nil, nil, 0
 }
 
-// mail is the output readers hand parsed mail to: it keeps it for threading.
+// Mail is the output readers hand parsed mail to: it keeps it for threading.
 func (r *runner) Mail(m *readkit.MailMessage) {
 	r.yield[r.arg]++
 	if r.cur >= 0 {
@@ -615,7 +615,7 @@ func (r *runner) Mail(m *readkit.MailMessage) {
 	}
 	t0 := time.Now()
 	if err := r.thr.Add(m); err != nil {
-		r.rep.Fail(readkit.FileError{Path: m.Origin, Err: err})
+		r.rep.Fail(FileError{Path: m.Origin, Err: err})
 	}
 	r.times.Add(&r.times.Thread, time.Since(t0))
 }
@@ -634,7 +634,7 @@ func (r *runner) writeThreads(ctx context.Context) {
 		if origin == "" {
 			origin = "(mail of this run)"
 		}
-		r.rep.Fail(readkit.FileError{Path: origin, Where: "thread " + root, Err: err})
+		r.rep.Fail(FileError{Path: origin, Where: "thread " + root, Err: err})
 	})
 }
 
@@ -644,7 +644,7 @@ func (r *runner) record(ctx context.Context, src memtree.SourceInput, st memtree
 		if ctx.Err() != nil {
 			return
 		}
-		r.rep.FailLocked(readkit.FileError{Path: src.Origin, Where: "source " + src.SourceID, Err: fmt.Errorf("store: %w", err)})
+		r.rep.FailLocked(FileError{Path: src.Origin, Where: "source " + src.SourceID, Err: fmt.Errorf("store: %w", err)})
 		return
 	}
 	r.sum.Sources++

@@ -80,7 +80,7 @@ func readReferenceJSON(in readkit.Input, out readkit.Output, rep *readkit.Report
 				rep.Skip(in.Path, reasonNoJSONShape)
 				return
 			}
-			rep.Fail(readkit.FileError{Path: in.Path, Err: err})
+			rep.Fail(FileError{Path: in.Path, Err: err})
 			return
 		}
 	}
@@ -104,7 +104,7 @@ func readReferenceJSON(in readkit.Input, out readkit.Output, rep *readkit.Report
 		return
 	}
 	if err != nil {
-		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
+		rep.Fail(FileError{Path: in.Path, Err: err})
 		return
 	}
 	for _, src := range srcs {

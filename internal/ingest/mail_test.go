@@ -9,7 +9,6 @@ import (
 	"testing"
 
 	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
-	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // writeFiles writes name → content under a fresh temp dir and returns it.
@@ -29,7 +28,7 @@ func writeFiles(t *testing.T, files map[string]string) string {
 }
 
 // runOn ingests paths into a collector and returns it with the summary.
-func runOn(t *testing.T, opt Options, paths ...string) (*collector, *readkit.Summary) {
+func runOn(t *testing.T, opt Options, paths ...string) (*collector, *Summary) {
 	t.Helper()
 	c := &collector{}
 	sum, err := Run(context.Background(), c, paths, opt)
@@ -335,8 +334,8 @@ func TestMailBadInputs(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"truncated.mbox": truncated, "no-separator.mbox": noSep, "bad-base64.eml": badB64, "mixed.mbox": mixed})
 	c, sum := runOn(t, Options{}, dir)
 
-	errFor := func(name string) []readkit.FileError {
-		var out []readkit.FileError
+	errFor := func(name string) []FileError {
+		var out []FileError
 		for _, e := range sum.Errors {
 			if filepath.Base(e.Path) == name {
 				out = append(out, e)

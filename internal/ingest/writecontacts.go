@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 
-	"github.com/openhuman/openhuman-core/internal/ingest/notes"
-	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -15,7 +13,7 @@ type contactFile struct {
 	cs   []memtree.ContactInput
 }
 
-// contacts keeps an address book's people for the end of the run.
+// Contacts keeps an address book's people for the end of the run.
 func (r *runner) Contacts(path string, cs []memtree.ContactInput) {
 	r.yield[r.arg]++
 	if r.cur >= 0 {
@@ -30,19 +28,26 @@ func (r *runner) writeContacts(ctx context.Context) {
 	if len(r.contactFiles) == 0 {
 		return
 	}
-	cw, ok := r.w.(notes.ContactWriter)
+	cw, ok := r.w.(ContactWriter)
 	for _, f := range r.contactFiles {
 		if !ok {
-			r.rep.Fail(readkit.FileError{Path: f.path, Err: errors.New("this store cannot keep contacts: not ingested")})
+			r.rep.Fail(FileError{Path: f.path, Err: errors.New("this store cannot keep contacts: not ingested")})
 			continue
 		}
 		n, err := cw.PutContacts(ctx, f.cs)
 		if err != nil {
-			r.rep.Fail(readkit.FileError{Path: f.path, Err: err})
+			r.rep.Fail(FileError{Path: f.path, Err: err})
 			continue
 		}
 		r.rep.Mu.Lock()
 		r.sum.Contacts += n
 		r.rep.Mu.Unlock()
 	}
+}
+
+// ContactWriter is a Writer that keeps contacts as people (memtree.PutContacts);
+// *memtree.Store implements it. A run whose writer does not names every contact
+// file as failed.
+type ContactWriter interface {
+	PutContacts(ctx context.Context, cs []memtree.ContactInput) (int, error)
 }

@@ -32,7 +32,7 @@ type SlackReader struct{}
 
 func (SlackReader) Kind() string { return KindSlack }
 
-// detect claims a folder holding channels.json (a symbolic link named so still
+// Detect claims a folder holding channels.json (a symbolic link named so still
 // marks the folder; read refuses to follow it).
 func (SlackReader) Detect(p string, dir bool, _ []byte) bool {
 	if !dir {

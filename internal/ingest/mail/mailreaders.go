@@ -201,7 +201,7 @@ type EMLReader struct{}
 
 func (EMLReader) Kind() string { return KindEML }
 
-// detect claims .eml files and any file, whatever its name, that starts with a
+// Detect claims .eml files and any file, whatever its name, that starts with a
 // mail header block (Maildir's "1220863087.12663_23.mindcrime", MH's "17").
 func (EMLReader) Detect(p string, dir bool, head []byte) bool {
 	if dir {
@@ -356,7 +356,7 @@ func holdsMail(dir string) bool {
 	return false
 }
 
-// read reads a Maildir folder, or one message file (--kind maildir given on a
+// Read reads a Maildir folder, or one message file (--kind maildir given on a
 // file, or on a folder of message files such as a lone cur/).
 func (MaildirReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	if st, err := readkit.Stat(in.Path); err == nil && !st.IsDir() {

@@ -71,7 +71,7 @@ type spillRec struct {
 	msg                    memtree.MessageInput
 }
 
-// threader collects the parsed mail of a run and groups it into threads at the
+// Threader collects the parsed mail of a run and groups it into threads at the
 // end, with memory that grows by about 100 bytes a message whatever the messages
 // hold: Message-IDs and the ids they name are nodes of a union-find keyed by a
 // 64-bit hash of the id (two different ids share a hash with a probability of about
@@ -130,7 +130,7 @@ func (t *Threader) union(a, b uint32) {
 	t.parent[rb] = ra
 }
 
-// add keeps one message for threading.
+// Add keeps one message for threading.
 func (t *Threader) Add(m *readkit.MailMessage) error {
 	if t.err != nil {
 		return t.err

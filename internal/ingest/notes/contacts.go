@@ -18,13 +18,6 @@ import (
 // KindContacts forces the address-book reader.
 const KindContacts = "contacts"
 
-// ContactWriter is a Writer that keeps contacts as people (memtree.PutContacts);
-// *memtree.Store implements it. A run whose writer does not names every contact
-// file as failed.
-type ContactWriter interface {
-	PutContacts(ctx context.Context, cs []memtree.ContactInput) (int, error)
-}
-
 // ContactsReader reads address books: vCard files (.vcf, .vcard; versions 2.1,
 // 3.0 and 4.0, one or many cards, folded lines, quoted-printable and charsets of
 // 2.1, escaped values, grouped properties) and the CSV files Google Contacts

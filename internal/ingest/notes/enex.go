@@ -292,7 +292,7 @@ func (s *enexScan) markup() (enexTag, bool) {
 	}
 }
 
-// note reads one <note>'s elements up to its end tag.
+// Note reads one <note>'s elements up to its end tag.
 func (s *enexScan) Note(ctx context.Context) *enexNote {
 	n := &enexNote{}
 	for ctx.Err() == nil {

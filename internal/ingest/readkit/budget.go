@@ -9,7 +9,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
-// budget is the pipeline's bound on sources in flight (see inflightBytes).
+// Budget is the pipeline's bound on sources in flight (see inflightBytes).
 type Budget struct {
 	mu      sync.Mutex
 	cond    *sync.Cond
@@ -17,7 +17,7 @@ type Budget struct {
 	n       int
 	waiters int
 	limit   int64
-	// starved wakes the writer when a source waits for room, so that it commits the
+	// Starved wakes the writer when a source waits for room, so that it commits the
 	// open batch now instead of when the batch's time is up.
 	Starved chan struct{}
 }
@@ -52,7 +52,7 @@ func (b *Budget) Release(size int64) {
 	b.cond.Broadcast()
 }
 
-// waiting reports whether a source waits for room.
+// Waiting reports whether a source waits for room.
 func (b *Budget) Waiting() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
@@ -87,7 +87,7 @@ func (t *RunTimes) SetBatch(b memtree.BatchTimes) {
 	t.mu.Unlock()
 }
 
-// line renders the times as one line.
+// Line renders the times as one line.
 func (t *RunTimes) Line(wall time.Duration) string {
 	t.mu.Lock()
 	defer t.mu.Unlock()

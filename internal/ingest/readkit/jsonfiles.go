@@ -267,7 +267,7 @@ func ChatTimeOK(ms int64) bool {
 	return ms >= chatMinMS && ms < chatMaxMS
 }
 
-// clip returns the first n characters of s on one line, "…" marking a cut.
+// Clip returns the first n characters of s on one line, "…" marking a cut.
 func Clip(s string, n int) string {
 	s = strings.Join(strings.Fields(s), " ")
 	if utf8.RuneCountInString(s) <= n {
@@ -298,7 +298,7 @@ type JSONHead struct {
 	tooDeep       bool            // nested deeper than maxJSONDepth
 }
 
-// shape names the input shape the head shows ("" for none). An object of a Telegram
+// Shape names the input shape the head shows ("" for none). An object of a Telegram
 // export (a chat with type and id, or a whole export) or of a Discord export (guild)
 // is none: their readers own them.
 func (h *JSONHead) Shape() string {
@@ -323,7 +323,7 @@ func (h *JSONHead) Shape() string {
 	return ""
 }
 
-// claimed says the reference reader should read a file with this head: it has one
+// Claimed says the reference reader should read a file with this head: it has one
 // of the shapes, or it is a top-level array of such objects or nests too deep, which
 // read then fails with the reason (a .json file meant as input, wrongly made).
 func (h *JSONHead) Claimed() bool {

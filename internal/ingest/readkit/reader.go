@@ -18,19 +18,19 @@ import (
 // what it reads to an output as it goes and reports every problem; it never holds
 // more of its input than one source needs.
 type Reader interface {
-	// kind is the --kind name that forces this reader ("mbox", "slack", ...).
+	// Kind is the --kind name that forces this reader ("mbox", "slack", ...).
 	Kind() string
-	// detect reports whether the reader reads p. dir says p is a folder; head holds
+	// Detect reports whether the reader reads p. dir says p is a folder; head holds
 	// the first bytes of a file (up to HeadBytes; nil for a folder).
 	Detect(p string, dir bool, head []byte) bool
-	// read streams the sources read from in to out and every problem to rep.
+	// Read streams the sources read from in to out and every problem to rep.
 	Read(ctx context.Context, in Input, out Output, rep *Report)
 }
 
 // HeadBytes is how much of a file detect sees.
 const HeadBytes = 8 << 10
 
-// input is one file or folder handed to a reader.
+// Input is one file or folder handed to a reader.
 type Input struct {
 	Path   string // as walked
 	Root   string // the ingest root: the folder named on the command line, or the folder holding a file named directly
@@ -38,23 +38,23 @@ type Input struct {
 	Forced bool   // --kind named the reader
 }
 
-// output receives what readers read. source takes a whole source; mail takes one
+// Output receives what readers read. Source takes a whole source; Mail takes one
 // parsed mail message, which the runner threads with the others of the run.
 type Output interface {
 	Source(src memtree.SourceInput)
 	Mail(m *MailMessage)
-	// contacts takes the people of an address book read from path.
+	// Contacts takes the people of an address book read from path.
 	Contacts(path string, cs []memtree.ContactInput)
 }
 
-// report collects what readers could not keep (fail), repaired or guessed (warn),
-// and did not read (skip), for the run's summary and its stderr lines. It is safe
+// Report collects what readers could not keep (Fail), repaired or guessed (Warn),
+// and did not read (Skip), for the run's summary and its stderr lines. It is safe
 // for concurrent use.
 type Report struct {
 	Mu  sync.Mutex
 	Log *slog.Logger
 	Sum *Summary
-	// times collects where the run's time goes (never nil).
+	// Times collects where the run's time goes (never nil).
 	Times *RunTimes
 }
 
@@ -65,7 +65,7 @@ func NewReport(log *slog.Logger) *Report {
 	return &Report{Log: log, Sum: &Summary{}, Times: &RunTimes{}}
 }
 
-// fail records an input (or part of one) that could not be kept.
+// Fail records an input (or part of one) that could not be kept.
 func (r *Report) Fail(fe FileError) {
 	r.Mu.Lock()
 	defer r.Mu.Unlock()
@@ -78,7 +78,7 @@ func (r *Report) FailLocked(fe FileError) {
 	r.Log.Debug("ingest: failed", "path", fe.Path, "where", fe.Where, "err", fe.Err)
 }
 
-// warn records a repair or a guess worth telling (an unknown charset decoded as
+// Warn records a repair or a guess worth telling (an unknown charset decoded as
 // Windows-1252, a date taken from the file time): the text is kept.
 func (r *Report) Warn(path, where, msg string) {
 	r.Mu.Lock()
@@ -88,7 +88,7 @@ func (r *Report) Warn(path, where, msg string) {
 	r.Log.Debug("ingest: warning", "path", path, "where", where, "msg", msg)
 }
 
-// skip records a file or folder that no reader reads (or that must not be read, a
+// Skip records a file or folder that no reader reads (or that must not be read, a
 // symbolic link). reason is a short fixed phrase: the summary counts skips by it.
 func (r *Report) Skip(path, reason string) {
 	r.Mu.Lock()
@@ -102,7 +102,7 @@ func (r *Report) Skip(path, reason string) {
 	r.Log.Debug("ingest: skipped", "path", path, "why", reason)
 }
 
-// file counts one more file read. The runner counts each file it hands to a reader;
+// File counts one more file read. The runner counts each file it hands to a reader;
 // a folder reader (Slack, Maildir) counts the files it reads inside.
 func (r *Report) File() {
 	r.Mu.Lock()
