@@ -8,6 +8,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/chat"
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -23,29 +27,29 @@ type appWant struct {
 
 // appCheck runs r on one fixture file and compares every message's author,
 // time (local wall time unless utc) and text.
-func appCheck(t *testing.T, r reader, name, content string, utc bool, want []appWant) *report {
+func appCheck(t *testing.T, r readkit.Reader, name, content string, utc bool, want []appWant) *readkit.Report {
 	t.Helper()
-	p := tgTestFile(t, name, content)
-	out, rep := runReader(t, r, p)
+	p := readertest.WriteFile(t, name, content)
+	out, rep := readertest.Run(t, r, p)
 	var got []string
-	for _, s := range out.sources {
+	for _, s := range out.Sources {
 		for _, m := range s.Messages {
 			got = append(got, waFmtMsg(m.Author, m.Text, m.TimestampMS))
 		}
 	}
 	var ws []string
 	for _, w := range want {
-		ms := waTestMS(w.y, w.mo, w.d, w.h, w.mi, w.s)
+		ms := readertest.LocalMS(w.y, w.mo, w.d, w.h, w.mi, w.s)
 		if utc {
 			ms = utcMS(w.y, w.mo, w.d, w.h, w.mi, w.s)
 		}
 		ws = append(ws, waFmtMsg(w.author, w.text, ms))
 	}
 	if strings.Join(got, "\n") != strings.Join(ws, "\n") {
-		t.Errorf("messages:\n%s\nwant:\n%s\n(errors %v)", strings.Join(got, "\n"), strings.Join(ws, "\n"), rep.sum.Errors)
+		t.Errorf("messages:\n%s\nwant:\n%s\n(errors %v)", strings.Join(got, "\n"), strings.Join(ws, "\n"), rep.Sum.Errors)
 	}
-	if rep.sum.Failures != 0 {
-		t.Errorf("failures %v", rep.sum.Errors)
+	if rep.Sum.Failures != 0 {
+		t.Errorf("failures %v", rep.Sum.Errors)
 	}
 	return rep
 }
@@ -56,33 +60,33 @@ func appCheck(t *testing.T, r reader, name, content string, utc bool, want []app
 // name), HexChat (the year from BEGIN LOGGING).
 func TestIRCLogs(t *testing.T) {
 	t.Run("irssi", func(t *testing.T) {
-		rep := appCheck(t, ircReader{}, "#golang.log", "--- Log opened Mon Jan 05 10:00:00 2026\n"+
+		rep := appCheck(t, chat.IRCReader{}, "#golang.log", "--- Log opened Mon Jan 05 10:00:00 2026\n"+
 			"10:00 -!- micah [~m@host] has joined #golang\n10:01 <@micah> morning all\n10:02 < dana> hi micah\n"+
 			"10:03  * micah waves\n--- Day changed Tue Jan 06 2026\n00:05 <+dana> past midnight\n--- Log closed Tue Jan 06 00:10:00 2026\n", false,
 			[]appWant{{"micah", "morning all", 2026, 1, 5, 10, 1, 0}, {"dana", "hi micah", 2026, 1, 5, 10, 2, 0},
 				{"micah", "* micah waves", 2026, 1, 5, 10, 3, 0}, {"dana", "past midnight", 2026, 1, 6, 0, 5, 0}})
-		if !tgTestHasNote(rep, false, "1 join, part") {
-			t.Errorf("events not counted: %v", rep.sum.Notes)
+		if !readertest.HasNote(rep, false, "1 join, part") {
+			t.Errorf("events not counted: %v", rep.Sum.Notes)
 		}
 	})
 	t.Run("weechat", func(t *testing.T) {
-		appCheck(t, ircReader{}, "irc.libera.#go.weechatlog", "2026-01-05 10:00:00\t-->\tmicah (~m@host) has joined #go\n"+
+		appCheck(t, chat.IRCReader{}, "irc.libera.#go.weechatlog", "2026-01-05 10:00:00\t-->\tmicah (~m@host) has joined #go\n"+
 			"2026-01-05 10:01:00\t@micah\tmorning: all\n2026-01-05 10:02:30\tdana\thi\n2026-01-05 10:03:00\t *\tmicah waves\n"+
 			"2026-01-05 10:04:00\t--\tMode #go [+o dana] by micah\n", false,
 			[]appWant{{"micah", "morning: all", 2026, 1, 5, 10, 1, 0}, {"dana", "hi", 2026, 1, 5, 10, 2, 30}, {"micah", "* micah waves", 2026, 1, 5, 10, 3, 0}})
 	})
 	t.Run("znc", func(t *testing.T) {
-		appCheck(t, ircReader{}, "2026-01-05.log", "[10:00:00] *** Joins: micah (~m@host)\n[10:01:00] <micah> hello\n[10:01:30] * dana waves back\n[10:02:00] <dana> [link] see <this>\n", false,
+		appCheck(t, chat.IRCReader{}, "2026-01-05.log", "[10:00:00] *** Joins: micah (~m@host)\n[10:01:00] <micah> hello\n[10:01:30] * dana waves back\n[10:02:00] <dana> [link] see <this>\n", false,
 			[]appWant{{"micah", "hello", 2026, 1, 5, 10, 1, 0}, {"dana", "* dana waves back", 2026, 1, 5, 10, 1, 30}, {"dana", "[link] see <this>", 2026, 1, 5, 10, 2, 0}})
 	})
 	t.Run("hexchat", func(t *testing.T) {
-		appCheck(t, ircReader{}, "#chan.log", "**** BEGIN LOGGING AT Mon Jan  5 10:00:00 2026\n\nJan 05 10:00:00 *\tmicah has joined #chan\n"+
+		appCheck(t, chat.IRCReader{}, "#chan.log", "**** BEGIN LOGGING AT Mon Jan  5 10:00:00 2026\n\nJan 05 10:00:00 *\tmicah has joined #chan\n"+
 			"Jan 05 10:01:00 <micah>\thello there\nJan 05 10:02:00 *\tdana waves\nJan 05 10:03:00 <dana>\tbye\n", false,
 			[]appWant{{"micah", "hello there", 2026, 1, 5, 10, 1, 0}, {"dana", "* dana waves", 2026, 1, 5, 10, 2, 0}, {"dana", "bye", 2026, 1, 5, 10, 3, 0}})
 	})
 	t.Run("prose is no log", func(t *testing.T) {
-		p := tgTestFile(t, "notes.txt", "10:00 meeting with the team\nagenda: budget\n")
-		if (ircReader{}).detect(p, false, []byte("10:00 meeting with the team\nagenda: budget\n")) {
+		p := readertest.WriteFile(t, "notes.txt", "10:00 meeting with the team\nagenda: budget\n")
+		if (chat.IRCReader{}).Detect(p, false, []byte("10:00 meeting with the team\nagenda: budget\n")) {
 			t.Error("prose detected as an IRC log")
 		}
 	})
@@ -101,18 +105,18 @@ func TestMatrixExport(t *testing.T) {
 {"type":"m.room.message","sender":"@dana:matrix.example","content":{"msgtype":"m.text","body":"> <@micah:matrix.example> budget is due friday\n\nok, on it","m.relates_to":{"m.in_reply_to":{"event_id":"$1"}}},"origin_server_ts":1767607320000,"event_id":"$3","room_id":"!room:matrix.example"},
 {"type":"m.room.message","sender":"@dana:matrix.example","content":{"msgtype":"m.emote","body":"cheers"},"origin_server_ts":1767607380000,"event_id":"$4","room_id":"!room:matrix.example"},
 {"type":"m.room.message","sender":"@ghost:matrix.example","content":{"msgtype":"m.file","body":"report.pdf","filename":"report.pdf","info":{"mimetype":"application/pdf","size":1234}},"origin_server_ts":1767607440000,"event_id":"$5","room_id":"!room:matrix.example"}]}`
-	p := tgTestFile(t, "matrix - Planning - Chat Export - 2026-01-05.json", doc)
-	if !(matrixReader{}).detect(p, false, []byte(doc)) || (telegramReader{}).detect(p, false, []byte(doc)) {
+	p := readertest.WriteFile(t, "matrix - Planning - Chat Export - 2026-01-05.json", doc)
+	if !(chat.MatrixReader{}).Detect(p, false, []byte(doc)) || (chat.TelegramReader{}).Detect(p, false, []byte(doc)) {
 		t.Fatal("detection")
 	}
-	rep := appCheck(t, matrixReader{}, "export.json", doc, true, []appWant{
+	rep := appCheck(t, chat.MatrixReader{}, "export.json", doc, true, []appWant{
 		{"Micah Stubbs", "budget is due friday", 2026, 1, 5, 10, 1, 0}, {"Dana", "ok, on it", 2026, 1, 5, 10, 2, 0},
 		{"Dana", "* cheers", 2026, 1, 5, 10, 3, 0}, {"@ghost:matrix.example", "[file report.pdf]", 2026, 1, 5, 10, 4, 0}})
-	if !tgTestHasNote(rep, false, "3 membership, state") {
-		t.Errorf("events: %v", rep.sum.Notes)
+	if !readertest.HasNote(rep, false, "3 membership, state") {
+		t.Errorf("events: %v", rep.Sum.Notes)
 	}
-	out, _ := runReader(t, matrixReader{}, tgTestFile(t, "export.json", doc))
-	m := out.sources[0].Messages
+	out, _ := readertest.Run(t, chat.MatrixReader{}, readertest.WriteFile(t, "export.json", doc))
+	m := out.Sources[0].Messages
 	if m[1].ReplyTo != "matrix:$1" || m[0].AuthorAddr != "@micah:matrix.example" || len(m[3].Attachments) != 1 || m[3].Attachments[0].ContentType != "application/pdf" {
 		t.Errorf("reply, address or attachment: %+v", m)
 	}
@@ -136,7 +140,7 @@ func TestNoteAppExports(t *testing.T) {
 			`{"title":"Micah","children":[]}]`,
 	})
 	c, sum := runOn(t, Options{}, dir)
-	if sum.Failures != 0 || sum.SkippedBy[reasonKeepTrash] != 1 {
+	if sum.Failures != 0 || sum.SkippedBy[notes.ReasonKeepTrash] != 1 {
 		t.Fatalf("errors %v, skipped %v", sum.Errors, sum.SkippedBy)
 	}
 	byTitle := map[string]memtree.SourceInput{}
@@ -192,14 +196,14 @@ func TestMattermostBulkExport(t *testing.T) {
 {"type":"direct_channel","direct_channel":{"members":["dana","micah"]}}
 {"type":"direct_post","direct_post":{"channel_members":["micah","dana"],"user":"dana","message":"lunch?","create_at":1767610800000}}
 `
-	p := tgTestFile(t, "export.jsonl", doc)
-	out, rep := runReader(t, mattermostReader{}, p)
-	if rep.sum.Failures != 0 {
-		t.Fatalf("errors %v", rep.sum.Errors)
+	p := readertest.WriteFile(t, "export.jsonl", doc)
+	out, rep := readertest.Run(t, chat.MattermostReader{}, p)
+	if rep.Sum.Failures != 0 {
+		t.Fatalf("errors %v", rep.Sum.Errors)
 	}
 	var got []string
 	titles := map[string]bool{}
-	for _, s := range out.sources {
+	for _, s := range out.Sources {
 		titles[s.SourceID+" "+s.Title] = true
 		for _, m := range s.Messages {
 			got = append(got, m.Author+" <"+m.AuthorAddr+"> "+waFmtMsg("", m.Text, m.TimestampMS)+" reply="+m.ReplyTo)
@@ -216,8 +220,8 @@ func TestMattermostBulkExport(t *testing.T) {
 	if !titles["mattermost:acme/town-square/2026-01 Town Square (2026-01)"] || !titles["mattermost:dm/dana,micah/2026-01 Micah Stubbs, Dana R (2026-01)"] {
 		t.Errorf("sources: %v", titles)
 	}
-	if !tgTestHasNote(rep, false, "3 version, team") {
-		t.Errorf("other lines: %v", rep.sum.Notes)
+	if !readertest.HasNote(rep, false, "3 version, team") {
+		t.Errorf("other lines: %v", rep.Sum.Notes)
 	}
 }
 
@@ -244,10 +248,10 @@ func TestDiscordChatExporterCSV(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			name := "Acme - general [123456789012].csv"
-			if !(discordReader{}).detect(name, false, []byte(head+c.rows)) {
+			if !(chat.DiscordReader{}).Detect(name, false, []byte(head+c.rows)) {
 				t.Fatal("not detected")
 			}
-			appCheck(t, discordReader{}, name, head+c.rows, c.utc, c.want)
+			appCheck(t, chat.DiscordReader{}, name, head+c.rows, c.utc, c.want)
 		})
 	}
 }
@@ -336,23 +340,23 @@ old news
   </div>
  </body>
 </html>`
-	p := tgTestFile(t, "messages.html", page)
-	if !(telegramReader{}).detect(p, false, []byte(page)) {
+	p := readertest.WriteFile(t, "messages.html", page)
+	if !(chat.TelegramReader{}).Detect(p, false, []byte(page)) {
 		t.Fatal("not detected")
 	}
-	rep := appCheck(t, telegramReader{}, "messages.html", page, true, []appWant{
+	rep := appCheck(t, chat.TelegramReader{}, "messages.html", page, true, []appWant{
 		{"Micah Stubbs", "Hello there,\nsecond line", 2026, 1, 5, 9, 0, 0},
 		{"Micah Stubbs", "[photo photo_1@05-01-2026_10-01-00.jpg]", 2026, 1, 5, 9, 1, 0},
 		{"Dana", "see the report", 2026, 1, 5, 9, 2, 0},
 		{"Dana", "(forwarded from Lee) old news", 2026, 1, 5, 9, 3, 0},
 	})
-	if !tgTestHasNote(rep, false, "1 service line") {
-		t.Errorf("service lines: %v", rep.sum.Notes)
+	if !readertest.HasNote(rep, false, "1 service line") {
+		t.Errorf("service lines: %v", rep.Sum.Notes)
 	}
-	out, _ := runReader(t, telegramReader{}, tgTestFile(t, "messages.html", page))
-	m := out.sources[0].Messages
-	if m[2].ReplyTo != "telegram:Micah Stubbs:120" || len(m[2].Attachments) != 1 || m[2].Attachments[0].Name != "report.pdf" || out.sources[0].Title != "Micah Stubbs (2026-01)" {
-		t.Errorf("reply, attachment or title: %+v %q", m[2], out.sources[0].Title)
+	out, _ := readertest.Run(t, chat.TelegramReader{}, readertest.WriteFile(t, "messages.html", page))
+	m := out.Sources[0].Messages
+	if m[2].ReplyTo != "telegram:Micah Stubbs:120" || len(m[2].Attachments) != 1 || m[2].Attachments[0].Name != "report.pdf" || out.Sources[0].Title != "Micah Stubbs (2026-01)" {
+		t.Errorf("reply, attachment or title: %+v %q", m[2], out.Sources[0].Title)
 	}
 }
 
@@ -364,18 +368,18 @@ func TestIMessageExporterText(t *testing.T) {
 		"    Jan 05, 2026  9:05:00 AM\n    Me\n    Yes, noon\n\nThis message responded to an earlier message.\n\n" +
 		"Jan 05, 2026 12:30:10 PM (Read by them after 2 minutes)\nMe\n/Users/me/Library/Messages/Attachments/ab/12/IMG_1234.HEIC\nfirst line\n\nafter a blank line\n\n" +
 		"Jan 06, 2026 10:00:00 PM\n+15551234567\nnew number, who dis\n\n"
-	p := tgTestFile(t, "Micah Stubbs.txt", doc)
-	if !(imessageReader{}).detect(p, false, []byte(doc)) || (whatsappReader{}).detect(p, false, []byte(doc)) {
+	p := readertest.WriteFile(t, "Micah Stubbs.txt", doc)
+	if !(chat.IMessageReader{}).Detect(p, false, []byte(doc)) || (chat.WhatsAppReader{}).Detect(p, false, []byte(doc)) {
 		t.Fatal("detection")
 	}
-	appCheck(t, imessageReader{}, "Micah Stubbs.txt", doc, false, []appWant{
+	appCheck(t, chat.IMessageReader{}, "Micah Stubbs.txt", doc, false, []appWant{
 		{"Micah Stubbs", "Are we still on for lunch?", 2026, 1, 5, 9, 0, 0},
 		{"Me", "Yes, noon", 2026, 1, 5, 9, 5, 0},
 		{"Me", "[attachment IMG_1234.HEIC]\nfirst line\n\nafter a blank line", 2026, 1, 5, 12, 30, 10},
 		{"+15551234567", "new number, who dis", 2026, 1, 6, 22, 0, 0},
 	})
-	out, _ := runReader(t, imessageReader{}, tgTestFile(t, "Micah Stubbs.txt", doc))
-	m := out.sources[0].Messages
+	out, _ := readertest.Run(t, chat.IMessageReader{}, readertest.WriteFile(t, "Micah Stubbs.txt", doc))
+	m := out.Sources[0].Messages
 	if m[1].ReplyTo != m[0].Ref || len(m[2].Attachments) != 1 || m[3].AuthorAddr != "+15551234567" {
 		t.Errorf("reply, attachment or address: %+v", m)
 	}
@@ -388,19 +392,19 @@ func TestLINEChatHistory(t *testing.T) {
 	t.Run("english", func(t *testing.T) {
 		doc := "\ufeff[LINE] Chat history with Micah\r\nSaved on: 2026/01/06 10:00\r\n\r\n2026/01/05(Mon)\r\n10:00\tMicah\tHello\r\n" +
 			"10:01\tMe\t\"two\r\nlines\"\r\n10:02\tMicah left the group.\r\n\r\n2026/01/06(Tue)\r\n09:30\tMe\t[Photo]\r\n"
-		rep := appCheck(t, lineReader{}, "[LINE] Chat with Micah.txt", doc, false, []appWant{
+		rep := appCheck(t, chat.LineReader{}, "[LINE] Chat with Micah.txt", doc, false, []appWant{
 			{"Micah", "Hello", 2026, 1, 5, 10, 0, 0}, {"Me", "two\nlines", 2026, 1, 5, 10, 1, 0}, {"Me", "[Photo]", 2026, 1, 6, 9, 30, 0}})
-		if !tgTestHasNote(rep, false, "1 line(s) without a sender") {
-			t.Errorf("events: %v", rep.sum.Notes)
+		if !readertest.HasNote(rep, false, "1 line(s) without a sender") {
+			t.Errorf("events: %v", rep.Sum.Notes)
 		}
 	})
 	t.Run("newer english with weekday first and AM/PM", func(t *testing.T) {
 		doc := "[LINE] Chat history with Micah\nSaved on: 1/6/2026, 10:00\n\nMon, 01/05/2026\n10:00 AM\tMicah\tmorning\n02:30 PM\tMe\tafternoon\n"
-		appCheck(t, lineReader{}, "chat.txt", doc, false, []appWant{{"Micah", "morning", 2026, 1, 5, 10, 0, 0}, {"Me", "afternoon", 2026, 1, 5, 14, 30, 0}})
+		appCheck(t, chat.LineReader{}, "chat.txt", doc, false, []appWant{{"Micah", "morning", 2026, 1, 5, 10, 0, 0}, {"Me", "afternoon", 2026, 1, 5, 14, 30, 0}})
 	})
 	t.Run("japanese", func(t *testing.T) {
 		doc := "[LINE] 太郎とのトーク履歴\n保存日時：2026/01/06 10:00\n\n2026/01/05(月)\n午前10:00\t太郎\tおはよう\n午後2:56\t花子\tこんにちは\n"
-		appCheck(t, lineReader{}, "chat.txt", doc, false, []appWant{{"太郎", "おはよう", 2026, 1, 5, 10, 0, 0}, {"花子", "こんにちは", 2026, 1, 5, 14, 56, 0}})
+		appCheck(t, chat.LineReader{}, "chat.txt", doc, false, []appWant{{"太郎", "おはよう", 2026, 1, 5, 10, 0, 0}, {"花子", "こんにちは", 2026, 1, 5, 14, 56, 0}})
 	})
 }
 
@@ -416,32 +420,32 @@ func TestSignalExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	waWriteFile(t, p, md)
-	if !(signalReader{}).detect(p, false, []byte(md)) {
+	if !(chat.SignalReader{}).Detect(p, false, []byte(md)) {
 		t.Fatal("chat.md not detected")
 	}
-	out, rep := runReader(t, signalReader{}, p)
+	out, rep := readertest.Run(t, chat.SignalReader{}, p)
 	var got []string
-	for _, s := range out.sources {
+	for _, s := range out.Sources {
 		for _, m := range s.Messages {
 			got = append(got, waFmtMsg(m.Author, m.Text, m.TimestampMS))
 		}
 	}
-	want := []string{waFmtMsg("Micah", "are you coming?", waTestMS(2026, 1, 5, 10, 0, 0)), waFmtMsg("Me", "yes, at noon\nsee you", waTestMS(2026, 1, 5, 10, 1, 0)),
-		waFmtMsg("Micah", "[attachment IMG_1.jpg]", waTestMS(2026, 1, 5, 10, 2, 0))}
-	if strings.Join(got, "\n") != strings.Join(want, "\n") || rep.sum.Failures != 0 {
-		t.Errorf("chat.md:\n%s\nwant:\n%s\n%v", strings.Join(got, "\n"), strings.Join(want, "\n"), rep.sum.Errors)
+	want := []string{waFmtMsg("Micah", "are you coming?", readertest.LocalMS(2026, 1, 5, 10, 0, 0)), waFmtMsg("Me", "yes, at noon\nsee you", readertest.LocalMS(2026, 1, 5, 10, 1, 0)),
+		waFmtMsg("Micah", "[attachment IMG_1.jpg]", readertest.LocalMS(2026, 1, 5, 10, 2, 0))}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") || rep.Sum.Failures != 0 {
+		t.Errorf("chat.md:\n%s\nwant:\n%s\n%v", strings.Join(got, "\n"), strings.Join(want, "\n"), rep.Sum.Errors)
 	}
-	if out.sources[0].SourceID != "signal:Micah Stubbs/2026-01" {
-		t.Errorf("conversation: %s", out.sources[0].SourceID)
+	if out.Sources[0].SourceID != "signal:Micah Stubbs/2026-01" {
+		t.Errorf("conversation: %s", out.Sources[0].SourceID)
 	}
 	js := `{"date": "2026-01-05T10:00:00", "sender": "Micah", "body": "hello  ", "quote": "", "sticker": "", "reactions": [], "attachments": [], "deleted": false}` + "\n" +
 		`{"date": "2026-01-05T10:05:00", "sender": "Me", "body": "  ", "quote": "", "sticker": "", "reactions": [], "attachments": [{"name": "doc.pdf", "path": "media/doc.pdf"}], "deleted": false}` + "\n"
 	jp := filepath.Join(dir, "Micah Stubbs", "data.json")
 	waWriteFile(t, jp, js)
-	if !(signalReader{}).detect(jp, false, []byte(js)) {
+	if !(chat.SignalReader{}).Detect(jp, false, []byte(js)) {
 		t.Fatal("data.json not detected")
 	}
-	appCheck(t, signalReader{}, "data.json", js, false, []appWant{{"Micah", "hello", 2026, 1, 5, 10, 0, 0}, {"Me", "[attachment doc.pdf]", 2026, 1, 5, 10, 5, 0}})
+	appCheck(t, chat.SignalReader{}, "data.json", js, false, []appWant{{"Micah", "hello", 2026, 1, 5, 10, 0, 0}, {"Me", "[attachment doc.pdf]", 2026, 1, 5, 10, 5, 0}})
 }
 
 // TestHangoutsTakeout reads Hangouts.json in both Takeout layouts: names from
@@ -455,19 +459,19 @@ func TestHangoutsTakeout(t *testing.T) {
 		`{"conversation_id":{"id":"Ugx1"},"sender_id":{"gaia_id":"202","chat_id":"202"},"timestamp":"1767607260000000","event_id":"e2","event_type":"HANGOUT_EVENT","hangout_event":{"event_type":"START_HANGOUT"}},` +
 		`{"conversation_id":{"id":"Ugx1"},"sender_id":{"gaia_id":"202","chat_id":"202"},"timestamp":"1767607320000000","event_id":"e3","event_type":"REGULAR_CHAT_MESSAGE",` +
 		`"chat_message":{"message_content":{"attachment":[{"embed_item":{"type":["PLUS_PHOTO"],"plus_photo":{"url":"https://lh3.example/photos/IMG_9.jpg"}}}]}}}]}]}`
-	p := tgTestFile(t, "Hangouts.json", current)
-	if !(hangoutsReader{}).detect(p, false, []byte(current)) {
+	p := readertest.WriteFile(t, "Hangouts.json", current)
+	if !(chat.HangoutsReader{}).Detect(p, false, []byte(current)) {
 		t.Fatal("not detected")
 	}
-	rep := appCheck(t, hangoutsReader{}, "Hangouts.json", current, true, []appWant{
+	rep := appCheck(t, chat.HangoutsReader{}, "Hangouts.json", current, true, []appWant{
 		{"Micah Stubbs", "see https://x.example/a\ntonight", 2026, 1, 5, 10, 0, 0}, {"Dana", "[photo]", 2026, 1, 5, 10, 2, 0}})
-	if !tgTestHasNote(rep, false, "1 call, membership") {
-		t.Errorf("events: %v", rep.sum.Notes)
+	if !readertest.HasNote(rep, false, "1 call, membership") {
+		t.Errorf("events: %v", rep.Sum.Notes)
 	}
 	older := `{"continuation_end_timestamp":"1","conversation_state":[{"conversation_id":{"id":"Ugx2"},"conversation_state":{"conversation":{"id":{"id":"Ugx2"},"name":"Book club",` +
 		`"participant_data":[{"id":{"gaia_id":"101","chat_id":"101"},"fallback_name":"Micah Stubbs"}]},"event":[{"sender_id":{"gaia_id":"101","chat_id":"101"},"timestamp":"1420070400000000","event_id":"o1",` +
 		`"chat_message":{"message_content":{"segment":[{"type":"TEXT","text":"happy new year"}]}}}]}}]}`
-	appCheck(t, hangoutsReader{}, "Hangouts.json", older, true, []appWant{{"Micah Stubbs", "happy new year", 2015, 1, 1, 0, 0, 0}})
+	appCheck(t, chat.HangoutsReader{}, "Hangouts.json", older, true, []appWant{{"Micah Stubbs", "happy new year", 2015, 1, 1, 0, 0, 0}})
 }
 
 // TestZulipExport reads an organization export: messages-000001.json with the
@@ -483,7 +487,7 @@ func TestZulipExport(t *testing.T) {
 			`{"id":3,"sender":11,"recipient":101,"subject":"","content":"lunch?","pub_date":1767610800}],"zerver_usermessage":[]}`,
 	})
 	c, sum := runOn(t, Options{}, dir)
-	if sum.Failures != 0 || sum.SkippedBy[reasonZulipRealm] != 1 {
+	if sum.Failures != 0 || sum.SkippedBy[chat.ReasonZulipRealm] != 1 {
 		t.Fatalf("errors %v, skipped %v", sum.Errors, sum.SkippedBy)
 	}
 	var got []string
@@ -533,14 +537,14 @@ func TestDiscordChatExporterHTML(t *testing.T) {
 </div>
 </div></body></html>`
 	name := "Acme - general [123456789012].html"
-	if !(discordReader{}).detect(name, false, []byte(current)) || (telegramReader{}).detect(name, false, []byte(current)) {
+	if !(chat.DiscordReader{}).Detect(name, false, []byte(current)) || (chat.TelegramReader{}).Detect(name, false, []byte(current)) {
 		t.Fatal("detection")
 	}
-	appCheck(t, discordReader{}, name, current, false, []appWant{
+	appCheck(t, chat.DiscordReader{}, name, current, false, []appWant{
 		{"Micah", "release friday", 2026, 1, 5, 10, 0, 0}, {"Micah", "[attachment plan.pdf]", 2026, 1, 5, 10, 2, 0}, {"Dana", "ok", 2026, 1, 5, 13, 15, 0}})
-	out, _ := runReader(t, discordReader{}, tgTestFile(t, name, current))
-	if m := out.sources[0].Messages; m[2].ReplyTo != "discord:123456789012:1001" || m[0].AuthorAddr != "micah#1234" || out.sources[0].Title != "Acme Text Channels / general (2026-01)" {
-		t.Errorf("reply, address or title: %+v %q", m, out.sources[0].Title)
+	out, _ := readertest.Run(t, chat.DiscordReader{}, readertest.WriteFile(t, name, current))
+	if m := out.Sources[0].Messages; m[2].ReplyTo != "discord:123456789012:1001" || m[0].AuthorAddr != "micah#1234" || out.Sources[0].Title != "Acme Text Channels / general (2026-01)" {
+		t.Errorf("reply, address or title: %+v %q", m, out.Sources[0].Title)
 	}
 	older := `<html><body><div class="preamble"><div class="preamble__entry">Acme</div><div class="preamble__entry">general</div></div><div class="chatlog">
 <div class="chatlog__message-group"><div class="chatlog__author-avatar-container"></div><div class="chatlog__messages">
@@ -548,7 +552,7 @@ func TestDiscordChatExporterHTML(t *testing.T) {
 <div class="chatlog__message " data-message-id="900" id="message-900"><div class="chatlog__content"><div class="markdown"><span class="preserve-whitespace">old style</span></div></div></div>
 <div class="chatlog__message " data-message-id="901" id="message-901"><div class="chatlog__content"><div class="markdown"><span class="preserve-whitespace">second</span></div></div></div>
 </div></div></div></body></html>`
-	appCheck(t, discordReader{}, "Acme - general [123456789012].html", older, false, []appWant{
+	appCheck(t, chat.DiscordReader{}, "Acme - general [123456789012].html", older, false, []appWant{
 		{"Micah", "old style", 2026, 1, 5, 10, 0, 0}, {"Micah", "second", 2026, 1, 5, 10, 0, 0}})
 }
 
@@ -561,14 +565,14 @@ func TestTeamsSkypeExport(t *testing.T) {
 		`{"id":"2","displayName":null,"originalarrivaltime":"2026-01-05T10:01:00Z","messagetype":"Text","content":"ok &lt;3","conversationid":"19:abc@thread.skype","from":"8:live:micah"},` +
 		`{"id":"3","displayName":"Dana","originalarrivaltime":"2026-01-05T10:02:00Z","messagetype":"Event/Call","content":"<partlist type=\"started\"></partlist>","from":"8:live:dana"},` +
 		`{"id":"4","displayName":"Dana","originalarrivaltime":"2026-01-05T10:03:00Z","messagetype":"RichText/Media_GenericFile","content":"<URIObject type=\"File.1\"><OriginalName v=\"plan.pdf\"/></URIObject>","from":"8:live:dana"}]}]}`
-	p := tgTestFile(t, "messages.json", doc)
-	if !(teamsReader{}).detect(p, false, []byte(doc)) || (hangoutsReader{}).detect(p, false, []byte(doc)) {
+	p := readertest.WriteFile(t, "messages.json", doc)
+	if !(chat.TeamsReader{}).Detect(p, false, []byte(doc)) || (chat.HangoutsReader{}).Detect(p, false, []byte(doc)) {
 		t.Fatal("detection")
 	}
-	rep := appCheck(t, teamsReader{}, "messages.json", doc, true, []appWant{
+	rep := appCheck(t, chat.TeamsReader{}, "messages.json", doc, true, []appWant{
 		{"Micah Stubbs", "ship it friday&test", 2026, 1, 5, 10, 0, 0}, {"Micah Stubbs", "ok <3", 2026, 1, 5, 10, 1, 0}, {"Dana", "[attachment plan.pdf]", 2026, 1, 5, 10, 3, 0}})
-	if !tgTestHasNote(rep, false, "1 call, membership") {
-		t.Errorf("events: %v", rep.sum.Notes)
+	if !readertest.HasNote(rep, false, "1 call, membership") {
+		t.Errorf("events: %v", rep.Sum.Notes)
 	}
 }
 
@@ -590,14 +594,14 @@ func TestNotionDatabaseCSV(t *testing.T) {
 		byTitle[s.Title] = s
 	}
 	s, ok := byTitle["Ship v1"]
-	if !ok || s.Provider != "notion" || strings.Join(s.Tags, ",") != "work,atlas" || s.Messages[0].TimestampMS != waTestMS(2026, 1, 5, 10, 0, 0) ||
+	if !ok || s.Provider != "notion" || strings.Join(s.Tags, ",") != "work,atlas" || s.Messages[0].TimestampMS != readertest.LocalMS(2026, 1, 5, 10, 0, 0) ||
 		!strings.Contains(s.Messages[0].Text, "Status: Done") {
 		t.Errorf("Ship v1: %+v", s)
 	}
 	if _, ok := byTitle["Plan offsite"]; !ok {
 		t.Errorf("a row with only a title is a page: %v", byTitle)
 	}
-	if sum.SkippedBy[reasonNotionTable] != 2 || sum.SkippedBy[reasonUnknownText] != 1 {
+	if sum.SkippedBy[notes.ReasonNotionTable] != 2 || sum.SkippedBy[readkit.ReasonUnknownText] != 1 {
 		t.Errorf("skipped %v", sum.SkippedBy)
 	}
 	if _, ok := byTitle["Dune"]; !ok || sum.Failures != 0 {

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"golang.org/x/text/transform"
 )
 
@@ -22,7 +23,7 @@ func TestUTF7Decoder(t *testing.T) {
 		"end+APw":              "endü",
 		"Gr+APwA3w-e, Jos+AOk": "Grüße, José",
 	} {
-		got, _, err := transform.String(utf7Encoding{}.NewDecoder(), in)
+		got, _, err := transform.String(readkit.UTF7Encoding{}.NewDecoder(), in)
 		if err != nil || got != want {
 			t.Errorf("%q → %q (%v), want %q", in, got, err, want)
 		}
@@ -30,7 +31,7 @@ func TestUTF7Decoder(t *testing.T) {
 	// one byte at a time: the decoder keeps its state across reads
 	long := strings.Repeat("ungl+APw-cklich +ZeVnLIqe- ", 400)
 	var b strings.Builder
-	r := transform.NewReader(&oneByteReader{s: long}, utf7Encoding{}.NewDecoder())
+	r := transform.NewReader(&oneByteReader{s: long}, readkit.UTF7Encoding{}.NewDecoder())
 	buf := make([]byte, 7)
 	for {
 		n, err := r.Read(buf)
@@ -101,12 +102,12 @@ func TestMailUTF7AndUndecodableCharsets(t *testing.T) {
 // them (UTF-16, EBCDIC); the replacement encoding and unknown names do not.
 func TestCheckCharset(t *testing.T) {
 	for _, cs := range []string{"utf-16", "UTF-16LE", "ibm037", "iso-8859-15", "windows-1251", "shift_jis", "euc-kr", "gb18030", "koi8-r", "hz-gb-2312", "utf-7", "\"UTF-7\""} {
-		if err := checkCharset(cs); err != nil {
+		if err := readkit.CheckCharset(cs); err != nil {
 			t.Errorf("%s: %v", cs, err)
 		}
 	}
 	for _, cs := range []string{"iso-2022-cn", "iso-2022-kr", "x-made-up"} {
-		if checkCharset(cs) == nil {
+		if readkit.CheckCharset(cs) == nil {
 			t.Errorf("%s accepted", cs)
 		}
 	}

@@ -7,15 +7,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
-
-func (c *collectOutput) contacts(_ string, cs []memtree.ContactInput) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.people = append(c.people, cs...)
-}
 
 // contactLine renders a contact for comparison.
 func contactLine(c memtree.ContactInput) string {
@@ -66,20 +62,20 @@ func TestContactFormats(t *testing.T) {
 			want: []string{"Lee Wong|Lee|Wong|||lee@corp.example|+44 20 7946 0000|"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := tgTestFile(t, c.file, c.content)
-			out, rep := runReader(t, contactsReader{}, p)
+			p := readertest.WriteFile(t, c.file, c.content)
+			out, rep := readertest.Run(t, notes.ContactsReader{}, p)
 			var got []string
-			for _, x := range out.people {
+			for _, x := range out.People {
 				got = append(got, contactLine(x))
 			}
 			if strings.Join(got, "\n") != strings.Join(c.want, "\n") {
 				t.Errorf("contacts:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(c.want, "\n"))
 			}
-			if len(out.sources) != 0 || rep.sum.Failures != 0 {
-				t.Errorf("a contact is no document: %d sources, errors %v", len(out.sources), rep.sum.Errors)
+			if len(out.Sources) != 0 || rep.Sum.Failures != 0 {
+				t.Errorf("a contact is no document: %d sources, errors %v", len(out.Sources), rep.Sum.Errors)
 			}
-			if (rep.sum.Warnings > 0) != c.warn {
-				t.Errorf("warnings %v", rep.sum.Notes)
+			if (rep.Sum.Warnings > 0) != c.warn {
+				t.Errorf("warnings %v", rep.Sum.Notes)
 			}
 		})
 	}

@@ -10,12 +10,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
 // readDoc writes one document into its own folder (the ingest root), runs the docs
 // reader on it and returns the one source it emitted, with the report.
-func readDoc(t *testing.T, name, content string, mtime time.Time) (memtree.SourceInput, *report) {
+func readDoc(t *testing.T, name, content string, mtime time.Time) (memtree.SourceInput, *readkit.Report) {
 	t.Helper()
 	dir := writeFiles(t, map[string]string{name: content})
 	p := filepath.Join(dir, filepath.FromSlash(name))
@@ -24,11 +27,11 @@ func readDoc(t *testing.T, name, content string, mtime time.Time) (memtree.Sourc
 			t.Fatal(err)
 		}
 	}
-	out, rep := runReader(t, docsReader{}, p)
-	if len(out.sources) != 1 || len(out.mails) != 0 {
-		t.Fatalf("%s: %d sources, %d mails, want 1 source (errors %v, notes %v)", name, len(out.sources), len(out.mails), rep.sum.Errors, rep.sum.Notes)
+	out, rep := readertest.Run(t, notes.DocsReader{}, p)
+	if len(out.Sources) != 1 || len(out.Mails) != 0 {
+		t.Fatalf("%s: %d sources, %d mails, want 1 source (errors %v, notes %v)", name, len(out.Sources), len(out.Mails), rep.Sum.Errors, rep.Sum.Notes)
 	}
-	src := out.sources[0]
+	src := out.Sources[0]
 	abs, err := filepath.Abs(p)
 	if err != nil {
 		t.Fatal(err)
@@ -61,22 +64,22 @@ func checkDoc(t *testing.T, src memtree.SourceInput, title string, tags []string
 }
 
 func TestDocsReaderDetect(t *testing.T) {
-	r := docsReader{}
+	r := notes.DocsReader{}
 	for _, p := range []string{"a.md", "b.MARKDOWN", "c.mdown", "d.mkd", "e.txt", "f.text"} {
-		if !r.detect(p, false, nil) {
+		if !r.Detect(p, false, nil) {
 			t.Errorf("%s not detected", p)
 		}
 	}
 	for _, p := range []string{"a.json", "b.eml", "c.mbox", "d", "e.md.png"} {
-		if r.detect(p, false, nil) {
+		if r.Detect(p, false, nil) {
 			t.Errorf("%s detected", p)
 		}
 	}
-	if r.detect("notes.md", true, nil) {
+	if r.Detect("notes.md", true, nil) {
 		t.Errorf("a folder is not a document")
 	}
-	if r.kind() != KindDocs {
-		t.Errorf("kind %q", r.kind())
+	if r.Kind() != KindDocs {
+		t.Errorf("kind %q", r.Kind())
 	}
 }
 
@@ -85,8 +88,8 @@ func TestDocJekyllPost(t *testing.T) {
 	src, rep := readDoc(t, "2013-05-08-release.markdown",
 		"---\nlayout: news_item\ntitle: \"Release 1.0.1\"\ndate: \"2013-05-08 23:46:11 +0200\"\nauthor: someone\ncategories: [release]\n---\n\nA patch release.\n\nIt fixes two bugs.\n", time.Time{})
 	checkDoc(t, src, "Release 1.0.1", []string{"release"}, time.Date(2013, 5, 8, 21, 46, 11, 0, time.UTC), "A patch release.\n\nIt fixes two bugs.\n")
-	if src.Provider != "markdown" || rep.sum.Warnings != 0 || rep.sum.Failures != 0 {
-		t.Errorf("provider %q, report %+v", src.Provider, rep.sum)
+	if src.Provider != "markdown" || rep.Sum.Warnings != 0 || rep.Sum.Failures != 0 {
+		t.Errorf("provider %q, report %+v", src.Provider, rep.Sum)
 	}
 }
 
@@ -111,13 +114,13 @@ func TestDocDates(t *testing.T) {
 		{"May 8, 2013", time.Date(2013, 5, 8, 0, 0, 0, 0, time.UTC)},
 	}
 	for _, c := range cases {
-		fm, body := splitFrontMatter("---\ndate: " + c.v + "\n---\nbody\n")
-		if !fm.date.Equal(c.want) || body != "body\n" {
-			t.Errorf("date: %s = %s (body %q), want %s", c.v, fm.date, body, c.want)
+		fm, body := notes.SplitFrontMatter("---\ndate: " + c.v + "\n---\nbody\n")
+		if !fm.Date.Equal(c.want) || body != "body\n" {
+			t.Errorf("date: %s = %s (body %q), want %s", c.v, fm.Date, body, c.want)
 		}
 	}
 	for _, bad := range []string{"2013-02-30", "2013-05-08 25:00", "2013-05-08 23:46:11 2012 -0700", "{{date}}", "soon"} {
-		if d, ok := parseDocDate(bad); ok {
+		if d, ok := notes.ParseDocDate(bad); ok {
 			t.Errorf("%q parsed as %s", bad, d)
 		}
 	}
@@ -140,8 +143,8 @@ func TestDocLogseqPage(t *testing.T) {
 		"title:: Garden plans\ntags:: [[home improvement]], #outdoor, seeds\nalias:: yard\ncreated:: [[Mar 15th, 2024]]\n\n- Plant tomatoes\n  id:: 65f3c0aa-1111\n- Ask about [[Soil]]\n", time.Time{})
 	checkDoc(t, src, "Garden plans", []string{"home improvement", "outdoor", "seeds"}, time.Date(2024, 3, 15, 0, 0, 0, 0, time.UTC),
 		"- Plant tomatoes\n  id:: 65f3c0aa-1111\n- Ask about [[Soil]]\n")
-	if rep.sum.Warnings != 0 {
-		t.Errorf("notes: %v", rep.sum.Notes)
+	if rep.Sum.Warnings != 0 {
+		t.Errorf("notes: %v", rep.Sum.Notes)
 	}
 	// A property-looking line that does not start the page is body text.
 	src, _ = readDoc(t, "pages/later.md", "Intro line\nstatus:: open\n", time.Date(2024, 1, 2, 0, 0, 0, 0, time.UTC))
@@ -156,7 +159,7 @@ func TestDocLogseqJournal(t *testing.T) {
 	src, _ := readDoc(t, "journals/2024_03_15.md", "- Met [[Ana]] about #garden\n", time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	checkDoc(t, src, "2024_03_15", nil, time.Date(2024, 3, 15, 0, 0, 0, 0, time.UTC), "- Met [[Ana]] about #garden\n")
 	// mixed separators are no date
-	if d, ok := dateFromName("2024_03-15.md"); ok {
+	if d, ok := notes.DateFromName("2024_03-15.md"); ok {
 		t.Errorf("2024_03-15 parsed as %s", d)
 	}
 }
@@ -167,8 +170,8 @@ func TestDocFileTime(t *testing.T) {
 	mtime := time.Date(2021, 6, 7, 8, 9, 10, 0, time.UTC)
 	src, rep := readDoc(t, "plain.txt", "just text\n", mtime)
 	checkDoc(t, src, "plain", nil, mtime, "just text\n")
-	if src.Provider != "text" || rep.sum.Warnings != 0 {
-		t.Errorf("provider %q, notes %v", src.Provider, rep.sum.Notes)
+	if src.Provider != "text" || rep.Sum.Warnings != 0 {
+		t.Errorf("provider %q, notes %v", src.Provider, rep.Sum.Notes)
 	}
 	before := time.Now()
 	src, rep = readDoc(t, "old.md", "# Old\n\ntext\n", time.Unix(1, 0))
@@ -176,8 +179,8 @@ func TestDocFileTime(t *testing.T) {
 	if ts.Before(before.Add(-time.Second)) || ts.After(time.Now().Add(time.Second)) {
 		t.Errorf("epoch file time: document dated %s, want the ingest time", ts.UTC())
 	}
-	if rep.sum.Warnings != 1 || !strings.Contains(rep.sum.Notes[0].Error(), "1970-01-01") {
-		t.Errorf("epoch file time must be noted: %v", rep.sum.Notes)
+	if rep.Sum.Warnings != 1 || !strings.Contains(rep.Sum.Notes[0].Error(), "1970-01-01") {
+		t.Errorf("epoch file time must be noted: %v", rep.Sum.Notes)
 	}
 }
 
@@ -186,9 +189,9 @@ func TestDocFileTime(t *testing.T) {
 func TestDocEmpty(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"empty.md": " \n", "meta.md": "---\npublish: true\n---\n\n"})
 	for name, want := range map[string]string{"empty.md": "empty file", "meta.md": "no text"} {
-		out, rep := runReader(t, docsReader{}, filepath.Join(dir, name))
-		if len(out.sources) != 0 || rep.sum.Failures != 0 || rep.sum.Warnings != 1 || !strings.Contains(rep.sum.Notes[0].Error(), want) {
-			t.Errorf("%s: %d sources, report %+v", name, len(out.sources), rep.sum)
+		out, rep := readertest.Run(t, notes.DocsReader{}, filepath.Join(dir, name))
+		if len(out.Sources) != 0 || rep.Sum.Failures != 0 || rep.Sum.Warnings != 1 || !strings.Contains(rep.Sum.Notes[0].Error(), want) {
+			t.Errorf("%s: %d sources, report %+v", name, len(out.Sources), rep.Sum)
 		}
 	}
 }
@@ -205,15 +208,15 @@ func TestDocTwoRootsOneStore(t *testing.T) {
 	ctx := context.Background()
 	ingestRoots := func() (ids []string, stats memtree.IngestStats) {
 		for _, root := range []string{"p1", "p2"} {
-			out, rep := runReader(t, docsReader{}, filepath.Join(dir, root, "todo.md"))
-			if rep.sum.Failures+rep.sum.Warnings != 0 || len(out.sources) != 1 {
-				t.Fatalf("%s: %d sources, report %+v", root, len(out.sources), rep.sum)
+			out, rep := readertest.Run(t, notes.DocsReader{}, filepath.Join(dir, root, "todo.md"))
+			if rep.Sum.Failures+rep.Sum.Warnings != 0 || len(out.Sources) != 1 {
+				t.Fatalf("%s: %d sources, report %+v", root, len(out.Sources), rep.Sum)
 			}
-			s, err := st.Ingest(ctx, out.sources[0])
+			s, err := st.Ingest(ctx, out.Sources[0])
 			if err != nil {
 				t.Fatal(err)
 			}
-			ids = append(ids, out.sources[0].SourceID)
+			ids = append(ids, out.Sources[0].SourceID)
 			stats.NewChunks += s.NewChunks
 			stats.UnchangedChunks += s.UnchangedChunks
 			stats.RemovedChunks += s.RemovedChunks

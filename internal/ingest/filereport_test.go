@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // TestReportListsEveryFile: with Options.Report every file is in the report with
 // its format and outcome — ingested, partly ingested, failed, skipped, nothing
 // to ingest — however many share a reason (the stderr lines cut at
-// skipListEach).
+// SkipListEach).
 func TestReportListsEveryFile(t *testing.T) {
 	files := map[string]string{
 		"chat.txt": "[14/03/2023, 09:15:02] Ann Lee: Morning!\n[14/03/2023, 09:16:40] Bob Roy: Yes\n",
@@ -47,7 +49,7 @@ func TestReportListsEveryFile(t *testing.T) {
 			t.Errorf("%s: reader %q status %q, want %q %q (%+v)", p, o.Reader, o.Status, w[0], w[1], o)
 		}
 	}
-	if o := got["img/13.jpg"]; o.Reason != reasonMedia {
+	if o := got["img/13.jpg"]; o.Reason != readkit.ReasonMedia {
 		t.Errorf("skip reason %q", o.Reason)
 	}
 	if o := got["broken.json"]; o.Sources != 1 || len(o.Errors) != 1 {

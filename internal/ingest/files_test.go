@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // mailFile is one small RFC 5322 message.
@@ -55,10 +59,10 @@ func TestMaildirCurOnlyAnyNames(t *testing.T) {
 	if sum.Failures != 0 || len(sum.Unread) != 0 {
 		t.Errorf("failures %d %v, unread %v", sum.Failures, sum.Errors, sum.Unread)
 	}
-	if sum.SkippedBy[reasonMaildirMeta] != 2 {
+	if sum.SkippedBy[mail.ReasonMaildirMeta] != 2 {
 		t.Errorf("a Maildir's metadata files must be named: %v", sum.SkippedBy)
 	}
-	if sum.SkippedBy[reasonMHSequences] != 1 {
+	if sum.SkippedBy[readkit.ReasonMHSequences] != 1 {
 		t.Errorf(".mh_sequences must be named: %v", sum.SkippedBy)
 	}
 }
@@ -109,7 +113,7 @@ func TestAppleMailEmlx(t *testing.T) {
 			t.Errorf("an attachment of a message was stored as a document: %s", src.SourceID)
 		}
 	}
-	if sum.SkippedBy[reasonAppleAttachment] != 1 {
+	if sum.SkippedBy[readkit.ReasonAppleAttachment] != 1 {
 		t.Errorf("attachment not named: %v", sum.SkippedBy)
 	}
 }
@@ -175,7 +179,7 @@ func TestZipExportsReadInPlace(t *testing.T) {
 		"Mail/1220863087.12663_23.host": mailFile("Ann <ann@x.example>", "z1@x", "Mon, 08 Sep 2008 08:38:07 +0000", "zipped mail"),
 	})
 	c, sum := runOn(t, Options{}, filepath.Join(dir, "notes.zip"))
-	if s := c.byID(docSourceID(filepath.Join(dir, "notes.zip", "Notes", "a.md"))); s == nil || s.Title != "Alpha" || s.Messages[0].Ref != "notes.zip/Notes/a.md" {
+	if s := c.byID(notes.DocSourceID(filepath.Join(dir, "notes.zip", "Notes", "a.md"))); s == nil || s.Title != "Alpha" || s.Messages[0].Ref != "notes.zip/Notes/a.md" {
 		t.Errorf("zipped note = %+v (sources %d, errors %v)", s, len(c.srcs), sum.Errors)
 	}
 	c.message(t, "z1@x")
@@ -219,15 +223,15 @@ func TestZipRefusals(t *testing.T) {
 	if !strings.Contains(got["split.zip"], "16 members expand") || !strings.Contains(got["split.zip"], "zip bomb") {
 		t.Errorf("bomb in small members: %v", got)
 	}
-	if sum.SkippedBy[reasonNestedArchive] != 1 || len(c.srcs) != 1 {
+	if sum.SkippedBy[readkit.ReasonNestedArchive] != 1 || len(c.srcs) != 1 {
 		t.Errorf("nested: %v, %d sources", sum.SkippedBy, len(c.srcs))
 	}
 	if _, err := os.Stat(filepath.Join(dir, "..", "outside.md")); err == nil {
 		t.Errorf("a member was written outside the archive")
 	}
-	old := archiveLimits.members
-	archiveLimits.members = 1
-	defer func() { archiveLimits.members = old }()
+	old := readkit.ArchiveLimits.Members
+	readkit.ArchiveLimits.Members = 1
+	defer func() { readkit.ArchiveLimits.Members = old }()
 	writeZip(t, filepath.Join(dir, "many", "many.zip"), map[string]string{"a.md": "a\n", "b.md": "b\n"})
 	_, sum = runOn(t, Options{}, filepath.Join(dir, "many"))
 	if len(sum.Errors) != 1 || !strings.Contains(sum.Errors[0].Error(), "2 members") {
@@ -256,13 +260,13 @@ func TestSkippedFilesNamed(t *testing.T) {
 	}
 	all := strings.Join(lines, "\n")
 	for _, want := range []string{"old.msg: Outlook .msg message: not read (save it as .eml", "archive.pst: Outlook data file", "messages.html: Telegram HTML export",
-		"data.csv: text of no known", "use --kind docs", "... and 15 more (ingest --report FILE lists every file): " + reasonMedia, "listed in " + list} {
+		"data.csv: text of no known", "use --kind docs", "... and 15 more (ingest --report FILE lists every file): " + readkit.ReasonMedia, "listed in " + list} {
 		if !strings.Contains(all, want) {
 			t.Errorf("skip lines miss %q:\n%s", want, all)
 		}
 	}
-	if strings.Count(all, ".jpg") != skipListEach {
-		t.Errorf("want %d .jpg named on stderr:\n%s", skipListEach, all)
+	if strings.Count(all, ".jpg") != readkit.SkipListEach {
+		t.Errorf("want %d .jpg named on stderr:\n%s", readkit.SkipListEach, all)
 	}
 	b, err := os.ReadFile(list)
 	if err != nil || strings.Count(string(b), "\n") != 29 {

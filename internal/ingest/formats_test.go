@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 func TestSlackExport(t *testing.T) {
@@ -161,7 +163,7 @@ func TestDocuments(t *testing.T) {
 		"docs/binary.md":           "\x00\x01\x02binary",
 		"docs/empty.md":            "",
 		"docs/invalid.txt":         "caf\xe9 and \xe2\x82 cut\n",
-		"docs/huge.txt":            strings.Repeat("word ", (maxLineBytes/5)+10),
+		"docs/huge.txt":            strings.Repeat("word ", (readkit.MaxLineBytes/5)+10),
 		"docs/.hidden.md":          "secret",
 		"docs/image.png":           "\x89PNG",
 	})
@@ -205,7 +207,7 @@ func TestDocuments(t *testing.T) {
 	if !strings.Contains(got["binary.md"], "binary") || !strings.Contains(got["huge.txt"], "line 1") || len(sum.Errors) != 2 {
 		t.Errorf("errors = %v", sum.Errors)
 	}
-	if sum.Skipped != 2 || sum.SkippedBy[reasonHiddenFile]+sum.SkippedBy[reasonHiddenFolder] != 1 {
+	if sum.Skipped != 2 || sum.SkippedBy[readkit.ReasonHiddenFile]+sum.SkippedBy[readkit.ReasonHiddenFolder] != 1 {
 		t.Errorf("skipped = %d %v, want 2 (image.png and the hidden file, each named)", sum.Skipped, sum.SkippedBy)
 	}
 	// ingesting the docs folder itself makes refs relative to it
@@ -255,7 +257,7 @@ func TestWalkSymlinkLoopAndKinds(t *testing.T) {
 		t.Errorf("a cancelled run must say so")
 	}
 	s := &Summary{Files: 3, Sources: 2, ChunksNew: 5, Failures: 1, Seconds: 0.25}
-	s.Skipped, s.SkippedBy, s.Warnings = 3, map[string]int{reasonUnknown: 2, reasonSymlink: 1}, 4
+	s.Skipped, s.SkippedBy, s.Warnings = 3, map[string]int{readkit.ReasonUnknown: 2, readkit.ReasonSymlink: 1}, 4
 	if s.Line() != "ingest: 3 files, 2 sources, 5 chunks new, 0 unchanged, 0 removed, 0 entities, 1 failures, 3 skipped (2 not a known mail, chat or document format; 1 symbolic link: not followed), 4 warnings, 0.2 s" &&
 		s.Line() != "ingest: 3 files, 2 sources, 5 chunks new, 0 unchanged, 0 removed, 0 entities, 1 failures, 3 skipped (2 not a known mail, chat or document format; 1 symbolic link: not followed), 4 warnings, 0.3 s" {
 		t.Errorf("summary line = %q", s.Line())

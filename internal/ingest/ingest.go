@@ -1,11 +1,21 @@
 // Package ingest reads mail, chat and document exports, cleans them, and writes
 // them into the memory tree.
 //
-// Shape: each format has one reader (the reader interface in reader.go; the list in
-// registry.go) that says whether it recognises a file or folder and streams what it
-// reads to an output. The runner only walks the paths, detects, hands each input to
-// its reader, batches the writes and reports. Mail messages are parsed on every
-// core (mailPool) and handed in file order to a threader that spills them to an
+// Where things are: the readers live in one package per format family — mail
+// (mbox, eml, emlx, Maildir, parsing, cleaning, threading), chat (Slack, Telegram,
+// WhatsApp, Discord, Signal and the other chat exports), notes (documents, notes
+// apps, Evernote, Notion CSV, address books) — over readkit, which they all
+// import and which imports none of them (the reader contract, the report, the
+// file system that reads zip members like files, text decoding, JSON helpers).
+// This package holds what runs them: Run, the walk and format detection
+// (registry.go lists the readers in the order they are asked), the write
+// pipeline, the reference JSON shapes (jsoninputs.go) and the watch loop's hooks.
+//
+// Shape: each format has one reader (readkit.Reader) that says whether it
+// recognises a file or folder and streams what it reads to an output. The runner
+// only walks the paths, detects, hands each input to its reader, batches the
+// writes and reports. Mail messages are parsed on every
+// core (the mail family's parse pool) and handed in file order to a threader that spills them to an
 // unlinked temporary file and keeps 48 bytes of threading keys a message in memory
 // (plus its Message-ID's node in a hashed union-find), then writes one source per
 // thread once every file is read (threads span files: a Maildir holds one message
@@ -44,15 +54,14 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
-	"unicode/utf8"
 
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -84,25 +93,6 @@ type Optimizer interface {
 	Optimize(ctx context.Context) error
 }
 
-// Kinds accepted by Options.Kind.
-const (
-	KindAuto      = ""
-	KindMbox      = "mbox"
-	KindEML       = "eml"
-	KindSlack     = "slack"
-	KindChat      = "chat"
-	KindDocs      = "docs"
-	KindReference = "reference"
-	KindMaildir   = "maildir"
-	KindTelegram  = "telegram"
-	KindWhatsApp  = "whatsapp"
-	KindDiscord   = "discord"
-	// KindMessenger reads Facebook and Instagram "Download your information" JSON.
-	KindMessenger = "messenger"
-	// KindGoogleChat reads Google Chat from Google Takeout (messages.json).
-	KindGoogleChat = "googlechat"
-)
-
 // Kinds lists the values Options.Kind accepts (besides "" for detection).
 var Kinds = []string{KindMbox, KindEML, KindEmlx, KindMaildir, KindSlack, KindChat, KindTelegram, KindWhatsApp, KindDiscord, KindMessenger, KindGoogleChat, KindDocs, KindEnex, KindContacts, KindNotionCSV, KindIRC, KindIMessage, KindLINE, KindMatrix, KindSignal, KindHangouts, KindZulip, KindTeams, KindMattermost, KindKeep, KindDayOne, KindRoam, KindReference}
 
@@ -125,140 +115,10 @@ type Options struct {
 	Written func(sourceID string)
 }
 
-// FileError is one input that could not be (fully) ingested.
-type FileError struct {
-	Path  string // the file (or folder) as walked
-	Where string // "message 12 (byte 4096)", "byte 4096", "line 3"; "" when the whole file
-	Err   error
-}
-
-// Error renders "path: where: err", the path quoted when it holds characters that
-// could forge an output line (newlines, terminal controls, invalid UTF-8).
-func (e FileError) Error() string {
-	p := SafeName(e.Path)
-	if e.Where == "" {
-		return p + ": " + oneLine(e.Err.Error())
-	}
-	return p + ": " + oneLine(e.Where) + ": " + oneLine(e.Err.Error())
-}
-
-// oneLine escapes the control characters of s (a header quoted in an error may
-// hold a newline), so that it cannot break or forge an output line.
-func oneLine(s string) string {
-	clean := utf8.ValidString(s)
-	for _, r := range s {
-		if r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0 {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		return s
-	}
-	var b strings.Builder
-	for i, r := range s {
-		switch {
-		case r == utf8.RuneError && !strings.HasPrefix(s[i:], "\uFFFD"):
-			fmt.Fprintf(&b, `\x%02x`, s[i])
-		case r == '\n':
-			b.WriteString(`\n`)
-		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
-			fmt.Fprintf(&b, `\x%02x`, r)
-		default:
-			b.WriteRune(r)
-		}
-	}
-	return b.String()
-}
-
-// Unwrap returns the cause.
-func (e FileError) Unwrap() error { return e.Err }
-
-// SafeName returns a file name fit for one output line: as it is when every
-// character is printable, else Go-quoted.
-func SafeName(p string) string {
-	if !utf8.ValidString(p) {
-		return strconv.Quote(p)
-	}
-	for _, r := range p {
-		if !unicode.IsPrint(r) && r != ' ' {
-			return strconv.Quote(p)
-		}
-	}
-	return p
-}
-
-// Summary reports what a Run did.
-type Summary struct {
-	Files, Sources, ChunksNew, ChunksUnchanged, ChunksRemoved, Entities, Failures int
-	// Contacts counts the people read from address books (vCard, contacts CSV).
-	Contacts int
-	Seconds  float64
-	Errors   []FileError
-	// Skipped counts files of no known format (and symbolic links), which are not
-	// failures; SkippedBy counts them by reason and Skips names each.
-	Skipped   int
-	SkippedBy map[string]int
-	Skips     []FileError
-	// Notes are repairs and guesses worth telling (unknown charset decoded as
-	// Windows-1252, a date taken from the file time, a part of a message lost);
-	// Warnings counts them.
-	Notes    []FileError
-	Warnings int
-	// Unread names each path given to Run that yielded nothing, with why.
-	Unread []FileError
-	// Interrupted says the run was cancelled before it read everything.
-	Interrupted bool
-	// read lists the files and folders handed to readers (Options.Report).
-	read []readFile
-}
-
-// Line is the one-line summary printed after every ingest.
-func (s *Summary) Line() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "ingest: %d files, %d sources, %d chunks new, %d unchanged, %d removed, %d entities, %d failures",
-		s.Files, s.Sources, s.ChunksNew, s.ChunksUnchanged, s.ChunksRemoved, s.Entities, s.Failures)
-	if s.Contacts > 0 {
-		fmt.Fprintf(&b, ", %d contacts", s.Contacts)
-	}
-	fmt.Fprintf(&b, ", %d skipped", s.Skipped)
-	if len(s.SkippedBy) > 0 {
-		reasons := make([]string, 0, len(s.SkippedBy))
-		for r := range s.SkippedBy {
-			reasons = append(reasons, r)
-		}
-		sort.Slice(reasons, func(i, j int) bool {
-			if s.SkippedBy[reasons[i]] != s.SkippedBy[reasons[j]] {
-				return s.SkippedBy[reasons[i]] > s.SkippedBy[reasons[j]]
-			}
-			return reasons[i] < reasons[j]
-		})
-		parts := make([]string, len(reasons))
-		for i, r := range reasons {
-			parts[i] = fmt.Sprintf("%d %s", s.SkippedBy[r], r)
-		}
-		fmt.Fprintf(&b, " (%s)", strings.Join(parts, "; "))
-	}
-	fmt.Fprintf(&b, ", %d warnings", s.Warnings)
-	if s.Interrupted {
-		b.WriteString(", interrupted")
-	}
-	fmt.Fprintf(&b, ", %.1f s", s.Seconds)
-	return b.String()
-}
-
-// Skip reasons counted in Summary.SkippedBy.
-const (
-	reasonUnknown    = "not a known mail, chat or document format"
-	reasonSymlink    = "symbolic link: not followed"
-	reasonNotRegular = "not a regular file"
-	reasonHidden     = "hidden"
-)
-
 // task is one file or folder handed to a reader.
 type task struct {
-	in    input
-	r     reader
+	in    readkit.Input
+	r     readkit.Reader
 	arg   int // index of the path given to Run it came from
 	files int // files it holds (1 for a file), for the progress bar
 	dir   bool
@@ -267,18 +127,18 @@ type task struct {
 type runner struct {
 	w     Writer
 	opt   Options
-	rep   *report
+	rep   *readkit.Report
 	sum   *Summary
 	jobs  chan job
 	done  chan struct{}
-	bud   *budget
-	times *runTimes
-	thr   threader
-	order []reader
+	bud   *readkit.Budget
+	times *readkit.RunTimes
+	thr   mail.Threader
+	order []readkit.Reader
 	// yield counts, per path given to Run, the sources and messages read from it.
 	yield []int
 	arg   int
-	cur   int // index into sum.read of the file being read (-1 when not kept)
+	cur   int // index into sum.ReadFiles of the file being read (-1 when not kept)
 	// pending holds Merge sources gathered by coalesce, by source id.
 	pending      map[string]*pendingSource
 	pendingOrder []string
@@ -290,9 +150,6 @@ type runner struct {
 	contactFiles []contactFile
 }
 
-// maxWalkDepth bounds folder nesting.
-const maxWalkDepth = 64
-
 // Run ingests every path (files or folders) into w. It returns the summary; the
 // error is non-nil only when the run itself could not proceed (a bad Kind, a
 // cancelled context) — per-input problems are in Summary.Errors.
@@ -303,15 +160,15 @@ const maxWalkDepth = 64
 // files of the run before they are written (see threader).
 func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, error) {
 	start := time.Now()
-	rep := newReport(opt.Logger)
-	r := &runner{w: w, opt: opt, rep: rep, sum: rep.sum, order: readers(), times: rep.times, cur: -1}
+	rep := readkit.NewReport(opt.Logger)
+	r := &runner{w: w, opt: opt, rep: rep, sum: rep.Sum, order: readers(), times: rep.Times, cur: -1}
 	defer func() { r.sum.Seconds = time.Since(start).Seconds() }()
 	defer func() {
 		for _, p := range r.mounted {
-			unmountArchive(p)
+			readkit.UnmountArchive(p)
 		}
 	}()
-	defer r.thr.close()
+	defer r.thr.Close()
 	if opt.Kind != KindAuto && r.forced() == nil {
 		return r.sum, fmt.Errorf("ingest: unknown kind %q: use one of %s, or leave it empty to detect", opt.Kind, strings.Join(Kinds, ", "))
 	}
@@ -336,7 +193,7 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		before := r.failures()
 		st, err := os.Stat(p)
 		if err != nil {
-			rep.fail(FileError{Path: p, Err: fmt.Errorf("cannot read: %w", err)})
+			rep.Fail(FileError{Path: p, Err: fmt.Errorf("cannot read: %w", err)})
 			continue
 		}
 		if st.IsDir() {
@@ -344,7 +201,7 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		} else if !st.Mode().IsRegular() {
 			// A FIFO, device or socket named directly: opening a FIFO blocks until
 			// someone writes, and a device never ends. Named, as inside a folder.
-			rep.skip(p, reasonNotRegular)
+			rep.Skip(p, readkit.ReasonNotRegular)
 		} else {
 			tasks = r.planFile(i, fileRoot(opt.Root, p), p, 0, tasks)
 		}
@@ -367,16 +224,16 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		before := r.failures()
 		r.arg = t.arg
 		if !t.dir {
-			rep.file() // a folder reader counts the files it reads
+			rep.File() // a folder reader counts the files it reads
 		}
 		r.cur = -1
 		if opt.Report {
-			r.sum.read = append(r.sum.read, readFile{path: t.in.path, kind: t.r.kind()})
-			r.cur = len(r.sum.read) - 1
+			r.sum.ReadFiles = append(r.sum.ReadFiles, readkit.FileRead{Path: t.in.Path, Kind: t.r.Kind()})
+			r.cur = len(r.sum.ReadFiles) - 1
 		}
-		t0, thr0, blk0 := time.Now(), r.times.thread, r.times.blocked
-		t.r.read(ctx, t.in, r, rep)
-		r.times.add(&r.times.read, time.Since(t0)-(r.times.thread-thr0)-(r.times.blocked-blk0))
+		t0, thr0, blk0 := time.Now(), r.times.Thread, r.times.Blocked
+		t.r.Read(ctx, t.in, r, rep)
+		r.times.Add(&r.times.Read, time.Since(t0)-(r.times.Thread-thr0)-(r.times.Blocked-blk0))
 		fails[t.arg] += r.failures() - before
 		if bar != nil {
 			_ = bar.Add(t.files)
@@ -398,11 +255,11 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 		t0 := time.Now()
 		if err := o.Optimize(ctx); err != nil {
 			// Every source is stored; only query speed suffers until the next run.
-			r.rep.log.Warn("ingest: could not compact the full-text index", "err", err)
+			r.rep.Log.Warn("ingest: could not compact the full-text index", "err", err)
 		}
-		r.times.optimize = time.Since(t0)
+		r.times.Optimize = time.Since(t0)
 	}
-	r.rep.log.Debug(r.times.line(time.Since(start)))
+	r.rep.Log.Debug(r.times.Line(time.Since(start)))
 	for i, p := range paths {
 		if r.yield[i] > 0 || fails[i] > 0 || ctx.Err() != nil {
 			continue
@@ -454,9 +311,9 @@ func (r *runner) why(p string, tasks []task, i int) string {
 }
 
 // forced returns the reader Options.Kind names (nil when none or unknown).
-func (r *runner) forced() reader {
+func (r *runner) forced() readkit.Reader {
 	for _, x := range r.order {
-		if x.kind() == r.opt.Kind {
+		if x.Kind() == r.opt.Kind {
 			return x
 		}
 	}
@@ -467,22 +324,22 @@ func (r *runner) forced() reader {
 // zip archive is mounted and walked as a folder (an archive inside an archive is
 // refused), any other file goes to its reader or is skipped with why.
 func (r *runner) planFile(arg int, root, p string, depth int, tasks []task) []task {
-	head := readHead(p)
-	if zipDocumentExts[strings.ToLower(filepath.Ext(p))] {
-		r.rep.skip(p, unknownReason(p, head))
+	head := readkit.ReadHead(p)
+	if readkit.ZipDocumentExts[strings.ToLower(filepath.Ext(p))] {
+		r.rep.Skip(p, readkit.UnknownReason(p, head))
 		return tasks
 	}
-	if isZipHead(head) || nestedArchiveName(p) {
-		if inArchive(p) {
-			r.rep.skip(p, reasonNestedArchive)
+	if readkit.IsZipHead(head) || readkit.NestedArchiveName(p) {
+		if readkit.InArchive(p) {
+			r.rep.Skip(p, readkit.ReasonNestedArchive)
 			return tasks
 		}
-		if !isZipHead(head) {
-			r.rep.skip(p, unknownReason(p, head))
+		if !readkit.IsZipHead(head) {
+			r.rep.Skip(p, readkit.UnknownReason(p, head))
 			return tasks
 		}
-		if err := mountArchive(p); err != nil {
-			r.rep.fail(FileError{Path: p, Err: err})
+		if err := readkit.MountArchive(p); err != nil {
+			r.rep.Fail(FileError{Path: p, Err: err})
 			return tasks
 		}
 		r.mounted = append(r.mounted, p)
@@ -491,65 +348,52 @@ func (r *runner) planFile(arg int, root, p string, depth int, tasks []task) []ta
 	if t, ok := r.detectFile(arg, root, p, head); ok {
 		return append(tasks, t)
 	}
-	r.rep.skip(p, unknownReason(p, head))
+	r.rep.Skip(p, readkit.UnknownReason(p, head))
 	return tasks
 }
 
 // detectFile finds the reader of one file whose first bytes are head.
 func (r *runner) detectFile(arg int, root, p string, head []byte) (task, bool) {
-	in := input{path: p, root: root, rel: relTo(root, p)}
+	in := readkit.Input{Path: p, Root: root, Rel: relTo(root, p)}
 	if f := r.forced(); f != nil {
-		in.forced = true
+		in.Forced = true
 		return task{in: in, r: f, arg: arg, files: 1}, true
 	}
 	for _, x := range r.order {
-		if x.detect(p, false, head) {
+		if x.Detect(p, false, head) {
 			return task{in: in, r: x, arg: arg, files: 1}, true
 		}
 	}
 	return task{}, false
 }
 
-// readHead returns the first headBytes of a file (nil when it cannot be read; the
-// reader then reports the error).
-func readHead(p string) []byte {
-	f, err := vOpen(p)
-	if err != nil {
-		return nil
-	}
-	defer f.Close()
-	b := make([]byte, headBytes)
-	n, _ := io.ReadFull(f, b)
-	return b[:n]
-}
-
 // plan walks dir (never following symbolic links, skipping hidden entries) and
 // appends the files and folders to read.
 func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task {
-	if depth > maxWalkDepth {
-		r.rep.fail(FileError{Path: dir, Err: fmt.Errorf("folders nested deeper than %d levels: not descended", maxWalkDepth)})
+	if depth > readkit.MaxWalkDepth {
+		r.rep.Fail(FileError{Path: dir, Err: fmt.Errorf("folders nested deeper than %d levels: not descended", readkit.MaxWalkDepth)})
 		return tasks
 	}
-	in := input{path: dir, root: root, rel: relTo(root, dir)}
+	in := readkit.Input{Path: dir, Root: root, Rel: relTo(root, dir)}
 	f := r.forced()
 	for _, x := range r.order {
-		if (f == nil || f == x) && x.detect(dir, true, nil) {
-			in.forced = f != nil
+		if (f == nil || f == x) && x.Detect(dir, true, nil) {
+			in.Forced = f != nil
 			return append(tasks, task{in: in, r: x, arg: arg, files: countFiles(dir, 0), dir: true})
 		}
 	}
-	entries, err := vReadDir(dir)
+	entries, err := readkit.ReadDir(dir)
 	if err != nil {
-		r.rep.fail(FileError{Path: dir, Err: fmt.Errorf("cannot list folder: %w", err)})
+		r.rep.Fail(FileError{Path: dir, Err: fmt.Errorf("cannot list folder: %w", err)})
 		return tasks
 	}
-	sortEntries(entries)
+	readkit.SortEntries(entries)
 	owned := appleMailAttachments(dir)
 	for _, e := range entries {
 		name := e.Name()
 		p := filepath.Join(dir, name)
 		if owned[name] {
-			r.skipTree(p, reasonAppleAttachment, 0)
+			r.skipTree(p, readkit.ReasonAppleAttachment, 0)
 			continue
 		}
 		if strings.HasPrefix(name, ".") || name == "__MACOSX" {
@@ -558,13 +402,13 @@ func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task
 		}
 		switch {
 		case e.Type()&os.ModeSymlink != 0:
-			r.rep.skip(p, reasonSymlink)
+			r.rep.Skip(p, readkit.ReasonSymlink)
 		case e.IsDir():
 			tasks = r.plan(arg, root, p, depth+1, tasks)
 		case e.Type().IsRegular():
 			tasks = r.planFile(arg, root, p, depth, tasks)
 		default:
-			r.rep.skip(p, reasonNotRegular)
+			r.rep.Skip(p, readkit.ReasonNotRegular)
 		}
 	}
 	return tasks
@@ -573,8 +417,8 @@ func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task
 // countFiles counts the regular files under dir (for the progress bar of a folder
 // reader), at most 1<<20.
 func countFiles(dir string, depth int) int {
-	entries, err := vReadDir(dir)
-	if err != nil || depth > maxWalkDepth {
+	entries, err := readkit.ReadDir(dir)
+	if err != nil || depth > readkit.MaxWalkDepth {
 		return 0
 	}
 	n := 0
@@ -612,16 +456,16 @@ func relTo(root, p string) string {
 }
 
 func (r *runner) failures() int {
-	r.rep.mu.Lock()
-	defer r.rep.mu.Unlock()
+	r.rep.Mu.Lock()
+	defer r.rep.Mu.Unlock()
 	return r.sum.Failures
 }
 
-// source is the output readers hand whole sources to: it writes them.
-func (r *runner) source(src memtree.SourceInput) {
+// Source is the output readers hand whole sources to: it writes them.
+func (r *runner) Source(src memtree.SourceInput) {
 	r.yield[r.arg]++
 	if r.cur >= 0 {
-		r.sum.read[r.cur].yield++
+		r.sum.ReadFiles[r.cur].Yield++
 	}
 	if src.Origin == "" {
 		src.Origin = "(unknown file)"
@@ -681,7 +525,7 @@ func (r *runner) coalesce(src memtree.SourceInput) {
 }
 
 // writeEarlierMonths writes the gathered months of id's conversation that are
-// earlier than id's month (chatSources names a source "<conversation>/<YYYY-MM>"):
+// earlier than id's month (ChatSources names a source "<conversation>/<YYYY-MM>"):
 // exports come in time order, so a conversation's next month means the earlier
 // ones are complete. A file that still brings messages of an earlier month merges
 // them with the store as any later export does: nothing is lost, it only costs
@@ -706,7 +550,7 @@ func (r *runner) writeEarlierMonths(ctx context.Context, id string) {
 	r.dropWrittenFromOrder()
 }
 
-// splitMonth splits a chat source id "<conversation>/<YYYY-MM>" (see chatSources).
+// splitMonth splits a chat source id "<conversation>/<YYYY-MM>" (see ChatSources).
 func splitMonth(id string) (conv, month string, ok bool) {
 	i := strings.LastIndexByte(id, '/')
 	if i < 0 || len(id)-i-1 != 7 || id[i+5] != '-' {
@@ -763,24 +607,24 @@ func (r *runner) flushPending(ctx context.Context) {
 	r.pending, r.pendingOrder, r.pendingBytes = nil, nil, 0
 }
 
-// mail is the output readers hand parsed mail to: it keeps it for threading.
-func (r *runner) mail(m *mailMsg) {
+// Mail is the output readers hand parsed mail to: it keeps it for threading.
+func (r *runner) Mail(m *readkit.MailMessage) {
 	r.yield[r.arg]++
 	if r.cur >= 0 {
-		r.sum.read[r.cur].yield++
+		r.sum.ReadFiles[r.cur].Yield++
 	}
 	t0 := time.Now()
-	if err := r.thr.add(m); err != nil {
-		r.rep.fail(FileError{Path: m.origin, Err: err})
+	if err := r.thr.Add(m); err != nil {
+		r.rep.Fail(FileError{Path: m.Origin, Err: err})
 	}
-	r.times.add(&r.times.thread, time.Since(t0))
+	r.times.Add(&r.times.Thread, time.Since(t0))
 }
 
 // writeThreads groups the run's mail into threads and writes one source each.
 func (r *runner) writeThreads(ctx context.Context) {
-	t0, blk0 := time.Now(), r.times.blocked
-	defer func() { r.times.add(&r.times.thread, time.Since(t0)-(r.times.blocked-blk0)) }()
-	r.thr.eachThread(func(src memtree.SourceInput) bool {
+	t0, blk0 := time.Now(), r.times.Blocked
+	defer func() { r.times.Add(&r.times.Thread, time.Since(t0)-(r.times.Blocked-blk0)) }()
+	r.thr.EachThread(func(src memtree.SourceInput) bool {
 		if ctx.Err() != nil {
 			return false
 		}
@@ -790,7 +634,7 @@ func (r *runner) writeThreads(ctx context.Context) {
 		if origin == "" {
 			origin = "(mail of this run)"
 		}
-		r.rep.fail(FileError{Path: origin, Where: "thread " + root, Err: err})
+		r.rep.Fail(FileError{Path: origin, Where: "thread " + root, Err: err})
 	})
 }
 
@@ -800,7 +644,7 @@ func (r *runner) record(ctx context.Context, src memtree.SourceInput, st memtree
 		if ctx.Err() != nil {
 			return
 		}
-		r.rep.failLocked(FileError{Path: src.Origin, Where: "source " + src.SourceID, Err: fmt.Errorf("store: %w", err)})
+		r.rep.FailLocked(FileError{Path: src.Origin, Where: "source " + src.SourceID, Err: fmt.Errorf("store: %w", err)})
 		return
 	}
 	r.sum.Sources++
@@ -811,11 +655,4 @@ func (r *runner) record(ctx context.Context, src memtree.SourceInput, st memtree
 	r.sum.ChunksUnchanged += st.UnchangedChunks
 	r.sum.ChunksRemoved += st.RemovedChunks
 	r.sum.Entities += st.Entities
-}
-
-func modTime(p string) time.Time {
-	if st, err := vStat(p); err == nil {
-		return st.ModTime().UTC()
-	}
-	return time.Now().UTC()
 }

@@ -1,24 +1,22 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"math"
-	"net/mail"
+	netmail "net/mail"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
-	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // jsonReader reads the reference's JSON input shapes, one file each: a chat batch
@@ -31,17 +29,17 @@ import (
 // nesting too deep), to report why it is not read.
 type jsonReader struct{}
 
-func (jsonReader) kind() string { return KindReference }
+func (jsonReader) Kind() string { return KindReference }
 
-func (jsonReader) detect(p string, dir bool, head []byte) bool {
+func (jsonReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	h := scanJSONHead(head)
-	return h.claimed()
+	h := readkit.ScanJSONHead(head)
+	return h.Claimed()
 }
 
-func (jsonReader) read(_ context.Context, in input, out output, rep *report) {
+func (jsonReader) Read(_ context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	readReferenceJSON(in, out, rep, "")
 }
 
@@ -49,17 +47,17 @@ func (jsonReader) read(_ context.Context, in input, out output, rep *report) {
 // other shape fails with the field that is wrong.
 type chatBatchReader struct{}
 
-func (chatBatchReader) kind() string { return KindChat }
+func (chatBatchReader) Kind() string { return KindChat }
 
-func (chatBatchReader) detect(p string, dir bool, head []byte) bool {
+func (chatBatchReader) Detect(p string, dir bool, head []byte) bool {
 	if dir || !strings.EqualFold(filepath.Ext(p), ".json") {
 		return false
 	}
-	h := scanJSONHead(head)
-	return h.shape() == "chat"
+	h := readkit.ScanJSONHead(head)
+	return h.Shape() == "chat"
 }
 
-func (chatBatchReader) read(_ context.Context, in input, out output, rep *report) {
+func (chatBatchReader) Read(_ context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	readReferenceJSON(in, out, rep, "chat")
 }
 
@@ -69,8 +67,8 @@ const reasonNoJSONShape = "JSON of no known export shape"
 // readReferenceJSON reads one JSON input file of the given shape ("" to tell it from
 // the file's keys). A file of no known shape is skipped, unless --kind forced the
 // reader: then it fails, as does a file of the wrong schema for its shape.
-func readReferenceJSON(in input, out output, rep *report, shape string) {
-	b, ok := readJSONExport(in.path, rep)
+func readReferenceJSON(in readkit.Input, out readkit.Output, rep *readkit.Report, shape string) {
+	b, ok := readkit.ReadJSONExport(in.Path, rep)
 	if !ok {
 		return
 	}
@@ -78,11 +76,11 @@ func readReferenceJSON(in input, out output, rep *report, shape string) {
 	if shape == "" {
 		shape, err = jsonShape(b)
 		if err != nil {
-			if errors.Is(err, errUnknownJSON) && !in.forced {
-				rep.skip(in.path, reasonNoJSONShape)
+			if errors.Is(err, errUnknownJSON) && !in.Forced {
+				rep.Skip(in.Path, reasonNoJSONShape)
 				return
 			}
-			rep.fail(FileError{Path: in.path, Err: err})
+			rep.Fail(FileError{Path: in.Path, Err: err})
 			return
 		}
 	}
@@ -97,85 +95,33 @@ func readReferenceJSON(in input, out output, rep *report, shape string) {
 		}
 	default:
 		var src *memtree.SourceInput
-		if src, err = parseDocumentInput(b, in.rel, modTime(in.path)); src != nil {
+		if src, err = parseDocumentInput(b, in.Rel, readkit.ModTime(in.Path)); src != nil {
 			srcs = append(srcs, *src)
 		}
 	}
-	if errors.Is(err, errEmpty) {
-		rep.warn(in.path, "", "no messages: nothing to ingest")
+	if errors.Is(err, readkit.ErrEmpty) {
+		rep.Warn(in.Path, "", "no messages: nothing to ingest")
 		return
 	}
 	if err != nil {
-		rep.fail(FileError{Path: in.path, Err: err})
+		rep.Fail(FileError{Path: in.Path, Err: err})
 		return
 	}
 	for _, src := range srcs {
-		src.Origin = in.path
-		out.source(src)
+		src.Origin = in.Path
+		out.Source(src)
 	}
 }
 
 // errUnknownJSON marks a JSON file that is none of the known input shapes.
 var errUnknownJSON = errors.New("JSON object is not a chat batch ({platform, channel_label, messages}), an email thread ({provider, thread_subject, messages}) or a document ({title, body, modified_at})")
 
-// readFileLimited reads a whole file, refusing files over maxFileBytes.
-func readFileLimited(path string) ([]byte, error) {
-	b, ok, err := vReadAll(path, maxFileBytes)
-	if err != nil {
-		return nil, err
-	}
-	if !ok {
-		return nil, fmt.Errorf("file larger than %d MiB: not ingested; split it", maxFileBytes>>20)
-	}
-	return b, nil
-}
-
-// readJSONExport reads one JSON export file, its BOM dropped and its JSON
-// checked; ok is false when it holds nothing to read, which rep then says (an
-// empty file is a warning, anything else a failure).
-func readJSONExport(path string, rep *report) (b []byte, ok bool) {
-	b, err := readFileLimited(path)
-	if err == nil {
-		b = trimUTF8BOM(b)
-		err = checkJSON(b)
-	}
-	switch {
-	case errors.Is(err, errEmpty):
-		rep.warn(path, "", "empty file: nothing to ingest")
-		return nil, false
-	case err != nil:
-		rep.fail(FileError{Path: path, Err: err})
-		return nil, false
-	}
-	return b, true
-}
-
-// readJSONFile reads, guards and strictly decodes one JSON file into v.
-func readJSONFile(path string, v any) error {
-	b, err := readFileLimited(path)
-	if err != nil {
-		return err
-	}
-	b = trimUTF8BOM(b)
-	if err := checkJSON(b); err != nil {
-		return err
-	}
-	return decodeStrict(b, v)
-}
-
-func trimUTF8BOM(b []byte) []byte {
-	if len(b) >= 3 && b[0] == 0xEF && b[1] == 0xBB && b[2] == 0xBF {
-		return b[3:]
-	}
-	return b
-}
-
 // jsonShape names the input shape of a whole JSON file ("chat", "emailthread",
 // "document"), or fails: errUnknownJSON for an object of no known shape (or one of
 // a Telegram or Discord export, which their readers own).
 func jsonShape(b []byte) (string, error) {
 	var obj map[string]json.RawMessage
-	if err := decodeStrict(b, &obj); err != nil {
+	if err := readkit.DecodeStrict(b, &obj); err != nil {
 		var probe any
 		if json.Unmarshal(b, &probe) == nil {
 			if _, isArr := probe.([]any); isArr {
@@ -184,234 +130,23 @@ func jsonShape(b []byte) (string, error) {
 		}
 		return "", err
 	}
-	h := jsonHead{object: true, keys: map[string]bool{}, first: map[string]bool{}}
+	h := readkit.JSONHead{Object: true, Keys: map[string]bool{}, First: map[string]bool{}}
 	for k := range obj {
-		h.keys[k] = true
+		h.Keys[k] = true
 	}
 	var msgs []map[string]json.RawMessage
 	if json.Unmarshal(obj["messages"], &msgs) == nil && len(msgs) > 0 {
 		for k, v := range msgs[0] {
-			h.first[k] = true
+			h.First[k] = true
 			if k == "author" {
-				h.authorString = len(v) > 0 && v[0] == '"'
+				h.AuthorString = len(v) > 0 && v[0] == '"'
 			}
 		}
 	}
-	if shape := h.shape(); shape != "" {
+	if shape := h.Shape(); shape != "" {
 		return shape, nil
 	}
 	return "", errUnknownJSON
-}
-
-// jsonHead is what the start of a JSON file shows of its shape: the top-level
-// object's keys and the keys of its first message, or the keys of the first element
-// of a top-level array. The start may be cut anywhere: scanJSONHead stops quietly
-// at the first token it cannot read.
-type jsonHead struct {
-	object, array bool
-	keys          map[string]bool // top-level keys (of the first element for an array)
-	first         map[string]bool // keys of the first entry of "messages"
-	authorString  bool            // the first message's author is a string
-	tooDeep       bool            // nested deeper than maxJSONDepth
-}
-
-// shape names the input shape the head shows ("" for none). An object of a Telegram
-// export (a chat with type and id, or a whole export) or of a Discord export (guild)
-// is none: their readers own them.
-func (h *jsonHead) shape() string {
-	if !h.object {
-		return ""
-	}
-	has := func(k string) bool { return h.keys[k] }
-	switch {
-	case has("guild") || has("chats") || has("left_chats") || has("personal_information") || has("messages") && has("type") && has("id"):
-		return ""
-	case has("thread_subject"):
-		return "emailthread"
-	case has("messages") && (has("platform") || has("channel_label")):
-		return "chat"
-	case has("messages") && h.first["sent_at"]:
-		return "emailthread"
-	case has("messages") && h.first["author"] && h.authorString && h.first["timestamp"] && h.first["text"]:
-		return "chat"
-	case has("body") || has("title") && has("modified_at"):
-		return "document"
-	}
-	return ""
-}
-
-// claimed says the reference reader should read a file with this head: it has one
-// of the shapes, or it is a top-level array of such objects or nests too deep, which
-// read then fails with the reason (a .json file meant as input, wrongly made).
-func (h *jsonHead) claimed() bool {
-	if h.shape() != "" || h.tooDeep {
-		return true
-	}
-	if !h.array {
-		return false
-	}
-	for _, k := range []string{"platform", "channel_label", "thread_subject", "messages", "body", "modified_at"} {
-		if h.keys[k] {
-			return true
-		}
-	}
-	return false
-}
-
-// scanJSONHead reads the shape of the JSON text that head starts.
-func scanJSONHead(head []byte) jsonHead {
-	h := jsonHead{keys: map[string]bool{}, first: map[string]bool{}}
-	head = trimUTF8BOM(head)
-	depth, inStr, esc := 0, false, false
-	for _, c := range head {
-		switch {
-		case inStr:
-			switch {
-			case esc:
-				esc = false
-			case c == '\\':
-				esc = true
-			case c == '"':
-				inStr = false
-			}
-		case c == '"':
-			inStr = true
-		case c == '[' || c == '{':
-			if depth++; depth > maxJSONDepth {
-				h.tooDeep = true
-			}
-		case c == ']' || c == '}':
-			depth--
-		}
-	}
-	dec := json.NewDecoder(bytes.NewReader(head))
-	tok, err := dec.Token()
-	if err != nil {
-		return h
-	}
-	switch tok {
-	case json.Delim('{'):
-		h.object = true
-		_ = scanObjectKeys(dec, func(k string) bool {
-			h.keys[k] = true
-			if k != "messages" {
-				return false
-			}
-			t, err := dec.Token()
-			if err != nil || t != json.Delim('[') {
-				if err == nil {
-					skipJSONValueRest(dec, t)
-				}
-				return true
-			}
-			if t, err = dec.Token(); err != nil || t == json.Delim(']') {
-				return true
-			}
-			if t != json.Delim('{') {
-				if !skipJSONValueRest(dec, t) {
-					return true
-				}
-			} else if scanObjectKeys(dec, func(k string) bool {
-				h.first[k] = true
-				if k == "author" {
-					t, err := dec.Token()
-					_, h.authorString = t.(string)
-					if err == nil && !h.authorString {
-						skipJSONValueRest(dec, t)
-					}
-					return true
-				}
-				return false
-			}); err != nil {
-				return true
-			}
-			skipJSONValueRest(dec, json.Delim('[')) // the other messages
-			return true
-		})
-	case json.Delim('['):
-		h.array = true
-		if t, err := dec.Token(); err == nil && t == json.Delim('{') {
-			_ = scanObjectKeys(dec, func(k string) bool { h.keys[k] = true; return false })
-		}
-	}
-	return h
-}
-
-// scanObjectKeys walks the keys of the object whose '{' dec just read, calling key
-// for each; key returns true when it consumed the key's value itself. It reads the
-// object's '}' and returns nil, or stops at the first token it cannot read.
-func scanObjectKeys(dec *json.Decoder, key func(string) bool) error {
-	for dec.More() {
-		t, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		k, ok := t.(string)
-		if !ok {
-			return errors.New("not a key")
-		}
-		if key(k) {
-			continue
-		}
-		v, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		if !skipJSONValueRest(dec, v) {
-			return io.ErrUnexpectedEOF
-		}
-	}
-	_, err := dec.Token()
-	return err
-}
-
-// skipJSONValueRest skips the rest of a value whose first token is t; false when the
-// input ends first.
-func skipJSONValueRest(dec *json.Decoder, t json.Token) bool {
-	if t != json.Delim('{') && t != json.Delim('[') {
-		return true
-	}
-	for depth := 1; depth > 0; {
-		t, err := dec.Token()
-		if err != nil {
-			return false
-		}
-		switch t {
-		case json.Delim('{'), json.Delim('['):
-			depth++
-		case json.Delim('}'), json.Delim(']'):
-			depth--
-		}
-	}
-	return true
-}
-
-// flexTime reads a time given as epoch milliseconds (number or numeric string) or
-// an RFC 3339 string. Empty or null reports ok=false with no error.
-func flexTime(raw json.RawMessage) (ms int64, ok bool, err error) {
-	s := strings.TrimSpace(string(raw))
-	if s == "" || s == "null" {
-		return 0, false, nil
-	}
-	if s[0] == '"' {
-		var str string
-		if err := json.Unmarshal(raw, &str); err != nil {
-			return 0, false, err
-		}
-		str = strings.TrimSpace(str)
-		if str == "" {
-			return 0, false, nil
-		}
-		if t, err := time.Parse(time.RFC3339Nano, str); err == nil {
-			return t.UnixMilli(), true, nil
-		}
-		s = str
-	}
-	f, perr := strconv.ParseFloat(s, 64)
-	if perr != nil || math.IsNaN(f) || math.IsInf(f, 0) || f < 0 || f > 1e14 {
-		return 0, false, fmt.Errorf("%s is not epoch milliseconds or an RFC 3339 time", string(raw))
-	}
-	return int64(f), true, nil
 }
 
 type chatBatchJSON struct {
@@ -426,14 +161,14 @@ type chatBatchJSON struct {
 }
 
 // parseChatBatch turns a chat batch file into its conversation's sources, one per
-// calendar month with Merge set (chatSources): "<platform>:<channel_label>/<YYYY-MM>",
+// calendar month with Merge set (ChatSources): "<platform>:<channel_label>/<YYYY-MM>",
 // so batch files of one channel add up however their messages fall. A message
 // without a source_ref is named "<platform>:<label>:<epoch ms>", or, when other
 // messages of the file share its time, that and a hash of its author and text, so
 // that none replaces another.
 func parseChatBatch(b []byte) ([]memtree.SourceInput, error) {
 	var cb chatBatchJSON
-	if err := decodeStrict(b, &cb); err != nil {
+	if err := readkit.DecodeStrict(b, &cb); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(cb.Platform) == "" {
@@ -443,19 +178,19 @@ func parseChatBatch(b []byte) ([]memtree.SourceInput, error) {
 		return nil, errors.New(`field "channel_label" is missing or empty: wrong schema for a chat batch, nothing ingested`)
 	}
 	if len(cb.Messages) == 0 {
-		return nil, errEmpty
+		return nil, readkit.ErrEmpty
 	}
 	msgs := make([]memtree.MessageInput, 0, len(cb.Messages))
 	atTS := map[int64]int{} // messages without a source_ref per time
 	for _, m := range cb.Messages {
 		if strings.TrimSpace(m.SourceRef) == "" {
-			if ts, ok, err := flexTime(m.Timestamp); err == nil && ok {
+			if ts, ok, err := readkit.FlexTime(m.Timestamp); err == nil && ok {
 				atTS[ts]++
 			}
 		}
 	}
 	for i, m := range cb.Messages {
-		ts, ok, err := flexTime(m.Timestamp)
+		ts, ok, err := readkit.FlexTime(m.Timestamp)
 		if err != nil || !ok {
 			why := "is missing"
 			if err != nil {
@@ -473,12 +208,12 @@ func parseChatBatch(b []byte) ([]memtree.SourceInput, error) {
 		}
 		msgs = append(msgs, memtree.MessageInput{
 			Ref: ref, Author: strings.TrimSpace(m.Author), TimestampMS: ts,
-			Text: stripControls(strings.TrimSpace(m.Text)),
+			Text: readkit.StripControls(strings.TrimSpace(m.Text)),
 		})
 	}
 	sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].TimestampMS < msgs[j].TimestampMS })
 	platform, label := strings.TrimSpace(cb.Platform), strings.TrimSpace(cb.ChannelLabel)
-	return chatSources(platform, label, label+" ("+platform+")", msgs), nil
+	return readkit.ChatSources(platform, label, label+" ("+platform+")", msgs), nil
 }
 
 type emailThreadJSON struct {
@@ -499,11 +234,11 @@ type emailThreadJSON struct {
 // parseEmailThread turns the reference's EmailThread shape into one email source.
 func parseEmailThread(b []byte) (*memtree.SourceInput, error) {
 	var et emailThreadJSON
-	if err := decodeStrict(b, &et); err != nil {
+	if err := readkit.DecodeStrict(b, &et); err != nil {
 		return nil, err
 	}
 	if len(et.Messages) == 0 {
-		return nil, errEmpty
+		return nil, readkit.ErrEmpty
 	}
 	prov := strings.TrimSpace(et.Provider)
 	if prov == "" {
@@ -511,7 +246,7 @@ func parseEmailThread(b []byte) (*memtree.SourceInput, error) {
 	}
 	msgs := make([]memtree.MessageInput, 0, len(et.Messages))
 	for i, m := range et.Messages {
-		ts, ok, err := flexTime(m.SentAt)
+		ts, ok, err := readkit.FlexTime(m.SentAt)
 		if err != nil || !ok {
 			why := "is missing"
 			if err != nil {
@@ -521,10 +256,10 @@ func parseEmailThread(b []byte) (*memtree.SourceInput, error) {
 		}
 		mi := memtree.MessageInput{
 			To: m.To, Cc: m.Cc, Subject: strings.TrimSpace(m.Subject), TimestampMS: ts,
-			Text: cleanMailBody(stripControls(string(normalizeNewlines([]byte(m.Body))))),
+			Text: mail.CleanMailBody(readkit.StripControls(string(readkit.NormalizeNewlines([]byte(m.Body))))),
 			Ref:  strings.Trim(strings.TrimSpace(m.SourceRef), "<>"),
 		}
-		if a, err := mail.ParseAddress(m.From); err == nil {
+		if a, err := netmail.ParseAddress(m.From); err == nil {
 			mi.Author, mi.AuthorAddr = a.Name, strings.ToLower(a.Address)
 			if mi.Author == "" {
 				mi.Author = mi.AuthorAddr
@@ -539,9 +274,9 @@ func parseEmailThread(b []byte) (*memtree.SourceInput, error) {
 		msgs = append(msgs, mi)
 	}
 	sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].TimestampMS < msgs[j].TimestampMS })
-	title := threadTitle(et.ThreadSubject)
+	title := mail.ThreadTitle(et.ThreadSubject)
 	if title == "" {
-		title = threadTitle(msgs[0].Subject)
+		title = mail.ThreadTitle(msgs[0].Subject)
 	}
 	return &memtree.SourceInput{
 		Kind: memtree.KindEmail, SourceID: "email:" + msgs[0].Ref, Title: title, Provider: prov, Messages: msgs,
@@ -561,13 +296,13 @@ type documentJSON struct {
 // when modified_at is missing.
 func parseDocumentInput(b []byte, relPath string, mtime time.Time) (*memtree.SourceInput, error) {
 	var d documentJSON
-	if err := decodeStrict(b, &d); err != nil {
+	if err := readkit.DecodeStrict(b, &d); err != nil {
 		return nil, err
 	}
 	if strings.TrimSpace(d.Title) == "" && strings.TrimSpace(d.Body) == "" {
-		return nil, errEmpty
+		return nil, readkit.ErrEmpty
 	}
-	ts, ok, err := flexTime(d.ModifiedAt)
+	ts, ok, err := readkit.FlexTime(d.ModifiedAt)
 	if err != nil {
 		return nil, fmt.Errorf("field \"modified_at\" %v: wrong schema for a document, nothing ingested", err)
 	}
@@ -582,10 +317,10 @@ func parseDocumentInput(b []byte, relPath string, mtime time.Time) (*memtree.Sou
 	if ref == "" {
 		ref = relPath
 	}
-	body := stripControls(strings.TrimSpace(string(normalizeNewlines([]byte(d.Body))))) + "\n"
+	body := readkit.StripControls(strings.TrimSpace(string(readkit.NormalizeNewlines([]byte(d.Body))))) + "\n"
 	title := strings.TrimSpace(d.Title)
 	if title == "" {
-		title = firstHeading(body)
+		title = notes.FirstHeading(body)
 	}
 	if title == "" {
 		title = ref
@@ -594,9 +329,4 @@ func parseDocumentInput(b []byte, relPath string, mtime time.Time) (*memtree.Sou
 		Kind: memtree.KindDocument, SourceID: "doc:" + ref, Title: title, Provider: prov,
 		Messages: []memtree.MessageInput{{Ref: ref, Subject: title, TimestampMS: ts, Text: body}},
 	}, nil
-}
-
-// attachmentOf builds an attachment note.
-func attachmentOf(name, ctype string, size int) abi.Attachment {
-	return abi.Attachment{Name: name, ContentType: ctype, Size: size}
 }

@@ -8,13 +8,15 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 func TestJSONReaderDetect(t *testing.T) {
-	bigText := strings.Repeat("x", 2*headBytes)
+	bigText := strings.Repeat("x", 2*readkit.HeadBytes)
 	cases := []struct {
 		name, head string
 		want, chat bool
@@ -40,20 +42,20 @@ func TestJSONReaderDetect(t *testing.T) {
 	}
 	for _, c := range cases {
 		head := []byte(c.head)
-		if len(head) > headBytes {
-			head = head[:headBytes]
+		if len(head) > readkit.HeadBytes {
+			head = head[:readkit.HeadBytes]
 		}
-		if got := (jsonReader{}).detect("x/in.json", false, head); got != c.want {
+		if got := (jsonReader{}).Detect("x/in.json", false, head); got != c.want {
 			t.Errorf("%s: jsonReader detect = %v, want %v", c.name, got, c.want)
 		}
-		if got := (chatBatchReader{}).detect("x/in.json", false, head); got != c.chat {
+		if got := (chatBatchReader{}).Detect("x/in.json", false, head); got != c.chat {
 			t.Errorf("%s: chatBatchReader detect = %v, want %v", c.name, got, c.chat)
 		}
 	}
-	if (jsonReader{}).detect("x/in.txt", false, []byte(`{"body":"text"}`)) || (jsonReader{}).detect("x", true, nil) {
+	if (jsonReader{}).Detect("x/in.txt", false, []byte(`{"body":"text"}`)) || (jsonReader{}).Detect("x", true, nil) {
 		t.Error("only .json files are JSON input")
 	}
-	if !(jsonReader{}).detect("x/IN.JSON", false, []byte(`{"body":"text"}`)) {
+	if !(jsonReader{}).Detect("x/IN.JSON", false, []byte(`{"body":"text"}`)) {
 		t.Error("the extension is case-insensitive")
 	}
 }
@@ -66,14 +68,14 @@ func TestChatBatchMonthsAndRefs(t *testing.T) {
 			{"author":"Bo","timestamp":1767600060000,"text":"same second A"},
 			{"author":"Cy","timestamp":1767600060000,"text":"same second B"}]}`,
 	})
-	out, rep := runReader(t, jsonReader{}, filepath.Join(dir, "eng.json"))
-	if rep.sum.Failures != 0 {
-		t.Fatal(rep.sum.Errors)
+	out, rep := readertest.Run(t, jsonReader{}, filepath.Join(dir, "eng.json"))
+	if rep.Sum.Failures != 0 {
+		t.Fatal(rep.Sum.Errors)
 	}
-	if len(out.sources) != 2 {
-		t.Fatalf("sources = %+v, want January and February", out.sources)
+	if len(out.Sources) != 2 {
+		t.Fatalf("sources = %+v, want January and February", out.Sources)
 	}
-	jan, feb := out.sources[0], out.sources[1]
+	jan, feb := out.Sources[0], out.Sources[1]
 	if jan.SourceID != "slack:#eng/2026-01" || jan.Title != "#eng (slack) (2026-01)" || !jan.Merge || jan.Kind != memtree.KindChat ||
 		jan.Provider != "slack" || jan.Origin != filepath.Join(dir, "eng.json") {
 		t.Errorf("January = %+v", jan)
@@ -104,11 +106,11 @@ func TestChatBatchFilesOfOneDayBothStay(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
 	for _, f := range []string{"a.json", "b.json", "a.json"} {
-		out, rep := runReader(t, jsonReader{}, filepath.Join(dir, f))
-		if rep.sum.Failures != 0 || len(out.sources) != 1 {
-			t.Fatalf("%s: %v, %+v", f, rep.sum.Errors, out.sources)
+		out, rep := readertest.Run(t, jsonReader{}, filepath.Join(dir, f))
+		if rep.Sum.Failures != 0 || len(out.Sources) != 1 {
+			t.Fatalf("%s: %v, %+v", f, rep.Sum.Errors, out.Sources)
 		}
-		res, err := st.Ingest(ctx, out.sources[0])
+		res, err := st.Ingest(ctx, out.Sources[0])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -147,35 +149,35 @@ func TestJSONReaderShapesAndFailures(t *testing.T) {
 		"bad-ts.json":   `{"platform":"x","channel_label":"y","messages":[{"author":"a","timestamp":"yesterday","text":"t"}]}`,
 		"telegram.json": `{"name":"Ana","type":"personal_chat","id":123,"messages":[{"id":1,"type":"message","from":"Ana","text":"hi"}]}`,
 	})
-	read := func(r reader, name string, forced bool) (*collectOutput, *report) {
+	read := func(r readkit.Reader, name string, forced bool) (*readertest.Output, *readkit.Report) {
 		p := filepath.Join(dir, name)
-		out, rep := &collectOutput{}, newReport(nil)
-		r.read(context.Background(), input{path: p, root: dir, rel: name, forced: forced}, out, rep)
+		out, rep := &readertest.Output{}, readkit.NewReport(nil)
+		r.Read(context.Background(), readkit.Input{Path: p, Root: dir, Rel: name, Forced: forced}, out, rep)
 		return out, rep
 	}
 	out, rep := read(jsonReader{}, "thread.json", false)
-	if rep.sum.Failures != 0 || len(out.sources) != 1 || out.sources[0].SourceID != "email:lease-1@x.example" || out.sources[0].Merge {
-		t.Errorf("email thread = %+v, %v", out.sources, rep.sum.Errors)
+	if rep.Sum.Failures != 0 || len(out.Sources) != 1 || out.Sources[0].SourceID != "email:lease-1@x.example" || out.Sources[0].Merge {
+		t.Errorf("email thread = %+v, %v", out.Sources, rep.Sum.Errors)
 	}
 	out, rep = read(jsonReader{}, "doc.json", false)
-	if rep.sum.Failures != 0 || len(out.sources) != 1 || out.sources[0].SourceID != "doc:notion:abc" || out.sources[0].Kind != memtree.KindDocument {
-		t.Errorf("document = %+v, %v", out.sources, rep.sum.Errors)
+	if rep.Sum.Failures != 0 || len(out.Sources) != 1 || out.Sources[0].SourceID != "doc:notion:abc" || out.Sources[0].Kind != memtree.KindDocument {
+		t.Errorf("document = %+v, %v", out.Sources, rep.Sum.Errors)
 	}
 	// Unknown shapes: skipped when detected, failed when --kind forced the reader.
 	for _, name := range []string{"other.json", "telegram.json"} {
 		out, rep = read(jsonReader{}, name, false)
-		if len(out.sources) != 0 || rep.sum.Failures != 0 || rep.sum.SkippedBy[reasonNoJSONShape] != 1 {
-			t.Errorf("%s not forced: sources %d, failures %v, skips %v", name, len(out.sources), rep.sum.Errors, rep.sum.SkippedBy)
+		if len(out.Sources) != 0 || rep.Sum.Failures != 0 || rep.Sum.SkippedBy[reasonNoJSONShape] != 1 {
+			t.Errorf("%s not forced: sources %d, failures %v, skips %v", name, len(out.Sources), rep.Sum.Errors, rep.Sum.SkippedBy)
 		}
 		out, rep = read(jsonReader{}, name, true)
-		if len(out.sources) != 0 || rep.sum.Failures != 1 || !strings.Contains(rep.sum.Errors[0].Error(), "not a chat batch") {
-			t.Errorf("%s forced: sources %d, failures %v", name, len(out.sources), rep.sum.Errors)
+		if len(out.Sources) != 0 || rep.Sum.Failures != 1 || !strings.Contains(rep.Sum.Errors[0].Error(), "not a chat batch") {
+			t.Errorf("%s forced: sources %d, failures %v", name, len(out.Sources), rep.Sum.Errors)
 		}
 	}
 	// A chat batch forced on an email thread fails naming the field.
 	out, rep = read(chatBatchReader{}, "thread.json", true)
-	if len(out.sources) != 0 || rep.sum.Failures != 1 || !strings.Contains(rep.sum.Errors[0].Error(), `field "platform"`) {
-		t.Errorf("chat forced on an email thread: %+v, %v", out.sources, rep.sum.Errors)
+	if len(out.Sources) != 0 || rep.Sum.Failures != 1 || !strings.Contains(rep.Sum.Errors[0].Error(), `field "platform"`) {
+		t.Errorf("chat forced on an email thread: %+v, %v", out.Sources, rep.Sum.Errors)
 	}
 	for name, want := range map[string]string{
 		"array.json":  "top-level JSON array",
@@ -183,14 +185,14 @@ func TestJSONReaderShapesAndFailures(t *testing.T) {
 		"bad-ts.json": `message 1: field "timestamp"`,
 	} {
 		out, rep = read(jsonReader{}, name, false)
-		if len(out.sources) != 0 || rep.sum.Failures != 1 || !strings.Contains(rep.sum.Errors[0].Error(), want) {
-			t.Errorf("%s: %+v, errors %v, want %q", name, out.sources, rep.sum.Errors, want)
+		if len(out.Sources) != 0 || rep.Sum.Failures != 1 || !strings.Contains(rep.Sum.Errors[0].Error(), want) {
+			t.Errorf("%s: %+v, errors %v, want %q", name, out.Sources, rep.Sum.Errors, want)
 		}
 	}
 	for _, name := range []string{"nomsgs.json", "empty.json"} {
 		out, rep = read(jsonReader{}, name, false)
-		if len(out.sources) != 0 || rep.sum.Failures != 0 || rep.sum.Warnings != 1 {
-			t.Errorf("%s: %+v, failures %v, %d warnings; want one warning", name, out.sources, rep.sum.Errors, rep.sum.Warnings)
+		if len(out.Sources) != 0 || rep.Sum.Failures != 0 || rep.Sum.Warnings != 1 {
+			t.Errorf("%s: %+v, failures %v, %d warnings; want one warning", name, out.Sources, rep.Sum.Errors, rep.Sum.Warnings)
 		}
 	}
 	if _, err := os.Stat(filepath.Join(dir, "thread.json")); err != nil {

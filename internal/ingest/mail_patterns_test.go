@@ -9,6 +9,10 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
+	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 // msgOf returns the collected message with ref and its source.
@@ -28,7 +32,7 @@ func (c *collector) msgOf(t *testing.T, ref string) (src int, idx int) {
 // Interleaved and bottom-posted replies keep every line the author wrote between
 // and after the quoted blocks; the attribution and the quotes go.
 func TestMailInterleavedReplyKeepsOwnLines(t *testing.T) {
-	body := hdr("Dana Ruiz <dana@list.example>", "Re: [dev] build times", "Wed, 07 Jan 2026 09:00:00 +0100", "il@x.example",
+	body := readertest.MailHeader("Dana Ruiz <dana@list.example>", "Re: [dev] build times", "Wed, 07 Jan 2026 09:00:00 +0100", "il@x.example",
 		"In-Reply-To: <q@x.example>", "Content-Type: text/plain") + `
 Hi,
 
@@ -61,12 +65,12 @@ Dana
 // an unescaped "From Russia" body line that is not a separator.
 func TestMboxVariants(t *testing.T) {
 	m := func(id, text string) string {
-		return hdr("Ana <ana@mailbox.example>", "Note "+id, "Mon, 05 Jan 2026 10:00:00 +0000", id+"@x.example", "Content-Type: text/plain") + "\n" + text + "\n"
+		return readertest.MailHeader("Ana <ana@mailbox.example>", "Note "+id, "Mon, 05 Jan 2026 10:00:00 +0000", id+"@x.example", "Content-Type: text/plain") + "\n" + text + "\n"
 	}
 	glued := "\ufeffFrom - \n" + m("g1", "First.") + "From - \n" + m("g2", "Second.") + "From ana@mailbox.example Mon Jan  5 10:00:00 2026\n" + m("g3", "Third.")
 	clBody := "Line one.\nFrom the start it was clear.\nFrom x@y Mon Jan  5 10:00:00 2026\nstill the body.\n"
 	cl := "From ana@mailbox.example Mon Jan  5 10:00:00 2026\n" +
-		strings.TrimSuffix(hdr("Ana <ana@mailbox.example>", "CL", "Mon, 05 Jan 2026 10:00:00 +0000", "cl@x.example", "Content-Type: text/plain"), "\n") +
+		strings.TrimSuffix(readertest.MailHeader("Ana <ana@mailbox.example>", "CL", "Mon, 05 Jan 2026 10:00:00 +0000", "cl@x.example", "Content-Type: text/plain"), "\n") +
 		"\nContent-Length: " + strconv.Itoa(len(clBody)) + "\n\n" + clBody + "\n" +
 		"From ana@mailbox.example Mon Jan  5 11:00:00 2026\n" + m("cl2", "After.")
 	unmunged := "From - \n" + m("u1", "My favourite film:\n\nFrom Russia with love\nYear: 1963\n\nAnd yours?") + "From - \n" + m("u2", "Goldfinger.")
@@ -92,7 +96,7 @@ func TestMboxVariants(t *testing.T) {
 // .eml wrappers and damaged headers: a BOM, a leading envelope line, a fold that
 // lost its leading space, and more than a thousand header lines.
 func TestEMLWrappersAndDamagedHeaders(t *testing.T) {
-	env := "\ufeffFrom ana@mailbox.example Mon Jan  5 10:00:00 2026\n" + hdr("Ana <ana@mailbox.example>", "Wrapped", "Mon, 05 Jan 2026 10:00:00 +0000", "env@x.example", "Content-Type: text/plain") + "\nInside the wrapper.\n"
+	env := "\ufeffFrom ana@mailbox.example Mon Jan  5 10:00:00 2026\n" + readertest.MailHeader("Ana <ana@mailbox.example>", "Wrapped", "Mon, 05 Jan 2026 10:00:00 +0000", "env@x.example", "Content-Type: text/plain") + "\nInside the wrapper.\n"
 	fold := "From: Ana <ana@mailbox.example>\nTo: Sam <sam@kestrel.example>,\nLee <lee@kestrel.example>\nSubject: Folded badly\nDate: Mon, 05 Jan 2026 10:00:00 +0000\nMessage-ID: <fold@x.example>\n\nThe fold lost its space.\n"
 	many := "From: Ana <ana@mailbox.example>\nSubject: Many hops\nDate: Mon, 05 Jan 2026 10:00:00 +0000\nMessage-ID: <many@x.example>\n" +
 		strings.Repeat("Received: from relay.example by relay.example with ESMTP id 0123456789abcdef0123456789abcdef0123456789abcdef; Mon, 05 Jan 2026 09:59:00 +0000\n", 12000) + "\nStill here.\n"
@@ -185,7 +189,7 @@ func TestMailSendersAndDates(t *testing.T) {
 // nothing known joins its subject's thread only when it shares a participant.
 func TestMailThreadsIgnoreJunkReferences(t *testing.T) {
 	mk := func(id, from, to, subj, date string, extra ...string) string {
-		return hdr(from, subj, date, id, append([]string{"Content-Type: text/plain"}, extra...)...) + "\n" + "Text of " + id + ".\n"
+		return readertest.MailHeader(from, subj, date, id, append([]string{"Content-Type: text/plain"}, extra...)...) + "\n" + "Text of " + id + ".\n"
 	}
 	files := map[string]string{
 		"a.eml": mk("a@x.example", "Ana <ana@mailbox.example>", "", "Budget", "Mon, 05 Jan 2026 10:00:00 +0000", "References: yes", "In-Reply-To: n"),
@@ -221,9 +225,9 @@ func TestMailThreadsIgnoreJunkReferences(t *testing.T) {
 // A declared charset the bytes do not match, when they are valid UTF-8, is read
 // as UTF-8; HTML keeps only its text.
 func TestMailCharsetsAndHTML(t *testing.T) {
-	gb := hdr("=?gb2312?B?"+"5byg5LiJ"+"?= <zhang@x.example>", "Mislabelled", "Mon, 05 Jan 2026 10:00:00 +0800", "gb@x.example",
+	gb := readertest.MailHeader("=?gb2312?B?"+"5byg5LiJ"+"?= <zhang@x.example>", "Mislabelled", "Mon, 05 Jan 2026 10:00:00 +0800", "gb@x.example",
 		`Content-Type: text/plain; charset="gb2312"`, "Content-Transfer-Encoding: 8bit") + "\n会议改到周三下午三点。\n"
-	html := hdr("Ana <ana@mailbox.example>", "HTML", "Mon, 05 Jan 2026 10:00:00 +0000", "html@x.example", `Content-Type: text/html; charset=utf-8`) +
+	html := readertest.MailHeader("Ana <ana@mailbox.example>", "HTML", "Mon, 05 Jan 2026 10:00:00 +0000", "html@x.example", `Content-Type: text/html; charset=utf-8`) +
 		"\n<html><head><title>T</title><style>p{color:red}</style></head><body><p title=\"a > b secret-attribute\">Visible <b>text</b>.</p>" +
 		"<img alt=\"hidden-alt\" src=\"x.png\"><script>var leaked = 1;</script><p>See <a href=\"https://kestrel.example/doc\" data-x=\"attr-leak\">the doc</a>.</p></body></html>\n"
 	dir := writeFiles(t, map[string]string{"gb.eml": gb, "html.eml": html})
@@ -287,10 +291,10 @@ func TestMaildir(t *testing.T) {
 func TestUnreadPathsAreNamed(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"export/data.bin": "\x00\x01binary", "export/photo.jpg": "\xff\xd8\xff"})
 	_, sum := runOn(t, Options{}, filepath.Join(dir, "export"))
-	if len(sum.Unread) != 1 || !strings.Contains(sum.Unread[0].Error(), "1 not a known mail, chat or document format") || !strings.Contains(sum.Unread[0].Error(), "1 "+reasonMedia) {
+	if len(sum.Unread) != 1 || !strings.Contains(sum.Unread[0].Error(), "1 not a known mail, chat or document format") || !strings.Contains(sum.Unread[0].Error(), "1 "+readkit.ReasonMedia) {
 		t.Errorf("unread = %v", sum.Unread)
 	}
-	if sum.Skipped != 2 || sum.SkippedBy[reasonUnknown] != 1 || sum.SkippedBy[reasonMedia] != 1 || !strings.Contains(sum.Line(), "2 skipped (1 ") {
+	if sum.Skipped != 2 || sum.SkippedBy[readkit.ReasonUnknown] != 1 || sum.SkippedBy[readkit.ReasonMedia] != 1 || !strings.Contains(sum.Line(), "2 skipped (1 ") {
 		t.Errorf("skips: %d %v %q", sum.Skipped, sum.SkippedBy, sum.Line())
 	}
 }
@@ -307,14 +311,14 @@ func TestThreaderSpillRoundTrip(t *testing.T) {
 			extra = append(extra, "In-Reply-To: <"+root+">", "References: <"+root+">")
 		}
 		mbox += "From ana@mailbox.example Mon Jan  5 10:00:00 2026\n" +
-			hdr("Ana Souza <ana@mailbox.example>", "Thread "+strconv.Itoa(i/3), "Mon, 05 Jan 2026 10:"+fmt.Sprintf("%02d", i)+":00 +0000", id, extra...) +
+			readertest.MailHeader("Ana Souza <ana@mailbox.example>", "Thread "+strconv.Itoa(i/3), "Mon, 05 Jan 2026 10:"+fmt.Sprintf("%02d", i)+":00 +0000", id, extra...) +
 			"\nText number " + strconv.Itoa(i) + " with ünïcödé.\n\n"
 	}
 	dir := writeFiles(t, map[string]string{"spill.mbox": mbox})
 	held, _ := runOn(t, Options{}, dir)
-	old := spillAfter
-	spillAfter = 0
-	defer func() { spillAfter = old }()
+	old := mail.SpillAfter
+	mail.SpillAfter = 0
+	defer func() { mail.SpillAfter = old }()
 	spilled, sum := runOn(t, Options{}, dir)
 	if sum.Failures != 0 || len(held.srcs) != 10 {
 		t.Fatalf("failures %v, %d threads", sum.Errors, len(held.srcs))

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 )
 
 // writeFiles writes name → content under a fresh temp dir and returns it.
@@ -68,18 +70,13 @@ func mustNotContain(t *testing.T, what, s string, subs ...string) {
 	}
 }
 
-func hdr(from, subject, date, id string, extra ...string) string {
-	h := []string{"From: " + from, "To: Sam Rivera <sam@kestrel.example>", "Subject: " + subject, "Date: " + date, "Message-ID: <" + id + ">", "MIME-Version: 1.0"}
-	return strings.Join(append(h, extra...), "\n") + "\n"
-}
-
 func TestMailEncodingsAndCharsets(t *testing.T) {
 	b64 := base64.StdEncoding.EncodeToString([]byte("The budget review moved to Thursday.\nBring the forecast.\n"))
 	files := map[string]string{
-		"qp.eml": hdr("Ana Souza <ana@mailbox.example>", "Caf=?utf-8?Q?=C3=A9?= plans", "Tue, 06 Jan 2026 10:00:00 -0500", "qp@x.example",
+		"qp.eml": readertest.MailHeader("Ana Souza <ana@mailbox.example>", "Caf=?utf-8?Q?=C3=A9?= plans", "Tue, 06 Jan 2026 10:00:00 -0500", "qp@x.example",
 			"Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding: quoted-printable") +
 			"\nWe meet at the caf=C3=A9 on the corner; this line is long enough to be wrapp=\ned by the encoder.\n",
-		"b64.eml": hdr("Ana Souza <ana@mailbox.example>", "Budget", "Wed, 07 Jan 2026 08:00:00 +0000", "b64@x.example",
+		"b64.eml": readertest.MailHeader("Ana Souza <ana@mailbox.example>", "Budget", "Wed, 07 Jan 2026 08:00:00 +0000", "b64@x.example",
 			"Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding: base64") + "\n" + b64 + "\n",
 		"latin1.eml": "From: =?iso-8859-1?Q?Jos=E9_M=FCller?= <jose@postbox.example>\nTo: =?ISO-8859-1?Q?Ren=E9e_D=FCrr?= <renee@postbox.example>\n" +
 			"Subject: =?iso-8859-1?Q?Gr=FC=DFe_aus_M=FCnchen?=\nDate: Thu, 08 Jan 2026 19:30:00 +0100\nMessage-ID: <latin1@x.example>\n" +
@@ -126,7 +123,7 @@ func TestMailEncodingsAndCharsets(t *testing.T) {
 }
 
 func TestMailMultipartHTMLAndAttachments(t *testing.T) {
-	alt := hdr("Ana <ana@mailbox.example>", "Alt", "Tue, 06 Jan 2026 10:00:00 +0000", "alt@x.example",
+	alt := readertest.MailHeader("Ana <ana@mailbox.example>", "Alt", "Tue, 06 Jan 2026 10:00:00 +0000", "alt@x.example",
 		`Content-Type: multipart/alternative; boundary="b1"`) + `
 --b1
 Content-Type: text/plain; charset=utf-8
@@ -138,7 +135,7 @@ Content-Type: text/html; charset=utf-8
 <p>HTML version loses.</p>
 --b1--
 `
-	htmlOnly := hdr("Ana <ana@mailbox.example>", "Html", "Tue, 06 Jan 2026 11:00:00 +0000", "html@x.example",
+	htmlOnly := readertest.MailHeader("Ana <ana@mailbox.example>", "Html", "Tue, 06 Jan 2026 11:00:00 +0000", "html@x.example",
 		"Content-Type: text/html; charset=utf-8", "Content-Transfer-Encoding: quoted-printable") + `
 <html><head><title>x</title><style>p{color:red}</style></head><body>
 <p>Fish &amp; chips at <a href=3D"https://pub.example/menu">the pub</a> on Friday.</p>
@@ -147,7 +144,7 @@ Content-Type: text/html; charset=utf-8
 <div class=3D"signature">-- <br>Ana Souza<br>Kestrel Labs</div>
 </body></html>
 `
-	mixed := hdr("Ana <ana@mailbox.example>", "Scan", "Tue, 06 Jan 2026 12:00:00 +0000", "mixed@x.example",
+	mixed := readertest.MailHeader("Ana <ana@mailbox.example>", "Scan", "Tue, 06 Jan 2026 12:00:00 +0000", "mixed@x.example",
 		`Content-Type: multipart/mixed; boundary="m1"`) + `
 This is a multi-part message in MIME format.
 
@@ -193,7 +190,7 @@ aXRlbSxzdGF0dXMKdXBsb2FkLHBlbmRpbmcK
 }
 
 func TestMailCleaning(t *testing.T) {
-	gmail := hdr("Sam Rivera <sam@kestrel.example>", "Re: Brakes", "Tue, 06 Jan 2026 10:00:00 +0000", "g@x.example",
+	gmail := readertest.MailHeader("Sam Rivera <sam@kestrel.example>", "Re: Brakes", "Tue, 06 Jan 2026 10:00:00 +0000", "g@x.example",
 		"In-Reply-To: <root@x.example>", "References: <root@x.example>", "Content-Type: text/plain") + `
 Hi Ana,
 
@@ -214,7 +211,7 @@ On Mon, Jan 5, 2026 at 3:04 PM Ana Souza <ana@mailbox.example> wrote:
 
 CONFIDENTIALITY NOTICE: This e-mail message, including any attachments, is for the sole use of the intended recipient(s).
 `
-	outlook := hdr("Lars Berg <lars@halvorsen.example>", "RE: Contract", "Tue, 06 Jan 2026 11:00:00 +0000", "o@x.example",
+	outlook := readertest.MailHeader("Lars Berg <lars@halvorsen.example>", "RE: Contract", "Tue, 06 Jan 2026 11:00:00 +0000", "o@x.example",
 		"Content-Type: text/plain") + `
 Hello Sam,
 
@@ -234,12 +231,12 @@ Can you confirm the liability cap?
 Halvorsen Logistics AS · Org. no. 912 345 678
 This e-mail may contain confidential information.
 `
-	footerOnly := hdr("Nora <nora@firm.example>", "Hours", "Tue, 06 Jan 2026 12:00:00 +0000", "f@x.example", "Content-Type: text/plain") + `
+	footerOnly := readertest.MailHeader("Nora <nora@firm.example>", "Hours", "Tue, 06 Jan 2026 12:00:00 +0000", "f@x.example", "Content-Type: text/plain") + `
 The invoice is paid.
 
 Please consider the environment before printing this e-mail.
 `
-	thunder := hdr("Ana <ana@mailbox.example>", "Re: Trip", "Tue, 06 Jan 2026 13:00:00 +0000", "t@x.example", "Content-Type: text/plain") + `
+	thunder := readertest.MailHeader("Ana <ana@mailbox.example>", "Re: Trip", "Tue, 06 Jan 2026 13:00:00 +0000", "t@x.example", "Content-Type: text/plain") + `
 Lisbon it is.
 
 On 1/5/2026 3:04 PM, Sam Rivera wrote:
@@ -270,20 +267,20 @@ On 1/5/2026 3:04 PM, Sam Rivera wrote:
 
 func TestMailThreading(t *testing.T) {
 	mbox := "From ana@mailbox.example Mon Jan  5 10:00:00 2026\n" +
-		hdr("Ana Souza <ana@mailbox.example>", "Phoenix launch", "Mon, 05 Jan 2026 10:00:00 +0000", "root@x.example", "Content-Type: text/plain") +
+		readertest.MailHeader("Ana Souza <ana@mailbox.example>", "Phoenix launch", "Mon, 05 Jan 2026 10:00:00 +0000", "root@x.example", "Content-Type: text/plain") +
 		"\nShall we launch on Monday?\n>From the plan it looks feasible.\n\n" +
 		"From sam@kestrel.example Mon Jan  5 12:00:00 2026\n" +
-		hdr("Sam Rivera <sam@kestrel.example>", "Re: Phoenix launch", "Mon, 05 Jan 2026 12:00:00 +0000", "r1@x.example",
+		readertest.MailHeader("Sam Rivera <sam@kestrel.example>", "Re: Phoenix launch", "Mon, 05 Jan 2026 12:00:00 +0000", "r1@x.example",
 			"In-Reply-To: <root@x.example>", "References: <root@x.example>", "Cc: Lee <lee@kestrel.example>", "Content-Type: text/plain") +
 		"\nMonday works.\n\n" +
 		"From news@letter.example Mon Jan  5 13:00:00 2026\n" +
-		hdr("Letter <news@letter.example>", "Weekly news", "Mon, 05 Jan 2026 13:00:00 +0000", "news@x.example", "Content-Type: text/plain") +
+		readertest.MailHeader("Letter <news@letter.example>", "Weekly news", "Mon, 05 Jan 2026 13:00:00 +0000", "news@x.example", "Content-Type: text/plain") +
 		"\nNews.\n"
 	// a later reply in its own .eml, referencing only the parent: still the same thread
-	reply := hdr("Lee <lee@kestrel.example>", "RE: Re: Phoenix launch", "Tue, 06 Jan 2026 09:00:00 +0000", "r2@x.example",
+	reply := readertest.MailHeader("Lee <lee@kestrel.example>", "RE: Re: Phoenix launch", "Tue, 06 Jan 2026 09:00:00 +0000", "r2@x.example",
 		"In-Reply-To: <r1@x.example>", "Content-Type: text/plain") + "\nI will tell marketing.\n"
 	// an orphan reply whose root was never ingested
-	orphan := hdr("Lee <lee@kestrel.example>", "Re: Old thing", "Tue, 06 Jan 2026 09:00:00 +0000", "o2@x.example",
+	orphan := readertest.MailHeader("Lee <lee@kestrel.example>", "Re: Old thing", "Tue, 06 Jan 2026 09:00:00 +0000", "o2@x.example",
 		"In-Reply-To: <o1@x.example>", "References: <o0@x.example> <o1@x.example>", "Content-Type: text/plain") + "\nStill on it.\n"
 	dir := writeFiles(t, map[string]string{"inbox.mbox": mbox, "single/reply.eml": reply, "single/orphan.eml": orphan})
 	c, sum := runOn(t, Options{}, dir)
@@ -321,19 +318,19 @@ func TestMailThreading(t *testing.T) {
 func TestMailBadInputs(t *testing.T) {
 	good := func(i int) string {
 		return "From ana@mailbox.example Mon Jan  5 10:00:00 2026\n" +
-			hdr("Ana <ana@mailbox.example>", "Part", "Mon, 05 Jan 2026 10:00:00 +0000", "m"+string(rune('0'+i))+"@x.example", "Content-Type: text/plain") +
+			readertest.MailHeader("Ana <ana@mailbox.example>", "Part", "Mon, 05 Jan 2026 10:00:00 +0000", "m"+string(rune('0'+i))+"@x.example", "Content-Type: text/plain") +
 			"\nBody " + string(rune('0'+i)) + ".\n\n"
 	}
 	truncated := good(1) + good(2) + "From ana@mailbox.example Mon Jan  5 10:00:00 2026\n" +
-		hdr("Ana <ana@mailbox.example>", "Scan attached", "Tue, 06 Jan 2026 10:00:00 -0500", "trunc@x.example",
+		readertest.MailHeader("Ana <ana@mailbox.example>", "Scan attached", "Tue, 06 Jan 2026 10:00:00 -0500", "trunc@x.example",
 			`Content-Type: multipart/mixed; boundary="cut"`) +
 		"\n--cut\nContent-Type: text/plain\n\nScan attached.\n--cut\nContent-Type: application/pdf; name=\"scan.pdf\"\nContent-Transfer-Encoding: base64\n\nJVBERi0xLjQKJeLjz9MKMSAwIG9iago8PCAvVHlwZSAvQ2F0YWxvZyAvUGFn"
-	noSep := strings.Repeat(hdr("Ana <ana@mailbox.example>", "Run together", "Mon, 05 Jan 2026 10:00:00 +0000", "ns@x.example")+"\nText.\n\n", 3)
-	badB64 := strings.ReplaceAll(hdr("Payroll <payroll@kestrel.example>", "Your payslip", "Wed, 07 Jan 2026 08:00:00 +0000", "b64bad@x.example",
+	noSep := strings.Repeat(readertest.MailHeader("Ana <ana@mailbox.example>", "Run together", "Mon, 05 Jan 2026 10:00:00 +0000", "ns@x.example")+"\nText.\n\n", 3)
+	badB64 := strings.ReplaceAll(readertest.MailHeader("Payroll <payroll@kestrel.example>", "Your payslip", "Wed, 07 Jan 2026 08:00:00 +0000", "b64bad@x.example",
 		"Content-Type: text/plain; charset=utf-8", "Content-Transfer-Encoding: base64")+"\nSGVsbG8gU2FtLAoKWW91ciBwYXlzbGlwIGlz!!!IGF0dGFjaGVkLg==\nthis line is not base64 at all ~~~\n", "\n", "\r\n")
-	mixed := "From a@x Mon Jan  5 10:00:00 2026\n" + hdr("A <a@x.example>", "LF", "Mon, 05 Jan 2026 10:00:00 +0000", "lf@x.example") + "\nHi,\nthere\n\n" +
-		strings.ReplaceAll("From a@x Mon Jan  5 11:00:00 2026\n"+hdr("A <a@x.example>", "CRLF", "Mon, 05 Jan 2026 11:00:00 +0000", "crlf@x.example")+"\nHi,\nthere\n\n", "\n", "\r\n") +
-		"From a@x Mon Jan  5 12:00:00 2026\n" + hdr("A <a@x.example>", "CR", "Mon, 05 Jan 2026 12:00:00 +0000", "cr@x.example") + "\nHi,\rthere\n"
+	mixed := "From a@x Mon Jan  5 10:00:00 2026\n" + readertest.MailHeader("A <a@x.example>", "LF", "Mon, 05 Jan 2026 10:00:00 +0000", "lf@x.example") + "\nHi,\nthere\n\n" +
+		strings.ReplaceAll("From a@x Mon Jan  5 11:00:00 2026\n"+readertest.MailHeader("A <a@x.example>", "CRLF", "Mon, 05 Jan 2026 11:00:00 +0000", "crlf@x.example")+"\nHi,\nthere\n\n", "\n", "\r\n") +
+		"From a@x Mon Jan  5 12:00:00 2026\n" + readertest.MailHeader("A <a@x.example>", "CR", "Mon, 05 Jan 2026 12:00:00 +0000", "cr@x.example") + "\nHi,\rthere\n"
 	dir := writeFiles(t, map[string]string{"truncated.mbox": truncated, "no-separator.mbox": noSep, "bad-base64.eml": badB64, "mixed.mbox": mixed})
 	c, sum := runOn(t, Options{}, dir)
 

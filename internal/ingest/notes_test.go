@@ -5,6 +5,9 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 func day(y int, m time.Month, d, h, mi int) int64 {
@@ -42,7 +45,7 @@ func TestNoteFormats(t *testing.T) {
 		ts                  int64
 		tags                []string
 	} {
-		s := c.byID(docSourceID(filepath.Join(dir, filepath.FromSlash(rel))))
+		s := c.byID(notes.DocSourceID(filepath.Join(dir, filepath.FromSlash(rel))))
 		if s == nil {
 			t.Errorf("%s: not stored", rel)
 			return nil
@@ -100,7 +103,7 @@ func TestNoteFormats(t *testing.T) {
 	if d := doc("notion/plain.md"); d != nil && d.title != "Plain" {
 		t.Errorf("plain: %q", d.title)
 	}
-	if sum.SkippedBy[reasonJoplinItem] != 2 {
+	if sum.SkippedBy[notes.ReasonJoplinItem] != 2 {
 		t.Errorf("Joplin notebook and note-tag records must be named as skipped: %v", sum.SkippedBy)
 	}
 	if sum.Failures != 0 {
@@ -138,7 +141,7 @@ func TestEvernoteEnex(t *testing.T) {
 	if len(c.srcs) != 2 || sum.Failures != 0 {
 		t.Fatalf("%d sources, errors %v", len(c.srcs), sum.Errors)
 	}
-	s := c.byID(docSourceID(filepath.Join(dir, "Export.enex")) + "#1")
+	s := c.byID(notes.DocSourceID(filepath.Join(dir, "Export.enex")) + "#1")
 	if s == nil {
 		t.Fatalf("note 1 missing: %v", c.srcs[0].SourceID)
 	}
@@ -170,11 +173,11 @@ func TestBearBackup(t *testing.T) {
 		"tags.json": `[]`,
 	})
 	c, sum := runOn(t, Options{}, dir)
-	s := c.byID(docSourceID(filepath.Join(dir, "Bear.bear2bk", "Bear", "Groceries.textbundle", "text.markdown")))
+	s := c.byID(notes.DocSourceID(filepath.Join(dir, "Bear.bear2bk", "Bear", "Groceries.textbundle", "text.markdown")))
 	if s == nil || s.Title != "Groceries" || s.Messages[0].TimestampMS != time.Date(2024, 6, 14, 16, 24, 38, 0, time.UTC).UnixMilli() {
 		t.Fatalf("bear note = %+v (errors %v)", s, sum.Errors)
 	}
-	if sum.SkippedBy[reasonTextBundleInfo] != 1 {
+	if sum.SkippedBy[readkit.ReasonTextBundleInfo] != 1 {
 		t.Errorf("info.json not named: %v", sum.SkippedBy)
 	}
 }
@@ -200,7 +203,7 @@ func TestDocTitlesFromTheFormat(t *testing.T) {
 		"logseq-crlf.md": "CRLF Page", "logseq-tab.md": "Tab Page", "logseq-nospace.md": "NoSpace Page", "logseq-bom.md": "Bom Page",
 	}
 	for name, title := range want {
-		s := c.byID(docSourceID(filepath.Join(dir, name)))
+		s := c.byID(notes.DocSourceID(filepath.Join(dir, name)))
 		if s == nil {
 			t.Errorf("%s not read: %v", name, sum.Errors)
 			continue

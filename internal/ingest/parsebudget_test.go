@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 )
 
 // A document whose parse outlives the per-file time budget is named as
@@ -21,11 +23,11 @@ func TestDocumentParseBudget(t *testing.T) {
 	}
 	b.WriteString("+++\nbody\n")
 	os.WriteFile(filepath.Join(dir, "long.md"), []byte(b.String()), 0o644)
-	old := docParseBudget
-	docParseBudget = time.Microsecond
+	old := notes.DocParseBudget
+	notes.DocParseBudget = time.Microsecond
 	_, sum := runOn(t, Options{}, dir)
-	docParseBudget = old
-	if sum.SkippedBy[reasonParseBudget(time.Microsecond)] != 1 {
+	notes.DocParseBudget = old
+	if sum.SkippedBy[notes.ReasonParseBudget(time.Microsecond)] != 1 {
 		t.Errorf("skipped: %v; want long.md skipped for the time budget", sum.SkippedBy)
 	}
 	os.WriteFile(filepath.Join(dir, "short.md"), []byte("# Short\n\nA note.\n"), 0o644)
@@ -36,9 +38,9 @@ func TestDocumentParseBudget(t *testing.T) {
 	}
 	// The parses left over the budget end and give back their slots.
 	deadline := time.Now().Add(30 * time.Second)
-	for len(overBudget) > 0 {
+	for len(notes.OverBudget) > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("%d parses still hold a slot", len(overBudget))
+			t.Fatalf("%d parses still hold a slot", len(notes.OverBudget))
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

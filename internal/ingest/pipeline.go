@@ -2,11 +2,9 @@ package ingest
 
 import (
 	"context"
-	"fmt"
-	"strings"
-	"sync"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -47,64 +45,6 @@ func (s batchSink) wait() time.Duration                                    { ret
 func (s batchSink) pending() int                                           { return s.b.Pending() }
 func (s batchSink) times() memtree.BatchTimes                              { return s.b.Times() }
 
-// inflightBytes bounds the message text of the sources between write and their
-// commit (queued, being prepared, prepared and waiting, written in the open batch):
-// a prepared source holds several times its text, and chat sources (a month of a
-// busy channel) can be large, so the pipeline holds a bounded amount of them
-// whatever the input's size. Two sources are always admitted, however large, so
-// that preparing one overlaps writing the other.
-var inflightBytes int64 = 8 << 20
-
-// budget is the pipeline's bound on sources in flight (see inflightBytes).
-type budget struct {
-	mu      sync.Mutex
-	cond    *sync.Cond
-	used    int64
-	n       int
-	waiters int
-	limit   int64
-	// starved wakes the writer when a source waits for room, so that it commits the
-	// open batch now instead of when the batch's time is up.
-	starved chan struct{}
-}
-
-func newBudget(limit int64) *budget {
-	b := &budget{limit: limit, starved: make(chan struct{}, 1)}
-	b.cond = sync.NewCond(&b.mu)
-	return b
-}
-
-func (b *budget) acquire(size int64) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for b.n >= 2 && b.used+size > b.limit {
-		select {
-		case b.starved <- struct{}{}:
-		default:
-		}
-		b.waiters++
-		b.cond.Wait()
-		b.waiters--
-	}
-	b.used += size
-	b.n++
-}
-
-func (b *budget) release(size int64) {
-	b.mu.Lock()
-	b.used -= size
-	b.n--
-	b.mu.Unlock()
-	b.cond.Broadcast()
-}
-
-// waiting reports whether a source waits for room.
-func (b *budget) waiting() bool {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.waiters > 0
-}
-
 // sourceBytes is what budget counts of a source: its messages' text and headers.
 func sourceBytes(src *memtree.SourceInput) int64 {
 	n := int64(len(src.Title) + 256)
@@ -143,7 +83,7 @@ func (r *runner) startPipeline(ctx context.Context, out sink) {
 		job
 		st memtree.IngestStats
 	}
-	r.bud = newBudget(inflightBytes)
+	r.bud = readkit.NewBudget(inflightBytes)
 	r.jobs = make(chan job, 16)
 	r.done = make(chan struct{})
 	ready := make(chan prepared, 16)
@@ -151,30 +91,30 @@ func (r *runner) startPipeline(ctx context.Context, out sink) {
 		defer close(ready)
 		for j := range r.jobs {
 			if ctx.Err() != nil {
-				r.bud.release(j.size)
+				r.bud.Release(j.size)
 				continue
 			}
 			p, err := memtree.Prepare(j.src)
 			if p != nil {
-				r.times.add(&r.times.chunk, p.Chunking)
-				r.times.add(&r.times.summaries, p.Summaries)
+				r.times.Add(&r.times.Chunk, p.Chunking)
+				r.times.Add(&r.times.Summaries, p.Summaries)
 			}
 			ready <- prepared{job: j, p: p, err: err}
 		}
 	}()
 	go func() {
 		defer close(r.done)
-		defer func() { r.times.setBatch(out.times()) }()
+		defer func() { r.times.SetBatch(out.times()) }()
 		var batch []written
 		flush := func() {
 			err := out.flush()
-			r.rep.mu.Lock()
+			r.rep.Mu.Lock()
 			for _, w := range batch {
 				r.record(ctx, w.src, w.st, err)
 			}
-			r.rep.mu.Unlock()
+			r.rep.Mu.Unlock()
 			for _, w := range batch {
-				r.bud.release(w.size)
+				r.bud.Release(w.size)
 			}
 			batch = batch[:0]
 		}
@@ -197,7 +137,7 @@ func (r *runner) startPipeline(ctx context.Context, out sink) {
 			case <-expired:
 				flush()
 				continue
-			case <-r.bud.starved:
+			case <-r.bud.Starved:
 				flush()
 				continue
 			}
@@ -205,7 +145,7 @@ func (r *runner) startPipeline(ctx context.Context, out sink) {
 				return
 			}
 			if ctx.Err() != nil {
-				r.bud.release(x.size)
+				r.bud.Release(x.size)
 				continue
 			}
 			var st memtree.IngestStats
@@ -216,14 +156,14 @@ func (r *runner) startPipeline(ctx context.Context, out sink) {
 			if err != nil || out.pending() == 0 {
 				// A failed source is final now; so is a source its own transaction
 				// committed.
-				r.rep.mu.Lock()
+				r.rep.Mu.Lock()
 				r.record(ctx, x.src, st, err)
-				r.rep.mu.Unlock()
-				r.bud.release(x.size)
+				r.rep.Mu.Unlock()
+				r.bud.Release(x.size)
 			} else {
 				batch = append(batch, written{x.job, st})
 			}
-			if out.due() || r.bud.waiting() {
+			if out.due() || r.bud.Waiting() {
 				flush()
 			}
 		}
@@ -245,64 +185,21 @@ func (r *runner) write(ctx context.Context, src memtree.SourceInput) {
 	if r.jobs != nil {
 		start := time.Now()
 		size := sourceBytes(&src)
-		r.bud.acquire(size)
+		r.bud.Acquire(size)
 		r.jobs <- job{src: src, size: size}
-		r.times.add(&r.times.blocked, time.Since(start))
+		r.times.Add(&r.times.Blocked, time.Since(start))
 		return
 	}
 	st, err := r.w.Ingest(ctx, src)
-	r.rep.mu.Lock()
-	defer r.rep.mu.Unlock()
+	r.rep.Mu.Lock()
+	defer r.rep.Mu.Unlock()
 	r.record(ctx, src, st, err)
 }
 
-// runTimes says where a run's time went. Each figure is the time spent in one
-// stage, summed over the goroutines that run it; stages overlap (reading and
-// parsing, preparing and writing run at the same time), so they add up to more than
-// the run's wall time when they overlap well.
-type runTimes struct {
-	mu sync.Mutex
-	// read: reading and parsing the input (readers, outside parse and clean);
-	// parse: parsing mail messages (MIME, headers, charsets, HTML; across workers);
-	// clean: reply and signature cleaning inside parse; thread: threading mail;
-	// blocked: the readers waiting for room in the write pipeline;
-	// chunk: chunking with entity extraction; summaries: summary trees;
-	// optimize: compacting the full-text index at the end.
-	read, parse, clean, thread, blocked, chunk, summaries, optimize time.Duration
-	batch                                                           memtree.BatchTimes
-}
-
-func (t *runTimes) add(d *time.Duration, x time.Duration) {
-	t.mu.Lock()
-	*d += x
-	t.mu.Unlock()
-}
-
-func (t *runTimes) setBatch(b memtree.BatchTimes) {
-	t.mu.Lock()
-	t.batch = b
-	t.mu.Unlock()
-}
-
-// line renders the times as one line.
-func (t *runTimes) line(wall time.Duration) string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	s := func(d time.Duration) string { return fmt.Sprintf("%.2f s", d.Seconds()) }
-	parts := []string{
-		"wall " + s(wall),
-		"read " + s(t.read),
-		"parse " + s(t.parse) + " (of which clean " + s(t.clean) + ")",
-		"thread " + s(t.thread),
-		"waiting for the writer " + s(t.blocked),
-		"chunk+entities " + s(t.chunk),
-		"summaries " + s(t.summaries),
-		"rows " + s(t.batch.Rows-t.batch.Merge),
-		"merge " + s(t.batch.Merge),
-		"entities " + s(t.batch.Entities),
-		"FTS " + s(t.batch.FTS),
-		"commit " + s(t.batch.Commit),
-		"optimize " + s(t.optimize),
-	}
-	return "ingest: where the time went: " + strings.Join(parts, ", ")
-}
+// inflightBytes bounds the message text of the sources between write and their
+// commit (queued, being prepared, prepared and waiting, written in the open batch):
+// a prepared source holds several times its text, and chat sources (a month of a
+// busy channel) can be large, so the pipeline holds a bounded amount of them
+// whatever the input's size. Two sources are always admitted, however large, so
+// that preparing one overlaps writing the other.
+var inflightBytes int64 = 8 << 20

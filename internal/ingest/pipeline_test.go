@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -28,7 +30,7 @@ func TestMailPoolKeepsFileOrder(t *testing.T) {
 			id = fmt.Sprintf("m%d@x.example", i-n/2) // reused by a different message
 		}
 		fmt.Fprintf(&b, "From ana@mailbox.example Mon Jan  5 10:00:00 2026\n%s\nMessage %d of the file.\n\n",
-			hdr("Ana Souza <ana@mailbox.example>", fmt.Sprintf("Subject %d", i), fmt.Sprintf("Mon, 05 Jan 2026 %02d:%02d:00 +0000", i/60%24, i%60), id), i)
+			readertest.MailHeader("Ana Souza <ana@mailbox.example>", fmt.Sprintf("Subject %d", i), fmt.Sprintf("Mon, 05 Jan 2026 %02d:%02d:00 +0000", i/60%24, i%60), id), i)
 	}
 	dir := writeFiles(t, map[string]string{"big.mbox": b.String()})
 	for round := 0; round < 3; round++ {
@@ -60,7 +62,7 @@ func TestPipelineBudgetSmallerThanASource(t *testing.T) {
 	var mbox strings.Builder
 	for i := 0; i < 40; i++ {
 		fmt.Fprintf(&mbox, "From ana@mailbox.example Mon Jan  5 10:00:00 2026\n%s\nBody %d.\n\n",
-			hdr("Ana Souza <ana@mailbox.example>", fmt.Sprintf("S%d", i), "Mon, 05 Jan 2026 10:00:00 +0000", fmt.Sprintf("b%d@x.example", i)), i)
+			readertest.MailHeader("Ana Souza <ana@mailbox.example>", fmt.Sprintf("S%d", i), "Mon, 05 Jan 2026 10:00:00 +0000", fmt.Sprintf("b%d@x.example", i)), i)
 	}
 	var batch strings.Builder
 	batch.WriteString(`{"platform":"whatsapp","channel_label":"Family","messages":[`)
@@ -114,8 +116,8 @@ func TestPipelineBudgetSmallerThanASource(t *testing.T) {
 // messages pass coalesceBytes the months added to longest ago are written first.
 func TestCoalesceWritesCompleteMonths(t *testing.T) {
 	st := openStore(t)
-	rep := newReport(nil)
-	r := &runner{w: st, rep: rep, sum: rep.sum, times: rep.times, yield: make([]int, 1)}
+	rep := readkit.NewReport(nil)
+	r := &runner{w: st, rep: rep, sum: rep.Sum, times: rep.Times, yield: make([]int, 1)}
 	msg := func(day int, text string) []memtree.MessageInput {
 		return []memtree.MessageInput{{Ref: text, Author: "Rosa", TimestampMS: time.Date(2026, 1, day, 9, 0, 0, 0, time.UTC).UnixMilli(), Text: text}}
 	}
@@ -130,12 +132,12 @@ func TestCoalesceWritesCompleteMonths(t *testing.T) {
 	r.coalesce(src("slack:ops/2026-01", 3, "alpha"))
 	r.coalesce(src("slack:dev/2026-01", 4, "beta"))
 	r.coalesce(src("slack:ops/2026-01", 5, "gamma"))
-	if got := pendingIDs(); got != "slack:dev/2026-01 slack:ops/2026-01" || rep.sum.Sources != 0 {
-		t.Fatalf("after January: pending %q, %d sources written", got, rep.sum.Sources)
+	if got := pendingIDs(); got != "slack:dev/2026-01 slack:ops/2026-01" || rep.Sum.Sources != 0 {
+		t.Fatalf("after January: pending %q, %d sources written", got, rep.Sum.Sources)
 	}
 	r.coalesce(src("slack:ops/2026-02", 6, "delta"))
-	if got := pendingIDs(); got != "slack:dev/2026-01 slack:ops/2026-02" || rep.sum.Sources != 1 {
-		t.Fatalf("after ops' February: pending %q, %d sources written (want ops' January written)", got, rep.sum.Sources)
+	if got := pendingIDs(); got != "slack:dev/2026-01 slack:ops/2026-02" || rep.Sum.Sources != 1 {
+		t.Fatalf("after ops' February: pending %q, %d sources written (want ops' January written)", got, rep.Sum.Sources)
 	}
 	// Over the bound: dev's January (added to before ops' February) goes first.
 	old := coalesceBytes
@@ -143,12 +145,12 @@ func TestCoalesceWritesCompleteMonths(t *testing.T) {
 	qa := src("slack:qa/2026-02", 7, "epsilon")
 	coalesceBytes = r.pendingBytes + len("epsilon") + len("Rosa") + len("epsilon") + 64 // reached with qa
 	r.coalesce(qa)
-	if got := pendingIDs(); got != "slack:qa/2026-02" || rep.sum.Sources != 3 {
-		t.Fatalf("over the bound: pending %q, %d sources written", got, rep.sum.Sources)
+	if got := pendingIDs(); got != "slack:qa/2026-02" || rep.Sum.Sources != 3 {
+		t.Fatalf("over the bound: pending %q, %d sources written", got, rep.Sum.Sources)
 	}
 	r.flushPending(context.Background())
-	if rep.sum.Sources != 4 || rep.sum.Failures != 0 {
-		t.Fatalf("%d sources written, %d failures: %v", rep.sum.Sources, rep.sum.Failures, rep.sum.Errors)
+	if rep.Sum.Sources != 4 || rep.Sum.Failures != 0 {
+		t.Fatalf("%d sources written, %d failures: %v", rep.Sum.Sources, rep.Sum.Failures, rep.Sum.Errors)
 	}
 	for _, w := range []string{"alpha", "beta", "gamma", "delta", "epsilon"} {
 		res, err := memory.Default(st).Search(context.Background(), abi.SearchRequest{Query: w, K: 5})

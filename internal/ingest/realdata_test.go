@@ -889,7 +889,7 @@ func decodeCTE(cte string, r io.Reader) ([]byte, error) {
 	}
 }
 
-// decodeCharset decodes b from charset; "" and why when the text cannot be known:
+// DecodeCharset decodes b from charset; "" and why when the text cannot be known:
 // an unknown charset, bytes the charset does not hold, undeclared 8-bit bytes that
 // are no UTF-8, or a single-byte charset declared on bytes that are UTF-8 (a
 // mislabel a reader may repair either way).

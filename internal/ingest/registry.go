@@ -1,39 +1,46 @@
 package ingest
 
+import (
+	"github.com/openhuman/openhuman-core/internal/ingest/chat"
+	"github.com/openhuman/openhuman-core/internal/ingest/mail"
+	"github.com/openhuman/openhuman-core/internal/ingest/notes"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
+)
+
 // readers lists the format readers in the order the runner asks them whether they
 // recognise a file or folder: folder formats first, then the JSON exports whose
 // shapes are most specific, then mail, then chat text, then documents. A reader
 // that claims a path stops the search, so the order settles overlaps (a WhatsApp
 // export and a MimeKit test message are .txt files; a Telegram export is JSON).
-func readers() []reader {
-	return []reader{
-		slackReader{},
-		maildirReader{},
-		matrixReader{},
-		mattermostReader{},
-		signalReader{},
-		telegramReader{},
-		discordReader{},
-		messengerReader{},
-		googleChatReader{},
-		hangoutsReader{},
-		zulipReader{},
-		teamsReader{},
-		keepReader{},
-		dayOneReader{},
-		roamReader{},
+func readers() []readkit.Reader {
+	return []readkit.Reader{
+		chat.SlackReader{},
+		mail.MaildirReader{},
+		chat.MatrixReader{},
+		chat.MattermostReader{},
+		chat.SignalReader{},
+		chat.TelegramReader{},
+		chat.DiscordReader{},
+		chat.MessengerReader{},
+		chat.GoogleChatReader{},
+		chat.HangoutsReader{},
+		chat.ZulipReader{},
+		chat.TeamsReader{},
+		notes.KeepReader{},
+		notes.DayOneReader{},
+		notes.RoamReader{},
 		jsonReader{},
-		mboxReader{},
-		emlxReader{},
-		emlReader{},
-		imessageReader{},
-		lineReader{},
-		whatsappReader{},
-		ircReader{},
-		enexReader{},
-		contactsReader{},
-		notionCSVReader{},
-		docsReader{},
+		mail.MboxReader{},
+		mail.EmlxReader{},
+		mail.EMLReader{},
+		chat.IMessageReader{},
+		chat.LineReader{},
+		chat.WhatsAppReader{},
+		chat.IRCReader{},
+		notes.EnexReader{},
+		notes.ContactsReader{},
+		notes.NotionCSVReader{},
+		notes.DocsReader{},
 		chatBatchReader{}, // --kind chat only: it forces the chat batch shape
 	}
 }

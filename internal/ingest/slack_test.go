@@ -10,6 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/chat"
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -39,10 +42,10 @@ func slackExportDir(t *testing.T, files map[string]string) string {
 }
 
 // slackMsgs returns the messages of every source of one conversation, in order.
-func slackMsgs(t *testing.T, out *collectOutput, conv string) []memtree.MessageInput {
+func slackMsgs(t *testing.T, out *readertest.Output, conv string) []memtree.MessageInput {
 	t.Helper()
 	var msgs []memtree.MessageInput
-	for _, s := range out.sources {
+	for _, s := range out.Sources {
 		if strings.HasPrefix(s.SourceID, "slack:"+conv+"/") {
 			msgs = append(msgs, s.Messages...)
 		}
@@ -67,14 +70,14 @@ func TestSlackPlainMessagesAndMonths(t *testing.T) {
 			 "edited":{"user":"U1","ts":"1767600150.000000"}}]`,
 		"phoenix/2026-02-02.json": `[{"type":"message","user":"U2","text":"February plans","ts":1770000000.5}]`,
 	})
-	out, rep := runReader(t, slackReader{}, dir)
-	if rep.sum.Failures != 0 || rep.sum.Files != 4 {
-		t.Fatalf("failures %v, files %d (want 4: users, channels, 2 day files)", rep.sum.Errors, rep.sum.Files)
+	out, rep := readertest.Run(t, chat.SlackReader{}, dir)
+	if rep.Sum.Failures != 0 || rep.Sum.Files != 4 {
+		t.Fatalf("failures %v, files %d (want 4: users, channels, 2 day files)", rep.Sum.Errors, rep.Sum.Files)
 	}
-	if len(out.sources) != 2 {
-		t.Fatalf("sources = %d, want one per month", len(out.sources))
+	if len(out.Sources) != 2 {
+		t.Fatalf("sources = %d, want one per month", len(out.Sources))
 	}
-	jan, feb := out.sources[0], out.sources[1]
+	jan, feb := out.Sources[0], out.Sources[1]
 	if jan.SourceID != "slack:#phoenix/2026-01" || jan.Title != "#phoenix (2026-01)" || !jan.Merge || jan.Kind != memtree.KindChat || jan.Provider != "slack" {
 		t.Errorf("January source = %+v", jan)
 	}
@@ -104,9 +107,9 @@ func TestSlackBotAndAttachmentMessages(t *testing.T) {
 			{"type":"message","user":"U2","text":"","ts":"1767600500.000005","attachments":[{"fallback":"800x600px image"}]}
 		]`,
 	})
-	out, rep := runReader(t, slackReader{}, dir)
-	if rep.sum.Failures != 0 {
-		t.Fatal(rep.sum.Errors)
+	out, rep := readertest.Run(t, chat.SlackReader{}, dir)
+	if rep.Sum.Failures != 0 {
+		t.Fatal(rep.Sum.Errors)
 	}
 	msgs := slackMsgs(t, out, "#phoenix")
 	want := []struct{ ref, author, text string }{
@@ -136,9 +139,9 @@ func TestSlackFilesAndFileComments(t *testing.T) {
 			{"type":"message","user":"U2","text":"","ts":"1767600300.000003","files":[{"name":"a.png","mimetype":"image/png","size":10},{"name":"b.txt","mimetype":"text/plain","size":5}]}
 		]`,
 	})
-	out, rep := runReader(t, slackReader{}, dir)
-	if rep.sum.Failures != 0 {
-		t.Fatal(rep.sum.Errors)
+	out, rep := readertest.Run(t, chat.SlackReader{}, dir)
+	if rep.Sum.Failures != 0 {
+		t.Fatal(rep.Sum.Errors)
 	}
 	msgs := slackMsgs(t, out, "#phoenix")
 	if len(msgs) != 3 {
@@ -169,7 +172,7 @@ func TestSlackThreadReplies(t *testing.T) {
 		// a reply a day later, in a later day file: far from its parent
 		"phoenix/2026-01-06.json": `[{"type":"message","user":"U2","text":"Shipped","ts":"1767700100.000500","thread_ts":"1767600100.000200"}]`,
 	})
-	out, _ := runReader(t, slackReader{}, dir)
+	out, _ := readertest.Run(t, chat.SlackReader{}, dir)
 	msgs := slackMsgs(t, out, "#phoenix")
 	if len(msgs) != 5 {
 		t.Fatalf("messages = %+v", msgs)
@@ -206,19 +209,19 @@ func TestSlackBadDayFiles(t *testing.T) {
 		"README.md":               "# my export",
 		"integration_logs.json":   `{"logs":[]}`,
 	})
-	out, rep := runReader(t, slackReader{}, dir)
+	out, rep := readertest.Run(t, chat.SlackReader{}, dir)
 	gen := slackMsgs(t, out, "#general")
 	if len(gen) != 1 || gen[0].Text != "this one is fine" {
 		t.Fatalf("general must keep its good message: %+v", gen)
 	}
-	if len(slackMsgs(t, out, "#phoenix")) != 1 || len(out.sources) != 2 {
-		t.Errorf("sources = %+v", out.sources)
+	if len(slackMsgs(t, out, "#phoenix")) != 1 || len(out.Sources) != 2 {
+		t.Errorf("sources = %+v", out.Sources)
 	}
-	if rep.sum.Failures != 2 {
-		t.Fatalf("want 2 failures (missing ts, broken JSON), got %v", rep.sum.Errors)
+	if rep.Sum.Failures != 2 {
+		t.Fatalf("want 2 failures (missing ts, broken JSON), got %v", rep.Sum.Errors)
 	}
 	var sawTS, sawJSON bool
-	for _, e := range rep.sum.Errors {
+	for _, e := range rep.Sum.Errors {
 		switch filepath.Base(e.Path) {
 		case "2026-01-05.json":
 			sawTS = strings.Contains(e.Error(), "#general") && strings.Contains(e.Error(), "message 1 (no ts)") && strings.Contains(e.Error(), `message 2 (ts "yesterday" is not a number)`)
@@ -227,13 +230,13 @@ func TestSlackBadDayFiles(t *testing.T) {
 		}
 	}
 	if !sawTS || !sawJSON {
-		t.Errorf("error lines must name the day file and what is wrong: %v", rep.sum.Errors)
+		t.Errorf("error lines must name the day file and what is wrong: %v", rep.Sum.Errors)
 	}
-	if rep.sum.Files != 5 {
-		t.Errorf("files = %d, want 5 (users, channels, 3 day files)", rep.sum.Files)
+	if rep.Sum.Files != 5 {
+		t.Errorf("files = %d, want 5 (users, channels, 3 day files)", rep.Sum.Files)
 	}
-	if rep.sum.SkippedBy[reasonSlackNotDay] != 1 || rep.sum.SkippedBy[reasonSlackOther] != 1 || rep.sum.Skipped != 2 {
-		t.Errorf("skips = %v, want notes.txt and README.md", rep.sum.SkippedBy)
+	if rep.Sum.SkippedBy[chat.ReasonSlackNotDay] != 1 || rep.Sum.SkippedBy[chat.ReasonSlackOther] != 1 || rep.Sum.Skipped != 2 {
+		t.Errorf("skips = %v, want notes.txt and README.md", rep.Sum.SkippedBy)
 	}
 }
 
@@ -257,11 +260,11 @@ func TestSlackSymlinksRefused(t *testing.T) {
 			t.Skipf("symbolic links unsupported: %v", err)
 		}
 	}
-	out, rep := runReader(t, slackReader{}, dir)
-	if rep.sum.SkippedBy[reasonSymlink] != 3 {
-		t.Errorf("symlink skips = %v (%v), want users.json, the channel folder and the day file", rep.sum.SkippedBy, rep.sum.Skips)
+	out, rep := readertest.Run(t, chat.SlackReader{}, dir)
+	if rep.Sum.SkippedBy[readkit.ReasonSymlink] != 3 {
+		t.Errorf("symlink skips = %v (%v), want users.json, the channel folder and the day file", rep.Sum.SkippedBy, rep.Sum.Skips)
 	}
-	for _, s := range out.sources {
+	for _, s := range out.Sources {
 		for _, m := range s.Messages {
 			if strings.Contains(m.Text, "outside") && m.Text != "inside" || m.Text == "linked day file" || strings.Contains(m.Author, "Mallory") {
 				t.Errorf("read through a symbolic link: %+v", m)
@@ -272,8 +275,8 @@ func TestSlackSymlinksRefused(t *testing.T) {
 	if len(msgs) != 1 || msgs[0].Author != "Ana Souza" {
 		t.Errorf("phoenix = %+v, want its one message named from user_profile", msgs)
 	}
-	if rep.sum.Failures != 0 {
-		t.Errorf("failures: %v", rep.sum.Errors)
+	if rep.Sum.Failures != 0 {
+		t.Errorf("failures: %v", rep.Sum.Errors)
 	}
 }
 
@@ -292,9 +295,9 @@ func TestSlackWithoutUsersJSON(t *testing.T) {
 		"mpdm-ana--sam-1/2026-01-05.json": `[{"type":"message","user":"U2","text":"group dm","ts":"1767600300.000001"}]`,
 		"D1/2026-01-05.json":              `[{"type":"message","user":"U2","text":"direct","ts":"1767600400.000001"}]`,
 	})
-	out, rep := runReader(t, slackReader{}, dir)
-	if rep.sum.Failures != 0 {
-		t.Fatal(rep.sum.Errors)
+	out, rep := readertest.Run(t, chat.SlackReader{}, dir)
+	if rep.Sum.Failures != 0 {
+		t.Fatal(rep.Sum.Errors)
 	}
 	alpha := slackMsgs(t, out, "#alpha")
 	if len(alpha) != 1 || alpha[0].Author != "Ana Souza" || alpha[0].AuthorAddr != "ana.souza" || alpha[0].Text != "ask sam" {
@@ -314,13 +317,13 @@ func TestSlackWithoutUsersJSON(t *testing.T) {
 	if len(dm) != 1 || dm[0].Ref != "slack:D1:1767600400.000001" || dm[0].Author != "sam" {
 		t.Errorf("dms.json conversation = %+v", dm)
 	}
-	for _, s := range out.sources {
+	for _, s := range out.Sources {
 		if s.SourceID == "slack:@D1/2026-01" && s.Title != "DM Ana Souza, sam (2026-01)" {
 			t.Errorf("DM title = %q", s.Title)
 		}
 	}
-	if rep.sum.Files != 9 {
-		t.Errorf("files = %d, want 9 (channels, groups, mpims, dms, 5 day files)", rep.sum.Files)
+	if rep.Sum.Files != 9 {
+		t.Errorf("files = %d, want 9 (channels, groups, mpims, dms, 5 day files)", rep.Sum.Files)
 	}
 }
 
@@ -340,12 +343,12 @@ func TestSlackSecondExportMerges(t *testing.T) {
 	st := openStore(t)
 	ctx := context.Background()
 	ingest := func(dir string) memtree.IngestStats {
-		out, rep := runReader(t, slackReader{}, dir)
-		if rep.sum.Failures != 0 {
-			t.Fatal(rep.sum.Errors)
+		out, rep := readertest.Run(t, chat.SlackReader{}, dir)
+		if rep.Sum.Failures != 0 {
+			t.Fatal(rep.Sum.Errors)
 		}
 		var sum memtree.IngestStats
-		for _, src := range out.sources {
+		for _, src := range out.Sources {
 			res, err := st.Ingest(ctx, src)
 			if err != nil {
 				t.Fatal(err)

@@ -8,175 +8,65 @@ import (
 	"testing"
 	"time"
 
-	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/internal/ingest/chat"
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 )
 
-// tgTestFile writes content to name in a fresh temporary folder and returns its path.
-func tgTestFile(t *testing.T, name, content string) string {
-	t.Helper()
-	p := filepath.Join(t.TempDir(), name)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	return p
-}
-
-// tgTestRead hands path to r without asking detect (as --kind would).
-func tgTestRead(ctx context.Context, r reader, path string) (*collectOutput, *report) {
-	out := &collectOutput{}
-	rep := newReport(nil)
-	r.read(ctx, input{path: path, root: filepath.Dir(path), rel: filepath.Base(path), forced: true}, out, rep)
-	return out, rep
-}
-
-// tgTestMsgs returns every emitted message by ref, failing on a repeated ref.
-func tgTestMsgs(t *testing.T, out *collectOutput) map[string]memtree.MessageInput {
-	t.Helper()
-	m := map[string]memtree.MessageInput{}
-	for _, s := range out.sources {
-		if !s.Merge || s.Kind != memtree.KindChat {
-			t.Errorf("source %s: Merge %v, Kind %q", s.SourceID, s.Merge, s.Kind)
-		}
-		for _, msg := range s.Messages {
-			if _, dup := m[msg.Ref]; dup {
-				t.Errorf("ref %s emitted twice", msg.Ref)
-			}
-			m[msg.Ref] = msg
-		}
-	}
-	return m
-}
-
-// tgTestWant checks one message's author, address, time and text.
-func tgTestWant(t *testing.T, msgs map[string]memtree.MessageInput, ref, author, addr string, ms int64, text string) memtree.MessageInput {
-	t.Helper()
-	m, ok := msgs[ref]
-	if !ok {
-		refs := make([]string, 0, len(msgs))
-		for r := range msgs {
-			refs = append(refs, r)
-		}
-		t.Fatalf("no message %s; have %v", ref, refs)
-	}
-	if m.Author != author || m.AuthorAddr != addr || m.TimestampMS != ms || m.Text != text {
-		t.Errorf("%s = author %q addr %q ms %d text %q; want %q %q %d %q", ref, m.Author, m.AuthorAddr, m.TimestampMS, m.Text, author, addr, ms, text)
-	}
-	return m
-}
-
-// tgTestHasNote reports whether rep holds a failure (fail) or warning whose text has all of subs.
-func tgTestHasNote(rep *report, fail bool, subs ...string) bool {
-	list := rep.sum.Notes
-	if fail {
-		list = rep.sum.Errors
-	}
-next:
-	for _, e := range list {
-		s := e.Error()
-		for _, sub := range subs {
-			if !strings.Contains(s, sub) {
-				continue next
-			}
-		}
-		return true
-	}
-	return false
-}
-
-const tgSingleChat = `{
- "name": "Test Group",
- "type": "private_supergroup",
- "id": 4242,
- "messages": [
-  {"id": 1, "type": "message", "date": "2020-01-02T16:04:05", "date_unixtime": "1577977445",
-   "from": "Alice", "from_id": "user111", "text": "Hello", "text_entities": [{"type": "plain", "text": "Hello"}]},
-  {"id": 2, "type": "message", "date": "2020-01-02T16:05:05", "date_unixtime": "1577977505",
-   "from": "Bob", "from_id": "user222", "reply_to_message_id": 1,
-   "text": ["See ", {"type": "text_link", "text": "the docs", "href": "https://ex.com/d"}, " and ", {"type": "link", "text": "https://go.dev"}, {"type": "bold", "text": "!"}]},
-  {"id": 3, "type": "service", "date": "2020-01-02T16:06:05", "date_unixtime": "1577977565",
-   "actor": "Alice", "actor_id": "user111", "action": "pin_message", "message_id": 1, "text": "", "text_entities": []},
-  {"id": 4, "type": "message", "date": "2020-01-02T16:07:05", "date_unixtime": "1577977625",
-   "from": "Bob", "from_id": "user222", "photo": "photos/photo_1@02-01-2020_16-07-05.jpg", "photo_file_size": 1234, "width": 10, "height": 10, "text": ""},
-  {"id": 5, "type": "message", "date_unixtime": "1577977685", "date": "2020-01-02T16:08:05",
-   "from": "Alice", "from_id": "user111", "file": "stickers/sticker.webp", "media_type": "sticker", "sticker_emoji": "😀", "text": ""},
-  {"id": 6, "type": "message", "date_unixtime": "1577977745", "date": "2020-01-02T16:09:05",
-   "from": "Alice", "from_id": "user111", "file": "voice_messages/audio_1.ogg", "media_type": "voice_message", "mime_type": "audio/ogg", "duration_seconds": 3, "text": ""},
-  {"id": 7, "type": "message", "date_unixtime": "1577977805", "date": "2020-01-02T16:10:05",
-   "from": "Bob", "from_id": "user222", "file": "files/report.pdf", "file_name": "report.pdf", "file_size": 2048, "mime_type": "application/pdf", "text": []},
-  {"id": 8, "type": "message", "date_unixtime": "1577977865", "date": "2020-01-02T16:11:05",
-   "from": "Bob", "from_id": "user222", "forwarded_from": "Carol", "text": "fwd text"},
-  {"id": 9, "type": "message", "date": "2020-01-03T10:00:00",
-   "from": "Alice", "from_id": "user111", "text": "old export, no unixtime"},
-  {"id": 10, "type": "message", "from": "Alice", "from_id": "user111", "text": "no date at all"},
-  {"id": 11, "type": "message", "date_unixtime": "1577977925", "date": "2020-01-02T16:12:05",
-   "from": "Bob", "from_id": "user222", "reply_to_message_id": 999, "text": "reply to something older"},
-  {"id": 12, "type": "message", "date_unixtime": "1577977985", "date": "2020-01-02T16:13:05",
-   "from": "Bob", "from_id": "user222", "photo": "(File not included. Change data exporting settings to download.)", "text": "caption"},
-  {"id": 13, "type": "service", "date_unixtime": "1577978045", "date": "2020-01-02T16:14:05",
-   "actor": "Alice", "actor_id": "user111", "action": "phone_call", "text": "Call ended"},
-  {"id": 14, "type": "message", "date_unixtime": "1577978105", "date": "2020-01-02T16:15:05",
-   "from": "Bob", "from_id": "user222", "poll": {"question": "Lunch?", "answers": [{"text": "Yes", "voters": 1}, {"text": "No", "voters": 0}]}, "text": ""}
- ]
-}`
-
 func TestTelegramSingleChat(t *testing.T) {
-	p := tgTestFile(t, "result.json", tgSingleChat)
-	out, rep := runReader(t, telegramReader{}, p)
-	if len(out.sources) != 1 {
-		t.Fatalf("%d sources, want 1 (one month)", len(out.sources))
+	p := readertest.WriteFile(t, "result.json", readertest.TelegramSingleChat)
+	out, rep := readertest.Run(t, chat.TelegramReader{}, p)
+	if len(out.Sources) != 1 {
+		t.Fatalf("%d sources, want 1 (one month)", len(out.Sources))
 	}
-	src := out.sources[0]
+	src := out.Sources[0]
 	if src.SourceID != "telegram:4242/2020-01" || src.Title != "Test Group (2020-01)" || src.Provider != "telegram" || src.Origin != p {
 		t.Errorf("source %q %q %q %q", src.SourceID, src.Title, src.Provider, src.Origin)
 	}
-	msgs := tgTestMsgs(t, out)
+	msgs := readertest.Messages(t, out)
 	if len(msgs) != 12 {
 		t.Errorf("%d messages, want 12 (14 less a service message without text and one without a date)", len(msgs))
 	}
-	tgTestWant(t, msgs, "telegram:4242:1", "Alice", "user111", 1577977445000, "Hello")
-	if m := tgTestWant(t, msgs, "telegram:4242:2", "Bob", "user222", 1577977505000, "(reply to Alice) See the docs (https://ex.com/d) and https://go.dev!"); m.ReplyTo != "telegram:4242:1" {
+	readertest.WantMessage(t, msgs, "telegram:4242:1", "Alice", "user111", 1577977445000, "Hello")
+	if m := readertest.WantMessage(t, msgs, "telegram:4242:2", "Bob", "user222", 1577977505000, "(reply to Alice) See the docs (https://ex.com/d) and https://go.dev!"); m.ReplyTo != "telegram:4242:1" {
 		t.Errorf("reply links to %q, want telegram:4242:1", m.ReplyTo)
 	}
 	if _, ok := msgs["telegram:4242:3"]; ok {
 		t.Error("service message without text was kept")
 	}
-	m := tgTestWant(t, msgs, "telegram:4242:4", "Bob", "user222", 1577977625000, "[photo]")
+	m := readertest.WantMessage(t, msgs, "telegram:4242:4", "Bob", "user222", 1577977625000, "[photo]")
 	if len(m.Attachments) != 1 || m.Attachments[0].Name != "photo_1@02-01-2020_16-07-05.jpg" || m.Attachments[0].ContentType != "image/jpeg" || m.Attachments[0].Size != 1234 {
 		t.Errorf("photo attachments %+v", m.Attachments)
 	}
-	m = tgTestWant(t, msgs, "telegram:4242:5", "Alice", "user111", 1577977685000, "[sticker 😀]")
+	m = readertest.WantMessage(t, msgs, "telegram:4242:5", "Alice", "user111", 1577977685000, "[sticker 😀]")
 	if len(m.Attachments) != 1 || m.Attachments[0].Name != "sticker.webp" {
 		t.Errorf("sticker attachments %+v", m.Attachments)
 	}
-	m = tgTestWant(t, msgs, "telegram:4242:6", "Alice", "user111", 1577977745000, "[voice message]")
+	m = readertest.WantMessage(t, msgs, "telegram:4242:6", "Alice", "user111", 1577977745000, "[voice message]")
 	if len(m.Attachments) != 1 || m.Attachments[0].Name != "audio_1.ogg" || m.Attachments[0].ContentType != "audio/ogg" {
 		t.Errorf("voice attachments %+v", m.Attachments)
 	}
-	m = tgTestWant(t, msgs, "telegram:4242:7", "Bob", "user222", 1577977805000, "[file report.pdf]")
+	m = readertest.WantMessage(t, msgs, "telegram:4242:7", "Bob", "user222", 1577977805000, "[file report.pdf]")
 	if len(m.Attachments) != 1 || m.Attachments[0].Name != "report.pdf" || m.Attachments[0].ContentType != "application/pdf" || m.Attachments[0].Size != 2048 {
 		t.Errorf("file attachments %+v", m.Attachments)
 	}
-	tgTestWant(t, msgs, "telegram:4242:8", "Bob", "user222", 1577977865000, "(forwarded from Carol) fwd text")
+	readertest.WantMessage(t, msgs, "telegram:4242:8", "Bob", "user222", 1577977865000, "(forwarded from Carol) fwd text")
 	local := time.Date(2020, 1, 3, 10, 0, 0, 0, time.Local).UnixMilli()
-	tgTestWant(t, msgs, "telegram:4242:9", "Alice", "user111", local, "old export, no unixtime")
-	if m := tgTestWant(t, msgs, "telegram:4242:11", "Bob", "user222", 1577977925000, "reply to something older"); m.ReplyTo != "telegram:4242:999" {
+	readertest.WantMessage(t, msgs, "telegram:4242:9", "Alice", "user111", local, "old export, no unixtime")
+	if m := readertest.WantMessage(t, msgs, "telegram:4242:11", "Bob", "user222", 1577977925000, "reply to something older"); m.ReplyTo != "telegram:4242:999" {
 		t.Errorf("reply to a message outside the export links to %q, want telegram:4242:999", m.ReplyTo)
 	}
-	m = tgTestWant(t, msgs, "telegram:4242:12", "Bob", "user222", 1577977985000, "caption")
+	m = readertest.WantMessage(t, msgs, "telegram:4242:12", "Bob", "user222", 1577977985000, "caption")
 	if len(m.Attachments) != 1 || m.Attachments[0].Name != "photo" {
 		t.Errorf("not-included photo attachments %+v", m.Attachments)
 	}
-	tgTestWant(t, msgs, "telegram:4242:13", "Alice", "user111", 1577978045000, "Call ended")
-	tgTestWant(t, msgs, "telegram:4242:14", "Bob", "user222", 1577978105000, "[poll] Lunch?\n- Yes\n- No")
+	readertest.WantMessage(t, msgs, "telegram:4242:13", "Alice", "user111", 1577978045000, "Call ended")
+	readertest.WantMessage(t, msgs, "telegram:4242:14", "Bob", "user222", 1577978105000, "[poll] Lunch?\n- Yes\n- No")
 
-	if rep.sum.Failures != 1 || !tgTestHasNote(rep, true, p, "message id 10", "no date") {
-		t.Errorf("failures %d %v, want one for message id 10", rep.sum.Failures, rep.sum.Errors)
+	if rep.Sum.Failures != 1 || !readertest.HasNote(rep, true, p, "message id 10", "no date") {
+		t.Errorf("failures %d %v, want one for message id 10", rep.Sum.Failures, rep.Sum.Errors)
 	}
-	if rep.sum.Warnings != 1 || !tgTestHasNote(rep, false, "local time") {
-		t.Errorf("warnings %v, want one about local time", rep.sum.Notes)
+	if rep.Sum.Warnings != 1 || !readertest.HasNote(rep, false, "local time") {
+		t.Errorf("warnings %v, want one about local time", rep.Sum.Notes)
 	}
 	for i := 1; i < len(src.Messages); i++ {
 		if src.Messages[i].TimestampMS < src.Messages[i-1].TimestampMS {
@@ -213,13 +103,13 @@ const tgAccount = `{
 }`
 
 func TestTelegramAccountExport(t *testing.T) {
-	p := tgTestFile(t, "result.json", tgAccount)
-	out, rep := runReader(t, telegramReader{}, p)
-	if rep.sum.Failures != 0 || rep.sum.Warnings != 0 {
-		t.Errorf("failures %v warnings %v", rep.sum.Errors, rep.sum.Notes)
+	p := readertest.WriteFile(t, "result.json", tgAccount)
+	out, rep := readertest.Run(t, chat.TelegramReader{}, p)
+	if rep.Sum.Failures != 0 || rep.Sum.Warnings != 0 {
+		t.Errorf("failures %v warnings %v", rep.Sum.Errors, rep.Sum.Notes)
 	}
 	titles := map[string]string{}
-	for _, s := range out.sources {
+	for _, s := range out.Sources {
 		titles[s.SourceID] = s.Title
 	}
 	want := map[string]string{
@@ -235,39 +125,39 @@ func TestTelegramAccountExport(t *testing.T) {
 			t.Errorf("source %s title %q, want %q", id, titles[id], title)
 		}
 	}
-	msgs := tgTestMsgs(t, out)
-	tgTestWant(t, msgs, "telegram:222:1", "Alice Smith", "user111", 1614592800000, "hi Bob")
-	tgTestWant(t, msgs, "telegram:222:2", "Bob", "user222", 1614592860000, "(reply to Alice Smith) hi")
-	tgTestWant(t, msgs, "telegram:111:7", "Alice Smith", "user111", 1617271200000, "https://example.org")
-	tgTestWant(t, msgs, "telegram:777:3", "Dan", "user444", 1614416400000, "bye")
+	msgs := readertest.Messages(t, out)
+	readertest.WantMessage(t, msgs, "telegram:222:1", "Alice Smith", "user111", 1614592800000, "hi Bob")
+	readertest.WantMessage(t, msgs, "telegram:222:2", "Bob", "user222", 1614592860000, "(reply to Alice Smith) hi")
+	readertest.WantMessage(t, msgs, "telegram:111:7", "Alice Smith", "user111", 1617271200000, "https://example.org")
+	readertest.WantMessage(t, msgs, "telegram:777:3", "Dan", "user444", 1614416400000, "bye")
 }
 
 func TestTelegramDuplicateIDs(t *testing.T) {
 	// anonymised exports repeat one id (and a zero date_unixtime): every message is
 	// still kept under its own ref, and no reply is attributed by guess
-	p := tgTestFile(t, "result.json", `{"name":"Anon","type":"private_group","id":9,"messages":[
+	p := readertest.WriteFile(t, "result.json", `{"name":"Anon","type":"private_group","id":9,"messages":[
 	 {"id":5,"type":"message","date":"2022-03-21T11:11:11","date_unixtime":"0000000000","from":"A","from_id":"user1","text":"one"},
 	 {"id":5,"type":"message","date":"2022-03-21T11:11:12","date_unixtime":"0000000000","from":"B","from_id":"user2","reply_to_message_id":5,"text":"two"}]}`)
-	out, rep := runReader(t, telegramReader{}, p)
-	msgs := tgTestMsgs(t, out)
-	tgTestWant(t, msgs, "telegram:9:5", "A", "user1", time.Date(2022, 3, 21, 11, 11, 11, 0, time.Local).UnixMilli(), "one")
-	tgTestWant(t, msgs, "telegram:9:5#2", "B", "user2", time.Date(2022, 3, 21, 11, 11, 12, 0, time.Local).UnixMilli(), "two")
-	if !tgTestHasNote(rep, false, "repeat an id") || !tgTestHasNote(rep, false, "local time") || rep.sum.Warnings != 2 {
-		t.Errorf("warnings %v", rep.sum.Notes)
+	out, rep := readertest.Run(t, chat.TelegramReader{}, p)
+	msgs := readertest.Messages(t, out)
+	readertest.WantMessage(t, msgs, "telegram:9:5", "A", "user1", time.Date(2022, 3, 21, 11, 11, 11, 0, time.Local).UnixMilli(), "one")
+	readertest.WantMessage(t, msgs, "telegram:9:5#2", "B", "user2", time.Date(2022, 3, 21, 11, 11, 12, 0, time.Local).UnixMilli(), "two")
+	if !readertest.HasNote(rep, false, "repeat an id") || !readertest.HasNote(rep, false, "local time") || rep.Sum.Warnings != 2 {
+		t.Errorf("warnings %v", rep.Sum.Notes)
 	}
 }
 
 func TestTelegramDetect(t *testing.T) {
-	r := telegramReader{}
+	r := chat.TelegramReader{}
 	yes := map[string]string{
-		"single chat":           tgSingleChat,
-		"single chat, cut head": tgSingleChat[:150],
+		"single chat":           readertest.TelegramSingleChat,
+		"single chat, cut head": readertest.TelegramSingleChat[:150],
 		"account":               tgAccount,
 		"account, cut head":     tgAccount[:100],
 		"chats list only":       `{"about":"x","chats":{"about":"y","list":[{"type":"personal_chat"`,
 	}
 	for name, s := range yes {
-		if !r.detect("x/result.json", false, []byte(s)) {
+		if !r.Detect("x/result.json", false, []byte(s)) {
 			t.Errorf("%s: not detected", name)
 		}
 	}
@@ -282,46 +172,46 @@ func TestTelegramDetect(t *testing.T) {
 		"chats without list": `{"chats":{"about":"x"}}`,
 	}
 	for name, s := range no {
-		if r.detect("x/result.json", false, []byte(s)) {
+		if r.Detect("x/result.json", false, []byte(s)) {
 			t.Errorf("%s: detected", name)
 		}
 	}
-	if r.detect("x/result.txt", false, []byte(tgSingleChat)) || r.detect("x/result.json", true, nil) {
+	if r.Detect("x/result.txt", false, []byte(readertest.TelegramSingleChat)) || r.Detect("x/result.json", true, nil) {
 		t.Error("detected a .txt file or a folder")
 	}
 }
 
 func TestTelegramMalformed(t *testing.T) {
 	for name, s := range map[string]string{
-		"truncated":    tgSingleChat[:400],
+		"truncated":    readertest.TelegramSingleChat[:400],
 		"syntax":       `{"name":"x","type":"personal_chat","id":1,"messages":[}]}`,
 		"trailing":     `{"name":"x","type":"personal_chat","id":1,"messages":[]} {}`,
 		"messages obj": `{"name":"x","type":"personal_chat","id":1,"messages":{"a":1}}`,
 	} {
-		p := tgTestFile(t, "result.json", s)
-		out, rep := runReader(t, telegramReader{}, p)
-		if rep.sum.Failures != 1 || len(out.sources) != 0 {
-			t.Errorf("%s: %d failures %v, %d sources; want one failure", name, rep.sum.Failures, rep.sum.Errors, len(out.sources))
+		p := readertest.WriteFile(t, "result.json", s)
+		out, rep := readertest.Run(t, chat.TelegramReader{}, p)
+		if rep.Sum.Failures != 1 || len(out.Sources) != 0 {
+			t.Errorf("%s: %d failures %v, %d sources; want one failure", name, rep.Sum.Failures, rep.Sum.Errors, len(out.Sources))
 		}
-		if name != "messages obj" && !tgTestHasNote(rep, true, p, "byte ") {
-			t.Errorf("%s: failure does not name the byte offset: %v", name, rep.sum.Errors)
+		if name != "messages obj" && !readertest.HasNote(rep, true, p, "byte ") {
+			t.Errorf("%s: failure does not name the byte offset: %v", name, rep.Sum.Errors)
 		}
 	}
 	// a chat without messages is not a failure
-	p := tgTestFile(t, "result.json", `{"name":"x","type":"personal_chat","id":1,"messages":[]}`)
-	out, rep := runReader(t, telegramReader{}, p)
-	if len(out.sources) != 0 || rep.sum.Failures != 0 {
-		t.Errorf("empty chat: %d sources, failures %v", len(out.sources), rep.sum.Errors)
+	p := readertest.WriteFile(t, "result.json", `{"name":"x","type":"personal_chat","id":1,"messages":[]}`)
+	out, rep := readertest.Run(t, chat.TelegramReader{}, p)
+	if len(out.Sources) != 0 || rep.Sum.Failures != 0 {
+		t.Errorf("empty chat: %d sources, failures %v", len(out.Sources), rep.Sum.Errors)
 	}
 	// odd values in one message cost that message at most
-	p = tgTestFile(t, "result.json", `{"name":"x","type":"personal_chat","id":1,"messages":[
+	p = readertest.WriteFile(t, "result.json", `{"name":"x","type":"personal_chat","id":1,"messages":[
 	  7, {"id":{"a":1},"type":[],"date_unixtime":true,"from":{},"text":{"x":1}},
 	  {"id":2,"type":"message","date_unixtime":1577977445,"from":null,"from_id":"user9","text":[1,null,{"type":"bold"}, "ok"]}]}`)
-	out, rep = runReader(t, telegramReader{}, p)
-	msgs := tgTestMsgs(t, out)
-	tgTestWant(t, msgs, "telegram:1:2", "user9", "user9", 1577977445000, "ok")
-	if rep.sum.Failures != 2 {
-		t.Errorf("failures %v, want 2 (message 1 not an object, message 2 without a date)", rep.sum.Errors)
+	out, rep = readertest.Run(t, chat.TelegramReader{}, p)
+	msgs := readertest.Messages(t, out)
+	readertest.WantMessage(t, msgs, "telegram:1:2", "user9", "user9", 1577977445000, "ok")
+	if rep.Sum.Failures != 2 {
+		t.Errorf("failures %v, want 2 (message 1 not an object, message 2 without a date)", rep.Sum.Errors)
 	}
 }
 
@@ -329,17 +219,17 @@ func TestTelegramMalformed(t *testing.T) {
 // problem reported.
 func TestTelegramNoPanic(t *testing.T) {
 	dir := t.TempDir()
-	for _, s := range []string{tgSingleChat, tgAccount} {
+	for _, s := range []string{readertest.TelegramSingleChat, tgAccount} {
 		for n := 0; n <= len(s); n += 13 {
 			p := filepath.Join(dir, "result.json")
 			if err := os.WriteFile(p, []byte(s[:n]), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			out, rep := tgTestRead(context.Background(), telegramReader{}, p)
-			if n < len(s)-2 && len(out.sources) > 0 {
+			out, rep := readertest.ReadForced(context.Background(), chat.TelegramReader{}, p)
+			if n < len(s)-2 && len(out.Sources) > 0 {
 				t.Errorf("prefix %d: sources from a truncated file", n)
 			}
-			if n > 0 && n < len(s)-2 && rep.sum.Failures == 0 && rep.sum.Warnings == 0 {
+			if n > 0 && n < len(s)-2 && rep.Sum.Failures == 0 && rep.Sum.Warnings == 0 {
 				t.Errorf("prefix %d: nothing reported", n)
 			}
 		}
@@ -347,12 +237,12 @@ func TestTelegramNoPanic(t *testing.T) {
 }
 
 func TestTelegramCancelled(t *testing.T) {
-	p := tgTestFile(t, "result.json", tgAccount)
+	p := readertest.WriteFile(t, "result.json", tgAccount)
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	out, rep := tgTestRead(ctx, telegramReader{}, p)
-	if len(out.sources) != 0 || rep.sum.Failures != 0 {
-		t.Errorf("cancelled: %d sources, failures %v", len(out.sources), rep.sum.Errors)
+	out, rep := readertest.ReadForced(ctx, chat.TelegramReader{}, p)
+	if len(out.Sources) != 0 || rep.Sum.Failures != 0 {
+		t.Errorf("cancelled: %d sources, failures %v", len(out.Sources), rep.Sum.Errors)
 	}
 }
 
@@ -360,37 +250,37 @@ func TestTelegramCancelled(t *testing.T) {
 // "id", "name" or "type" (trimmed by hand or written by another tool): it is
 // detected by its messages' fields and named after the folder it was exported to.
 func TestTelegramChatWithoutIDOrName(t *testing.T) {
-	p := tgTestFile(t, filepath.Join("ChatExport_2022-03-21", "result.json"), `{"messages":[
+	p := readertest.WriteFile(t, filepath.Join("ChatExport_2022-03-21", "result.json"), `{"messages":[
 	  {"id":1,"type":"message","date":"2022-03-21T11:11:11","date_unixtime":"1647861071","from":"Ann","from_id":"user1","text":"hello","text_entities":[{"type":"plain","text":"hello"}]},
 	  {"id":2,"type":"service","date":"2022-03-21T11:12:00","date_unixtime":"1647861120","actor":"Ann","action":"pin_message","text":""}]}`)
-	out, rep := runReader(t, telegramReader{}, p)
-	msgs := tgTestMsgs(t, out)
-	tgTestWant(t, msgs, "telegram:ChatExport_2022-03-21:1", "Ann", "user1", 1647861071000, "hello")
-	if len(out.sources) != 1 || out.sources[0].Title != "ChatExport_2022-03-21 (2022-03)" {
-		t.Errorf("sources %+v", out.sources)
+	out, rep := readertest.Run(t, chat.TelegramReader{}, p)
+	msgs := readertest.Messages(t, out)
+	readertest.WantMessage(t, msgs, "telegram:ChatExport_2022-03-21:1", "Ann", "user1", 1647861071000, "hello")
+	if len(out.Sources) != 1 || out.Sources[0].Title != "ChatExport_2022-03-21 (2022-03)" {
+		t.Errorf("sources %+v", out.Sources)
 	}
-	if rep.sum.Failures != 0 || !tgTestHasNote(rep, false, "named after its file") {
-		t.Errorf("failures %v warnings %v", rep.sum.Errors, rep.sum.Notes)
+	if rep.Sum.Failures != 0 || !readertest.HasNote(rep, false, "named after its file") {
+		t.Errorf("failures %v warnings %v", rep.Sum.Errors, rep.Sum.Notes)
 	}
-	p = tgTestFile(t, "ann.json", `{"messages":[{"id":1,"type":"message","date_unixtime":"1647861071","from":"Ann","text":"x"}]}`)
-	out, _ = runReader(t, telegramReader{}, p)
-	tgTestWant(t, tgTestMsgs(t, out), "telegram:ann:1", "Ann", "", 1647861071000, "x")
+	p = readertest.WriteFile(t, "ann.json", `{"messages":[{"id":1,"type":"message","date_unixtime":"1647861071","from":"Ann","text":"x"}]}`)
+	out, _ = readertest.Run(t, chat.TelegramReader{}, p)
+	readertest.WantMessage(t, readertest.Messages(t, out), "telegram:ann:1", "Ann", "", 1647861071000, "x")
 }
 
 // TestChatTimesBefore1980 refuses a message dated by an export's zero ("1970-01-01")
 // in each chat JSON reader, naming it; the others are kept.
 func TestChatTimesBefore1980(t *testing.T) {
-	p := tgTestFile(t, "result.json", `{"name":"x","type":"personal_chat","id":1,"messages":[
+	p := readertest.WriteFile(t, "result.json", `{"name":"x","type":"personal_chat","id":1,"messages":[
 	  {"id":1,"type":"message","date":"1970-01-01T00:00:00","from":"A","text":"zero"},
 	  {"id":2,"type":"message","date":"2022-01-01T00:00:00","date_unixtime":"1640995200","from":"A","text":"ok"}]}`)
-	out, rep := runReader(t, telegramReader{}, p)
-	if len(tgTestMsgs(t, out)) != 1 || !tgTestHasNote(rep, true, "message id 1", "before 1980") {
-		t.Errorf("telegram: failures %v", rep.sum.Errors)
+	out, rep := readertest.Run(t, chat.TelegramReader{}, p)
+	if len(readertest.Messages(t, out)) != 1 || !readertest.HasNote(rep, true, "message id 1", "before 1980") {
+		t.Errorf("telegram: failures %v", rep.Sum.Errors)
 	}
-	p = tgTestFile(t, "message_1.json", `{"participants":[{"name":"A"}],"messages":[{"sender_name":"A","timestamp_ms":5,"content":"zero"},{"sender_name":"A","timestamp_ms":1640995200000,"content":"ok"}]}`)
-	out, rep = runReader(t, messengerReader{}, p)
-	if len(tgTestMsgs(t, out)) != 1 || !tgTestHasNote(rep, true, "message 1", "before 1980") {
-		t.Errorf("messenger: failures %v", rep.sum.Errors)
+	p = readertest.WriteFile(t, "message_1.json", `{"participants":[{"name":"A"}],"messages":[{"sender_name":"A","timestamp_ms":5,"content":"zero"},{"sender_name":"A","timestamp_ms":1640995200000,"content":"ok"}]}`)
+	out, rep = readertest.Run(t, chat.MessengerReader{}, p)
+	if len(readertest.Messages(t, out)) != 1 || !readertest.HasNote(rep, true, "message 1", "before 1980") {
+		t.Errorf("messenger: failures %v", rep.Sum.Errors)
 	}
 }
 

@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/chat"
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
@@ -176,32 +178,32 @@ func TestWhatsAppLayouts(t *testing.T) {
 			want:    []waWant{{"Ann", "x", 2020, 2, 1, 10, 0, 0}}, guessed: true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			p := tgTestFile(t, "chat.txt", c.content)
-			out, rep := runReader(t, whatsappReader{}, p)
+			p := readertest.WriteFile(t, "chat.txt", c.content)
+			out, rep := readertest.Run(t, chat.WhatsAppReader{}, p)
 			var got []string
-			for _, s := range out.sources {
+			for _, s := range out.Sources {
 				for _, m := range s.Messages {
 					got = append(got, waFmtMsg(m.Author, m.Text, m.TimestampMS))
 				}
 			}
 			var want []string
 			for _, w := range c.want {
-				want = append(want, waFmtMsg(w.author, w.text, waTestMS(w.y, w.mo, w.d, w.h, w.mi, w.s)))
+				want = append(want, waFmtMsg(w.author, w.text, readertest.LocalMS(w.y, w.mo, w.d, w.h, w.mi, w.s)))
 			}
 			if strings.Join(got, "\n") != strings.Join(want, "\n") {
 				t.Errorf("messages:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 			}
-			if rep.sum.Failures != 0 {
-				t.Errorf("failures %v", rep.sum.Errors)
+			if rep.Sum.Failures != 0 {
+				t.Errorf("failures %v", rep.Sum.Errors)
 			}
-			if g := tgTestHasNote(rep, false, "guessed"); g != c.guessed {
-				t.Errorf("guessed warning %v, want %v: %v", g, c.guessed, rep.sum.Notes)
+			if g := readertest.HasNote(rep, false, "guessed"); g != c.guessed {
+				t.Errorf("guessed warning %v, want %v: %v", g, c.guessed, rep.Sum.Notes)
 			}
-			if tgTestHasNote(rep, false, "no known AM/PM words") != c.unresolved {
-				t.Errorf("unresolved clock words: %v", rep.sum.Notes)
+			if readertest.HasNote(rep, false, "no known AM/PM words") != c.unresolved {
+				t.Errorf("unresolved clock words: %v", rep.Sum.Notes)
 			}
-			if c.events > 0 && !tgTestHasNote(rep, false, strconv.Itoa(c.events)+" line(s) without an author") {
-				t.Errorf("want %d events named: %v", c.events, rep.sum.Notes)
+			if c.events > 0 && !readertest.HasNote(rep, false, strconv.Itoa(c.events)+" line(s) without an author") {
+				t.Errorf("want %d events named: %v", c.events, rep.Sum.Notes)
 			}
 		})
 	}
@@ -214,18 +216,18 @@ func waFmtMsg(author, text string, ms int64) string {
 // TestWhatsAppIOSGroupEvents: iOS writes a group's events under the group's name
 // with U+200E before the text; the file (renamed) does not say the group's name.
 func TestWhatsAppIOSGroupEvents(t *testing.T) {
-	p := tgTestFile(t, "renamed.txt", "[18/03/2022, 14:00:00] Trip 2022: \u200eMessages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them.\n"+
+	p := readertest.WriteFile(t, "renamed.txt", "[18/03/2022, 14:00:00] Trip 2022: \u200eMessages and calls are end-to-end encrypted. No one outside of this chat, not even WhatsApp, can read or listen to them.\n"+
 		"[18/03/2022, 14:00:01] Trip 2022: \u200eAlice created this group\n"+
 		"[18/03/2022, 14:00:02] Trip 2022: \u200eAlice added Bob\n"+
 		"[18/03/2022, 14:01:00] Alice: welcome\n"+
 		"[18/03/2022, 14:02:00] Bob: \u200eimage omitted\n")
-	out, rep := runReader(t, whatsappReader{}, p)
-	msgs := tgTestMsgs(t, out)
+	out, rep := readertest.Run(t, chat.WhatsAppReader{}, p)
+	msgs := readertest.Messages(t, out)
 	if len(msgs) != 2 {
 		t.Errorf("%d messages, want 2: %v", len(msgs), msgs)
 	}
-	if !tgTestHasNote(rep, false, "3 line(s) without an author") {
-		t.Errorf("warnings %v", rep.sum.Notes)
+	if !readertest.HasNote(rep, false, "3 line(s) without an author") {
+		t.Errorf("warnings %v", rep.Sum.Notes)
 	}
 }
 

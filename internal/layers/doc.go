@@ -15,6 +15,11 @@
 //   - runtime, internal/mcpserver, internal/rpcserver, internal/toolwatch: the
 //     sandbox and the servers; they consume the read API through runtime.Reader
 //     and link no store and no SQLite driver.
+//   - internal/ingest/readkit: what every ingest format reader is built on (the
+//     reader contract, the report, the zip-aware file system, text decoding);
+//     internal/ingest/mail, internal/ingest/chat and internal/ingest/notes, the
+//     format families, import it and never each other; internal/ingest runs
+//     them all (Run, the walk, detection, the write pipeline).
 //   - cmd/openhuman-core wires a backend into the read API and the read API into
 //     the runtime.
 package layers

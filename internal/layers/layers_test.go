@@ -45,6 +45,10 @@ func TestLayers(t *testing.T) {
 		{"internal/retrieval", []string{mod + "internal/memtree", mod + "internal/memory", "modernc.org/sqlite"}, "the engine ranks over index.Backend and links no backend"},
 		{"internal/memory", []string{mod + "internal/memtree", "modernc.org/sqlite"}, "the read API runs over any backend"},
 		{"internal/retrieval/index", []string{mod + "internal/retrieval", mod + "internal/memtree", "modernc.org/sqlite"}, "the contract depends on neither side"},
+		{"internal/ingest/readkit", []string{mod + "internal/ingest", mod + "internal/ingest/mail", mod + "internal/ingest/chat", mod + "internal/ingest/notes"}, "the readers' core imports no format family and not the runner"},
+		{"internal/ingest/mail", []string{mod + "internal/ingest", mod + "internal/ingest/chat", mod + "internal/ingest/notes"}, "a format family imports only readkit, never another family"},
+		{"internal/ingest/chat", []string{mod + "internal/ingest", mod + "internal/ingest/mail", mod + "internal/ingest/notes"}, "a format family imports only readkit, never another family"},
+		{"internal/ingest/notes", []string{mod + "internal/ingest", mod + "internal/ingest/mail", mod + "internal/ingest/chat"}, "a format family imports only readkit, never another family"},
 	}
 	for _, f := range forbidden {
 		d := deps(t, f.pkg)
@@ -57,7 +61,7 @@ func TestLayers(t *testing.T) {
 	// The wiring still reaches every layer (the test would pass vacuously if a
 	// package were renamed).
 	all := deps(t, "cmd/openhuman-core")
-	for _, p := range []string{"internal/memtree", "internal/memory", "internal/retrieval", "internal/retrieval/index", "internal/analysis", "runtime"} {
+	for _, p := range []string{"internal/memtree", "internal/memory", "internal/retrieval", "internal/retrieval/index", "internal/analysis", "runtime", "internal/ingest/readkit", "internal/ingest/mail", "internal/ingest/chat", "internal/ingest/notes"} {
 		if !all[mod+p] {
 			t.Errorf("cmd/openhuman-core does not link %s: the layering test names a package that moved", p)
 		}
