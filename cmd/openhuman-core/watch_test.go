@@ -151,10 +151,9 @@ func TestWatchCommandKeepsMemoryCurrent(t *testing.T) {
 	writeFile(t, mbox, "From ann@example.org Mon Nov  2 09:00:00 2026\n"+watchMail("b1@example.org", "Accounts", "The ledgerbook is balanced.", 3)+"\n")
 
 	w := startWatch(t, e, notes, maildir, mbox)
+	// "watching" is logged before the first pass: wait for its words.
 	for _, word := range []string{"bramblegate", "thornbush", "ledgerbook"} {
-		if n := cliHits(t, e, word); n != 1 {
-			t.Fatalf("first pass: %q has %d hits, want 1\n%s", word, n, w.log())
-		}
+		waitCLIHits(t, e, w, word, 1, "first pass")
 	}
 	var took []string
 	note := func(what string, d time.Duration) { took = append(took, fmt.Sprintf("%s %.2f s", what, d.Seconds())) }
