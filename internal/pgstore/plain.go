@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/openhuman/openhuman-core/internal/memory"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -33,8 +34,10 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 	var refs, tags, atts string
 	var key int64
 	var seq, tokens int32
+	a := args{id}
+	sc := a.scoped(index.ScopeFrom(ctx), "c") // out of scope: as absent as an unknown id
 	err := s.pool.QueryRow(ctx, `SELECT key, id, kind, source_id, source_ref, source_refs_json, title, ts, ts_start, ts_end,
-		seq, token_count, text, tags_json, attachments_json FROM chunks WHERE id = $1`, id).
+		seq, token_count, text, tags_json, attachments_json FROM chunks c WHERE id = $1`+sc, a...).
 		Scan(&key, &c.ID, &c.SourceKind, &c.SourceID, &ref, &refs, &c.Title, &c.TimestampMS, &c.TimeRangeStartMS, &c.TimeRangeEndMS,
 			&seq, &tokens, &c.Text, &tags, &atts)
 	if errors.Is(err, pgx.ErrNoRows) {
