@@ -24,7 +24,7 @@ browse, chunk, entities and sources of every tool answer as if the other sources
 exist (the store's queries carry the scope, on SQLite and PostgreSQL alike). The operator
 token (OPENHUMAN_CORE_TOKEN or <workspace>/core.token) keeps full access.
 
-Patterns: a glob over source ids, where * is any run of characters ('doc:*', 'mail:*',
+Patterns: a glob over source ids, where * is any run of characters ('doc:*', 'email:*',
 'slack:#eng*'), or a kind (kind:email, kind:chat, kind:document). A chunk is readable when
 its source matches an --allow pattern and no --deny pattern.
 
