@@ -15,10 +15,6 @@ import (
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
-// ErrNotSupported is returned (wrapped) by the plain reads this backend does
-// not answer yet.
-var ErrNotSupported = errors.New("not supported on the PostgreSQL backend yet")
-
 var _ memory.Store = (*Store)(nil)
 
 var reChunkID = regexp.MustCompile(`^[0-9a-f]{32}$`)
@@ -72,17 +68,3 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 	return &abi.ChunkResult{Chunk: c}, nil
 }
 
-// ListChunks is not built on this backend yet.
-func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
-	return nil, fmt.Errorf("browse chunks: %w", ErrNotSupported)
-}
-
-// TopEntities is not built on this backend yet.
-func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*abi.EntitiesResult, error) {
-	return nil, fmt.Errorf("top entities: %w", ErrNotSupported)
-}
-
-// ListSources is not built on this backend yet.
-func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error) {
-	return nil, fmt.Errorf("list sources: %w", ErrNotSupported)
-}
