@@ -31,8 +31,11 @@ type hostStore interface {
 // openHostStore returns the store cfg selects, not yet opened, and a sentence
 // for errors opening it.
 func openHostStore(cfg *config.Config) (hostStore, func(error) error, error) {
+	if cfg.Store.URL == "" && len(cfg.Store.Replicas) > 0 {
+		return nil, nil, fmt.Errorf("[store] replicas (OPENHUMAN_STORE_REPLICAS) are standbys of a PostgreSQL primary: set [store] url (OPENHUMAN_STORE_URL) to the primary too")
+	}
 	if cfg.Store.URL != "" {
-		return &pgHostStore{url: cfg.Store.URL}, func(err error) error {
+		return &pgHostStore{url: cfg.Store.URL, replicas: cfg.Store.Replicas}, func(err error) error {
 			return fmt.Errorf("open the memory tree in PostgreSQL ([store] url / OPENHUMAN_STORE_URL): %w", err)
 		}, nil
 	}
@@ -49,12 +52,13 @@ func openHostStore(cfg *config.Config) (hostStore, func(error) error, error) {
 // pgHostStore is a PostgreSQL store opened by Open (the host opens its store
 // beside loading the runtime; nothing reads it before Open returns).
 type pgHostStore struct {
-	url string
+	url      string
+	replicas []string // hot standbys the reads go to first
 	*pgstore.Store
 }
 
 func (p *pgHostStore) Open(ctx context.Context) error {
-	st, err := pgstore.Open(ctx, p.url)
+	st, err := pgstore.Open(ctx, p.url, p.replicas...)
 	if err != nil {
 		return err
 	}

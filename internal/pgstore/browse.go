@@ -124,11 +124,11 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 	}
 	where += a.scoped(index.ScopeFrom(ctx), "c")
 	res := &abi.ListResult{Chunks: []abi.ChunkHit{}}
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM chunks c`+where, a...).Scan(&res.Total); err != nil {
+	if err := s.rd.QueryRow(ctx, `SELECT count(*) FROM chunks c`+where, a...).Scan(&res.Total); err != nil {
 		return nil, fmt.Errorf("%s: count: %w", op, err)
 	}
 	if res.Total > 0 && req.Offset < res.Total {
-		rows, err := s.pool.Query(ctx, `SELECT `+hitColumns+`, c.text FROM chunks c`+where+
+		rows, err := s.rd.Query(ctx, `SELECT `+hitColumns+`, c.text FROM chunks c`+where+
 			` ORDER BY c.ts DESC, c.id LIMIT `+a.add(req.K)+` OFFSET `+a.add(req.Offset), a...)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", op, err)
@@ -188,10 +188,10 @@ func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*a
 			WHERE true` + kindCond + a.scoped(sc, "c") + ` GROUP BY e.id, e.kind, e.surface`
 	}
 	res := &abi.EntitiesResult{Entities: []abi.Entity{}}
-	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM (`+inner+`) t`, a...).Scan(&res.Total); err != nil {
+	if err := s.rd.QueryRow(ctx, `SELECT count(*) FROM (`+inner+`) t`, a...).Scan(&res.Total); err != nil {
 		return nil, fmt.Errorf("%s: count: %w", op, err)
 	}
-	rows, err := s.pool.Query(ctx, `SELECT id, kind, surface, n, seen FROM (`+inner+`) t ORDER BY n DESC, seen DESC, id LIMIT `+a.add(req.K)+` OFFSET `+a.add(req.Offset), a...)
+	rows, err := s.rd.Query(ctx, `SELECT id, kind, surface, n, seen FROM (`+inner+`) t ORDER BY n DESC, seen DESC, id LIMIT `+a.add(req.K)+` OFFSET `+a.add(req.Offset), a...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
 	}
@@ -251,7 +251,7 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 	}
 	var a args
 	kc, hint := kindsCond(&a, "s.kind", "kinds", req.Kinds)
-	rows, err := s.pool.Query(ctx, `SELECT s.kind, s.source_id, s.title, s.chunk_count, s.first_ms, s.last_ms FROM sources s
+	rows, err := s.rd.Query(ctx, `SELECT s.kind, s.source_id, s.title, s.chunk_count, s.first_ms, s.last_ms FROM sources s
 		WHERE s.chunk_count > 0`+kc+a.scoped(index.ScopeFrom(ctx), "s")+` ORDER BY s.last_ms DESC, s.source_id`, a...)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", op, err)
@@ -336,7 +336,7 @@ func groupConversations(list []abi.Source) []abi.Source {
 // emptyHint is abi.EmptyHint when the store holds no chunk, else "".
 func (s *Store) emptyHint(ctx context.Context) string {
 	var any bool
-	if err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM chunks)`).Scan(&any); err == nil && !any {
+	if err := s.rd.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM chunks)`).Scan(&any); err == nil && !any {
 		return abi.EmptyHint
 	}
 	return ""

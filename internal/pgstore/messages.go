@@ -102,7 +102,7 @@ func (r reader) HitMessages(ctx context.Context, hits []abi.ChunkHit) (int, erro
 func (r reader) hitChunks(ctx context.Context, cond string, vals ...any) (map[string]storedChunk, error) {
 	a := args(vals)
 	cond += a.scoped(r.scope, "c")
-	rows, err := r.s.pool.Query(ctx, `SELECT c.id, c.source_key, c.seq, c.kind, c.title, c.ts, c.ts_end, c.text, c.source_refs_json, c.ref_spans_json
+	rows, err := r.s.rd.Query(ctx, `SELECT c.id, c.source_key, c.seq, c.kind, c.title, c.ts, c.ts_end, c.text, c.source_refs_json, c.ref_spans_json
 		FROM chunks c WHERE `+cond, a...)
 	if err != nil {
 		return nil, fmt.Errorf("read cited messages: %w", err)

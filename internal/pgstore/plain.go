@@ -32,7 +32,7 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 	var seq, tokens int32
 	a := args{id}
 	sc := a.scoped(index.ScopeFrom(ctx), "c") // out of scope: as absent as an unknown id
-	err := s.pool.QueryRow(ctx, `SELECT key, id, kind, source_id, source_ref, source_refs_json, title, ts, ts_start, ts_end,
+	err := s.rd.QueryRow(ctx, `SELECT key, id, kind, source_id, source_ref, source_refs_json, title, ts, ts_start, ts_end,
 		seq, token_count, text, tags_json, attachments_json FROM chunks c WHERE id = $1`+sc, a...).
 		Scan(&key, &c.ID, &c.SourceKind, &c.SourceID, &ref, &refs, &c.Title, &c.TimestampMS, &c.TimeRangeStartMS, &c.TimeRangeEndMS,
 			&seq, &tokens, &c.Text, &tags, &atts)
@@ -49,7 +49,7 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 	_ = json.Unmarshal([]byte(refs), &c.SourceRefs)
 	_ = json.Unmarshal([]byte(tags), &c.Tags)
 	_ = json.Unmarshal([]byte(atts), &c.Attachments)
-	rows, err := s.pool.Query(ctx, `SELECT entity_id FROM chunk_entities WHERE chunk_key = $1 ORDER BY entity_id`, key)
+	rows, err := s.rd.Query(ctx, `SELECT entity_id FROM chunk_entities WHERE chunk_key = $1 ORDER BY entity_id`, key)
 	if err != nil {
 		return nil, fmt.Errorf("get chunk %s: entities: %w", id, err)
 	}
@@ -67,4 +67,3 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 	}
 	return &abi.ChunkResult{Chunk: c}, nil
 }
-

@@ -69,7 +69,7 @@ func (r reader) termDF(ctx context.Context, t string) (int, error) {
 	if ok {
 		return d, nil
 	}
-	err := r.s.pool.QueryRow(ctx, `SELECT coalesce((SELECT df FROM term_df WHERE term = $1), 0)`, t).Scan(&d)
+	err := r.s.rd.QueryRow(ctx, `SELECT coalesce((SELECT df FROM term_df WHERE term = $1), 0)`, t).Scan(&d)
 	if err != nil {
 		return 0, fmt.Errorf("document frequency of %q: %w", t, err)
 	}
@@ -87,7 +87,7 @@ func (r reader) DocFreq(ctx context.Context, w string) (int, error) {
 // Vocabulary counts the distinct terms, up to upTo.
 func (r reader) Vocabulary(ctx context.Context, upTo int) (int, error) {
 	var n int
-	if err := r.s.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM term_df LIMIT $1) t`, upTo).Scan(&n); err != nil {
+	if err := r.s.rd.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM term_df LIMIT $1) t`, upTo).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count the vocabulary: %w", err)
 	}
 	return n, nil
@@ -98,7 +98,7 @@ func (r reader) KnownEntities(ctx context.Context, ids []string) ([]string, erro
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := r.s.pool.Query(ctx, `SELECT id FROM entities WHERE id = ANY($1)`, ids)
+	rows, err := r.s.rd.Query(ctx, `SELECT id FROM entities WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("look up entities: %w", err)
 	}
@@ -287,7 +287,7 @@ func (r reader) ranked(ctx context.Context, c compiled, f index.Filter, skip map
 			inner += ` ORDER BY c.ts DESC, c.id LIMIT ` + strconv.Itoa(maxRanked)
 		}
 	}
-	rows, err := r.s.pool.Query(ctx, `SELECT m.key, m.id, m.ts, m.term_count, u.lexeme, u.positions
+	rows, err := r.s.rd.Query(ctx, `SELECT m.key, m.id, m.ts, m.term_count, u.lexeme, u.positions
 		FROM (`+inner+`) m, unnest(m.terms) u WHERE u.lexeme = ANY(`+a.add(terms)+`)`, a...)
 	if err != nil {
 		return nil, fmt.Errorf("full-text query: %w", err)
@@ -360,7 +360,7 @@ func (r reader) ranked(ctx context.Context, c compiled, f index.Filter, skip map
 	for i, m := range ms {
 		keys[i] = m.key
 	}
-	rows, err = r.s.pool.Query(ctx, `SELECT `+candidateColumns+`, c.key FROM chunks c WHERE c.key = ANY($1)`, keys)
+	rows, err = r.s.rd.Query(ctx, `SELECT `+candidateColumns+`, c.key FROM chunks c WHERE c.key = ANY($1)`, keys)
 	if err != nil {
 		return nil, fmt.Errorf("read ranked chunks: %w", err)
 	}
@@ -421,7 +421,7 @@ func (r reader) phraseDF(ctx context.Context, p []string) (int, error) {
 		return d, nil
 	}
 	c, _ := compile(index.Query{Op: index.All, Phrases: []index.Phrase{p}})
-	if err := r.s.pool.QueryRow(ctx, `SELECT count(*) FROM chunks WHERE terms @@ $1::tsquery`, c.tsquery).Scan(&d); err != nil {
+	if err := r.s.rd.QueryRow(ctx, `SELECT count(*) FROM chunks WHERE terms @@ $1::tsquery`, c.tsquery).Scan(&d); err != nil {
 		return 0, fmt.Errorf("count the chunks saying %q: %w", key, err)
 	}
 	r.snap.mu.Lock()
@@ -452,7 +452,7 @@ func (r reader) estimate(ctx context.Context, c compiled) (int, error) {
 
 // candidates runs q (candidateColumns) and keeps the rows not in skip.
 func (r reader) candidates(ctx context.Context, q string, a args, skip map[string]bool) ([]candidate, error) {
-	rows, err := r.s.pool.Query(ctx, q, a...)
+	rows, err := r.s.rd.Query(ctx, q, a...)
 	if err != nil {
 		return nil, fmt.Errorf("full-text query: %w", err)
 	}
@@ -520,7 +520,7 @@ func (r reader) Postings(ctx context.Context, qs []index.Query, perQuery int) ([
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	rows, err := r.s.pool.Query(ctx, strings.Join(parts, " UNION ALL "), a...)
+	rows, err := r.s.rd.Query(ctx, strings.Join(parts, " UNION ALL "), a...)
 	if err != nil {
 		return nil, fmt.Errorf("read postings: %w", err)
 	}
@@ -559,7 +559,7 @@ func (r reader) Sample(ctx context.Context, q index.Query, n int) ([]string, err
 // Texts reads chunks' titles, texts and message spans.
 func (r reader) Texts(ctx context.Context, ids []string) (map[string]index.ChunkText, error) {
 	a := args{ids}
-	rows, err := r.s.pool.Query(ctx, `SELECT id, title, text, ref_spans_json FROM chunks c WHERE id = ANY($1)`+a.scoped(r.scope, "c"), a...)
+	rows, err := r.s.rd.Query(ctx, `SELECT id, title, text, ref_spans_json FROM chunks c WHERE id = ANY($1)`+a.scoped(r.scope, "c"), a...)
 	if err != nil {
 		return nil, fmt.Errorf("read chunk texts: %w", err)
 	}
@@ -592,7 +592,7 @@ func (r reader) Hits(ctx context.Context, keys []index.Key) (map[index.Key]abi.C
 		ks[i] = int64(k)
 	}
 	a := args{ks}
-	rows, err := r.s.pool.Query(ctx, `SELECT `+hitColumns+`, c.key, substr(c.text, 1, 400) FROM chunks c WHERE c.key = ANY($1)`+a.scoped(r.scope, "c"), a...)
+	rows, err := r.s.rd.Query(ctx, `SELECT `+hitColumns+`, c.key, substr(c.text, 1, 400) FROM chunks c WHERE c.key = ANY($1)`+a.scoped(r.scope, "c"), a...)
 	if err != nil {
 		return nil, fmt.Errorf("read chunks by key: %w", err)
 	}
@@ -622,7 +622,7 @@ func (r reader) Following(ctx context.Context, hits []abi.ChunkHit, snippetWords
 		return nil, nil
 	}
 	a := args{ids, int64(memtree.ChatChunkGapMS)}
-	rows, err := r.s.pool.Query(ctx, `SELECT `+hitColumns+`, c.text, p.id FROM chunks p
+	rows, err := r.s.rd.Query(ctx, `SELECT `+hitColumns+`, c.text, p.id FROM chunks p
 		JOIN chunks c ON c.source_key = p.source_key AND c.seq = p.seq + 1
 		WHERE p.id = ANY($1) AND c.ts_start - p.ts_end <= $2`+a.scoped(r.scope, "c"), a...)
 	if err != nil {
