@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/openhuman/openhuman-core/internal/config"
 	"github.com/openhuman/openhuman-core/internal/principal"
 )
 
@@ -105,4 +106,18 @@ shell.`,
 	}
 	cmd.AddCommand(add, list, revoke)
 	return cmd
+}
+
+// checkPrincipals is doctor's check of the principals file: it reads, and how
+// many tokens serve accepts besides the operator's.
+func checkPrincipals(cfg *config.Config) (string, string, string, string) {
+	path := principal.Path(cfg.Workspace)
+	rs, err := principal.Load(path)
+	switch {
+	case err != nil:
+		return "principals", checkFail, err.Error() + "; serve accepts only the operator token meanwhile", "restore the file, or move it aside and mint the tokens again (openhuman-core tokens add)"
+	case len(rs) == 0:
+		return "principals", checkSkip, "none (serve takes the operator token only; optional: openhuman-core tokens add NAME --allow GLOB)", ""
+	}
+	return "principals", checkOK, fmt.Sprintf("%d scoped tokens in %s (openhuman-core tokens list)", len(rs), path), ""
 }

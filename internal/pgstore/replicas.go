@@ -234,3 +234,44 @@ func (f *failoverRows) Err() error {
 	}
 	return f.Rows.Err()
 }
+
+// ReplicaState is what CheckReplica read of a replica.
+type ReplicaState struct {
+	Where      string // host:port
+	InRecovery bool   // a standby (pg_is_in_recovery)
+	Chunks     int64  // chunks the replica holds
+	// Lag is the age of the last transaction the standby replayed, when it
+	// replayed one (an idle primary makes it grow without the standby being
+	// behind: compare Chunks with the primary's).
+	Lag *time.Duration
+}
+
+// CheckReplica connects to the replica at url and reads whether it is a
+// standby, what it holds and how far behind its replay is. It writes
+// nothing (a standby is read-only).
+func CheckReplica(ctx context.Context, url string) (ReplicaState, error) {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return ReplicaState{}, fmt.Errorf("store replica URL: %w (want postgres://user@host:port/database)", redactErr(err))
+	}
+	if cfg.ConnectTimeout == 0 {
+		cfg.ConnectTimeout = replicaConnectTimeout
+	}
+	st := ReplicaState{Where: fmt.Sprintf("%s:%d", cfg.Host, cfg.Port)}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return st, fmt.Errorf("store replica at %s does not answer: %w", st.Where, err)
+	}
+	defer conn.Close(ctx)
+	var lagMS *float64
+	err = conn.QueryRow(ctx, `SELECT pg_is_in_recovery(), (SELECT chunks FROM store_stats),
+		extract(epoch FROM now() - pg_last_xact_replay_timestamp()) * 1000`).Scan(&st.InRecovery, &st.Chunks, &lagMS)
+	if err != nil {
+		return st, fmt.Errorf("store replica at %s answers but holds no memory tree (is it a standby of the store URL's database?): %w", st.Where, err)
+	}
+	if lagMS != nil {
+		d := time.Duration(*lagMS * float64(time.Millisecond))
+		st.Lag = &d
+	}
+	return st, nil
+}

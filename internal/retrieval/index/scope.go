@@ -68,6 +68,13 @@ func ParseScope(allow, deny []string) (Scope, error) {
 		}
 		s.deny = append(s.deny, t)
 	}
+	if len(s.deny) == 0 {
+		for _, t := range s.allow {
+			if t.Kind == "" && strings.Trim(t.Glob, "*") == "" {
+				return Scope{}, nil // "*" allows everything: the reads take their unscoped (faster) forms
+			}
+		}
+	}
 	return s, nil
 }
 

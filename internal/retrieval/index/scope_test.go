@@ -40,6 +40,12 @@ func TestScopeAllows(t *testing.T) {
 	if !(index.Scope{}).Full() || sc.Full() || (index.Scope{}).Key() != "" || sc.Key() == "" {
 		t.Error("the zero Scope reads everything and a parsed one does not")
 	}
+	if star, _ := index.ParseScope([]string{"doc:*", "*"}, nil); !star.Full() {
+		t.Error("an allow of * without a deny is not the full scope")
+	}
+	if star, _ := index.ParseScope([]string{"*"}, []string{"kind:chat"}); star.Full() || star.Allows("chat", "slack:#x/2026-01") || !star.Allows("email", "email:x") {
+		t.Error("* with a deny reads all but the denied")
+	}
 	other, _ := index.ParseScope([]string{"doc:*"}, nil)
 	if other.Key() == sc.Key() {
 		t.Error("two scopes share a cache key")
