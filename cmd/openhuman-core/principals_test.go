@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/openhuman/openhuman-core/internal/audit"
+	"github.com/openhuman/openhuman-core/internal/mcpserver"
 	"github.com/openhuman/openhuman-core/internal/pgstore/pgtest"
 )
 
@@ -258,6 +259,13 @@ func testPrincipalScopes(t *testing.T, env ...string) {
 			t.Errorf("%s, doc:* token: a mail chunk's id answers\n  %s\nbut an unknown id\n  %s", ep.name, v.readOther, v.readUnknown)
 		}
 	}
+	// The MCP resource of a mail chunk reads as that of an unknown chunk.
+	docsSession := mcpSession(docs)
+	_, errOther := docsSession.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpserver.ChunkURI(mailID)})
+	_, errUnknown := docsSession.ReadResource(ctx, &mcp.ReadResourceParams{URI: mcpserver.ChunkURI(unknownID)})
+	if errOther == nil || errUnknown == nil || strings.ReplaceAll(errOther.Error(), mailID, "<id>") != strings.ReplaceAll(errUnknown.Error(), unknownID, "<id>") {
+		t.Errorf("/mcp resources, doc:* token: a mail chunk reads as %v, an unknown one as %v", errOther, errUnknown)
+	}
 	// The operator reads everything; the kind:email principal only the mail.
 	all := viewOf(t, overRPC(operator), unknownID, "fedcba9876543210fedcba9876543210")
 	if !strings.Contains(strings.Join(all.browseKinds, " "), "email") || !strings.Contains(strings.Join(all.browseKinds, " "), "document") ||
@@ -274,13 +282,13 @@ func testPrincipalScopes(t *testing.T, env ...string) {
 	counts := map[string]int{}
 	for time.Now().Before(deadline) {
 		counts = auditPrincipals(t, filepath.Join(e.ohome, "workspace", "audit", audit.FileName))
-		if counts["docs-agent"] >= 14 && counts["operator"] >= 8 && counts["ana"] >= 7 {
+		if counts["docs-agent"] >= 16 && counts["operator"] >= 8 && counts["ana"] >= 7 {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if counts["docs-agent"] < 14 || counts["operator"] < 8 || counts["ana"] < 7 || counts[""] != 0 {
-		t.Errorf("audit lines by principal: %v; want 14 docs-agent (7 calls on each endpoint), 8 operator, 7 ana, none unnamed", counts)
+	if counts["docs-agent"] < 16 || counts["operator"] < 8 || counts["ana"] < 7 || counts[""] != 0 {
+		t.Errorf("audit lines by principal: %v; want 16 docs-agent (7 calls on each endpoint, 2 resource reads), 8 operator, 7 ana, none unnamed", counts)
 	}
 
 	// A revoked token is refused on both endpoints, also on an open session.

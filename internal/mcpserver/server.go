@@ -388,6 +388,9 @@ func (s *Server) runCall(ctx context.Context, ss *mcp.ServerSession, hdr http.He
 		entry.SessionID = ss.ID()
 	}
 	entry.Payer = auditPayer(ss, hdr)
+	if who.Name != "" && who.Name != principal.Operator {
+		entry.Payer = "principal:" + who.Name // as /rpc charges it: one budget per principal
+	}
 	entry.Principal = who.Name
 	entry.RequestID = reqID
 	entry.Tool = name
