@@ -630,13 +630,9 @@ func (s *Store) scopedEntities(ctx context.Context, db *sql.DB, scope index.Scop
 		JOIN chunks c ON c.rowid = ce.chunk_rowid JOIN entities e ON e.id = ce.entity_id
 		WHERE 1=1` + kindCond + sc + ` GROUP BY e.id`
 	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (`+inner+`)`, args...).Scan(total); err != nil {
-		return nil, fmt.Errorf("top entities: count: %w", err)
+		return nil, fmt.Errorf("count: %w", err) // TopEntities wraps it
 	}
-	rows, err := db.QueryContext(ctx, inner+` ORDER BY n DESC, seen DESC, e.id LIMIT ? OFFSET ?`, append(args, req.K, req.Offset)...)
-	if err != nil {
-		return nil, fmt.Errorf("top entities: %w", err)
-	}
-	return rows, nil
+	return db.QueryContext(ctx, inner+` ORDER BY n DESC, seen DESC, e.id LIMIT ? OFFSET ?`, append(args, req.K, req.Offset)...)
 }
 
 // DisplayName applies reference-behaviour §2.6 to a source id: drop everything up to
