@@ -76,6 +76,7 @@ func BenchmarkMCPSessions(b *testing.B) {
 			var mu sync.Mutex
 			var lat []time.Duration
 			errs := 0
+			kinds := map[string]int{} // error messages (their start) and how often
 			deadline := time.Now().Add(dur)
 			var wg sync.WaitGroup
 			for j, cs := range sessions {
@@ -87,6 +88,17 @@ func BenchmarkMCPSessions(b *testing.B) {
 						res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memory.search", Arguments: map[string]any{"query": queries[k%len(queries)], "k": 10}})
 						if err != nil || res.IsError {
 							bad++
+							msg := ""
+							if err != nil {
+								msg = err.Error()
+							} else if len(res.Content) > 0 {
+								if tc, ok := res.Content[0].(*mcp.TextContent); ok {
+									msg = tc.Text
+								}
+							}
+							mu.Lock()
+							kinds[msg[:min(len(msg), 120)]]++
+							mu.Unlock()
 							continue
 						}
 						mine = append(mine, time.Since(start))
@@ -112,6 +124,9 @@ func BenchmarkMCPSessions(b *testing.B) {
 			b.ReportMetric(p50, fmt.Sprintf("p50_ms@%d", n))
 			b.ReportMetric(p95, fmt.Sprintf("p95_ms@%d", n))
 			b.Logf("%d sessions, %s: %d searches (%.1f/s), p50 %.1f ms, p95 %.1f ms, %d errors", n, dur, len(lat), qps, p50, p95, errs)
+			for msg, c := range kinds {
+				b.Logf("  %d× %s", c, msg)
+			}
 		}
 	}
 }
