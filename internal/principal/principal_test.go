@@ -3,6 +3,7 @@ package principal_test
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -80,5 +81,39 @@ func TestBrokenFileFailsClosed(t *testing.T) {
 		if _, ok := set.Resolve("op"); !ok {
 			t.Error("the operator token stopped working")
 		}
+	}
+}
+
+// A principals file too big, or listing too many principals, is refused with
+// its size named, not read into memory whole.
+func TestHugeFileRefused(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.json")
+	f, err := os.Create(big)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Truncate(64 << 20) // 64 MiB of zeros, sparse
+	f.Close()
+	if _, err := principal.Load(big); err == nil {
+		t.Error("a 64 MiB principals file loads")
+	}
+	many := filepath.Join(dir, "many.json")
+	var b strings.Builder
+	b.WriteString(`{"principals":[`)
+	for i := range principal.MaxPrincipals + 1 {
+		if i > 0 {
+			b.WriteString(",")
+		}
+		b.WriteString(`{"name":"p` + strconv.Itoa(i) + `","sha256":"` + strings.Repeat("0", 64) + `","allow":["*"]}`)
+	}
+	b.WriteString("]}")
+	os.WriteFile(many, []byte(b.String()), 0o600)
+	if _, err := principal.Load(many); err == nil || !strings.Contains(err.Error(), "more than") {
+		t.Errorf("%d principals: %v", principal.MaxPrincipals+1, err)
+	}
+	set := principal.NewSet("op", many)
+	if _, ok := set.Resolve("ohp_" + strings.Repeat("0", 64)); ok {
+		t.Error("a token resolves from a file over the bound")
 	}
 }
