@@ -575,7 +575,7 @@ func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*a
 	}
 	var rows *sql.Rows
 	if scope := index.ScopeFrom(ctx); !scope.Full() {
-		rows, err = s.scopedEntities(ctx, db, scope, kind, req, &res.Total)
+		res.Entities, res.Total, err = s.scopedEntities(ctx, db, scope, kind, req) // scope.go
 	} else if res.Total, err = s.entityTotal(ctx, db, kind); err != nil {
 		return nil, fmt.Errorf("top entities: %w", err)
 	} else if kind == "" {
@@ -588,17 +588,19 @@ func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*a
 	if err != nil {
 		return nil, fmt.Errorf("top entities: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var e abi.Entity
-		if err := rows.Scan(&e.EntityID, &e.Kind, &e.Surface, &e.Count, &e.LastSeenMS); err != nil {
+	if rows != nil {
+		defer rows.Close()
+		for rows.Next() {
+			var e abi.Entity
+			if err := rows.Scan(&e.EntityID, &e.Kind, &e.Surface, &e.Count, &e.LastSeenMS); err != nil {
+				return nil, fmt.Errorf("top entities: %w", err)
+			}
+			e.Surface = clipRunes(e.Surface, hitTitleMaxChars)
+			res.Entities = append(res.Entities, e)
+		}
+		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("top entities: %w", err)
 		}
-		e.Surface = clipRunes(e.Surface, hitTitleMaxChars)
-		res.Entities = append(res.Entities, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("top entities: %w", err)
 	}
 	n := fit.Count(res.Entities, fit.ResultBase+fit.StrLen(res.Hint), func(e *abi.Entity) int {
 		return 128 + fit.StrLen(e.EntityID) + fit.StrLen(e.Kind) + fit.StrLen(e.Surface)
@@ -612,27 +614,6 @@ func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*a
 		}
 	}
 	return res, nil
-}
-
-// scopedEntities reads the page of TopEntities for a scoped call: each entity's
-// mentions counted over the chunks the scope reads (an entity mentioned only
-// outside it is not listed), and the total of such entities into total.
-func (s *Store) scopedEntities(ctx context.Context, db *sql.DB, scope index.Scope, kind string, req abi.EntitiesTopRequest, total *int) (*sql.Rows, error) {
-	sc, scArgs := andScope(scope, "c")
-	kindCond := ""
-	var args []any
-	if kind != "" {
-		kindCond = " AND e.kind = ?"
-		args = append(args, kind)
-	}
-	args = append(args, scArgs...)
-	inner := `SELECT e.id, e.kind, e.surface, count(*) AS n, max(c.ts) AS seen FROM chunk_entities ce
-		JOIN chunks c ON c.rowid = ce.chunk_rowid JOIN entities e ON e.id = ce.entity_id
-		WHERE 1=1` + kindCond + sc + ` GROUP BY e.id`
-	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM (`+inner+`)`, args...).Scan(total); err != nil {
-		return nil, fmt.Errorf("count: %w", err) // TopEntities wraps it
-	}
-	return db.QueryContext(ctx, inner+` ORDER BY n DESC, seen DESC, e.id LIMIT ? OFFSET ?`, append(args, req.K, req.Offset)...)
 }
 
 // DisplayName applies reference-behaviour §2.6 to a source id: drop everything up to

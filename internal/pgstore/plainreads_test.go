@@ -84,7 +84,7 @@ func TestPlainReadsMatchSQLite(t *testing.T) {
 				}
 				lines = append(lines, fmt.Sprintf("browse %+v: total %d %v", req, res.Total, ids))
 			}
-			for _, req := range []abi.EntitiesTopRequest{{K: 50}, {K: 50, Kind: "person"}} {
+			for _, req := range []abi.EntitiesTopRequest{{K: 50}, {K: 50, Kind: "person"}, {K: 2, Offset: 1}, {K: 3, Offset: 40}} {
 				res, err := st.TopEntities(ctx, req)
 				if err != nil {
 					t.Fatalf("%s, %s: top entities: %v", bname, name, err)
