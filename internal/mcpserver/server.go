@@ -336,7 +336,7 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 // both end here.
 func (s *Server) runCall(ctx context.Context, ss *mcp.ServerSession, hdr http.Header, name string, args json.RawMessage, reqID string) (*mcp.CallToolResult, error) {
 	start := time.Now()
-	who, err := s.principalOf(hdr)
+	who, err := s.principalOf(ss, hdr)
 	if err != nil {
 		return nil, err
 	}
@@ -413,9 +413,11 @@ func (s *Server) runCall(ctx context.Context, ss *mcp.ServerSession, hdr http.He
 }
 
 // principalOf is the principal of an HTTP call's bearer token (none on stdio,
-// or without Options.Principals).
-func (s *Server) principalOf(hdr http.Header) (principal.Principal, error) {
-	if hdr == nil || s.opts.Principals == nil {
+// or without Options.Principals). A call of an HTTP session (one with a session
+// id) that comes without its request's headers is refused, never served with
+// full access.
+func (s *Server) principalOf(ss *mcp.ServerSession, hdr http.Header) (principal.Principal, error) {
+	if s.opts.Principals == nil || hdr == nil && (ss == nil || ss.ID() == "") {
 		return principal.Principal{}, nil
 	}
 	h := hdr.Get("Authorization")
