@@ -152,9 +152,13 @@ func runDoctor(ctx context.Context, log *slog.Logger) []doctorCheck {
 	add(checkCache(compileCacheDir()))
 	if cfg.Store.URL != "" {
 		add(checkPostgresStore(ctx, cfg.Store.URL))
+		for i, u := range cfg.Store.Replicas {
+			add(checkPostgresReplica(ctx, i, u))
+		}
 	} else {
 		add(checkStore(ctx, cfg.StorePath()))
 	}
+	add(checkPrincipals(cfg))
 	if polErr != nil {
 		add("tools", checkSkip, "not checked: the modules load only once policy.toml parses", "")
 	} else {

@@ -55,6 +55,7 @@ the read functions it was granted.`,
 		newStatusCmd(),
 		newDoctorCmd(),
 		newToolsCmd(),
+		newTokensCmd(),
 	)
 	root.AddCommand(newQueryCmds()...)
 	root.AddCommand(&cobra.Command{

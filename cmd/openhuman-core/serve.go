@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/openhuman/openhuman-core/internal/mcpserver"
+	"github.com/openhuman/openhuman-core/internal/principal"
 	"github.com/openhuman/openhuman-core/internal/rpcserver"
 	"github.com/openhuman/openhuman-core/internal/toolwatch"
 	"github.com/openhuman/openhuman-core/policy"
@@ -49,8 +50,10 @@ SearXNG search; each dispatched into the same WebAssembly module as the MCP tool
 MCP tool's params), openhuman.tool_registry_list and openhuman.tool_registry_get (an agent
 named in the X-OpenHuman-Agent header sees only the tools its allowed_agents admit).
 
-The bearer token is OPENHUMAN_CORE_TOKEN, or one generated once into <workspace>/core.token
-(mode 0600) and printed on stderr that once. Binding to a non-loopback address requires
+The operator's bearer token is OPENHUMAN_CORE_TOKEN, or one generated once into
+<workspace>/core.token (mode 0600) and printed on stderr that once; it reads everything.
+"openhuman-core tokens add NAME --allow GLOB" mints a token per person or agent that reads
+only the sources its scope allows; the audit log names the principal of every call. Binding to a non-loopback address requires
 OPENHUMAN_CORE_TOKEN to be set explicitly.
 
 Requests must name this server in their Host header (and Origin header, when a browser sends
@@ -112,9 +115,16 @@ func runServe(ctx context.Context, addr string, stderr io.Writer) error {
 
 	// MCP over Streamable HTTP at /mcp: the same server as `mcp` (catalogue,
 	// sandbox, limits, tool_names, audit), one session per client.
+	// The operator token and the principals of `tokens add` (principals.json,
+	// read again when it changes): each call runs with its principal's scope.
+	principals := principal.NewSet(token, principal.Path(cfg.Workspace))
+	if err := principals.Err(); err != nil {
+		return &exitError{code: 2, err: err}
+	}
 	msrv, err := mcpserver.New(mcpserver.Options{
 		Version: Version(), Dispatcher: host, Audit: al, Logger: log,
 		ToolsCanChange: true, SearXNGEnabled: cfg.SearXNG.Enabled, ToolNames: cfg.MCP.ToolNames,
+		Principals: principals,
 	})
 	if err != nil {
 		return err
@@ -125,6 +135,7 @@ func runServe(ctx context.Context, addr string, stderr io.Writer) error {
 	srv, err := rpcserver.New(host, rpcserver.Options{
 		MCP:            msrv.HTTPHandler(mcpserver.HTTPOptions{}),
 		Token:          token,
+		Principals:     principals,
 		Version:        Version(),
 		SearXNGEnabled: cfg.SearXNG.Enabled,
 		KnownTools:     builtinManifests(log),

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -31,8 +32,11 @@ type hostStore interface {
 // openHostStore returns the store cfg selects, not yet opened, and a sentence
 // for errors opening it.
 func openHostStore(cfg *config.Config) (hostStore, func(error) error, error) {
+	if cfg.Store.URL == "" && len(cfg.Store.Replicas) > 0 {
+		return nil, nil, fmt.Errorf("[store] replicas (OPENHUMAN_STORE_REPLICAS) are standbys of a PostgreSQL primary: set [store] url (OPENHUMAN_STORE_URL) to the primary too")
+	}
 	if cfg.Store.URL != "" {
-		return &pgHostStore{url: cfg.Store.URL}, func(err error) error {
+		return &pgHostStore{url: cfg.Store.URL, replicas: cfg.Store.Replicas}, func(err error) error {
 			return fmt.Errorf("open the memory tree in PostgreSQL ([store] url / OPENHUMAN_STORE_URL): %w", err)
 		}, nil
 	}
@@ -49,12 +53,13 @@ func openHostStore(cfg *config.Config) (hostStore, func(error) error, error) {
 // pgHostStore is a PostgreSQL store opened by Open (the host opens its store
 // beside loading the runtime; nothing reads it before Open returns).
 type pgHostStore struct {
-	url string
+	url      string
+	replicas []string // hot standbys the reads go to first
 	*pgstore.Store
 }
 
 func (p *pgHostStore) Open(ctx context.Context) error {
-	st, err := pgstore.Open(ctx, p.url)
+	st, err := pgstore.Open(ctx, p.url, p.replicas...)
 	if err != nil {
 		return err
 	}
@@ -150,6 +155,24 @@ func checkPostgresStore(ctx context.Context, url string) (string, string, string
 		return "store", checkWarn, "PostgreSQL store is empty: every tool answers empty", "openhuman-core ingest PATH... (with the same store url)"
 	}
 	return "store", checkOK, fmt.Sprintf("PostgreSQL store answers (%d chunks)", b.Stats().Chunks), ""
+}
+
+// checkPostgresReplica is doctor's check of replica i ([store] replicas): it
+// answers, is a standby, and holds the memory tree.
+func checkPostgresReplica(ctx context.Context, i int, url string) (string, string, string, string) {
+	name := fmt.Sprintf("replica %d", i+1)
+	st, err := pgstore.CheckReplica(ctx, url)
+	if err != nil {
+		return name, checkWarn, err.Error() + "; reads go to the primary meanwhile", "check [store] replicas / OPENHUMAN_STORE_REPLICAS, that the standby runs and streams from the primary"
+	}
+	if !st.InRecovery {
+		return name, checkWarn, fmt.Sprintf("%s answers but is not a standby (pg_is_in_recovery is false): what it holds may differ from the primary", st.Where), "name hot standbys of the store URL's database (pg_basebackup -R)"
+	}
+	lag := "no transaction replayed yet"
+	if st.Lag != nil {
+		lag = fmt.Sprintf("last replayed transaction %s old", st.Lag.Round(time.Millisecond))
+	}
+	return name, checkOK, fmt.Sprintf("standby %s answers (%d chunks; %s)", st.Where, st.Chunks, lag), ""
 }
 
 // forgetter is a store forget deletes from.

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/openhuman/openhuman-core/internal/pgstore/pgtest"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -77,5 +78,50 @@ func TestPostgresStoreUnreachable(t *testing.T) {
 	_, stderr, code := e.run("", "search", "anything")
 	if code == 0 || !strings.Contains(stderr, addr) || !strings.Contains(stderr, "does not answer") {
 		t.Errorf("search with an unreachable store: exit %d\n%s", code, stderr)
+	}
+}
+
+// TestPostgresReplicaEndToEnd: with OPENHUMAN_STORE_REPLICAS naming a
+// streaming standby of the store's database, doctor checks the standby, search
+// reads through it what ingest wrote to the primary, and with the standby
+// stopped search still answers (from the primary), and doctor says the
+// replica does not answer without failing.
+func TestPostgresReplicaEndToEnd(t *testing.T) {
+	primary := pgtest.Start(t)
+	url := primary.Database(t, "memory")
+	e := newCLIEnv(t)
+	e.extra = append(e.extra, "OPENHUMAN_STORE_URL="+url)
+	notes, mbox := writeCorpus(t, t.TempDir())
+	if _, stderr, code := e.run("", "ingest", notes, mbox); code != 0 {
+		t.Fatalf("ingest into PostgreSQL: exit %d\n%s", code, stderr)
+	}
+	standby := primary.Standby(t)
+	e.extra = append(e.extra, "OPENHUMAN_STORE_REPLICAS="+standby.URL("memory"))
+	out, _, _ := e.run("", "doctor")
+	if !strings.Contains(out, "standby 127.0.0.1:") || !strings.Contains(out, "principals") {
+		t.Errorf("doctor does not check the standby and the principals:\n%s", out)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, stderr, code := e.run("", "search", "--json", "brake quote")
+		if code != 0 {
+			t.Fatalf("search through the standby: exit %d\n%s", code, stderr)
+		}
+		if strings.Contains(out, `"source_kind": "email"`) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the mail thread is not found through the standby within 30 s:\n%s", out)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	standby.Stop(t)
+	out, stderr, code := e.run("", "search", "--json", "brake quote")
+	if code != 0 || !strings.Contains(out, `"source_kind": "email"`) {
+		t.Errorf("search with the standby stopped: exit %d\n%s\n%s", code, out, stderr)
+	}
+	out, _, code = e.run("", "doctor")
+	if !strings.Contains(out, "warn  replica 1") || !strings.Contains(out, "reads go to the primary meanwhile") || code != 0 {
+		t.Errorf("doctor with the standby stopped (exit %d):\n%s", code, out)
 	}
 }

@@ -51,7 +51,11 @@ type Entry struct {
 	// SessionID is the MCP session id the server minted for an HTTP client
 	// (Mcp-Session-Id), empty on stdio: the one name of a session a client
 	// cannot choose.
-	SessionID    string         `json:"session_id,omitempty"`
+	SessionID string `json:"session_id,omitempty"`
+	// Principal is who the call ran for over HTTP: "operator" (the operator
+	// token) or the name of a token of `openhuman-core tokens add`; empty on
+	// stdio. The server sets it from the bearer token, never the client.
+	Principal    string         `json:"principal,omitempty"`
 	RequestID    string         `json:"request_id"`
 	Tool         string         `json:"tool"`
 	ModuleSHA256 string         `json:"module_sha256"`

@@ -67,6 +67,11 @@ type Store struct {
 	// OPENHUMAN_STORE_URL): the memory tree lives in that database
 	// (internal/pgstore). Empty: the embedded SQLite file under the workspace.
 	URL string `toml:"url"`
+	// Replicas are PostgreSQL URLs of hot standbys of URL's database (or
+	// OPENHUMAN_STORE_REPLICAS, comma-separated): the tools' reads go to the
+	// first that answers, and to URL when none does; ingest and forget write
+	// to URL. A standby lags the primary by its replay delay.
+	Replicas []string `toml:"replicas"`
 }
 
 // Tool-name spellings an MCP session may be served (config `[mcp] tool_names`).
@@ -462,6 +467,14 @@ func applyEnv(c *Config, env Env) []Warning {
 	}
 	if v, ok := get("OPENHUMAN_STORE_URL"); ok {
 		c.Store.URL = v
+	}
+	if v, ok := get("OPENHUMAN_STORE_REPLICAS"); ok {
+		c.Store.Replicas = nil
+		for _, u := range strings.Split(v, ",") {
+			if u = strings.TrimSpace(u); u != "" {
+				c.Store.Replicas = append(c.Store.Replicas, u)
+			}
+		}
 	}
 	if v, ok := get("OPENHUMAN_MEMORY_PIVOT_DICTIONARIES"); ok {
 		c.MemoryTree.PivotDictionaries = nil

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/jsoncheck"
 	"github.com/openhuman/openhuman-core/internal/outcome"
+	"github.com/openhuman/openhuman-core/internal/principal"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -87,6 +89,12 @@ type Options struct {
 	// ToolNamesPortable: the spelling of the tool names a session lists
 	// (names.go). tools/call takes both spellings in every session.
 	ToolNames string
+	// Principals resolves an HTTP call's bearer token to its principal (serve):
+	// the call runs with it in its context (principal.With), so the store's
+	// queries carry its scope, and the audit line names it. A call over HTTP
+	// whose token it does not resolve (revoked meanwhile) is refused. nil, and
+	// on stdio: no principal, full access.
+	Principals *principal.Set
 }
 
 // Server is an MCP server over one Dispatcher. One Server may serve several
@@ -328,6 +336,13 @@ func (s *Server) handler(name string) mcp.ToolHandler {
 // both end here.
 func (s *Server) runCall(ctx context.Context, ss *mcp.ServerSession, hdr http.Header, name string, args json.RawMessage, reqID string) (*mcp.CallToolResult, error) {
 	start := time.Now()
+	who, err := s.principalOf(ss, hdr)
+	if err != nil {
+		return nil, err
+	}
+	if who.Name != "" {
+		ctx = principal.With(ctx, who)
+	}
 	label := sessionLabel(ss)
 	release, busy := s.loads.admit(ss, len(args))
 	if busy != nil {
@@ -373,6 +388,10 @@ func (s *Server) runCall(ctx context.Context, ss *mcp.ServerSession, hdr http.He
 		entry.SessionID = ss.ID()
 	}
 	entry.Payer = auditPayer(ss, hdr)
+	if who.Name != "" && who.Name != principal.Operator {
+		entry.Payer = "principal:" + who.Name // as /rpc charges it: one budget per principal
+	}
+	entry.Principal = who.Name
 	entry.RequestID = reqID
 	entry.Tool = name
 	entry.Arguments = audit.SummarizeArguments(args)
@@ -391,6 +410,23 @@ func (s *Server) runCall(ctx context.Context, ss *mcp.ServerSession, hdr http.He
 		return nil, rpcErr
 	}
 	return res, nil
+}
+
+// principalOf is the principal of an HTTP call's bearer token (none on stdio,
+// or without Options.Principals). A call of an HTTP session (one with a session
+// id) that comes without its request's headers is refused, never served with
+// full access.
+func (s *Server) principalOf(ss *mcp.ServerSession, hdr http.Header) (principal.Principal, error) {
+	if s.opts.Principals == nil || hdr == nil && (ss == nil || ss.ID() == "") {
+		return principal.Principal{}, nil
+	}
+	h := hdr.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		if p, ok := s.opts.Principals.Resolve(strings.TrimSpace(h[7:])); ok {
+			return p, nil
+		}
+	}
+	return principal.Principal{}, &jsonrpc.Error{Code: -32000, Message: "the bearer token of this request is not (or no longer) valid: it may have been revoked; ask the operator for a new one (openhuman-core tokens add)"}
 }
 
 // shape turns a dispatcher outcome into the MCP result (or a JSON-RPC error) and

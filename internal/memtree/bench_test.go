@@ -13,6 +13,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/ingest"
 	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -258,4 +259,48 @@ func latencies(b *testing.B, fn func(i int) error, pct int) {
 	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
 	b.ReportMetric(float64(ds[len(ds)/2].Microseconds())/1000, "p50-ms")
 	b.ReportMetric(float64(ds[len(ds)*pct/100].Microseconds())/1000, fmt.Sprintf("p%d-ms", pct))
+}
+
+// BenchmarkScopedReads times the reads a principal's token makes (index.Scope in
+// the call's context: every query carries the scope) against the same reads
+// unscoped, on the scale-100000 store: a kind, one chat channel's months by
+// glob, and everything but the chat. Run:
+//
+//	go test ./internal/memtree -run '^$' -bench ScopedReads -benchtime 30x
+func BenchmarkScopedReads(b *testing.B) {
+	st, _ := benchStore(b, 100000)
+	scopes := []struct {
+		name        string
+		allow, deny []string
+	}{
+		{"none", nil, nil},
+		{"kind-email", []string{"kind:email"}, nil},
+		{"one-channel", []string{"slack:#eng*"}, nil},
+		{"all-but-chat", []string{"*"}, []string{"kind:chat"}},
+	}
+	for _, s := range scopes {
+		ctx := context.Background()
+		if s.allow != nil {
+			sc, err := index.ParseScope(s.allow, s.deny)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ctx = index.WithScope(ctx, sc)
+		}
+		ops := []struct {
+			name string
+			fn   func(i int) error
+		}{
+			{"search", func(i int) error {
+				_, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: benchQueries[i%len(benchQueries)], K: 10})
+				return err
+			}},
+			{"browse", func(int) error { _, err := st.ListChunks(ctx, abi.ChunksListRequest{K: 20}); return err }},
+			{"entities", func(int) error { _, err := st.TopEntities(ctx, abi.EntitiesTopRequest{K: 20}); return err }},
+			{"sources", func(int) error { _, err := st.ListSources(ctx, abi.SourcesListRequest{}); return err }},
+		}
+		for _, op := range ops {
+			b.Run(s.name+"/"+op.name, func(b *testing.B) { p50(b, op.fn) })
+		}
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -178,7 +179,8 @@ func resolveSourceIDs(ctx context.Context, db sourceQueryer, vals []string) (ids
 			continue
 		}
 		var n int
-		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sources WHERE source_id = ?`, v).Scan(&n); err != nil {
+		sc, scArgs := andScope(index.ScopeFrom(ctx), "sources") // a source outside the scope is unknown
+		if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sources WHERE source_id = ?`+sc, append([]any{v}, scArgs...)...).Scan(&n); err != nil {
 			return nil, nil, nil, fmt.Errorf("resolve source_ids: %w", err)
 		}
 		if n > 0 {
@@ -190,8 +192,8 @@ func resolveSourceIDs(ctx context.Context, db sourceQueryer, vals []string) (ids
 		if !strings.Contains(conv, ":") {
 			pattern = "%:" + pattern // the conversation without its platform
 		}
-		rows, err := db.QueryContext(ctx, `SELECT source_id FROM sources WHERE kind = 'chat' AND chunk_count > 0 AND source_id LIKE ? ESCAPE '\'
-			ORDER BY source_id DESC LIMIT ?`, pattern, maxExpandedSources+1)
+		rows, err := db.QueryContext(ctx, `SELECT source_id FROM sources WHERE kind = 'chat' AND chunk_count > 0 AND source_id LIKE ? ESCAPE '\'`+sc+`
+			ORDER BY source_id DESC LIMIT ?`, append(append([]any{pattern}, scArgs...), maxExpandedSources+1)...)
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("resolve source_ids: %w", err)
 		}
@@ -232,7 +234,8 @@ func resolveSourceIDs(ctx context.Context, db sourceQueryer, vals []string) (ids
 func resolveEntityIDs(ctx context.Context, db *sql.DB, vals []string) (ids []string, resolved []abi.Resolution, hints []string, err error) {
 	exists := func(id string) (bool, error) {
 		var one int
-		err := db.QueryRowContext(ctx, `SELECT 1 FROM entities WHERE id = ?`, id).Scan(&one)
+		sc, scArgs := entityInScope(ctx)
+		err := db.QueryRowContext(ctx, `SELECT 1 FROM entities WHERE id = ?`+sc, append([]any{id}, scArgs...)...).Scan(&one)
 		if err == sql.ErrNoRows {
 			return false, nil
 		}
@@ -320,7 +323,8 @@ func resolveEntityIDs(ctx context.Context, db *sql.DB, vals []string) (ids []str
 		}
 		if len(to) == 0 {
 			// Any entity written this way (a name as it appears in mail headers).
-			rows, err := db.QueryContext(ctx, `SELECT id FROM entities WHERE surface = ? COLLATE NOCASE ORDER BY ref_count DESC LIMIT 20`, surface)
+			sc, scArgs := entityInScope(ctx)
+			rows, err := db.QueryContext(ctx, `SELECT id FROM entities WHERE surface = ? COLLATE NOCASE`+sc+` ORDER BY ref_count DESC LIMIT 20`, append([]any{surface}, scArgs...)...)
 			if err != nil {
 				return nil, nil, nil, fmt.Errorf("resolve entity_ids: %w", err)
 			}
@@ -397,8 +401,9 @@ type namedPerson struct {
 // mentioned first (at most maxFirstNamePeople; more reports that there were more).
 func peopleNamed(ctx context.Context, db sourceQueryer, first string) (people []namedPerson, more bool, err error) {
 	prefix := canonicalID(EntityPerson, first) + " "
-	rows, err := db.QueryContext(ctx, `SELECT id, ref_count FROM entities WHERE id LIKE ? ESCAPE '\' ORDER BY ref_count DESC, id LIMIT ?`,
-		likeEscape(prefix)+"%", maxFirstNamePeople+1)
+	sc, scArgs := entityInScope(ctx)
+	rows, err := db.QueryContext(ctx, `SELECT id, ref_count FROM entities WHERE id LIKE ? ESCAPE '\'`+sc+` ORDER BY ref_count DESC, id LIMIT ?`,
+		append(append([]any{likeEscape(prefix) + "%"}, scArgs...), maxFirstNamePeople+1)...)
 	if err != nil {
 		return nil, false, err
 	}
@@ -548,4 +553,15 @@ func contactHint(raw string, people []string) []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("entity_ids %q names %d contacts (%s): all are kept; give a full name or an address to pick one", raw, len(people), strings.Join(people, ", "))}
+}
+
+// entityInScope is a condition on entities (unaliased) that keeps those
+// mentioned in a chunk the scope of ctx reads ("" for the zero Scope): a name
+// said only outside the scope resolves to nothing, as an unknown one.
+func entityInScope(ctx context.Context) (string, []any) {
+	c, args := scopeCond(index.ScopeFrom(ctx), "c")
+	if c == "" {
+		return "", nil
+	}
+	return " AND EXISTS (SELECT 1 FROM chunk_entities ce JOIN chunks c ON c.rowid = ce.chunk_rowid WHERE ce.entity_id = entities.id AND " + c + ")", args
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/fit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -72,16 +73,18 @@ func citedRefs(h abi.ChunkHit) []string {
 
 // addHitMessages fills each hit's Messages from its cited refs (at most
 // abi.MaxHitMessages) and returns the bound applied to their texts (0 when no hit
-// cites a message).
-func addHitMessages(ctx context.Context, db *sql.DB, hits []abi.ChunkHit) (int, error) {
+// cites a message). The chunks it reads are those scope reads (a hit's
+// neighbours are of its own source, so in scope with it).
+func addHitMessages(ctx context.Context, db *sql.DB, hits []abi.ChunkHit, scope index.Scope) (int, error) {
 	if len(hits) == 0 || db == nil {
 		return 0, nil
 	}
+	sc, scArgs := andScope(scope, "c")
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
 	}
-	chunks, err := readHitChunks(ctx, db, `c.id IN (SELECT value FROM json_each(?))`, jsonArg(ids))
+	chunks, err := readHitChunks(ctx, db, `c.id IN (SELECT value FROM json_each(?))`+sc, append([]any{jsonArg(ids)}, scArgs...)...)
 	if err != nil {
 		return 0, err
 	}
@@ -121,8 +124,8 @@ func addHitMessages(ctx context.Context, db *sql.DB, hits []abi.ChunkHit) (int, 
 			ranges = append(ranges, [3]int64{c.sourceRowID, int64(c.seq - neighbourChunks), int64(c.seq + neighbourChunks)})
 		}
 		more, err := readHitChunks(ctx, db, `c.rowid IN (SELECT c2.rowid FROM json_each(?) j JOIN chunks c2
-			ON c2.source_rowid=json_extract(j.value, '$[0]') AND c2.seq BETWEEN json_extract(j.value, '$[1]') AND json_extract(j.value, '$[2]'))`,
-			jsonArg(ranges))
+			ON c2.source_rowid=json_extract(j.value, '$[0]') AND c2.seq BETWEEN json_extract(j.value, '$[1]') AND json_extract(j.value, '$[2]'))`+sc,
+			append([]any{jsonArg(ranges)}, scArgs...)...)
 		if err != nil {
 			return 0, err
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/analysis"
 	"github.com/openhuman/openhuman-core/internal/fit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -78,8 +79,9 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 	var ref sql.NullString
 	var refs, tags, atts string
 	var rowid int64
+	sc, scArgs := andScope(index.ScopeFrom(ctx), "c") // out of scope: as absent as an unknown id
 	err = db.QueryRowContext(ctx, `SELECT rowid, id, kind, source_id, source_ref, source_refs_json, title, ts, ts_start, ts_end,
-		seq, token_count, text, tags_json, attachments_json FROM chunks WHERE id=?`, id).
+		seq, token_count, text, tags_json, attachments_json FROM chunks c WHERE id=?`+sc, append([]any{id}, scArgs...)...).
 		Scan(&rowid, &c.ID, &c.SourceKind, &c.SourceID, &ref, &refs, &c.Title, &c.TimestampMS, &c.TimeRangeStartMS, &c.TimeRangeEndMS,
 			&c.Seq, &c.TokenCount, &c.Text, &tags, &atts)
 	if err == sql.ErrNoRows {
@@ -329,12 +331,17 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out 
 		where = append(where, `c.text LIKE ? ESCAPE '\'`)
 		args = append(args, "%"+likeEscape(q)+"%")
 	}
+	scope := index.ScopeFrom(ctx)
+	if c, a := scopeCond(scope, "c"); c != "" { // the principal's scope, in every form below
+		where = append(where, c)
+		args = append(args, a...)
+	}
 	cond := ""
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
 	res := &abi.ListResult{Chunks: []abi.ChunkHit{}}
-	if q == "" && (entIn != "" || ftsOnly != "") && len(req.SourceKinds) == 0 && len(req.SourceIDs) == 0 {
+	if scope.Full() && q == "" && (entIn != "" || ftsOnly != "") && len(req.SourceKinds) == 0 && len(req.SourceIDs) == 0 {
 		// Entity and/or word filters (and a time window): the matching rowids come
 		// from the link or full-text index and are ordered by the cached chunk times.
 		if err := s.listByIndex(ctx, db, req, entIn, entArgs, ftsOnly, res); err != nil {
@@ -344,6 +351,7 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out 
 	}
 	countSQL, countArgs := `SELECT count(*) FROM chunks c`+cond, args
 	switch {
+	case !scope.Full(): // the counts below read indexes the scope cannot restrict
 	case entityOnly && q == "":
 		// Index-only count from the links.
 		countSQL, countArgs = `SELECT count(DISTINCT chunk_rowid) FROM chunk_entities WHERE `+entIn, entArgs
@@ -565,11 +573,12 @@ func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*a
 	if kindHint != "" {
 		res.Hint = withHints("", []string{kindHint})
 	}
-	if res.Total, err = s.entityTotal(ctx, db, kind); err != nil {
-		return nil, fmt.Errorf("top entities: %w", err)
-	}
 	var rows *sql.Rows
-	if kind == "" {
+	if scope := index.ScopeFrom(ctx); !scope.Full() {
+		res.Entities, res.Total, err = s.scopedEntities(ctx, db, scope, kind, req) // scope.go
+	} else if res.Total, err = s.entityTotal(ctx, db, kind); err != nil {
+		return nil, fmt.Errorf("top entities: %w", err)
+	} else if kind == "" {
 		rows, err = db.QueryContext(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities
 			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, req.K, req.Offset)
 	} else {
@@ -579,17 +588,19 @@ func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*a
 	if err != nil {
 		return nil, fmt.Errorf("top entities: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var e abi.Entity
-		if err := rows.Scan(&e.EntityID, &e.Kind, &e.Surface, &e.Count, &e.LastSeenMS); err != nil {
+	if rows != nil {
+		defer rows.Close()
+		for rows.Next() {
+			var e abi.Entity
+			if err := rows.Scan(&e.EntityID, &e.Kind, &e.Surface, &e.Count, &e.LastSeenMS); err != nil {
+				return nil, fmt.Errorf("top entities: %w", err)
+			}
+			e.Surface = clipRunes(e.Surface, hitTitleMaxChars)
+			res.Entities = append(res.Entities, e)
+		}
+		if err := rows.Err(); err != nil {
 			return nil, fmt.Errorf("top entities: %w", err)
 		}
-		e.Surface = clipRunes(e.Surface, hitTitleMaxChars)
-		res.Entities = append(res.Entities, e)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("top entities: %w", err)
 	}
 	n := fit.Count(res.Entities, fit.ResultBase+fit.StrLen(res.Hint), func(e *abi.Entity) int {
 		return 128 + fit.StrLen(e.EntityID) + fit.StrLen(e.Kind) + fit.StrLen(e.Surface)

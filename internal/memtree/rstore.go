@@ -19,6 +19,9 @@ type storeReader struct {
 	db   *sql.DB
 	snap *dfCache // the generation's counts and people (nil: not needed)
 	memo *ftsMemo // the call's ranked lists (nil: not remembered)
+	// scope is what the call's principal may read (index.ScopeFrom of the
+	// call's context): every query of the call carries it.
+	scope index.Scope
 }
 
 // reader is the store as the ranking reads it over db, at generation snap.
@@ -42,18 +45,22 @@ func (s *Store) BeginRead(ctx context.Context) (index.Backend, error) {
 	if snap.n == 0 {
 		return nil, nil
 	}
-	return s.reader(db, snap), nil
+	r := s.reader(db, snap)
+	r.scope = index.ScopeFrom(ctx)
+	return r, nil
 }
 
 // HitMessages fills each hit's cited messages (addHitMessages) and returns the
 // bound applied to their texts.
 func (r storeReader) HitMessages(ctx context.Context, hits []abi.ChunkHit) (int, error) {
-	return addHitMessages(ctx, r.db, hits)
+	return addHitMessages(ctx, r.db, hits, r.scope)
 }
 
 // Stats are the generation's chunk count and newest chunk time.
 func (r storeReader) Stats() index.Stats {
-	return index.Stats{Chunks: r.snap.n, Latest: r.snap.maxTS, Generation: index.Generation{Store: r.s, ID: r.snap.gen}}
+	// What the engine derives from a call's chunks is cached per generation and
+	// scope.
+	return index.Stats{Chunks: r.snap.n, Latest: r.snap.maxTS, Generation: index.Generation{Store: r.s, ID: r.snap.gen + r.scope.Key()}}
 }
 
 // People returns the person ids with folded name.
@@ -74,11 +81,21 @@ var (
 	_ index.Vectors     = storeReader{}
 )
 
-// sqlFilter is f as a condition on chunks c: the people first, then the time window.
-func sqlFilter(f index.Filter) filter { return sqlFilterRows(f, false) }
+// sqlFilter is f as a condition on chunks c: the people first, then the time
+// window, then the call's scope.
+func (r storeReader) sqlFilter(f index.Filter) filter { return r.sqlFilterRows(f, false) }
 
 // sqlFilterRows is sqlFilter testing each visited row's entity links when perRow
 // (entityFilter).
+func (r storeReader) sqlFilterRows(f index.Filter, perRow bool) filter {
+	out := sqlFilterRows(f, perRow)
+	if c, args := scopeCond(r.scope, "c"); c != "" {
+		out = out.with(c, args...)
+	}
+	return out
+}
+
+// sqlFilterRows is f as a condition on chunks c (without a scope).
 func sqlFilterRows(f index.Filter, perRow bool) filter {
 	var out filter
 	if len(f.EntityIDs) > 0 || len(f.Names) > 0 {
@@ -103,7 +120,7 @@ func (r storeReader) Match(ctx context.Context, m index.Match) ([]abi.ChunkHit, 
 	if err != nil {
 		return nil, err
 	}
-	f := sqlFilterRows(m.Filter, perRow)
+	f := r.sqlFilterRows(m.Filter, perRow)
 	if m.Unranked {
 		return ftsFirst(ctx, r.db, expr, f, m.Limit, m.Skip)
 	}
@@ -139,7 +156,7 @@ func (r storeReader) entityPerRow(ctx context.Context, ids []string, limit int) 
 
 // Recent lists the newest chunks (recentChunks).
 func (r storeReader) Recent(ctx context.Context, f index.Filter, limit int, skip map[string]bool, snippetTerms []string) ([]abi.ChunkHit, error) {
-	return recentChunks(ctx, r.db, sqlFilter(f), limit, skip, snippetTerms)
+	return recentChunks(ctx, r.db, r.sqlFilter(f), limit, skip, snippetTerms)
 }
 
 // Texts reads chunks' titles, texts and message spans (ref_spans_json).
@@ -149,7 +166,8 @@ func (r storeReader) Texts(ctx context.Context, ids []string) (map[string]index.
 		args[i] = id
 	}
 	ph := strings.TrimSuffix(strings.Repeat("?,", len(args)), ",")
-	rows, err := r.db.QueryContext(keyed(ctx), `SELECT id, title, text, ref_spans_json FROM chunks WHERE id IN (`+ph+`)`, args...)
+	sc, scArgs := andScope(r.scope, "c")
+	rows, err := r.db.QueryContext(keyed(ctx), `SELECT id, title, text, ref_spans_json FROM chunks c WHERE id IN (`+ph+`)`+sc, append(args, scArgs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read chunk messages: %w", err)
 	}
@@ -185,9 +203,10 @@ func (r storeReader) Following(ctx context.Context, hits []abi.ChunkHit, snipTer
 	}
 	// Only a chunk that continues the exchange: one that starts after a pause
 	// (chatGapMS) is another conversation. One query for all hits.
+	sc, scArgs := andScope(r.scope, "c")
 	rows, err := query(keyed(ctx), r.db, `SELECT `+hitColumns+`, c.Text, p.id FROM chunks p
 		JOIN chunks c ON c.source_rowid = p.source_rowid AND c.seq = p.seq + 1
-		WHERE p.id IN (SELECT value FROM json_each(?)) AND c.ts_start - p.ts_end <= ?`, string(idsJSON), chatGapMS)
+		WHERE p.id IN (SELECT value FROM json_each(?)) AND c.ts_start - p.ts_end <= ?`+sc, append([]any{string(idsJSON), chatGapMS}, scArgs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read the next chunks: %w", err)
 	}
@@ -253,7 +272,8 @@ func (r storeReader) Hits(ctx context.Context, rowids []index.Key) (map[index.Ke
 		ids[i] = int64(id)
 	}
 	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
-	rows, err := r.db.QueryContext(keyed(ctx), `SELECT `+hitColumns+`, c.rowid, substr(c.text, 1, 400) FROM chunks c WHERE c.rowid IN (`+ph+`)`, ids...)
+	sc, scArgs := andScope(r.scope, "c")
+	rows, err := r.db.QueryContext(keyed(ctx), `SELECT `+hitColumns+`, c.rowid, substr(c.text, 1, 400) FROM chunks c WHERE c.rowid IN (`+ph+`)`+sc, append(ids, scArgs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read ranked chunks: %w", err)
 	}
@@ -291,6 +311,9 @@ func (r storeReader) Postings(ctx context.Context, qs []index.Query, perQuery in
 		}
 		exprs[i] = e
 	}
+	if !r.scope.Full() {
+		return r.scopedPostings(ctx, exprs, perQuery)
+	}
 	if len(exprs) == 1 {
 		ids, err := matchRowids(ctx, r.db, exprs[0], perQuery)
 		out := make([]index.Posting, len(ids))
@@ -304,6 +327,32 @@ func (r storeReader) Postings(ctx context.Context, qs []index.Query, perQuery in
 	for i, e := range exprs {
 		parts[i] = fmt.Sprintf(`SELECT %d, rowid FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT %d)`, i, perQuery)
 		args[i] = e
+	}
+	rows, err := query(ctx, r.db, strings.Join(parts, " UNION ALL "), args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []index.Posting
+	for rows.Next() {
+		var p index.Posting
+		if err := rows.Scan(&p.Query, &p.Key); err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
+// scopedPostings is Postings of a scoped call: each query's matches joined to
+// their chunks, which the scope restricts.
+func (r storeReader) scopedPostings(ctx context.Context, exprs []string, perQuery int) ([]index.Posting, error) {
+	sc, scArgs := andScope(r.scope, "c")
+	parts := make([]string, len(exprs))
+	var args []any
+	for i, e := range exprs {
+		parts[i] = fmt.Sprintf(`SELECT %d, rowid FROM (SELECT c.rowid FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?%s LIMIT %d)`, i, sc, perQuery)
+		args = append(append(args, e), scArgs...)
 	}
 	rows, err := query(ctx, r.db, strings.Join(parts, " UNION ALL "), args...)
 	if err != nil {
@@ -345,8 +394,9 @@ func (r storeReader) Sample(ctx context.Context, q index.Query, n int) ([]string
 	if err != nil {
 		return nil, err
 	}
+	sc, scArgs := andScope(r.scope, "c")
 	rows, err := query(ctx, r.db, `SELECT c.text FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-		WHERE chunks_fts MATCH ? ORDER BY rank LIMIT ?`, expr, n)
+		WHERE chunks_fts MATCH ?`+sc+` ORDER BY rank LIMIT ?`, append(append([]any{expr}, scArgs...), n)...)
 	if err != nil {
 		return nil, err
 	}
@@ -392,5 +442,5 @@ func (r storeReader) VectorList(ctx context.Context, query string, depth int) ([
 	if !index.EmbedAllowed(ctx, query) {
 		return nil, index.ErrEmbedRefused
 	}
-	return r.s.vectorList(ctx, r.db, emb, query, depth)
+	return r.s.vectorList(ctx, r.db, emb, query, depth, r.scope)
 }

@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/internal/fit"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -76,7 +77,8 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 	}
 	q := strings.ToLower(strings.TrimSpace(req.Query))
 	var page []namedSource
-	if simple && q == "" && req.Offset+k <= coldPageDepth && !s.sourcesCached(ctx, db, req.UserEmailHint) {
+	scope := index.ScopeFrom(ctx)
+	if scope.Full() && simple && q == "" && req.Offset+k <= coldPageDepth && !s.sourcesCached(ctx, db, req.UserEmailHint) {
 		// A first page after the store changed: read it through the index instead
 		// of loading every source (130–260 ms at 68k sources).
 		if page, res.Total, err = s.sourcesPage(ctx, db, kinds, req.UserEmailHint, k, req.Offset); err != nil {
@@ -84,6 +86,9 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 		}
 	} else {
 		all, err := s.namedSources(ctx, db, req.UserEmailHint)
+		if !scope.Full() { // the principal's sources only, read under its scope
+			all, err = scopedSources(ctx, db, scope, req.UserEmailHint)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -299,6 +304,36 @@ func (s *Store) namedSources(ctx context.Context, db *sql.DB, userEmailHint stri
 	}
 	c.mu.Unlock()
 	return named, nil
+}
+
+// scopedSources reads the sources with chunks that scope reads, newest first,
+// named for userEmailHint (uncached: the per-generation list is the whole
+// store's).
+func scopedSources(ctx context.Context, db *sql.DB, scope index.Scope, userEmailHint string) ([]namedSource, error) {
+	sc, args := andScope(scope, "sources")
+	q := strings.Replace(sourcesQuery, "WHERE chunk_count > 0", "WHERE chunk_count > 0"+sc, 1)
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("list sources: %w", err)
+	}
+	defer rows.Close()
+	var out []namedSource
+	for rows.Next() {
+		var src abi.Source
+		if err := rows.Scan(&src.SourceKind, &src.SourceID, &src.Title, &src.ChunkCount, &src.FirstMS, &src.MostRecentMS); err != nil {
+			return nil, fmt.Errorf("list sources: %w", err)
+		}
+		src.DisplayName = DisplayName(src.SourceKind, src.SourceID, src.Title, userEmailHint)
+		fold := strings.ToLower(src.DisplayName)
+		if src.SourceKind == KindChat && src.Title != "" {
+			fold += "\x00" + strings.ToLower(src.Title)
+		}
+		out = append(out, namedSource{Source: src, fold: fold})
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sources: %w", err)
+	}
+	return out, nil
 }
 
 // entityTotal returns how many entities of kind ("" = all) the store holds, counted

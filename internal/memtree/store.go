@@ -41,6 +41,7 @@ type Store struct {
 	dfc dfCache
 	bc  browseCache
 	rc  retrievalCache
+	sec scopedEntityCache // scope.go
 }
 
 // dsn builds a modernc DSN for path with the given extra query parameters.

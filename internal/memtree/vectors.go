@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/openhuman/openhuman-core/internal/embed"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -179,7 +180,7 @@ func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow in
 // vectorList embeds the query and ranks up to depth chunks by cosine similarity;
 // a summary among the nearest stands for its leaf nearest the query. The hits are
 // nil when no vectors of the model exist.
-func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query string, depth int) ([]abi.ChunkHit, error) {
+func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query string, depth int, scope index.Scope) ([]abi.ChunkHit, error) {
 	vs, err := emb.Embed(ctx, []string{query})
 	if err != nil {
 		return nil, err
@@ -215,7 +216,8 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 		ids[i] = t.ID
 	}
 	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
-	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.text FROM chunks c WHERE c.id IN (`+ph+`)`, ids...)
+	sc, scArgs := andScope(scope, "c")
+	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.text FROM chunks c WHERE c.id IN (`+ph+`)`+sc, append(ids, scArgs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("vector hits: %w", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"log/slog"
 	"sort"
 	"time"
 
@@ -19,9 +18,9 @@ import (
 // their content) is unchanged, and keeps document frequencies, entity counts and
 // the store's counts in step in the same transaction.
 //
-// Not yet built on this backend: SourceInput.Merge (a chat export added to the
-// messages stored before) is written as a replacement, and no summary tree or
-// vectors are stored.
+// A Merge source (a chat export) is merged with the messages stored for it
+// before, as on SQLite (mergeStored). No summary tree or vectors are stored on
+// this backend yet.
 func (s *Store) Ingest(ctx context.Context, in memtree.SourceInput) (memtree.IngestStats, error) {
 	p, err := memtree.Prepare(in)
 	if err != nil {
@@ -43,19 +42,105 @@ func (s *Store) IngestPrepared(ctx context.Context, p *memtree.Prepared) (memtre
 		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
 			return fmt.Errorf("set asynchronous commit: %w", err)
 		}
+		chunks := p.Chunks()
+		var keep []memtree.MergeRow
+		if in.Merge {
+			var err error
+			if chunks, keep, err = mergeStored(ctx, tx, p); err != nil {
+				return err
+			}
+		}
 		var err error
-		st, err = writeSource(ctx, tx, in, p.Chunks())
-		return err
+		var srcKey int64
+		if st, srcKey, err = writeSource(ctx, tx, in, chunks); err != nil {
+			return err
+		}
+		return storeMessages(ctx, tx, srcKey, keep)
 	})
 	if err != nil {
 		return memtree.IngestStats{}, fmt.Errorf("ingest %s: %w", in.SourceID, err)
 	}
-	if in.Merge && st.RemovedChunks > 0 {
-		// Not silent: on SQLite this export would have been added to the stored one.
-		slog.Warn("PostgreSQL store: a chat export replaced the messages stored for its conversation (merging exports is not built on this backend yet); ingest every export of it together to keep them all",
-			"source", in.SourceID, "removed_chunks", st.RemovedChunks)
-	}
 	return st, nil
+}
+
+// mergeStored merges the Merge source p with the messages stored for it (none
+// when it is new): it returns the chunks to write (p's own when p holds every
+// stored message, else those of the union, prepared again) and the rows of
+// p's new and changed messages to store.
+func mergeStored(ctx context.Context, tx pgx.Tx, p *memtree.Prepared) ([]memtree.PreparedChunk, []memtree.MergeRow, error) {
+	in := p.Input()
+	rows := p.MergeRows()
+	stored, err := tx.Query(ctx, `SELECT m.ref, m.hash FROM source_messages m JOIN sources s ON s.key = m.source_key
+		WHERE s.kind = $1 AND s.source_id = $2`, in.Kind, in.SourceID)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read stored messages: %w", err)
+	}
+	idx := make(map[string]int, len(rows))
+	for i, r := range rows {
+		idx[r.Key] = i
+	}
+	same := make([]bool, len(rows))
+	var missing []string
+	for stored.Next() {
+		var key string
+		var h int64
+		if err := stored.Scan(&key, &h); err != nil {
+			stored.Close()
+			return nil, nil, fmt.Errorf("read stored messages: %w", err)
+		}
+		if i, ok := idx[key]; ok {
+			same[i] = rows[i].Hash == h
+		} else {
+			missing = append(missing, key)
+		}
+	}
+	stored.Close()
+	if err := stored.Err(); err != nil {
+		return nil, nil, fmt.Errorf("read stored messages: %w", err)
+	}
+	var changed []memtree.MergeRow
+	for i, r := range rows {
+		if !same[i] {
+			changed = append(changed, r)
+		}
+	}
+	if len(missing) == 0 {
+		return p.Chunks(), changed, nil
+	}
+	msgs, err := tx.Query(ctx, `SELECT m.msg_json FROM source_messages m JOIN sources s ON s.key = m.source_key
+		WHERE s.kind = $1 AND s.source_id = $2 AND m.ref = ANY($3) ORDER BY m.ts, m.ref`, in.Kind, in.SourceID, missing)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %d stored messages: %w", len(missing), err)
+	}
+	js, err := pgx.CollectRows(msgs, pgx.RowTo[string])
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %d stored messages: %w", len(missing), err)
+	}
+	mp, err := memtree.PrepareUnion(p, js)
+	if err != nil {
+		return nil, nil, fmt.Errorf("merge with %d stored messages: %w", len(missing), err)
+	}
+	return mp.Chunks(), changed, nil
+}
+
+// storeMessages writes rows (new and changed messages of a Merge source) for
+// source srcKey, in one statement.
+func storeMessages(ctx context.Context, tx pgx.Tx, srcKey int64, rows []memtree.MergeRow) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	refs, tss, hashes, msgs := make([]string, len(rows)), make([]int64, len(rows)), make([]int64, len(rows)), make([]string, len(rows))
+	for i, r := range rows {
+		refs[i], tss[i], hashes[i], msgs[i] = r.Key, r.TS, r.Hash, r.Msg
+	}
+	_, err := tx.Exec(ctx, `INSERT INTO source_messages(source_key, ref, ts, hash, msg_json)
+		SELECT $1, * FROM unnest($2::text[], $3::bigint[], $4::bigint[], $5::text[])
+		ON CONFLICT (source_key, ref) DO UPDATE SET ts = excluded.ts, hash = excluded.hash, msg_json = excluded.msg_json`,
+		srcKey, refs, tss, hashes, msgs)
+	if err != nil {
+		return fmt.Errorf("store %d messages: %w", len(rows), err)
+	}
+	return nil
 }
 
 func jsonOf(v any) string {
@@ -67,7 +152,7 @@ func jsonOf(v any) string {
 }
 
 // writeSource writes one source's chunks inside tx.
-func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks []memtree.PreparedChunk) (memtree.IngestStats, error) {
+func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks []memtree.PreparedChunk) (memtree.IngestStats, int64, error) {
 	var st memtree.IngestStats
 	now := time.Now().UnixMilli()
 	tags := in.Tags
@@ -82,27 +167,27 @@ func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks 
 			tags_json = excluded.tags_json, origin = excluded.origin, updated_ms = excluded.updated_ms
 		RETURNING key`, in.Kind, in.SourceID, in.Title, in.Provider, tagsJSON, in.Origin, now).Scan(&srcKey)
 	if err != nil {
-		return st, fmt.Errorf("write source row: %w", err)
+		return st, 0, fmt.Errorf("write source row: %w", err)
 	}
 
 	// The chunks stored before, and which of them stay.
 	existing := map[string]int64{}
 	rows, err := tx.Query(ctx, `SELECT id, key FROM chunks WHERE source_key = $1`, srcKey)
 	if err != nil {
-		return st, fmt.Errorf("read existing chunks: %w", err)
+		return st, 0, fmt.Errorf("read existing chunks: %w", err)
 	}
 	for rows.Next() {
 		var id string
 		var key int64
 		if err := rows.Scan(&id, &key); err != nil {
 			rows.Close()
-			return st, fmt.Errorf("read existing chunks: %w", err)
+			return st, 0, fmt.Errorf("read existing chunks: %w", err)
 		}
 		existing[id] = key
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
-		return st, fmt.Errorf("read existing chunks: %w", err)
+		return st, 0, fmt.Errorf("read existing chunks: %w", err)
 	}
 	keep := map[string]bool{}
 	for _, c := range chunks {
@@ -125,14 +210,14 @@ func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks 
 		rows, err := tx.Query(ctx, `DELETE FROM chunks WHERE key = ANY($1)
 			RETURNING tsvector_to_array(terms), term_count, (SELECT array_agg(entity_id) FROM chunk_entities WHERE chunk_key = chunks.key)`, gone)
 		if err != nil {
-			return st, fmt.Errorf("remove old chunks: %w", err)
+			return st, 0, fmt.Errorf("remove old chunks: %w", err)
 		}
 		for rows.Next() {
 			var terms, ents []string
 			var n int64
 			if err := rows.Scan(&terms, &n, &ents); err != nil {
 				rows.Close()
-				return st, fmt.Errorf("remove old chunks: %w", err)
+				return st, 0, fmt.Errorf("remove old chunks: %w", err)
 			}
 			for _, t := range terms {
 				dfDelta[t]--
@@ -146,7 +231,7 @@ func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks 
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return st, fmt.Errorf("remove old chunks: %w", err)
+			return st, 0, fmt.Errorf("remove old chunks: %w", err)
 		}
 	}
 
@@ -217,20 +302,20 @@ func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks 
 			ids, srcKeys, kinds, srcIDs, seqs, tss, starts, ends, titles, texts,
 			tagsCol, refs, refValid, refsJSON, spansJSON, attJSON, tokens, created, termsCol, counts)
 		if err != nil {
-			return st, fmt.Errorf("write chunks: %w", err)
+			return st, 0, fmt.Errorf("write chunks: %w", err)
 		}
 		for rows.Next() {
 			var key int64
 			var seq int32
 			if err := rows.Scan(&key, &seq); err != nil {
 				rows.Close()
-				return st, fmt.Errorf("write chunks: %w", err)
+				return st, 0, fmt.Errorf("write chunks: %w", err)
 			}
 			chunkKey[int(seq)] = key
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return st, fmt.Errorf("write chunks (a chunk id stored under another source means a hash collision): %w", err)
+			return st, 0, fmt.Errorf("write chunks (a chunk id stored under another source means a hash collision): %w", err)
 		}
 	}
 
@@ -254,7 +339,7 @@ func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks 
 			SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::int[])
 			ON CONFLICT (id) DO UPDATE SET last_seen = greatest(entities.last_seen, excluded.last_seen),
 				ref_count = entities.ref_count + excluded.ref_count`, eids, ekinds, esurf, elast, edelta); err != nil {
-			return st, fmt.Errorf("write entities: %w", err)
+			return st, 0, fmt.Errorf("write entities: %w", err)
 		}
 		if len(links) > 0 {
 			var lents []string
@@ -264,11 +349,11 @@ func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks 
 			}
 			if _, err := tx.Exec(ctx, `INSERT INTO chunk_entities(entity_id, chunk_key)
 				SELECT * FROM unnest($1::text[], $2::bigint[]) ON CONFLICT DO NOTHING`, lents, lkeys); err != nil {
-				return st, fmt.Errorf("link entities: %w", err)
+				return st, 0, fmt.Errorf("link entities: %w", err)
 			}
 		}
 		if _, err := tx.Exec(ctx, `DELETE FROM entities WHERE id = ANY($1) AND ref_count <= 0`, eids); err != nil {
-			return st, fmt.Errorf("remove unreferenced entities: %w", err)
+			return st, 0, fmt.Errorf("remove unreferenced entities: %w", err)
 		}
 	}
 	st.Entities = len(entRowsOf(chunks))
@@ -289,7 +374,7 @@ func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks 
 		}
 		if len(terms) > 0 {
 			if err := applyTermDeltas(ctx, tx, terms, deltas); err != nil {
-				return st, err
+				return st, 0, err
 			}
 		}
 	}
@@ -298,14 +383,14 @@ func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks 
 	if _, err := tx.Exec(ctx, `UPDATE sources s SET chunk_count = a.n, first_ms = a.first, last_ms = a.last
 		FROM (SELECT count(*) AS n, coalesce(min(ts_start), 0) AS first, coalesce(max(ts_end), 0) AS last FROM chunks WHERE source_key = $1) a
 		WHERE s.key = $1`, srcKey); err != nil {
-		return st, fmt.Errorf("update source aggregates: %w", err)
+		return st, 0, fmt.Errorf("update source aggregates: %w", err)
 	}
 	if chunkDelta != 0 || st.NewChunks > 0 || st.RemovedChunks > 0 {
 		if _, err := tx.Exec(ctx, `UPDATE store_stats SET chunks = chunks + $1, term_total = term_total + $2, generation = generation + 1`, chunkDelta, termDelta); err != nil {
-			return st, fmt.Errorf("update store counts: %w", err)
+			return st, 0, fmt.Errorf("update store counts: %w", err)
 		}
 	}
-	return st, nil
+	return st, srcKey, nil
 }
 
 // entRowsOf is the distinct entities chunks reference.

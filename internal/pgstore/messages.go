@@ -35,6 +35,7 @@ func (r reader) HitMessages(ctx context.Context, hits []abi.ChunkHit) (int, erro
 		ids[i] = h.ID
 	}
 	own, err := r.hitChunks(ctx, `c.id = ANY($1)`, ids)
+	// (hitChunks adds the call's scope; a hit's neighbours are of its source.)
 	if err != nil {
 		return 0, err
 	}
@@ -98,9 +99,11 @@ func (r reader) HitMessages(ctx context.Context, hits []abi.ChunkHit) (int, erro
 }
 
 // hitChunks reads the chunks matching cond (over chunks c), by id.
-func (r reader) hitChunks(ctx context.Context, cond string, args ...any) (map[string]storedChunk, error) {
-	rows, err := r.s.pool.Query(ctx, `SELECT c.id, c.source_key, c.seq, c.kind, c.title, c.ts, c.ts_end, c.text, c.source_refs_json, c.ref_spans_json
-		FROM chunks c WHERE `+cond, args...)
+func (r reader) hitChunks(ctx context.Context, cond string, vals ...any) (map[string]storedChunk, error) {
+	a := args(vals)
+	cond += a.scoped(r.scope, "c")
+	rows, err := r.s.rd.Query(ctx, `SELECT c.id, c.source_key, c.seq, c.kind, c.title, c.ts, c.ts_end, c.text, c.source_refs_json, c.ref_spans_json
+		FROM chunks c WHERE `+cond, a...)
 	if err != nil {
 		return nil, fmt.Errorf("read cited messages: %w", err)
 	}

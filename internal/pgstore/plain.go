@@ -11,12 +11,9 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/openhuman/openhuman-core/internal/memory"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
-
-// ErrNotSupported is returned (wrapped) by the plain reads this backend does
-// not answer yet.
-var ErrNotSupported = errors.New("not supported on the PostgreSQL backend yet")
 
 var _ memory.Store = (*Store)(nil)
 
@@ -33,8 +30,10 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 	var refs, tags, atts string
 	var key int64
 	var seq, tokens int32
-	err := s.pool.QueryRow(ctx, `SELECT key, id, kind, source_id, source_ref, source_refs_json, title, ts, ts_start, ts_end,
-		seq, token_count, text, tags_json, attachments_json FROM chunks WHERE id = $1`, id).
+	a := args{id}
+	sc := a.scoped(index.ScopeFrom(ctx), "c") // out of scope: as absent as an unknown id
+	err := s.rd.QueryRow(ctx, `SELECT key, id, kind, source_id, source_ref, source_refs_json, title, ts, ts_start, ts_end,
+		seq, token_count, text, tags_json, attachments_json FROM chunks c WHERE id = $1`+sc, a...).
 		Scan(&key, &c.ID, &c.SourceKind, &c.SourceID, &ref, &refs, &c.Title, &c.TimestampMS, &c.TimeRangeStartMS, &c.TimeRangeEndMS,
 			&seq, &tokens, &c.Text, &tags, &atts)
 	if errors.Is(err, pgx.ErrNoRows) {
@@ -50,7 +49,7 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 	_ = json.Unmarshal([]byte(refs), &c.SourceRefs)
 	_ = json.Unmarshal([]byte(tags), &c.Tags)
 	_ = json.Unmarshal([]byte(atts), &c.Attachments)
-	rows, err := s.pool.Query(ctx, `SELECT entity_id FROM chunk_entities WHERE chunk_key = $1 ORDER BY entity_id`, key)
+	rows, err := s.rd.Query(ctx, `SELECT entity_id FROM chunk_entities WHERE chunk_key = $1 ORDER BY entity_id`, key)
 	if err != nil {
 		return nil, fmt.Errorf("get chunk %s: entities: %w", id, err)
 	}
@@ -67,19 +66,4 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 		c.Entities = nil
 	}
 	return &abi.ChunkResult{Chunk: c}, nil
-}
-
-// ListChunks is not built on this backend yet.
-func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
-	return nil, fmt.Errorf("browse chunks: %w", ErrNotSupported)
-}
-
-// TopEntities is not built on this backend yet.
-func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*abi.EntitiesResult, error) {
-	return nil, fmt.Errorf("top entities: %w", ErrNotSupported)
-}
-
-// ListSources is not built on this backend yet.
-func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error) {
-	return nil, fmt.Errorf("list sources: %w", ErrNotSupported)
 }

@@ -30,6 +30,9 @@ const hitTitleMaxChars = 200
 type reader struct {
 	s    *Store
 	snap *snapshot
+	// scope is what the call's principal may read (index.ScopeFrom of the
+	// call's context): every query of the call carries it.
+	scope index.Scope
 }
 
 var _ index.Backend = reader{}
@@ -44,12 +47,12 @@ func (s *Store) BeginRead(ctx context.Context) (index.Backend, error) {
 	if snap.n == 0 {
 		return nil, nil
 	}
-	return reader{s: s, snap: snap}, nil
+	return reader{s: s, snap: snap, scope: index.ScopeFrom(ctx)}, nil
 }
 
 // Stats are the generation's counts.
 func (r reader) Stats() index.Stats {
-	return index.Stats{Chunks: r.snap.n, Latest: r.snap.latest, Generation: index.Generation{Store: r.s, ID: genID(r.snap.gen)}}
+	return index.Stats{Chunks: r.snap.n, Latest: r.snap.latest, Generation: index.Generation{Store: r.s, ID: genID(r.snap.gen) + r.scope.Key()}}
 }
 
 // People returns the person ids with folded name.
@@ -66,7 +69,7 @@ func (r reader) termDF(ctx context.Context, t string) (int, error) {
 	if ok {
 		return d, nil
 	}
-	err := r.s.pool.QueryRow(ctx, `SELECT coalesce((SELECT df FROM term_df WHERE term = $1), 0)`, t).Scan(&d)
+	err := r.s.rd.QueryRow(ctx, `SELECT coalesce((SELECT df FROM term_df WHERE term = $1), 0)`, t).Scan(&d)
 	if err != nil {
 		return 0, fmt.Errorf("document frequency of %q: %w", t, err)
 	}
@@ -84,7 +87,7 @@ func (r reader) DocFreq(ctx context.Context, w string) (int, error) {
 // Vocabulary counts the distinct terms, up to upTo.
 func (r reader) Vocabulary(ctx context.Context, upTo int) (int, error) {
 	var n int
-	if err := r.s.pool.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM term_df LIMIT $1) t`, upTo).Scan(&n); err != nil {
+	if err := r.s.rd.QueryRow(ctx, `SELECT count(*) FROM (SELECT 1 FROM term_df LIMIT $1) t`, upTo).Scan(&n); err != nil {
 		return 0, fmt.Errorf("count the vocabulary: %w", err)
 	}
 	return n, nil
@@ -95,7 +98,7 @@ func (r reader) KnownEntities(ctx context.Context, ids []string) ([]string, erro
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := r.s.pool.Query(ctx, `SELECT id FROM entities WHERE id = ANY($1)`, ids)
+	rows, err := r.s.rd.Query(ctx, `SELECT id FROM entities WHERE id = ANY($1)`, ids)
 	if err != nil {
 		return nil, fmt.Errorf("look up entities: %w", err)
 	}
@@ -122,6 +125,25 @@ type args []any
 func (a *args) add(v any) string {
 	*a = append(*a, v)
 	return "$" + strconv.Itoa(len(*a))
+}
+
+// scoped is sc as a condition on the kind and source_id of alias (" AND …",
+// or "" for the zero Scope).
+func (a *args) scoped(sc index.Scope, alias string) string {
+	n := len(*a)
+	c, vals := sc.SQL(alias+".kind", alias+".source_id", likeGlob, func() string { n++; return "$" + strconv.Itoa(n) })
+	if c == "" {
+		return ""
+	}
+	*a = append(*a, vals...) // in the order SQL named their placeholders
+	return " AND " + c
+}
+
+// likeGlob is a scope glob as LIKE (case-sensitive, as the scope's own
+// matcher): "*" is "%", and LIKE's "%", "_" and the escape are literal.
+func likeGlob(col, ph, g string) (string, any) {
+	r := strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`, "*", "%")
+	return col + ` LIKE ` + ph + ` ESCAPE '\'`, r.Replace(g)
 }
 
 // where is f as conditions on chunks c (" AND …", or "").
@@ -223,7 +245,7 @@ func (r reader) Match(ctx context.Context, m index.Match) ([]abi.ChunkHit, error
 	}
 	if m.Unranked {
 		var a args
-		q := `SELECT ` + candidateColumns + ` FROM chunks c WHERE c.terms @@ ` + a.add(c.tsquery) + `::tsquery` + a.where(m.Filter) +
+		q := `SELECT ` + candidateColumns + ` FROM chunks c WHERE c.terms @@ ` + a.add(c.tsquery) + `::tsquery` + a.where(m.Filter) + a.scoped(r.scope, "c") +
 			` ORDER BY c.ts DESC, c.id LIMIT ` + a.add(m.Limit+len(m.Skip))
 		cs, err := r.candidates(ctx, q, a, m.Skip)
 		if err != nil {
@@ -255,8 +277,8 @@ func (r reader) ranked(ctx context.Context, c compiled, f index.Filter, skip map
 		}
 	}
 	var a args
-	inner := `SELECT c.key, c.id, c.ts, c.term_count, c.terms FROM chunks c WHERE c.terms @@ ` + a.add(c.tsquery) + `::tsquery` + a.where(f)
-	if !f.Restricts() {
+	inner := `SELECT c.key, c.id, c.ts, c.term_count, c.terms FROM chunks c WHERE c.terms @@ ` + a.add(c.tsquery) + `::tsquery` + a.where(f) + a.scoped(r.scope, "c")
+	if !f.Restricts() && r.scope.Full() { // as the SQLite backend: a restricted query ranks every match
 		est, err := r.estimate(ctx, c)
 		if err != nil {
 			return nil, err
@@ -265,7 +287,7 @@ func (r reader) ranked(ctx context.Context, c compiled, f index.Filter, skip map
 			inner += ` ORDER BY c.ts DESC, c.id LIMIT ` + strconv.Itoa(maxRanked)
 		}
 	}
-	rows, err := r.s.pool.Query(ctx, `SELECT m.key, m.id, m.ts, m.term_count, u.lexeme, u.positions
+	rows, err := r.s.rd.Query(ctx, `SELECT m.key, m.id, m.ts, m.term_count, u.lexeme, u.positions
 		FROM (`+inner+`) m, unnest(m.terms) u WHERE u.lexeme = ANY(`+a.add(terms)+`)`, a...)
 	if err != nil {
 		return nil, fmt.Errorf("full-text query: %w", err)
@@ -338,7 +360,7 @@ func (r reader) ranked(ctx context.Context, c compiled, f index.Filter, skip map
 	for i, m := range ms {
 		keys[i] = m.key
 	}
-	rows, err = r.s.pool.Query(ctx, `SELECT `+candidateColumns+`, c.key FROM chunks c WHERE c.key = ANY($1)`, keys)
+	rows, err = r.s.rd.Query(ctx, `SELECT `+candidateColumns+`, c.key FROM chunks c WHERE c.key = ANY($1)`, keys)
 	if err != nil {
 		return nil, fmt.Errorf("read ranked chunks: %w", err)
 	}
@@ -399,7 +421,7 @@ func (r reader) phraseDF(ctx context.Context, p []string) (int, error) {
 		return d, nil
 	}
 	c, _ := compile(index.Query{Op: index.All, Phrases: []index.Phrase{p}})
-	if err := r.s.pool.QueryRow(ctx, `SELECT count(*) FROM chunks WHERE terms @@ $1::tsquery`, c.tsquery).Scan(&d); err != nil {
+	if err := r.s.rd.QueryRow(ctx, `SELECT count(*) FROM chunks WHERE terms @@ $1::tsquery`, c.tsquery).Scan(&d); err != nil {
 		return 0, fmt.Errorf("count the chunks saying %q: %w", key, err)
 	}
 	r.snap.mu.Lock()
@@ -430,7 +452,7 @@ func (r reader) estimate(ctx context.Context, c compiled) (int, error) {
 
 // candidates runs q (candidateColumns) and keeps the rows not in skip.
 func (r reader) candidates(ctx context.Context, q string, a args, skip map[string]bool) ([]candidate, error) {
-	rows, err := r.s.pool.Query(ctx, q, a...)
+	rows, err := r.s.rd.Query(ctx, q, a...)
 	if err != nil {
 		return nil, fmt.Errorf("full-text query: %w", err)
 	}
@@ -471,7 +493,7 @@ func hitsOf(cs []candidate, limit int, words []string) []abi.ChunkHit {
 // Recent lists up to limit chunks under f newest first.
 func (r reader) Recent(ctx context.Context, f index.Filter, limit int, skip map[string]bool, snippetWords []string) ([]abi.ChunkHit, error) {
 	var a args
-	q := `SELECT ` + candidateColumns + ` FROM chunks c WHERE true` + a.where(f) + ` ORDER BY c.ts DESC, c.id LIMIT ` + a.add(limit+len(skip))
+	q := `SELECT ` + candidateColumns + ` FROM chunks c WHERE true` + a.where(f) + a.scoped(r.scope, "c") + ` ORDER BY c.ts DESC, c.id LIMIT ` + a.add(limit+len(skip))
 	cs, err := r.candidates(ctx, q, a, skip)
 	if err != nil {
 		return nil, fmt.Errorf("list recent chunks: %w", err)
@@ -492,12 +514,13 @@ func (r reader) Postings(ctx context.Context, qs []index.Query, perQuery int) ([
 		if c.tsquery == "" {
 			continue
 		}
-		parts = append(parts, fmt.Sprintf(`(SELECT %d, key FROM chunks WHERE terms @@ %s::tsquery LIMIT %d)`, i, a.add(c.tsquery), perQuery))
+		ts := a.add(c.tsquery)
+		parts = append(parts, fmt.Sprintf(`(SELECT %d, key FROM chunks c WHERE terms @@ %s::tsquery%s LIMIT %d)`, i, ts, a.scoped(r.scope, "c"), perQuery))
 	}
 	if len(parts) == 0 {
 		return nil, nil
 	}
-	rows, err := r.s.pool.Query(ctx, strings.Join(parts, " UNION ALL "), a...)
+	rows, err := r.s.rd.Query(ctx, strings.Join(parts, " UNION ALL "), a...)
 	if err != nil {
 		return nil, fmt.Errorf("read postings: %w", err)
 	}
@@ -535,7 +558,8 @@ func (r reader) Sample(ctx context.Context, q index.Query, n int) ([]string, err
 
 // Texts reads chunks' titles, texts and message spans.
 func (r reader) Texts(ctx context.Context, ids []string) (map[string]index.ChunkText, error) {
-	rows, err := r.s.pool.Query(ctx, `SELECT id, title, text, ref_spans_json FROM chunks WHERE id = ANY($1)`, ids)
+	a := args{ids}
+	rows, err := r.s.rd.Query(ctx, `SELECT id, title, text, ref_spans_json FROM chunks c WHERE id = ANY($1)`+a.scoped(r.scope, "c"), a...)
 	if err != nil {
 		return nil, fmt.Errorf("read chunk texts: %w", err)
 	}
@@ -567,7 +591,8 @@ func (r reader) Hits(ctx context.Context, keys []index.Key) (map[index.Key]abi.C
 	for i, k := range keys {
 		ks[i] = int64(k)
 	}
-	rows, err := r.s.pool.Query(ctx, `SELECT `+hitColumns+`, c.key, substr(c.text, 1, 400) FROM chunks c WHERE c.key = ANY($1)`, ks)
+	a := args{ks}
+	rows, err := r.s.rd.Query(ctx, `SELECT `+hitColumns+`, c.key, substr(c.text, 1, 400) FROM chunks c WHERE c.key = ANY($1)`+a.scoped(r.scope, "c"), a...)
 	if err != nil {
 		return nil, fmt.Errorf("read chunks by key: %w", err)
 	}
@@ -596,9 +621,10 @@ func (r reader) Following(ctx context.Context, hits []abi.ChunkHit, snippetWords
 	if len(ids) == 0 {
 		return nil, nil
 	}
-	rows, err := r.s.pool.Query(ctx, `SELECT `+hitColumns+`, c.text, p.id FROM chunks p
+	a := args{ids, int64(memtree.ChatChunkGapMS)}
+	rows, err := r.s.rd.Query(ctx, `SELECT `+hitColumns+`, c.text, p.id FROM chunks p
 		JOIN chunks c ON c.source_key = p.source_key AND c.seq = p.seq + 1
-		WHERE p.id = ANY($1) AND c.ts_start - p.ts_end <= $2`, ids, int64(memtree.ChatChunkGapMS))
+		WHERE p.id = ANY($1) AND c.ts_start - p.ts_end <= $2`+a.scoped(r.scope, "c"), a...)
 	if err != nil {
 		return nil, fmt.Errorf("read the next chunks: %w", err)
 	}

@@ -84,6 +84,17 @@ var migrations = []string{
 		term_total bigint NOT NULL,
 		generation bigint NOT NULL);
 	INSERT INTO store_stats VALUES (true, 0, 0, 0);`,
+	// Version 2. The messages of sources ingested with SourceInput.Merge (chat
+	// exports), one row each, so that a later export of the same source merges
+	// with them as on SQLite (internal/memtree/merge.go: ref is the message's key,
+	// hash 63 bits of the SHA-256 of msg_json, the whole message).
+	`CREATE TABLE source_messages(
+		source_key bigint NOT NULL REFERENCES sources(key) ON DELETE CASCADE,
+		ref text NOT NULL,
+		ts bigint NOT NULL,
+		hash bigint NOT NULL,
+		msg_json text NOT NULL,
+		PRIMARY KEY(source_key, ref));`,
 }
 
 // migrateLock is the advisory lock key migrations hold ("ohcore" in ASCII).

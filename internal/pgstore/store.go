@@ -12,6 +12,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"strconv"
 	"strings"
 	"sync"
@@ -24,7 +25,11 @@ import (
 
 // Store is one PostgreSQL database holding a memory tree.
 type Store struct {
-	pool  *pgxpool.Pool
+	pool *pgxpool.Pool // the primary: writes, status, and reads without replicas
+	// rd runs the tools' reads: the primary's pool, or a readPool sending them
+	// to the replicas first (replicas.go).
+	rd    querier
+	reps  []*replica
 	where string // postgres://host:port/database, for status and errors (no password)
 
 	mu   sync.Mutex
@@ -33,8 +38,9 @@ type Store struct {
 
 // Open connects to the database at url (a postgres:// URL or key=value
 // connection string), checks that it answers and brings its schema up to date.
-// An unreachable server is an error naming the host and what to check.
-func Open(ctx context.Context, url string) (*Store, error) {
+// An unreachable server is an error naming the host and what to check. Reads
+// go to the hot standbys at replicas first, when given (replicas.go).
+func Open(ctx context.Context, url string, replicas ...string) (*Store, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("store url: %w (want postgres://user@host:port/database)", redactErr(err))
@@ -55,7 +61,17 @@ func Open(ctx context.Context, url string) (*Store, error) {
 		pool.Close()
 		return nil, fmt.Errorf("PostgreSQL at %s: %w", where, err)
 	}
-	return &Store{pool: pool, where: fmt.Sprintf("postgres://%s/%s", where, cfg.ConnConfig.Database)}, nil
+	s := &Store{pool: pool, rd: pool, where: fmt.Sprintf("postgres://%s/%s", where, cfg.ConnConfig.Database)}
+	if len(replicas) > 0 {
+		reps, err := openReplicas(ctx, replicas, slog.Default())
+		if err != nil {
+			pool.Close()
+			return nil, err
+		}
+		s.reps = reps
+		s.rd = &readPool{primary: pool, replicas: reps, log: slog.Default()}
+	}
+	return s, nil
 }
 
 // redactErr keeps a URL parse error from repeating a password.
@@ -64,7 +80,12 @@ func redactErr(err error) error {
 }
 
 // Close closes the store's connections.
-func (s *Store) Close() { s.pool.Close() }
+func (s *Store) Close() {
+	for _, r := range s.reps {
+		r.pool.Close()
+	}
+	s.pool.Close()
+}
 
 // snapshot is one generation's counts, read once and shared by the read calls
 // of that generation.
@@ -84,7 +105,7 @@ type snapshot struct {
 // are of one generation).
 func (s *Store) current(ctx context.Context) (*snapshot, error) {
 	var gen int64
-	if err := s.pool.QueryRow(ctx, `SELECT generation FROM store_stats`).Scan(&gen); err != nil {
+	if err := s.rd.QueryRow(ctx, `SELECT generation FROM store_stats`).Scan(&gen); err != nil {
 		return nil, fmt.Errorf("read store counts: %w", err)
 	}
 	s.mu.Lock()
@@ -94,7 +115,7 @@ func (s *Store) current(ctx context.Context) (*snapshot, error) {
 		return snap, nil
 	}
 	s.mu.Unlock()
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	tx, err := s.rd.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
 	if err != nil {
 		return nil, fmt.Errorf("read store counts: %w", err)
 	}

@@ -34,8 +34,8 @@ const (
 // limiter /rpc and /mcp share (internal/admission), or returns the error to
 // answer with (CodeUnavailable: /rpc's -32001 already means "not found"; the
 // same code answers a call that gave up waiting for a tool's slot).
-func (s *Server) admit(n int64) (release func(), err *Error) {
-	release, refused := s.limiter.Request(s.payer, n)
+func (s *Server) admit(payer string, n int64) (release func(), err *Error) {
+	release, refused := s.limiter.Request(payer, n)
 	if refused != nil {
 		return nil, rpcErr(CodeUnavailable, "%s", refused.Reason)
 	}

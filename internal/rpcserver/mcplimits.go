@@ -2,6 +2,8 @@ package rpcserver
 
 import (
 	"net/http"
+
+	"github.com/openhuman/openhuman-core/internal/principal"
 )
 
 // chargeMCP charges /mcp's requests to the limiter /rpc charges (issue 39,
@@ -12,10 +14,12 @@ import (
 // with a JSON-RPC error naming it, and Retry-After.
 func (s *Server) chargeMCP(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		p, _ := principal.From(r.Context()) // set by requireToken
+		payer := s.payerOf(p)
 		var release func()
 		switch r.Method {
 		case http.MethodGet:
-			rel, refused := s.limiter.Stream(s.payer)
+			rel, refused := s.limiter.Stream(payer)
 			if refused != nil {
 				s.refuseMCP(w, refused.Reason)
 				return
@@ -26,7 +30,7 @@ func (s *Server) chargeMCP(next http.Handler) http.Handler {
 			if r.Method == http.MethodPost {
 				n = chargeOf(r, s.opts.MCPMaxBodyBytes)
 			}
-			rel, refused := s.limiter.Request(s.payer, n)
+			rel, refused := s.limiter.Request(payer, n)
 			if refused != nil {
 				s.refuseMCP(w, refused.Reason)
 				return

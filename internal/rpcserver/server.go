@@ -19,6 +19,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/admission"
 	"github.com/openhuman/openhuman-core/internal/audit"
 	"github.com/openhuman/openhuman-core/internal/outcome"
+	"github.com/openhuman/openhuman-core/internal/principal"
 	"github.com/openhuman/openhuman-core/internal/rpcwire"
 	"github.com/openhuman/openhuman-core/runtime"
 )
@@ -42,8 +43,13 @@ const AgentHeader = "X-OpenHuman-Agent"
 
 // Options configure a Server.
 type Options struct {
-	// Token is the bearer token /rpc requires. It must not be empty.
+	// Token is the operator's bearer token (full access). It must not be empty.
 	Token string
+	// Principals resolves bearer tokens to principals (the operator's and
+	// those of `openhuman-core tokens add`); nil: only Token, as the operator.
+	// A call runs with its principal in its context (principal.With), so the
+	// store's queries carry its scope and the audit line names it.
+	Principals *principal.Set
 	// Version is the binary version reported by /health and registry entries.
 	Version string
 	// SearXNGEnabled says whether SearXNG is enabled in the configuration; when it is
@@ -135,6 +141,9 @@ func New(d Dispatcher, opts Options) (*Server, error) {
 	}
 	if opts.Admission == nil {
 		opts.Admission = admission.New(admission.Limits{MaxRequests: opts.MaxRequestsInFlight, MaxBodyBytes: opts.MaxBodyBytesInFlight})
+	}
+	if opts.Principals == nil {
+		opts.Principals = principal.NewSet(opts.Token, "")
 	}
 	s := &Server{d: d, opts: opts, log: opts.Logger, inflight: map[string]chan struct{}{}, payer: audit.TokenPayer(opts.Token), limiter: opts.Admission}
 	for _, c := range controllers {
@@ -248,7 +257,11 @@ func (s *Server) serveHealth(w http.ResponseWriter, r *http.Request) {
 
 // serveRPC answers POST /rpc.
 func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
-	if !s.authorized(r) {
+	if tokenInURL(w, r) {
+		return
+	}
+	p, ok := s.authorized(r)
+	if !ok {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="openhuman-core"`)
 		writeJSON(w, http.StatusUnauthorized, map[string]any{"ok": false, "error": "unauthorized",
 			"message": "missing or wrong bearer token: send `Authorization: Bearer <token>` with the token from " + TokenEnv + " or <workspace>/core.token"})
@@ -259,7 +272,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, http.StatusMethodNotAllowed, errorResponse(nil, rpcErr(CodeInvalidRequest, "use POST /rpc with a JSON-RPC 2.0 body, not %s", r.Method)))
 		return
 	}
-	release, busy := s.admit(s.bodyCharge(r))
+	release, busy := s.admit(s.payerOf(p), s.bodyCharge(r))
 	if busy != nil {
 		s.log.Debug("rpc: request refused: too many in flight", "err", busy.Data)
 		w.Header().Set("Retry-After", "1")
@@ -280,7 +293,7 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	client := clientLabel(r.Header.Get(AgentHeader))
-	ctx, cancel := context.WithTimeout(r.Context(), RequestTimeout)
+	ctx, cancel := context.WithTimeout(principal.With(r.Context(), p), RequestTimeout)
 	defer cancel()
 
 	trimmed := bytes.TrimSpace(body)
@@ -321,28 +334,60 @@ func (s *Server) serveRPC(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, out)
 }
 
-// requireToken answers 401 to a request without the bearer token.
+// requireToken answers 401 to a request without a bearer token of a principal,
+// and passes on the others with their principal in the request's context.
 func (s *Server) requireToken(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if !s.authorized(r) {
+		if tokenInURL(w, r) {
+			return
+		}
+		p, ok := s.authorized(r)
+		if !ok {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="openhuman-core"`)
 			writeJSON(w, http.StatusUnauthorized, errorResponse(nil, rpcErr(CodeInvalidRequest,
 				"missing or wrong bearer token: this server takes a static bearer token and has no OAuth; send the header Authorization: Bearer <token> "+
 					"(the token in %s or <workspace>/core.token; mcp-remote: --header \"Authorization: Bearer <token>\")", TokenEnv)))
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(principal.With(r.Context(), p)))
 	})
 }
 
-// authorized checks the bearer token in constant time.
-func (s *Server) authorized(r *http.Request) bool {
+// authorized resolves the request's bearer token to its principal (by the
+// token's SHA-256: the time taken says nothing of its characters).
+func (s *Server) authorized(r *http.Request) (principal.Principal, bool) {
 	h := r.Header.Get("Authorization")
 	const prefix = "bearer "
 	if len(h) < len(prefix) || !strings.EqualFold(h[:len(prefix)], prefix) {
-		return false
+		return principal.Principal{}, false
 	}
-	return tokenEqual(strings.TrimSpace(h[len(prefix):]), s.opts.Token)
+	return s.opts.Principals.Resolve(strings.TrimSpace(h[len(prefix):]))
+}
+
+// payerOf is whom p's requests and audit lines are charged to: the operator
+// token's payer, or the principal's own.
+func (s *Server) payerOf(p principal.Principal) string {
+	if p.Name == principal.Operator || p.Name == "" {
+		return s.payer
+	}
+	return "principal:" + p.Name
+}
+
+// urlTokenParams are query parameters that would put a credential in a URL.
+var urlTokenParams = []string{"token", "access_token", "bearer", "auth", "authorization", "api_key", "key"}
+
+// tokenInURL answers 400 to a request carrying a token in its URL (URLs land
+// in proxies' and browsers' logs): the token goes in the Authorization header.
+func tokenInURL(w http.ResponseWriter, r *http.Request) bool {
+	q := r.URL.Query()
+	for _, k := range urlTokenParams {
+		if q.Has(k) {
+			writeJSON(w, http.StatusBadRequest, map[string]any{"ok": false, "error": "token_in_url",
+				"message": fmt.Sprintf("a credential was sent in the URL (query parameter %q): URLs are written to logs, so this server never reads one there; send the header Authorization: Bearer <token> instead, and consider the token leaked (openhuman-core tokens revoke NAME, then tokens add)", k)})
+			return true
+		}
+	}
+	return false
 }
 
 // handleOne answers one request; nil for a notification.
@@ -431,7 +476,8 @@ func (s *Server) callTool(ctx context.Context, c controller, req *request, clien
 	<-sem
 	result, rerr, o := s.shape(ctx, c, req.Method, out, err)
 
-	entry := audit.Entry{Time: start, Session: client, Payer: s.payer, RequestID: call.RequestID, Tool: c.Tool,
+	p, _ := principal.From(ctx)
+	entry := audit.Entry{Time: start, Session: client, Payer: s.payerOf(p), Principal: p.Name, RequestID: call.RequestID, Tool: c.Tool,
 		Arguments: audit.SummarizeArguments(args), Outcome: audit.OutcomeOK,
 		DurationMS: float64(time.Since(start).Microseconds()) / 1000}
 	if out != nil {

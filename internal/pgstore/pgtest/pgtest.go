@@ -114,24 +114,67 @@ func Start(t testing.TB) *Cluster {
 	if out, err := c.run("initdb", "-D", data, "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--locale=C", "--no-sync"); err != nil {
 		t.Fatalf("initdb: %v\n%s", err, out)
 	}
+	c.start(t)
+	return c
+}
+
+// start starts the server of c's data directory on a free loopback port, and
+// stops it at t's cleanup.
+func (c *Cluster) start(t testing.TB) {
+	t.Helper()
+	data := filepath.Join(c.Dir, "data")
 	for attempt := 0; ; attempt++ {
 		c.Port = freePort(t)
-		opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories=%s -c fsync=off -c synchronous_commit=off -c full_page_writes=off", c.Port, dir)
-		out, err := c.run("pg_ctl", "start", "-w", "-t", "60", "-D", data, "-l", filepath.Join(dir, "server.log"), "-o", opts)
+		opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories=%s -c fsync=off -c synchronous_commit=off -c full_page_writes=off", c.Port, c.Dir)
+		out, err := c.run("pg_ctl", "start", "-w", "-t", "60", "-D", data, "-l", filepath.Join(c.Dir, "server.log"), "-o", opts)
 		if err == nil {
 			break
 		}
 		if attempt == 2 {
-			log, _ := os.ReadFile(filepath.Join(dir, "server.log"))
+			log, _ := os.ReadFile(filepath.Join(c.Dir, "server.log"))
 			t.Fatalf("pg_ctl start: %v\n%s\n%s", err, out, log)
 		}
 	}
-	t.Cleanup(func() {
-		if out, err := c.run("pg_ctl", "stop", "-m", "immediate", "-w", "-D", data); err != nil {
-			t.Logf("pg_ctl stop: %v\n%s", err, out)
+	t.Cleanup(func() { c.Stop(t) })
+}
+
+// Stop stops the server now (immediate shutdown); stopping a stopped server
+// does nothing.
+func (c *Cluster) Stop(t testing.TB) {
+	data := filepath.Join(c.Dir, "data")
+	if out, err := c.run("pg_ctl", "status", "-D", data); err != nil {
+		return // not running
+	} else if !strings.Contains(string(out), "server is running") {
+		return
+	}
+	if out, err := c.run("pg_ctl", "stop", "-m", "immediate", "-w", "-D", data); err != nil {
+		t.Logf("pg_ctl stop: %v\n%s", err, out)
+	}
+}
+
+// Standby starts a hot standby of c streaming from it: pg_basebackup -R (a
+// base backup that starts as a standby, with the primary's connection
+// written for it) into a new directory, started on its own loopback port.
+// It is read-only and replays what the primary writes, a moment later.
+func (c *Cluster) Standby(t testing.TB) *Cluster {
+	t.Helper()
+	parent := filepath.Dir(c.Dir)
+	dir, err := os.MkdirTemp(parent, "openhuman-pg-standby-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Cluster{Dir: dir, bin: c.bin, root: c.root}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if s.root {
+		if err := os.Chown(dir, nobody, nobody); err != nil {
+			t.Fatalf("hand the standby's directory to nobody: %v", err)
 		}
-	})
-	return c
+	}
+	if out, err := s.run("pg_basebackup", "-D", filepath.Join(dir, "data"), "-R", "-X", "stream", "-h", "127.0.0.1", "-p", strconv.Itoa(c.Port), "-U", "postgres", "--no-sync", "--checkpoint=fast"); err != nil {
+		t.Fatalf("pg_basebackup -R from the primary: %v\n%s", err, out)
+	}
+	s.start(t)
+	return s
 }
 
 // run runs one of the server's programs, as nobody when the test runs as root.
