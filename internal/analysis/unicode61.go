@@ -180,3 +180,68 @@ func lowerASCII(c byte) byte {
 	}
 	return c
 }
+
+// Token is a word of a text with its place: the folded word (as Words gives it)
+// and the byte offsets of its first character and past its last in the text, as
+// FTS5's unicode61 tokenizer reports them.
+type Token struct {
+	Word       string
+	Start, End int
+}
+
+// Tokens splits s as Words does, with each word's byte offsets in s.
+func Tokens(s string) []Token {
+	var out []Token
+	buf := make([]byte, 0, 32)
+	for i := 0; i < len(s); {
+		buf = buf[:0]
+		start := i
+		c := s[i]
+		if c < 0x80 {
+			i++
+			if !isTokenASCII(c) {
+				continue
+			}
+			buf = append(buf, lowerASCII(c))
+		} else {
+			var r uint32
+			r, i = decode(s, i)
+			if !isTokenRune(r) {
+				continue
+			}
+			if f := foldRune(r); f != 0 {
+				buf = appendCode(buf, f)
+			}
+		}
+		end := i
+		for i < len(s) {
+			c := s[i]
+			if c < 0x80 {
+				if !isTokenASCII(c) {
+					break
+				}
+				buf = append(buf, lowerASCII(c))
+				i++
+				end = i
+				continue
+			}
+			r, next := decode(s, i)
+			i = next // a non-ASCII separator is consumed with the word, not part of it
+			if !isTokenRune(r) && !isDiacritic(r) {
+				break
+			}
+			if f := foldRune(r); f != 0 {
+				buf = appendCode(buf, f)
+			}
+			end = i
+		}
+		if len(buf) > MaxTermBytes {
+			buf = buf[:MaxTermBytes]
+		}
+		if len(buf) == 0 {
+			continue
+		}
+		out = append(out, Token{Word: string(buf), Start: start, End: end})
+	}
+	return out
+}

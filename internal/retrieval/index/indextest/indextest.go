@@ -72,6 +72,7 @@ func Fixture() []Source {
 // chunk is one chunk as the suite reads it back.
 type chunk struct {
 	hit   abi.ChunkHit
+	text  string          // its text (Texts)
 	terms map[string]bool // index terms of its title and text
 	words []string        // folded words of its text, in order
 }
@@ -185,8 +186,11 @@ func Run(t *testing.T, open Open) {
 					if !unranked && i > 0 && h.Score > hs[i-1].Score {
 						t.Errorf("%s: hit %d scores %v above hit %d's %v: ranked hits must be best first", c.name, i, h.Score, i-1, hs[i-1].Score)
 					}
-					if h.Snippet == "" {
-						t.Errorf("%s: hit %s has no snippet", c.name, h.ID)
+					if h.Snippet != "" {
+						t.Errorf("%s: hit %s has a snippet: the engine cuts snippets, a backend makes none", c.name, h.ID)
+					}
+					if h.Text != chunkByID(chunks, h.ID).text {
+						t.Errorf("%s: hit %s carries text %.40q, not its chunk's whole text", c.name, h.ID, h.Text)
 					}
 				}
 				if !mapsEqual(got, want) {
@@ -259,12 +263,17 @@ func Run(t *testing.T, open Open) {
 		if len(named) != 1 || !hasPhrase(chunkByID(chunks, named[0].ID), "main", "street") {
 			t.Errorf("name filter \"main street\": %d hits, want the one chunk saying it", len(named))
 		}
-		recent, err := b.Recent(ctx, index.Filter{}, 3, nil, nil)
+		recent, err := b.Recent(ctx, index.Filter{}, 3, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(recent) != 3 {
 			t.Fatalf("Recent(3) gave %d", len(recent))
+		}
+		for i := range recent {
+			if recent[i].Snippet != "" || recent[i].Text != chunkByID(chunks, recent[i].ID).text {
+				t.Errorf("Recent returned %s with snippet %q and text %.40q; want no snippet and the chunk's whole text", recent[i].ID, recent[i].Snippet, recent[i].Text)
+			}
 		}
 		for i := 1; i < len(recent); i++ {
 			if recent[i].TimestampMS > recent[i-1].TimestampMS {
@@ -333,7 +342,7 @@ func Run(t *testing.T, open Open) {
 				chat = append(chat, c.hit)
 			}
 		}
-		next, err := b.Following(ctx, chat, nil)
+		next, err := b.Following(ctx, chat)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,6 +353,9 @@ func Run(t *testing.T, open Open) {
 		for _, n := range next {
 			if have[n.ID] {
 				t.Errorf("Following returned %s, already among the hits", n.ID)
+			}
+			if n.Snippet != "" || n.Text != chunkByID(chunks, n.ID).text {
+				t.Errorf("Following returned %s with snippet %q and text %.40q; want no snippet and the chunk's whole text", n.ID, n.Snippet, n.Text)
 			}
 		}
 	})
@@ -402,7 +414,13 @@ func readAll(t *testing.T, ctx context.Context, b index.Backend, srcs []Source) 
 		if !ok {
 			t.Fatalf("Texts lacks chunk %s that Hits read", h.ID)
 		}
-		c := chunk{hit: h, terms: map[string]bool{}, words: analysis.Words(tx.Text)}
+		if h.Text != tx.Text {
+			t.Errorf("Hits gives chunk %s the text %.40q, Texts %.40q: a hit carries its chunk's whole text", h.ID, h.Text, tx.Text)
+		}
+		if h.Snippet != "" {
+			t.Errorf("Hits gives chunk %s a snippet: the engine cuts snippets, a backend makes none", h.ID)
+		}
+		c := chunk{hit: h.ChunkHit, text: tx.Text, terms: map[string]bool{}, words: analysis.Words(tx.Text)}
 		for _, w := range append(analysis.Words(tx.Title), c.words...) {
 			c.terms[analysis.Stem(w)] = true
 		}
