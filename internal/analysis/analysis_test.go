@@ -92,7 +92,12 @@ func TestTokensAreWords(t *testing.T) {
 		"emoji 😀 inside", "日本語のテキスト", "a\u0301b c\u0300", "tab\tand\nnewline\r\nend.", "x\xffy", "ÀÉÎ",
 	}
 	for _, s := range texts {
-		toks := Tokens(s)
+		type token struct {
+			Word       string
+			Start, End int
+		}
+		var toks []token
+		Tokens(s, func(w []byte, start, end int) { toks = append(toks, token{string(w), start, end}) })
 		ws := Words(s)
 		if len(toks) != len(ws) {
 			t.Fatalf("Tokens(%q) gave %d words, Words %d", s, len(toks), len(ws))

@@ -181,17 +181,10 @@ func lowerASCII(c byte) byte {
 	return c
 }
 
-// Token is a word of a text with its place: the folded word (as Words gives it)
-// and the byte offsets of its first character and past its last in the text, as
-// FTS5's unicode61 tokenizer reports them.
-type Token struct {
-	Word       string
-	Start, End int
-}
-
-// Tokens splits s as Words does, with each word's byte offsets in s.
-func Tokens(s string) []Token {
-	var out []Token
+// Tokens splits s as Words does, calling fn with each folded word (in a buffer
+// reused for the next) and the byte offsets of its first character and past its
+// last in s, as FTS5's unicode61 tokenizer reports them.
+func Tokens(s string, fn func(word []byte, start, end int)) {
 	buf := make([]byte, 0, 32)
 	for i := 0; i < len(s); {
 		buf = buf[:0]
@@ -241,7 +234,6 @@ func Tokens(s string) []Token {
 		if len(buf) == 0 {
 			continue
 		}
-		out = append(out, Token{Word: string(buf), Start: start, End: end})
+		fn(buf, start, end)
 	}
-	return out
 }

@@ -1,7 +1,9 @@
 package retrieval
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -95,23 +97,30 @@ func phraseStems(q index.Query) [][]string {
 // (fts5_aux.c), on the analyzer's words. It is marked "…" where it cuts the
 // text, with runs of white space made one space.
 func windowSnippet(text string, phrases [][]string) string {
-	toks := analysis.Tokens(text)
-	n := len(toks)
+	var stems []string          // each word's index term
+	var spans [][2]int          // each word's byte offsets
+	memo := map[string]string{} // a text says few distinct words, many times
+	analysis.Tokens(text, func(w []byte, start, end int) {
+		st, ok := memo[string(w)]
+		if !ok {
+			st = analysis.Stem(string(w))
+			memo[string(w)] = st
+		}
+		stems = append(stems, st)
+		spans = append(spans, [2]int{start, end})
+	})
+	n := len(stems)
 	// Phrase instances in text order (ties: phrase order).
 	type inst struct{ phrase, pos, size int }
 	var insts []inst
-	stems := make([]string, n)
-	for i, t := range toks {
-		stems[i] = analysis.Stem(t.Word)
-	}
 	for pos := 0; pos < n; pos++ {
 		for ip, p := range phrases {
-			if len(p) == 0 || pos+len(p) > n {
+			if len(p) == 0 || pos+len(p) > n || stems[pos] != p[0] {
 				continue
 			}
 			ok := true
-			for k, s := range p {
-				if stems[pos+k] != s {
+			for k, s := range p[1:] {
+				if stems[pos+1+k] != s {
 					ok = false
 					break
 				}
@@ -122,13 +131,14 @@ func windowSnippet(text string, phrases [][]string) string {
 		}
 	}
 	seen := make([]bool, len(phrases))
+	// score is the window from word from: its score and where it would start
+	// centred on its instances.
 	score := func(from int) (int, int) {
 		clear(seen)
 		sc, first, last := 0, -1, 0
-		for _, in := range insts {
-			if in.pos < from || in.pos >= from+windowWords {
-				continue
-			}
+		i, _ := slices.BinarySearchFunc(insts, from, func(in inst, pos int) int { return cmp.Compare(in.pos, pos) })
+		for ; i < len(insts) && insts[i].pos < from+windowWords; i++ {
+			in := insts[i]
 			if seen[in.phrase] {
 				sc++
 			} else {
@@ -148,16 +158,16 @@ func windowSnippet(text string, phrases [][]string) string {
 	}
 	// Sentence starts: the first word, and each word after "." or ":" and white space.
 	starts := []int{}
-	for i, t := range toks {
+	for i, sp := range spans {
 		if i == 0 {
 			starts = append(starts, 0)
 			continue
 		}
-		j := t.Start - 1
+		j := sp[0] - 1
 		for j >= 0 && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r') {
 			j--
 		}
-		if j != t.Start-1 && j >= 0 && (text[j] == '.' || text[j] == ':') {
+		if j != sp[0]-1 && j >= 0 && (text[j] == '.' || text[j] == ':') {
 			starts = append(starts, i)
 		}
 	}
@@ -187,13 +197,13 @@ func windowSnippet(text string, phrases [][]string) string {
 	}
 	from, to, out := 0, len(text), ""
 	if bestStart > 0 && bestStart < n {
-		from = toks[bestStart].Start
+		from = spans[bestStart][0]
 		out = "…"
 	}
 	end := bestStart + windowWords - 1
 	cutEnd := end < n-1
 	if cutEnd {
-		to = toks[end].End
+		to = spans[end][1]
 	}
 	out += strings.Join(strings.Fields(text[from:to]), " ")
 	if cutEnd {
