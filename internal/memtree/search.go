@@ -139,12 +139,13 @@ func firstHits(rows *sql.Rows, limit int, skip map[string]bool, op string) ([]in
 	return out, nil
 }
 
-// ftsFirst lists the first chunks (by rowid, newest rowids first) matching expr
-// under f, skipping ids in skip, without ranking: FTS5 stops after limit matches.
+// ftsFirst lists the newest chunks (by chunk time, ties by id) matching expr
+// under f, skipping ids in skip, without ranking: it walks the time index newest
+// first, testing each chunk against the matches (read once, unscored), and stops
+// after limit.
 func ftsFirst(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool) ([]index.Hit, error) {
-	q := `SELECT ` + hitColumns + `, c.text
-		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-		WHERE chunks_fts MATCH ?` + f.sql() + ` ORDER BY chunks_fts.rowid DESC LIMIT ?`
+	q := `SELECT ` + hitColumns + `, c.text FROM chunks c INDEXED BY chunks_ts
+		WHERE c.rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)` + f.sql() + ` ORDER BY c.ts DESC, c.id LIMIT ?`
 	rows, err := query(ctx, db, q, append(append([]any{expr}, f.args...), limit+len(skip))...)
 	if err != nil {
 		return nil, fmt.Errorf("full-text query: %w", err)

@@ -76,8 +76,8 @@ func (f Filter) Restricts() bool {
 type Match struct {
 	Query  Query
 	Filter Filter
-	// Unranked lists matches newest first without scoring them (for words too
-	// common to rank): Score is 0.
+	// Unranked lists matches newest first (by chunk time, ties by id) without
+	// scoring them (for words too common to rank): Score is 0.
 	Unranked bool
 	// Limit is the most hits returned; ids in Skip are passed over.
 	Limit int
@@ -151,7 +151,8 @@ type Backend interface {
 	// Match ranks the chunks matching m.Query under m.Filter, best first (or
 	// lists them newest first when m.Unranked).
 	Match(ctx context.Context, m Match) ([]Hit, error)
-	// Recent lists up to limit chunks under f newest first, skipping ids in skip.
+	// Recent lists up to limit chunks under f newest first (by chunk time, ties
+	// by id), skipping ids in skip.
 	Recent(ctx context.Context, f Filter, limit int, skip map[string]bool) ([]Hit, error)
 	// Postings reads, in one round trip, the keys of up to perQuery chunks
 	// matching each query, tagged with the query's index (unranked).

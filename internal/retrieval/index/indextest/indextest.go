@@ -37,7 +37,9 @@ type Source struct {
 type Open func(t *testing.T, srcs []Source) index.Backend
 
 // Fixture is the suite's store: mail, chat and documents over several months,
-// with words shared across sources, phrases, diacritics and stopwords.
+// with words shared across sources, phrases, diacritics and stopwords. Its last
+// two sources are written last but are the oldest (at the same time), so
+// "newest" can be told from "written last".
 func Fixture() []Source {
 	at := func(s string) time.Time {
 		t, err := time.Parse(time.RFC3339, s)
@@ -65,6 +67,12 @@ func Fixture() []Source {
 		}},
 		{Kind: abi.KindDocument, ID: "doc:notes/garden.md", Title: "Garden", Messages: []Message{
 			{Ref: "notes/garden.md", Time: at("2026-04-20T00:00:00Z"), Text: "# Garden\n\nPlant tomatoes after the last frost. The turtles love the lettuce; keep them away from the vegetable patch."},
+		}},
+		{Kind: abi.KindDocument, ID: "doc:archive/winter.md", Title: "Winter", Messages: []Message{
+			{Ref: "archive/winter.md", Time: at("2025-11-20T00:00:00Z"), Text: "The turtles hibernated in the cellar over winter."},
+		}},
+		{Kind: abi.KindDocument, ID: "doc:archive/cellar.md", Title: "Cellar", Messages: []Message{
+			{Ref: "archive/cellar.md", Time: at("2025-11-20T00:00:00Z"), Text: "The cellar stays cold; the turtles hibernated there again."},
 		}},
 	}
 }
@@ -96,7 +104,12 @@ func Run(t *testing.T, open Open) {
 		for _, c := range chunks {
 			latest = max(latest, c.hit.TimestampMS)
 		}
-		want := srcs[len(srcs)-1].Messages[0].Time.UnixMilli()
+		var want int64
+		for _, s := range srcs {
+			for _, m := range s.Messages {
+				want = max(want, m.Time.UnixMilli())
+			}
+		}
 		if st.Latest != want || latest > want {
 			t.Errorf("Stats().Latest = %d, want the newest message's time %d", st.Latest, want)
 		}
@@ -282,6 +295,66 @@ func Run(t *testing.T, open Open) {
 		}
 	})
 
+	t.Run("newest by chunk time", func(t *testing.T) {
+		// Unranked lists and recent chunks come newest first by chunk time, ties
+		// by id, whatever order the chunks were written in: the fixture's last
+		// sources are its oldest.
+		byTime := func(hs []index.Hit) bool {
+			for i := 1; i < len(hs); i++ {
+				a, b := hs[i-1], hs[i]
+				if b.TimestampMS > a.TimestampMS || b.TimestampMS == a.TimestampMS && b.ID < a.ID {
+					return false
+				}
+			}
+			return true
+		}
+		want := func(word string) []string {
+			var cs []chunk
+			for _, c := range chunks {
+				if c.terms[analysis.Stem(word)] {
+					cs = append(cs, c)
+				}
+			}
+			sort.SliceStable(cs, func(i, j int) bool {
+				if cs[i].hit.TimestampMS != cs[j].hit.TimestampMS {
+					return cs[i].hit.TimestampMS > cs[j].hit.TimestampMS
+				}
+				return cs[i].hit.ID < cs[j].hit.ID
+			})
+			var ids []string
+			for _, c := range cs {
+				ids = append(ids, c.hit.ID)
+			}
+			return ids
+		}
+		for _, word := range []string{"turtles", "hibernated"} {
+			all := want(word)
+			if word == "hibernated" && len(all) != 2 {
+				t.Fatalf("%d chunks say %q; the fixture has two, at the same time", len(all), word)
+			}
+			for _, limit := range []int{1, 2, len(all)} {
+				hs, err := b.Match(ctx, index.Match{Query: index.Words(index.Any, word), Unranked: true, Limit: limit})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, h := range hs {
+					got = append(got, h.ID)
+				}
+				if !slices.Equal(got, all[:min(limit, len(all))]) || !byTime(hs) {
+					t.Errorf("unranked %q, limit %d: %v; want the newest by chunk time, ties by id: %v", word, limit, got, all[:min(limit, len(all))])
+				}
+			}
+		}
+		recent, err := b.Recent(ctx, index.Filter{}, len(chunks), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recent) != len(chunks) || !byTime(recent) {
+			t.Errorf("Recent lists %d of %d chunks, newest first by chunk time and ties by id: %v", len(recent), len(chunks), byTime(recent))
+		}
+	})
+
 	t.Run("documents by id and key", func(t *testing.T) {
 		ids := []string{chunks[0].hit.ID, chunks[len(chunks)-1].hit.ID, "no-such-chunk"}
 		texts, err := b.Texts(ctx, ids)
@@ -319,9 +392,15 @@ func Run(t *testing.T, open Open) {
 				t.Errorf("key %d reads chunk %s, which says neither word", k, h.ID)
 			}
 		}
+		saying := 0
+		for _, c := range chunks {
+			if hasAny(c, "turtles") {
+				saying++
+			}
+		}
 		sample, err := b.Sample(ctx, index.Words(index.All, "turtles"), 5)
-		if err != nil || len(sample) != 2 {
-			t.Errorf("Sample(turtles) = %d texts, %v; want the 2 chunks saying it", len(sample), err)
+		if err != nil || len(sample) != saying || saying < 2 {
+			t.Errorf("Sample(turtles) = %d texts, %v; want the %d chunks saying it", len(sample), err, saying)
 		}
 	})
 
