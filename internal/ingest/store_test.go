@@ -41,7 +41,7 @@ func sourceChunks(t *testing.T, st *memtree.Store, sourceID string) []abi.Chunk 
 			t.Fatal(err)
 		}
 		for _, h := range res.Chunks {
-			c, err := st.GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
+			c, err := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +105,7 @@ func TestIngestIntoStore(t *testing.T) {
 	if len(slack) != 1 || !strings.Contains(slack[0].Text, "Ana Souza ships #launch & more") {
 		t.Errorf("slack chunk = %+v", slack)
 	}
-	ents, err := st.TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 50})
+	ents, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestCorpusIntoStore(t *testing.T) {
 		t.Fatal("corpus has no ISO-8859-1 sender names to check")
 	}
 	dec := new(mime.WordDecoder)
-	persons, err := st.TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 5})
+	persons, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}

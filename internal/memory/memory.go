@@ -3,7 +3,9 @@
 // ranked by the engine (internal/retrieval) over a backend's read call
 // (internal/retrieval/index), with their hits' cited messages, scores that never
 // contradict the order and results kept within abi.MaxResultBytes; and the
-// backend's plain reads (a chunk, browse, entities, sources).
+// plain reads: a chunk and the top entities shaped here from the store's rows
+// (index.Plain, plain.go: request checks, kind resolution, clipping, fitting,
+// hints), browse and sources still answered by the store.
 //
 // It links no store: internal/memtree (SQLite) or any other backend is its Store.
 //
@@ -34,10 +36,11 @@ type Store interface {
 	// nothing.
 	BeginRead(ctx context.Context) (index.Backend, error)
 
-	// The plain reads, answered by the store itself.
-	GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.ChunkResult, error)
+	// The rows of the plain reads this API shapes (plain.go).
+	index.Plain
+
+	// The plain reads still answered by the store itself.
 	ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error)
-	TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*abi.EntitiesResult, error)
 	ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error)
 }
 
@@ -68,19 +71,9 @@ func Default(store Store) *API { return New(store, retrieval.DefaultParams()) }
 // Params returns the parameters the API ranks with.
 func (a *API) Params() retrieval.Params { return a.engine.Params() }
 
-// GetChunk reads one chunk (the store's plain read).
-func (a *API) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.ChunkResult, error) {
-	return a.store.GetChunk(ctx, req)
-}
-
 // ListChunks browses chunks (the store's plain read).
 func (a *API) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
 	return a.store.ListChunks(ctx, req)
-}
-
-// TopEntities lists entities by mentions (the store's plain read).
-func (a *API) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*abi.EntitiesResult, error) {
-	return a.store.TopEntities(ctx, req)
 }
 
 // ListSources lists sources (the store's plain read).

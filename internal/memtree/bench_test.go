@@ -120,7 +120,7 @@ func BenchmarkListChunks(b *testing.B) {
 		if err != nil || len(srcs.Sources) == 0 {
 			b.Fatalf("no sources: %v", err)
 		}
-		ents, _ := st.TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 1})
+		ents, _ := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 1})
 		since, until := srcs.Sources[len(srcs.Sources)/2].FirstMS, srcs.Sources[len(srcs.Sources)/2].MostRecentMS
 		filters := map[string]abi.ChunksListRequest{
 			"none":        {},
@@ -145,7 +145,7 @@ func BenchmarkListChunks(b *testing.B) {
 func BenchmarkTopEntities(b *testing.B) {
 	benchScales(b, func(b *testing.B, st *memtree.Store) {
 		p50(b, func(i int) error {
-			_, err := st.TopEntities(context.Background(), abi.EntitiesTopRequest{Kind: []string{"", "person", "email"}[i%3], K: 20})
+			_, err := memory.Default(st).TopEntities(context.Background(), abi.EntitiesTopRequest{Kind: []string{"", "person", "email"}[i%3], K: 20})
 			return err
 		})
 	})
@@ -167,7 +167,7 @@ func BenchmarkGetChunk(b *testing.B) {
 			b.Fatal(err)
 		}
 		p50(b, func(i int) error {
-			_, err := st.GetChunk(context.Background(), abi.ChunkGetRequest{ID: res.Chunks[i%len(res.Chunks)].ID})
+			_, err := memory.Default(st).GetChunk(context.Background(), abi.ChunkGetRequest{ID: res.Chunks[i%len(res.Chunks)].ID})
 			return err
 		})
 	})

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/openhuman/openhuman-core/internal/entitykind"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -32,19 +33,8 @@ var chatPlatforms = map[string]string{
 	"irc": "irc", "matrix": "matrix", "element": "matrix", "mattermost": "mattermost", "imessage": "imessage", "imsg": "imessage", "line": "line", "signal": "signal", "hangouts": "hangouts", "zulip": "zulip", "teams": "teams", "skype": "teams", "mm": "mattermost",
 }
 
-// entityKindAliases maps what people call an entity kind to the stored kind.
-var entityKindAliases = map[string]string{
-	"people": "person", "persons": "person", "name": "person", "names": "person", "contact": "person", "contacts": "person",
-	"emails": "email", "mail": "email", "address": "email", "addresses": "email", "e-mail": "email",
-	"handles": "handle", "user": "handle", "users": "handle", "username": "handle",
-	"hashtags": "hashtag", "tag": "hashtag", "tags": "hashtag",
-	"topics": "topic", "subject": "topic", "subjects": "topic",
-	"urls": "url", "link": "url", "links": "url",
-}
-
 var (
 	sourceKinds = []string{KindChat, KindDocument, KindEmail}
-	entityKinds = []string{EntityEmail, EntityHandle, EntityHashtag, EntityPerson, EntityTopic, EntityURL}
 )
 
 // kindFilter is source_kinds (or kinds) resolved: stored kinds, and chat
@@ -270,8 +260,8 @@ func resolveEntityIDs(ctx context.Context, db *sql.DB, vals []string) (ids []str
 			continue
 		}
 		var cands []string
-		if kind, rest, found := strings.Cut(v, ":"); found && entityKindAliases[kind] != "" {
-			cands = append(cands, canonicalID(entityKindAliases[kind], rest))
+		if kind, rest, found := strings.Cut(v, ":"); found && entitykind.Aliases[kind] != "" {
+			cands = append(cands, canonicalID(entitykind.Aliases[kind], rest))
 		}
 		surface := strings.TrimSpace(raw)
 		if _, addr := parseAddress(surface); addr != "" && isEmailAddr(addr) {
@@ -356,7 +346,7 @@ func resolveEntityIDs(ctx context.Context, db *sql.DB, vals []string) (ids []str
 		ids = append(ids, to...)
 	}
 	if len(bad) > 0 {
-		hints = append(hints, fmt.Sprintf("entity_ids %s match no entity; use entity_id values from tree.top_entities (kinds %s, e.g. email:ann@example.com, person:ann lee), an e-mail address or a person's name", quoteList(bad), strings.Join(entityKinds, ", ")))
+		hints = append(hints, fmt.Sprintf("entity_ids %s match no entity; use entity_id values from tree.top_entities (kinds %s, e.g. email:ann@example.com, person:ann lee), an e-mail address or a person's name", quoteList(bad), strings.Join(entitykind.Kinds, ", ")))
 	}
 	return ids, resolved, hints, nil
 }
@@ -414,19 +404,6 @@ func peopleNamed(ctx context.Context, db sourceQueryer, first string) (people []
 		return people[:maxFirstNamePeople], true, rows.Err()
 	}
 	return people, false, rows.Err()
-}
-
-// resolveEntityKind reads tree.top_entities' kind.
-func resolveEntityKind(kind string) (stored string, resolved []abi.Resolution, hint string) {
-	kind = strings.ToLower(strings.TrimSpace(kind))
-	if kind == "" || sort.SearchStrings(entityKinds, kind) < len(entityKinds) && entityKinds[sort.SearchStrings(entityKinds, kind)] == kind {
-		return kind, nil, ""
-	}
-	if a := entityKindAliases[kind]; a != "" {
-		return a, []abi.Resolution{{Filter: "kind", Value: kind, To: []string{a}}}, ""
-	}
-	return kind, []abi.Resolution{{Filter: "kind", Value: kind, To: []string{}}},
-		fmt.Sprintf("kind %q matches no kind of entity; use one of %s (also people, tags, links)", kind, strings.Join(entityKinds, ", "))
 }
 
 // browseFilters resolves a tree.browse request's source_kinds, source_ids and

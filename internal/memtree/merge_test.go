@@ -56,7 +56,7 @@ func storedChunks(t *testing.T, st *memtree.Store, sourceID string) []abi.Chunk 
 	}
 	var out []abi.Chunk
 	for _, h := range res.Chunks {
-		c, err := st.GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
+		c, err := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/analysis"
 	"github.com/openhuman/openhuman-core/internal/fit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -53,26 +54,22 @@ func scanHit(r rowScanner, extra ...any) (abi.ChunkHit, error) {
 // plainSnippet is analysis.PlainSnippet.
 func plainSnippet(text string, terms []string) string { return analysis.PlainSnippet(text, terms) }
 
-var reChunkID = lazyre.New(`^[0-9a-f]{32}$`)
-
 // reWordsOnly matches a browse query made of letters, digits and spaces only.
 var reWordsOnly = lazyre.New(`^[\p{L}\p{N} ]+$`)
 
 // indexScanAbove is the match count above which ListChunks walks the time index.
 const indexScanAbove = 2000
 
-// GetChunk returns one chunk with its full text, entities and attachments.
-func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.ChunkResult, error) {
-	id := strings.ToLower(strings.TrimSpace(req.ID))
-	if !reChunkID.MatchString(id) {
-		return nil, fmt.Errorf("get chunk: id %q is not a chunk id (32 hex characters, as returned in `id` by search, recall or browse): %w", req.ID, ErrInvalid)
-	}
+// Chunk reads chunk id whole, with its entity ids in order (index.Plain; the
+// read API shapes it): nil when there is none, index.ErrEmpty when the store
+// has no file yet.
+func (s *Store) Chunk(ctx context.Context, id string) (*abi.Chunk, error) {
 	db, err := s.readers(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if db == nil {
-		return nil, fmt.Errorf("get chunk %s: the memory tree is empty (ingest with: openhuman-core ingest PATH...): %w", id, ErrNotFound)
+		return nil, index.ErrEmpty
 	}
 	var c abi.Chunk
 	var ref sql.NullString
@@ -83,10 +80,10 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 		Scan(&rowid, &c.ID, &c.SourceKind, &c.SourceID, &ref, &refs, &c.Title, &c.TimestampMS, &c.TimeRangeStartMS, &c.TimeRangeEndMS,
 			&c.Seq, &c.TokenCount, &c.Text, &tags, &atts)
 	if err == sql.ErrNoRows {
-		return nil, fmt.Errorf("get chunk %s: no such chunk; chunk ids come from memory.search, memory.recall or tree.browse results of this store (a re-ingest of a changed source replaces its ids): %w", id, ErrNotFound)
+		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get chunk %s: %w", id, err)
+		return nil, err
 	}
 	c.SourceRef = ref.String
 	_ = json.Unmarshal([]byte(refs), &c.SourceRefs)
@@ -94,70 +91,21 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 	_ = json.Unmarshal([]byte(atts), &c.Attachments)
 	rows, err := db.QueryContext(ctx, `SELECT entity_id FROM chunk_entities WHERE chunk_rowid=? ORDER BY entity_id`, rowid)
 	if err != nil {
-		return nil, fmt.Errorf("get chunk %s: entities: %w", id, err)
+		return nil, fmt.Errorf("entities: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var e string
 		if err := rows.Scan(&e); err != nil {
-			return nil, fmt.Errorf("get chunk %s: entities: %w", id, err)
+			return nil, fmt.Errorf("entities: %w", err)
 		}
 		c.Entities = append(c.Entities, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("get chunk %s: entities: %w", id, err)
+		return nil, fmt.Errorf("entities: %w", err)
 	}
-	if len(c.SourceRefs) == 0 {
-		c.SourceRefs = nil
-	}
-	if len(c.Tags) == 0 {
-		c.Tags = nil
-	}
-	if len(c.Attachments) > maxChunkAttachments {
-		c.Attachments = c.Attachments[:maxChunkAttachments]
-	}
-	for i := range c.Attachments {
-		c.Attachments[i].Name = clipRunes(c.Attachments[i].Name, 255)
-		c.Attachments[i].ContentType = clipRunes(c.Attachments[i].ContentType, 100)
-	}
-	if len(c.Attachments) == 0 {
-		c.Attachments = nil
-	}
-	c.Title = clipRunes(c.Title, hitTitleMaxChars)
-	fitChunk(&c)
-	return &abi.ChunkResult{Chunk: c}, nil
+	return &c, nil
 }
-
-// fitChunk keeps a chunk's JSON under abi.MaxResultBytes: its text is at most a
-// chunk's size, so only its lists can outgrow it (a message with thousands of
-// attachments, ids of pathological length); they are cut from the end —
-// attachments, then entities, then source_refs (source_ref stays).
-func fitChunk(c *abi.Chunk) {
-	size := fit.ResultBase + fit.StrLen(c.ID) + fit.StrLen(c.SourceKind) + fit.StrLen(c.SourceID) + fit.StrLen(c.SourceRef) +
-		fit.StrLen(c.Title) + fit.StrLen(c.Text) + fit.StrsLen(c.SourceRefs) + fit.StrsLen(c.Tags) + fit.StrsLen(c.Entities)
-	for _, a := range c.Attachments {
-		size += 64 + fit.StrLen(a.Name) + fit.StrLen(a.ContentType)
-	}
-	for size > abi.MaxResultBytes && len(c.Attachments) > 0 {
-		a := c.Attachments[len(c.Attachments)-1]
-		size -= 64 + fit.StrLen(a.Name) + fit.StrLen(a.ContentType)
-		c.Attachments = c.Attachments[:len(c.Attachments)-1]
-	}
-	for size > abi.MaxResultBytes && len(c.Entities) > 0 {
-		size -= fit.StrLen(c.Entities[len(c.Entities)-1]) + 1
-		c.Entities = c.Entities[:len(c.Entities)-1]
-	}
-	for size > abi.MaxResultBytes && len(c.SourceRefs) > 1 {
-		size -= fit.StrLen(c.SourceRefs[len(c.SourceRefs)-1]) + 1
-		c.SourceRefs = c.SourceRefs[:len(c.SourceRefs)-1]
-	}
-	if len(c.Attachments) == 0 {
-		c.Attachments = nil
-	}
-}
-
-// maxChunkAttachments bounds the attachments GetChunk lists (the first ones noted).
-const maxChunkAttachments = 100
 
 // likeEscape escapes LIKE wildcards with backslash.
 func likeEscape(s string) string {
@@ -539,70 +487,57 @@ func (s *Store) emptyHint(ctx context.Context, db *sql.DB, hint *string) error {
 	return nil
 }
 
-// TopEntities lists the most referenced entities (optionally of one kind), by
-// reference count, then most recently seen.
-func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*abi.EntitiesResult, error) {
-	if err := checkK("top entities", req.K); err != nil {
-		return nil, err
-	}
-	if req.Offset < 0 || req.Offset > abi.MaxOffset {
-		return nil, fmt.Errorf("top entities: offset must be 0..%d, got %d: %w", abi.MaxOffset, req.Offset, ErrInvalid)
-	}
-	if n := utf8.RuneCountInString(req.Kind); n > abi.MaxKindChars {
-		return nil, fmt.Errorf("top entities: kind has %d characters, at most %d are allowed: %w", n, abi.MaxKindChars, ErrInvalid)
-	}
+// Entities lists up to k entities of kind ("": any) from offset, by reference
+// count, then most recently seen, then id, with the count of that kind
+// (index.Plain; the read API shapes them); index.ErrEmpty when the store has no
+// file yet.
+func (s *Store) Entities(ctx context.Context, kind string, k, offset int) ([]abi.Entity, int, error) {
 	db, err := s.readers(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	res := &abi.EntitiesResult{Entities: []abi.Entity{}}
 	if db == nil {
-		res.Hint = EmptyHint
-		return res, nil
+		return nil, 0, index.ErrEmpty
 	}
-	kind, resolved, kindHint := resolveEntityKind(req.Kind) // filters.go
-	res.Resolved = resolved
-	if kindHint != "" {
-		res.Hint = withHints("", []string{kindHint})
-	}
-	if res.Total, err = s.entityTotal(ctx, db, kind); err != nil {
-		return nil, fmt.Errorf("top entities: %w", err)
+	total, err := s.entityTotal(ctx, db, kind)
+	if err != nil {
+		return nil, 0, err
 	}
 	var rows *sql.Rows
 	if kind == "" {
 		rows, err = db.QueryContext(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities
-			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, req.K, req.Offset)
+			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, k, offset)
 	} else {
 		rows, err = db.QueryContext(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities WHERE kind=?
-			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, kind, req.K, req.Offset)
+			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, kind, k, offset)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("top entities: %w", err)
+		return nil, 0, err
 	}
 	defer rows.Close()
+	var out []abi.Entity
 	for rows.Next() {
 		var e abi.Entity
 		if err := rows.Scan(&e.EntityID, &e.Kind, &e.Surface, &e.Count, &e.LastSeenMS); err != nil {
-			return nil, fmt.Errorf("top entities: %w", err)
+			return nil, 0, err
 		}
-		e.Surface = clipRunes(e.Surface, hitTitleMaxChars)
-		res.Entities = append(res.Entities, e)
+		out = append(out, e)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("top entities: %w", err)
+	return out, total, rows.Err()
+}
+
+// HoldsChunks reports whether the store holds any chunk (index.Plain).
+func (s *Store) HoldsChunks(ctx context.Context) (bool, error) {
+	db, err := s.readers(ctx)
+	if err != nil || db == nil {
+		return false, err
 	}
-	n := fit.Count(res.Entities, fit.ResultBase+fit.StrLen(res.Hint), func(e *abi.Entity) int {
-		return 128 + fit.StrLen(e.EntityID) + fit.StrLen(e.Kind) + fit.StrLen(e.Surface)
-	})
-	had := len(res.Entities)
-	res.Entities = res.Entities[:n]
-	res.Next = fit.NextOffset(req.Offset, n, had, res.Total)
-	if res.Total == 0 && kindHint == "" {
-		if err := s.emptyHint(ctx, db, &res.Hint); err != nil {
-			return nil, err
-		}
+	var one int
+	err = db.QueryRowContext(ctx, `SELECT 1 FROM chunks LIMIT 1`).Scan(&one)
+	if err == sql.ErrNoRows {
+		return false, nil
 	}
-	return res, nil
+	return err == nil, err
 }
 
 // DisplayName applies reference-behaviour §2.6 to a source id: drop everything up to

@@ -56,7 +56,7 @@ func TestChunkIDsAndRenderedText(t *testing.T) {
 		t.Fatalf("email chunks = %d (total %d), want 1", len(res.Chunks), res.Total)
 	}
 	h := res.Chunks[0]
-	got, err := st.GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
+	got, err := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,12 +96,12 @@ func TestChunkIDsAndRenderedText(t *testing.T) {
 	if len(chat.Chunks) != 2 {
 		t.Fatalf("chat chunks = %d, want 2 (a 3-day pause splits the conversation)", len(chat.Chunks))
 	}
-	cc, _ := st.GetChunk(ctx, abi.ChunkGetRequest{ID: strings.ToUpper(chat.Chunks[1].ID)})
+	cc, _ := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: strings.ToUpper(chat.Chunks[1].ID)})
 	if !strings.HasPrefix(cc.Chunk.Text, "Dana Ruiz (2026-03-02 14:03): Launch checklist is ready, @erik please review\n\nErik Lund (2026-03-02 14:10): Reviewed.") {
 		t.Errorf("chat text = %q", cc.Chunk.Text)
 	}
 	doc := listAll(t, st, abi.ChunksListRequest{SourceKinds: []string{"document"}})
-	dc, _ := st.GetChunk(ctx, abi.ChunkGetRequest{ID: doc.Chunks[0].ID})
+	dc, _ := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: doc.Chunks[0].ID})
 	if !strings.HasPrefix(dc.Chunk.Text, "Lisbon trip\n\nFlights booked for April.\n\nHotel near Alfama") || !contains(dc.Chunk.Tags, "travel") {
 		t.Errorf("document chunk = %q tags %v", dc.Chunk.Text, dc.Chunk.Tags)
 	}
@@ -136,7 +136,7 @@ func TestChunkingBoundaries(t *testing.T) {
 	seen := map[string]int{}
 	for off := 0; off < res.Total; off += 50 {
 		for _, h := range listAll(t, st, abi.ChunksListRequest{SourceIDs: []string{"chat:big"}, Offset: off}).Chunks {
-			c, err := st.GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
+			c, err := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -262,7 +262,7 @@ func TestKValidation(t *testing.T) {
 		if _, err := memory.Default(st).Recall(ctx, abi.RecallRequest{Query: "car", K: k}); !errors.Is(err, memtree.ErrInvalid) {
 			t.Errorf("Recall k=%d: %v", k, err)
 		}
-		if _, err := st.TopEntities(ctx, abi.EntitiesTopRequest{K: k}); !errors.Is(err, memtree.ErrInvalid) {
+		if _, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{K: k}); !errors.Is(err, memtree.ErrInvalid) {
 			t.Errorf("TopEntities k=%d: %v", k, err)
 		}
 	}
@@ -279,11 +279,11 @@ func TestGetChunkErrors(t *testing.T) {
 	st, _ := openFixture(t)
 	ctx := context.Background()
 	for _, id := range []string{"", "xyz", strings.Repeat("a", 31), strings.Repeat("g", 32), "' OR 1=1 --"} {
-		if _, err := st.GetChunk(ctx, abi.ChunkGetRequest{ID: id}); !errors.Is(err, memtree.ErrInvalid) {
+		if _, err := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: id}); !errors.Is(err, memtree.ErrInvalid) {
 			t.Errorf("GetChunk(%q) = %v, want ErrInvalid", id, err)
 		}
 	}
-	_, err := st.GetChunk(ctx, abi.ChunkGetRequest{ID: strings.Repeat("0", 32)})
+	_, err := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: strings.Repeat("0", 32)})
 	if !errors.Is(err, memtree.ErrNotFound) || !strings.Contains(err.Error(), "memory.search") {
 		t.Errorf("unknown id: %v (want ErrNotFound telling where ids come from)", err)
 	}
@@ -347,7 +347,7 @@ func TestSearchBehaviour(t *testing.T) {
 	hits = search("billing migration")
 	if len(hits) != 1 || hits[0].SourceRef != "slack:phoenix:2" || !slices.Equal(hits[0].SourceRefs, []string{"slack:phoenix:2", "slack:phoenix:1"}) {
 		t.Errorf("citation: %+v", hits)
-	} else if c, _ := st.GetChunk(ctx, abi.ChunkGetRequest{ID: hits[0].ID}); len(c.Chunk.SourceRefs) != 2 {
+	} else if c, _ := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: hits[0].ID}); len(c.Chunk.SourceRefs) != 2 {
 		t.Errorf("chunk refs = %v, want both messages", c.Chunk.SourceRefs)
 	}
 }
@@ -355,7 +355,7 @@ func TestSearchBehaviour(t *testing.T) {
 func TestTopEntitiesAndSources(t *testing.T) {
 	st, _ := openFixture(t)
 	ctx := context.Background()
-	top, err := st.TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 10})
+	top, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func TestTopEntitiesAndSources(t *testing.T) {
 	if top.Entities[0].EntityID != "person:dana ruiz" || top.Entities[0].Surface != "Dana Ruiz" || top.Entities[0].LastSeenMS != ms("2026-03-05T08:00:00Z") {
 		t.Errorf("top person = %+v", top.Entities[0])
 	}
-	all, _ := st.TopEntities(ctx, abi.EntitiesTopRequest{K: 50})
+	all, _ := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{K: 50})
 	kinds := map[string]bool{}
 	for _, e := range all.Entities {
 		kinds[e.Kind] = true
@@ -438,7 +438,7 @@ func TestEmptyStoreHintAndLateCreation(t *testing.T) {
 	if err != nil || lr.Hint != memtree.EmptyHint || lr.Total != 0 {
 		t.Errorf("ListChunks: %+v %v", lr, err)
 	}
-	er, err := ro.TopEntities(ctx, abi.EntitiesTopRequest{K: 5})
+	er, err := memory.Default(ro).TopEntities(ctx, abi.EntitiesTopRequest{K: 5})
 	if err != nil || er.Hint != memtree.EmptyHint {
 		t.Errorf("TopEntities: %+v %v", er, err)
 	}
@@ -446,7 +446,7 @@ func TestEmptyStoreHintAndLateCreation(t *testing.T) {
 	if err != nil || so.Hint != memtree.EmptyHint || so.Sources == nil {
 		t.Errorf("ListSources: %+v %v", so, err)
 	}
-	if _, err := ro.GetChunk(ctx, abi.ChunkGetRequest{ID: strings.Repeat("a", 32)}); !errors.Is(err, memtree.ErrNotFound) {
+	if _, err := memory.Default(ro).GetChunk(ctx, abi.ChunkGetRequest{ID: strings.Repeat("a", 32)}); !errors.Is(err, memtree.ErrNotFound) {
 		t.Errorf("GetChunk: %v", err)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {

@@ -366,7 +366,7 @@ func TestTopEntitiesAndBrowsePages(t *testing.T) {
 	ctx := context.Background()
 	manySources(t, st, 300)
 
-	first, err := st.TopEntities(ctx, abi.EntitiesTopRequest{K: 50})
+	first, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{K: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +376,7 @@ func TestTopEntitiesAndBrowsePages(t *testing.T) {
 	seen := map[string]bool{}
 	got := 0
 	for off := 0; ; {
-		res, err := st.TopEntities(ctx, abi.EntitiesTopRequest{K: 50, Offset: off})
+		res, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{K: 50, Offset: off})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -395,7 +395,7 @@ func TestTopEntitiesAndBrowsePages(t *testing.T) {
 	if got != first.Total {
 		t.Fatalf("pages hold %d entities, total says %d", got, first.Total)
 	}
-	docs, err := st.TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 5})
+	docs, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 5})
 	if err != nil || docs.Total < 1 {
 		t.Fatalf("person total: %v, %+v", err, docs)
 	}

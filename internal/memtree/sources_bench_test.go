@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -95,7 +96,7 @@ func BenchmarkListSourcesPages(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				if _, err := fresh.GetChunk(ctx, abi.ChunkGetRequest{ID: strings.Repeat("0", 32)}); !errors.Is(err, memtree.ErrNotFound) {
+				if _, err := memory.Default(fresh).GetChunk(ctx, abi.ChunkGetRequest{ID: strings.Repeat("0", 32)}); !errors.Is(err, memtree.ErrNotFound) {
 					b.Fatal(err) // opens the connections outside the timing
 				}
 				b.StartTimer()

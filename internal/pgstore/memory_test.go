@@ -15,10 +15,10 @@ import (
 
 // TestReadAPIMatchesSQLite runs the read API the tools call (internal/memory:
 // the engine over the backend, with hit messages) over both backends holding
-// the same sources: search and recall answer the same JSON but for snippets
-// (SQLite's are FTS5's snippet(), a window of 40 tokens; this backend's the
-// plain window around the first query word) and scores' last bits (summation
-// order: compared to 12 significant digits), and a chunk reads back alike.
+// the same sources: search and recall answer the same JSON, snippets included
+// (the engine cuts them from the text either backend returns), but for scores'
+// last bits (summation order: compared to 12 significant digits), and a chunk
+// reads back alike.
 func TestReadAPIMatchesSQLite(t *testing.T) {
 	ctx := context.Background()
 	pg := open(t)
@@ -45,7 +45,6 @@ func TestReadAPIMatchesSQLite(t *testing.T) {
 			hits = r.Chunks
 		}
 		for i := range hits {
-			hits[i].Snippet = ""
 			hits[i].Score, _ = strconv.ParseFloat(strconv.FormatFloat(hits[i].Score, 'g', 12, 64), 64)
 		}
 		b, err := json.Marshal(v)

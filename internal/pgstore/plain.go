@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"regexp"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -20,14 +18,9 @@ var ErrNotSupported = errors.New("not supported on the PostgreSQL backend yet")
 
 var _ memory.Store = (*Store)(nil)
 
-var reChunkID = regexp.MustCompile(`^[0-9a-f]{32}$`)
-
-// GetChunk reads one chunk whole, with its entities.
-func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.ChunkResult, error) {
-	id := strings.ToLower(strings.TrimSpace(req.ID))
-	if !reChunkID.MatchString(id) {
-		return nil, fmt.Errorf("get chunk: id %q is not a chunk id (32 hex characters, as returned in `id` by search, recall or browse): %w", req.ID, abi.ErrInvalid)
-	}
+// Chunk reads chunk id whole, with its entity ids in order (index.Plain; the
+// read API shapes it): nil when there is none.
+func (s *Store) Chunk(ctx context.Context, id string) (*abi.Chunk, error) {
 	var c abi.Chunk
 	var ref *string
 	var refs, tags, atts string
@@ -38,10 +31,10 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 		Scan(&key, &c.ID, &c.SourceKind, &c.SourceID, &ref, &refs, &c.Title, &c.TimestampMS, &c.TimeRangeStartMS, &c.TimeRangeEndMS,
 			&seq, &tokens, &c.Text, &tags, &atts)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return nil, fmt.Errorf("get chunk %s: no such chunk; chunk ids come from memory.search, memory.recall or tree.browse results of this store (a re-ingest of a changed source replaces its ids): %w", id, abi.ErrNotFound)
+		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get chunk %s: %w", id, err)
+		return nil, err
 	}
 	c.Seq, c.TokenCount = int(seq), int(tokens)
 	if ref != nil {
@@ -50,33 +43,31 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 	_ = json.Unmarshal([]byte(refs), &c.SourceRefs)
 	_ = json.Unmarshal([]byte(tags), &c.Tags)
 	_ = json.Unmarshal([]byte(atts), &c.Attachments)
-	rows, err := s.pool.Query(ctx, `SELECT entity_id FROM chunk_entities WHERE chunk_key = $1 ORDER BY entity_id`, key)
+	rows, err := s.pool.Query(ctx, `SELECT entity_id FROM chunk_entities WHERE chunk_key = $1 ORDER BY entity_id COLLATE "C"`, key)
 	if err != nil {
-		return nil, fmt.Errorf("get chunk %s: entities: %w", id, err)
+		return nil, fmt.Errorf("entities: %w", err)
 	}
 	if c.Entities, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
-		return nil, fmt.Errorf("get chunk %s: entities: %w", id, err)
+		return nil, fmt.Errorf("entities: %w", err)
 	}
-	if len(c.SourceRefs) == 0 {
-		c.SourceRefs = nil
-	}
-	if len(c.Tags) == 0 {
-		c.Tags = nil
-	}
-	if len(c.Entities) == 0 {
-		c.Entities = nil
-	}
-	return &abi.ChunkResult{Chunk: c}, nil
+	return &c, nil
+}
+
+// Entities is not built on this backend yet.
+func (s *Store) Entities(ctx context.Context, kind string, k, offset int) ([]abi.Entity, int, error) {
+	return nil, 0, fmt.Errorf("top entities: %w", ErrNotSupported)
+}
+
+// HoldsChunks reports whether the store holds any chunk (index.Plain).
+func (s *Store) HoldsChunks(ctx context.Context) (bool, error) {
+	var holds bool
+	err := s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM chunks)`).Scan(&holds)
+	return holds, err
 }
 
 // ListChunks is not built on this backend yet.
 func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
 	return nil, fmt.Errorf("browse chunks: %w", ErrNotSupported)
-}
-
-// TopEntities is not built on this backend yet.
-func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*abi.EntitiesResult, error) {
-	return nil, fmt.Errorf("top entities: %w", ErrNotSupported)
 }
 
 // ListSources is not built on this backend yet.

@@ -1,0 +1,29 @@
+package index
+
+import (
+	"context"
+	"errors"
+
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// ErrEmpty is returned (wrapped) by a plain read of a store that holds nothing
+// yet (no store file): the read API answers as for an empty store.
+var ErrEmpty = errors.New("the memory tree is empty")
+
+// Plain is what the read API's plain reads (a chunk, the top entities) ask of a
+// store: rows as stored. Checking requests, resolving filters, clipping and
+// fitting results under abi.MaxResultBytes and writing hints are the read
+// API's (internal/memory); a store only reads.
+type Plain interface {
+	// Chunk reads chunk id (32 lower-case hex digits) whole, with its entity
+	// ids in order and its attachments as stored; nil when the store has no
+	// such chunk.
+	Chunk(ctx context.Context, id string) (*abi.Chunk, error)
+	// Entities lists up to k entities of kind ("": every kind) from offset, by
+	// mentions (most first), then last seen (newest first), then id, and counts
+	// the entities of that kind.
+	Entities(ctx context.Context, kind string, k, offset int) (ents []abi.Entity, total int, err error)
+	// HoldsChunks reports whether the store holds any chunk.
+	HoldsChunks(ctx context.Context) (bool, error)
+}
