@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -53,9 +54,35 @@ func (s *Store) Chunk(ctx context.Context, id string) (*abi.Chunk, error) {
 	return &c, nil
 }
 
-// Entities is not built on this backend yet.
+// Entities lists up to k entities of kind ("": any) from offset, by reference
+// count, then most recently seen, then id (in byte order, as SQLite's), with the
+// count of that kind (index.Plain).
 func (s *Store) Entities(ctx context.Context, kind string, k, offset int) ([]abi.Entity, int, error) {
-	return nil, 0, fmt.Errorf("top entities: %w", ErrNotSupported)
+	where, args := "", []any{k, offset}
+	if kind != "" {
+		where, args = " WHERE kind = $3", append(args, kind) // entities_kind serves both
+	}
+	var total int64
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM entities`+strings.ReplaceAll(where, "$3", "$1"), args[2:]...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("count entities: %w", err)
+	}
+	rows, err := s.pool.Query(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities`+where+`
+		ORDER BY ref_count DESC, last_seen DESC, id COLLATE "C" LIMIT $1 OFFSET $2`, args...)
+	if err != nil {
+		return nil, 0, err
+	}
+	defer rows.Close()
+	var out []abi.Entity
+	for rows.Next() {
+		var e abi.Entity
+		var count int32
+		if err := rows.Scan(&e.EntityID, &e.Kind, &e.Surface, &count, &e.LastSeenMS); err != nil {
+			return nil, 0, err
+		}
+		e.Count = int(count)
+		out = append(out, e)
+	}
+	return out, int(total), rows.Err()
 }
 
 // HoldsChunks reports whether the store holds any chunk (index.Plain).
