@@ -17,7 +17,8 @@
 // store generation's snapshot), ranks with the engine (retrieval's search.go,
 // candidates.go, …; each full-text query is an index.Match the backend runs:
 // memtree/rstore.go Match → fts.go ftsExpr → search.go ftsRanked, the SQL), then
-// adds the hits' cited messages (memtree/hitmessages.go) and fits the result
+// adds the hits' cited messages (hitmessages.go, over the backend's
+// index.Messages: memtree/hitmessages.go) and fits the result
 // (internal/fit).
 package memory
 
@@ -32,8 +33,8 @@ import (
 // Store is what the read API needs of a backend store (memtree.Store).
 type Store interface {
 	// BeginRead opens one read call: the backend over one connection and store
-	// generation, which must also implement Messages; nil while the store holds
-	// nothing.
+	// generation, which must also implement index.Messages; nil while the store
+	// holds nothing.
 	BeginRead(ctx context.Context) (index.Backend, error)
 
 	// The rows of the plain reads this API shapes (plain.go).
@@ -42,14 +43,6 @@ type Store interface {
 	// The plain reads still answered by the store itself.
 	ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error)
 	ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error)
-}
-
-// Messages is the read call of a backend that gives hits their cited messages.
-type Messages interface {
-	// HitMessages fills each hit's Messages from its cited refs (at most
-	// abi.MaxHitMessages) and returns the bound applied to their texts (0 when no
-	// hit cites a message).
-	HitMessages(ctx context.Context, hits []abi.ChunkHit) (int, error)
 }
 
 // API is the read API over one store and one engine. It is safe for concurrent

@@ -109,7 +109,7 @@ func (b bare) BeginRead(ctx context.Context) (index.Backend, error) {
 func TestABackendWithoutHitMessagesIsNamed(t *testing.T) {
 	_, st := fixture(t)
 	_, err := memory.Default(bare{st}).Search(context.Background(), abi.SearchRequest{Query: "brake", K: 5})
-	if err == nil || !strings.Contains(err.Error(), "memory.Messages") {
+	if err == nil || !strings.Contains(err.Error(), "index.Messages") {
 		t.Fatalf("search over a read call without hit messages: %v", err)
 	}
 }

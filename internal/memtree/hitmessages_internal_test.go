@@ -77,7 +77,7 @@ func TestHitMessagesFromNeighbourChunks(t *testing.T) {
 	}
 	hits := []abi.ChunkHit{res.Chunks[0]}
 	hits[0].SourceRef, hits[0].SourceRefs = "q", []string{"q", "a", "nowhere"}
-	if _, err := addHitMessages(ctx, st.r, hits); err != nil {
+	if _, err := memory.HitMessages(ctx, st.reader(st.r, nil), hits); err != nil {
 		t.Fatal(err)
 	}
 	got := hits[0].Messages
@@ -152,7 +152,7 @@ func BenchmarkHitMessages(b *testing.B) {
 		b.Run("messages-k"+itoa(k), func(b *testing.B) {
 			hits := append([]abi.ChunkHit(nil), res.Chunks...)
 			for i := 0; i < b.N; i++ {
-				if _, err := addHitMessages(ctx, st.r, hits); err != nil {
+				if _, err := memory.HitMessages(ctx, st.reader(st.r, nil), hits); err != nil {
 					b.Fatal(err)
 				}
 			}

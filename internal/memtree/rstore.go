@@ -27,9 +27,9 @@ func (s *Store) reader(db *sql.DB, snap *dfCache) storeReader {
 }
 
 // BeginRead opens one read call (internal/memory's Store): a read connection and
-// the store generation's snapshot, as an index.Backend that also gives hits their
-// cited messages (HitMessages). It is nil while the store holds no chunk (no
-// file yet, or nothing ingested).
+// the store generation's snapshot, as an index.Backend that also reads what hits'
+// cited messages are built from (index.Messages, hitmessages.go). It is nil
+// while the store holds no chunk (no file yet, or nothing ingested).
 func (s *Store) BeginRead(ctx context.Context) (index.Backend, error) {
 	db, err := s.readers(ctx)
 	if err != nil || db == nil {
@@ -43,12 +43,6 @@ func (s *Store) BeginRead(ctx context.Context) (index.Backend, error) {
 		return nil, nil
 	}
 	return s.reader(db, snap), nil
-}
-
-// HitMessages fills each hit's cited messages (addHitMessages) and returns the
-// bound applied to their texts.
-func (r storeReader) HitMessages(ctx context.Context, hits []abi.ChunkHit) (int, error) {
-	return addHitMessages(ctx, r.db, hits)
 }
 
 // Stats are the generation's chunk count and newest chunk time.
@@ -72,6 +66,7 @@ var (
 	_ index.Backend     = storeReader{}
 	_ index.Paraphrases = storeReader{}
 	_ index.Vectors     = storeReader{}
+	_ index.Messages    = storeReader{}
 )
 
 // sqlFilter is f as a condition on chunks c: the people first, then the time window.

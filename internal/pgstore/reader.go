@@ -32,7 +32,10 @@ type reader struct {
 	snap *snapshot
 }
 
-var _ index.Backend = reader{}
+var (
+	_ index.Backend  = reader{}
+	_ index.Messages = reader{}
+)
 
 // BeginRead opens one read call at the store's current generation; nil while
 // the store holds no chunk.
