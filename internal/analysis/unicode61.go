@@ -183,7 +183,9 @@ func lowerASCII(c byte) byte {
 
 // Tokens splits s as Words does, calling fn with each folded word (in a buffer
 // reused for the next) and the byte offsets of its first character and past its
-// last in s, as FTS5's unicode61 tokenizer reports them.
+// last in s, as FTS5's unicode61 tokenizer reports them. It repeats
+// unicodeWords' loop with offsets: unicodeWords written over it measured 40 %
+// slower on non-ASCII text (BenchmarkWords/unicode, 4.1 → 5.9 µs).
 func Tokens(s string, fn func(word []byte, start, end int)) {
 	buf := make([]byte, 0, 32)
 	for i := 0; i < len(s); {

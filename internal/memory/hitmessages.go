@@ -92,10 +92,14 @@ func HitMessages(ctx context.Context, m index.Messages, hits []abi.ChunkHit) (in
 			around = append(around, c)
 		}
 	}
-	var near map[int64][]index.MessageChunk // source → chunks near a hit
+	near := map[int64][]index.MessageChunk{} // source → chunks near a hit
 	if len(around) > 0 {
-		if near, err = m.NearChunks(ctx, around, neighbourChunks); err != nil {
+		more, err := m.NearChunks(ctx, around, neighbourChunks)
+		if err != nil {
 			return 0, err
+		}
+		for _, c := range more {
+			near[c.Source] = append(near[c.Source], c)
 		}
 	}
 	var stored map[index.SourceRef]index.StoredMessage

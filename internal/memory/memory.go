@@ -15,11 +15,12 @@
 // the module's memory.search request) and API.Search here, which opens a read
 // call on the store (Store.BeginRead: memtree/rstore.go, one connection and the
 // store generation's snapshot), ranks with the engine (retrieval's search.go,
-// candidates.go, …; each full-text query is an index.Match the backend runs:
-// memtree/rstore.go Match → fts.go ftsExpr → search.go ftsRanked, the SQL), then
-// adds the hits' cited messages (hitmessages.go, over the backend's
-// index.Messages: memtree/hitmessages.go) and fits the result
-// (internal/fit).
+// candidates.go, …; each full-text query is an index.Match, run through
+// snippets.go's match, which cuts the hits' snippets from the texts the backend
+// returns: memtree/rstore.go Match → fts.go ftsExpr → rankcap.go rankWindow →
+// search.go ftsRanked, the SQL), then adds the hits' cited messages
+// (hitmessages.go, over the backend's index.Messages: memtree/hitmessages.go) and
+// fits the result (internal/fit).
 package memory
 
 import (

@@ -32,7 +32,7 @@ func (r storeReader) MessageChunks(ctx context.Context, ids []string) (map[strin
 
 // NearChunks reads the chunks within n places of each chunk of around in its
 // source, in one query.
-func (r storeReader) NearChunks(ctx context.Context, around []index.MessageChunk, n int) (map[int64][]index.MessageChunk, error) {
+func (r storeReader) NearChunks(ctx context.Context, around []index.MessageChunk, n int) ([]index.MessageChunk, error) {
 	ranges := make([][3]int64, 0, len(around))
 	for _, c := range around {
 		ranges = append(ranges, [3]int64{c.Source, int64(c.Seq - n), int64(c.Seq + n)})
@@ -40,14 +40,11 @@ func (r storeReader) NearChunks(ctx context.Context, around []index.MessageChunk
 	more, err := readHitChunks(ctx, r.db, `c.rowid IN (SELECT c2.rowid FROM json_each(?) j JOIN chunks c2
 		ON c2.source_rowid=json_extract(j.value, '$[0]') AND c2.seq BETWEEN json_extract(j.value, '$[1]') AND json_extract(j.value, '$[2]'))`,
 		jsonArg(ranges))
-	if err != nil {
-		return nil, err
-	}
-	near := map[int64][]index.MessageChunk{}
+	out := make([]index.MessageChunk, 0, len(more))
 	for _, m := range more {
-		near[m.Source] = append(near[m.Source], m)
+		out = append(out, m)
 	}
-	return near, nil
+	return out, err
 }
 
 // StoredMessages reads the messages of want kept in source_messages: only Merge

@@ -19,21 +19,18 @@ func (r reader) MessageChunks(ctx context.Context, ids []string) (map[string]ind
 
 // NearChunks reads the chunks within n places of each chunk of around in its
 // source, in one query.
-func (r reader) NearChunks(ctx context.Context, around []index.MessageChunk, n int) (map[int64][]index.MessageChunk, error) {
+func (r reader) NearChunks(ctx context.Context, around []index.MessageChunk, n int) ([]index.MessageChunk, error) {
 	var srcs, from, to []int64
 	for _, c := range around {
 		srcs, from, to = append(srcs, c.Source), append(from, int64(c.Seq-n)), append(to, int64(c.Seq+n))
 	}
 	more, err := r.hitChunks(ctx, `c.key IN (SELECT c2.key FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS w(src, lo, hi)
 		JOIN chunks c2 ON c2.source_key = w.src AND c2.seq BETWEEN w.lo AND w.hi)`, srcs, from, to)
-	if err != nil {
-		return nil, err
-	}
-	near := map[int64][]index.MessageChunk{}
+	out := make([]index.MessageChunk, 0, len(more))
 	for _, m := range more {
-		near[m.Source] = append(near[m.Source], m)
+		out = append(out, m)
 	}
-	return near, nil
+	return out, err
 }
 
 // StoredMessages finds none: this backend keeps no whole messages yet.

@@ -34,8 +34,8 @@ type Messages interface {
 	// out).
 	MessageChunks(ctx context.Context, ids []string) (map[string]MessageChunk, error)
 	// NearChunks reads, for each chunk of around, the chunks of its source
-	// within n places of it (itself included), by source.
-	NearChunks(ctx context.Context, around []MessageChunk, n int) (map[int64][]MessageChunk, error)
+	// within n places of it (itself included).
+	NearChunks(ctx context.Context, around []MessageChunk, n int) ([]MessageChunk, error)
 	// StoredMessages reads the messages of want a store keeps whole (none
 	// when it keeps none).
 	StoredMessages(ctx context.Context, want []SourceRef) (map[SourceRef]StoredMessage, error)
