@@ -97,14 +97,28 @@ func phraseStems(q index.Query) [][]string {
 // (fts5_aux.c), on the analyzer's words. It is marked "…" where it cuts the
 // text, with runs of white space made one space.
 func windowSnippet(text string, phrases [][]string) string {
-	var stems []string          // each word's index term
+	// Only a word whose first byte starts a phrase's term can match it (a Porter
+	// stem keeps its word's first byte): the others are not stemmed ("" matches
+	// no term).
+	var firsts [256]bool
+	for _, p := range phrases {
+		for _, t := range p {
+			if t != "" {
+				firsts[t[0]] = true
+			}
+		}
+	}
+	var stems []string          // each word's index term ("" when it cannot match)
 	var spans [][2]int          // each word's byte offsets
 	memo := map[string]string{} // a text says few distinct words, many times
 	analysis.Tokens(text, func(w []byte, start, end int) {
-		st, ok := memo[string(w)]
-		if !ok {
-			st = analysis.Stem(string(w))
-			memo[string(w)] = st
+		st := ""
+		if firsts[w[0]] {
+			var ok bool
+			if st, ok = memo[string(w)]; !ok {
+				st = analysis.Stem(string(w))
+				memo[string(w)] = st
+			}
 		}
 		stems = append(stems, st)
 		spans = append(spans, [2]int{start, end})
