@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -156,7 +157,7 @@ func TestContactsAsPeople(t *testing.T) {
 		t.Errorf("dana: %v", got)
 	}
 	// a contact is no document
-	srcs, err := st.ListSources(ctx, abi.SourcesListRequest{})
+	srcs, err := memory.Default(st).ListSources(ctx, abi.SourcesListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,9 +3,10 @@
 // ranked by the engine (internal/retrieval) over a backend's read call
 // (internal/retrieval/index), with their hits' cited messages, scores that never
 // contradict the order and results kept within abi.MaxResultBytes; and the
-// plain reads: a chunk and the top entities shaped here from the store's rows
-// (index.Plain, plain.go: request checks, kind resolution, clipping, fitting,
-// hints), browse and sources still answered by the store.
+// plain reads: a chunk, the top entities and the sources shaped here from the
+// store's rows (index.Plain; plain.go, sources.go: request checks, kind
+// resolution, display names, clipping, fitting, hints), browse still answered
+// by the store.
 //
 // It links no store: internal/memtree (SQLite) or any other backend is its Store.
 //
@@ -41,16 +42,16 @@ type Store interface {
 	// The rows of the plain reads this API shapes (plain.go).
 	index.Plain
 
-	// The plain reads still answered by the store itself.
+	// The plain read still answered by the store itself.
 	ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error)
-	ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error)
 }
 
 // API is the read API over one store and one engine. It is safe for concurrent
 // use.
 type API struct {
-	store  Store
-	engine *retrieval.Engine
+	store   Store
+	engine  *retrieval.Engine
+	sources namedLists // the store's sources named per hint (sources.go)
 }
 
 // New returns the read API over store, ranking with parameters p
@@ -68,9 +69,4 @@ func (a *API) Params() retrieval.Params { return a.engine.Params() }
 // ListChunks browses chunks (the store's plain read).
 func (a *API) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
 	return a.store.ListChunks(ctx, req)
-}
-
-// ListSources lists sources (the store's plain read).
-func (a *API) ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error) {
-	return a.store.ListSources(ctx, req)
 }

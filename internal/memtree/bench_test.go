@@ -116,7 +116,7 @@ func BenchmarkRecall(b *testing.B) {
 func BenchmarkListChunks(b *testing.B) {
 	benchScales(b, func(b *testing.B, st *memtree.Store) {
 		ctx := context.Background()
-		srcs, err := st.ListSources(ctx, abi.SourcesListRequest{})
+		srcs, err := memory.Default(st).ListSources(ctx, abi.SourcesListRequest{})
 		if err != nil || len(srcs.Sources) == 0 {
 			b.Fatalf("no sources: %v", err)
 		}
@@ -154,7 +154,7 @@ func BenchmarkTopEntities(b *testing.B) {
 func BenchmarkListSources(b *testing.B) {
 	benchScales(b, func(b *testing.B, st *memtree.Store) {
 		p50(b, func(int) error {
-			_, err := st.ListSources(context.Background(), abi.SourcesListRequest{UserEmailHint: "me@example.com"})
+			_, err := memory.Default(st).ListSources(context.Background(), abi.SourcesListRequest{UserEmailHint: "me@example.com"})
 			return err
 		})
 	})

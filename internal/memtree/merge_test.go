@@ -152,7 +152,7 @@ func TestMergeOverlappingExports(t *testing.T) {
 	if len(cs) == 0 || cs[0].TimestampMS != all[0].TimestampMS || len(cs[0].Attachments) != 1 || cs[0].Attachments[0].Name != "kestrel.pdf" {
 		t.Errorf("first chunk after merge = %+v, want the kestrel message with its time and attachment", cs)
 	}
-	srcs, err := st.ListSources(context.Background(), abi.SourcesListRequest{})
+	srcs, err := memory.Default(st).ListSources(context.Background(), abi.SourcesListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

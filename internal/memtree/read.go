@@ -138,20 +138,6 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 	return res, nil
 }
 
-// checkFilter refuses an array filter with more than abi.MaxFilterItems values or a
-// value longer than maxChars characters.
-func checkFilter(op, name string, vals []string, maxChars int) error {
-	if len(vals) > abi.MaxFilterItems {
-		return fmt.Errorf("%s: %s has %d values, at most %d are allowed; narrow the listing in several calls: %w", op, name, len(vals), abi.MaxFilterItems, ErrInvalid)
-	}
-	for _, v := range vals {
-		if n := utf8.RuneCountInString(v); n > maxChars {
-			return fmt.Errorf("%s: a value of %s has %d characters, at most %d are allowed: %w", op, name, n, maxChars, ErrInvalid)
-		}
-	}
-	return nil
-}
-
 func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out *abi.ListResult, _ error) {
 	if err := checkK("list chunks", req.K); err != nil {
 		return nil, err
@@ -159,13 +145,13 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out 
 	if req.Offset < 0 || req.Offset > abi.MaxOffset {
 		return nil, fmt.Errorf("list chunks: offset must be 0..%d, got %d: %w", abi.MaxOffset, req.Offset, ErrInvalid)
 	}
-	if err := checkFilter("list chunks", "source_kinds", req.SourceKinds, abi.MaxKindChars); err != nil {
+	if err := abi.CheckFilter("list chunks", "source_kinds", req.SourceKinds, abi.MaxKindChars); err != nil {
 		return nil, err
 	}
-	if err := checkFilter("list chunks", "source_ids", req.SourceIDs, abi.MaxIDChars); err != nil {
+	if err := abi.CheckFilter("list chunks", "source_ids", req.SourceIDs, abi.MaxIDChars); err != nil {
 		return nil, err
 	}
-	if err := checkFilter("list chunks", "entity_ids", req.EntityIDs, abi.MaxIDChars); err != nil {
+	if err := abi.CheckFilter("list chunks", "entity_ids", req.EntityIDs, abi.MaxIDChars); err != nil {
 		return nil, err
 	}
 	if n := utf8.RuneCountInString(req.Query); n > abi.MaxQueryChars {
@@ -188,7 +174,7 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out 
 	}
 	defer func() {
 		if out != nil {
-			out.Resolved, out.Hint = resolved, withHints(out.Hint, hints)
+			out.Resolved, out.Hint = resolved, abi.WithHints(out.Hint, hints)
 		}
 	}()
 	var where []string
@@ -538,38 +524,6 @@ func (s *Store) HoldsChunks(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	return err == nil, err
-}
-
-// DisplayName applies reference-behaviour §2.6 to a source id: drop everything up to
-// the first ':'; a '|'-joined participant list drops the parts equal to the user's
-// address hint (joined with ", " when something was removed and something remains),
-// else is joined with " ↔ ". A non-empty title names threads and documents better
-// than their id, so it wins for those (not for participant lists or chat channels).
-func DisplayName(kind, sourceID, title, userEmailHint string) string {
-	rest := sourceID
-	if i := strings.IndexByte(rest, ':'); i >= 0 {
-		rest = rest[i+1:]
-	}
-	if strings.Contains(rest, "|") {
-		parts := strings.Split(rest, "|")
-		hint := strings.TrimSpace(userEmailHint)
-		if hint != "" {
-			var kept []string
-			for _, p := range parts {
-				if !strings.EqualFold(strings.TrimSpace(p), hint) {
-					kept = append(kept, p)
-				}
-			}
-			if len(kept) < len(parts) && len(kept) > 0 {
-				return strings.Join(kept, ", ")
-			}
-		}
-		return strings.Join(parts, " ↔ ")
-	}
-	if t := strings.TrimSpace(title); t != "" && kind != KindChat {
-		return t
-	}
-	return rest
 }
 
 // sortHits orders hits by score descending, then timestamp descending, then id.

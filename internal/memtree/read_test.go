@@ -203,7 +203,7 @@ func TestReplaceRemovesIndexRows(t *testing.T) {
 			t.Errorf("Search(%q) = %d hits after replace, want %d", q, len(res.Chunks), want)
 		}
 	}
-	srcs, _ := st.ListSources(ctx, abi.SourcesListRequest{})
+	srcs, _ := memory.Default(st).ListSources(ctx, abi.SourcesListRequest{})
 	if len(srcs.Sources) != 3 {
 		t.Errorf("sources = %d", len(srcs.Sources))
 	}
@@ -385,7 +385,7 @@ func TestTopEntitiesAndSources(t *testing.T) {
 			t.Errorf("no %s entity in %v", k, all.Entities)
 		}
 	}
-	srcs, err := st.ListSources(ctx, abi.SourcesListRequest{})
+	srcs, err := memory.Default(st).ListSources(ctx, abi.SourcesListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +412,7 @@ func TestDisplayName(t *testing.T) {
 		{"document", "doc:notes/a.md", "", "", "notes/a.md"},
 	}
 	for _, c := range cases {
-		if got := memtree.DisplayName(c.kind, c.id, c.title, c.hint); got != c.want {
+		if got := memory.DisplayName(c.kind, c.id, c.title, c.hint); got != c.want {
 			t.Errorf("DisplayName(%q, %q, hint %q) = %q, want %q", c.id, c.title, c.hint, got, c.want)
 		}
 	}
@@ -442,7 +442,7 @@ func TestEmptyStoreHintAndLateCreation(t *testing.T) {
 	if err != nil || er.Hint != memtree.EmptyHint {
 		t.Errorf("TopEntities: %+v %v", er, err)
 	}
-	so, err := ro.ListSources(ctx, abi.SourcesListRequest{})
+	so, err := memory.Default(ro).ListSources(ctx, abi.SourcesListRequest{})
 	if err != nil || so.Hint != memtree.EmptyHint || so.Sources == nil {
 		t.Errorf("ListSources: %+v %v", so, err)
 	}
@@ -526,7 +526,7 @@ func TestConcurrentReadersWithWriter(t *testing.T) {
 						err = fmt.Errorf("list total %d", r.Total)
 					}
 				case 3:
-					_, err = ro.ListSources(ctx, abi.SourcesListRequest{})
+					_, err = memory.Default(ro).ListSources(ctx, abi.SourcesListRequest{})
 				}
 				if err != nil {
 					errs <- err
@@ -648,7 +648,7 @@ func TestBrowseCachesSeeAnotherWritersIngest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	before, err := ro.ListSources(ctx, abi.SourcesListRequest{UserEmailHint: "alice@kestrel.example"})
+	before, err := memory.Default(ro).ListSources(ctx, abi.SourcesListRequest{UserEmailHint: "alice@kestrel.example"})
 	if err != nil || len(before.Sources) != 3 {
 		t.Fatalf("ListSources before: %+v %v", before, err)
 	}
@@ -664,7 +664,7 @@ func TestBrowseCachesSeeAnotherWritersIngest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := ro.ListSources(ctx, abi.SourcesListRequest{UserEmailHint: "alice@kestrel.example"})
+	after, err := memory.Default(ro).ListSources(ctx, abi.SourcesListRequest{UserEmailHint: "alice@kestrel.example"})
 	if err != nil || len(after.Sources) != 4 || after.Sources[0].SourceID != "slack:#zoo" {
 		t.Fatalf("ListSources after another writer's ingest: %+v %v", after, err)
 	}

@@ -97,7 +97,18 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 	return nil, fmt.Errorf("browse chunks: %w", ErrNotSupported)
 }
 
-// ListSources is not built on this backend yet.
-func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error) {
-	return nil, fmt.Errorf("list sources: %w", ErrNotSupported)
+// Generation, Sources and SourcePage (the sources list) are not built on this
+// backend yet.
+func (s *Store) Generation(ctx context.Context) (string, error) {
+	return "", ErrNotSupported
+}
+
+// Sources is not built on this backend yet.
+func (s *Store) Sources(ctx context.Context) ([]abi.Source, string, error) {
+	return nil, "", ErrNotSupported
+}
+
+// SourcePage is not built on this backend yet.
+func (s *Store) SourcePage(ctx context.Context, kinds []string, k, offset int) ([]abi.Source, int, error) {
+	return nil, 0, ErrNotSupported
 }

@@ -11,8 +11,8 @@ import (
 // yet (no store file): the read API answers as for an empty store.
 var ErrEmpty = errors.New("the memory tree is empty")
 
-// Plain is what the read API's plain reads (a chunk, the top entities) ask of a
-// store: rows as stored. Checking requests, resolving filters, clipping and
+// Plain is what the read API's plain reads (a chunk, the top entities, the
+// sources) ask of a store: rows as stored. Checking requests, resolving filters, clipping and
 // fitting results under abi.MaxResultBytes and writing hints are the read
 // API's (internal/memory); a store only reads.
 type Plain interface {
@@ -26,4 +26,17 @@ type Plain interface {
 	Entities(ctx context.Context, kind string, k, offset int) (ents []abi.Entity, total int, err error)
 	// HoldsChunks reports whether the store holds any chunk.
 	HoldsChunks(ctx context.Context) (bool, error)
+
+	// Generation names the store's current write generation (every ingest
+	// commit makes a new one): what the read API derives from the source list
+	// it keeps per generation.
+	Generation(ctx context.Context) (string, error)
+	// Sources returns every source holding chunks, newest first (by its last
+	// message, then id), and the generation they are of. The slice may be
+	// shared: callers must not modify it.
+	Sources(ctx context.Context) ([]abi.Source, string, error)
+	// SourcePage reads the page [offset, offset+k) of the sources holding
+	// chunks of kinds (every kind when empty), in Sources' order, and counts
+	// them, without reading the whole list.
+	SourcePage(ctx context.Context, kinds []string, k, offset int) ([]abi.Source, int, error)
 }
