@@ -115,7 +115,7 @@ func TestContactsAsPeople(t *testing.T) {
 		t.Errorf("summary line: %s", sum.Line())
 	}
 	texts := func(ids ...string) (map[string]bool, []abi.Resolution) {
-		res, err := st.ListChunks(ctx, abi.ChunksListRequest{EntityIDs: ids, K: 50})
+		res, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{EntityIDs: ids, K: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -187,7 +187,7 @@ func TestContactsTwoMicahs(t *testing.T) {
 		t.Fatalf("run: %v %v", err, sum.Errors)
 	}
 	count := func(v string) ([]string, string) {
-		res, err := st.ListChunks(ctx, abi.ChunksListRequest{EntityIDs: []string{v}, K: 50})
+		res, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{EntityIDs: []string{v}, K: 50})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,7 +36,7 @@ func sourceChunks(t *testing.T, st *memtree.Store, sourceID string) []abi.Chunk 
 	ctx := context.Background()
 	var out []abi.Chunk
 	for off := 0; ; off += memtree.MaxK {
-		res, err := st.ListChunks(ctx, abi.ChunksListRequest{SourceIDs: []string{sourceID}, K: memtree.MaxK, Offset: off})
+		res, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{SourceIDs: []string{sourceID}, K: memtree.MaxK, Offset: off})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -298,7 +298,7 @@ func TestCorpusIntoStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := st.ListChunks(ctx, abi.ChunksListRequest{EntityIDs: []string{"person:" + strings.ToLower(name)}, K: 1})
+		res, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{EntityIDs: []string{"person:" + strings.ToLower(name)}, K: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +315,7 @@ func TestCorpusIntoStore(t *testing.T) {
 	if err := json.Unmarshal(ub, &users); err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.ListChunks(ctx, abi.ChunksListRequest{SourceKinds: []string{"chat"}, Query: "<@U", K: 10})
+	res, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{SourceKinds: []string{"chat"}, Query: "<@U", K: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestCorpusIntoStore(t *testing.T) {
 	}
 	mentioned := 0
 	for _, u := range users {
-		res, err := st.ListChunks(ctx, abi.ChunksListRequest{EntityIDs: []string{"person:" + strings.ToLower(u.RealName)}, SourceKinds: []string{"chat"}, K: 1})
+		res, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{EntityIDs: []string{"person:" + strings.ToLower(u.RealName)}, SourceKinds: []string{"chat"}, K: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

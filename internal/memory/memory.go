@@ -3,10 +3,10 @@
 // ranked by the engine (internal/retrieval) over a backend's read call
 // (internal/retrieval/index), with their hits' cited messages, scores that never
 // contradict the order and results kept within abi.MaxResultBytes; and the
-// plain reads: a chunk, the top entities and the sources shaped here from the
-// store's rows (index.Plain; plain.go, sources.go: request checks, kind
-// resolution, display names, clipping, fitting, hints), browse still answered
-// by the store.
+// plain reads (a chunk, browse, the top entities, the sources) shaped here from
+// the store's rows (index.Plain; plain.go, browse.go, sources.go: request
+// checks, kind resolution, display names, snippets, clipping, fitting, hints;
+// browse's filter values are resolved by the store, which looks them up).
 //
 // It links no store: internal/memtree (SQLite) or any other backend is its Store.
 //
@@ -29,7 +29,6 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
-	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // Store is what the read API needs of a backend store (memtree.Store).
@@ -39,11 +38,9 @@ type Store interface {
 	// holds nothing.
 	BeginRead(ctx context.Context) (index.Backend, error)
 
-	// The rows of the plain reads this API shapes (plain.go).
+	// The rows of the plain reads this API shapes (plain.go, browse.go,
+	// sources.go).
 	index.Plain
-
-	// The plain read still answered by the store itself.
-	ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error)
 }
 
 // API is the read API over one store and one engine. It is safe for concurrent
@@ -65,8 +62,3 @@ func Default(store Store) *API { return New(store, retrieval.DefaultParams()) }
 
 // Params returns the parameters the API ranks with.
 func (a *API) Params() retrieval.Params { return a.engine.Params() }
-
-// ListChunks browses chunks (the store's plain read).
-func (a *API) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
-	return a.store.ListChunks(ctx, req)
-}

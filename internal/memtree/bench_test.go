@@ -136,7 +136,7 @@ func BenchmarkListChunks(b *testing.B) {
 			req := filters[name]
 			req.K = 20
 			b.Run(name, func(b *testing.B) {
-				p50(b, func(int) error { _, err := st.ListChunks(ctx, req); return err })
+				p50(b, func(int) error { _, err := memory.Default(st).ListChunks(ctx, req); return err })
 			})
 		}
 	})
@@ -162,7 +162,7 @@ func BenchmarkListSources(b *testing.B) {
 
 func BenchmarkGetChunk(b *testing.B) {
 	benchScales(b, func(b *testing.B, st *memtree.Store) {
-		res, err := st.ListChunks(context.Background(), abi.ChunksListRequest{K: 50})
+		res, err := memory.Default(st).ListChunks(context.Background(), abi.ChunksListRequest{K: 50})
 		if err != nil {
 			b.Fatal(err)
 		}

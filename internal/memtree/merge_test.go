@@ -50,7 +50,7 @@ func engDays() []memtree.MessageInput {
 func storedChunks(t *testing.T, st *memtree.Store, sourceID string) []abi.Chunk {
 	t.Helper()
 	ctx := context.Background()
-	res, err := st.ListChunks(ctx, abi.ChunksListRequest{SourceIDs: []string{sourceID}, K: 50})
+	res, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{SourceIDs: []string{sourceID}, K: 50})
 	if err != nil {
 		t.Fatal(err)
 	}

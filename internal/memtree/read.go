@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/internal/analysis"
-	"github.com/openhuman/openhuman-core/internal/fit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -50,9 +48,6 @@ func scanHit(r rowScanner, extra ...any) (abi.ChunkHit, error) {
 	}
 	return h, nil
 }
-
-// plainSnippet is analysis.PlainSnippet.
-func plainSnippet(text string, terms []string) string { return analysis.PlainSnippet(text, terms) }
 
 // reWordsOnly matches a browse query made of letters, digits and spaces only.
 var reWordsOnly = lazyre.New(`^[\p{L}\p{N} ]+$`)
@@ -117,7 +112,7 @@ func likeEscape(s string) string {
 // may scan before giving up on more matches.
 const substringScanBudget = 20000
 
-// ListChunks browses chunks with AND-combined filters, newest first (timestamp DESC,
+// Browse reads a tree.browse page (index.Plain): chunks with AND-combined filters, newest first (timestamp DESC,
 // id). The `query` filter: with another filter it is a case-insensitive substring
 // match (LIKE, with % and _ escaped) over the full text of that filter's rows; alone,
 // a query of words only is a full-text phrase match (stemmed: "forecast" also finds
@@ -126,46 +121,17 @@ const substringScanBudget = 20000
 // candidates are also prefiltered by the index (each word must begin a token; a
 // substring that starts mid-word is not found). So no query scans the whole table,
 // and `total` always counts what the page is drawn from.
-func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
-	res, err := s.listChunks(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	n := fit.Count(res.Chunks, fit.ResultBase+fit.StrLen(res.Hint), fit.HitSize)
-	had := len(res.Chunks)
-	res.Chunks = res.Chunks[:n]
-	res.Next = fit.NextOffset(req.Offset, n, had, res.Total)
-	return res, nil
+func (s *Store) Browse(ctx context.Context, req abi.ChunksListRequest) (*index.BrowsePage, error) {
+	return s.listChunks(ctx, req)
 }
 
-func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out *abi.ListResult, _ error) {
-	if err := checkK("list chunks", req.K); err != nil {
-		return nil, err
-	}
-	if req.Offset < 0 || req.Offset > abi.MaxOffset {
-		return nil, fmt.Errorf("list chunks: offset must be 0..%d, got %d: %w", abi.MaxOffset, req.Offset, ErrInvalid)
-	}
-	if err := abi.CheckFilter("list chunks", "source_kinds", req.SourceKinds, abi.MaxKindChars); err != nil {
-		return nil, err
-	}
-	if err := abi.CheckFilter("list chunks", "source_ids", req.SourceIDs, abi.MaxIDChars); err != nil {
-		return nil, err
-	}
-	if err := abi.CheckFilter("list chunks", "entity_ids", req.EntityIDs, abi.MaxIDChars); err != nil {
-		return nil, err
-	}
-	if n := utf8.RuneCountInString(req.Query); n > abi.MaxQueryChars {
-		return nil, fmt.Errorf("list chunks: query has %d characters, at most %d are allowed: %w", n, abi.MaxQueryChars, ErrInvalid)
-	}
-	if req.SinceMS != nil && req.UntilMS != nil && *req.SinceMS > *req.UntilMS {
-		return nil, fmt.Errorf("list chunks: since_ms %d is after until_ms %d: %w", *req.SinceMS, *req.UntilMS, ErrInvalid)
-	}
+func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out *index.BrowsePage, _ error) {
 	db, err := s.readers(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if db == nil {
-		return &abi.ListResult{Chunks: []abi.ChunkHit{}, Hint: EmptyHint}, nil
+		return nil, index.ErrEmpty
 	}
 	// Values people type (filters.go): aliases, names, conversations without month.
 	kindCond, kindArgs, resolved, hints, err := s.browseFilters(ctx, db, &req)
@@ -175,6 +141,7 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out 
 	defer func() {
 		if out != nil {
 			out.Resolved, out.Hint = resolved, abi.WithHints(out.Hint, hints)
+			out.Hits = nonNilHits(out.Hits)
 		}
 	}()
 	var where []string
@@ -267,7 +234,7 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out 
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
-	res := &abi.ListResult{Chunks: []abi.ChunkHit{}}
+	res := &index.BrowsePage{}
 	if q == "" && (entIn != "" || ftsOnly != "") && len(req.SourceKinds) == 0 && len(req.SourceIDs) == 0 {
 		// Entity and/or word filters (and a time window): the matching rowids come
 		// from the link or full-text index and are ordered by the cached chunk times.
@@ -305,18 +272,16 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out 
 		return nil, fmt.Errorf("list chunks: %w", err)
 	}
 	defer rows.Close()
-	qterms := []string{}
+	res.Near = []string{}
 	if q != "" {
-		qterms = append(qterms, strings.ToLower(q))
+		res.Near = append(res.Near, strings.ToLower(q))
 	}
 	for rows.Next() {
-		var text string
-		h, err := scanHit(rows, &text)
-		if err != nil {
+		var h index.Hit
+		if h.ChunkHit, err = scanHit(rows, &h.Text); err != nil {
 			return nil, fmt.Errorf("list chunks: %w", err)
 		}
-		h.Snippet = plainSnippet(text, qterms)
-		res.Chunks = append(res.Chunks, h)
+		res.Hits = append(res.Hits, h)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list chunks: %w", err)
@@ -329,7 +294,7 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out 
 // from the index (entity links and/or chunks_fts), filters and orders them by the
 // chunk times cached for this store generation, and reads only the page's rows (plus
 // rows tied on time at its edges, so the order is exactly timestamp DESC, id).
-func (s *Store) listByIndex(ctx context.Context, db *sql.DB, req abi.ChunksListRequest, entIn string, entArgs []any, fts string, res *abi.ListResult) error {
+func (s *Store) listByIndex(ctx context.Context, db *sql.DB, req abi.ChunksListRequest, entIn string, entArgs []any, fts string, res *index.BrowsePage) error {
 	gen, err := generation(ctx, db)
 	if err != nil {
 		return fmt.Errorf("list chunks: %w", err)
@@ -437,26 +402,33 @@ func (s *Store) listByIndex(ctx context.Context, db *sql.DB, req abi.ChunksListR
 		string(idsJSON), end-req.Offset, req.Offset-before)
 }
 
-// listPage reads one ListChunks page (hit columns and text) into res.Chunks.
-func (s *Store) listPage(ctx context.Context, db *sql.DB, res *abi.ListResult, q string, args ...any) error {
+// listPage reads one browse page (hit columns and text) into res.Hits.
+func (s *Store) listPage(ctx context.Context, db *sql.DB, res *index.BrowsePage, q string, args ...any) error {
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("list chunks: %w", err)
 	}
 	defer rows.Close()
+	res.Near = []string{}
 	for rows.Next() {
-		var text string
-		h, err := scanHit(rows, &text)
-		if err != nil {
+		var h index.Hit
+		if h.ChunkHit, err = scanHit(rows, &h.Text); err != nil {
 			return fmt.Errorf("list chunks: %w", err)
 		}
-		h.Snippet = plainSnippet(text, []string{})
-		res.Chunks = append(res.Chunks, h)
+		res.Hits = append(res.Hits, h)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("list chunks: %w", err)
 	}
 	return nil
+}
+
+// nonNilHits is hs, or an empty list for none.
+func nonNilHits(hs []index.Hit) []index.Hit {
+	if hs == nil {
+		return []index.Hit{}
+	}
+	return hs
 }
 
 // emptyHint sets hint to EmptyHint when the store holds no chunk.

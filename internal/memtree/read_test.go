@@ -27,7 +27,7 @@ func listAll(t *testing.T, st *memtree.Store, req abi.ChunksListRequest) *abi.Li
 	if req.K == 0 {
 		req.K = 50
 	}
-	res, err := st.ListChunks(context.Background(), req)
+	res, err := memory.Default(st).ListChunks(context.Background(), req)
 	if err != nil {
 		t.Fatalf("ListChunks(%+v): %v", req, err)
 	}
@@ -246,7 +246,7 @@ func TestListChunksFilters(t *testing.T) {
 		t.Errorf("page: total %d, %d chunks", page.Total, len(page.Chunks))
 	}
 	for _, bad := range []abi.ChunksListRequest{{K: 0}, {K: 51}, {K: 5, Offset: -1}, {K: 5, SinceMS: i64(10), UntilMS: i64(5)}} {
-		if _, err := st.ListChunks(context.Background(), bad); !errors.Is(err, memtree.ErrInvalid) {
+		if _, err := memory.Default(st).ListChunks(context.Background(), bad); !errors.Is(err, memtree.ErrInvalid) {
 			t.Errorf("ListChunks(%+v) err = %v, want ErrInvalid", bad, err)
 		}
 	}
@@ -434,7 +434,7 @@ func TestEmptyStoreHintAndLateCreation(t *testing.T) {
 	if err != nil || rr.Hint != memtree.EmptyHint || rr.Chunks == nil {
 		t.Errorf("Recall: %+v %v", rr, err)
 	}
-	lr, err := ro.ListChunks(ctx, abi.ChunksListRequest{K: 5})
+	lr, err := memory.Default(ro).ListChunks(ctx, abi.ChunksListRequest{K: 5})
 	if err != nil || lr.Hint != memtree.EmptyHint || lr.Total != 0 {
 		t.Errorf("ListChunks: %+v %v", lr, err)
 	}
@@ -521,7 +521,7 @@ func TestConcurrentReadersWithWriter(t *testing.T) {
 					_, err = memory.Default(ro).Recall(ctx, abi.RecallRequest{Query: "automobile repair", K: 5})
 				case 2:
 					var r *abi.ListResult
-					r, err = ro.ListChunks(ctx, abi.ChunksListRequest{K: 50})
+					r, err = memory.Default(ro).ListChunks(ctx, abi.ChunksListRequest{K: 50})
 					if err == nil && r.Total < 4 {
 						err = fmt.Errorf("list total %d", r.Total)
 					}
@@ -548,7 +548,7 @@ func TestConcurrentReadersWithWriter(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	res, _ := ro.ListChunks(ctx, abi.ChunksListRequest{K: 5, Query: "gardening"})
+	res, _ := memory.Default(ro).ListChunks(ctx, abi.ChunksListRequest{K: 5, Query: "gardening"})
 	if res.Total != 20 {
 		t.Errorf("reader sees %d of 20 new chunks", res.Total)
 	}
@@ -589,7 +589,7 @@ func browseStore(t *testing.T) *memtree.Store {
 
 func pageIDs(t *testing.T, st *memtree.Store, req abi.ChunksListRequest) (int, []string) {
 	t.Helper()
-	res, err := st.ListChunks(context.Background(), req)
+	res, err := memory.Default(st).ListChunks(context.Background(), req)
 	if err != nil {
 		t.Fatalf("ListChunks(%+v): %v", req, err)
 	}

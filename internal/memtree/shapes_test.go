@@ -401,14 +401,14 @@ func TestTopEntitiesAndBrowsePages(t *testing.T) {
 		t.Fatalf("person total: %v, %+v", err, docs)
 	}
 
-	br, err := st.ListChunks(ctx, abi.ChunksListRequest{SourceKinds: []string{"chat"}, K: 30, Offset: 60})
+	br, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{SourceKinds: []string{"chat"}, K: 30, Offset: 60})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if br.Total != 100 || len(br.Chunks) != 30 || br.Next != 90 {
 		t.Fatalf("browse chat: total %d, %d chunks, next %d", br.Total, len(br.Chunks), br.Next)
 	}
-	if br, err = st.ListChunks(ctx, abi.ChunksListRequest{SourceKinds: []string{"chat"}, K: 30, Offset: 90}); err != nil || br.Next != 0 || len(br.Chunks) != 10 {
+	if br, err = memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{SourceKinds: []string{"chat"}, K: 30, Offset: 90}); err != nil || br.Next != 0 || len(br.Chunks) != 10 {
 		t.Fatalf("browse chat last page: %v, %d chunks, next %d", err, len(br.Chunks), br.Next)
 	}
 	// Too many filter values are an argument error, never SQLite's variable limit.
@@ -416,15 +416,15 @@ func TestTopEntitiesAndBrowsePages(t *testing.T) {
 	for i := range many {
 		many[i] = fmt.Sprintf("topic:t%d", i)
 	}
-	_, err = st.ListChunks(ctx, abi.ChunksListRequest{EntityIDs: many, K: 10})
+	_, err = memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{EntityIDs: many, K: 10})
 	if !errors.Is(err, memtree.ErrInvalid) || !strings.Contains(err.Error(), "entity_ids has 100000 values, at most 100 are allowed") {
 		t.Errorf("100,000 entity ids: %v", err)
 	}
-	_, err = st.ListChunks(ctx, abi.ChunksListRequest{SourceIDs: many[:101], K: 10})
+	_, err = memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{SourceIDs: many[:101], K: 10})
 	if !errors.Is(err, memtree.ErrInvalid) {
 		t.Errorf("101 source ids: %v", err)
 	}
-	if _, err = st.ListChunks(ctx, abi.ChunksListRequest{EntityIDs: many[:100], SourceIDs: many[:100], K: 10}); err != nil {
+	if _, err = memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{EntityIDs: many[:100], SourceIDs: many[:100], K: 10}); err != nil {
 		t.Errorf("100 + 100 filter values: %v", err)
 	}
 }

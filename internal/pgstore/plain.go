@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/openhuman/openhuman-core/internal/memory"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -92,8 +93,8 @@ func (s *Store) HoldsChunks(ctx context.Context) (bool, error) {
 	return holds, err
 }
 
-// ListChunks is not built on this backend yet.
-func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
+// Browse is not built on this backend yet.
+func (s *Store) Browse(ctx context.Context, req abi.ChunksListRequest) (*index.BrowsePage, error) {
 	return nil, fmt.Errorf("browse chunks: %w", ErrNotSupported)
 }
 

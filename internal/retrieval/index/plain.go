@@ -11,8 +11,8 @@ import (
 // yet (no store file): the read API answers as for an empty store.
 var ErrEmpty = errors.New("the memory tree is empty")
 
-// Plain is what the read API's plain reads (a chunk, the top entities, the
-// sources) ask of a store: rows as stored. Checking requests, resolving filters, clipping and
+// Plain is what the read API's plain reads (a chunk, browse, the top entities,
+// the sources) ask of a store: rows as stored. Checking requests, resolving filters, clipping and
 // fitting results under abi.MaxResultBytes and writing hints are the read
 // API's (internal/memory); a store only reads.
 type Plain interface {
@@ -24,6 +24,11 @@ type Plain interface {
 	// mentions (most first), then last seen (newest first), then id, and counts
 	// the entities of that kind.
 	Entities(ctx context.Context, kind string, k, offset int) (ents []abi.Entity, total int, err error)
+	// Browse reads one tree.browse page for req (checked by the read API): its
+	// filter values resolved to stored ones, the page's chunks newest first (by
+	// chunk time, then id) with their text, and how many chunks the page is
+	// drawn from.
+	Browse(ctx context.Context, req abi.ChunksListRequest) (*BrowsePage, error)
 	// HoldsChunks reports whether the store holds any chunk.
 	HoldsChunks(ctx context.Context) (bool, error)
 
@@ -39,4 +44,18 @@ type Plain interface {
 	// chunks of kinds (every kind when empty), in Sources' order, and counts
 	// them, without reading the whole list.
 	SourcePage(ctx context.Context, kinds []string, k, offset int) ([]abi.Source, int, error)
+}
+
+// BrowsePage is one page of Plain.Browse.
+type BrowsePage struct {
+	Hits  []Hit
+	Total int // the chunks the page is drawn from
+	// Resolved says what each filter value that is not a stored id was taken
+	// to mean; Hint names the values that match nothing and says so when the
+	// store is empty.
+	Resolved []abi.Resolution
+	Hint     string
+	// Near are the words the store searched the chunks' text for (snippets
+	// start near the first of them; nil: at the text's start).
+	Near []string
 }
