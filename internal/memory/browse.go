@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/internal/analysis"
@@ -13,8 +14,9 @@ import (
 )
 
 // ListChunks browses chunks with AND-combined filters, newest first (the store's
-// Browse reads the page), with snippets cut from the chunks' texts and the page
-// kept within abi.MaxResultBytes.
+// Browse reads the page), with snippets cut from the chunks' texts (starting
+// near the query, when one is given) and the page kept within
+// abi.MaxResultBytes.
 func (a *API) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
 	if err := abi.CheckK("list chunks", req.K); err != nil {
 		return nil, err
@@ -44,10 +46,14 @@ func (a *API) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.L
 	if err != nil {
 		return nil, err
 	}
+	var near []string
+	if q := strings.ToLower(strings.TrimSpace(req.Query)); q != "" {
+		near = []string{q}
+	}
 	res := &abi.ListResult{Chunks: make([]abi.ChunkHit, len(page.Hits)), Total: page.Total, Hint: page.Hint, Resolved: page.Resolved}
 	for i, h := range page.Hits {
 		res.Chunks[i] = h.ChunkHit
-		res.Chunks[i].Snippet = analysis.PlainSnippet(h.Text, page.Near)
+		res.Chunks[i].Snippet = analysis.PlainSnippet(h.Text, near)
 	}
 	n := fit.Count(res.Chunks, fit.ResultBase+fit.StrLen(res.Hint), fit.HitSize)
 	had := len(res.Chunks)

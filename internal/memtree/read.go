@@ -272,10 +272,6 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out 
 		return nil, fmt.Errorf("list chunks: %w", err)
 	}
 	defer rows.Close()
-	res.Near = []string{}
-	if q != "" {
-		res.Near = append(res.Near, strings.ToLower(q))
-	}
 	for rows.Next() {
 		var h index.Hit
 		if h.ChunkHit, err = scanHit(rows, &h.Text); err != nil {
@@ -409,7 +405,6 @@ func (s *Store) listPage(ctx context.Context, db *sql.DB, res *index.BrowsePage,
 		return fmt.Errorf("list chunks: %w", err)
 	}
 	defer rows.Close()
-	res.Near = []string{}
 	for rows.Next() {
 		var h index.Hit
 		if h.ChunkHit, err = scanHit(rows, &h.Text); err != nil {

@@ -55,7 +55,4 @@ type BrowsePage struct {
 	// store is empty.
 	Resolved []abi.Resolution
 	Hint     string
-	// Near are the words the store searched the chunks' text for (snippets
-	// start near the first of them; nil: at the text's start).
-	Near []string
 }
