@@ -83,3 +83,38 @@ func TestASCIIFastPaths(t *testing.T) {
 		}
 	}
 }
+
+// TestTokensAreWords checks that Tokens splits as Words does and that each
+// token's offsets hold the characters it folds from.
+func TestTokensAreWords(t *testing.T) {
+	texts := []string{
+		"", "  ", "Hello, World!", "Ünïcödé straße — naïve café", "e-mail: x@y.z. Next sentence",
+		"emoji 😀 inside", "日本語のテキスト", "a\u0301b c\u0300", "tab\tand\nnewline\r\nend.", "x\xffy", "ÀÉÎ",
+	}
+	for _, s := range texts {
+		type token struct {
+			Word       string
+			Start, End int
+		}
+		var toks []token
+		Tokens(s, func(w []byte, start, end int) { toks = append(toks, token{string(w), start, end}) })
+		ws := Words(s)
+		if len(toks) != len(ws) {
+			t.Fatalf("Tokens(%q) gave %d words, Words %d", s, len(toks), len(ws))
+		}
+		prev := 0
+		for i, tk := range toks {
+			if tk.Word != ws[i] {
+				t.Errorf("Tokens(%q)[%d] = %q, Words %q", s, i, tk.Word, ws[i])
+			}
+			if tk.Start < prev || tk.End <= tk.Start || tk.End > len(s) {
+				t.Errorf("Tokens(%q)[%d] = %q at [%d,%d): offsets out of order", s, i, tk.Word, tk.Start, tk.End)
+				continue
+			}
+			if got := Words(s[tk.Start:tk.End]); len(got) != 1 || got[0] != tk.Word {
+				t.Errorf("Tokens(%q)[%d]: text %q at [%d,%d) splits as %q, want the one word %q", s, i, s[tk.Start:tk.End], tk.Start, tk.End, got, tk.Word)
+			}
+			prev = tk.End
+		}
+	}
+}

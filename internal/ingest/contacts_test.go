@@ -9,6 +9,7 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/ingest/notes"
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -110,7 +111,7 @@ func TestContactsAsPeople(t *testing.T) {
 		t.Errorf("summary line: %s", sum.Line())
 	}
 	texts := func(ids ...string) (map[string]bool, []abi.Resolution) {
-		res, err := st.ListChunks(ctx, abi.ChunksListRequest{EntityIDs: ids, K: 50})
+		res, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{EntityIDs: ids, K: 50})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +153,7 @@ func TestContactsAsPeople(t *testing.T) {
 		t.Errorf("dana: %v", got)
 	}
 	// a contact is no document
-	srcs, err := st.ListSources(ctx, abi.SourcesListRequest{})
+	srcs, err := memory.Default(st).ListSources(ctx, abi.SourcesListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,7 +183,7 @@ func TestContactsTwoMicahs(t *testing.T) {
 		t.Fatalf("run: %v %v", err, sum.Errors)
 	}
 	count := func(v string) ([]string, string) {
-		res, err := st.ListChunks(ctx, abi.ChunksListRequest{EntityIDs: []string{v}, K: 50})
+		res, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{EntityIDs: []string{v}, K: 50})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -36,12 +36,12 @@ func sourceChunks(t *testing.T, st *memtree.Store, sourceID string) []abi.Chunk 
 	ctx := context.Background()
 	var out []abi.Chunk
 	for off := 0; ; off += memtree.MaxK {
-		res, err := st.ListChunks(ctx, abi.ChunksListRequest{SourceIDs: []string{sourceID}, K: memtree.MaxK, Offset: off})
+		res, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{SourceIDs: []string{sourceID}, K: memtree.MaxK, Offset: off})
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, h := range res.Chunks {
-			c, err := st.GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
+			c, err := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -105,7 +105,7 @@ func TestIngestIntoStore(t *testing.T) {
 	if len(slack) != 1 || !strings.Contains(slack[0].Text, "Ana Souza ships #launch & more") {
 		t.Errorf("slack chunk = %+v", slack)
 	}
-	ents, err := st.TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 50})
+	ents, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -286,7 +286,7 @@ func TestCorpusIntoStore(t *testing.T) {
 		t.Fatal("corpus has no ISO-8859-1 sender names to check")
 	}
 	dec := new(mime.WordDecoder)
-	persons, err := st.TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 5})
+	persons, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 5})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestCorpusIntoStore(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := st.ListChunks(ctx, abi.ChunksListRequest{EntityIDs: []string{"person:" + strings.ToLower(name)}, K: 1})
+		res, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{EntityIDs: []string{"person:" + strings.ToLower(name)}, K: 1})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -315,7 +315,7 @@ func TestCorpusIntoStore(t *testing.T) {
 	if err := json.Unmarshal(ub, &users); err != nil {
 		t.Fatal(err)
 	}
-	res, err := st.ListChunks(ctx, abi.ChunksListRequest{SourceKinds: []string{"chat"}, Query: "<@U", K: 10})
+	res, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{SourceKinds: []string{"chat"}, Query: "<@U", K: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -324,7 +324,7 @@ func TestCorpusIntoStore(t *testing.T) {
 	}
 	mentioned := 0
 	for _, u := range users {
-		res, err := st.ListChunks(ctx, abi.ChunksListRequest{EntityIDs: []string{"person:" + strings.ToLower(u.RealName)}, SourceKinds: []string{"chat"}, K: 1})
+		res, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{EntityIDs: []string{"person:" + strings.ToLower(u.RealName)}, SourceKinds: []string{"chat"}, K: 1})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -3,7 +3,10 @@
 // ranked by the engine (internal/retrieval) over a backend's read call
 // (internal/retrieval/index), with their hits' cited messages, scores that never
 // contradict the order and results kept within abi.MaxResultBytes; and the
-// backend's plain reads (a chunk, browse, entities, sources).
+// plain reads (a chunk, browse, the top entities, the sources) shaped here from
+// the store's rows (index.Plain; plain.go, browse.go, sources.go: request
+// checks, kind resolution, display names, snippets, clipping, fitting, hints;
+// browse's filter values are resolved by the store, which looks them up).
 //
 // It links no store: internal/memtree (SQLite) or any other backend is its Store.
 //
@@ -13,10 +16,12 @@
 // the module's memory.search request) and API.Search here, which opens a read
 // call on the store (Store.BeginRead: memtree/rstore.go, one connection and the
 // store generation's snapshot), ranks with the engine (retrieval's search.go,
-// candidates.go, …; each full-text query is an index.Match the backend runs:
-// memtree/rstore.go Match → fts.go ftsExpr → search.go ftsRanked, the SQL), then
-// adds the hits' cited messages (memtree/hitmessages.go) and fits the result
-// (internal/fit).
+// candidates.go, …; each full-text query is an index.Match, run through
+// snippets.go's match, which cuts the hits' snippets from the texts the backend
+// returns: memtree/rstore.go Match → fts.go ftsExpr → rankcap.go rankWindow →
+// search.go ftsRanked, the SQL), then adds the hits' cited messages
+// (hitmessages.go, over the backend's index.Messages: memtree/hitmessages.go) and
+// fits the result (internal/fit).
 package memory
 
 import (
@@ -24,36 +29,26 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/retrieval"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
-	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // Store is what the read API needs of a backend store (memtree.Store).
 type Store interface {
 	// BeginRead opens one read call: the backend over one connection and store
-	// generation, which must also implement Messages; nil while the store holds
-	// nothing.
+	// generation, which must also implement index.Messages; nil while the store
+	// holds nothing.
 	BeginRead(ctx context.Context) (index.Backend, error)
 
-	// The plain reads, answered by the store itself.
-	GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.ChunkResult, error)
-	ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error)
-	TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*abi.EntitiesResult, error)
-	ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error)
-}
-
-// Messages is the read call of a backend that gives hits their cited messages.
-type Messages interface {
-	// HitMessages fills each hit's Messages from its cited refs (at most
-	// abi.MaxHitMessages) and returns the bound applied to their texts (0 when no
-	// hit cites a message).
-	HitMessages(ctx context.Context, hits []abi.ChunkHit) (int, error)
+	// The rows of the plain reads this API shapes (plain.go, browse.go,
+	// sources.go).
+	index.Plain
 }
 
 // API is the read API over one store and one engine. It is safe for concurrent
 // use.
 type API struct {
-	store  Store
-	engine *retrieval.Engine
+	store   Store
+	engine  *retrieval.Engine
+	sources namedLists // the store's sources named per hint (sources.go)
 }
 
 // New returns the read API over store, ranking with parameters p
@@ -67,23 +62,3 @@ func Default(store Store) *API { return New(store, retrieval.DefaultParams()) }
 
 // Params returns the parameters the API ranks with.
 func (a *API) Params() retrieval.Params { return a.engine.Params() }
-
-// GetChunk reads one chunk (the store's plain read).
-func (a *API) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.ChunkResult, error) {
-	return a.store.GetChunk(ctx, req)
-}
-
-// ListChunks browses chunks (the store's plain read).
-func (a *API) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
-	return a.store.ListChunks(ctx, req)
-}
-
-// TopEntities lists entities by mentions (the store's plain read).
-func (a *API) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*abi.EntitiesResult, error) {
-	return a.store.TopEntities(ctx, req)
-}
-
-// ListSources lists sources (the store's plain read).
-func (a *API) ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error) {
-	return a.store.ListSources(ctx, req)
-}

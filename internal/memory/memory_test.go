@@ -109,7 +109,39 @@ func (b bare) BeginRead(ctx context.Context) (index.Backend, error) {
 func TestABackendWithoutHitMessagesIsNamed(t *testing.T) {
 	_, st := fixture(t)
 	_, err := memory.Default(bare{st}).Search(context.Background(), abi.SearchRequest{Query: "brake", K: 5})
-	if err == nil || !strings.Contains(err.Error(), "memory.Messages") {
+	if err == nil || !strings.Contains(err.Error(), "index.Messages") {
 		t.Fatalf("search over a read call without hit messages: %v", err)
+	}
+}
+
+// TestBrowseSnippetStartsNearTheQuery: a browse page's snippets start near the
+// query whichever path the store read the page by (a words-only query reads
+// the full-text index; one with punctuation scans), so a long chunk shows where
+// it says what was asked.
+func TestBrowseSnippetStartsNearTheQuery(t *testing.T) {
+	ctx := context.Background()
+	st, err := memtree.Open(filepath.Join(t.TempDir(), "chunks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	text := strings.Repeat("Nothing to see in this sentence about the weather. ", 20) + "The quarterly forecast moved to Friday, said Ana."
+	in := memtree.SourceInput{Kind: memtree.KindDocument, SourceID: "doc:notes/long.md", Title: "Long note",
+		Messages: []memtree.MessageInput{{Ref: "notes/long.md", TimestampMS: 1767261600000, Text: text}}}
+	if _, err := st.Ingest(ctx, in); err != nil {
+		t.Fatal(err)
+	}
+	api := memory.Default(st)
+	for _, q := range []string{"quarterly forecast", "forecast moved to friday,"} {
+		res, err := api.ListChunks(ctx, abi.ChunksListRequest{Query: q, K: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(res.Chunks) != 1 {
+			t.Fatalf("browse %q: %d chunks, want the note", q, len(res.Chunks))
+		}
+		if s := res.Chunks[0].Snippet; !strings.HasPrefix(s, "…") || !strings.Contains(strings.ToLower(s), strings.TrimSuffix(q, ",")) {
+			t.Errorf("browse %q: snippet %q does not start near the query", q, s)
+		}
 	}
 }

@@ -96,15 +96,15 @@ func checkQuery(op string, k int, query, what string) (string, error) {
 	return query, nil
 }
 
-// finish adds the hits' cited messages (through b's Messages) and makes their
-// scores non-increasing down the list (retrieval.Monotone), returning the bound
-// applied to the messages' texts.
+// finish adds the hits' cited messages (HitMessages, through b's
+// index.Messages) and makes their scores non-increasing down the list
+// (retrieval.Monotone), returning the bound applied to the messages' texts.
 func finish(ctx context.Context, b index.Backend, hits []abi.ChunkHit) (int, error) {
-	m, ok := b.(Messages)
+	m, ok := b.(index.Messages)
 	if !ok {
-		return 0, fmt.Errorf("the store's read call %T gives no hit messages (memory.Messages)", b)
+		return 0, fmt.Errorf("the store's read call %T reads no hit messages (index.Messages)", b)
 	}
-	n, err := m.HitMessages(ctx, hits)
+	n, err := HitMessages(ctx, m, hits)
 	if err != nil {
 		return 0, err
 	}

@@ -117,11 +117,11 @@ func BenchmarkRecall(b *testing.B) {
 func BenchmarkListChunks(b *testing.B) {
 	benchScales(b, func(b *testing.B, st *memtree.Store) {
 		ctx := context.Background()
-		srcs, err := st.ListSources(ctx, abi.SourcesListRequest{})
+		srcs, err := memory.Default(st).ListSources(ctx, abi.SourcesListRequest{})
 		if err != nil || len(srcs.Sources) == 0 {
 			b.Fatalf("no sources: %v", err)
 		}
-		ents, _ := st.TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 1})
+		ents, _ := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 1})
 		since, until := srcs.Sources[len(srcs.Sources)/2].FirstMS, srcs.Sources[len(srcs.Sources)/2].MostRecentMS
 		filters := map[string]abi.ChunksListRequest{
 			"none":        {},
@@ -137,7 +137,7 @@ func BenchmarkListChunks(b *testing.B) {
 			req := filters[name]
 			req.K = 20
 			b.Run(name, func(b *testing.B) {
-				p50(b, func(int) error { _, err := st.ListChunks(ctx, req); return err })
+				p50(b, func(int) error { _, err := memory.Default(st).ListChunks(ctx, req); return err })
 			})
 		}
 	})
@@ -146,7 +146,7 @@ func BenchmarkListChunks(b *testing.B) {
 func BenchmarkTopEntities(b *testing.B) {
 	benchScales(b, func(b *testing.B, st *memtree.Store) {
 		p50(b, func(i int) error {
-			_, err := st.TopEntities(context.Background(), abi.EntitiesTopRequest{Kind: []string{"", "person", "email"}[i%3], K: 20})
+			_, err := memory.Default(st).TopEntities(context.Background(), abi.EntitiesTopRequest{Kind: []string{"", "person", "email"}[i%3], K: 20})
 			return err
 		})
 	})
@@ -155,7 +155,7 @@ func BenchmarkTopEntities(b *testing.B) {
 func BenchmarkListSources(b *testing.B) {
 	benchScales(b, func(b *testing.B, st *memtree.Store) {
 		p50(b, func(int) error {
-			_, err := st.ListSources(context.Background(), abi.SourcesListRequest{UserEmailHint: "me@example.com"})
+			_, err := memory.Default(st).ListSources(context.Background(), abi.SourcesListRequest{UserEmailHint: "me@example.com"})
 			return err
 		})
 	})
@@ -163,12 +163,12 @@ func BenchmarkListSources(b *testing.B) {
 
 func BenchmarkGetChunk(b *testing.B) {
 	benchScales(b, func(b *testing.B, st *memtree.Store) {
-		res, err := st.ListChunks(context.Background(), abi.ChunksListRequest{K: 50})
+		res, err := memory.Default(st).ListChunks(context.Background(), abi.ChunksListRequest{K: 50})
 		if err != nil {
 			b.Fatal(err)
 		}
 		p50(b, func(i int) error {
-			_, err := st.GetChunk(context.Background(), abi.ChunkGetRequest{ID: res.Chunks[i%len(res.Chunks)].ID})
+			_, err := memory.Default(st).GetChunk(context.Background(), abi.ChunkGetRequest{ID: res.Chunks[i%len(res.Chunks)].ID})
 			return err
 		})
 	})
@@ -295,9 +295,9 @@ func BenchmarkScopedReads(b *testing.B) {
 				_, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: benchQueries[i%len(benchQueries)], K: 10})
 				return err
 			}},
-			{"browse", func(int) error { _, err := st.ListChunks(ctx, abi.ChunksListRequest{K: 20}); return err }},
-			{"entities", func(int) error { _, err := st.TopEntities(ctx, abi.EntitiesTopRequest{K: 20}); return err }},
-			{"sources", func(int) error { _, err := st.ListSources(ctx, abi.SourcesListRequest{}); return err }},
+			{"browse", func(int) error { _, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{K: 20}); return err }},
+			{"entities", func(int) error { _, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{K: 20}); return err }},
+			{"sources", func(int) error { _, err := memory.Default(st).ListSources(ctx, abi.SourcesListRequest{}); return err }},
 		}
 		for _, op := range ops {
 			b.Run(s.name+"/"+op.name, func(b *testing.B) { p50(b, op.fn) })

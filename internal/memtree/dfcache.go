@@ -178,7 +178,6 @@ type browseCache struct {
 	srcGen  string
 	sources []abi.Source // display names not set
 	srcOK   bool
-	named   map[string][]namedSource // by user e-mail hint, display names set (sources.go)
 
 	entGen    string         // generation of entTotals
 	entTotals map[string]int // entity count by kind, "" = all (sources.go)
@@ -222,34 +221,35 @@ func (s *Store) chunkTimes(ctx context.Context, db *sql.DB, gen string) ([]int64
 }
 
 // sourceRows returns the sources with chunks, newest first, for the current
-// generation (display names unset). The slice is shared: callers copy it.
-func (s *Store) sourceRows(ctx context.Context, db *sql.DB) ([]abi.Source, error) {
+// generation (display names unset), and that generation. The slice is shared:
+// callers copy it.
+func (s *Store) sourceRows(ctx context.Context, db *sql.DB) ([]abi.Source, string, error) {
 	gen, err := generation(ctx, db)
 	if err != nil {
-		return nil, err
+		return nil, "", err
 	}
 	c := &s.bc
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.srcOK && c.srcGen == gen {
-		return c.sources, nil
+		return c.sources, gen, nil
 	}
 	rows, err := query(ctx, db, sourcesQuery)
 	if err != nil {
-		return nil, fmt.Errorf("list sources: %w", err)
+		return nil, "", fmt.Errorf("list sources: %w", err)
 	}
 	defer rows.Close()
 	out := []abi.Source{}
 	for rows.Next() {
 		var src abi.Source
 		if err := rows.Scan(&src.SourceKind, &src.SourceID, &src.Title, &src.ChunkCount, &src.FirstMS, &src.MostRecentMS); err != nil {
-			return nil, fmt.Errorf("list sources: %w", err)
+			return nil, "", fmt.Errorf("list sources: %w", err)
 		}
 		out = append(out, src)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list sources: %w", err)
+		return nil, "", fmt.Errorf("list sources: %w", err)
 	}
-	c.sources, c.srcGen, c.srcOK, c.named = out, gen, true, nil
-	return out, nil
+	c.sources, c.srcGen, c.srcOK = out, gen, true
+	return out, gen, nil
 }

@@ -5,17 +5,18 @@ import (
 	"strings"
 
 	"github.com/openhuman/openhuman-core/internal/analysis"
+	"github.com/openhuman/openhuman-core/internal/entitykind"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
 
-// Entity kinds this store extracts.
+// Entity kinds this store extracts (internal/entitykind).
 const (
-	EntityEmail   = "email"
-	EntityURL     = "url"
-	EntityHandle  = "handle"
-	EntityHashtag = "hashtag"
-	EntityTopic   = "topic"
-	EntityPerson  = "person"
+	EntityEmail   = entitykind.Email
+	EntityURL     = entitykind.URL
+	EntityHandle  = entitykind.Handle
+	EntityHashtag = entitykind.Hashtag
+	EntityTopic   = entitykind.Topic
+	EntityPerson  = entitykind.Person
 )
 
 // entityRef is one entity mentioned by a chunk.

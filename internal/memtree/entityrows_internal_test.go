@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
-	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // TestEntityFilterFormsAgree: a restriction to people gives the same ranked and
@@ -55,11 +54,11 @@ func TestEntityFilterFormsAgree(t *testing.T) {
 		for _, f := range []index.Filter{{EntityIDs: people[:1]}, {EntityIDs: people[1:3], Names: []string{"rosa costa"}},
 			{EntityIDs: people[:1], From: 1767261600000, To: 1767261600000 + 12*3600000}} {
 			for _, limit := range []int{2, 20} {
-				list, err := ftsRanked(ctx, db, nil, expr, sqlFilterRows(f, false), limit, nil, nil)
+				list, err := ftsRanked(ctx, db, nil, expr, sqlFilterRows(f, false), limit, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
-				each, err := ftsRanked(ctx, db, nil, expr, sqlFilterRows(f, true), limit, nil, nil)
+				each, err := ftsRanked(ctx, db, nil, expr, sqlFilterRows(f, true), limit, nil)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -97,7 +96,7 @@ func TestEntityFilterFormsAgree(t *testing.T) {
 	}
 }
 
-func refsOfHits(hs []abi.ChunkHit) []string {
+func refsOfHits(hs []index.Hit) []string {
 	var out []string
 	for _, h := range hs {
 		out = append(out, h.ID)

@@ -4,11 +4,12 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
-	"sort"
 	"strings"
 	"unicode"
 
+	"github.com/openhuman/openhuman-core/internal/entitykind"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
+	"github.com/openhuman/openhuman-core/internal/sourcekind"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -19,111 +20,21 @@ import (
 // is not a stored id is resolved here, the result says what it was taken to mean
 // (Resolved), and a value that matches nothing gets a hint naming valid values.
 
-// sourceKindAliases maps what people call a source kind to the stored kind.
-var sourceKindAliases = map[string]string{
-	"mail": "email", "mails": "email", "emails": "email", "e-mail": "email", "mbox": "email", "gmail": "email", "thread": "email", "threads": "email",
-	"chats": "chat", "message": "chat", "messages": "chat", "im": "chat", "dm": "chat", "dms": "chat", "channel": "chat", "channels": "chat",
-	"doc": "document", "docs": "document", "documents": "document", "note": "document", "notes": "document", "file": "document", "files": "document",
-}
-
-// chatPlatforms maps a chat platform's names to the prefix of its source ids
-// ("slack:#eng/2026-01", "telegram:4242/2020-01", "whatsapp:…", "discord:…").
-var chatPlatforms = map[string]string{
-	"slack": "slack", "telegram": "telegram", "tg": "telegram", "whatsapp": "whatsapp", "wa": "whatsapp", "discord": "discord",
-	"irc": "irc", "matrix": "matrix", "element": "matrix", "mattermost": "mattermost", "imessage": "imessage", "imsg": "imessage", "line": "line", "signal": "signal", "hangouts": "hangouts", "zulip": "zulip", "teams": "teams", "skype": "teams", "mm": "mattermost",
-}
-
-// entityKindAliases maps what people call an entity kind to the stored kind.
-var entityKindAliases = map[string]string{
-	"people": "person", "persons": "person", "name": "person", "names": "person", "contact": "person", "contacts": "person",
-	"emails": "email", "mail": "email", "address": "email", "addresses": "email", "e-mail": "email",
-	"handles": "handle", "user": "handle", "users": "handle", "username": "handle",
-	"hashtags": "hashtag", "tag": "hashtag", "tags": "hashtag",
-	"topics": "topic", "subject": "topic", "subjects": "topic",
-	"urls": "url", "link": "url", "links": "url",
-}
-
-var (
-	sourceKinds = []string{KindChat, KindDocument, KindEmail}
-	entityKinds = []string{EntityEmail, EntityHandle, EntityHashtag, EntityPerson, EntityTopic, EntityURL}
-)
-
-// kindFilter is source_kinds (or kinds) resolved: stored kinds, and chat
-// platforms (source id prefixes) that also admit a source.
-type kindFilter struct {
-	kinds     []string
-	platforms []string
-	hints     []string
-	resolved  []abi.Resolution
-	none      bool // values were given and none is valid: nothing matches
-}
-
-// resolveSourceKinds reads source_kinds/kinds values (lowercased, trimmed).
-func resolveSourceKinds(filter string, vals []string) kindFilter {
-	var f kindFilter
-	var bad []string
-	for _, v := range vals {
-		v = strings.ToLower(strings.TrimSpace(v))
-		switch {
-		case v == "":
-		case v == KindChat || v == KindEmail || v == KindDocument:
-			f.kinds = append(f.kinds, v)
-		case sourceKindAliases[v] != "":
-			f.kinds = append(f.kinds, sourceKindAliases[v])
-			f.resolved = append(f.resolved, abi.Resolution{Filter: filter, Value: v, To: []string{sourceKindAliases[v]}})
-		case chatPlatforms[v] != "":
-			f.platforms = append(f.platforms, chatPlatforms[v])
-			f.resolved = append(f.resolved, abi.Resolution{Filter: filter, Value: v, To: []string{KindChat + " from " + chatPlatforms[v]}})
-		default:
-			bad = append(bad, v)
-			f.resolved = append(f.resolved, abi.Resolution{Filter: filter, Value: v, To: []string{}})
-		}
-	}
-	if len(bad) > 0 {
-		f.hints = append(f.hints, fmt.Sprintf("%s %s matches no kind of source; use chat, email or document (also mail; slack, telegram, whatsapp, discord for one chat platform)", filter, quoteList(bad)))
-		f.none = len(f.kinds) == 0 && len(f.platforms) == 0
-	}
-	return f
-}
-
-// admits reports whether a source of kind with id sourceID passes the filter
-// (an empty filter admits every source).
-func (f kindFilter) admits(kind, sourceID string) bool {
-	if f.none {
-		return false
-	}
-	if len(f.kinds) == 0 && len(f.platforms) == 0 {
-		return true
-	}
-	for _, k := range f.kinds {
-		if k == kind {
-			return true
-		}
-	}
-	if kind == KindChat {
-		for _, p := range f.platforms {
-			if strings.HasPrefix(sourceID, p+":") {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// sqlCond is the filter as a condition on chunks c ("" when it admits all).
-func (f kindFilter) sqlCond() (string, []any) {
-	if f.none {
+// sourceKindCond is source kind filter f (sourcekind.Resolve) as a condition on
+// chunks c ("" when it admits all).
+func sourceKindCond(f sourcekind.Filter) (string, []any) {
+	if f.None {
 		return "0", nil
 	}
 	var parts []string
 	var args []any
-	if len(f.kinds) > 0 {
-		parts = append(parts, "c.kind IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.kinds)), ",")+")")
-		for _, k := range f.kinds {
+	if len(f.Kinds) > 0 {
+		parts = append(parts, "c.kind IN ("+strings.TrimSuffix(strings.Repeat("?,", len(f.Kinds)), ",")+")")
+		for _, k := range f.Kinds {
 			args = append(args, k)
 		}
 	}
-	for _, p := range f.platforms {
+	for _, p := range f.Platforms {
 		parts = append(parts, `(c.kind = 'chat' AND c.source_id LIKE ? ESCAPE '\')`)
 		args = append(args, likeEscape(p+":")+"%")
 	}
@@ -131,29 +42,6 @@ func (f kindFilter) sqlCond() (string, []any) {
 		return "", nil
 	}
 	return "(" + strings.Join(parts, " OR ") + ")", args
-}
-
-// chatConversation splits a chat source id "<platform>:<conversation>/<YYYY-MM>"
-// into the conversation and the month; ok is false for an id without a month.
-func chatConversation(sourceID string) (conv, month string, ok bool) {
-	i := strings.LastIndexByte(sourceID, '/')
-	if i < 0 || !strings.Contains(sourceID[:i], ":") {
-		return "", "", false
-	}
-	m := sourceID[i+1:]
-	if m != "" && !(len(m) == 7 && m[4] == '-' && allDigits(m[:4]) && allDigits(m[5:])) {
-		return "", "", false
-	}
-	return sourceID[:i], m, true
-}
-
-func allDigits(s string) bool {
-	for i := 0; i < len(s); i++ {
-		if s[i] < '0' || s[i] > '9' {
-			return false
-		}
-	}
-	return s != ""
 }
 
 // sourceQueryer is what resolveSourceIDs reads with (*sql.DB, *sql.Tx).
@@ -204,7 +92,7 @@ func resolveSourceIDs(ctx context.Context, db sourceQueryer, vals []string) (ids
 				rows.Close()
 				return nil, nil, nil, fmt.Errorf("resolve source_ids: %w", err)
 			}
-			if c, _, ok := chatConversation(id); ok && (c == conv || strings.HasSuffix(c, ":"+conv)) {
+			if c, _, ok := sourcekind.Conversation(id); ok && (c == conv || strings.HasSuffix(c, ":"+conv)) {
 				to = append(to, id)
 			}
 		}
@@ -222,7 +110,7 @@ func resolveSourceIDs(ctx context.Context, db sourceQueryer, vals []string) (ids
 		}
 	}
 	if len(bad) > 0 {
-		hints = append(hints, fmt.Sprintf("source_ids %s match no source; use source_id values from tree.list_sources (e.g. slack:#general/2026-01, or slack:#general for all its months)", quoteList(bad)))
+		hints = append(hints, fmt.Sprintf("source_ids %s match no source; use source_id values from tree.list_sources (e.g. slack:#general/2026-01, or slack:#general for all its months)", sourcekind.QuoteList(bad)))
 	}
 	return ids, resolved, hints, nil
 }
@@ -273,8 +161,8 @@ func resolveEntityIDs(ctx context.Context, db *sql.DB, vals []string) (ids []str
 			continue
 		}
 		var cands []string
-		if kind, rest, found := strings.Cut(v, ":"); found && entityKindAliases[kind] != "" {
-			cands = append(cands, canonicalID(entityKindAliases[kind], rest))
+		if kind, rest, found := strings.Cut(v, ":"); found && entitykind.Aliases[kind] != "" {
+			cands = append(cands, canonicalID(entitykind.Aliases[kind], rest))
 		}
 		surface := strings.TrimSpace(raw)
 		if _, addr := parseAddress(surface); addr != "" && isEmailAddr(addr) {
@@ -360,7 +248,7 @@ func resolveEntityIDs(ctx context.Context, db *sql.DB, vals []string) (ids []str
 		ids = append(ids, to...)
 	}
 	if len(bad) > 0 {
-		hints = append(hints, fmt.Sprintf("entity_ids %s match no entity; use entity_id values from tree.top_entities (kinds %s, e.g. email:ann@example.com, person:ann lee), an e-mail address or a person's name", quoteList(bad), strings.Join(entityKinds, ", ")))
+		hints = append(hints, fmt.Sprintf("entity_ids %s match no entity; use entity_id values from tree.top_entities (kinds %s, e.g. email:ann@example.com, person:ann lee), an e-mail address or a person's name", sourcekind.QuoteList(bad), strings.Join(entitykind.Kinds, ", ")))
 	}
 	return ids, resolved, hints, nil
 }
@@ -421,27 +309,14 @@ func peopleNamed(ctx context.Context, db sourceQueryer, first string) (people []
 	return people, false, rows.Err()
 }
 
-// resolveEntityKind reads tree.top_entities' kind.
-func resolveEntityKind(kind string) (stored string, resolved []abi.Resolution, hint string) {
-	kind = strings.ToLower(strings.TrimSpace(kind))
-	if kind == "" || sort.SearchStrings(entityKinds, kind) < len(entityKinds) && entityKinds[sort.SearchStrings(entityKinds, kind)] == kind {
-		return kind, nil, ""
-	}
-	if a := entityKindAliases[kind]; a != "" {
-		return a, []abi.Resolution{{Filter: "kind", Value: kind, To: []string{a}}}, ""
-	}
-	return kind, []abi.Resolution{{Filter: "kind", Value: kind, To: []string{}}},
-		fmt.Sprintf("kind %q matches no kind of entity; use one of %s (also people, tags, links)", kind, strings.Join(entityKinds, ", "))
-}
-
 // browseFilters resolves a tree.browse request's source_kinds, source_ids and
 // entity_ids in place (stored values only afterwards) and returns the kinds
 // condition to use instead of source_kinds, what was resolved and the hints.
 func (s *Store) browseFilters(ctx context.Context, db *sql.DB, req *abi.ChunksListRequest) (kindCond string, kindArgs []any, resolved []abi.Resolution, hints []string, err error) {
 	if len(req.SourceKinds) > 0 {
-		kf := resolveSourceKinds("source_kinds", req.SourceKinds)
-		kindCond, kindArgs = kf.sqlCond()
-		resolved, hints = append(resolved, kf.resolved...), append(hints, kf.hints...)
+		kf := sourcekind.Resolve("source_kinds", req.SourceKinds)
+		kindCond, kindArgs = sourceKindCond(kf)
+		resolved, hints = append(resolved, kf.Resolved...), append(hints, kf.Hints...)
 	}
 	if len(req.SourceIDs) > 0 {
 		ids, r, h, err := resolveSourceIDs(ctx, db, req.SourceIDs)
@@ -466,77 +341,6 @@ func (s *Store) browseFilters(ctx context.Context, db *sql.DB, req *abi.ChunksLi
 		resolved, hints = append(resolved, r...), append(hints, h...)
 	}
 	return kindCond, kindArgs, resolved, hints, nil
-}
-
-// withHints appends hints to a result's hint.
-func withHints(hint string, hints []string) string {
-	all := hint
-	for _, h := range hints {
-		if all != "" {
-			all += " "
-		}
-		all += h + "."
-	}
-	return all
-}
-
-// groupByConversation folds the months of each chat conversation into one row
-// (SourceID the conversation, Months newest first); other sources stay as they
-// are. Order: the rows' first appearance in list (most recent first).
-func groupByConversation(list []namedSource) []namedSource {
-	out := make([]namedSource, 0, len(list))
-	at := map[string]int{}
-	for _, src := range list {
-		conv, month, ok := chatConversation(src.SourceID)
-		if src.SourceKind != KindChat || !ok {
-			out = append(out, src)
-			continue
-		}
-		if i, seen := at[conv]; seen {
-			g := &out[i]
-			g.ChunkCount += src.ChunkCount
-			g.FirstMS = min(g.FirstMS, src.FirstMS)
-			g.MostRecentMS = max(g.MostRecentMS, src.MostRecentMS)
-			if month != "" {
-				g.Months = append(g.Months, month)
-			}
-			continue
-		}
-		g := src
-		g.SourceID = conv
-		g.Title = conversationTitle(src.Title, month)
-		g.DisplayName = conversationTitle(src.DisplayName, month)
-		g.Months = nil
-		if month != "" {
-			g.Months = []string{month}
-		}
-		at[conv] = len(out)
-		out = append(out, g)
-	}
-	for i := range out {
-		if len(out[i].Months) > 1 {
-			sort.Sort(sort.Reverse(sort.StringSlice(out[i].Months)))
-		}
-	}
-	return out
-}
-
-// conversationTitle drops a month suffix (" (2026-01)" or "/2026-01") from a
-// chat source's title or display name.
-func conversationTitle(t, month string) string {
-	if month == "" {
-		return t
-	}
-	t = strings.TrimSuffix(t, " ("+month+")")
-	return strings.TrimSuffix(t, "/"+month)
-}
-
-func quoteList(vals []string) string {
-	q := make([]string, len(vals))
-	for i, v := range vals {
-		q[i] = fmt.Sprintf("%q", v)
-	}
-	return strings.Join(q, ", ")
 }
 
 func nonNil(s []string) []string {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"sync"
 
-	"github.com/openhuman/openhuman-core/sdk/abi"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 )
 
 // ftsMemo remembers the ranked full-text lists of one read call, so a list another
@@ -20,7 +20,7 @@ type ftsMemo struct {
 
 type memoEntry struct {
 	limit int
-	hits  []abi.ChunkHit
+	hits  []index.Hit
 }
 
 // newFTSMemo returns a fresh memo for one read call (BeginRead).
@@ -31,7 +31,7 @@ func memoKey(expr string, f filter) string {
 }
 
 // get returns a copy of up to limit hits remembered for key.
-func (m *ftsMemo) get(key string, limit int) ([]abi.ChunkHit, bool) {
+func (m *ftsMemo) get(key string, limit int) ([]index.Hit, bool) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	e, ok := m.m[key]
@@ -42,7 +42,7 @@ func (m *ftsMemo) get(key string, limit int) ([]abi.ChunkHit, bool) {
 }
 
 // put remembers hits, the first limit matches of key.
-func (m *ftsMemo) put(key string, limit int, hits []abi.ChunkHit) {
+func (m *ftsMemo) put(key string, limit int, hits []index.Hit) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if e, ok := m.m[key]; ok && e.limit >= limit {
@@ -52,11 +52,11 @@ func (m *ftsMemo) put(key string, limit int, hits []abi.ChunkHit) {
 }
 
 // cloneHits copies hits with their slices, so a caller's edits never reach the memo.
-func cloneHits(hs []abi.ChunkHit) []abi.ChunkHit {
+func cloneHits(hs []index.Hit) []index.Hit {
 	if hs == nil {
 		return nil
 	}
-	out := make([]abi.ChunkHit, len(hs))
+	out := make([]index.Hit, len(hs))
 	for i, h := range hs {
 		h.SourceRefs = slices.Clone(h.SourceRefs)
 		h.Tags = slices.Clone(h.Tags)

@@ -3,6 +3,7 @@ package memtree
 import (
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -13,7 +14,7 @@ func TestFTSMemoPrefixAndCopies(t *testing.T) {
 	if key == memoKey(`"a" AND "b"`, filter{}.with("c.ts >= ?", 6)) {
 		t.Fatal("keys of different restriction arguments are equal")
 	}
-	hits := []abi.ChunkHit{{ID: "1", SourceRefs: []string{"r1", "r2"}}, {ID: "2"}, {ID: "3"}}
+	hits := []index.Hit{{ChunkHit: abi.ChunkHit{ID: "1", SourceRefs: []string{"r1", "r2"}}}, {ChunkHit: abi.ChunkHit{ID: "2"}}, {ChunkHit: abi.ChunkHit{ID: "3"}}}
 	m.put(key, 3, hits)
 	hits[0].SourceRefs[0] = "changed" // the caller's edit must not reach the memo
 	if _, ok := m.get(key, 4); ok {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/fit"
 	"github.com/openhuman/openhuman-core/internal/memory"
-	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -78,7 +77,7 @@ func TestHitMessagesFromNeighbourChunks(t *testing.T) {
 	}
 	hits := []abi.ChunkHit{res.Chunks[0]}
 	hits[0].SourceRef, hits[0].SourceRefs = "q", []string{"q", "a", "nowhere"}
-	if _, err := addHitMessages(ctx, st.r, hits, index.Scope{}); err != nil {
+	if _, err := memory.HitMessages(ctx, st.reader(st.r, nil), hits); err != nil {
 		t.Fatal(err)
 	}
 	got := hits[0].Messages
@@ -153,7 +152,7 @@ func BenchmarkHitMessages(b *testing.B) {
 		b.Run("messages-k"+itoa(k), func(b *testing.B) {
 			hits := append([]abi.ChunkHit(nil), res.Chunks...)
 			for i := 0; i < b.N; i++ {
-				if _, err := addHitMessages(ctx, st.r, hits, index.Scope{}); err != nil {
+				if _, err := memory.HitMessages(ctx, st.reader(st.r, nil), hits); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -162,27 +161,6 @@ func BenchmarkHitMessages(b *testing.B) {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
-func TestFitChunkCutsLists(t *testing.T) {
-	c := abi.Chunk{ID: strings.Repeat("a", 32), SourceKind: "email", SourceID: "email:x", SourceRef: "r0", Text: strings.Repeat("<", 2048)}
-	for i := 0; i < 4000; i++ {
-		c.SourceRefs = append(c.SourceRefs, strings.Repeat("r", 300))
-		c.Entities = append(c.Entities, "url:"+strings.Repeat("&", 300))
-	}
-	for i := 0; i < 100; i++ {
-		c.Attachments = append(c.Attachments, abi.Attachment{Name: strings.Repeat(">", 255)})
-	}
-	fitChunk(&c)
-	b, _ := json.Marshal(abi.ChunkResult{Chunk: c})
-	if len(b) > abi.MaxResultBytes || len(c.Text) != 2048 || c.Attachments != nil || len(c.Entities) != 0 || len(c.SourceRefs) == 0 || len(c.SourceRefs) == 4000 {
-		t.Fatalf("%d bytes; %d attachments, %d entities, %d refs", len(b), len(c.Attachments), len(c.Entities), len(c.SourceRefs))
-	}
-	small := abi.Chunk{ID: "x", Text: "t", Entities: []string{"a"}, Attachments: []abi.Attachment{{Name: "n"}}}
-	fitChunk(&small)
-	if len(small.Entities) != 1 || len(small.Attachments) != 1 {
-		t.Fatalf("a small chunk lost lists: %+v", small)
-	}
-}
 
 func TestNextOffset(t *testing.T) {
 	for _, c := range []struct{ offset, n, had, total, want int }{

@@ -50,13 +50,13 @@ func engDays() []memtree.MessageInput {
 func storedChunks(t *testing.T, st *memtree.Store, sourceID string) []abi.Chunk {
 	t.Helper()
 	ctx := context.Background()
-	res, err := st.ListChunks(ctx, abi.ChunksListRequest{SourceIDs: []string{sourceID}, K: 50})
+	res, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{SourceIDs: []string{sourceID}, K: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out []abi.Chunk
 	for _, h := range res.Chunks {
-		c, err := st.GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
+		c, err := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func TestMergeOverlappingExports(t *testing.T) {
 	if len(cs) == 0 || cs[0].TimestampMS != all[0].TimestampMS || len(cs[0].Attachments) != 1 || cs[0].Attachments[0].Name != "kestrel.pdf" {
 		t.Errorf("first chunk after merge = %+v, want the kestrel message with its time and attachment", cs)
 	}
-	srcs, err := st.ListSources(context.Background(), abi.SourcesListRequest{})
+	srcs, err := memory.Default(st).ListSources(context.Background(), abi.SourcesListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,36 +6,26 @@ import (
 	"fmt"
 )
 
-// rankWindow returns f narrowed to the maxRanked newest matches of expr when est
-// (an upper bound of expr's matches, from document frequencies) says it may match
-// more and f restricts nothing (a person or date restriction keeps the whole
-// posting list: its matches may all be old). The probe reads at most maxRanked
-// rowids of the posting lists, unranked.
+// rankWindow returns f narrowed to the maxRanked newest matches of expr (by
+// chunk time, ties by id) when est (an upper bound of expr's matches, from
+// document frequencies) says it may match more and f restricts nothing (a
+// person or date restriction keeps the whole posting list: its matches may all
+// be old). The probe reads the posting lists once, unscored, and walks the time
+// index down to the maxRanked-th match.
 func rankWindow(ctx context.Context, db *sql.DB, expr string, est int, f filter) (filter, error) {
-	if len(f.where) > 0 {
+	if len(f.where) > 0 || est <= maxRanked {
 		return f, nil
 	}
-	floor, err := windowFloor(ctx, db, "chunks_fts", expr, est)
-	if err != nil || floor == 0 {
-		return f, err
-	}
-	return f.with("chunks_fts.rowid >= ?", floor), nil
-}
-
-// windowFloor returns the rowid of the maxRanked-th newest match of expr in FTS
-// table fts (chunks_fts or summaries_fts), or 0 when est says expr matches at most
-// maxRanked rows or it does.
-func windowFloor(ctx context.Context, db *sql.DB, fts, expr string, est int) (int64, error) {
-	if est <= maxRanked {
-		return 0, nil
-	}
-	var floor int64
-	err := queryRow(ctx, db, `SELECT rowid FROM `+fts+` WHERE `+fts+` MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, expr, maxRanked-1).Scan(&floor)
+	var ts int64
+	var id string
+	err := queryRow(ctx, db, `SELECT c.ts, c.id FROM chunks c INDEXED BY chunks_ts
+		WHERE c.rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)
+		ORDER BY c.ts DESC, c.id LIMIT 1 OFFSET ?`, expr, maxRanked-1).Scan(&ts, &id)
 	if err == sql.ErrNoRows {
-		return 0, nil // fewer matches than maxRanked: rank them all
+		return f, nil // fewer matches than maxRanked: rank them all
 	}
 	if err != nil {
-		return 0, fmt.Errorf("full-text window: %w", err)
+		return f, fmt.Errorf("full-text window: %w", err)
 	}
-	return floor, nil
+	return f.with("(c.ts > ? OR c.ts = ? AND c.id <= ?)", ts, ts, id), nil
 }

@@ -7,10 +7,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/openhuman/openhuman-core/internal/analysis"
-	"github.com/openhuman/openhuman-core/internal/fit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -51,29 +49,22 @@ func scanHit(r rowScanner, extra ...any) (abi.ChunkHit, error) {
 	return h, nil
 }
 
-// plainSnippet is analysis.PlainSnippet.
-func plainSnippet(text string, terms []string) string { return analysis.PlainSnippet(text, terms) }
-
-var reChunkID = lazyre.New(`^[0-9a-f]{32}$`)
-
 // reWordsOnly matches a browse query made of letters, digits and spaces only.
 var reWordsOnly = lazyre.New(`^[\p{L}\p{N} ]+$`)
 
 // indexScanAbove is the match count above which ListChunks walks the time index.
 const indexScanAbove = 2000
 
-// GetChunk returns one chunk with its full text, entities and attachments.
-func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.ChunkResult, error) {
-	id := strings.ToLower(strings.TrimSpace(req.ID))
-	if !reChunkID.MatchString(id) {
-		return nil, fmt.Errorf("get chunk: id %q is not a chunk id (32 hex characters, as returned in `id` by search, recall or browse): %w", req.ID, ErrInvalid)
-	}
+// Chunk reads chunk id whole, with its entity ids in order (index.Plain; the
+// read API shapes it): nil when there is none, index.ErrEmpty when the store
+// has no file yet.
+func (s *Store) Chunk(ctx context.Context, id string) (*abi.Chunk, error) {
 	db, err := s.readers(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if db == nil {
-		return nil, fmt.Errorf("get chunk %s: the memory tree is empty (ingest with: openhuman-core ingest PATH...): %w", id, ErrNotFound)
+		return nil, index.ErrEmpty
 	}
 	var c abi.Chunk
 	var ref sql.NullString
@@ -85,10 +76,10 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 		Scan(&rowid, &c.ID, &c.SourceKind, &c.SourceID, &ref, &refs, &c.Title, &c.TimestampMS, &c.TimeRangeStartMS, &c.TimeRangeEndMS,
 			&c.Seq, &c.TokenCount, &c.Text, &tags, &atts)
 	if err == sql.ErrNoRows {
-		return nil, fmt.Errorf("get chunk %s: no such chunk; chunk ids come from memory.search, memory.recall or tree.browse results of this store (a re-ingest of a changed source replaces its ids): %w", id, ErrNotFound)
+		return nil, nil
 	}
 	if err != nil {
-		return nil, fmt.Errorf("get chunk %s: %w", id, err)
+		return nil, err
 	}
 	c.SourceRef = ref.String
 	_ = json.Unmarshal([]byte(refs), &c.SourceRefs)
@@ -96,70 +87,21 @@ func (s *Store) GetChunk(ctx context.Context, req abi.ChunkGetRequest) (*abi.Chu
 	_ = json.Unmarshal([]byte(atts), &c.Attachments)
 	rows, err := db.QueryContext(ctx, `SELECT entity_id FROM chunk_entities WHERE chunk_rowid=? ORDER BY entity_id`, rowid)
 	if err != nil {
-		return nil, fmt.Errorf("get chunk %s: entities: %w", id, err)
+		return nil, fmt.Errorf("entities: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var e string
 		if err := rows.Scan(&e); err != nil {
-			return nil, fmt.Errorf("get chunk %s: entities: %w", id, err)
+			return nil, fmt.Errorf("entities: %w", err)
 		}
 		c.Entities = append(c.Entities, e)
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("get chunk %s: entities: %w", id, err)
+		return nil, fmt.Errorf("entities: %w", err)
 	}
-	if len(c.SourceRefs) == 0 {
-		c.SourceRefs = nil
-	}
-	if len(c.Tags) == 0 {
-		c.Tags = nil
-	}
-	if len(c.Attachments) > maxChunkAttachments {
-		c.Attachments = c.Attachments[:maxChunkAttachments]
-	}
-	for i := range c.Attachments {
-		c.Attachments[i].Name = clipRunes(c.Attachments[i].Name, 255)
-		c.Attachments[i].ContentType = clipRunes(c.Attachments[i].ContentType, 100)
-	}
-	if len(c.Attachments) == 0 {
-		c.Attachments = nil
-	}
-	c.Title = clipRunes(c.Title, hitTitleMaxChars)
-	fitChunk(&c)
-	return &abi.ChunkResult{Chunk: c}, nil
+	return &c, nil
 }
-
-// fitChunk keeps a chunk's JSON under abi.MaxResultBytes: its text is at most a
-// chunk's size, so only its lists can outgrow it (a message with thousands of
-// attachments, ids of pathological length); they are cut from the end —
-// attachments, then entities, then source_refs (source_ref stays).
-func fitChunk(c *abi.Chunk) {
-	size := fit.ResultBase + fit.StrLen(c.ID) + fit.StrLen(c.SourceKind) + fit.StrLen(c.SourceID) + fit.StrLen(c.SourceRef) +
-		fit.StrLen(c.Title) + fit.StrLen(c.Text) + fit.StrsLen(c.SourceRefs) + fit.StrsLen(c.Tags) + fit.StrsLen(c.Entities)
-	for _, a := range c.Attachments {
-		size += 64 + fit.StrLen(a.Name) + fit.StrLen(a.ContentType)
-	}
-	for size > abi.MaxResultBytes && len(c.Attachments) > 0 {
-		a := c.Attachments[len(c.Attachments)-1]
-		size -= 64 + fit.StrLen(a.Name) + fit.StrLen(a.ContentType)
-		c.Attachments = c.Attachments[:len(c.Attachments)-1]
-	}
-	for size > abi.MaxResultBytes && len(c.Entities) > 0 {
-		size -= fit.StrLen(c.Entities[len(c.Entities)-1]) + 1
-		c.Entities = c.Entities[:len(c.Entities)-1]
-	}
-	for size > abi.MaxResultBytes && len(c.SourceRefs) > 1 {
-		size -= fit.StrLen(c.SourceRefs[len(c.SourceRefs)-1]) + 1
-		c.SourceRefs = c.SourceRefs[:len(c.SourceRefs)-1]
-	}
-	if len(c.Attachments) == 0 {
-		c.Attachments = nil
-	}
-}
-
-// maxChunkAttachments bounds the attachments GetChunk lists (the first ones noted).
-const maxChunkAttachments = 100
 
 // likeEscape escapes LIKE wildcards with backslash.
 func likeEscape(s string) string {
@@ -171,7 +113,7 @@ func likeEscape(s string) string {
 // may scan before giving up on more matches.
 const substringScanBudget = 20000
 
-// ListChunks browses chunks with AND-combined filters, newest first (timestamp DESC,
+// Browse reads a tree.browse page (index.Plain): chunks with AND-combined filters, newest first (timestamp DESC,
 // id). The `query` filter: with another filter it is a case-insensitive substring
 // match (LIKE, with % and _ escaped) over the full text of that filter's rows; alone,
 // a query of words only is a full-text phrase match (stemmed: "forecast" also finds
@@ -180,60 +122,17 @@ const substringScanBudget = 20000
 // candidates are also prefiltered by the index (each word must begin a token; a
 // substring that starts mid-word is not found). So no query scans the whole table,
 // and `total` always counts what the page is drawn from.
-func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
-	res, err := s.listChunks(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	n := fit.Count(res.Chunks, fit.ResultBase+fit.StrLen(res.Hint), fit.HitSize)
-	had := len(res.Chunks)
-	res.Chunks = res.Chunks[:n]
-	res.Next = fit.NextOffset(req.Offset, n, had, res.Total)
-	return res, nil
+func (s *Store) Browse(ctx context.Context, req abi.ChunksListRequest) (*index.BrowsePage, error) {
+	return s.listChunks(ctx, req)
 }
 
-// checkFilter refuses an array filter with more than abi.MaxFilterItems values or a
-// value longer than maxChars characters.
-func checkFilter(op, name string, vals []string, maxChars int) error {
-	if len(vals) > abi.MaxFilterItems {
-		return fmt.Errorf("%s: %s has %d values, at most %d are allowed; narrow the listing in several calls: %w", op, name, len(vals), abi.MaxFilterItems, ErrInvalid)
-	}
-	for _, v := range vals {
-		if n := utf8.RuneCountInString(v); n > maxChars {
-			return fmt.Errorf("%s: a value of %s has %d characters, at most %d are allowed: %w", op, name, n, maxChars, ErrInvalid)
-		}
-	}
-	return nil
-}
-
-func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out *abi.ListResult, _ error) {
-	if err := checkK("list chunks", req.K); err != nil {
-		return nil, err
-	}
-	if req.Offset < 0 || req.Offset > abi.MaxOffset {
-		return nil, fmt.Errorf("list chunks: offset must be 0..%d, got %d: %w", abi.MaxOffset, req.Offset, ErrInvalid)
-	}
-	if err := checkFilter("list chunks", "source_kinds", req.SourceKinds, abi.MaxKindChars); err != nil {
-		return nil, err
-	}
-	if err := checkFilter("list chunks", "source_ids", req.SourceIDs, abi.MaxIDChars); err != nil {
-		return nil, err
-	}
-	if err := checkFilter("list chunks", "entity_ids", req.EntityIDs, abi.MaxIDChars); err != nil {
-		return nil, err
-	}
-	if n := utf8.RuneCountInString(req.Query); n > abi.MaxQueryChars {
-		return nil, fmt.Errorf("list chunks: query has %d characters, at most %d are allowed: %w", n, abi.MaxQueryChars, ErrInvalid)
-	}
-	if req.SinceMS != nil && req.UntilMS != nil && *req.SinceMS > *req.UntilMS {
-		return nil, fmt.Errorf("list chunks: since_ms %d is after until_ms %d: %w", *req.SinceMS, *req.UntilMS, ErrInvalid)
-	}
+func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out *index.BrowsePage, _ error) {
 	db, err := s.readers(ctx)
 	if err != nil {
 		return nil, err
 	}
 	if db == nil {
-		return &abi.ListResult{Chunks: []abi.ChunkHit{}, Hint: EmptyHint}, nil
+		return nil, index.ErrEmpty
 	}
 	// Values people type (filters.go): aliases, names, conversations without month.
 	kindCond, kindArgs, resolved, hints, err := s.browseFilters(ctx, db, &req)
@@ -242,7 +141,8 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out 
 	}
 	defer func() {
 		if out != nil {
-			out.Resolved, out.Hint = resolved, withHints(out.Hint, hints)
+			out.Resolved, out.Hint = resolved, abi.WithHints(out.Hint, hints)
+			out.Hits = nonNilHits(out.Hits)
 		}
 	}()
 	var where []string
@@ -340,7 +240,7 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out 
 	if len(where) > 0 {
 		cond = " WHERE " + strings.Join(where, " AND ")
 	}
-	res := &abi.ListResult{Chunks: []abi.ChunkHit{}}
+	res := &index.BrowsePage{}
 	if scope.Full() && q == "" && (entIn != "" || ftsOnly != "") && len(req.SourceKinds) == 0 && len(req.SourceIDs) == 0 {
 		// Entity and/or word filters (and a time window): the matching rowids come
 		// from the link or full-text index and are ordered by the cached chunk times.
@@ -379,18 +279,12 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out 
 		return nil, fmt.Errorf("list chunks: %w", err)
 	}
 	defer rows.Close()
-	qterms := []string{}
-	if q != "" {
-		qterms = append(qterms, strings.ToLower(q))
-	}
 	for rows.Next() {
-		var text string
-		h, err := scanHit(rows, &text)
-		if err != nil {
+		var h index.Hit
+		if h.ChunkHit, err = scanHit(rows, &h.Text); err != nil {
 			return nil, fmt.Errorf("list chunks: %w", err)
 		}
-		h.Snippet = plainSnippet(text, qterms)
-		res.Chunks = append(res.Chunks, h)
+		res.Hits = append(res.Hits, h)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("list chunks: %w", err)
@@ -403,7 +297,7 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out 
 // from the index (entity links and/or chunks_fts), filters and orders them by the
 // chunk times cached for this store generation, and reads only the page's rows (plus
 // rows tied on time at its edges, so the order is exactly timestamp DESC, id).
-func (s *Store) listByIndex(ctx context.Context, db *sql.DB, req abi.ChunksListRequest, entIn string, entArgs []any, fts string, res *abi.ListResult) error {
+func (s *Store) listByIndex(ctx context.Context, db *sql.DB, req abi.ChunksListRequest, entIn string, entArgs []any, fts string, res *index.BrowsePage) error {
 	gen, err := generation(ctx, db)
 	if err != nil {
 		return fmt.Errorf("list chunks: %w", err)
@@ -511,26 +405,32 @@ func (s *Store) listByIndex(ctx context.Context, db *sql.DB, req abi.ChunksListR
 		string(idsJSON), end-req.Offset, req.Offset-before)
 }
 
-// listPage reads one ListChunks page (hit columns and text) into res.Chunks.
-func (s *Store) listPage(ctx context.Context, db *sql.DB, res *abi.ListResult, q string, args ...any) error {
+// listPage reads one browse page (hit columns and text) into res.Hits.
+func (s *Store) listPage(ctx context.Context, db *sql.DB, res *index.BrowsePage, q string, args ...any) error {
 	rows, err := db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return fmt.Errorf("list chunks: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var text string
-		h, err := scanHit(rows, &text)
-		if err != nil {
+		var h index.Hit
+		if h.ChunkHit, err = scanHit(rows, &h.Text); err != nil {
 			return fmt.Errorf("list chunks: %w", err)
 		}
-		h.Snippet = plainSnippet(text, []string{})
-		res.Chunks = append(res.Chunks, h)
+		res.Hits = append(res.Hits, h)
 	}
 	if err := rows.Err(); err != nil {
 		return fmt.Errorf("list chunks: %w", err)
 	}
 	return nil
+}
+
+// nonNilHits is hs, or an empty list for none.
+func nonNilHits(hs []index.Hit) []index.Hit {
+	if hs == nil {
+		return []index.Hit{}
+	}
+	return hs
 }
 
 // emptyHint sets hint to EmptyHint when the store holds no chunk.
@@ -547,105 +447,60 @@ func (s *Store) emptyHint(ctx context.Context, db *sql.DB, hint *string) error {
 	return nil
 }
 
-// TopEntities lists the most referenced entities (optionally of one kind), by
-// reference count, then most recently seen.
-func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*abi.EntitiesResult, error) {
-	if err := checkK("top entities", req.K); err != nil {
-		return nil, err
-	}
-	if req.Offset < 0 || req.Offset > abi.MaxOffset {
-		return nil, fmt.Errorf("top entities: offset must be 0..%d, got %d: %w", abi.MaxOffset, req.Offset, ErrInvalid)
-	}
-	if n := utf8.RuneCountInString(req.Kind); n > abi.MaxKindChars {
-		return nil, fmt.Errorf("top entities: kind has %d characters, at most %d are allowed: %w", n, abi.MaxKindChars, ErrInvalid)
-	}
+// Entities lists up to k entities of kind ("": any) from offset, by reference
+// count, then most recently seen, then id, with the count of that kind
+// (index.Plain; the read API shapes them); index.ErrEmpty when the store has no
+// file yet.
+func (s *Store) Entities(ctx context.Context, kind string, k, offset int) ([]abi.Entity, int, error) {
 	db, err := s.readers(ctx)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	res := &abi.EntitiesResult{Entities: []abi.Entity{}}
 	if db == nil {
-		res.Hint = EmptyHint
-		return res, nil
+		return nil, 0, index.ErrEmpty
 	}
-	kind, resolved, kindHint := resolveEntityKind(req.Kind) // filters.go
-	res.Resolved = resolved
-	if kindHint != "" {
-		res.Hint = withHints("", []string{kindHint})
+	if scope := index.ScopeFrom(ctx); !scope.Full() {
+		return s.scopedEntities(ctx, db, scope, kind, abi.EntitiesTopRequest{K: k, Offset: offset}) // scope.go
+	}
+	total, err := s.entityTotal(ctx, db, kind)
+	if err != nil {
+		return nil, 0, err
 	}
 	var rows *sql.Rows
-	if scope := index.ScopeFrom(ctx); !scope.Full() {
-		res.Entities, res.Total, err = s.scopedEntities(ctx, db, scope, kind, req) // scope.go
-	} else if res.Total, err = s.entityTotal(ctx, db, kind); err != nil {
-		return nil, fmt.Errorf("top entities: %w", err)
-	} else if kind == "" {
+	if kind == "" {
 		rows, err = db.QueryContext(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities
-			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, req.K, req.Offset)
+			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, k, offset)
 	} else {
 		rows, err = db.QueryContext(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities WHERE kind=?
-			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, kind, req.K, req.Offset)
+			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, kind, k, offset)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("top entities: %w", err)
+		return nil, 0, err
 	}
-	if rows != nil {
-		defer rows.Close()
-		for rows.Next() {
-			var e abi.Entity
-			if err := rows.Scan(&e.EntityID, &e.Kind, &e.Surface, &e.Count, &e.LastSeenMS); err != nil {
-				return nil, fmt.Errorf("top entities: %w", err)
-			}
-			e.Surface = clipRunes(e.Surface, hitTitleMaxChars)
-			res.Entities = append(res.Entities, e)
+	defer rows.Close()
+	var out []abi.Entity
+	for rows.Next() {
+		var e abi.Entity
+		if err := rows.Scan(&e.EntityID, &e.Kind, &e.Surface, &e.Count, &e.LastSeenMS); err != nil {
+			return nil, 0, err
 		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("top entities: %w", err)
-		}
+		out = append(out, e)
 	}
-	n := fit.Count(res.Entities, fit.ResultBase+fit.StrLen(res.Hint), func(e *abi.Entity) int {
-		return 128 + fit.StrLen(e.EntityID) + fit.StrLen(e.Kind) + fit.StrLen(e.Surface)
-	})
-	had := len(res.Entities)
-	res.Entities = res.Entities[:n]
-	res.Next = fit.NextOffset(req.Offset, n, had, res.Total)
-	if res.Total == 0 && kindHint == "" {
-		if err := s.emptyHint(ctx, db, &res.Hint); err != nil {
-			return nil, err
-		}
-	}
-	return res, nil
+	return out, total, rows.Err()
 }
 
-// DisplayName applies reference-behaviour §2.6 to a source id: drop everything up to
-// the first ':'; a '|'-joined participant list drops the parts equal to the user's
-// address hint (joined with ", " when something was removed and something remains),
-// else is joined with " ↔ ". A non-empty title names threads and documents better
-// than their id, so it wins for those (not for participant lists or chat channels).
-func DisplayName(kind, sourceID, title, userEmailHint string) string {
-	rest := sourceID
-	if i := strings.IndexByte(rest, ':'); i >= 0 {
-		rest = rest[i+1:]
+// HoldsChunks reports whether the store holds any chunk (index.Plain).
+func (s *Store) HoldsChunks(ctx context.Context) (bool, error) {
+	db, err := s.readers(ctx)
+	if err != nil || db == nil {
+		return false, err
 	}
-	if strings.Contains(rest, "|") {
-		parts := strings.Split(rest, "|")
-		hint := strings.TrimSpace(userEmailHint)
-		if hint != "" {
-			var kept []string
-			for _, p := range parts {
-				if !strings.EqualFold(strings.TrimSpace(p), hint) {
-					kept = append(kept, p)
-				}
-			}
-			if len(kept) < len(parts) && len(kept) > 0 {
-				return strings.Join(kept, ", ")
-			}
-		}
-		return strings.Join(parts, " ↔ ")
+	var one int
+	err = db.QueryRowContext(ctx, `SELECT 1 FROM chunks LIMIT 1`).Scan(&one)
+	if err == sql.ErrNoRows {
+		return false, nil
 	}
-	if t := strings.TrimSpace(title); t != "" && kind != KindChat {
-		return t
-	}
-	return rest
+	return err == nil, err
 }
 
 // sortHits orders hits by score descending, then timestamp descending, then id.

@@ -27,7 +27,7 @@ func listAll(t *testing.T, st *memtree.Store, req abi.ChunksListRequest) *abi.Li
 	if req.K == 0 {
 		req.K = 50
 	}
-	res, err := st.ListChunks(context.Background(), req)
+	res, err := memory.Default(st).ListChunks(context.Background(), req)
 	if err != nil {
 		t.Fatalf("ListChunks(%+v): %v", req, err)
 	}
@@ -56,7 +56,7 @@ func TestChunkIDsAndRenderedText(t *testing.T) {
 		t.Fatalf("email chunks = %d (total %d), want 1", len(res.Chunks), res.Total)
 	}
 	h := res.Chunks[0]
-	got, err := st.GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
+	got, err := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,12 +96,12 @@ func TestChunkIDsAndRenderedText(t *testing.T) {
 	if len(chat.Chunks) != 2 {
 		t.Fatalf("chat chunks = %d, want 2 (a 3-day pause splits the conversation)", len(chat.Chunks))
 	}
-	cc, _ := st.GetChunk(ctx, abi.ChunkGetRequest{ID: strings.ToUpper(chat.Chunks[1].ID)})
+	cc, _ := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: strings.ToUpper(chat.Chunks[1].ID)})
 	if !strings.HasPrefix(cc.Chunk.Text, "Dana Ruiz (2026-03-02 14:03): Launch checklist is ready, @erik please review\n\nErik Lund (2026-03-02 14:10): Reviewed.") {
 		t.Errorf("chat text = %q", cc.Chunk.Text)
 	}
 	doc := listAll(t, st, abi.ChunksListRequest{SourceKinds: []string{"document"}})
-	dc, _ := st.GetChunk(ctx, abi.ChunkGetRequest{ID: doc.Chunks[0].ID})
+	dc, _ := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: doc.Chunks[0].ID})
 	if !strings.HasPrefix(dc.Chunk.Text, "Lisbon trip\n\nFlights booked for April.\n\nHotel near Alfama") || !contains(dc.Chunk.Tags, "travel") {
 		t.Errorf("document chunk = %q tags %v", dc.Chunk.Text, dc.Chunk.Tags)
 	}
@@ -136,7 +136,7 @@ func TestChunkingBoundaries(t *testing.T) {
 	seen := map[string]int{}
 	for off := 0; off < res.Total; off += 50 {
 		for _, h := range listAll(t, st, abi.ChunksListRequest{SourceIDs: []string{"chat:big"}, Offset: off}).Chunks {
-			c, err := st.GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
+			c, err := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -203,7 +203,7 @@ func TestReplaceRemovesIndexRows(t *testing.T) {
 			t.Errorf("Search(%q) = %d hits after replace, want %d", q, len(res.Chunks), want)
 		}
 	}
-	srcs, _ := st.ListSources(ctx, abi.SourcesListRequest{})
+	srcs, _ := memory.Default(st).ListSources(ctx, abi.SourcesListRequest{})
 	if len(srcs.Sources) != 3 {
 		t.Errorf("sources = %d", len(srcs.Sources))
 	}
@@ -246,7 +246,7 @@ func TestListChunksFilters(t *testing.T) {
 		t.Errorf("page: total %d, %d chunks", page.Total, len(page.Chunks))
 	}
 	for _, bad := range []abi.ChunksListRequest{{K: 0}, {K: 51}, {K: 5, Offset: -1}, {K: 5, SinceMS: i64(10), UntilMS: i64(5)}} {
-		if _, err := st.ListChunks(context.Background(), bad); !errors.Is(err, memtree.ErrInvalid) {
+		if _, err := memory.Default(st).ListChunks(context.Background(), bad); !errors.Is(err, memtree.ErrInvalid) {
 			t.Errorf("ListChunks(%+v) err = %v, want ErrInvalid", bad, err)
 		}
 	}
@@ -262,7 +262,7 @@ func TestKValidation(t *testing.T) {
 		if _, err := memory.Default(st).Recall(ctx, abi.RecallRequest{Query: "car", K: k}); !errors.Is(err, memtree.ErrInvalid) {
 			t.Errorf("Recall k=%d: %v", k, err)
 		}
-		if _, err := st.TopEntities(ctx, abi.EntitiesTopRequest{K: k}); !errors.Is(err, memtree.ErrInvalid) {
+		if _, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{K: k}); !errors.Is(err, memtree.ErrInvalid) {
 			t.Errorf("TopEntities k=%d: %v", k, err)
 		}
 	}
@@ -279,11 +279,11 @@ func TestGetChunkErrors(t *testing.T) {
 	st, _ := openFixture(t)
 	ctx := context.Background()
 	for _, id := range []string{"", "xyz", strings.Repeat("a", 31), strings.Repeat("g", 32), "' OR 1=1 --"} {
-		if _, err := st.GetChunk(ctx, abi.ChunkGetRequest{ID: id}); !errors.Is(err, memtree.ErrInvalid) {
+		if _, err := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: id}); !errors.Is(err, memtree.ErrInvalid) {
 			t.Errorf("GetChunk(%q) = %v, want ErrInvalid", id, err)
 		}
 	}
-	_, err := st.GetChunk(ctx, abi.ChunkGetRequest{ID: strings.Repeat("0", 32)})
+	_, err := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: strings.Repeat("0", 32)})
 	if !errors.Is(err, memtree.ErrNotFound) || !strings.Contains(err.Error(), "memory.search") {
 		t.Errorf("unknown id: %v (want ErrNotFound telling where ids come from)", err)
 	}
@@ -347,7 +347,7 @@ func TestSearchBehaviour(t *testing.T) {
 	hits = search("billing migration")
 	if len(hits) != 1 || hits[0].SourceRef != "slack:phoenix:2" || !slices.Equal(hits[0].SourceRefs, []string{"slack:phoenix:2", "slack:phoenix:1"}) {
 		t.Errorf("citation: %+v", hits)
-	} else if c, _ := st.GetChunk(ctx, abi.ChunkGetRequest{ID: hits[0].ID}); len(c.Chunk.SourceRefs) != 2 {
+	} else if c, _ := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: hits[0].ID}); len(c.Chunk.SourceRefs) != 2 {
 		t.Errorf("chunk refs = %v, want both messages", c.Chunk.SourceRefs)
 	}
 }
@@ -355,7 +355,7 @@ func TestSearchBehaviour(t *testing.T) {
 func TestTopEntitiesAndSources(t *testing.T) {
 	st, _ := openFixture(t)
 	ctx := context.Background()
-	top, err := st.TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 10})
+	top, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +375,7 @@ func TestTopEntitiesAndSources(t *testing.T) {
 	if top.Entities[0].EntityID != "person:dana ruiz" || top.Entities[0].Surface != "Dana Ruiz" || top.Entities[0].LastSeenMS != ms("2026-03-05T08:00:00Z") {
 		t.Errorf("top person = %+v", top.Entities[0])
 	}
-	all, _ := st.TopEntities(ctx, abi.EntitiesTopRequest{K: 50})
+	all, _ := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{K: 50})
 	kinds := map[string]bool{}
 	for _, e := range all.Entities {
 		kinds[e.Kind] = true
@@ -385,7 +385,7 @@ func TestTopEntitiesAndSources(t *testing.T) {
 			t.Errorf("no %s entity in %v", k, all.Entities)
 		}
 	}
-	srcs, err := st.ListSources(ctx, abi.SourcesListRequest{})
+	srcs, err := memory.Default(st).ListSources(ctx, abi.SourcesListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -412,7 +412,7 @@ func TestDisplayName(t *testing.T) {
 		{"document", "doc:notes/a.md", "", "", "notes/a.md"},
 	}
 	for _, c := range cases {
-		if got := memtree.DisplayName(c.kind, c.id, c.title, c.hint); got != c.want {
+		if got := memory.DisplayName(c.kind, c.id, c.title, c.hint); got != c.want {
 			t.Errorf("DisplayName(%q, %q, hint %q) = %q, want %q", c.id, c.title, c.hint, got, c.want)
 		}
 	}
@@ -434,19 +434,19 @@ func TestEmptyStoreHintAndLateCreation(t *testing.T) {
 	if err != nil || rr.Hint != memtree.EmptyHint || rr.Chunks == nil {
 		t.Errorf("Recall: %+v %v", rr, err)
 	}
-	lr, err := ro.ListChunks(ctx, abi.ChunksListRequest{K: 5})
+	lr, err := memory.Default(ro).ListChunks(ctx, abi.ChunksListRequest{K: 5})
 	if err != nil || lr.Hint != memtree.EmptyHint || lr.Total != 0 {
 		t.Errorf("ListChunks: %+v %v", lr, err)
 	}
-	er, err := ro.TopEntities(ctx, abi.EntitiesTopRequest{K: 5})
+	er, err := memory.Default(ro).TopEntities(ctx, abi.EntitiesTopRequest{K: 5})
 	if err != nil || er.Hint != memtree.EmptyHint {
 		t.Errorf("TopEntities: %+v %v", er, err)
 	}
-	so, err := ro.ListSources(ctx, abi.SourcesListRequest{})
+	so, err := memory.Default(ro).ListSources(ctx, abi.SourcesListRequest{})
 	if err != nil || so.Hint != memtree.EmptyHint || so.Sources == nil {
 		t.Errorf("ListSources: %+v %v", so, err)
 	}
-	if _, err := ro.GetChunk(ctx, abi.ChunkGetRequest{ID: strings.Repeat("a", 32)}); !errors.Is(err, memtree.ErrNotFound) {
+	if _, err := memory.Default(ro).GetChunk(ctx, abi.ChunkGetRequest{ID: strings.Repeat("a", 32)}); !errors.Is(err, memtree.ErrNotFound) {
 		t.Errorf("GetChunk: %v", err)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
@@ -521,12 +521,12 @@ func TestConcurrentReadersWithWriter(t *testing.T) {
 					_, err = memory.Default(ro).Recall(ctx, abi.RecallRequest{Query: "automobile repair", K: 5})
 				case 2:
 					var r *abi.ListResult
-					r, err = ro.ListChunks(ctx, abi.ChunksListRequest{K: 50})
+					r, err = memory.Default(ro).ListChunks(ctx, abi.ChunksListRequest{K: 50})
 					if err == nil && r.Total < 4 {
 						err = fmt.Errorf("list total %d", r.Total)
 					}
 				case 3:
-					_, err = ro.ListSources(ctx, abi.SourcesListRequest{})
+					_, err = memory.Default(ro).ListSources(ctx, abi.SourcesListRequest{})
 				}
 				if err != nil {
 					errs <- err
@@ -548,7 +548,7 @@ func TestConcurrentReadersWithWriter(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	res, _ := ro.ListChunks(ctx, abi.ChunksListRequest{K: 5, Query: "gardening"})
+	res, _ := memory.Default(ro).ListChunks(ctx, abi.ChunksListRequest{K: 5, Query: "gardening"})
 	if res.Total != 20 {
 		t.Errorf("reader sees %d of 20 new chunks", res.Total)
 	}
@@ -589,7 +589,7 @@ func browseStore(t *testing.T) *memtree.Store {
 
 func pageIDs(t *testing.T, st *memtree.Store, req abi.ChunksListRequest) (int, []string) {
 	t.Helper()
-	res, err := st.ListChunks(context.Background(), req)
+	res, err := memory.Default(st).ListChunks(context.Background(), req)
 	if err != nil {
 		t.Fatalf("ListChunks(%+v): %v", req, err)
 	}
@@ -648,7 +648,7 @@ func TestBrowseCachesSeeAnotherWritersIngest(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ro.Close()
-	before, err := ro.ListSources(ctx, abi.SourcesListRequest{UserEmailHint: "alice@kestrel.example"})
+	before, err := memory.Default(ro).ListSources(ctx, abi.SourcesListRequest{UserEmailHint: "alice@kestrel.example"})
 	if err != nil || len(before.Sources) != 3 {
 		t.Fatalf("ListSources before: %+v %v", before, err)
 	}
@@ -664,7 +664,7 @@ func TestBrowseCachesSeeAnotherWritersIngest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, err := ro.ListSources(ctx, abi.SourcesListRequest{UserEmailHint: "alice@kestrel.example"})
+	after, err := memory.Default(ro).ListSources(ctx, abi.SourcesListRequest{UserEmailHint: "alice@kestrel.example"})
 	if err != nil || len(after.Sources) != 4 || after.Sources[0].SourceID != "slack:#zoo" {
 		t.Fatalf("ListSources after another writer's ingest: %+v %v", after, err)
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -31,7 +32,7 @@ func makeShmUncreatable(t *testing.T, path string) {
 // re-create it.
 func TestOpenReadOnlyWithoutShm(t *testing.T) {
 	st, path := openFixture(t)
-	want, err := st.ListSources(context.Background(), abi.SourcesListRequest{})
+	want, err := memory.Default(st).ListSources(context.Background(), abi.SourcesListRequest{})
 	if err != nil || len(want.Sources) == 0 {
 		t.Fatalf("fixture sources: %+v %v", want, err)
 	}
@@ -50,7 +51,7 @@ func TestOpenReadOnlyWithoutShm(t *testing.T) {
 		t.Fatalf("OpenReadOnly on a read-only directory: %v", err)
 	}
 	defer ro.Close()
-	got, err := ro.ListSources(context.Background(), abi.SourcesListRequest{})
+	got, err := memory.Default(ro).ListSources(context.Background(), abi.SourcesListRequest{})
 	if err != nil {
 		t.Fatalf("ListSources: %v", err)
 	}
@@ -66,7 +67,7 @@ func TestOpenReadOnlyWithoutShm(t *testing.T) {
 // part of the store.
 func TestOpenReadOnlyUnfinishedWAL(t *testing.T) {
 	liveStore, live := openFixture(t) // still open: its last writes are in the -wal file
-	want, err := liveStore.ListSources(context.Background(), abi.SourcesListRequest{})
+	want, err := memory.Default(liveStore).ListSources(context.Background(), abi.SourcesListRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,7 +91,7 @@ func TestOpenReadOnlyUnfinishedWAL(t *testing.T) {
 	ro, err := memtree.OpenReadOnly(path)
 	if err == nil {
 		defer ro.Close()
-		got, err := ro.ListSources(context.Background(), abi.SourcesListRequest{})
+		got, err := memory.Default(ro).ListSources(context.Background(), abi.SourcesListRequest{})
 		if err != nil {
 			t.Fatalf("opened, then ListSources: %v", err)
 		}

@@ -30,9 +30,9 @@ func (s *Store) reader(db *sql.DB, snap *dfCache) storeReader {
 }
 
 // BeginRead opens one read call (internal/memory's Store): a read connection and
-// the store generation's snapshot, as an index.Backend that also gives hits their
-// cited messages (HitMessages). It is nil while the store holds no chunk (no
-// file yet, or nothing ingested).
+// the store generation's snapshot, as an index.Backend that also reads what hits'
+// cited messages are built from (index.Messages, hitmessages.go). It is nil
+// while the store holds no chunk (no file yet, or nothing ingested).
 func (s *Store) BeginRead(ctx context.Context) (index.Backend, error) {
 	db, err := s.readers(ctx)
 	if err != nil || db == nil {
@@ -48,12 +48,6 @@ func (s *Store) BeginRead(ctx context.Context) (index.Backend, error) {
 	r := s.reader(db, snap)
 	r.scope = index.ScopeFrom(ctx)
 	return r, nil
-}
-
-// HitMessages fills each hit's cited messages (addHitMessages) and returns the
-// bound applied to their texts.
-func (r storeReader) HitMessages(ctx context.Context, hits []abi.ChunkHit) (int, error) {
-	return addHitMessages(ctx, r.db, hits, r.scope)
 }
 
 // Stats are the generation's chunk count and newest chunk time.
@@ -79,6 +73,7 @@ var (
 	_ index.Backend     = storeReader{}
 	_ index.Paraphrases = storeReader{}
 	_ index.Vectors     = storeReader{}
+	_ index.Messages    = storeReader{}
 )
 
 // sqlFilter is f as a condition on chunks c: the people first, then the time
@@ -111,7 +106,7 @@ func sqlFilterRows(f index.Filter, perRow bool) filter {
 // Match ranks by bm25 under the window of the newest matches (rankWindow), or
 // lists unranked (ftsFirst), a restriction to a person tested in the form
 // entityPerRow picks.
-func (r storeReader) Match(ctx context.Context, m index.Match) ([]abi.ChunkHit, error) {
+func (r storeReader) Match(ctx context.Context, m index.Match) ([]index.Hit, error) {
 	expr, err := ftsExpr(m.Query)
 	if err != nil {
 		return nil, err
@@ -132,7 +127,7 @@ func (r storeReader) Match(ctx context.Context, m index.Match) ([]abi.ChunkHit, 
 	if err != nil {
 		return nil, err
 	}
-	return ftsRanked(ctx, r.db, r.memo, expr, wf, m.Limit, m.Skip, m.Plain)
+	return ftsRanked(ctx, r.db, r.memo, expr, wf, m.Limit, m.Skip)
 }
 
 // entityPerRow reports whether a query restricted to the chunks linked to ids,
@@ -155,8 +150,8 @@ func (r storeReader) entityPerRow(ctx context.Context, ids []string, limit int) 
 }
 
 // Recent lists the newest chunks (recentChunks).
-func (r storeReader) Recent(ctx context.Context, f index.Filter, limit int, skip map[string]bool, snippetTerms []string) ([]abi.ChunkHit, error) {
-	return recentChunks(ctx, r.db, r.sqlFilter(f), limit, skip, snippetTerms)
+func (r storeReader) Recent(ctx context.Context, f index.Filter, limit int, skip map[string]bool) ([]index.Hit, error) {
+	return recentChunks(ctx, r.db, r.sqlFilter(f), limit, skip)
 }
 
 // Texts reads chunks' titles, texts and message spans (ref_spans_json).
@@ -192,7 +187,7 @@ func (r storeReader) Texts(ctx context.Context, ids []string) (map[string]index.
 
 // Following returns the chunk that follows each chat hit in its source without a
 // pause when it is not among the hits already (at most one per hit, in hit order).
-func (r storeReader) Following(ctx context.Context, hits []abi.ChunkHit, snipTerms []string) ([]abi.ChunkHit, error) {
+func (r storeReader) Following(ctx context.Context, hits []abi.ChunkHit) ([]index.Hit, error) {
 	ids, have := index.ChatHits(hits)
 	if len(ids) == 0 {
 		return nil, nil
@@ -211,15 +206,14 @@ func (r storeReader) Following(ctx context.Context, hits []abi.ChunkHit, snipTer
 		return nil, fmt.Errorf("read the next chunks: %w", err)
 	}
 	defer rows.Close()
-	after := map[string]abi.ChunkHit{} // previous chunk id → next chunk
+	after := map[string]index.Hit{} // previous chunk id → next chunk
 	for rows.Next() {
-		var text, prev string
-		n, err := scanHit(rows, &text, &prev)
+		var n index.Hit
+		var prev string
+		n.ChunkHit, err = scanHit(rows, &n.Text, &prev)
 		if err != nil {
 			return nil, fmt.Errorf("read the next chunks: %w", err)
 		}
-		n.Snippet = windowSnippet(text, snipTerms)
-		n.Score = 0
 		after[prev] = n
 	}
 	if err := rows.Err(); err != nil {
@@ -262,8 +256,8 @@ func (r storeReader) KnownEntities(ctx context.Context, ids []string) ([]string,
 	return out, nil
 }
 
-// Hits reads the hits for keys (rowids) with a plain snippet.
-func (r storeReader) Hits(ctx context.Context, rowids []index.Key) (map[index.Key]abi.ChunkHit, error) {
+// Hits reads the hits for keys (rowids).
+func (r storeReader) Hits(ctx context.Context, rowids []index.Key) (map[index.Key]index.Hit, error) {
 	if len(rowids) == 0 {
 		return nil, nil
 	}
@@ -273,20 +267,19 @@ func (r storeReader) Hits(ctx context.Context, rowids []index.Key) (map[index.Ke
 	}
 	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
 	sc, scArgs := andScope(r.scope, "c")
-	rows, err := r.db.QueryContext(keyed(ctx), `SELECT `+hitColumns+`, c.rowid, substr(c.text, 1, 400) FROM chunks c WHERE c.rowid IN (`+ph+`)`+sc, append(ids, scArgs...)...)
+	rows, err := r.db.QueryContext(keyed(ctx), `SELECT `+hitColumns+`, c.rowid, c.text FROM chunks c WHERE c.rowid IN (`+ph+`)`+sc, append(ids, scArgs...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read ranked chunks: %w", err)
 	}
 	defer rows.Close()
-	byID := map[index.Key]abi.ChunkHit{}
+	byID := map[index.Key]index.Hit{}
 	for rows.Next() {
 		var rid int64
-		var text string
-		h, err := scanHit(rows, &rid, &text)
+		var h index.Hit
+		h.ChunkHit, err = scanHit(rows, &rid, &h.Text)
 		if err != nil {
 			return nil, fmt.Errorf("read ranked chunks: %w", err)
 		}
-		h.Snippet = plainSnippet(text, nil)
 		byID[index.Key(rid)] = h
 	}
 	if err := rows.Err(); err != nil {
@@ -434,7 +427,7 @@ func (r storeReader) VectorModel() (string, bool) {
 }
 
 // VectorList is vectorList with the store's embedder.
-func (r storeReader) VectorList(ctx context.Context, query string, depth int) ([]abi.ChunkHit, error) {
+func (r storeReader) VectorList(ctx context.Context, query string, depth int) ([]index.Hit, error) {
 	emb := r.s.currentEmbedder()
 	if emb == nil {
 		return nil, nil

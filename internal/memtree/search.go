@@ -5,9 +5,8 @@ import (
 	"database/sql"
 	"fmt"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/openhuman/openhuman-core/sdk/abi"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 )
 
 // filter restricts candidate chunks (alias c) by SQL.
@@ -59,25 +58,17 @@ func entityFilter(ids, names []string, perRow bool) (string, []any) {
 }
 
 // ftsRanked ranks chunks matching expr by bm25 under filter f, skipping ids in
-// skip (index.Backend's Match), remembered in memo (nil: not). Without plain each snippet is FTS5's snippet();
-// with plain (the words to show) it is cut from the chunk's start around the first
-// of them instead, as snippet() tokenizes every returned chunk again (the fill
-// level returns many).
-func ftsRanked(ctx context.Context, db *sql.DB, memo *ftsMemo, expr string, f filter, limit int, skip map[string]bool, plain []string) ([]abi.ChunkHit, error) {
-	// ORDER BY rank lets FTS5 sort before the outer query steps, so snippet() runs
-	// only for the rows returned.
+// skip (index.Backend's Match), remembered in memo (nil: not). Each hit carries
+// its chunk's text (the engine cuts the snippet).
+func ftsRanked(ctx context.Context, db *sql.DB, memo *ftsMemo, expr string, f filter, limit int, skip map[string]bool) ([]index.Hit, error) {
 	var key string
-	if memo != nil && len(skip) == 0 && plain == nil {
+	if memo != nil && len(skip) == 0 {
 		key = memoKey(expr, f)
 		if hs, ok := memo.get(key, limit); ok {
 			return hs, nil
 		}
 	}
-	snip := `snippet(chunks_fts, 0, '', '', '…', 40)`
-	if plain != nil {
-		snip = `substr(c.text, 1, 2000)`
-	}
-	q := `SELECT ` + hitColumns + `, ` + snip + `, rank
+	q := `SELECT ` + hitColumns + `, c.text, rank
 		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
 		WHERE chunks_fts MATCH ? AND rank MATCH 'bm25(1.0, 1.0)'` + f.sql() + ` ORDER BY rank LIMIT ?`
 	args := append(append([]any{expr}, f.args...), limit+len(skip))
@@ -86,21 +77,16 @@ func ftsRanked(ctx context.Context, db *sql.DB, memo *ftsMemo, expr string, f fi
 		return nil, fmt.Errorf("full-text query: %w", err)
 	}
 	defer rows.Close()
-	var out []abi.ChunkHit
+	var out []index.Hit
 	for rows.Next() {
-		var snip string
+		var h index.Hit
 		var r float64
-		h, err := scanHit(rows, &snip, &r)
+		h.ChunkHit, err = scanHit(rows, &h.Text, &r)
 		if err != nil {
 			return nil, fmt.Errorf("full-text query: %w", err)
 		}
 		if skip[h.ID] {
 			continue
-		}
-		if plain != nil {
-			h.Snippet = windowSnippet(snip, plain)
-		} else {
-			h.Snippet = strings.Join(strings.Fields(snip), " ")
 		}
 		h.Score = -r
 		out = append(out, h)
@@ -118,30 +104,30 @@ func ftsRanked(ctx context.Context, db *sql.DB, memo *ftsMemo, expr string, f fi
 }
 
 // recentChunks lists chunks under filter f newest first, skipping ids in skip.
-func recentChunks(ctx context.Context, db *sql.DB, f filter, limit int, skip map[string]bool, snippetTerms []string) ([]abi.ChunkHit, error) {
+func recentChunks(ctx context.Context, db *sql.DB, f filter, limit int, skip map[string]bool) ([]index.Hit, error) {
 	q := `SELECT ` + hitColumns + `, c.text FROM chunks c WHERE 1=1` + f.sql() + ` ORDER BY c.ts DESC, c.id LIMIT ?`
 	rows, err := query(ctx, db, q, append(append([]any(nil), f.args...), limit+len(skip))...)
 	if err != nil {
 		return nil, fmt.Errorf("list matching chunks: %w", err)
 	}
-	return firstHits(rows, limit, skip, "list matching chunks", func(text string) string { return plainSnippet(text, snippetTerms) })
+	return firstHits(rows, limit, skip, "list matching chunks")
 }
 
-// firstHits reads up to limit hits from rows (hitColumns plus one text column that
-// snippet turns into the hit's snippet), skipping ids in skip, and closes rows.
-func firstHits(rows *sql.Rows, limit int, skip map[string]bool, op string, snippet func(string) string) ([]abi.ChunkHit, error) {
+// firstHits reads up to limit hits from rows (hitColumns plus the chunk's text),
+// skipping ids in skip, and closes rows.
+func firstHits(rows *sql.Rows, limit int, skip map[string]bool, op string) ([]index.Hit, error) {
 	defer rows.Close()
-	var out []abi.ChunkHit
+	var out []index.Hit
 	for rows.Next() {
-		var text string
-		h, err := scanHit(rows, &text)
+		var h index.Hit
+		var err error
+		h.ChunkHit, err = scanHit(rows, &h.Text)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", op, err)
 		}
 		if skip[h.ID] {
 			continue
 		}
-		h.Snippet = snippet(text)
 		out = append(out, h)
 		if len(out) == limit {
 			break
@@ -153,51 +139,16 @@ func firstHits(rows *sql.Rows, limit int, skip map[string]bool, op string, snipp
 	return out, nil
 }
 
-// windowSnippet is plainSnippet on the part of text around the first of terms (a
-// chunk's text can be long; the snippet is short).
-func windowSnippet(text string, terms []string) string {
-	best := -1
-	lower := strings.ToLower(text)
-	for _, t := range terms {
-		if t == "" {
-			continue
-		}
-		if i := strings.Index(lower, t); i >= 0 && (best < 0 || i < best) {
-			best = i
-		}
-	}
-	if len(lower) != len(text) {
-		best = -1 // case folding changed byte offsets: no cut
-	}
-	from, to := 0, len(text)
-	if best > 200 {
-		from = best - 200
-	}
-	if to-from > 8*snippetChars+400 {
-		to = from + 8*snippetChars + 400
-	}
-	for from > 0 && from < len(text) && !utf8.RuneStart(text[from]) {
-		from++
-	}
-	for to < len(text) && !utf8.RuneStart(text[to]) {
-		to++
-	}
-	out := plainSnippet(text[from:to], terms)
-	if from > 0 && !strings.HasPrefix(out, "…") {
-		out = "…" + out
-	}
-	return out
-}
-
-// ftsFirst lists the first chunks (by rowid, newest rowids first) matching expr
-// under f, skipping ids in skip, without ranking: FTS5 stops after limit matches.
-func ftsFirst(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool) ([]abi.ChunkHit, error) {
-	q := `SELECT ` + hitColumns + `, snippet(chunks_fts, 0, '', '', '…', 40)
-		FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid
-		WHERE chunks_fts MATCH ?` + f.sql() + ` ORDER BY chunks_fts.rowid DESC LIMIT ?`
+// ftsFirst lists the newest chunks (by chunk time, ties by id) matching expr
+// under f, skipping ids in skip, without ranking: it walks the time index newest
+// first, testing each chunk against the matches (read once, unscored), and stops
+// after limit.
+func ftsFirst(ctx context.Context, db *sql.DB, expr string, f filter, limit int, skip map[string]bool) ([]index.Hit, error) {
+	q := `SELECT ` + hitColumns + `, c.text FROM chunks c INDEXED BY chunks_ts
+		WHERE c.rowid IN (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ?)` + f.sql() + ` ORDER BY c.ts DESC, c.id LIMIT ?`
 	rows, err := query(ctx, db, q, append(append([]any{expr}, f.args...), limit+len(skip))...)
 	if err != nil {
 		return nil, fmt.Errorf("full-text query: %w", err)
 	}
-	return firstHits(rows, limit, skip, "full-text query", func(snip string) string { return strings.Join(strings.Fields(snip), " ") })
+	return firstHits(rows, limit, skip, "full-text query")
 }

@@ -264,12 +264,13 @@ func TestListSourcesPages(t *testing.T) {
 	ctx := context.Background()
 	const n = 1234
 	manySources(t, st, n)
+	api := memory.Default(st) // one API: its named source lists persist across calls
 
 	// Unfiltered: pages of 50 walk every source once, newest first.
 	var ids []string
 	offset, pages := 0, 0
 	for {
-		res, err := st.ListSources(ctx, abi.SourcesListRequest{K: 50, Offset: offset})
+		res, err := api.ListSources(ctx, abi.SourcesListRequest{K: 50, Offset: offset})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -301,7 +302,7 @@ func TestListSourcesPages(t *testing.T) {
 	}
 
 	// Kinds and a display-name query (case-insensitive) narrow total and pages alike.
-	res, err := st.ListSources(ctx, abi.SourcesListRequest{Kinds: []string{"Email"}, Query: "GAMMA", K: 10, Offset: 20})
+	res, err := api.ListSources(ctx, abi.SourcesListRequest{Kinds: []string{"Email"}, Query: "GAMMA", K: 10, Offset: 20})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -326,16 +327,16 @@ func TestListSourcesPages(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		a, err := cold.ListSources(ctx, req)
+		a, err := memory.Default(cold).ListSources(ctx, req)
 		cold.Close()
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := st.ListSources(ctx, abi.SourcesListRequest{K: 50, Query: "0"}) // loads the list (every name holds a 0)
+		b, err := api.ListSources(ctx, abi.SourcesListRequest{K: 50, Query: "0"}) // loads the list (every name holds a 0)
 		if err != nil || b.Total != n {
 			t.Fatalf("query loads the list: %v, total %d", err, b.Total)
 		}
-		if b, err = st.ListSources(ctx, req); err != nil {
+		if b, err = api.ListSources(ctx, req); err != nil {
 			t.Fatal(err)
 		}
 		ja, _ := json.Marshal(a)
@@ -345,17 +346,17 @@ func TestListSourcesPages(t *testing.T) {
 		}
 	}
 	// K 0 (a module built before paging) gets the largest page; past the end, none.
-	if res, err = st.ListSources(ctx, abi.SourcesListRequest{}); err != nil || len(res.Sources) != abi.MaxK || res.Next != abi.MaxK {
+	if res, err = api.ListSources(ctx, abi.SourcesListRequest{}); err != nil || len(res.Sources) != abi.MaxK || res.Next != abi.MaxK {
 		t.Fatalf("k 0: %v, %d sources, next %d", err, len(res.Sources), res.Next)
 	}
-	if res, err = st.ListSources(ctx, abi.SourcesListRequest{K: 5, Offset: n}); err != nil || len(res.Sources) != 0 || res.Next != 0 || res.Total != n {
+	if res, err = api.ListSources(ctx, abi.SourcesListRequest{K: 5, Offset: n}); err != nil || len(res.Sources) != 0 || res.Next != 0 || res.Total != n {
 		t.Fatalf("past the end: %v, %+v", err, res)
 	}
 	for _, bad := range []abi.SourcesListRequest{
 		{K: 51}, {K: -1}, {K: 5, Offset: -1}, {K: 5, Offset: abi.MaxOffset + 1},
 		{K: 5, Kinds: make([]string, abi.MaxFilterItems+1)}, {K: 5, Query: strings.Repeat("q", abi.MaxQueryChars+1)},
 	} {
-		if _, err := st.ListSources(ctx, bad); !errors.Is(err, memtree.ErrInvalid) {
+		if _, err := api.ListSources(ctx, bad); !errors.Is(err, memtree.ErrInvalid) {
 			t.Errorf("%+v: err %v, want ErrInvalid", bad, err)
 		}
 	}
@@ -366,7 +367,7 @@ func TestTopEntitiesAndBrowsePages(t *testing.T) {
 	ctx := context.Background()
 	manySources(t, st, 300)
 
-	first, err := st.TopEntities(ctx, abi.EntitiesTopRequest{K: 50})
+	first, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{K: 50})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -376,7 +377,7 @@ func TestTopEntitiesAndBrowsePages(t *testing.T) {
 	seen := map[string]bool{}
 	got := 0
 	for off := 0; ; {
-		res, err := st.TopEntities(ctx, abi.EntitiesTopRequest{K: 50, Offset: off})
+		res, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{K: 50, Offset: off})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -395,19 +396,19 @@ func TestTopEntitiesAndBrowsePages(t *testing.T) {
 	if got != first.Total {
 		t.Fatalf("pages hold %d entities, total says %d", got, first.Total)
 	}
-	docs, err := st.TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 5})
+	docs, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{Kind: "person", K: 5})
 	if err != nil || docs.Total < 1 {
 		t.Fatalf("person total: %v, %+v", err, docs)
 	}
 
-	br, err := st.ListChunks(ctx, abi.ChunksListRequest{SourceKinds: []string{"chat"}, K: 30, Offset: 60})
+	br, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{SourceKinds: []string{"chat"}, K: 30, Offset: 60})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if br.Total != 100 || len(br.Chunks) != 30 || br.Next != 90 {
 		t.Fatalf("browse chat: total %d, %d chunks, next %d", br.Total, len(br.Chunks), br.Next)
 	}
-	if br, err = st.ListChunks(ctx, abi.ChunksListRequest{SourceKinds: []string{"chat"}, K: 30, Offset: 90}); err != nil || br.Next != 0 || len(br.Chunks) != 10 {
+	if br, err = memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{SourceKinds: []string{"chat"}, K: 30, Offset: 90}); err != nil || br.Next != 0 || len(br.Chunks) != 10 {
 		t.Fatalf("browse chat last page: %v, %d chunks, next %d", err, len(br.Chunks), br.Next)
 	}
 	// Too many filter values are an argument error, never SQLite's variable limit.
@@ -415,15 +416,15 @@ func TestTopEntitiesAndBrowsePages(t *testing.T) {
 	for i := range many {
 		many[i] = fmt.Sprintf("topic:t%d", i)
 	}
-	_, err = st.ListChunks(ctx, abi.ChunksListRequest{EntityIDs: many, K: 10})
+	_, err = memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{EntityIDs: many, K: 10})
 	if !errors.Is(err, memtree.ErrInvalid) || !strings.Contains(err.Error(), "entity_ids has 100000 values, at most 100 are allowed") {
 		t.Errorf("100,000 entity ids: %v", err)
 	}
-	_, err = st.ListChunks(ctx, abi.ChunksListRequest{SourceIDs: many[:101], K: 10})
+	_, err = memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{SourceIDs: many[:101], K: 10})
 	if !errors.Is(err, memtree.ErrInvalid) {
 		t.Errorf("101 source ids: %v", err)
 	}
-	if _, err = st.ListChunks(ctx, abi.ChunksListRequest{EntityIDs: many[:100], SourceIDs: many[:100], K: 10}); err != nil {
+	if _, err = memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{EntityIDs: many[:100], SourceIDs: many[:100], K: 10}); err != nil {
 		t.Errorf("100 + 100 filter values: %v", err)
 	}
 }

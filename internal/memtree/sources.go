@@ -4,10 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
-	"unicode/utf8"
 
-	"github.com/openhuman/openhuman-core/internal/fit"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -18,132 +17,143 @@ import (
 const sourcesQuery = `SELECT kind, source_id, title, chunk_count, first_ms, last_ms FROM sources
 	WHERE chunk_count > 0 ORDER BY last_ms DESC, source_id`
 
-// namedSource is a source with its display name for one user e-mail hint, and that
-// name folded for the display-name query.
-type namedSource struct {
-	abi.Source
-	fold string
-}
-
-// ListSources lists one page of the ingested sources, most recent first, with their
-// display names: those of the kinds asked (all when none) whose display name
-// contains the query (case-insensitive; all when empty). Total counts them all; Next
-// is the offset of the following page. K 0 means abi.MaxK.
-//
-// The sources of a store generation (meta.generation, bumped by every ingest
-// commit) are read once, in the order of the sources_recent index, and kept named
-// per hint, so another process's ingest is seen on the next call and a page costs a
-// slice (a scan of the names with kinds or a query), not a query.
-func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error) {
-	k := req.K
-	if k == 0 {
-		k = abi.MaxK
-	}
-	if err := checkK("list sources", k); err != nil {
-		return nil, err
-	}
-	if req.Offset < 0 || req.Offset > abi.MaxOffset {
-		return nil, fmt.Errorf("list sources: offset must be 0..%d, got %d: %w", abi.MaxOffset, req.Offset, ErrInvalid)
-	}
-	if err := checkFilter("list sources", "kinds", req.Kinds, abi.MaxKindChars); err != nil {
-		return nil, err
-	}
-	if n := utf8.RuneCountInString(req.Query); n > abi.MaxQueryChars {
-		return nil, fmt.Errorf("list sources: query has %d characters, at most %d are allowed: %w", n, abi.MaxQueryChars, ErrInvalid)
-	}
-	if n := utf8.RuneCountInString(req.UserEmailHint); n > abi.MaxIDChars {
-		return nil, fmt.Errorf("list sources: user_email_hint has %d characters, at most %d are allowed: %w", n, abi.MaxIDChars, ErrInvalid)
-	}
+// Generation names the store's current write generation (index.Plain);
+// index.ErrEmpty when the store has no file yet.
+func (s *Store) Generation(ctx context.Context) (string, error) {
 	db, err := s.readers(ctx)
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	res := &abi.SourcesResult{Sources: []abi.Source{}}
 	if db == nil {
-		res.Hint = EmptyHint
-		return res, nil
+		return "", index.ErrEmpty
 	}
-	if req.Group != "" && req.Group != abi.GroupMonth && req.Group != abi.GroupConversation {
-		return nil, fmt.Errorf("list sources: group must be %q or %q, got %q: %w", abi.GroupMonth, abi.GroupConversation, clipRunes(req.Group, 32), ErrInvalid)
+	gen, err := generation(ctx, db)
+	return gen + scopeSuffix(index.ScopeFrom(ctx)), err
+}
+
+// scopeSuffix tells apart what a scoped call derives from a generation (the read
+// API's lists kept per generation) from what another scope derives: "" for the
+// full scope.
+func scopeSuffix(sc index.Scope) string {
+	if sc.Full() {
+		return ""
 	}
-	// Kinds people type (filters.go): aliases and chat platforms.
-	kf := resolveSourceKinds("kinds", req.Kinds)
-	res.Resolved = kf.resolved
-	grouped := req.Group == abi.GroupConversation
-	simple := len(kf.platforms) == 0 && !kf.none && !grouped
-	kinds := map[string]bool{}
-	for _, kd := range kf.kinds {
-		kinds[kd] = true
+	return "\x00" + sc.Key()
+}
+
+// Sources returns the sources with chunks, newest first, read once per store
+// generation (sourceRows), and that generation (index.Plain; the slice is
+// shared).
+func (s *Store) Sources(ctx context.Context) ([]abi.Source, string, error) {
+	db, err := s.readers(ctx)
+	if err != nil {
+		return nil, "", err
 	}
-	q := strings.ToLower(strings.TrimSpace(req.Query))
-	var page []namedSource
-	scope := index.ScopeFrom(ctx)
-	if scope.Full() && simple && q == "" && req.Offset+k <= coldPageDepth && !s.sourcesCached(ctx, db, req.UserEmailHint) {
-		// A first page after the store changed: read it through the index instead
-		// of loading every source (130–260 ms at 68k sources).
-		if page, res.Total, err = s.sourcesPage(ctx, db, kinds, req.UserEmailHint, k, req.Offset); err != nil {
-			return nil, err
+	if db == nil {
+		return nil, "", index.ErrEmpty
+	}
+	if scope := index.ScopeFrom(ctx); !scope.Full() {
+		return scopedSources(ctx, db, scope)
+	}
+	return s.sourceRows(ctx, db)
+}
+
+// scopedSources reads the sources with chunks that scope reads, newest first,
+// and the generation they are of (uncached: the per-generation list is the whole
+// store's).
+func scopedSources(ctx context.Context, db *sql.DB, scope index.Scope) ([]abi.Source, string, error) {
+	gen, err := generation(ctx, db)
+	if err != nil {
+		return nil, "", err
+	}
+	sc, args := andScope(scope, "sources")
+	q := strings.Replace(sourcesQuery, "WHERE chunk_count > 0", "WHERE chunk_count > 0"+sc, 1)
+	rows, err := db.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, "", fmt.Errorf("list sources: %w", err)
+	}
+	defer rows.Close()
+	out := []abi.Source{}
+	for rows.Next() {
+		var src abi.Source
+		if err := rows.Scan(&src.SourceKind, &src.SourceID, &src.Title, &src.ChunkCount, &src.FirstMS, &src.MostRecentMS); err != nil {
+			return nil, "", fmt.Errorf("list sources: %w", err)
 		}
-	} else {
-		all, err := s.namedSources(ctx, db, req.UserEmailHint)
-		if !scope.Full() { // the principal's sources only, read under its scope
-			all, err = scopedSources(ctx, db, scope, req.UserEmailHint)
-		}
+		out = append(out, src)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, "", fmt.Errorf("list sources: %w", err)
+	}
+	return out, gen + scopeSuffix(scope), nil
+}
+
+// SourcePage reads one page of the sources of kinds (all when empty) through
+// the sources_listed index, and their total from the per-generation counts
+// (index.Plain).
+func (s *Store) SourcePage(ctx context.Context, kinds []string, k, offset int) ([]abi.Source, int, error) {
+	db, err := s.readers(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	if db == nil {
+		return nil, 0, index.ErrEmpty
+	}
+	if scope := index.ScopeFrom(ctx); !scope.Full() {
+		// The per-generation counts are the whole store's: page the scoped list.
+		all, _, err := scopedSources(ctx, db, scope)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		if grouped {
-			all = groupByConversation(all)
-		}
-		if simple && len(kinds) == 0 && q == "" {
-			res.Total = len(all)
-			if req.Offset < len(all) {
-				page = all[req.Offset:min(len(all), req.Offset+k)]
+		var page []abi.Source
+		total := 0
+		for _, src := range all {
+			if len(kinds) > 0 && !slices.Contains(kinds, src.SourceKind) {
+				continue
 			}
-		} else {
-			one := "" // the kind when one is asked: compared without a map lookup
-			if len(kinds) == 1 {
-				for kd := range kinds {
-					one = kd
-				}
+			if total >= offset && len(page) < k {
+				page = append(page, src)
 			}
-			for i := range all {
-				src := &all[i]
-				if !simple && !kf.admits(src.SourceKind, src.SourceID) ||
-					simple && (one != "" && src.SourceKind != one || one == "" && len(kinds) > 0 && !kinds[src.SourceKind]) ||
-					q != "" && !strings.Contains(src.fold, q) {
-					continue
-				}
-				if res.Total >= req.Offset && len(page) < k {
-					page = append(page, *src)
-				}
-				res.Total++
-			}
+			total++
 		}
+		return page, total, nil
 	}
-	if res.Total == 0 {
-		if err := s.emptyHint(ctx, db, &res.Hint); err != nil {
-			return nil, err
+	counts, err := s.sourceCounts(ctx, db)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := counts[""]
+	q, err := listedQuery(ctx, db, sourcesQuery)
+	if err != nil {
+		return nil, 0, err
+	}
+	var args []any
+	if len(kinds) > 0 {
+		total = 0
+		var ph []string
+		for _, kd := range kinds {
+			total += counts[kd]
+			ph = append(ph, "?")
+			args = append(args, kd)
 		}
-		if res.Hint == "" && q != "" {
-			kf.hints = append(kf.hints, fmt.Sprintf("query %q matches no source's name or title; call tree.list_sources without it to see them", clipRunes(req.Query, 64)))
+		q = strings.Replace(q, "WHERE chunk_count > 0", "WHERE chunk_count > 0 AND kind IN ("+strings.Join(ph, ",")+")", 1)
+	}
+	rows, err := db.QueryContext(ctx, q+` LIMIT ? OFFSET ?`, append(args, k, offset)...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list sources: %w", err)
+	}
+	defer rows.Close()
+	var page []abi.Source
+	for rows.Next() {
+		var src abi.Source
+		if err := rows.Scan(&src.SourceKind, &src.SourceID, &src.Title, &src.ChunkCount, &src.FirstMS, &src.MostRecentMS); err != nil {
+			return nil, 0, fmt.Errorf("list sources: %w", err)
 		}
+		page = append(page, src)
 	}
-	res.Hint = withHints(res.Hint, kf.hints)
-	res.Sources = make([]abi.Source, len(page))
-	for i, p := range page {
-		src := p.Source
-		src.Title = clipRunes(src.Title, hitTitleMaxChars)
-		src.DisplayName = clipRunes(src.DisplayName, hitTitleMaxChars)
-		res.Sources[i] = src
+	if err := rows.Err(); err != nil {
+		return nil, 0, fmt.Errorf("list sources: %w", err)
 	}
-	n := fit.Count(res.Sources, fit.ResultBase+fit.StrLen(res.Hint), func(src *abi.Source) int {
-		return 160 + fit.StrLen(src.SourceKind) + fit.StrLen(src.SourceID) + fit.StrLen(src.DisplayName) + fit.StrLen(src.Title) + 10*len(src.Months)
-	})
-	had := len(res.Sources)
-	res.Sources = res.Sources[:n]
-	res.Next = fit.NextOffset(req.Offset, n, had, res.Total)
-	return res, nil
+	return page, total, nil
 }
 
 // sourceCountsQuery counts the listed sources by kind (from sources_listed alone).
@@ -162,68 +172,6 @@ func listedQuery(ctx context.Context, db *sql.DB, q string) (string, error) {
 		return q, nil
 	}
 	return strings.Replace(q, "FROM sources", "FROM sources INDEXED BY sources_listed", 1), nil
-}
-
-// coldPageDepth is how deep (offset + k) a page is read through the index while
-// the source list of the store's generation is not loaded; deeper pages and
-// display-name queries load it.
-const coldPageDepth = 1000
-
-// sourcesCached reports whether the source list of the current generation is
-// loaded and named for userEmailHint.
-func (s *Store) sourcesCached(ctx context.Context, db *sql.DB, userEmailHint string) bool {
-	gen, err := generation(ctx, db)
-	if err != nil {
-		return false
-	}
-	c := &s.bc
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	_, ok := c.named[userEmailHint]
-	return ok && c.srcOK && c.srcGen == gen
-}
-
-// sourcesPage reads one page of the sources of kinds (all when empty) through the
-// sources_recent index, and their total from the per-generation counts.
-func (s *Store) sourcesPage(ctx context.Context, db *sql.DB, kinds map[string]bool, userEmailHint string, k, offset int) ([]namedSource, int, error) {
-	counts, err := s.sourceCounts(ctx, db)
-	if err != nil {
-		return nil, 0, err
-	}
-	total := counts[""]
-	q, err := listedQuery(ctx, db, sourcesQuery)
-	if err != nil {
-		return nil, 0, err
-	}
-	var args []any
-	if len(kinds) > 0 {
-		total = 0
-		var ph []string
-		for kd := range kinds {
-			total += counts[kd]
-			ph = append(ph, "?")
-			args = append(args, kd)
-		}
-		q = strings.Replace(q, "WHERE chunk_count > 0", "WHERE chunk_count > 0 AND kind IN ("+strings.Join(ph, ",")+")", 1)
-	}
-	rows, err := db.QueryContext(ctx, q+` LIMIT ? OFFSET ?`, append(args, k, offset)...)
-	if err != nil {
-		return nil, 0, fmt.Errorf("list sources: %w", err)
-	}
-	defer rows.Close()
-	var page []namedSource
-	for rows.Next() {
-		var src abi.Source
-		if err := rows.Scan(&src.SourceKind, &src.SourceID, &src.Title, &src.ChunkCount, &src.FirstMS, &src.MostRecentMS); err != nil {
-			return nil, 0, fmt.Errorf("list sources: %w", err)
-		}
-		src.DisplayName = DisplayName(src.SourceKind, src.SourceID, src.Title, userEmailHint)
-		page = append(page, namedSource{Source: src})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, 0, fmt.Errorf("list sources: %w", err)
-	}
-	return page, total, nil
 }
 
 // sourceCounts returns how many sources with chunks the store holds by kind ("" =
@@ -267,73 +215,6 @@ func (s *Store) sourceCounts(ctx context.Context, db *sql.DB) (map[string]int, e
 	c.srcCounts, c.srcCntGen = m, gen
 	c.mu.Unlock()
 	return m, nil
-}
-
-// namedSources returns the sources of the current generation, newest first, with
-// display names for userEmailHint; the lists of the last few hints are cached. The
-// slice is shared: callers must not modify it.
-func (s *Store) namedSources(ctx context.Context, db *sql.DB, userEmailHint string) ([]namedSource, error) {
-	rows, err := s.sourceRows(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	c := &s.bc
-	c.mu.Lock()
-	named, ok := c.named[userEmailHint]
-	c.mu.Unlock()
-	if ok {
-		return named, nil
-	}
-	named = make([]namedSource, len(rows))
-	for i, src := range rows {
-		src.DisplayName = DisplayName(src.SourceKind, src.SourceID, src.Title, userEmailHint)
-		// The query also finds a chat by its title: the Telegram group's name, the
-		// Slack channel's (a chat's display name is its id).
-		fold := strings.ToLower(src.DisplayName)
-		if src.SourceKind == KindChat && src.Title != "" {
-			fold += "\x00" + strings.ToLower(src.Title)
-		}
-		named[i] = namedSource{Source: src, fold: fold}
-	}
-	c.mu.Lock()
-	if c.srcOK && len(c.sources) > 0 && len(rows) > 0 && &c.sources[0] == &rows[0] { // still this generation
-		if c.named == nil || len(c.named) >= 16 {
-			c.named = map[string][]namedSource{}
-		}
-		c.named[userEmailHint] = named
-	}
-	c.mu.Unlock()
-	return named, nil
-}
-
-// scopedSources reads the sources with chunks that scope reads, newest first,
-// named for userEmailHint (uncached: the per-generation list is the whole
-// store's).
-func scopedSources(ctx context.Context, db *sql.DB, scope index.Scope, userEmailHint string) ([]namedSource, error) {
-	sc, args := andScope(scope, "sources")
-	q := strings.Replace(sourcesQuery, "WHERE chunk_count > 0", "WHERE chunk_count > 0"+sc, 1)
-	rows, err := db.QueryContext(ctx, q, args...)
-	if err != nil {
-		return nil, fmt.Errorf("list sources: %w", err)
-	}
-	defer rows.Close()
-	var out []namedSource
-	for rows.Next() {
-		var src abi.Source
-		if err := rows.Scan(&src.SourceKind, &src.SourceID, &src.Title, &src.ChunkCount, &src.FirstMS, &src.MostRecentMS); err != nil {
-			return nil, fmt.Errorf("list sources: %w", err)
-		}
-		src.DisplayName = DisplayName(src.SourceKind, src.SourceID, src.Title, userEmailHint)
-		fold := strings.ToLower(src.DisplayName)
-		if src.SourceKind == KindChat && src.Title != "" {
-			fold += "\x00" + strings.ToLower(src.Title)
-		}
-		out = append(out, namedSource{Source: src, fold: fold})
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("list sources: %w", err)
-	}
-	return out, nil
 }
 
 // entityTotal returns how many entities of kind ("" = all) the store holds, counted

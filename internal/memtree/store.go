@@ -1,5 +1,8 @@
-// Package memtree is the memory tree: the SQLite store of ingested chunks, entities,
-// sources and summaries, and the read API (search, recall, browse) over it.
+// Package memtree is the memory tree's SQLite backend: the store of ingested
+// chunks, entities, sources and summaries (schema, writer, merge, forget,
+// status), the backend contract over FTS5 (index.Backend, index.Messages) and
+// the rows of the plain reads (index.Plain). The read API over it is
+// internal/memory.
 package memtree
 
 import (

@@ -70,7 +70,7 @@ func TestIngestIdempotentAndReplace(t *testing.T) {
 	if res.NewChunks != 1 || res.RemovedChunks != 2 {
 		t.Errorf("replace stats = %+v, want 1 new, 2 removed", res)
 	}
-	ents, err := st.TopEntities(ctx, abiTop("person", 50))
+	ents, err := memory.Default(st).TopEntities(ctx, abiTop("person", 50))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -250,11 +250,11 @@ func TestBatchWriterSavepoints(t *testing.T) {
 		t.Errorf("chat sources = %d, want 1 (the poisoned one rolled back)", got.Sources["chat"])
 	}
 	for _, kind := range []string{"", "person", "handle", "topic"} {
-		a, err := st.TopEntities(ctx, abiTop(kind, 50))
+		a, err := memory.Default(st).TopEntities(ctx, abiTop(kind, 50))
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := ref.TopEntities(ctx, abiTop(kind, 50))
+		b, _ := memory.Default(ref).TopEntities(ctx, abiTop(kind, 50))
 		if fmt.Sprint(a.Entities) != fmt.Sprint(b.Entities) {
 			t.Errorf("entities %q: batched %v, per-source %v", kind, a.Entities, b.Entities)
 		}

@@ -10,7 +10,6 @@ import (
 
 	"github.com/openhuman/openhuman-core/internal/embed"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
-	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // embedBatch is how many chunk texts EmbedMissing sends per Embed call.
@@ -180,7 +179,7 @@ func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow in
 // vectorList embeds the query and ranks up to depth chunks by cosine similarity;
 // a summary among the nearest stands for its leaf nearest the query. The hits are
 // nil when no vectors of the model exist.
-func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query string, depth int, scope index.Scope) ([]abi.ChunkHit, error) {
+func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query string, depth int, scope index.Scope) ([]index.Hit, error) {
 	vs, err := emb.Embed(ctx, []string{query})
 	if err != nil {
 		return nil, err
@@ -222,20 +221,19 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 		return nil, fmt.Errorf("vector hits: %w", err)
 	}
 	defer rows.Close()
-	byID := map[string]abi.ChunkHit{}
+	byID := map[string]index.Hit{}
 	for rows.Next() {
-		var text string
-		h, err := scanHit(rows, &text)
+		var h index.Hit
+		h.ChunkHit, err = scanHit(rows, &h.Text)
 		if err != nil {
 			return nil, fmt.Errorf("vector hits: %w", err)
 		}
-		h.Snippet = plainSnippet(text, words(query))
 		byID[h.ID] = h
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("vector hits: %w", err)
 	}
-	hits := []abi.ChunkHit{}
+	hits := []index.Hit{}
 	for _, t := range top {
 		if h, ok := byID[t.ID]; ok {
 			h.Score = float64(t.Score)

@@ -3,15 +3,12 @@ package pgstore
 import (
 	"context"
 	"fmt"
-	"sort"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/openhuman/openhuman-core/internal/analysis"
 	"github.com/openhuman/openhuman-core/internal/fit"
-	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -65,33 +62,14 @@ func kindsCond(a *args, col, filter string, vals []string) (cond, hint string) {
 	return "", ""
 }
 
-// ListChunks browses the chunks under req's filters newest first: kinds,
-// source ids (a chat conversation without its month stands for all its
-// months), entity ids, a time window and a case-insensitive substring of the
-// text.
-func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi.ListResult, error) {
+// Browse reads one tree.browse page (index.Plain; the read API checked req and
+// shapes the page): the chunks under req's filters newest first (by chunk time,
+// then id) — kinds, source ids (a chat conversation without its month stands
+// for all its months), entity ids, a time window and a case-insensitive
+// substring of the text — under the call's scope, and how many there are.
+// index.ErrEmpty when the store holds no chunk.
+func (s *Store) Browse(ctx context.Context, req abi.ChunksListRequest) (*index.BrowsePage, error) {
 	const op = "list chunks"
-	if err := abi.CheckK(op, req.K); err != nil {
-		return nil, err
-	}
-	if req.Offset < 0 || req.Offset > abi.MaxOffset {
-		return nil, fmt.Errorf("%s: offset must be 0..%d, got %d: %w", op, abi.MaxOffset, req.Offset, abi.ErrInvalid)
-	}
-	for _, f := range []struct {
-		name string
-		vals []string
-		max  int
-	}{{"source_kinds", req.SourceKinds, abi.MaxKindChars}, {"source_ids", req.SourceIDs, abi.MaxIDChars}, {"entity_ids", req.EntityIDs, abi.MaxIDChars}} {
-		if err := checkValues(op, f.name, f.vals, f.max); err != nil {
-			return nil, err
-		}
-	}
-	if n := utf8.RuneCountInString(req.Query); n > abi.MaxQueryChars {
-		return nil, fmt.Errorf("%s: query has %d characters, at most %d are allowed: %w", op, n, abi.MaxQueryChars, abi.ErrInvalid)
-	}
-	if req.SinceMS != nil && req.UntilMS != nil && *req.SinceMS > *req.UntilMS {
-		return nil, fmt.Errorf("%s: since_ms %d is after until_ms %d: %w", op, *req.SinceMS, *req.UntilMS, abi.ErrInvalid)
-	}
 	var a args
 	kc, hint := kindsCond(&a, "c.kind", "source_kinds", req.SourceKinds)
 	where := " WHERE true" + kc
@@ -118,24 +96,24 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 	if req.UntilMS != nil {
 		where += " AND c.ts <= " + a.add(*req.UntilMS)
 	}
-	q := strings.TrimSpace(req.Query)
-	if q != "" {
+	if q := strings.TrimSpace(req.Query); q != "" {
 		where += ` AND c.text ILIKE ` + a.add("%"+likeEscape(q)+"%") + ` ESCAPE '\'`
 	}
 	where += a.scoped(index.ScopeFrom(ctx), "c")
-	res := &abi.ListResult{Chunks: []abi.ChunkHit{}}
-	if err := s.rd.QueryRow(ctx, `SELECT count(*) FROM chunks c`+where, a...).Scan(&res.Total); err != nil {
+	page := &index.BrowsePage{Hint: hint}
+	if err := s.rd.QueryRow(ctx, `SELECT count(*) FROM chunks c`+where, a...).Scan(&page.Total); err != nil {
 		return nil, fmt.Errorf("%s: count: %w", op, err)
 	}
-	if res.Total > 0 && req.Offset < res.Total {
+	if page.Total == 0 && hint == "" {
+		if holds, err := s.HoldsChunks(ctx); err == nil && !holds {
+			return nil, index.ErrEmpty
+		}
+	}
+	if page.Total > 0 && req.Offset < page.Total {
 		rows, err := s.rd.Query(ctx, `SELECT `+hitColumns+`, c.text FROM chunks c`+where+
 			` ORDER BY c.ts DESC, c.id LIMIT `+a.add(req.K)+` OFFSET `+a.add(req.Offset), a...)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", op, err)
-		}
-		terms := []string{}
-		if q != "" {
-			terms = append(terms, strings.ToLower(q))
 		}
 		err = forRows(rows, func(r pgx.Rows) error {
 			var text string
@@ -143,120 +121,25 @@ func (s *Store) ListChunks(ctx context.Context, req abi.ChunksListRequest) (*abi
 			if err != nil {
 				return err
 			}
-			h.Snippet = analysis.PlainSnippet(text, terms)
-			res.Chunks = append(res.Chunks, h)
+			page.Hits = append(page.Hits, index.Hit{ChunkHit: h, Text: text})
 			return nil
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", op, err)
 		}
 	}
-	if len(res.Chunks) > 0 && req.Offset+len(res.Chunks) < res.Total {
-		res.Next = req.Offset + len(res.Chunks)
-	}
-	res.Hint = hint
-	if res.Total == 0 && hint == "" {
-		res.Hint = s.emptyHint(ctx)
-	}
-	return res, nil
+	return page, nil
 }
 
-// TopEntities lists the most mentioned entities (of one kind when asked), then
-// the most recently seen; under a scope, mentions are counted over the chunks
-// it reads, and an entity mentioned only outside it is not listed.
-func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*abi.EntitiesResult, error) {
-	const op = "top entities"
-	if err := abi.CheckK(op, req.K); err != nil {
-		return nil, err
-	}
-	if req.Offset < 0 || req.Offset > abi.MaxOffset {
-		return nil, fmt.Errorf("%s: offset must be 0..%d, got %d: %w", op, abi.MaxOffset, req.Offset, abi.ErrInvalid)
-	}
-	if n := utf8.RuneCountInString(req.Kind); n > abi.MaxKindChars {
-		return nil, fmt.Errorf("%s: kind has %d characters, at most %d are allowed: %w", op, n, abi.MaxKindChars, abi.ErrInvalid)
-	}
-	var a args
-	kind := strings.ToLower(strings.TrimSpace(req.Kind))
-	kindCond := ""
-	if kind != "" {
-		kindCond = " AND e.kind = " + a.add(kind)
-	}
-	inner := `SELECT e.id, e.kind, e.surface, e.ref_count AS n, e.last_seen AS seen FROM entities e WHERE e.ref_count > 0` + kindCond
-	if sc := index.ScopeFrom(ctx); !sc.Full() {
-		inner = `SELECT e.id, e.kind, e.surface, count(*) AS n, max(c.ts) AS seen FROM chunk_entities ce
-			JOIN chunks c ON c.key = ce.chunk_key JOIN entities e ON e.id = ce.entity_id
-			WHERE true` + kindCond + a.scoped(sc, "c") + ` GROUP BY e.id, e.kind, e.surface`
-	}
-	res := &abi.EntitiesResult{Entities: []abi.Entity{}}
-	if err := s.rd.QueryRow(ctx, `SELECT count(*) FROM (`+inner+`) t`, a...).Scan(&res.Total); err != nil {
-		return nil, fmt.Errorf("%s: count: %w", op, err)
-	}
-	rows, err := s.rd.Query(ctx, `SELECT id, kind, surface, n, seen FROM (`+inner+`) t ORDER BY n DESC, seen DESC, id LIMIT `+a.add(req.K)+` OFFSET `+a.add(req.Offset), a...)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	err = forRows(rows, func(r pgx.Rows) error {
-		var e abi.Entity
-		var n int64
-		if err := r.Scan(&e.EntityID, &e.Kind, &e.Surface, &n, &e.LastSeenMS); err != nil {
-			return err
-		}
-		e.Count = int(n)
-		e.Surface = clip(e.Surface, hitTitleMaxChars)
-		res.Entities = append(res.Entities, e)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
-	}
-	n := fit.Count(res.Entities, fit.ResultBase+fit.StrLen(res.Hint), func(e *abi.Entity) int {
-		return 128 + fit.StrLen(e.EntityID) + fit.StrLen(e.Kind) + fit.StrLen(e.Surface)
-	})
-	had := len(res.Entities)
-	res.Entities = res.Entities[:n]
-	res.Next = fit.NextOffset(req.Offset, n, had, res.Total)
-	if res.Total == 0 {
-		res.Hint = s.emptyHint(ctx)
-	}
-	return res, nil
-}
-
-// ListSources lists the sources with chunks newest first, with display names
-// (memtree.DisplayName): those of the kinds asked whose display name or title
-// holds the query (case-insensitive); grouped by conversation, a chat's months
-// are one entry with its months listed.
-func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*abi.SourcesResult, error) {
-	const op = "list sources"
-	k := req.K
-	if k == 0 {
-		k = abi.MaxK
-	}
-	if err := abi.CheckK(op, k); err != nil {
-		return nil, err
-	}
-	if req.Offset < 0 || req.Offset > abi.MaxOffset {
-		return nil, fmt.Errorf("%s: offset must be 0..%d, got %d: %w", op, abi.MaxOffset, req.Offset, abi.ErrInvalid)
-	}
-	if err := checkValues(op, "kinds", req.Kinds, abi.MaxKindChars); err != nil {
-		return nil, err
-	}
-	if n := utf8.RuneCountInString(req.Query); n > abi.MaxQueryChars {
-		return nil, fmt.Errorf("%s: query has %d characters, at most %d are allowed: %w", op, n, abi.MaxQueryChars, abi.ErrInvalid)
-	}
-	if n := utf8.RuneCountInString(req.UserEmailHint); n > abi.MaxIDChars {
-		return nil, fmt.Errorf("%s: user_email_hint has %d characters, at most %d are allowed: %w", op, n, abi.MaxIDChars, abi.ErrInvalid)
-	}
-	if req.Group != "" && req.Group != abi.GroupMonth && req.Group != abi.GroupConversation {
-		return nil, fmt.Errorf("%s: group must be %q or %q, got %q: %w", op, abi.GroupMonth, abi.GroupConversation, clip(req.Group, 32), abi.ErrInvalid)
-	}
-	var a args
-	kc, hint := kindsCond(&a, "s.kind", "kinds", req.Kinds)
+// sourceRows reads the sources with chunks newest first (by last message,
+// then id), with the condition cond and its arguments.
+func (s *Store) sourceRows(ctx context.Context, cond string, a args) ([]abi.Source, error) {
 	rows, err := s.rd.Query(ctx, `SELECT s.kind, s.source_id, s.title, s.chunk_count, s.first_ms, s.last_ms FROM sources s
-		WHERE s.chunk_count > 0`+kc+a.scoped(index.ScopeFrom(ctx), "s")+` ORDER BY s.last_ms DESC, s.source_id`, a...)
+		WHERE s.chunk_count > 0`+cond+` ORDER BY s.last_ms DESC, s.source_id`, a...)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+		return nil, fmt.Errorf("list sources: %w", err)
 	}
-	var all []abi.Source
+	all := []abi.Source{}
 	err = forRows(rows, func(r pgx.Rows) error {
 		var src abi.Source
 		var n int32
@@ -264,73 +147,74 @@ func (s *Store) ListSources(ctx context.Context, req abi.SourcesListRequest) (*a
 			return err
 		}
 		src.ChunkCount = int(n)
-		src.DisplayName = memtree.DisplayName(src.SourceKind, src.SourceID, src.Title, req.UserEmailHint)
 		all = append(all, src)
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", op, err)
+		return nil, fmt.Errorf("list sources: %w", err)
 	}
-	if req.Group == abi.GroupConversation {
-		all = groupConversations(all)
-	}
-	res := &abi.SourcesResult{Sources: []abi.Source{}, Hint: hint}
-	q := strings.ToLower(strings.TrimSpace(req.Query))
-	for _, src := range all {
-		if q != "" && !strings.Contains(strings.ToLower(src.DisplayName), q) && !strings.Contains(strings.ToLower(src.Title), q) {
-			continue
-		}
-		if res.Total >= req.Offset && len(res.Sources) < k {
-			src.Title = clip(src.Title, hitTitleMaxChars)
-			src.DisplayName = clip(src.DisplayName, hitTitleMaxChars)
-			res.Sources = append(res.Sources, src)
-		}
-		res.Total++
-	}
-	n := fit.Count(res.Sources, fit.ResultBase+fit.StrLen(res.Hint), func(src *abi.Source) int {
-		return 160 + fit.StrLen(src.SourceKind) + fit.StrLen(src.SourceID) + fit.StrLen(src.DisplayName) + fit.StrLen(src.Title) + 10*len(src.Months)
-	})
-	had := len(res.Sources)
-	res.Sources = res.Sources[:n]
-	res.Next = fit.NextOffset(req.Offset, n, had, res.Total)
-	if res.Total == 0 && res.Hint == "" {
-		res.Hint = s.emptyHint(ctx)
-	}
-	return res, nil
+	return all, nil
 }
 
-// groupConversations makes the months of each chat conversation
-// ("slack:#eng/2026-01", "slack:#eng/2026-02") one source: the conversation's
-// id, its chunks summed, its time span, and its months newest first.
-func groupConversations(list []abi.Source) []abi.Source {
-	out := make([]abi.Source, 0, len(list))
-	at := map[string]int{}
-	for _, src := range list {
-		i := strings.LastIndexByte(src.SourceID, '/')
-		if src.SourceKind != abi.KindChat || i < 0 || !strings.Contains(src.SourceID[:i], ":") {
-			out = append(out, src)
-			continue
-		}
-		conv, month := src.SourceID[:i], src.SourceID[i+1:]
-		j, ok := at[conv]
-		if !ok {
-			at[conv] = len(out)
-			src.SourceID = conv
-			src.DisplayName = memtree.DisplayName(src.SourceKind, conv, src.Title, "")
-			src.Months = []string{month}
-			out = append(out, src)
-			continue
-		}
-		g := &out[j]
-		g.ChunkCount += src.ChunkCount
-		g.FirstMS = min(g.FirstMS, src.FirstMS)
-		g.MostRecentMS = max(g.MostRecentMS, src.MostRecentMS)
-		g.Months = append(g.Months, month)
+// Generation names the store's write generation (and the call's scope, whose
+// source list differs) (index.Plain); index.ErrEmpty when it holds no chunk.
+func (s *Store) Generation(ctx context.Context) (string, error) {
+	var gen int64
+	if err := s.rd.QueryRow(ctx, `SELECT generation FROM store_stats`).Scan(&gen); err != nil {
+		return "", fmt.Errorf("list sources: generation: %w", err)
 	}
-	for i := range out {
-		sort.Sort(sort.Reverse(sort.StringSlice(out[i].Months)))
+	sc := index.ScopeFrom(ctx)
+	if sc.Full() {
+		return genID(gen), nil
 	}
-	return out
+	return genID(gen) + "\x00" + sc.Key(), nil
+}
+
+// Sources returns the sources with chunks the call's scope reads, newest first,
+// and their generation (index.Plain).
+func (s *Store) Sources(ctx context.Context) ([]abi.Source, string, error) {
+	gen, err := s.Generation(ctx)
+	if err != nil {
+		return nil, "", err
+	}
+	var a args
+	all, err := s.sourceRows(ctx, a.scoped(index.ScopeFrom(ctx), "s"), a)
+	return all, gen, err
+}
+
+// SourcePage reads the page [offset, offset+k) of the sources of kinds (every
+// kind when empty) in Sources' order, and counts them (index.Plain).
+func (s *Store) SourcePage(ctx context.Context, kinds []string, k, offset int) ([]abi.Source, int, error) {
+	var a args
+	cond := ""
+	if len(kinds) > 0 {
+		cond = " AND s.kind = ANY(" + a.add(kinds) + ")"
+	}
+	cond += a.scoped(index.ScopeFrom(ctx), "s")
+	var total int
+	if err := s.rd.QueryRow(ctx, `SELECT count(*) FROM sources s WHERE s.chunk_count > 0`+cond, a...).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("list sources: count: %w", err)
+	}
+	rows, err := s.rd.Query(ctx, `SELECT s.kind, s.source_id, s.title, s.chunk_count, s.first_ms, s.last_ms FROM sources s
+		WHERE s.chunk_count > 0`+cond+` ORDER BY s.last_ms DESC, s.source_id LIMIT `+a.add(k)+` OFFSET `+a.add(offset), a...)
+	if err != nil {
+		return nil, 0, fmt.Errorf("list sources: %w", err)
+	}
+	var page []abi.Source
+	err = forRows(rows, func(r pgx.Rows) error {
+		var src abi.Source
+		var n int32
+		if err := r.Scan(&src.SourceKind, &src.SourceID, &src.Title, &n, &src.FirstMS, &src.MostRecentMS); err != nil {
+			return err
+		}
+		src.ChunkCount = int(n)
+		page = append(page, src)
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("list sources: %w", err)
+	}
+	return page, total, nil
 }
 
 // emptyHint is abi.EmptyHint when the store holds no chunk, else "".

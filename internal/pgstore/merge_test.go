@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -36,10 +37,8 @@ func TestMergeMatchesSQLite(t *testing.T) {
 	first := export(msg(1, "The deploy of the billing service starts at nine."), msg(2, "Rollback plan is in the runbook."), msg(3, "Paging is on for the night."))
 	second := export(msg(3, "Paging is on for the night shift."), msg(4, "Billing deploy finished, error rate flat."), msg(5, "Closing the change ticket."))
 	anon := export(memtree.MessageInput{Author: "bot", TimestampMS: at(20), Text: "Weekly uptime: 99.98 percent."})
-	chunks := func(st interface {
-		ListChunks(context.Context, abi.ChunksListRequest) (*abi.ListResult, error)
-		GetChunk(context.Context, abi.ChunkGetRequest) (*abi.ChunkResult, error)
-	}) []string {
+	chunks := func(store memory.Store) []string {
+		st := memory.Default(store)
 		res, err := st.ListChunks(ctx, abi.ChunksListRequest{K: 50})
 		if err != nil {
 			t.Fatal(err)

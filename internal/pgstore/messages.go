@@ -4,102 +4,43 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"slices"
 
-	"github.com/openhuman/openhuman-core/internal/fit"
-	"github.com/openhuman/openhuman-core/internal/memtree"
-	"github.com/openhuman/openhuman-core/sdk/abi"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 )
 
-// neighbourChunks is how many chunks either side of a hit (same source) are read
-// for a cited message the hit's own chunk does not hold, as on SQLite.
-const neighbourChunks = 2
+// The reads hits' cited messages are built from (index.Messages; the read API
+// builds them): the hits' chunks and the chunks near them. This backend keeps
+// no whole messages yet (no Merge).
 
-// storedChunk is a chunk as hit messages are read from it.
-type storedChunk struct {
-	source int64
-	seq    int
-	c      memtree.HitChunk
+// MessageChunks reads the chunks with ids and their messages' spans.
+func (r reader) MessageChunks(ctx context.Context, ids []string) (map[string]index.MessageChunk, error) {
+	return r.hitChunks(ctx, `c.id = ANY($1)`, ids)
 }
 
-// HitMessages fills each hit's Messages from its cited refs, read from the
-// chunk holding each (the hit's own or a neighbour's), and returns the bound
-// applied to their texts, as the SQLite backend does for sources it keeps no
-// whole messages of (this backend keeps none yet: no Merge).
-func (r reader) HitMessages(ctx context.Context, hits []abi.ChunkHit) (int, error) {
-	if len(hits) == 0 {
-		return 0, nil
-	}
-	ids := make([]string, len(hits))
-	for i, h := range hits {
-		ids[i] = h.ID
-	}
-	own, err := r.hitChunks(ctx, `c.id = ANY($1)`, ids)
-	// (hitChunks adds the call's scope; a hit's neighbours are of its source.)
-	if err != nil {
-		return 0, err
-	}
+// NearChunks reads the chunks within n places of each chunk of around in its
+// source, in one query.
+func (r reader) NearChunks(ctx context.Context, around []index.MessageChunk, n int) ([]index.MessageChunk, error) {
 	var srcs, from, to []int64
-	for _, h := range hits {
-		c, ok := own[h.ID]
-		if !ok {
-			continue
-		}
-		for _, ref := range memtree.CitedRefs(h) {
-			if !slices.Contains(c.c.Refs, ref) {
-				srcs, from, to = append(srcs, c.source), append(from, int64(c.seq-neighbourChunks)), append(to, int64(c.seq+neighbourChunks))
-				break
-			}
-		}
+	for _, c := range around {
+		srcs, from, to = append(srcs, c.Source), append(from, int64(c.Seq-n)), append(to, int64(c.Seq+n))
 	}
-	near := map[int64][]storedChunk{}
-	if len(srcs) > 0 {
-		more, err := r.hitChunks(ctx, `c.key IN (SELECT c2.key FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS w(src, lo, hi)
-			JOIN chunks c2 ON c2.source_key = w.src AND c2.seq BETWEEN w.lo AND w.hi)`, srcs, from, to)
-		if err != nil {
-			return 0, err
-		}
-		for _, m := range more {
-			near[m.source] = append(near[m.source], m)
-		}
+	more, err := r.hitChunks(ctx, `c.key IN (SELECT c2.key FROM unnest($1::bigint[], $2::bigint[], $3::bigint[]) AS w(src, lo, hi)
+		JOIN chunks c2 ON c2.source_key = w.src AND c2.seq BETWEEN w.lo AND w.hi)`, srcs, from, to)
+	out := make([]index.MessageChunk, 0, len(more))
+	for _, m := range more {
+		out = append(out, m)
 	}
-	total := 0
-	for i := range hits {
-		h := &hits[i]
-		h.Messages = nil
-		c, ok := own[h.ID]
-		if !ok {
-			continue
-		}
-		for _, ref := range memtree.CitedRefs(*h) {
-			holder := &c
-			if !slices.Contains(c.c.Refs, ref) {
-				holder = nil
-				for j := range near[c.source] {
-					if slices.Contains(near[c.source][j].c.Refs, ref) {
-						holder = &near[c.source][j]
-						break
-					}
-				}
-			}
-			if holder == nil {
-				h.Messages = append(h.Messages, abi.HitMessage{Ref: ref})
-				continue
-			}
-			h.Messages = append(h.Messages, memtree.MessageFromChunk(holder.c, ref))
-		}
-		total += len(h.Messages)
-	}
-	if total == 0 {
-		return 0, nil
-	}
-	bound := max(abi.HitMessageMinChars, min(abi.HitMessageMaxChars, abi.HitMessageBudgetChars/total))
-	fit.BoundTexts(hits, bound)
-	return bound, nil
+	return out, err
 }
 
-// hitChunks reads the chunks matching cond (over chunks c), by id.
-func (r reader) hitChunks(ctx context.Context, cond string, vals ...any) (map[string]storedChunk, error) {
+// StoredMessages finds none: this backend keeps no whole messages yet.
+func (r reader) StoredMessages(ctx context.Context, want []index.SourceRef) (map[index.SourceRef]index.StoredMessage, error) {
+	return nil, nil
+}
+
+// hitChunks reads the chunks matching cond (over chunks c), by id, under the
+// call's scope (a hit's neighbours are of its source, so in scope with it).
+func (r reader) hitChunks(ctx context.Context, cond string, vals ...any) (map[string]index.MessageChunk, error) {
 	a := args(vals)
 	cond += a.scoped(r.scope, "c")
 	rows, err := r.s.rd.Query(ctx, `SELECT c.id, c.source_key, c.seq, c.kind, c.title, c.ts, c.ts_end, c.text, c.source_refs_json, c.ref_spans_json
@@ -108,17 +49,17 @@ func (r reader) hitChunks(ctx context.Context, cond string, vals ...any) (map[st
 		return nil, fmt.Errorf("read cited messages: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]storedChunk{}
+	out := map[string]index.MessageChunk{}
 	for rows.Next() {
 		var id, refs, spans string
 		var seq int32
-		var c storedChunk
-		if err := rows.Scan(&id, &c.source, &seq, &c.c.Kind, &c.c.Title, &c.c.TS, &c.c.TSEnd, &c.c.Text, &refs, &spans); err != nil {
+		var c index.MessageChunk
+		if err := rows.Scan(&id, &c.Source, &seq, &c.Kind, &c.Title, &c.TS, &c.TSEnd, &c.Text, &refs, &spans); err != nil {
 			return nil, fmt.Errorf("read cited messages: %w", err)
 		}
-		c.seq = int(seq)
-		if json.Unmarshal([]byte(refs), &c.c.Refs) != nil || json.Unmarshal([]byte(spans), &c.c.Spans) != nil || len(c.c.Spans) != len(c.c.Refs) {
-			c.c.Refs, c.c.Spans = nil, nil
+		c.Seq = int(seq)
+		if json.Unmarshal([]byte(refs), &c.Refs) != nil || json.Unmarshal([]byte(spans), &c.Spans) != nil || len(c.Spans) != len(c.Refs) {
+			c.Refs, c.Spans = nil, nil
 		}
 		out[id] = c
 	}

@@ -36,11 +36,11 @@ func TestPlainReadsMatchSQLite(t *testing.T) {
 		}
 	}
 	stores := map[string]memory.Store{"PostgreSQL": pg, "SQLite": lite}
-	all, err := lite.ListChunks(ctx, abi.ChunksListRequest{K: 50})
+	all, err := memory.Default(lite).ListChunks(ctx, abi.ChunksListRequest{K: 50})
 	if err != nil || len(all.Chunks) == 0 {
 		t.Fatalf("browse all on SQLite: %v %+v", err, all)
 	}
-	ents, err := lite.TopEntities(ctx, abi.EntitiesTopRequest{K: 50})
+	ents, err := memory.Default(lite).TopEntities(ctx, abi.EntitiesTopRequest{K: 50})
 	if err != nil || len(ents.Entities) == 0 {
 		t.Fatalf("top entities on SQLite: %v %+v", err, ents)
 	}
@@ -71,7 +71,7 @@ func TestPlainReadsMatchSQLite(t *testing.T) {
 		for bname, st := range stores {
 			var lines []string
 			for _, req := range browse {
-				res, err := st.ListChunks(ctx, req)
+				res, err := memory.Default(st).ListChunks(ctx, req)
 				if err != nil {
 					t.Fatalf("%s, %s: browse %+v: %v", bname, name, req, err)
 				}
@@ -85,7 +85,7 @@ func TestPlainReadsMatchSQLite(t *testing.T) {
 				lines = append(lines, fmt.Sprintf("browse %+v: total %d %v", req, res.Total, ids))
 			}
 			for _, req := range []abi.EntitiesTopRequest{{K: 50}, {K: 50, Kind: "person"}, {K: 2, Offset: 1}, {K: 3, Offset: 40}} {
-				res, err := st.TopEntities(ctx, req)
+				res, err := memory.Default(st).TopEntities(ctx, req)
 				if err != nil {
 					t.Fatalf("%s, %s: top entities: %v", bname, name, err)
 				}
@@ -97,7 +97,7 @@ func TestPlainReadsMatchSQLite(t *testing.T) {
 				lines = append(lines, fmt.Sprintf("entities %+v: total %d %v", req, res.Total, es))
 			}
 			for _, req := range []abi.SourcesListRequest{{}, {Kinds: []string{"document"}}, {Query: "phoenix"}, {K: 1, Offset: 1}} {
-				res, err := st.ListSources(ctx, req)
+				res, err := memory.Default(st).ListSources(ctx, req)
 				if err != nil {
 					t.Fatalf("%s, %s: list sources: %v", bname, name, err)
 				}
@@ -110,9 +110,9 @@ func TestPlainReadsMatchSQLite(t *testing.T) {
 				}
 				lines = append(lines, fmt.Sprintf("sources %+v: total %d %v", req, res.Total, ss))
 			}
-			_, unknownErr := st.GetChunk(ctx, abi.ChunkGetRequest{ID: "0123456789abcdef0123456789abcdef"})
+			_, unknownErr := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: "0123456789abcdef0123456789abcdef"})
 			for _, h := range all.Chunks {
-				res, err := st.GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
+				res, err := memory.Default(st).GetChunk(ctx, abi.ChunkGetRequest{ID: h.ID})
 				switch {
 				case sc.Allows(h.SourceKind, h.SourceID) && (err != nil || res.Chunk.ID != h.ID):
 					t.Errorf("%s, scope %s: read chunk %s of %s: %v", bname, name, h.ID, h.SourceID, err)

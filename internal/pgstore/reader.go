@@ -35,7 +35,10 @@ type reader struct {
 	scope index.Scope
 }
 
-var _ index.Backend = reader{}
+var (
+	_ index.Backend  = reader{}
+	_ index.Messages = reader{}
+)
 
 // BeginRead opens one read call at the store's current generation; nil while
 // the store holds no chunk.
@@ -207,17 +210,6 @@ func scanHit(row pgx.Row, extra ...any) (abi.ChunkHit, error) {
 	return h, nil
 }
 
-// queryWords are the folded words of q, for snippets.
-func queryWords(q index.Query) []string {
-	var out []string
-	for _, p := range q.Phrases {
-		for _, w := range p {
-			out = append(out, analysis.Words(w)...)
-		}
-	}
-	return out
-}
-
 // candidate is a matched chunk with what scoring needs (the whole title: the
 // hit's is clipped).
 type candidate struct {
@@ -231,17 +223,13 @@ const candidateColumns = hitColumns + `, c.text, c.title`
 
 // Match ranks the chunks matching m.Query by FTS5's BM25 (or lists them newest
 // first, unranked).
-func (r reader) Match(ctx context.Context, m index.Match) ([]abi.ChunkHit, error) {
+func (r reader) Match(ctx context.Context, m index.Match) ([]index.Hit, error) {
 	c, err := compile(m.Query)
 	if err != nil {
 		return nil, err
 	}
 	if c.tsquery == "" || m.Limit <= 0 {
 		return nil, nil
-	}
-	snip := m.Plain
-	if snip == nil {
-		snip = queryWords(m.Query)
 	}
 	if m.Unranked {
 		var a args
@@ -251,13 +239,13 @@ func (r reader) Match(ctx context.Context, m index.Match) ([]abi.ChunkHit, error
 		if err != nil {
 			return nil, err
 		}
-		return hitsOf(cs, m.Limit, snip), nil
+		return hitsOf(cs, m.Limit), nil
 	}
 	cs, err := r.ranked(ctx, c, m.Filter, m.Skip, m.Limit)
 	if err != nil {
 		return nil, err
 	}
-	return hitsOf(cs, m.Limit, snip), nil
+	return hitsOf(cs, m.Limit), nil
 }
 
 // ranked scores the chunks matching c under f (all of them, or, unrestricted
@@ -475,30 +463,29 @@ func (r reader) candidates(ctx context.Context, q string, a args, skip map[strin
 	return out, nil
 }
 
-// hitsOf is the first limit candidates as hits, with snippets around words.
-func hitsOf(cs []candidate, limit int, words []string) []abi.ChunkHit {
-	var out []abi.ChunkHit
+// hitsOf is the first limit candidates as hits with their texts.
+func hitsOf(cs []candidate, limit int) []index.Hit {
+	var out []index.Hit
 	for _, c := range cs {
 		if len(out) == limit {
 			break
 		}
-		h := c.hit
+		h := index.Hit{ChunkHit: c.hit, Text: c.text}
 		h.Score = c.score
-		h.Snippet = analysis.PlainSnippet(c.text, words)
 		out = append(out, h)
 	}
 	return out
 }
 
 // Recent lists up to limit chunks under f newest first.
-func (r reader) Recent(ctx context.Context, f index.Filter, limit int, skip map[string]bool, snippetWords []string) ([]abi.ChunkHit, error) {
+func (r reader) Recent(ctx context.Context, f index.Filter, limit int, skip map[string]bool) ([]index.Hit, error) {
 	var a args
 	q := `SELECT ` + candidateColumns + ` FROM chunks c WHERE true` + a.where(f) + a.scoped(r.scope, "c") + ` ORDER BY c.ts DESC, c.id LIMIT ` + a.add(limit+len(skip))
 	cs, err := r.candidates(ctx, q, a, skip)
 	if err != nil {
 		return nil, fmt.Errorf("list recent chunks: %w", err)
 	}
-	return hitsOf(cs, limit, snippetWords), nil
+	return hitsOf(cs, limit), nil
 }
 
 // Postings reads, in one statement, the keys of up to perQuery chunks matching
@@ -582,8 +569,8 @@ func (r reader) Texts(ctx context.Context, ids []string) (map[string]index.Chunk
 	return out, nil
 }
 
-// Hits reads the hits of keys with a plain snippet.
-func (r reader) Hits(ctx context.Context, keys []index.Key) (map[index.Key]abi.ChunkHit, error) {
+// Hits reads the hits of keys.
+func (r reader) Hits(ctx context.Context, keys []index.Key) (map[index.Key]index.Hit, error) {
 	if len(keys) == 0 {
 		return nil, nil
 	}
@@ -592,20 +579,19 @@ func (r reader) Hits(ctx context.Context, keys []index.Key) (map[index.Key]abi.C
 		ks[i] = int64(k)
 	}
 	a := args{ks}
-	rows, err := r.s.rd.Query(ctx, `SELECT `+hitColumns+`, c.key, substr(c.text, 1, 400) FROM chunks c WHERE c.key = ANY($1)`+a.scoped(r.scope, "c"), a...)
+	rows, err := r.s.rd.Query(ctx, `SELECT `+hitColumns+`, c.key, c.text FROM chunks c WHERE c.key = ANY($1)`+a.scoped(r.scope, "c"), a...)
 	if err != nil {
 		return nil, fmt.Errorf("read chunks by key: %w", err)
 	}
 	defer rows.Close()
-	out := map[index.Key]abi.ChunkHit{}
+	out := map[index.Key]index.Hit{}
 	for rows.Next() {
 		var k int64
-		var text string
-		h, err := scanHit(rows, &k, &text)
+		var h index.Hit
+		h.ChunkHit, err = scanHit(rows, &k, &h.Text)
 		if err != nil {
 			return nil, fmt.Errorf("read chunks by key: %w", err)
 		}
-		h.Snippet = analysis.PlainSnippet(text, nil)
 		out[index.Key(k)] = h
 	}
 	if err := rows.Err(); err != nil {
@@ -616,7 +602,7 @@ func (r reader) Hits(ctx context.Context, keys []index.Key) (map[index.Key]abi.C
 
 // Following returns the chunk that follows each chat hit in its source without
 // a pause (memtree.ChatChunkGapMS), when it is not among the hits already.
-func (r reader) Following(ctx context.Context, hits []abi.ChunkHit, snippetWords []string) ([]abi.ChunkHit, error) {
+func (r reader) Following(ctx context.Context, hits []abi.ChunkHit) ([]index.Hit, error) {
 	ids, have := index.ChatHits(hits)
 	if len(ids) == 0 {
 		return nil, nil
@@ -629,14 +615,14 @@ func (r reader) Following(ctx context.Context, hits []abi.ChunkHit, snippetWords
 		return nil, fmt.Errorf("read the next chunks: %w", err)
 	}
 	defer rows.Close()
-	after := map[string]abi.ChunkHit{}
+	after := map[string]index.Hit{}
 	for rows.Next() {
-		var text, prev string
-		h, err := scanHit(rows, &text, &prev)
+		var h index.Hit
+		var prev string
+		h.ChunkHit, err = scanHit(rows, &h.Text, &prev)
 		if err != nil {
 			return nil, fmt.Errorf("read the next chunks: %w", err)
 		}
-		h.Snippet = analysis.PlainSnippet(text, snippetWords)
 		after[prev] = h
 	}
 	if err := rows.Err(); err != nil {

@@ -105,17 +105,17 @@ func TestReplicaReads(t *testing.T) {
 		if _, err := api.Recall(ctx, abi.RecallRequest{Query: "mooring mast", K: 5}); err != nil {
 			t.Fatalf("recall after the standby stopped: %v", err)
 		}
-		list, err := r.ListChunks(ctx, abi.ChunksListRequest{K: 50})
+		list, err := memory.Default(r).ListChunks(ctx, abi.ChunksListRequest{K: 50})
 		if err != nil || list.Total == 0 {
 			t.Fatalf("browse after the standby stopped: %v %+v", err, list)
 		}
-		if _, err := r.ListSources(ctx, abi.SourcesListRequest{}); err != nil {
+		if _, err := memory.Default(r).ListSources(ctx, abi.SourcesListRequest{}); err != nil {
 			t.Fatalf("list sources after the standby stopped: %v", err)
 		}
-		if _, err := r.TopEntities(ctx, abi.EntitiesTopRequest{K: 10}); err != nil {
+		if _, err := memory.Default(r).TopEntities(ctx, abi.EntitiesTopRequest{K: 10}); err != nil {
 			t.Fatalf("top entities after the standby stopped: %v", err)
 		}
-		if _, err := r.GetChunk(ctx, abi.ChunkGetRequest{ID: list.Chunks[0].ID}); err != nil {
+		if _, err := memory.Default(r).GetChunk(ctx, abi.ChunkGetRequest{ID: list.Chunks[0].ID}); err != nil {
 			t.Fatalf("read chunk after the standby stopped: %v", err)
 		}
 	}

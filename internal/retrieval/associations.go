@@ -230,8 +230,10 @@ func setRank(ctx context.Context, p *Params, st index.Backend, groups [][]wterm,
 	out := make([]abi.ChunkHit, 0, len(ids))
 	for _, rid := range ids {
 		if h, ok := byID[rid]; ok {
-			h.Score = score[rid]
-			out = append(out, h)
+			c := h.ChunkHit
+			c.Snippet = analysis.PlainSnippet(prefix(h.Text, keyCut), nil)
+			c.Score = score[rid]
+			out = append(out, c)
 		}
 	}
 	return out, nil

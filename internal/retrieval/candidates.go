@@ -44,7 +44,7 @@ func Candidates(ctx context.Context, p *Params, st index.Backend, terms, all []T
 		cur++
 	}
 	if len(terms) > 0 {
-		hs, err := st.Match(ctx, index.Match{Query: termQuery(index.All, terms), Filter: f, Limit: k + p.DupSlack})
+		hs, err := match(ctx, st, index.Match{Query: termQuery(index.All, terms), Filter: f, Limit: k + p.DupSlack}, nil)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -56,7 +56,7 @@ func Candidates(ctx context.Context, p *Params, st index.Backend, terms, all []T
 		for m := len(terms) - 1; m >= 2 && len(out) < k+p.DupSlack; m-- {
 			q := termQuery(index.AtLeast, terms)
 			q.M = m
-			hs, err := st.Match(ctx, index.Match{Query: q, Filter: f, Limit: k + p.DupSlack - len(out), Skip: seen})
+			hs, err := match(ctx, st, index.Match{Query: q, Filter: f, Limit: k + p.DupSlack - len(out), Skip: seen}, nil)
 			if errors.Is(err, index.ErrTooBroad) {
 				break
 			}
@@ -70,7 +70,7 @@ func Candidates(ctx context.Context, p *Params, st index.Backend, terms, all []T
 		}
 		if len(out) < k+p.DupSlack && len(terms) > 1 {
 			cur = OrLevel
-			hs, err := st.Match(ctx, index.Match{Query: termQuery(index.Any, terms), Filter: f, Limit: k + p.DupSlack - len(out), Skip: seen})
+			hs, err := match(ctx, st, index.Match{Query: termQuery(index.Any, terms), Filter: f, Limit: k + p.DupSlack - len(out), Skip: seen}, nil)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -92,15 +92,15 @@ func Candidates(ctx context.Context, p *Params, st index.Backend, terms, all []T
 			}
 		}
 		if len(ranked) > 0 {
-			hs, err := st.Match(ctx, index.Match{Query: termQuery(index.Any, ranked), Filter: f, Limit: k + p.DupSlack - len(out), Skip: seen,
-				Plain: append(append([]string{}, snipTerms...), analysis.Words(orWords(ranked))...)})
+			hs, err := match(ctx, st, index.Match{Query: termQuery(index.Any, ranked), Filter: f, Limit: k + p.DupSlack - len(out), Skip: seen},
+				append(append([]string{}, snipTerms...), analysis.Words(orWords(ranked))...))
 			if err != nil {
 				return nil, nil, err
 			}
 			add(hs)
 		}
 		if len(common) > 0 && len(out) < k+p.DupSlack {
-			hs, err := st.Match(ctx, index.Match{Query: termQuery(index.Any, common), Filter: f, Unranked: true, Limit: k + p.DupSlack - len(out), Skip: seen})
+			hs, err := match(ctx, st, index.Match{Query: termQuery(index.Any, common), Filter: f, Unranked: true, Limit: k + p.DupSlack - len(out), Skip: seen}, nil)
 			if err != nil {
 				return nil, nil, err
 			}
@@ -112,10 +112,11 @@ func Candidates(ctx context.Context, p *Params, st index.Backend, terms, all []T
 		if len(terms) > 0 && len(out) == 0 {
 			return out, level, nil // the restriction matched none of the words: relax it instead
 		}
-		hs, err := st.Recent(ctx, f, k-len(out), seen, snipTerms)
+		rs, err := st.Recent(ctx, f, k-len(out), seen)
 		if err != nil {
 			return nil, nil, err
 		}
+		hs := cut(rs, snipTerms)
 		cur = RecentLevel // the person or date matched: literal evidence too
 		add(hs)
 	}

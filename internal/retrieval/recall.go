@@ -35,7 +35,7 @@ func (e *Engine) Recall(ctx context.Context, st index.Backend, query string, k i
 	vx, _ := st.(index.Vectors)
 	if model, ok := vectorModel(vx); ok {
 		vh, err := vx.VectorList(ctx, query, e.p.RecallDepth)
-		vl := List{Name: "vectors", Weight: 1, Hits: vh}
+		vl := List{Name: "vectors", Weight: 1, Hits: cut(vh, analysis.Words(query))}
 		switch {
 		case errors.Is(err, index.ErrEmbedRefused):
 			note = "the query is not text of the client's arguments, so it was not sent to the embedder " + model + "; used offline lexical recall"
@@ -310,7 +310,7 @@ func (c *Call) exactList(ctx context.Context, ev evidence) ([]List, error) {
 	if ev.nw < 2 || ev.known != ev.nw || len(terms) < 2 {
 		return nil, nil
 	}
-	exact, err := c.St.Match(ctx, index.Match{Query: termQuery(index.All, terms), Limit: c.P.RecallDepth})
+	exact, err := match(ctx, c.St, index.Match{Query: termQuery(index.All, terms), Limit: c.P.RecallDepth}, nil)
 	if err != nil || len(exact) == 0 {
 		return nil, err
 	}

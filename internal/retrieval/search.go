@@ -173,9 +173,14 @@ func (c *Call) rankCited(ctx context.Context, f index.Filter, restricted bool) (
 	cited := map[string]bool{}
 	if HasChat(hits) && len(all) > 0 {
 		// Conversations: rank and cite by turn (citation.go).
-		next, err := c.St.Following(ctx, hits, c.SnipTerms)
+		nexts, err := c.St.Following(ctx, hits)
 		if err != nil {
 			return nil, nil, err
+		}
+		next := make([]abi.ChunkHit, len(nexts))
+		for i, n := range nexts {
+			next[i] = n.ChunkHit
+			next[i].Snippet = nearSnippet(n.Text, c.SnipTerms)
 		}
 		if hits, cited, err = OrderByTurns(ctx, c.P, c.Msgs, append(hits, next...), level, all, minCite, c.St.Stats().Chunks, c.Query.Raw); err != nil {
 			return nil, nil, err

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Version is the ABI identifier written in a module manifest's `abi` key.
@@ -94,6 +95,32 @@ func CheckK(op string, k int) error {
 		return fmt.Errorf("%s: k must be between 1 and %d, got %d: %w", op, MaxK, k, ErrInvalid)
 	}
 	return nil
+}
+
+// CheckFilter reports an array filter with more than MaxFilterItems values or a
+// value longer than maxChars characters, wrapping ErrInvalid.
+func CheckFilter(op, name string, vals []string, maxChars int) error {
+	if len(vals) > MaxFilterItems {
+		return fmt.Errorf("%s: %s has %d values, at most %d are allowed; narrow the listing in several calls: %w", op, name, len(vals), MaxFilterItems, ErrInvalid)
+	}
+	for _, v := range vals {
+		if n := utf8.RuneCountInString(v); n > maxChars {
+			return fmt.Errorf("%s: a value of %s has %d characters, at most %d are allowed: %w", op, name, n, maxChars, ErrInvalid)
+		}
+	}
+	return nil
+}
+
+// WithHints appends hints, each ended by a full stop, to a result's hint.
+func WithHints(hint string, hints []string) string {
+	all := hint
+	for _, h := range hints {
+		if all != "" {
+			all += " "
+		}
+		all += h + "."
+	}
+	return all
 }
 
 // Error codes carried in Error.Code.

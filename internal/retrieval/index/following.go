@@ -20,8 +20,8 @@ func ChatHits(hits []abi.ChunkHit) (ids []string, have map[string]bool) {
 
 // InHitOrder returns, for each id of ids in order, the chunk after[id] found to
 // follow it, at most once each and none of those in have (which it extends).
-func InHitOrder(ids []string, after map[string]abi.ChunkHit, have map[string]bool) []abi.ChunkHit {
-	var out []abi.ChunkHit
+func InHitOrder(ids []string, after map[string]Hit, have map[string]bool) []Hit {
+	var out []Hit
 	for _, id := range ids {
 		if n, ok := after[id]; ok && !have[n.ID] {
 			have[n.ID] = true

@@ -10,7 +10,8 @@
 // query syntax. Chunk ids are opaque strings; a Key is an opaque number a backend
 // gives a chunk within one generation, for compact posting lists. A backend score
 // is only "higher is better within one call". Ranking parameters, fusion and
-// snippets' choice of words stay in the engine.
+// snippets stay in the engine: a backend returns each hit's chunk text (Hit) and
+// the engine cuts the snippet from it.
 package index
 
 import (
@@ -75,16 +76,19 @@ func (f Filter) Restricts() bool {
 type Match struct {
 	Query  Query
 	Filter Filter
-	// Unranked lists matches newest first without scoring them (for words too
-	// common to rank): Score is 0.
+	// Unranked lists matches newest first (by chunk time, ties by id) without
+	// scoring them (for words too common to rank): Score is 0.
 	Unranked bool
 	// Limit is the most hits returned; ids in Skip are passed over.
 	Limit int
 	Skip  map[string]bool
-	// Plain, when not nil, cuts each snippet from the chunk's text around the
-	// first of these words (cheaper for long lists); nil: the backend's best
-	// window around the matched words.
-	Plain []string
+}
+
+// Hit is a chunk a backend read returns: its hit fields (Snippet left empty, as
+// are Messages) and its whole text, from which the engine cuts the snippet.
+type Hit struct {
+	abi.ChunkHit
+	Text string
 }
 
 // Key is a backend's compact number for a chunk within one generation (opaque:
@@ -130,7 +134,7 @@ func (c ChunkText) Message(i int) (string, bool) {
 
 // Backend is what the ranking reads from a store, one value per read call (over
 // that call's connection and generation). Hits carry the chunk's id, source, time,
-// a snippet and a backend score.
+// text and a backend score; no backend makes snippets.
 type Backend interface {
 	// Stats are the generation's counts (cached by the backend).
 	Stats() Stats
@@ -146,10 +150,10 @@ type Backend interface {
 
 	// Match ranks the chunks matching m.Query under m.Filter, best first (or
 	// lists them newest first when m.Unranked).
-	Match(ctx context.Context, m Match) ([]abi.ChunkHit, error)
-	// Recent lists up to limit chunks under f newest first, skipping ids in skip,
-	// with snippets around snippetWords.
-	Recent(ctx context.Context, f Filter, limit int, skip map[string]bool, snippetWords []string) ([]abi.ChunkHit, error)
+	Match(ctx context.Context, m Match) ([]Hit, error)
+	// Recent lists up to limit chunks under f newest first (by chunk time, ties
+	// by id), skipping ids in skip.
+	Recent(ctx context.Context, f Filter, limit int, skip map[string]bool) ([]Hit, error)
 	// Postings reads, in one round trip, the keys of up to perQuery chunks
 	// matching each query, tagged with the query's index (unranked).
 	Postings(ctx context.Context, qs []Query, perQuery int) ([]Posting, error)
@@ -159,13 +163,12 @@ type Backend interface {
 	// Texts reads the title, text and message spans of the chunks with ids; a
 	// missing chunk is left out.
 	Texts(ctx context.Context, ids []string) (map[string]ChunkText, error)
-	// Hits reads the hits of keys with a plain snippet (a missing chunk is left
-	// out).
-	Hits(ctx context.Context, keys []Key) (map[Key]abi.ChunkHit, error)
+	// Hits reads the hits of keys (a missing chunk is left out).
+	Hits(ctx context.Context, keys []Key) (map[Key]Hit, error)
 	// Following returns the chunk that follows each chat hit in its source
 	// without a pause, when it is not among the hits already (at most one per
-	// hit, in hit order), with snippets around snippetWords and no score.
-	Following(ctx context.Context, hits []abi.ChunkHit, snippetWords []string) ([]abi.ChunkHit, error)
+	// hit, in hit order), with no score.
+	Following(ctx context.Context, hits []abi.ChunkHit) ([]Hit, error)
 }
 
 // Related is a term related to a query word, with a weight in (0, 1]: synonyms
@@ -191,5 +194,5 @@ type Vectors interface {
 	// VectorList embeds query and returns up to depth chunks by cosine
 	// similarity, nearest first (nil: no vectors stored for the model yet;
 	// ErrEmbedRefused when ctx's EmbedGate refuses query).
-	VectorList(ctx context.Context, query string, depth int) ([]abi.ChunkHit, error)
+	VectorList(ctx context.Context, query string, depth int) ([]Hit, error)
 }

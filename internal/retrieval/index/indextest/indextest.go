@@ -37,7 +37,9 @@ type Source struct {
 type Open func(t *testing.T, srcs []Source) index.Backend
 
 // Fixture is the suite's store: mail, chat and documents over several months,
-// with words shared across sources, phrases, diacritics and stopwords.
+// with words shared across sources, phrases, diacritics and stopwords. Its last
+// two sources are written last but are the oldest (at the same time), so
+// "newest" can be told from "written last".
 func Fixture() []Source {
 	at := func(s string) time.Time {
 		t, err := time.Parse(time.RFC3339, s)
@@ -66,12 +68,19 @@ func Fixture() []Source {
 		{Kind: abi.KindDocument, ID: "doc:notes/garden.md", Title: "Garden", Messages: []Message{
 			{Ref: "notes/garden.md", Time: at("2026-04-20T00:00:00Z"), Text: "# Garden\n\nPlant tomatoes after the last frost. The turtles love the lettuce; keep them away from the vegetable patch."},
 		}},
+		{Kind: abi.KindDocument, ID: "doc:archive/winter.md", Title: "Winter", Messages: []Message{
+			{Ref: "archive/winter.md", Time: at("2025-11-20T00:00:00Z"), Text: "The turtles hibernated in the cellar over winter."},
+		}},
+		{Kind: abi.KindDocument, ID: "doc:archive/cellar.md", Title: "Cellar", Messages: []Message{
+			{Ref: "archive/cellar.md", Time: at("2025-11-20T00:00:00Z"), Text: "The cellar stays cold; the turtles hibernated there again."},
+		}},
 	}
 }
 
 // chunk is one chunk as the suite reads it back.
 type chunk struct {
 	hit   abi.ChunkHit
+	text  string          // its text (Texts)
 	terms map[string]bool // index terms of its title and text
 	words []string        // folded words of its text, in order
 }
@@ -95,7 +104,12 @@ func Run(t *testing.T, open Open) {
 		for _, c := range chunks {
 			latest = max(latest, c.hit.TimestampMS)
 		}
-		want := srcs[len(srcs)-1].Messages[0].Time.UnixMilli()
+		var want int64
+		for _, s := range srcs {
+			for _, m := range s.Messages {
+				want = max(want, m.Time.UnixMilli())
+			}
+		}
 		if st.Latest != want || latest > want {
 			t.Errorf("Stats().Latest = %d, want the newest message's time %d", st.Latest, want)
 		}
@@ -185,8 +199,11 @@ func Run(t *testing.T, open Open) {
 					if !unranked && i > 0 && h.Score > hs[i-1].Score {
 						t.Errorf("%s: hit %d scores %v above hit %d's %v: ranked hits must be best first", c.name, i, h.Score, i-1, hs[i-1].Score)
 					}
-					if h.Snippet == "" {
-						t.Errorf("%s: hit %s has no snippet", c.name, h.ID)
+					if h.Snippet != "" {
+						t.Errorf("%s: hit %s has a snippet: the engine cuts snippets, a backend makes none", c.name, h.ID)
+					}
+					if h.Text != chunkByID(chunks, h.ID).text {
+						t.Errorf("%s: hit %s carries text %.40q, not its chunk's whole text", c.name, h.ID, h.Text)
 					}
 				}
 				if !mapsEqual(got, want) {
@@ -259,17 +276,82 @@ func Run(t *testing.T, open Open) {
 		if len(named) != 1 || !hasPhrase(chunkByID(chunks, named[0].ID), "main", "street") {
 			t.Errorf("name filter \"main street\": %d hits, want the one chunk saying it", len(named))
 		}
-		recent, err := b.Recent(ctx, index.Filter{}, 3, nil, nil)
+		recent, err := b.Recent(ctx, index.Filter{}, 3, nil)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if len(recent) != 3 {
 			t.Fatalf("Recent(3) gave %d", len(recent))
 		}
+		for i := range recent {
+			if recent[i].Snippet != "" || recent[i].Text != chunkByID(chunks, recent[i].ID).text {
+				t.Errorf("Recent returned %s with snippet %q and text %.40q; want no snippet and the chunk's whole text", recent[i].ID, recent[i].Snippet, recent[i].Text)
+			}
+		}
 		for i := 1; i < len(recent); i++ {
 			if recent[i].TimestampMS > recent[i-1].TimestampMS {
 				t.Errorf("Recent is not newest first: %d after %d", recent[i].TimestampMS, recent[i-1].TimestampMS)
 			}
+		}
+	})
+
+	t.Run("newest by chunk time", func(t *testing.T) {
+		// Unranked lists and recent chunks come newest first by chunk time, ties
+		// by id, whatever order the chunks were written in: the fixture's last
+		// sources are its oldest.
+		byTime := func(hs []index.Hit) bool {
+			for i := 1; i < len(hs); i++ {
+				a, b := hs[i-1], hs[i]
+				if b.TimestampMS > a.TimestampMS || b.TimestampMS == a.TimestampMS && b.ID < a.ID {
+					return false
+				}
+			}
+			return true
+		}
+		want := func(word string) []string {
+			var cs []chunk
+			for _, c := range chunks {
+				if c.terms[analysis.Stem(word)] {
+					cs = append(cs, c)
+				}
+			}
+			sort.SliceStable(cs, func(i, j int) bool {
+				if cs[i].hit.TimestampMS != cs[j].hit.TimestampMS {
+					return cs[i].hit.TimestampMS > cs[j].hit.TimestampMS
+				}
+				return cs[i].hit.ID < cs[j].hit.ID
+			})
+			var ids []string
+			for _, c := range cs {
+				ids = append(ids, c.hit.ID)
+			}
+			return ids
+		}
+		for _, word := range []string{"turtles", "hibernated"} {
+			all := want(word)
+			if word == "hibernated" && len(all) != 2 {
+				t.Fatalf("%d chunks say %q; the fixture has two, at the same time", len(all), word)
+			}
+			for _, limit := range []int{1, 2, len(all)} {
+				hs, err := b.Match(ctx, index.Match{Query: index.Words(index.Any, word), Unranked: true, Limit: limit})
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []string
+				for _, h := range hs {
+					got = append(got, h.ID)
+				}
+				if !slices.Equal(got, all[:min(limit, len(all))]) || !byTime(hs) {
+					t.Errorf("unranked %q, limit %d: %v; want the newest by chunk time, ties by id: %v", word, limit, got, all[:min(limit, len(all))])
+				}
+			}
+		}
+		recent, err := b.Recent(ctx, index.Filter{}, len(chunks), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(recent) != len(chunks) || !byTime(recent) {
+			t.Errorf("Recent lists %d of %d chunks, newest first by chunk time and ties by id: %v", len(recent), len(chunks), byTime(recent))
 		}
 	})
 
@@ -310,9 +392,15 @@ func Run(t *testing.T, open Open) {
 				t.Errorf("key %d reads chunk %s, which says neither word", k, h.ID)
 			}
 		}
+		saying := 0
+		for _, c := range chunks {
+			if hasAny(c, "turtles") {
+				saying++
+			}
+		}
 		sample, err := b.Sample(ctx, index.Words(index.All, "turtles"), 5)
-		if err != nil || len(sample) != 2 {
-			t.Errorf("Sample(turtles) = %d texts, %v; want the 2 chunks saying it", len(sample), err)
+		if err != nil || len(sample) != saying || saying < 2 {
+			t.Errorf("Sample(turtles) = %d texts, %v; want the %d chunks saying it", len(sample), err, saying)
 		}
 	})
 
@@ -333,7 +421,7 @@ func Run(t *testing.T, open Open) {
 				chat = append(chat, c.hit)
 			}
 		}
-		next, err := b.Following(ctx, chat, nil)
+		next, err := b.Following(ctx, chat)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -344,6 +432,9 @@ func Run(t *testing.T, open Open) {
 		for _, n := range next {
 			if have[n.ID] {
 				t.Errorf("Following returned %s, already among the hits", n.ID)
+			}
+			if n.Snippet != "" || n.Text != chunkByID(chunks, n.ID).text {
+				t.Errorf("Following returned %s with snippet %q and text %.40q; want no snippet and the chunk's whole text", n.ID, n.Snippet, n.Text)
 			}
 		}
 	})
@@ -402,7 +493,13 @@ func readAll(t *testing.T, ctx context.Context, b index.Backend, srcs []Source) 
 		if !ok {
 			t.Fatalf("Texts lacks chunk %s that Hits read", h.ID)
 		}
-		c := chunk{hit: h, terms: map[string]bool{}, words: analysis.Words(tx.Text)}
+		if h.Text != tx.Text {
+			t.Errorf("Hits gives chunk %s the text %.40q, Texts %.40q: a hit carries its chunk's whole text", h.ID, h.Text, tx.Text)
+		}
+		if h.Snippet != "" {
+			t.Errorf("Hits gives chunk %s a snippet: the engine cuts snippets, a backend makes none", h.ID)
+		}
+		c := chunk{hit: h.ChunkHit, text: tx.Text, terms: map[string]bool{}, words: analysis.Words(tx.Text)}
 		for _, w := range append(analysis.Words(tx.Title), c.words...) {
 			c.terms[analysis.Stem(w)] = true
 		}
