@@ -295,8 +295,14 @@ func BenchmarkScopedReads(b *testing.B) {
 				_, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: benchQueries[i%len(benchQueries)], K: 10})
 				return err
 			}},
-			{"browse", func(int) error { _, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{K: 20}); return err }},
-			{"entities", func(int) error { _, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{K: 20}); return err }},
+			{"browse", func(int) error {
+				_, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{K: 20})
+				return err
+			}},
+			{"entities", func(int) error {
+				_, err := memory.Default(st).TopEntities(ctx, abi.EntitiesTopRequest{K: 20})
+				return err
+			}},
 			{"sources", func(int) error { _, err := memory.Default(st).ListSources(ctx, abi.SourcesListRequest{}); return err }},
 		}
 		for _, op := range ops {
