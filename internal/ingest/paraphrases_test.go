@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/pivot/pivottest"
 )
 
@@ -14,6 +15,8 @@ import (
 // while the files are the same, rebuilt when they change, removed when they go.
 func TestParaphrasesFollowTheDictionaries(t *testing.T) {
 	ctx := context.Background()
+	cache := t.TempDir()
+	t.Setenv("OPENHUMAN_CACHE_DIR", cache)
 	st := openStore(t)
 	dir := t.TempDir()
 	enDe := pivottest.WriteDictd(t, dir, "freedict-eng-deu", []string{
@@ -36,6 +39,28 @@ func TestParaphrasesFollowTheDictionaries(t *testing.T) {
 
 	if res, err = Paraphrases(ctx, st, bases); err != nil || !res.Unchanged || res.Words != 0 {
 		t.Fatalf("second run = %+v, %v; want unchanged", res, err)
+	}
+
+	// A second store of the machine reads the table built for the first: nothing is
+	// built again, and it holds the same words.
+	st2 := openStore(t)
+	if res, err = Paraphrases(ctx, st2, bases); err != nil || !res.Cached || res.Words != 0 {
+		t.Fatalf("a fresh store = %+v, %v; want the cached table", res, err)
+	}
+	status, err := memtree.Status(ctx, st2.Path())
+	if err != nil || status.Paraphrases != 2 {
+		t.Fatalf("the fresh store's status = %d paraphrase words, %v; want 2 from the cached file", status.Paraphrases, err)
+	}
+	file, err := st2.ParaphraseFile(ctx)
+	if err != nil || filepath.Dir(file) != cache {
+		t.Fatalf("ParaphraseFile = %q, %v; want a file in %s", file, err, cache)
+	}
+	// A cleared cache: the next ingest builds the table again.
+	if err := os.Remove(file); err != nil {
+		t.Fatal(err)
+	}
+	if res, err = Paraphrases(ctx, st2, bases); err != nil || res.Unchanged || res.Cached || res.Words != 2 {
+		t.Fatalf("after the cache was cleared = %+v, %v; want a rebuild of 2 words", res, err)
 	}
 
 	pivottest.WriteDictd(t, dir, "freedict-eng-deu", []string{
