@@ -79,6 +79,16 @@ type Params struct {
 	// MaxSkipRows: the chunks a list leaves out (those saying a query word or an
 	// expanded member) are read up to this many.
 	MaxSkipRows int
+
+	// Meaning (meaning.go): the messages of the person a question names, ranked
+	// by the cosine of their word-vector meaning to the question's.
+
+	// MeaningSearch and MeaningRecall weigh the meaning list against search's
+	// and recall's own hits (weighted reciprocal rank; their own list weighs 1);
+	// 0 turns it off. Recall weighs meaning more than search.
+	MeaningSearch, MeaningRecall float64
+	// MeaningKeep hits of search's or recall's own list stay in place above it.
+	MeaningKeep int
 }
 
 // DefaultParams returns the parameter set search and recall run with: the values
@@ -115,5 +125,9 @@ func DefaultParams() Params {
 		AssocSample:   30,
 		SetRankRows:   400,
 		MaxSkipRows:   4000,
+
+		MeaningSearch: 0.3,
+		MeaningRecall: 0.3,
+		MeaningKeep:   3,
 	}
 }

@@ -90,6 +90,13 @@ func (e *Engine) Recall(ctx context.Context, st index.Backend, query string, k i
 	for x, i := range idx {
 		hits[i] = sub[x]
 	}
+	if e.p.MeaningRecall > 0 {
+		ml, err := c.meaningList(ctx)
+		if err != nil {
+			return nil, "", "", err
+		}
+		hits = fuseMeaning(&e.p, hits, ml, e.p.MeaningRecall, e.p.MeaningKeep, k)
+	}
 	return hits, mode, note, nil
 }
 

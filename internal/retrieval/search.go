@@ -67,7 +67,15 @@ func (e *Engine) Search(ctx context.Context, st index.Backend, query string, k i
 	if err != nil {
 		return nil, nil, err
 	}
-	return c.Search(ctx)
+	hits, level, err = c.Search(ctx)
+	if err != nil || e.p.MeaningSearch <= 0 {
+		return hits, level, err
+	}
+	ml, err := c.meaningList(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return fuseMeaning(&e.p, hits, ml, e.p.MeaningSearch, e.p.MeaningKeep, k), level, nil
 }
 
 // Search runs the pipeline under each restriction in turn (Restrictions).

@@ -51,6 +51,13 @@ const CodeBytes = Dim
 // of rank 1,000 0.92 and rarer words about 1.
 const SIFWeight = 1e-3
 
+// RemoveCommon removes from every text vector its projection on the direction
+// all texts share (the expected SIF vector of text drawn from the table's
+// frequencies): SIF's common-component removal, with the component fixed by the
+// table instead of estimated from each store's texts, so that a message's vector
+// does not depend on the other messages.
+var RemoveCommon = true
+
 // Vector is a unit-length meaning vector.
 type Vector [Dim]float32
 
@@ -64,6 +71,7 @@ type table struct {
 	scales []float32
 	rows   []int8 // len(scales) × Dim
 	weight []float32
+	common Vector // unit direction every text's vector shares (see OfWords)
 }
 
 var (
@@ -126,9 +134,22 @@ func decode(gz []byte) (*table, error) {
 	for r := 1; r <= n; r++ {
 		h += 1 / float64(r)
 	}
+	var common [Dim]float64
 	for i := range n {
 		pw := 1 / (float64(i+1) * h)
 		t.weight[i] = float32(SIFWeight / (SIFWeight + pw))
+		// The expected SIF vector of a text: each word's weighted vector times
+		// how often it is said.
+		s := float64(t.scales[i]) * float64(t.weight[i]) * pw
+		for d, x := range t.rows[i*Dim : (i+1)*Dim] {
+			common[d] += float64(x) * s
+		}
+	}
+	for d, x := range common {
+		t.common[d] = float32(x)
+	}
+	if !normalize(&t.common) {
+		return nil, errors.New("word vector table: no common direction")
 	}
 	return t, nil
 }
@@ -185,6 +206,15 @@ func OfWords(words []string) (v Vector, ok bool) {
 		}
 		t.add(v[:], id, t.weight[id])
 		ok = true
+	}
+	if ok && RemoveCommon {
+		var dot float32
+		for d := range v {
+			dot += v[d] * t.common[d]
+		}
+		for d := range v {
+			v[d] -= dot * t.common[d]
+		}
 	}
 	if !ok || !normalize(&v) {
 		return Vector{}, false
