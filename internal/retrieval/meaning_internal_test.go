@@ -52,6 +52,10 @@ func TestFuseMeaning(t *testing.T) {
 	if got := fuseMeaning(&p, hits, ml, 1, 10, 10); !reflect.DeepEqual(got, hits) {
 		t.Fatalf("keep >= k changed the hits: %v", ids(got))
 	}
+	// Off by default: no weight held out a gain (RATIONALE.md, "Meaning").
+	if d := DefaultParams(); d.MeaningSearch != 0 || d.MeaningRecall != 0 {
+		t.Fatalf("meaning weights %v / %v by default, want 0 (off) until one holds out a gain", d.MeaningSearch, d.MeaningRecall)
+	}
 }
 
 // The meaning list holds the messages of the person the question names, by the

@@ -84,11 +84,11 @@ type Params struct {
 	// by the cosine of their word-vector meaning to the question's.
 
 	// MeaningSearch and MeaningRecall weigh the meaning list against search's
-	// and recall's own hits (weighted reciprocal rank; their own list weighs 1);
-	// 0 turns it off. Recall weighs meaning more than search.
+	// and recall's own hits below their literal lead (weighted reciprocal rank;
+	// their own list weighs 1; recall's weight is × (1 − ρ), the query's literal
+	// evidence); 0 turns it off. Off: no value held out a gain on LoCoMo
+	// (RATIONALE.md, "Meaning"); the list is there for an embedder to feed.
 	MeaningSearch, MeaningRecall float64
-	// MeaningKeep hits of search's or recall's own list stay in place above it.
-	MeaningKeep int
 }
 
 // DefaultParams returns the parameter set search and recall run with: the values
@@ -126,8 +126,7 @@ func DefaultParams() Params {
 		SetRankRows:   400,
 		MaxSkipRows:   4000,
 
-		MeaningSearch: 0.3,
-		MeaningRecall: 0.3,
-		MeaningKeep:   3,
+		MeaningSearch: 0,
+		MeaningRecall: 0,
 	}
 }

@@ -75,7 +75,10 @@ func (e *Engine) Search(ctx context.Context, st index.Backend, query string, k i
 	if err != nil {
 		return nil, nil, err
 	}
-	return fuseMeaning(&e.p, hits, ml, e.p.MeaningSearch, e.p.MeaningKeep, k), level, nil
+	// Below search's literal lead only (LiteralLead): the hits saying the query's
+	// rarer words keep their places.
+	lead, _ := LiteralLead(hits, level)
+	return fuseMeaning(&e.p, hits, ml, e.p.MeaningSearch, len(lead), k), level, nil
 }
 
 // Search runs the pipeline under each restriction in turn (Restrictions).
