@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -118,17 +119,20 @@ func Paraphrases(ctx context.Context, store *memtree.Store, bases []string) (*Pa
 	if err != nil {
 		return nil, err
 	}
+	if file != "" {
+		if err := memtree.WriteParaphraseFile(ctx, file, source, entries); err != nil {
+			// An unwritable cache directory: the store keeps its own copy, as
+			// before there was a machine-wide one.
+			slog.Warn("ingest: could not keep the paraphrase table for the machine; this store keeps its own copy", "err", err)
+			file = ""
+		}
+	}
 	if file == "" {
 		if err := store.SetParaphrases(ctx, source, entries); err != nil {
 			return nil, err
 		}
-	} else {
-		if err := memtree.WriteParaphraseFile(ctx, file, source, entries); err != nil {
-			return nil, err
-		}
-		if err := store.UseParaphraseFile(ctx, source, file); err != nil {
-			return nil, err
-		}
+	} else if err := store.UseParaphraseFile(ctx, source, file); err != nil {
+		return nil, err
 	}
 	res.Words = len(entries)
 	res.Seconds = time.Since(start).Seconds()

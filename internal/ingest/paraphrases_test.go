@@ -87,6 +87,26 @@ func TestParaphrasesFollowTheDictionaries(t *testing.T) {
 		t.Fatalf("again with no dictionary = %+v, %v; want unchanged", res, err)
 	}
 
+	// An unwritable cache directory (a file stands where it should be): the store
+	// keeps its own copy.
+	blocked := filepath.Join(t.TempDir(), "not-a-dir")
+	if err := os.WriteFile(blocked, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("OPENHUMAN_CACHE_DIR", blocked)
+	enDe = pivottest.WriteDictd(t, dir, "freedict-eng-deu", []string{"guideline\nRichtlinie <fem>\n", "policy\nRichtlinie <fem>\n"})
+	deEn = pivottest.WriteDictd(t, dir, "freedict-deu-eng", []string{"richtlinie\nguideline, policy\n"})
+	st3 := openStore(t)
+	if res, err = Paraphrases(ctx, st3, []string{enDe, deEn}); err != nil || res.Words != 2 {
+		t.Fatalf("with an unwritable cache = %+v, %v; want the store's own table of 2 words", res, err)
+	}
+	if f, err := st3.ParaphraseFile(ctx); err != nil || f != "" {
+		t.Fatalf("with an unwritable cache the store reads file %q (%v); want its own table", f, err)
+	}
+	if status, err := memtree.Status(ctx, st3.Path()); err != nil || status.Paraphrases != 2 {
+		t.Fatalf("the store's own table holds %d words (%v), want 2", status.Paraphrases, err)
+	}
+
 	bad := pivottest.WriteDictd(t, dir, "freedict-eng-ita", []string{"cert\nZertifikat\n"})
 	if err := os.WriteFile(bad+".dict.dz", []byte("garbage"), 0o644); err != nil {
 		t.Fatal(err)
