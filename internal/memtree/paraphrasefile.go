@@ -83,6 +83,9 @@ func WriteParaphraseFile(ctx context.Context, path, source string, entries []piv
 // ParaphraseFileSource returns the source recorded in the paraphrase file at path;
 // ok is false when there is no readable file there.
 func ParaphraseFileSource(ctx context.Context, path string) (source string, ok bool) {
+	if _, err := os.Stat(path); err != nil {
+		return "", false // not built yet: nothing to warn about
+	}
 	db, err := paraphraseFileDB(path)
 	if err != nil || db == nil {
 		return "", false
