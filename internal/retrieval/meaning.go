@@ -17,9 +17,12 @@ import (
 // ("What pets does Caroline have?"), that person's messages ranked by the cosine
 // of their meaning vector (internal/wordvec: the SIF mean of GloVe word vectors)
 // to the question's, fused into search's and recall's hits by weighted reciprocal
-// rank below the first MeaningKeep hits. It finds the message whose words differ
-// from the question's ("turtles" for "pets") among the few hundred or thousand a
-// person wrote; over the whole store it was measured to add under a point.
+// rank below their literal lead (MeaningSearch; MeaningRecall × (1 − ρ)). It
+// finds the message whose words differ from the question's ("turtles" for
+// "pets") among the few hundred or thousand a person wrote. Both weights are 0
+// (off): on LoCoMo's held-out folds no weight beat search's own order, and a
+// store-wide list lowered the corpus's paraphrase and related recall
+// (RATIONALE.md, "Meaning"). With the weights at 0 nothing here runs.
 //
 // The vectors are computed once per store generation and person (messageVectors),
 // from the chunks the backend links to the person (index.Backend's Recent and
