@@ -14,7 +14,8 @@ import (
 
 // TestIngestBuildsParaphrasesForRecall: with translating dictionaries configured,
 // the first ingest builds the paraphrase table and says so, a second leaves it
-// alone, and memory.recall through the MCP server finds a document by a word only
+// alone, a fresh store of the same machine reads the same table (built once per
+// machine) without building it, and memory.recall through the MCP server finds a document by a word only
 // the dictionaries link to it.
 func TestIngestBuildsParaphrasesForRecall(t *testing.T) {
 	dictDir := t.TempDir()
@@ -51,6 +52,19 @@ func TestIngestBuildsParaphrasesForRecall(t *testing.T) {
 	out, err = e.command(ctx, "ingest", docs).CombinedOutput()
 	if err != nil || strings.Contains(string(out), "paraphrases") {
 		t.Fatalf("second ingest rebuilt the table or failed (%v):\n%s", err, out)
+	}
+
+	// A second store of the machine (another workspace, the same cache directory)
+	// reads the table built for the first: its first ingest builds nothing.
+	e2 := newEnv(t).with("OPENHUMAN_MEMORY_PIVOT_DICTIONARIES=" + enDe + "," + deEn)
+	out, err = e2.command(ctx, "ingest", docs).CombinedOutput()
+	if err != nil || strings.Contains(string(out), "paraphrases") {
+		t.Fatalf("a fresh store's first ingest rebuilt the table or failed (%v):\n%s", err, out)
+	}
+	cs2 := connect(t, e2, "E2E Paraphrases, second store")
+	sc2 := callOK(t, cs2, outputSchemas(t, cs2), "memory.recall", `{"query":"quellmaus","k":3}`)
+	if hits, _ := sc2["chunks"].([]any); len(hits) == 0 {
+		t.Fatalf("the second store's memory.recall found nothing through the cached paraphrase table: %v", sc2)
 	}
 
 	cs := connect(t, e, "E2E Paraphrases")

@@ -2,7 +2,10 @@ package ingest
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -28,6 +31,9 @@ type ParaphraseResult struct {
 	Words int
 	// Unchanged is true when the store's table was already built from these files.
 	Unchanged bool
+	// Cached is true when the store now reads a table this machine built before
+	// from the same dictionaries (see ParaphraseCacheDir).
+	Cached bool
 	// Removed is true when a table was removed because no dictionary is present.
 	Removed bool
 	Seconds float64
@@ -38,7 +44,8 @@ type ParaphraseResult struct {
 // left out): it rebuilds the table when the files differ from the ones it was built
 // from, and removes it when none is present. Building streams the dictionaries
 // (about 180 MB of text for FreeDict English-German) one entry at a time and takes
-// some seconds, so it happens once, not per ingest. It lowers the process's soft
+// some seconds, so it happens once per machine, not per store: the table is
+// kept in ParaphraseCacheDir and a store only records which file it reads. It lowers the process's soft
 // memory limit while it builds (see paraphraseHeapLimit).
 func Paraphrases(ctx context.Context, store *memtree.Store, bases []string) (*ParaphraseResult, error) {
 	start := time.Now()
@@ -62,9 +69,20 @@ func Paraphrases(ctx context.Context, store *memtree.Store, bases []string) (*Pa
 	if err != nil {
 		return nil, err
 	}
+	file := ""
+	if len(present) > 0 {
+		file = paraphraseCacheFile(source)
+	}
 	if cur == source {
-		res.Unchanged = true
-		return res, nil
+		// Unchanged, unless the store reads a machine-wide file that is gone.
+		f, err := store.ParaphraseFile(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if _, statErr := os.Stat(f); f == "" || statErr == nil {
+			res.Unchanged = true
+			return res, nil
+		}
 	}
 	if len(present) == 0 {
 		if err := store.SetParaphrases(ctx, "", nil); err != nil {
@@ -72,6 +90,16 @@ func Paraphrases(ctx context.Context, store *memtree.Store, bases []string) (*Pa
 		}
 		res.Removed = true
 		return res, nil
+	}
+	if file != "" {
+		if got, ok := memtree.ParaphraseFileSource(ctx, file); ok && got == source {
+			if err := store.UseParaphraseFile(ctx, source, file); err != nil {
+				return nil, err
+			}
+			res.Cached = true
+			res.Seconds = time.Since(start).Seconds()
+			return res, nil
+		}
 	}
 	// One dictionary after the other, one entry at a time: reading them whole
 	// and in parallel peaked at 700-900 MB.
@@ -91,12 +119,51 @@ func Paraphrases(ctx context.Context, store *memtree.Store, bases []string) (*Pa
 	if err != nil {
 		return nil, err
 	}
-	if err := store.SetParaphrases(ctx, source, entries); err != nil {
+	if file != "" {
+		if err := memtree.WriteParaphraseFile(ctx, file, source, entries); err != nil {
+			// An unwritable cache directory: the store keeps its own copy, as
+			// before there was a machine-wide one.
+			slog.Warn("ingest: could not keep the paraphrase table for the machine; this store keeps its own copy", "err", err)
+			file = ""
+		}
+	}
+	if file == "" {
+		if err := store.SetParaphrases(ctx, source, entries); err != nil {
+			return nil, err
+		}
+	} else if err := store.UseParaphraseFile(ctx, source, file); err != nil {
 		return nil, err
 	}
 	res.Words = len(entries)
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// ParaphraseCacheDir is where paraphrase tables are kept, one per set of
+// dictionaries and pivot.Version, shared by every store of the machine: under
+// $OPENHUMAN_CACHE_DIR when set, else openhuman-core in the user's cache directory
+// (os.UserCacheDir, where Go keeps its compile cache). "" when there is none (no
+// HOME): each store then keeps its own copy.
+func ParaphraseCacheDir() string {
+	if d := os.Getenv("OPENHUMAN_CACHE_DIR"); d != "" {
+		return d
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(d, "openhuman-core")
+}
+
+// paraphraseCacheFile is the file of the table built from source ("" when there is
+// no cache directory).
+func paraphraseCacheFile(source string) string {
+	dir := ParaphraseCacheDir()
+	if dir == "" {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(pivot.Version + "\n" + source))
+	return filepath.Join(dir, "paraphrases-"+hex.EncodeToString(sum[:12])+".db")
 }
 
 // fingerprint names a dictionary's files by name, size and modification time.

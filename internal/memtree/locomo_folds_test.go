@@ -84,6 +84,8 @@ var foldKnobs = []foldKnob{
 	{"LitShare", []float64{1e9, 22.0 / 3432}, 1e9, recallTool},
 	{"MaxGroupTerms", []float64{6, 1000}, 1000, recallTool},
 	{"RelPow", []float64{0.5, 1}, 1, recallTool},
+	{"MeaningRecall", []float64{0, 0.3, 1, 3}, 0, recallTool},
+	{"MeaningSearch", []float64{0, 0.3, 1}, 0, searchTool},
 }
 
 // foldConv is one conversation's store and scored questions.

@@ -33,28 +33,11 @@ func (s *Store) SetParaphrases(ctx context.Context, source string, entries []piv
 	if _, err := tx.ExecContext(ctx, `DELETE FROM paraphrases`); err != nil {
 		return fmt.Errorf("set paraphrases: clear: %w", err)
 	}
-	ins, err := tx.PrepareContext(ctx, `INSERT INTO paraphrases(word, terms) VALUES(?, ?)`)
-	if err != nil {
+	if err := insertParaphrases(ctx, tx, entries); err != nil {
 		return fmt.Errorf("set paraphrases: %w", err)
 	}
-	defer ins.Close()
-	var b strings.Builder
-	for _, e := range entries {
-		b.Reset()
-		for i, p := range e.Paraphrases {
-			if strings.ContainsAny(p.Term, "\t\n") || p.Term == "" {
-				return fmt.Errorf("set paraphrases: %q: bad term %q", e.Word, p.Term)
-			}
-			if i > 0 {
-				b.WriteByte('\t')
-			}
-			b.WriteString(p.Term)
-			b.WriteByte('\t')
-			b.WriteString(strconv.FormatFloat(p.Weight, 'g', 3, 64))
-		}
-		if _, err := ins.ExecContext(ctx, e.Word, b.String()); err != nil {
-			return fmt.Errorf("set paraphrases: %q: %w", e.Word, err)
-		}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM meta WHERE key = ?`, metaParaphraseFile); err != nil {
+		return fmt.Errorf("set paraphrases: %w", err)
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES(?, ?)
 		ON CONFLICT(key) DO UPDATE SET value = excluded.value`, metaParaphraseSource, source); err != nil {
@@ -85,6 +68,34 @@ func (s *Store) ParaphraseSource(ctx context.Context) (string, error) {
 		return "", fmt.Errorf("paraphrase source: %w", err)
 	}
 	return v, nil
+}
+
+// insertParaphrases adds entries to the paraphrases table of tx's database.
+func insertParaphrases(ctx context.Context, tx *sql.Tx, entries []pivot.Entry) error {
+	ins, err := tx.PrepareContext(ctx, `INSERT INTO paraphrases(word, terms) VALUES(?, ?)`)
+	if err != nil {
+		return err
+	}
+	defer ins.Close()
+	var b strings.Builder
+	for _, e := range entries {
+		b.Reset()
+		for i, p := range e.Paraphrases {
+			if strings.ContainsAny(p.Term, "\t\n") || p.Term == "" {
+				return fmt.Errorf("%q: bad term %q", e.Word, p.Term)
+			}
+			if i > 0 {
+				b.WriteByte('\t')
+			}
+			b.WriteString(p.Term)
+			b.WriteByte('\t')
+			b.WriteString(strconv.FormatFloat(p.Weight, 'g', 3, 64))
+		}
+		if _, err := ins.ExecContext(ctx, e.Word, b.String()); err != nil {
+			return fmt.Errorf("%q: %w", e.Word, err)
+		}
+	}
+	return nil
 }
 
 // expand returns exp's expansions of word followed by the word's stored
@@ -122,6 +133,10 @@ func (s *Store) paraphrasesOf(ctx context.Context, db *sql.DB, word string) ([]R
 		}
 	}
 	ph := strings.TrimSuffix(strings.Repeat("?,", len(keys)), ",")
+	db, err := paraphraseTable(ctx, db)
+	if err != nil || db == nil {
+		return nil, err
+	}
 	rows, err := db.QueryContext(ctx, `SELECT word, terms FROM paraphrases WHERE word IN (`+ph+`)`, args...)
 	if err != nil {
 		if strings.Contains(err.Error(), "no such table") {

@@ -115,6 +115,13 @@ func Status(ctx context.Context, path string) (StoreStatus, error) {
 			return st, fmt.Errorf("store status: %w", err)
 		}
 	}
+	if pdb, err := paraphraseTable(ctx, db); err != nil {
+		return st, fmt.Errorf("store status: %w", err)
+	} else if pdb != nil && pdb != db {
+		if err := pdb.QueryRowContext(ctx, `SELECT count(*) FROM paraphrases`).Scan(&st.Paraphrases); err != nil {
+			return st, fmt.Errorf("store status: count the paraphrase file's words: %w", err)
+		}
+	}
 	var raw string
 	switch err := db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key=?`, metaLastIngest).Scan(&raw); {
 	case errors.Is(err, sql.ErrNoRows):

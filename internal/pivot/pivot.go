@@ -46,6 +46,11 @@ const (
 	maxParaphrases = 5
 )
 
+// Version names the table Build makes from given dictionaries: raise it whenever
+// the algorithm or its tuning changes, so that tables cached by it (one per
+// machine, see internal/ingest's Paraphrases) are rebuilt.
+const Version = "pivot-1"
+
 // english is the English vocabulary kept: words and two-word compounds of letters,
 // hyphens and apostrophes ("fender-bender", "blood test").
 var english = regexp.MustCompile(`^[a-z][a-z'-]*( [a-z][a-z'-]*)?$`)

@@ -79,6 +79,16 @@ type Params struct {
 	// MaxSkipRows: the chunks a list leaves out (those saying a query word or an
 	// expanded member) are read up to this many.
 	MaxSkipRows int
+
+	// Meaning (meaning.go): the messages of the person a question names, ranked
+	// by the cosine of their word-vector meaning to the question's.
+
+	// MeaningSearch and MeaningRecall weigh the meaning list against search's
+	// and recall's own hits below their literal lead (weighted reciprocal rank;
+	// their own list weighs 1; recall's weight is × (1 − ρ), the query's literal
+	// evidence); 0 turns it off. Off: no value held out a gain on LoCoMo
+	// (RATIONALE.md, "Meaning"); the list is there for an embedder to feed.
+	MeaningSearch, MeaningRecall float64
 }
 
 // DefaultParams returns the parameter set search and recall run with: the values
@@ -115,5 +125,8 @@ func DefaultParams() Params {
 		AssocSample:   30,
 		SetRankRows:   400,
 		MaxSkipRows:   4000,
+
+		MeaningSearch: 0,
+		MeaningRecall: 0,
 	}
 }

@@ -90,6 +90,15 @@ func (e *Engine) Recall(ctx context.Context, st index.Backend, query string, k i
 	for x, i := range idx {
 		hits[i] = sub[x]
 	}
+	if w := e.p.MeaningRecall * (1 - rho); w > 0 {
+		// The meaning list weighs as little as the query's literal evidence is
+		// strong, and never moves the literal lead, as the other lists.
+		ml, err := c.meaningList(ctx)
+		if err != nil {
+			return nil, "", "", err
+		}
+		hits = fuseMeaning(&e.p, hits, ml, w, len(lead), k)
+	}
 	return hits, mode, note, nil
 }
 

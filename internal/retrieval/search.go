@@ -67,7 +67,18 @@ func (e *Engine) Search(ctx context.Context, st index.Backend, query string, k i
 	if err != nil {
 		return nil, nil, err
 	}
-	return c.Search(ctx)
+	hits, level, err = c.Search(ctx)
+	if err != nil || e.p.MeaningSearch <= 0 {
+		return hits, level, err
+	}
+	ml, err := c.meaningList(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	// Below search's literal lead only (LiteralLead): the hits saying the query's
+	// rarer words keep their places.
+	lead, _ := LiteralLead(hits, level)
+	return fuseMeaning(&e.p, hits, ml, e.p.MeaningSearch, len(lead), k), level, nil
 }
 
 // Search runs the pipeline under each restriction in turn (Restrictions).

@@ -1,0 +1,77 @@
+package memtree_test
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/openhuman/openhuman-core/internal/embed"
+	"github.com/openhuman/openhuman-core/internal/memory"
+	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/internal/wordvec/wordvectest"
+	"github.com/openhuman/openhuman-core/sdk/abi"
+)
+
+// TestRecallWithWordVectorEmbedder (issue 36, item 4): the optional embedder,
+// here a loopback server answering like Ollama's /api/embed with vectors from the
+// shipped word vector table, lets recall find a note that shares no word with the
+// question ("reptiles" → "turtles"), which offline recall (bm25, WordNet, the
+// store's associations) does not rank first.
+func TestRecallWithWordVectorEmbedder(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openEmpty(t)
+	notes := []string{
+		"Our two turtles love basking under the heat lamp.",
+		"The quarterly budget spreadsheet needs another column.",
+		"I repainted the kitchen cabinets a pale blue.",
+		"Traffic on the bridge was terrible this morning.",
+		"The invoice from the plumber arrived today.",
+		"I booked flights for the conference in May.",
+		"We planted tomatoes and basil in the garden.",
+		"The electricity bill went up a lot.",
+	}
+	for i, text := range notes {
+		src := memtree.SourceInput{Kind: memtree.KindDocument, SourceID: fmt.Sprintf("note-%d.md", i), Title: fmt.Sprintf("Note %d", i),
+			Messages: []memtree.MessageInput{{Ref: fmt.Sprintf("note-%d.md", i), TimestampMS: 1_767_261_600_000 + int64(i)*86_400_000, Text: text}}}
+		if _, err := st.Ingest(ctx, src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const q = "What reptiles do they keep?"
+	res, err := memory.Default(st).Recall(ctx, abi.RecallRequest{Query: q, K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Chunks) > 0 && res.Chunks[0].SourceID == "note-0.md" {
+		t.Fatalf("offline recall already ranks the turtles first (%+v): the test would not show the embedder", res.Chunks[0])
+	}
+
+	srv := wordvectest.Start(t)
+	emb := embed.NewOllama(srv.URL, "glove-sif", 5*time.Second)
+	n, err := st.EmbedMissing(ctx, emb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n < len(notes) {
+		t.Fatalf("embedded %d nodes, want at least %d", n, len(notes))
+	}
+	st.SetEmbedder(emb)
+	res, err = memory.Default(st).Recall(ctx, abi.RecallRequest{Query: q, K: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Mode != abi.ModeHybrid && res.Mode != abi.ModeSemantic {
+		t.Errorf("mode = %q (note %q), want hybrid or semantic", res.Mode, res.Note)
+	}
+	if len(res.Chunks) == 0 || res.Chunks[0].SourceID != "note-0.md" {
+		var got []string
+		for _, h := range res.Chunks {
+			got = append(got, h.SourceID)
+		}
+		t.Fatalf("recall with the word vector embedder = %v, want note-0.md (the turtles) first", got)
+	}
+	if srv.Texts.Load() < int64(len(notes))+1 {
+		t.Errorf("the server embedded %d texts, want the notes and the query", srv.Texts.Load())
+	}
+}
