@@ -100,7 +100,7 @@ func messageVectors(ctx context.Context, st index.Backend, ids []string, nameWor
 	if ok {
 		return msgs, nil
 	}
-	hits, err := st.Recent(ctx, index.Filter{EntityIDs: ids}, meaningScope, nil, nil)
+	hits, err := st.Recent(ctx, index.Filter{EntityIDs: ids}, meaningScope, nil)
 	if err != nil {
 		return nil, err
 	}
@@ -138,7 +138,7 @@ func messageVectors(ctx context.Context, st index.Backend, ids []string, nameWor
 			if !ok {
 				continue
 			}
-			mh := h
+			mh := h.ChunkHit
 			mh.SourceRef, mh.SourceRefs, mh.Score, mh.Snippet = ref, []string{ref}, 0, text
 			msgs = append(msgs, personMessage{hit: mh, code: v.Encode()})
 		}
