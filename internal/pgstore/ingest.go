@@ -44,15 +44,16 @@ func (s *Store) IngestPrepared(ctx context.Context, p *memtree.Prepared) (memtre
 		}
 		chunks := p.Chunks()
 		var keep []memtree.MergeRow
+		var ours func(memtree.PreparedChunk) bool
 		if in.Merge {
 			var err error
-			if chunks, keep, err = mergeStored(ctx, tx, p); err != nil {
+			if chunks, keep, ours, err = mergeStored(ctx, tx, p); err != nil {
 				return err
 			}
 		}
 		var err error
 		var srcKey int64
-		if st, srcKey, err = writeSource(ctx, tx, in, chunks); err != nil {
+		if st, srcKey, err = writeSource(ctx, tx, in, chunks, ours); err != nil {
 			return err
 		}
 		return storeMessages(ctx, tx, srcKey, keep)
@@ -65,15 +66,18 @@ func (s *Store) IngestPrepared(ctx context.Context, p *memtree.Prepared) (memtre
 
 // mergeStored merges the Merge source p with the messages stored for it (none
 // when it is new): it returns the chunks to write (p's own when p holds every
-// stored message, else those of the union, prepared again) and the rows of
-// p's new and changed messages to store.
-func mergeStored(ctx context.Context, tx pgx.Tx, p *memtree.Prepared) ([]memtree.PreparedChunk, []memtree.MergeRow, error) {
+// stored message, else those of the union, prepared again), the rows of p's
+// new and changed messages to store, and, for a union, which of its chunks
+// hold one of p's messages (only those count as unchanged, as on SQLite, so
+// that the exports of one source, each ingested again, count each chunk about
+// once).
+func mergeStored(ctx context.Context, tx pgx.Tx, p *memtree.Prepared) ([]memtree.PreparedChunk, []memtree.MergeRow, func(memtree.PreparedChunk) bool, error) {
 	in := p.Input()
 	rows := p.MergeRows()
 	stored, err := tx.Query(ctx, `SELECT m.ref, m.hash FROM source_messages m JOIN sources s ON s.key = m.source_key
 		WHERE s.kind = $1 AND s.source_id = $2`, in.Kind, in.SourceID)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read stored messages: %w", err)
+		return nil, nil, nil, fmt.Errorf("read stored messages: %w", err)
 	}
 	idx := make(map[string]int, len(rows))
 	for i, r := range rows {
@@ -86,7 +90,7 @@ func mergeStored(ctx context.Context, tx pgx.Tx, p *memtree.Prepared) ([]memtree
 		var h int64
 		if err := stored.Scan(&key, &h); err != nil {
 			stored.Close()
-			return nil, nil, fmt.Errorf("read stored messages: %w", err)
+			return nil, nil, nil, fmt.Errorf("read stored messages: %w", err)
 		}
 		if i, ok := idx[key]; ok {
 			same[i] = rows[i].Hash == h
@@ -96,7 +100,7 @@ func mergeStored(ctx context.Context, tx pgx.Tx, p *memtree.Prepared) ([]memtree
 	}
 	stored.Close()
 	if err := stored.Err(); err != nil {
-		return nil, nil, fmt.Errorf("read stored messages: %w", err)
+		return nil, nil, nil, fmt.Errorf("read stored messages: %w", err)
 	}
 	var changed []memtree.MergeRow
 	for i, r := range rows {
@@ -105,22 +109,37 @@ func mergeStored(ctx context.Context, tx pgx.Tx, p *memtree.Prepared) ([]memtree
 		}
 	}
 	if len(missing) == 0 {
-		return p.Chunks(), changed, nil
+		return p.Chunks(), changed, nil, nil
 	}
 	msgs, err := tx.Query(ctx, `SELECT m.msg_json FROM source_messages m JOIN sources s ON s.key = m.source_key
 		WHERE s.kind = $1 AND s.source_id = $2 AND m.ref = ANY($3) ORDER BY m.ts, m.ref`, in.Kind, in.SourceID, missing)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %d stored messages: %w", len(missing), err)
+		return nil, nil, nil, fmt.Errorf("read %d stored messages: %w", len(missing), err)
 	}
 	js, err := pgx.CollectRows(msgs, pgx.RowTo[string])
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %d stored messages: %w", len(missing), err)
+		return nil, nil, nil, fmt.Errorf("read %d stored messages: %w", len(missing), err)
 	}
 	mp, err := memtree.PrepareUnion(p, js)
 	if err != nil {
-		return nil, nil, fmt.Errorf("merge with %d stored messages: %w", len(missing), err)
+		return nil, nil, nil, fmt.Errorf("merge with %d stored messages: %w", len(missing), err)
 	}
-	return mp.Chunks(), changed, nil
+	mine := make(map[string]bool, len(rows))
+	for _, r := range rows {
+		mine[r.Key] = true
+	}
+	ours := func(c memtree.PreparedChunk) bool {
+		if len(c.Refs) == 0 {
+			return true
+		}
+		for _, r := range c.Refs {
+			if mine[r] {
+				return true
+			}
+		}
+		return false
+	}
+	return mp.Chunks(), changed, ours, nil
 }
 
 // storeMessages writes rows (new and changed messages of a Merge source) for
@@ -152,7 +171,9 @@ func jsonOf(v any) string {
 }
 
 // writeSource writes one source's chunks inside tx.
-func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks []memtree.PreparedChunk) (memtree.IngestStats, int64, error) {
+// ours, when not nil, says which unchanged chunks count as such (a merged
+// union's: those holding one of the input's messages).
+func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks []memtree.PreparedChunk, ours func(memtree.PreparedChunk) bool) (memtree.IngestStats, int64, error) {
 	var st memtree.IngestStats
 	now := time.Now().UnixMilli()
 	tags := in.Tags
@@ -188,6 +209,13 @@ func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks 
 	rows.Close()
 	if err := rows.Err(); err != nil {
 		return st, 0, fmt.Errorf("read existing chunks: %w", err)
+	}
+	if len(existing) > 0 && !in.Merge {
+		// A source written without Merge keeps no messages: drop those an earlier
+		// Merge ingest of it stored, which must not come back (as on SQLite).
+		if _, err := tx.Exec(ctx, `DELETE FROM source_messages WHERE source_key = $1`, srcKey); err != nil {
+			return st, 0, fmt.Errorf("delete stored messages: %w", err)
+		}
 	}
 	keep := map[string]bool{}
 	for _, c := range chunks {
@@ -252,7 +280,9 @@ func writeSource(ctx context.Context, tx pgx.Tx, in memtree.SourceInput, chunks 
 	entLast := map[string]int64{}
 	for _, c := range chunks {
 		if _, ok := existing[c.ID]; ok {
-			st.UnchangedChunks++
+			if ours == nil || ours(c) {
+				st.UnchangedChunks++
+			}
 			continue
 		}
 		a := analyze(in.Title, c.Text)

@@ -36,6 +36,7 @@ func TestMergeMatchesSQLite(t *testing.T) {
 	}
 	first := export(msg(1, "The deploy of the billing service starts at nine."), msg(2, "Rollback plan is in the runbook."), msg(3, "Paging is on for the night."))
 	second := export(msg(3, "Paging is on for the night shift."), msg(4, "Billing deploy finished, error rate flat."), msg(5, "Closing the change ticket."))
+	third := export(msg(6, "Postmortem for the billing deploy is on Friday."))
 	anon := export(memtree.MessageInput{Author: "bot", TimestampMS: at(20), Text: "Weekly uptime: 99.98 percent."})
 	chunks := func(store memory.Store) []string {
 		st := memory.Default(store)
@@ -54,7 +55,7 @@ func TestMergeMatchesSQLite(t *testing.T) {
 		slices.Sort(out)
 		return out
 	}
-	for i, in := range []memtree.SourceInput{first, second, second, anon, anon} {
+	for i, in := range []memtree.SourceInput{first, second, second, third, first, anon, anon} {
 		ps, err := pg.Ingest(ctx, in)
 		if err != nil {
 			t.Fatalf("export %d on PostgreSQL: %v", i+1, err)
@@ -67,21 +68,37 @@ func TestMergeMatchesSQLite(t *testing.T) {
 		if !slices.Equal(pc, lc) {
 			t.Errorf("after export %d:\n  PostgreSQL %q\n  SQLite     %q", i+1, pc, lc)
 		}
-		if ps.NewChunks != ls.NewChunks || ps.RemovedChunks != ls.RemovedChunks {
+		if ps.NewChunks != ls.NewChunks || ps.RemovedChunks != ls.RemovedChunks || ps.UnchangedChunks != ls.UnchangedChunks {
 			t.Errorf("export %d: PostgreSQL %+v, SQLite %+v", i+1, ps, ls)
 		}
-		if (i == 2 || i == 4) && ps.NewChunks+ps.RemovedChunks != 0 {
+		if (i == 2 || i == 6) && ps.NewChunks+ps.RemovedChunks != 0 {
 			t.Errorf("export %d again changed the store: %+v", i+1, ps)
 		}
 	}
 	all := fmt.Sprint(chunks(pg))
-	for _, want := range []string{"starts at nine", "Rollback plan", "night shift", "error rate flat", "change ticket", "99.98 percent"} {
+	for _, want := range []string{"starts at nine", "Rollback plan", "error rate flat", "change ticket", "Postmortem", "99.98 percent"} {
 		if !contains(all, want) {
 			t.Errorf("the merged conversation lost %q: %s", want, all)
 		}
 	}
-	if contains(all, "for the night.") {
-		t.Errorf("the edited message kept its old text: %s", all)
+	// The first export, ingested last, carries message 3 as it first said it.
+	if !contains(all, "for the night.") || contains(all, "night shift") {
+		t.Errorf("the message of the latest export does not stand: %s", all)
+	}
+	// The conversation written without Merge keeps no stored messages: a later
+	// export merges with nothing.
+	plain := first
+	plain.Merge = false
+	for _, in := range []memtree.SourceInput{plain, third} {
+		if _, err := pg.Ingest(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lite.Ingest(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if pc, lc := chunks(pg), chunks(lite); !slices.Equal(pc, lc) || contains(fmt.Sprint(pc), "Rollback plan") {
+		t.Errorf("after a plain write and an export:\n  PostgreSQL %q\n  SQLite     %q", pc, lc)
 	}
 }
 
