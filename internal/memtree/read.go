@@ -568,28 +568,33 @@ func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*a
 	if res.Total, err = s.entityTotal(ctx, db, kind); err != nil {
 		return nil, fmt.Errorf("top entities: %w", err)
 	}
-	var rows *sql.Rows
-	if kind == "" {
-		rows, err = db.QueryContext(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities
-			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, req.K, req.Offset)
+	// An address book's contacts are listed as one person each, under the
+	// contact's name, standing for their stored names, addresses and handles.
+	contacts, err := s.contactEntities(ctx, db, kind)
+	if err != nil {
+		return nil, fmt.Errorf("top entities: contacts: %w", err)
+	}
+	if contacts == nil {
+		res.Entities, err = listEntities(ctx, db, kind, nil, req.Offset, req.K)
 	} else {
-		rows, err = db.QueryContext(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities WHERE kind=?
-			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, kind, req.K, req.Offset)
+		merged := make([]string, 0, len(contacts.merged))
+		for id := range contacts.merged {
+			merged = append(merged, id)
+		}
+		stored := res.Total - len(merged)
+		res.Total = stored + len(contacts.rows)
+		res.Entities, err = mergeContactPage(contacts, req.Offset, req.K, stored, func(from, n int) ([]abi.Entity, error) {
+			return listEntities(ctx, db, kind, merged, from, n)
+		})
 	}
 	if err != nil {
 		return nil, fmt.Errorf("top entities: %w", err)
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var e abi.Entity
-		if err := rows.Scan(&e.EntityID, &e.Kind, &e.Surface, &e.Count, &e.LastSeenMS); err != nil {
-			return nil, fmt.Errorf("top entities: %w", err)
-		}
-		e.Surface = clipRunes(e.Surface, hitTitleMaxChars)
-		res.Entities = append(res.Entities, e)
+	for i := range res.Entities {
+		res.Entities[i].Surface = clipRunes(res.Entities[i].Surface, hitTitleMaxChars)
 	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("top entities: %w", err)
+	if res.Entities == nil {
+		res.Entities = []abi.Entity{}
 	}
 	n := fit.Count(res.Entities, fit.ResultBase+fit.StrLen(res.Hint), func(e *abi.Entity) int {
 		return 128 + fit.StrLen(e.EntityID) + fit.StrLen(e.Kind) + fit.StrLen(e.Surface)
@@ -603,6 +608,43 @@ func (s *Store) TopEntities(ctx context.Context, req abi.EntitiesTopRequest) (*a
 		}
 	}
 	return res, nil
+}
+
+// listEntities reads the rows [offset, offset+k) of the entity listing of kind
+// ("" for all), leaving out the ids in except.
+func listEntities(ctx context.Context, db *sql.DB, kind string, except []string, offset, k int) ([]abi.Entity, error) {
+	where, args := "", []any{}
+	if kind != "" {
+		where, args = "WHERE kind=?", append(args, kind)
+	}
+	if len(except) > 0 {
+		b, err := json.Marshal(except)
+		if err != nil {
+			return nil, err
+		}
+		if where == "" {
+			where = "WHERE "
+		} else {
+			where += " AND "
+		}
+		where += "id NOT IN (SELECT value FROM json_each(?))"
+		args = append(args, string(b))
+	}
+	rows, err := db.QueryContext(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities `+where+`
+		ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, append(args, k, offset)...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []abi.Entity
+	for rows.Next() {
+		var e abi.Entity
+		if err := rows.Scan(&e.EntityID, &e.Kind, &e.Surface, &e.Count, &e.LastSeenMS); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	return out, rows.Err()
 }
 
 // DisplayName applies reference-behaviour §2.6 to a source id: drop everything up to
