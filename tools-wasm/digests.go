@@ -8,6 +8,6 @@ const clangVersion = "Debian clang version 14.0.6"
 
 // digests pins the sha256 of each packed module (after decompression), by file stem.
 var digests = map[string]string{
-	"memory":         "42d1a8dfb95c88778915ae203276afca397a688b26c24f6c0b90cab37e740313",
+	"memory":         "bc2acbb33b1f5492c702c0e9d2eaa56f6a916774bada4f19a3057bdd75eb55a0",
 	"searxng_search": "75be2f7010b6637db619e40a82b60a7c8ce23b0e47bd367caf31e878db3ac955",
 }

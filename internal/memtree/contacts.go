@@ -185,7 +185,11 @@ func contactsOf(ctx context.Context, db *sql.DB, cands []string) (ids, people []
 	sort.Strings(people)
 	seen := map[string]bool{}
 	for _, p := range people {
-		rows, err := db.QueryContext(ctx, `SELECT a.alias FROM person_aliases a JOIN entities e ON e.id = a.alias WHERE a.person = ? ORDER BY e.ref_count DESC, a.alias`, p)
+		// not a name another contact has too (two Micahs' "micah"): the value
+		// itself stands for that one when it is it
+		rows, err := db.QueryContext(ctx, `SELECT a.alias FROM person_aliases a JOIN entities e ON e.id = a.alias WHERE a.person = ?
+			AND NOT EXISTS (SELECT 1 FROM person_aliases b WHERE b.alias = a.alias AND b.person <> a.person)
+			ORDER BY e.ref_count DESC, a.alias`, p)
 		if err != nil {
 			return nil, nil, err
 		}
@@ -303,8 +307,12 @@ type contactBook struct {
 	byName map[string][]string
 	// stored maps a contact's person id to its stored entities: its names,
 	// addresses and handles as ingest linked them to chunks, most linked first,
-	// then the person entities named by one of its phone numbers.
+	// then the person entities named by one of its phone numbers; not those
+	// another contact has too (two Micahs' "micah").
 	stored map[string][]string
+	// direct maps a key of byName to the stored entities it is itself (the
+	// person entity "micah" for "micah", shared or not).
+	direct map[string][]string
 }
 
 // loadContactBook reads the address book for search; nil when the store has no
@@ -315,7 +323,7 @@ func loadContactBook(ctx context.Context, db *sql.DB) (*contactBook, error) {
 	if err := queryRow(ctx, db, `SELECT count(*) FROM sqlite_master WHERE type='table' AND name='person_aliases'`).Scan(&has); err != nil || has == 0 {
 		return nil, err
 	}
-	b := &contactBook{byName: map[string][]string{}, stored: map[string][]string{}}
+	b := &contactBook{byName: map[string][]string{}, stored: map[string][]string{}, direct: map[string][]string{}}
 	rows, err := query(ctx, db, `SELECT alias, person FROM person_aliases ORDER BY person, alias`)
 	if err != nil {
 		return nil, err
@@ -349,18 +357,29 @@ func loadContactBook(ctx context.Context, db *sql.DB) (*contactBook, error) {
 	if len(b.byName) == 0 {
 		return nil, nil
 	}
-	rows, err = query(ctx, db, `SELECT a.person, a.alias FROM person_aliases a JOIN entities e ON e.id = a.alias
+	rows, err = query(ctx, db, `SELECT a.person, a.alias, (SELECT count(*) FROM person_aliases b WHERE b.alias = a.alias)
+		FROM person_aliases a JOIN entities e ON e.id = a.alias
 		ORDER BY a.person, e.ref_count DESC, a.alias`)
 	if err != nil {
 		return nil, err
 	}
 	for rows.Next() {
 		var person, id string
-		if err := rows.Scan(&person, &id); err != nil {
+		var owners int
+		if err := rows.Scan(&person, &id, &owners); err != nil {
 			rows.Close()
 			return nil, err
 		}
-		b.stored[person] = append(b.stored[person], id)
+		if owners == 1 {
+			b.stored[person] = append(b.stored[person], id)
+		}
+		key := id
+		if kind, rest, _ := strings.Cut(id, ":"); kind == EntityPerson {
+			key = strings.Join(words(rest), " ")
+		}
+		if !slices.Contains(b.direct[key], id) {
+			b.direct[key] = append(b.direct[key], id)
+		}
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {
@@ -381,12 +400,16 @@ func loadContactBook(ctx context.Context, db *sql.DB) (*contactBook, error) {
 }
 
 // contact returns the contacts a folded name or an address id names, and the
-// stored entities of those contacts (each once).
+// stored entities of those contacts (each once): what key is itself first.
 func (b *contactBook) contact(key string) (people, ids []string) {
 	if b == nil {
 		return nil, nil
 	}
 	people = b.byName[key]
+	if len(people) == 0 {
+		return nil, nil
+	}
+	ids = append(ids, b.direct[key]...)
 	for _, p := range people {
 		for _, id := range b.stored[p] {
 			if !slices.Contains(ids, id) {
