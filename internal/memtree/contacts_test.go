@@ -44,6 +44,7 @@ func contactStore(t *testing.T) *memtree.Store {
 		chat("slack:#social", 9, [2]string{"Dana Ruiz", "party budget approved, cake ordered"}),
 		chat("slack:#garden", 10, [2]string{"Micah", "the budget for seeds is spent"}),
 		chat("slack:#jones", 11, [2]string{"Micah Jones", "my budget report is late"}),
+		chat("slack:#ops", 4, [2]string{"Dana Ruiz", "is the ops budget final? the ops budget was due"}, [2]string{"micah.s", "ops budget is final"}),
 	}
 	for i := 0; i < 20; i++ {
 		var msgs [][2]string
@@ -93,11 +94,11 @@ func TestTopEntitiesListContactsOnce(t *testing.T) {
 			}
 		}
 		micah := byID["person:micah stubbs"]
-		if micah.Surface != "Micah Stubbs" || micah.Count != 3 || micah.LastSeenMS != ms("2026-01-08T08:00:00Z") {
-			t.Errorf("kind %q: Micah Stubbs listed as %+v, want surface Micah Stubbs, 3 chunks (mail, WhatsApp, #finance), last seen 2026-01-08T08:00", kind, micah)
+		if micah.Surface != "Micah Stubbs" || micah.Count != 4 || micah.LastSeenMS != ms("2026-01-08T08:00:00Z") {
+			t.Errorf("kind %q: Micah Stubbs listed as %+v, want surface Micah Stubbs, 4 chunks (mail, WhatsApp, #finance, #ops), last seen 2026-01-08T08:00", kind, micah)
 		}
-		if e := byID["person:dana ruiz"]; e.Surface != "Dana Ruiz" || e.Count != 2 {
-			t.Errorf("kind %q: Dana Ruiz listed as %+v, want 2 chunks", kind, e)
+		if e := byID["person:dana ruiz"]; e.Surface != "Dana Ruiz" || e.Count != 3 {
+			t.Errorf("kind %q: Dana Ruiz listed as %+v, want 3 chunks (mail, #social, #ops)", kind, e)
 		}
 		if e := byID["person:micah"]; e.Count != 1 {
 			t.Errorf("kind %q: the name two contacts share (person:micah) is not its own row: %+v", kind, e)
@@ -225,6 +226,24 @@ func TestSearchNamesContacts(t *testing.T) {
 		if !reflect.DeepEqual(rec.Resolved, res.Resolved) {
 			t.Errorf("%q: recall resolved %+v, search %+v", c.query, rec.Resolved, res.Resolved)
 		}
+	}
+	// In a conversation, the contact's turn is the one cited, under any of
+	// their names.
+	res, err := api.Search(ctx, abi.SearchRequest{Query: "what did Mick say about the ops budget", K: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cited := false
+	for _, h := range res.Chunks {
+		if h.SourceID == "slack:#ops" {
+			cited = true
+			if h.SourceRef != "slack:#ops:1" {
+				t.Errorf("the #ops hit cites %s first (%+v), want Micah's turn slack:#ops:1", h.SourceRef, h.Messages)
+			}
+		}
+	}
+	if !cited {
+		t.Errorf("no #ops hit: %v", texts(res.Chunks))
 	}
 	for _, q := range []string{"will the budget be approved", "gardening notes", "budget"} {
 		res, err := api.Search(ctx, abi.SearchRequest{Query: q, K: 10})

@@ -30,6 +30,9 @@ type ParsedQuery struct {
 	// Resolved says which names and addresses of the query were read as an
 	// address book's contacts, and as which entities (Filter "query").
 	Resolved []abi.Resolution
+	// Speakers are the folded names the contacts the query names write under
+	// ("mick", "micah s"): their chat turns are the named participant's.
+	Speakers []string
 }
 
 var months = map[string]time.Month{
@@ -169,6 +172,13 @@ func ParseQuery(q string, st index.Backend) ParsedQuery {
 			}
 		}
 		addEntities(to)
+		for _, id := range to {
+			if rest, ok := strings.CutPrefix(id, "person:"); ok {
+				if n := strings.Join(analysis.Words(rest), " "); n != "" && !slices.Contains(p.Speakers, n) {
+					p.Speakers = append(p.Speakers, n)
+				}
+			}
+		}
 		if len(p.Resolved) < maxResolvedNames {
 			if len(to) > maxResolvedIDs {
 				to = append(to[:maxResolvedIDs:maxResolvedIDs], fmt.Sprintf("… and %d more", len(to)-maxResolvedIDs))
