@@ -12,7 +12,7 @@ import (
 
 // contactsInput writes an address book in two formats (a vCard and a Google
 // Contacts CSV naming the same person), mail from two of Micah's addresses,
-// and chat under a nickname (WhatsApp) and a handle (a Slack batch), with
+// and chat under a nickname (WhatsApp) and a handle (a Slack export), with
 // Dana's messages beside them on the same subject.
 func contactsInput(t *testing.T) string {
 	t.Helper()
@@ -34,10 +34,12 @@ func contactsInput(t *testing.T) string {
 			"Date: Wed, 07 Jan 2026 09:00:00 +0000\nMessage-ID: <d1@home.example>\n\nThe budget for the party is twice the budget we had.\n",
 		"chat/WhatsApp Chat with Mick.txt": "[08/01/2026, 12:00:00] Mick: the budget numbers look wrong to me\n" +
 			"[08/01/2026, 12:01:00] Mick: the forecast sheet double counts travel\n",
-		"chat/slack-finance.json": `{"platform":"slack","channel_label":"#finance","messages":[` +
-			`{"author":"micah.s","timestamp":1767960000000,"text":"budget spreadsheet shared in the drive","source_ref":"slack:finance:1"}]}`,
-		"chat/slack-social.json": `{"platform":"slack","channel_label":"#social","messages":[` +
-			`{"author":"Dana Ruiz","timestamp":1767970000000,"text":"party budget approved, cake ordered","source_ref":"slack:social:1"}]}`,
+		// a Slack export: Micah's account has his handle and no real name
+		"chat/slack/users.json": `[{"id":"U1","name":"micah.s","profile":{"display_name":"micah.s"}},` +
+			`{"id":"U2","name":"dana","real_name":"Dana Ruiz","profile":{"real_name":"Dana Ruiz","display_name":"dana"}}]`,
+		"chat/slack/channels.json":           `[{"id":"C1","name":"finance"},{"id":"C2","name":"social"}]`,
+		"chat/slack/finance/2026-01-09.json": `[{"type":"message","user":"U1","text":"budget spreadsheet shared in the drive","ts":"1767960000.000100"}]`,
+		"chat/slack/social/2026-01-09.json":  `[{"type":"message","user":"U2","text":"party budget approved, cake ordered","ts":"1767970000.000100"}]`,
 	}
 	for name, text := range files {
 		p := filepath.Join(dir, filepath.FromSlash(name))
