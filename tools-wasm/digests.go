@@ -8,6 +8,6 @@ const clangVersion = "Debian clang version 14.0.6"
 
 // digests pins the sha256 of each packed module (after decompression), by file stem.
 var digests = map[string]string{
-	"memory":         "bc2acbb33b1f5492c702c0e9d2eaa56f6a916774bada4f19a3057bdd75eb55a0",
+	"memory":         "1ceb9b2c0cf19cd962c3dee7348b958496e5258a0da6a50634b58c57bb432f60",
 	"searxng_search": "75be2f7010b6637db619e40a82b60a7c8ce23b0e47bd367caf31e878db3ac955",
 }
