@@ -626,22 +626,13 @@ func mergeContactPage(l *contactListing, off, k, stored int, fetch func(from, n 
 			page = append(page, placed{rank, e})
 		}
 	}
+	// both lists are in listing order: what comes before a row is a prefix
 	for i, e := range got {
-		before := 0 // contacts' rows before it
-		for _, c := range l.rows {
-			if entityBefore(c, e) {
-				before++
-			}
-		}
+		before := sort.Search(nc, func(j int) bool { return !entityBefore(l.rows[j], e) }) // contacts' rows before it
 		keep(s0+i+before, e)
 	}
 	for j, c := range l.rows {
-		before := 0 // fetched stored rows before it
-		for _, e := range got {
-			if entityBefore(e, c) {
-				before++
-			}
-		}
+		before := sort.Search(len(got), func(i int) bool { return !entityBefore(got[i], c) }) // fetched stored rows before it
 		switch {
 		case s0 > 0 && (len(got) == 0 || entityBefore(c, got[0])):
 			continue // before the window: before the page
