@@ -19,6 +19,7 @@ func readers() []reader {
 		hangoutsReader{},
 		zulipReader{},
 		teamsReader{},
+		teamsGraphReader{},
 		keepReader{},
 		dayOneReader{},
 		roamReader{},
@@ -27,12 +28,15 @@ func readers() []reader {
 		emlxReader{},
 		emlReader{},
 		imessageReader{},
+		signalBackupTxtReader{},
 		lineReader{},
+		chatLinesReader{}, // before WhatsApp's: it leaves WhatsApp's layouts to it
 		whatsappReader{},
 		ircReader{},
 		enexReader{},
 		contactsReader{},
 		notionCSVReader{},
+		appleNotesReader{},
 		docsReader{},
 		chatBatchReader{}, // --kind chat only: it forces the chat batch shape
 	}
