@@ -8,6 +8,6 @@ const clangVersion = "Debian clang version 14.0.6"
 
 // digests pins the sha256 of each packed module (after decompression), by file stem.
 var digests = map[string]string{
-	"memory":         "1abcdb72bc6f8f8b46b131f8abf358d53b1765b704b09d170ab87736c9ad002c",
+	"memory":         "1ceb9b2c0cf19cd962c3dee7348b958496e5258a0da6a50634b58c57bb432f60",
 	"searxng_search": "75be2f7010b6637db619e40a82b60a7c8ce23b0e47bd367caf31e878db3ac955",
 }

@@ -94,7 +94,7 @@ type Optimizer interface {
 }
 
 // Kinds lists the values Options.Kind accepts (besides "" for detection).
-var Kinds = []string{KindMbox, KindEML, KindEmlx, KindMaildir, KindSlack, KindChat, KindTelegram, KindWhatsApp, KindDiscord, KindMessenger, KindGoogleChat, KindDocs, KindEnex, KindContacts, KindNotionCSV, KindIRC, KindIMessage, KindLINE, KindMatrix, KindSignal, KindHangouts, KindZulip, KindTeams, KindMattermost, KindKeep, KindDayOne, KindRoam, KindReference}
+var Kinds = []string{KindMbox, KindEML, KindEmlx, KindMaildir, KindSlack, KindChat, KindTelegram, KindWhatsApp, KindDiscord, KindMessenger, KindGoogleChat, KindDocs, KindEnex, KindContacts, KindNotionCSV, KindIRC, KindIMessage, KindLINE, KindMatrix, KindSignal, KindHangouts, KindZulip, KindTeams, KindMattermost, KindKeep, KindDayOne, KindRoam, KindChatLines, KindAppleNotes, KindReference}
 
 // Options tune a Run.
 type Options struct {

@@ -38,14 +38,16 @@ const (
 	KindHangouts   = chat.KindHangouts
 	KindZulip      = chat.KindZulip
 	KindTeams      = chat.KindTeams
+	KindChatLines  = chat.KindChatLines
 	KindMattermost = chat.KindMattermost
 
 	// Notes, documents and address books (package notes).
-	KindDocs      = notes.KindDocs
-	KindEnex      = notes.KindEnex
-	KindContacts  = notes.KindContacts
-	KindNotionCSV = notes.KindNotionCSV
-	KindKeep      = notes.KindKeep
-	KindDayOne    = notes.KindDayOne
-	KindRoam      = notes.KindRoam
+	KindDocs       = notes.KindDocs
+	KindAppleNotes = notes.KindAppleNotes
+	KindEnex       = notes.KindEnex
+	KindContacts   = notes.KindContacts
+	KindNotionCSV  = notes.KindNotionCSV
+	KindKeep       = notes.KindKeep
+	KindDayOne     = notes.KindDayOne
+	KindRoam       = notes.KindRoam
 )

@@ -26,6 +26,7 @@ func readers() []readkit.Reader {
 		chat.HangoutsReader{},
 		chat.ZulipReader{},
 		chat.TeamsReader{},
+		chat.TeamsGraphReader{},
 		notes.KeepReader{},
 		notes.DayOneReader{},
 		notes.RoamReader{},
@@ -34,12 +35,15 @@ func readers() []readkit.Reader {
 		mail.EmlxReader{},
 		mail.EMLReader{},
 		chat.IMessageReader{},
+		chat.SignalBackupTxtReader{},
 		chat.LineReader{},
+		chat.ChatLinesReader{}, // before WhatsApp's: it leaves WhatsApp's layouts to it
 		chat.WhatsAppReader{},
 		chat.IRCReader{},
 		notes.EnexReader{},
 		notes.ContactsReader{},
 		notes.NotionCSVReader{},
+		notes.AppleNotesReader{},
 		notes.DocsReader{},
 		chatBatchReader{}, // --kind chat only: it forces the chat batch shape
 	}

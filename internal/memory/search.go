@@ -33,16 +33,21 @@ func (a *API) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchRes
 		res.Hint = abi.EmptyHint
 		return res, nil
 	}
-	hits, _, err := a.engine.Search(ctx, b, query, req.K)
+	c, err := a.engine.NewCall(ctx, b, query, req.K)
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
+	hits, _, err := c.Search(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
+	}
+	res.Resolved = c.Query.Resolved
 	n, err := finish(ctx, b, hits)
 	if err != nil {
 		return nil, fmt.Errorf("search: %w", err)
 	}
 	res.Chunks, res.MessageTextMaxChars = hits, n
-	res.Chunks, res.Omitted = fit.Hits(res.Chunks, &res.MessageTextMaxChars, fit.ResultBase+fit.StrLen(res.Hint))
+	res.Chunks, res.Omitted = fit.Hits(res.Chunks, &res.MessageTextMaxChars, fit.ResultBase+fit.StrLen(res.Hint)+resolvedLen(res.Resolved))
 	return res, nil
 }
 
@@ -80,8 +85,23 @@ func (a *API) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallRes
 		return nil, fmt.Errorf("recall: %w", err)
 	}
 	res.Chunks, res.Mode, res.Note, res.MessageTextMaxChars = hits, mode, note, n
-	res.Chunks, res.Omitted = fit.Hits(res.Chunks, &res.MessageTextMaxChars, fit.ResultBase+fit.StrLen(res.Hint)+fit.StrLen(res.Note))
+	// the contacts the query named (search's Call parsed it too; parsing again
+	// costs microseconds beside recall's lists)
+	res.Resolved = retrieval.ParseQuery(query, b).Resolved
+	res.Chunks, res.Omitted = fit.Hits(res.Chunks, &res.MessageTextMaxChars, fit.ResultBase+fit.StrLen(res.Hint)+fit.StrLen(res.Note)+resolvedLen(res.Resolved))
 	return res, nil
+}
+
+// resolvedLen bounds the JSON size of a result's resolved notes.
+func resolvedLen(rs []abi.Resolution) int {
+	n := 0
+	for _, r := range rs {
+		n += 48 + fit.StrLen(r.Filter) + fit.StrLen(r.Value)
+		for _, t := range r.To {
+			n += 4 + fit.StrLen(t)
+		}
+	}
+	return n
 }
 
 // checkQuery checks k and that query says something, returning it trimmed.

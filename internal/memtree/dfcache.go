@@ -20,8 +20,10 @@ type dfCache struct {
 	n      int
 	df     map[string]int
 	people map[string][]string // folded name → person entity ids
-	maxTS  int64
-	loaded bool
+	// contacts is the address book as search reads it (nil: no contact).
+	contacts *contactBook
+	maxTS    int64
+	loaded   bool
 
 	links map[string]int // entity id → chunks linked (ref_count), generation gen
 }
@@ -76,13 +78,13 @@ func (s *Store) snapshot(ctx context.Context, db *sql.DB) (*dfCache, error) {
 	// shared cache are written only under c.mu; the people map of a view is never
 	// written after it is handed out).
 	view := func() *dfCache {
-		return &dfCache{gen: c.gen, n: c.n, people: c.people, maxTS: c.maxTS, loaded: true}
+		return &dfCache{gen: c.gen, n: c.n, people: c.people, contacts: c.contacts, maxTS: c.maxTS, loaded: true}
 	}
 	if c.loaded && c.gen == g {
 		return view(), nil
 	}
 	c.loaded = false
-	c.gen, c.df, c.people, c.links = g, map[string]int{}, map[string][]string{}, map[string]int{}
+	c.gen, c.df, c.people, c.links, c.contacts = g, map[string]int{}, map[string][]string{}, map[string]int{}, nil
 	// Two queries, each with a cheap plan: count(*) alone scans the narrowest
 	// index of chunks, and the newest time is each source's last_ms (ingest keeps
 	// it the max ts_end of the source's chunks), found at the head of
@@ -110,6 +112,9 @@ func (s *Store) snapshot(ctx context.Context, db *sql.DB) (*dfCache, error) {
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("load people: %w", err)
+	}
+	if c.contacts, err = loadContactBook(ctx, db); err != nil {
+		return nil, fmt.Errorf("load contacts: %w", err)
 	}
 	c.loaded = true
 	return view(), nil
@@ -183,6 +188,9 @@ type browseCache struct {
 	entTotals map[string]int // entity count by kind, "" = all (sources.go)
 	srcCntGen string         // generation of srcCounts
 	srcCounts map[string]int // listed sources by kind, "" = all (sources.go)
+
+	contactGen   string                     // generation of contactLists
+	contactLists map[string]*contactListing // contacts as entity rows by kind (contacts.go)
 }
 
 // chunkTimes returns every chunk's timestamp by rowid for generation gen (read by the

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"slices"
 	"strings"
 	"unicode"
 
@@ -149,9 +150,10 @@ func resolveEntityIDs(ctx context.Context, db *sql.DB, vals []string) (ids []str
 			if len(people) == 0 {
 				continue
 			}
+			// the contacts first (what the value was read as), then their entities
 			to := []string{v}
-			for _, id := range more {
-				if id != v {
+			for _, id := range append(people, more...) {
+				if !slices.Contains(to, id) {
 					to = append(to, id)
 				}
 			}
@@ -234,8 +236,8 @@ func resolveEntityIDs(ctx context.Context, db *sql.DB, vals []string) (ids []str
 		if err != nil {
 			return nil, nil, nil, fmt.Errorf("resolve entity_ids: %w", err)
 		}
-		for _, id := range more {
-			if !seen[id] {
+		for _, id := range append(people, more...) {
+			if !slices.Contains(to, id) {
 				seen[id] = true
 				to = append(to, id)
 			}

@@ -466,27 +466,67 @@ func (s *Store) Entities(ctx context.Context, kind string, k, offset int) ([]abi
 	if err != nil {
 		return nil, 0, err
 	}
-	var rows *sql.Rows
-	if kind == "" {
-		rows, err = db.QueryContext(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities
-			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, k, offset)
+	// An address book's contacts are listed as one person each, under the
+	// contact's name, standing for their stored names, addresses and handles.
+	contacts, err := s.contactEntities(ctx, db, kind)
+	if err != nil {
+		return nil, 0, fmt.Errorf("contacts: %w", err)
+	}
+	var out []abi.Entity
+	if contacts == nil {
+		out, err = listEntities(ctx, db, kind, nil, offset, k)
 	} else {
-		rows, err = db.QueryContext(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities WHERE kind=?
-			ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, kind, k, offset)
+		merged := make([]string, 0, len(contacts.merged))
+		for id := range contacts.merged {
+			merged = append(merged, id)
+		}
+		stored := total - len(merged)
+		total = stored + len(contacts.rows)
+		out, err = mergeContactPage(contacts, offset, k, stored, func(from, n int) ([]abi.Entity, error) {
+			return listEntities(ctx, db, kind, merged, from, n)
+		})
 	}
 	if err != nil {
 		return nil, 0, err
+	}
+	return out, total, nil
+}
+
+// listEntities reads the rows [offset, offset+k) of the entity listing of kind
+// ("" for all), leaving out the ids in except.
+func listEntities(ctx context.Context, db *sql.DB, kind string, except []string, offset, k int) ([]abi.Entity, error) {
+	where, args := "", []any{}
+	if kind != "" {
+		where, args = "WHERE kind=?", append(args, kind)
+	}
+	if len(except) > 0 {
+		b, err := json.Marshal(except)
+		if err != nil {
+			return nil, err
+		}
+		if where == "" {
+			where = "WHERE "
+		} else {
+			where += " AND "
+		}
+		where += "id NOT IN (SELECT value FROM json_each(?))"
+		args = append(args, string(b))
+	}
+	rows, err := db.QueryContext(ctx, `SELECT id, kind, surface, ref_count, last_seen FROM entities `+where+`
+		ORDER BY ref_count DESC, last_seen DESC, id LIMIT ? OFFSET ?`, append(args, k, offset)...)
+	if err != nil {
+		return nil, err
 	}
 	defer rows.Close()
 	var out []abi.Entity
 	for rows.Next() {
 		var e abi.Entity
 		if err := rows.Scan(&e.EntityID, &e.Kind, &e.Surface, &e.Count, &e.LastSeenMS); err != nil {
-			return nil, 0, err
+			return nil, err
 		}
 		out = append(out, e)
 	}
-	return out, total, rows.Err()
+	return out, rows.Err()
 }
 
 // HoldsChunks reports whether the store holds any chunk (index.Plain).

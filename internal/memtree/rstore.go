@@ -63,6 +63,17 @@ func (r storeReader) People(name string) ([]string, bool) {
 	return ids, ok
 }
 
+// Contact returns the address book's contacts (person ids) that key, a folded
+// name or an address id, names, and every stored entity of theirs
+// (index.Contacts).
+func (r storeReader) Contact(key string) (people, ids []string, ok bool) {
+	if r.snap == nil {
+		return nil, nil, false
+	}
+	people, ids = r.snap.contacts.contact(key)
+	return people, ids, len(people) > 0
+}
+
 // DocFreq is the per-generation cached document frequency (docFreq) of w's
 // index term.
 func (r storeReader) DocFreq(ctx context.Context, w string) (int, error) {
@@ -74,6 +85,7 @@ var (
 	_ index.Paraphrases = storeReader{}
 	_ index.Vectors     = storeReader{}
 	_ index.Messages    = storeReader{}
+	_ index.Contacts    = storeReader{}
 )
 
 // sqlFilter is f as a condition on chunks c: the people first, then the time

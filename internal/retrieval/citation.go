@@ -73,8 +73,10 @@ func ChatAuthor(msg string) (author, text string) {
 // a time when query asks when (boostTimes), rank the hits by level, then by their
 // best turn or message (rankHits), cite each chat hit's best turns (citeTurns) and
 // rank the turns with evidence it does not cite on their own (applyTurnUnits).
-// query is the query as written (AsksWhen reads it).
-func OrderByTurns(ctx context.Context, p *Params, msgs *Messages, hits []abi.ChunkHit, level map[string]int, terms []Term, minCite int, nChunks int, query string) ([]abi.ChunkHit, map[string]bool, error) {
+// query is the query as written (AsksWhen reads it); speakers are the folded
+// names of the contacts it names (ParsedQuery.Speakers), each a named
+// participant.
+func OrderByTurns(ctx context.Context, p *Params, msgs *Messages, hits []abi.ChunkHit, level map[string]int, terms []Term, minCite int, nChunks int, query string, speakers []string) ([]abi.ChunkHit, map[string]bool, error) {
 	ids := make([]string, len(hits))
 	for i, h := range hits {
 		ids[i] = h.ID
@@ -85,6 +87,11 @@ func OrderByTurns(ctx context.Context, p *Params, msgs *Messages, hits []abi.Chu
 	}
 	ht := hitTurns(hits, chunks)
 	named, scoring := namedSpeakers(terms, ht.authors)
+	for _, a := range speakers {
+		if ht.authors[a] {
+			named[a] = true
+		}
+	}
 	avg := ht.avgLength()
 	rareTerms := PruneFrequent(p, scoring, nChunks) // issue 30 item 2: a turn unit's level (TurnLevel)
 	scoreTurns(p, ht.turns, msgs, BM25Scorer(msgs, nChunks, scoring, avg), scoring, rareTerms, named)

@@ -2,6 +2,8 @@ package retrieval
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -10,6 +12,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/analysis"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
+	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // Query understanding: the people, addresses and dates a query names, and its
@@ -24,6 +27,12 @@ type ParsedQuery struct {
 	Emails   []string // addresses in the query
 	From, To int64    // time window [From, To) in epoch ms; To == 0: none
 	Text     string   // the rest
+	// Resolved says which names and addresses of the query were read as an
+	// address book's contacts, and as which entities (Filter "query").
+	Resolved []abi.Resolution
+	// Speakers are the folded names the contacts the query names write under
+	// ("mick", "micah s"): their chat turns are the named participant's.
+	Speakers []string
 }
 
 var months = map[string]time.Month{
@@ -123,21 +132,75 @@ func parseDates(q string, latest int64) (from, to int64, rest string) {
 	return 0, 0, q
 }
 
+// Bounds of the notes saying which contacts a query named (the search itself
+// uses every entity of every contact named): at most maxResolvedNames names,
+// each with at most maxResolvedIDs ids, then how many more.
+const (
+	maxResolvedNames = 10
+	maxResolvedIDs   = 40
+)
+
 // ParseQuery extracts addresses, people known to the store and a date phrase.
+// With an address book (index.Contacts) a contact's name, nickname, address or
+// handle, one word too ("Micah", "Mick"), stands for every entity of that
+// person, and ParsedQuery.Resolved says so.
 func ParseQuery(q string, st index.Backend) ParsedQuery {
 	p := ParsedQuery{Raw: q}
+	book, _ := st.(index.Contacts)
+	seen := map[string]bool{}
+	addEntities := func(ids []string) {
+		for _, id := range ids {
+			if !seen[id] {
+				seen[id] = true
+				p.Entities = append(p.Entities, id)
+			}
+		}
+	}
+	// contact adds the entities of the contacts key names, and says so.
+	contact := func(key, value string) bool {
+		if book == nil {
+			return false
+		}
+		people, ids, ok := book.Contact(key)
+		if !ok {
+			return false
+		}
+		to := append([]string(nil), people...)
+		for _, id := range ids {
+			if !slices.Contains(to, id) {
+				to = append(to, id)
+			}
+		}
+		addEntities(to)
+		for _, id := range to {
+			if rest, ok := strings.CutPrefix(id, "person:"); ok {
+				if n := strings.Join(analysis.Words(rest), " "); n != "" && !slices.Contains(p.Speakers, n) {
+					p.Speakers = append(p.Speakers, n)
+				}
+			}
+		}
+		if len(p.Resolved) < maxResolvedNames {
+			if len(to) > maxResolvedIDs {
+				to = append(to[:maxResolvedIDs:maxResolvedIDs], fmt.Sprintf("… and %d more", len(to)-maxResolvedIDs))
+			}
+			p.Resolved = append(p.Resolved, abi.Resolution{Filter: "query", Value: value, To: to})
+		}
+		return true
+	}
 	rest := q
 	for _, loc := range analysis.EmailRE.FindAllStringIndex(rest, -1) {
 		a := strings.ToLower(rest[loc[0]:loc[1]])
 		p.Emails = append(p.Emails, a)
-		p.Entities = append(p.Entities, "email:"+a)
+		addEntities([]string{"email:" + a})
+		contact("email:"+a, rest[loc[0]:loc[1]])
 	}
 	rest = analysis.EmailRE.ReplaceAllString(rest, " ")
 	p.From, p.To, rest = parseDates(rest, st.Stats().Latest)
-	// People: longest known name first (3 then 2 words).
+	// People: longest known name first (3 then 2 words); a contact's name of
+	// one word too (not a stopword: a contact called "Will").
 	ws := analysis.Words(rest)
 	used := make([]bool, len(ws))
-	for n := 3; n >= 2; n-- {
+	for n := 3; n >= 1; n-- {
 		for i := 0; i+n <= len(ws); i++ {
 			free := true
 			for j := i; j < i+n; j++ {
@@ -147,8 +210,17 @@ func ParseQuery(q string, st index.Backend) ParsedQuery {
 				continue
 			}
 			name := strings.Join(ws[i:i+n], " ")
-			if ids, ok := st.People(name); ok {
-				p.Entities = append(p.Entities, ids...)
+			found := false
+			if n >= 2 {
+				if ids, ok := st.People(name); ok {
+					addEntities(ids)
+					found = true
+				}
+			}
+			if (n >= 2 || !analysis.Stopwords[name]) && contact(name, name) {
+				found = true
+			}
+			if found {
 				p.Names = append(p.Names, name)
 				for j := i; j < i+n; j++ {
 					used[j] = true

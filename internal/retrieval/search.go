@@ -193,7 +193,7 @@ func (c *Call) rankCited(ctx context.Context, f index.Filter, restricted bool) (
 			next[i] = n.ChunkHit
 			next[i].Snippet = nearSnippet(n.Text, c.SnipTerms)
 		}
-		if hits, cited, err = OrderByTurns(ctx, c.P, c.Msgs, append(hits, next...), level, all, minCite, c.St.Stats().Chunks, c.Query.Raw); err != nil {
+		if hits, cited, err = OrderByTurns(ctx, c.P, c.Msgs, append(hits, next...), level, all, minCite, c.St.Stats().Chunks, c.Query.Raw, c.Query.Speakers); err != nil {
 			return nil, nil, err
 		}
 		hits = DemoteDuplicates(hits)

@@ -333,6 +333,9 @@ type SearchResult struct {
 	Omitted int `json:"omitted,omitempty"`
 	// Hint tells a person what to do when the store is empty.
 	Hint string `json:"hint,omitempty"`
+	// Resolved says which names or addresses in the query were read as an
+	// address book's contacts, and as which entities (Filter "query").
+	Resolved []Resolution `json:"resolved,omitempty"`
 }
 
 // Recall modes.
@@ -352,6 +355,8 @@ type RecallResult struct {
 	// Note says why a mode was chosen when recall fell back (e.g. embedder unreachable).
 	Note string `json:"note,omitempty"`
 	Hint string `json:"hint,omitempty"`
+	// Resolved is as in SearchResult.
+	Resolved []Resolution `json:"resolved,omitempty"`
 }
 
 // Attachment is a file attached to a message: noted, never ingested.
@@ -404,8 +409,9 @@ const (
 )
 
 // Resolution is one filter value read as something else: Filter is the
-// argument (entity_ids, source_ids, source_kinds, kinds, kind), Value what was
-// given, To what it was taken to mean (ids or kinds; empty when nothing).
+// argument (entity_ids, source_ids, source_kinds, kinds, kind; query for a
+// name in a search's query), Value what was given, To what it was taken to
+// mean (ids or kinds; empty when nothing).
 type Resolution struct {
 	Filter string   `json:"filter"`
 	Value  string   `json:"value"`

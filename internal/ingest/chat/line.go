@@ -17,8 +17,11 @@ import (
 const KindLINE = "line"
 
 // LineReader reads LINE's "Save chat history" text: a "[LINE] Chat history
-// with Micah" (or "[LINE] Micahとのトーク履歴", …) header and its "Saved on:" line,
-// then day lines ("2026/01/05(Mon)", "2026.01.05 Monday", "Mon, 01/05/2026")
+// with Micah" (or "[LINE] Micahとのトーク履歴", "[LINE] 與Micah的聊天記錄",
+// "[LINE] Micah님과의 대화", …) header and its "Saved on:" line, then day lines
+// ("2026/01/05(Mon)", "2026/01/05（一）", "2026.01.05 Monday", "2026年1月5日
+// 星期一", "2026년 1월 5일 월요일", "Mon, 01/05/2026" or, in languages that put
+// the day first, "Sen, 13/01/2026": the order told by the file's days)
 // and message lines "10:00<TAB>Name<TAB>text" (the time maybe "10:00 AM",
 // "午後2:56"); a message of several lines is quoted ("…"), and a line that is
 // neither continues the message before it. Lines without a name (calls,
@@ -35,9 +38,15 @@ func (LineReader) Detect(p string, dir bool, head []byte) bool {
 }
 
 var (
-	reLINEDayYMD = lazyre.New(`^(\d{4})[/.\-](\d{1,2})[/.\-](\d{1,2})(?:\s*\(?[^\t\d]*\)?)?$`)
+	reLINEDayYMD = lazyre.New(`^(\d{4})[/.\-] ?(\d{1,2})[/.\-] ?(\d{1,2})\.?(?:\s*\(?[^\t\d]*\)?)?$`)
 	reLINEDayMDY = lazyre.New(`^\p{L}+\.?,? (\d{1,2})/(\d{1,2})/(\d{4})$`)
 	reLINEMsg    = lazyre.New(`^(\p{L}*) ?(\d{1,2}):(\d{2}) ?(\p{L}*)\t([^\t]*)(?:\t(.*))?$`)
+	// Chinese, Japanese and Korean day lines: "2026年1月5日 星期一", "2026년 1월 5일 월요일"
+	reLINEDayCJK = lazyre.New(`^(\d{4})\s*[年년]\s*(\d{1,2})\s*[月월]\s*(\d{1,2})\s*[日일]`)
+	// the conversation in the header's other languages: "與Micah的聊天記錄",
+	// "与Micah的聊天记录", "Micah님과의 대화", "「Team」のトーク履歴",
+	// "Riwayat obrolan dengan Micah", "ประวัติการแชทกับ Micah"
+	reLINETitle = lazyre.New(`^(?:(?:與|与|和)(.+?)的聊天(?:記錄|记录)|(.+?)\s*님과의 대화|「(.+)」の?トーク履歴|(?:Riwayat obrolan dengan|Riwayat chat dengan|ประวัติการแชทกับ|Historial de chat con|Histórico de conversa com|Chatverlauf mit)\s*(.+))$`)
 )
 
 func (LineReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
@@ -51,6 +60,9 @@ func (LineReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 	for _, pre := range []string{"Chat history with ", "Chat history in "} {
 		title = strings.TrimPrefix(title, pre)
 	}
+	if m := reLINETitle.FindStringSubmatch(title); m != nil {
+		title = strings.TrimSpace(readkit.FirstNonEmpty(m[1:]...))
+	}
 	title = strings.TrimSuffix(title, "とのトーク履歴")
 	title = strings.TrimSuffix(title, "のトーク履歴")
 	conv := readkit.FirstNonEmpty(title, strings.TrimSuffix(filepath.Base(path), filepath.Ext(path)))
@@ -60,6 +72,15 @@ func (LineReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 	quoted := false
 	events, undated := 0, 0
 	perMinute := map[int64]int{}
+	// "Mon, 01/05/2026" in English, "Sen, 13/01/2026" in other languages: the
+	// order of day and month from the file's day lines (a number over 12)
+	dayFirst := false
+	for _, l := range lines {
+		if m := reLINEDayMDY.FindStringSubmatch(strings.TrimSpace(l)); m != nil && atoi(m[1]) > 12 {
+			dayFirst = true
+			break
+		}
+	}
 	for i := 1; i < len(lines); i++ {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return
@@ -84,7 +105,16 @@ func (LineReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 			continue
 		}
 		if m := reLINEDayMDY.FindStringSubmatch(s); m != nil {
-			day = time.Date(atoi(m[3]), time.Month(atoi(m[1])), atoi(m[2]), 0, 0, 0, 0, time.Local)
+			mo, d := atoi(m[1]), atoi(m[2])
+			if dayFirst {
+				mo, d = d, mo
+			}
+			day = time.Date(atoi(m[3]), time.Month(mo), d, 0, 0, 0, 0, time.Local)
+			cur = -1
+			continue
+		}
+		if m := reLINEDayCJK.FindStringSubmatch(s); m != nil {
+			day = time.Date(atoi(m[1]), time.Month(atoi(m[2])), atoi(m[3]), 0, 0, 0, 0, time.Local)
 			cur = -1
 			continue
 		}

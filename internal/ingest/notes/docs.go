@@ -62,7 +62,7 @@ func (DocsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 	}
 	if ext := strings.ToLower(filepath.Ext(in.Path)); ext == ".txt" || ext == ".text" || ext == ".log" {
 		if shape, n, of := lineShape(tf.Text); n > 0 {
-			rep.Warn(in.Path, "", fmt.Sprintf("%d of the first %d lines start alike (%q), as a chat's timestamped lines do, in no layout a chat reader knows: stored as one document (--kind whatsapp reads WhatsApp-like lines)", n, of, shape))
+			rep.Warn(in.Path, "", fmt.Sprintf("%d of the first %d lines start alike (%q), as a chat's timestamped lines do, in no layout a chat reader knows: stored as one document (--kind chatlines reads timestamped lines of a layout it can infer, --kind whatsapp WhatsApp-like ones)", n, of, shape))
 		}
 	}
 	mtime, note := docFileTime(in.Path, time.Now())

@@ -187,6 +187,17 @@ type Paraphrases interface {
 	Expand(ctx context.Context, word string) ([]Related, error)
 }
 
+// Contacts is a Backend that also keeps an address book (optional): the people
+// whose names, nicknames, addresses and handles a query may name.
+type Contacts interface {
+	// Contact returns the contacts (their person ids, "person:micah stubbs")
+	// that key names, and every stored entity of theirs (names, addresses and
+	// handles their messages are stored under); ok is false when key names no
+	// contact. key is a folded name ("micah", "m stubbs") or an address id
+	// ("email:micah@home.example").
+	Contact(key string) (people, ids []string, ok bool)
+}
+
 // Vectors is a Backend that also keeps chunk vectors (optional).
 type Vectors interface {
 	// VectorModel names the embedder, ok false when none is configured.
