@@ -25,7 +25,8 @@ const qualityPGTolerance = 0.005
 // TestQualityPostgres runs the corpus quality queries (TestQualityOnCorpus) over
 // the PostgreSQL backend and over SQLite, the same generated corpus ingested
 // into each through the same reader, and checks that search R@10 per query kind
-// is within qualityPGTolerance of SQLite's. Recall is logged, not checked: this
+// is within qualityPGTolerance of SQLite's, as is search R@5/10/25/50 over all
+// queries (a search of k = 50, LoCoMo's cut-offs). Recall is logged, not checked: this
 // backend keeps no paraphrases and has no expander yet (index.Paraphrases).
 //
 // The corpus is small (633 sources, 3432 chunks: 2.4 s of ingest into
@@ -92,6 +93,45 @@ func TestQualityPostgres(t *testing.T) {
 			t.Errorf("search R@10 on %s queries: PostgreSQL %.3f, SQLite %.3f, more than %.3f apart", kind, pr, lr, qualityPGTolerance)
 		}
 	}
+
+	// LoCoMo's cut-offs too (R@5/25/50, a search of k = 50 scored at each), all
+	// query kinds together.
+	pgAt, liteAt := corpusRecallAt(t, pg, qs), corpusRecallAt(t, lite, qs)
+	var table strings.Builder
+	for i, k := range corpusKs {
+		fmt.Fprintf(&table, "search R@%d (k = 50): PostgreSQL %.3f, SQLite %.3f\n", k, pgAt[i], liteAt[i])
+		if math.Abs(pgAt[i]-liteAt[i]) > qualityPGTolerance {
+			t.Errorf("search R@%d over all queries: PostgreSQL %.3f, SQLite %.3f, more than %.3f apart", k, pgAt[i], liteAt[i], qualityPGTolerance)
+		}
+	}
+	t.Logf("all %d queries:\n%s", len(qs), table.String())
+}
+
+// corpusKs are the cut-offs corpusRecallAt scores, LoCoMo's.
+var corpusKs = []int{5, 10, 25, 50}
+
+// corpusRecallAt runs every query through Search with k = 50 and returns the
+// mean recall at each of corpusKs.
+func corpusRecallAt(t *testing.T, st memory.Store, qs []evalQuery) []float64 {
+	t.Helper()
+	ctx := context.Background()
+	api := evalAPI(st)
+	sums := make([]float64, len(corpusKs))
+	for _, q := range qs {
+		sr, err := api.Search(ctx, abi.SearchRequest{Query: q.Query, K: 50})
+		if err != nil {
+			t.Fatalf("Search %q: %v", q.Query, err)
+		}
+		refs := expandRefs(sr.Chunks)
+		for i, k := range corpusKs {
+			r, _ := score(q.Relevant, refs, k)
+			sums[i] += r
+		}
+	}
+	for i := range sums {
+		sums[i] /= float64(len(qs))
+	}
+	return sums
 }
 
 // corpusScores runs every query through Search and Recall (k = 10) on st and
