@@ -22,6 +22,7 @@ var pgBackend struct {
 	cluster *pgtest.Cluster
 	url     string         // the database holding the ingested corpus
 	sources map[int]string // databases holding n paging sources, by n
+	empty   int            // empty databases handed out so far
 }
 
 // TestBackendPostgres runs the end-to-end tests of the tools that read a store
@@ -33,7 +34,8 @@ var pgBackend struct {
 // Not run here: TestStartupFigures (figures, no assertion on the store),
 // TestDenseEmbedderEndToEnd and TestIngestBuildsParaphrasesForRecall (this
 // backend keeps no vectors and no paraphrase table yet: pgstore's Status), and
-// the tests that need no store at all (protocol, SearXNG, the empty-store hint).
+// the tests that need no store at all (protocol, SearXNG). The empty-store
+// hint runs on a new database nothing was ingested into.
 func TestBackendPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the PostgreSQL variant of the store-backed end-to-end tests ingests the corpus again")
@@ -67,9 +69,21 @@ func TestBackendPostgres(t *testing.T) {
 		{"SlowCallAsLastLine", TestSlowCallAsLastLine},
 		{"ListSourcesPagedOverMCP", TestListSourcesPagedOverMCP},
 		{"ListSourcesPagedOverHTTP", TestListSourcesPagedOverHTTP},
+		{"EmptyStoreGivesHint", TestEmptyStoreGivesHint},
 	} {
 		t.Run(c.name, c.test)
 	}
+}
+
+// emptyStoreEnv is a fresh home with no store at all; within TestBackendPostgres
+// its store is a new, empty database (nothing ingested into it yet).
+func emptyStoreEnv(t *testing.T) *env {
+	t.Helper()
+	if pgBackend.url == "" {
+		return newEnv(t)
+	}
+	pgBackend.empty++
+	return newEnv(t).with("OPENHUMAN_STORE_URL=" + pgBackend.cluster.Database(t, fmt.Sprintf("empty_%d", pgBackend.empty)))
 }
 
 // pgSourcesEnv is sourcesEnv over PostgreSQL: a fresh home whose store is a
