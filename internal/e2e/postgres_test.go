@@ -31,8 +31,7 @@ var pgBackend struct {
 // clients, the same assertions. Without PostgreSQL it is skipped saying so
 // (failed under CI=true, where .ci/run installs it), as pgtest does.
 //
-// Not run here: TestStartupFigures (figures, no assertion on the store),
-// TestDenseEmbedderEndToEnd and TestIngestBuildsParaphrasesForRecall (this
+// Not run here: TestDenseEmbedderEndToEnd and TestIngestBuildsParaphrasesForRecall (this
 // backend keeps no vectors and no paraphrase table yet: pgstore's Status), and
 // the tests that need no store at all (protocol, SearXNG). The empty-store
 // hint runs on a new database nothing was ingested into.
@@ -70,6 +69,7 @@ func TestBackendPostgres(t *testing.T) {
 		{"ListSourcesPagedOverMCP", TestListSourcesPagedOverMCP},
 		{"ListSourcesPagedOverHTTP", TestListSourcesPagedOverHTTP},
 		{"EmptyStoreGivesHint", TestEmptyStoreGivesHint},
+		{"StartupFigures", TestStartupFigures},
 	} {
 		t.Run(c.name, c.test)
 	}
