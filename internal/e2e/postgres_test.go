@@ -31,10 +31,11 @@ var pgBackend struct {
 // clients, the same assertions. Without PostgreSQL it is skipped saying so
 // (failed under CI=true, where .ci/run installs it), as pgtest does.
 //
-// Not run here: TestDenseEmbedderEndToEnd and TestIngestBuildsParaphrasesForRecall (this
-// backend keeps no vectors and no paraphrase table yet: pgstore's Status), and
-// the tests that need no store at all (protocol, SearXNG). The empty-store
-// hint runs on a new database nothing was ingested into.
+// Not run here: TestDenseEmbedderEndToEnd and
+// TestIngestBuildsParaphrasesForRecall (ingest into PostgreSQL builds no
+// vectors and no paraphrase table yet: cmd/openhuman-core/store_backend.go), and
+// the tests that need no store at all (protocol, SearXNG). The empty-store hint
+// runs on a new database nothing was ingested into.
 func TestBackendPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the PostgreSQL variant of the store-backed end-to-end tests ingests the corpus again")
