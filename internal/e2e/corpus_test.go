@@ -17,6 +17,9 @@ var (
 	corpusWS   string // a workspace holding an ingested store
 	corpusKind string // "generated corpus" or "fixture"
 	corpusErr  error
+	// corpusIn are the folders the store was ingested from (TestBackendPostgres
+	// ingests them into PostgreSQL too).
+	corpusIn []string
 )
 
 // sharedDataDir is ../shared/data beside the repository, or "".
@@ -59,6 +62,7 @@ func ingestedWorkspace(t testing.TB) string {
 				return
 			}
 		}
+		corpusIn = paths
 		e := &env{home: root, workspace: corpusWS, cache: sharedCache}
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
 		defer cancel()
@@ -105,8 +109,13 @@ func writeFixture(dir string) ([]string, error) {
 
 // storeEnv is a fresh home whose workspace is the shared ingested store. The
 // audit log is shared too: tests find their lines by their own request ids.
+// Within TestBackendPostgres it is a fresh home whose store is the corpus
+// ingested into PostgreSQL (OPENHUMAN_STORE_URL).
 func storeEnv(t *testing.T) *env {
 	t.Helper()
+	if pgBackend.url != "" {
+		return newEnv(t).with("OPENHUMAN_STORE_URL=" + pgBackend.url)
+	}
 	ws := ingestedWorkspace(t)
 	e := newEnv(t)
 	e.workspace = ws

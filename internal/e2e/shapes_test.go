@@ -22,6 +22,9 @@ import (
 // test ingest, not paging.
 func sourcesEnv(t *testing.T, n int) *env {
 	t.Helper()
+	if pgBackend.url != "" {
+		return pgSourcesEnv(t, n)
+	}
 	e := newEnv(t)
 	writeSources(t, filepath.Join(e.workspace, "memory_tree", "chunks.db"), n)
 	return e
@@ -39,15 +42,8 @@ func writeSources(t testing.TB, path string, n int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	kinds := []string{memtree.KindChat, memtree.KindEmail, memtree.KindDocument}
-	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
 	for i := 0; i < n; i++ {
-		kind := kinds[i%3]
-		id := fmt.Sprintf("%s:src-%05d", kind, i)
-		p, err := memtree.Prepare(memtree.SourceInput{Kind: kind, SourceID: id, Provider: "test",
-			Title: fmt.Sprintf("Source %05d %s", i, []string{"alpha", "beta", "gamma", "delta"}[i%4]),
-			Messages: []memtree.MessageInput{{Ref: id + "/m", Author: "ann", TimestampMS: base + int64(i)*60000,
-				Text: fmt.Sprintf("note number %d #t%d", i, i)}}})
+		p, err := memtree.Prepare(pagingSource(i))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -63,6 +59,18 @@ func writeSources(t testing.TB, path string, n int) {
 	if err := w.Close(); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// pagingSource is the i-th source of sourcesEnv.
+func pagingSource(i int) memtree.SourceInput {
+	kinds := []string{memtree.KindChat, memtree.KindEmail, memtree.KindDocument}
+	base := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).UnixMilli()
+	kind := kinds[i%3]
+	id := fmt.Sprintf("%s:src-%05d", kind, i)
+	return memtree.SourceInput{Kind: kind, SourceID: id, Provider: "test",
+		Title: fmt.Sprintf("Source %05d %s", i, []string{"alpha", "beta", "gamma", "delta"}[i%4]),
+		Messages: []memtree.MessageInput{{Ref: id + "/m", Author: "ann", TimestampMS: base + int64(i)*60000,
+			Text: fmt.Sprintf("note number %d #t%d", i, i)}}}
 }
 
 // pageAll walks tree.list_sources page by page with call (one page's arguments →

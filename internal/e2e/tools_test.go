@@ -213,7 +213,7 @@ func TestToolsAgainstIngestedStore(t *testing.T) {
 }
 
 func TestEmptyStoreGivesHint(t *testing.T) {
-	e := newEnv(t) // no store at all: a newcomer's first run
+	e := emptyStoreEnv(t) // no store at all: a newcomer's first run
 	cs := connect(t, e, "newcomer")
 	schemas := outputSchemas(t, cs)
 	for tool, args := range map[string]string{"memory.search": `{"query":"anything"}`, "tree.list_sources": `{}`, "tree.browse": `{}`} {
