@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -36,7 +37,7 @@ func openHostStore(cfg *config.Config) (hostStore, func(error) error, error) {
 		return nil, nil, fmt.Errorf("[store] replicas (OPENHUMAN_STORE_REPLICAS) are standbys of a PostgreSQL primary: set [store] url (OPENHUMAN_STORE_URL) to the primary too")
 	}
 	if cfg.Store.URL != "" {
-		return &pgHostStore{url: cfg.Store.URL, replicas: cfg.Store.Replicas}, func(err error) error {
+		return &pgHostStore{url: cfg.Store.URL, replicas: cfg.Store.Replicas, dictionaries: cfg.MemoryTree.PivotDictionaries}, func(err error) error {
 			return fmt.Errorf("open the memory tree in PostgreSQL ([store] url / OPENHUMAN_STORE_URL): %w", err)
 		}, nil
 	}
@@ -53,8 +54,9 @@ func openHostStore(cfg *config.Config) (hostStore, func(error) error, error) {
 // pgHostStore is a PostgreSQL store opened by Open (the host opens its store
 // beside loading the runtime; nothing reads it before Open returns).
 type pgHostStore struct {
-	url      string
-	replicas []string // hot standbys the reads go to first
+	url          string
+	replicas     []string // hot standbys the reads go to first
+	dictionaries []string // the paraphrase dictionaries ([memory_tree] pivot_dictionaries)
 	*pgstore.Store
 }
 
@@ -63,6 +65,13 @@ func (p *pgHostStore) Open(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// Recall expands with WordNet and this machine's paraphrase table, when an
+	// ingest on it has built one (query-side data, never in the database).
+	file, err := ingest.MachineParaphraseFile(ctx, p.dictionaries, false)
+	if err != nil {
+		slog.Warn("recall expands with WordNet alone: the paraphrase table cannot be read", "err", err)
+	}
+	st.SetParaphraseFile(file)
 	p.Store = st
 	return nil
 }
@@ -97,8 +106,10 @@ func storeStatus(ctx context.Context, cfg *config.Config) (memtree.StoreStatus, 
 }
 
 // runIngestPostgres is `ingest` into the PostgreSQL store: every source in its
-// own transaction, the same readers and summary as the embedded store (no
-// paraphrases or vectors: not built on this backend yet).
+// own transaction, the same readers and summary as the embedded store; the
+// machine's paraphrase table is built as for the embedded store (a file beside
+// the compile cache, which recall on this machine reads; no vectors on this
+// backend yet).
 func runIngestPostgres(cmd *cobra.Command, cfg *config.Config, args []string, kind string, log *slog.Logger) error {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
@@ -128,6 +139,14 @@ func runIngestPostgres(cmd *cobra.Command, cfg *config.Config, args []string, ki
 	if runErr != nil {
 		fmt.Fprintln(stderr, "ingest:", runErr)
 		code = 1
+	}
+	if runErr == nil && ctx.Err() == nil {
+		start := time.Now()
+		if file, err := ingest.MachineParaphraseFile(ctx, cfg.MemoryTree.PivotDictionaries, true); err != nil {
+			fmt.Fprintf(stderr, "ingest: paraphrases from %s: %v (the text is ingested and searchable; recall expands with WordNet alone)\n", strings.Join(cfg.MemoryTree.PivotDictionaries, ", "), err)
+		} else if file != "" {
+			log.Info("ingest: recall's paraphrase table for this machine", "file", file, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
+		}
 	}
 	if sum.Failures > 0 {
 		code = 1

@@ -49,22 +49,14 @@ type ParaphraseResult struct {
 // memory limit while it builds (see paraphraseHeapLimit).
 func Paraphrases(ctx context.Context, store *memtree.Store, bases []string) (*ParaphraseResult, error) {
 	start := time.Now()
-	var present, parts []string
 	res := &ParaphraseResult{}
-	for _, b := range bases {
-		index, data, ok := pivot.Files(b)
-		if !ok {
-			continue
-		}
-		fp, err := fingerprint(index, data)
-		if err != nil {
-			return nil, err
-		}
-		present = append(present, b)
-		res.Dictionaries = append(res.Dictionaries, filepath.Base(b))
-		parts = append(parts, fp)
+	present, source, err := dictionaries(bases)
+	if err != nil {
+		return nil, err
 	}
-	source := strings.Join(parts, "; ")
+	for _, b := range present {
+		res.Dictionaries = append(res.Dictionaries, filepath.Base(b))
+	}
 	cur, err := store.ParaphraseSource(ctx)
 	if err != nil {
 		return nil, err
@@ -101,21 +93,7 @@ func Paraphrases(ctx context.Context, store *memtree.Store, bases []string) (*Pa
 			return res, nil
 		}
 	}
-	// One dictionary after the other, one entry at a time: reading them whole
-	// and in parallel peaked at 700-900 MB.
-	if os.Getenv("GOMEMLIMIT") == "" {
-		if prev := debug.SetMemoryLimit(-1); prev > paraphraseHeapLimit {
-			debug.SetMemoryLimit(paraphraseHeapLimit)
-			defer debug.SetMemoryLimit(prev)
-		}
-	}
-	b := pivot.NewBuilder()
-	for _, base := range present {
-		if err := b.ReadDictionary(ctx, base); err != nil {
-			return nil, err
-		}
-	}
-	entries, err := b.Finish(ctx)
+	entries, err := buildParaphrases(ctx, present)
 	if err != nil {
 		return nil, err
 	}
@@ -137,6 +115,75 @@ func Paraphrases(ctx context.Context, store *memtree.Store, bases []string) (*Pa
 	res.Words = len(entries)
 	res.Seconds = time.Since(start).Seconds()
 	return res, nil
+}
+
+// dictionaries returns the translating dictionaries of bases that are installed
+// and the source naming them (their files' fingerprints).
+func dictionaries(bases []string) (present []string, source string, err error) {
+	var parts []string
+	for _, b := range bases {
+		index, data, ok := pivot.Files(b)
+		if !ok {
+			continue
+		}
+		fp, err := fingerprint(index, data)
+		if err != nil {
+			return nil, "", err
+		}
+		present = append(present, b)
+		parts = append(parts, fp)
+	}
+	return present, strings.Join(parts, "; "), nil
+}
+
+// buildParaphrases pivots the dictionaries at present into paraphrase entries, one
+// dictionary after the other, one entry at a time: reading them whole and in
+// parallel peaked at 700-900 MB. It lowers the soft memory limit meanwhile.
+func buildParaphrases(ctx context.Context, present []string) ([]pivot.Entry, error) {
+	if os.Getenv("GOMEMLIMIT") == "" {
+		if prev := debug.SetMemoryLimit(-1); prev > paraphraseHeapLimit {
+			debug.SetMemoryLimit(paraphraseHeapLimit)
+			defer debug.SetMemoryLimit(prev)
+		}
+	}
+	b := pivot.NewBuilder()
+	for _, base := range present {
+		if err := b.ReadDictionary(ctx, base); err != nil {
+			return nil, err
+		}
+	}
+	return b.Finish(ctx)
+}
+
+// MachineParaphraseFile returns the machine-wide paraphrase file of the
+// dictionaries at bases, for a backend that keeps no paraphrase table of its own
+// (PostgreSQL reads it through memtree.ExpandWithParaphraseFile): "" when none of
+// them is installed, when there is no cache directory, or when the file is not
+// built and build is false. With build, a missing file is built (seconds; what
+// `ingest` does).
+func MachineParaphraseFile(ctx context.Context, bases []string, build bool) (string, error) {
+	present, source, err := dictionaries(bases)
+	if err != nil || len(present) == 0 {
+		return "", err
+	}
+	file := paraphraseCacheFile(source)
+	if file == "" {
+		return "", nil
+	}
+	if got, ok := memtree.ParaphraseFileSource(ctx, file); ok && got == source {
+		return file, nil
+	}
+	if !build {
+		return "", nil
+	}
+	entries, err := buildParaphrases(ctx, present)
+	if err != nil {
+		return "", err
+	}
+	if err := memtree.WriteParaphraseFile(ctx, file, source, entries); err != nil {
+		return "", err
+	}
+	return file, nil
 }
 
 // ParaphraseCacheDir is where paraphrase tables are kept, one per set of

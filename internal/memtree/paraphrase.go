@@ -101,8 +101,36 @@ func insertParaphrases(ctx context.Context, tx *sql.Tx, entries []pivot.Entry) e
 // expand returns exp's expansions of word followed by the word's stored
 // paraphrases that exp did not give.
 func (s *Store) expand(ctx context.Context, db *sql.DB, exp Expander, word string) ([]Related, error) {
+	tdb, err := paraphraseTable(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return expandWith(ctx, tdb, exp, word)
+}
+
+// ExpandWithParaphraseFile is recall's expansion of word for a backend that keeps
+// no paraphrase table of its own (PostgreSQL): the WordNet expander's terms, then
+// the paraphrases of the machine-wide file at path (see WriteParaphraseFile) the
+// expander did not give. path "" or a file that is gone: WordNet alone.
+func ExpandWithParaphraseFile(ctx context.Context, path, word string) ([]Related, error) {
+	var tdb *sql.DB
+	if path != "" {
+		var err error
+		if tdb, err = paraphraseFileDB(path); err != nil {
+			return nil, err
+		}
+	}
+	return expandWith(ctx, tdb, lexiconExpander, word)
+}
+
+// expandWith is exp's terms for word, then the paraphrases of tdb's table (nil:
+// none) exp did not give.
+func expandWith(ctx context.Context, tdb *sql.DB, exp Expander, word string) ([]Related, error) {
 	rs := slices.Clip(exp.Expand(word)) // appending must not write into the expander's array
-	ps, err := s.paraphrasesOf(ctx, db, word)
+	if tdb == nil {
+		return rs, nil
+	}
+	ps, err := paraphrasesIn(ctx, tdb, word)
 	if err != nil || len(ps) == 0 {
 		return rs, err
 	}
@@ -119,9 +147,10 @@ func (s *Store) expand(ctx context.Context, db *sql.DB, exp Expander, word strin
 	return rs, nil
 }
 
-// paraphrasesOf looks up word ("a_b" for a compound) and its WordNet base forms in
-// the paraphrase table; terms come back in the expander's form ("blood_test").
-func (s *Store) paraphrasesOf(ctx context.Context, db *sql.DB, word string) ([]Related, error) {
+// paraphrasesIn looks up word ("a_b" for a compound) and its WordNet base forms in
+// the paraphrases table of db; terms come back in the expander's form
+// ("blood_test").
+func paraphrasesIn(ctx context.Context, db *sql.DB, word string) ([]Related, error) {
 	// The word and its bases ("cars" → "car"; Base lists a lemma itself first),
 	// each once, read in one statement.
 	var keys []string
@@ -133,10 +162,6 @@ func (s *Store) paraphrasesOf(ctx context.Context, db *sql.DB, word string) ([]R
 		}
 	}
 	ph := strings.TrimSuffix(strings.Repeat("?,", len(keys)), ",")
-	db, err := paraphraseTable(ctx, db)
-	if err != nil || db == nil {
-		return nil, err
-	}
 	rows, err := db.QueryContext(ctx, `SELECT word, terms FROM paraphrases WHERE word IN (`+ph+`)`, args...)
 	if err != nil {
 		if strings.Contains(err.Error(), "no such table") {

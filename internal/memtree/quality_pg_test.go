@@ -26,8 +26,8 @@ const qualityPGTolerance = 0.005
 // the PostgreSQL backend and over SQLite, the same generated corpus ingested
 // into each through the same reader, and checks that search R@10 per query kind
 // is within qualityPGTolerance of SQLite's, as is search R@5/10/25/50 over all
-// queries (a search of k = 50, LoCoMo's cut-offs). Recall is logged, not checked: this
-// backend keeps no paraphrases and has no expander yet (index.Paraphrases).
+// queries (a search of k = 50, LoCoMo's cut-offs); and recall R@10 per kind, both
+// backends expanding with WordNet and the machine's paraphrase file.
 //
 // The corpus is small (633 sources, 3432 chunks: 2.4 s of ingest into
 // PostgreSQL, 14 s for the whole test on a 2-core machine), so it runs wherever
@@ -78,6 +78,17 @@ func TestQualityPostgres(t *testing.T) {
 		t.Errorf("stores differ: PostgreSQL sources %v chunks %v, SQLite sources %v chunks %v", ps.Sources, ps.Chunks, ls.Sources, ls.Chunks)
 	}
 
+	// Recall expands with the same paraphrase table on both: the machine-wide
+	// file the SQLite store reads (the PostgreSQL backend reads that file, never
+	// a copy in its database). A SQLite store that kept its own copy (no cache
+	// directory) leaves recall unchecked.
+	paraFile, err := lite.ParaphraseFile(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pg.SetParaphraseFile(paraFile)
+	checkRecall := paraFile != "" || !paraphrases
+
 	pgSearch, pgRecall := corpusScores(t, pg, qs)
 	liteSearch, liteRecall := corpusScores(t, lite, qs)
 	t.Logf("PostgreSQL:%s", corpusTable(pgSearch, pgRecall))
@@ -92,6 +103,15 @@ func TestQualityPostgres(t *testing.T) {
 		if math.Abs(pr-lr) > qualityPGTolerance {
 			t.Errorf("search R@10 on %s queries: PostgreSQL %.3f, SQLite %.3f, more than %.3f apart", kind, pr, lr, qualityPGTolerance)
 		}
+		if rp, rl := pgRecall[kind], liteRecall[kind]; checkRecall && rp != nil && rl != nil {
+			pr, lr := rp.rec/float64(rp.n), rl.rec/float64(rl.n)
+			if math.Abs(pr-lr) > qualityPGTolerance {
+				t.Errorf("recall R@10 on %s queries: PostgreSQL %.3f, SQLite %.3f, more than %.3f apart", kind, pr, lr, qualityPGTolerance)
+			}
+		}
+	}
+	if !checkRecall {
+		t.Logf("recall not compared: the SQLite store keeps its own paraphrase table (no cache directory), which PostgreSQL does not read")
 	}
 
 	// LoCoMo's cut-offs too (R@5/25/50, a search of k = 50 scored at each), all

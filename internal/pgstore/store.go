@@ -34,6 +34,8 @@ type Store struct {
 
 	mu   sync.Mutex
 	snap *snapshot // the newest generation read (nil: none yet)
+
+	para paraphraseFile // recall's paraphrase table (paraphrases.go)
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value
