@@ -3,7 +3,6 @@ package notes
 import (
 	"bytes"
 	"context"
-	"errors"
 	"html"
 	"net/url"
 	"path"
@@ -128,18 +127,8 @@ func appleNoteText(s string) string {
 }
 
 func (AppleNotesReader) Read(_ context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
-	b, err := readkit.ReadFileLimited(in.Path)
-	if err != nil {
-		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
-		return
-	}
-	tf, err := readkit.DecodeTextFile(b)
-	if errors.Is(err, readkit.ErrEmpty) {
-		rep.Warn(in.Path, "", "empty file: nothing to ingest")
-		return
-	}
-	if err != nil {
-		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
+	tf, ok := readkit.ReadTextFile(in.Path, rep)
+	if !ok {
 		return
 	}
 	for _, n := range tf.Notes {

@@ -43,18 +43,8 @@ func (DocsReader) Detect(p string, dir bool, _ []byte) bool {
 }
 
 func (DocsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
-	b, err := readkit.ReadFileLimited(in.Path)
-	if err != nil {
-		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
-		return
-	}
-	tf, err := readkit.DecodeTextFile(b)
-	if errors.Is(err, readkit.ErrEmpty) {
-		rep.Warn(in.Path, "", "empty file: nothing to ingest")
-		return
-	}
-	if err != nil {
-		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
+	tf, ok := readkit.ReadTextFile(in.Path, rep)
+	if !ok {
 		return
 	}
 	for _, n := range tf.Notes {
