@@ -386,10 +386,7 @@ func (ChatLinesReader) Read(ctx context.Context, in readkit.Input, out readkit.O
 	if len(msgs) == 0 {
 		return
 	}
-	for _, src := range readkit.ChatSources("chat", conv, conv, msgs) {
-		src.Origin = path
-		out.Source(src)
-	}
+	readkit.WriteChat(out, path, "chat", conv, conv, msgs)
 }
 
 // phoneDigitsOf is s's ASCII digits.

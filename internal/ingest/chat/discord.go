@@ -239,10 +239,7 @@ func (DiscordReader) Read(ctx context.Context, in readkit.Input, out readkit.Out
 		res = append(res, mi)
 	}
 	sort.SliceStable(res, func(i, j int) bool { return res[i].TimestampMS < res[j].TimestampMS })
-	for _, src := range readkit.ChatSources("discord", guildID+"/"+chanID, title, res) {
-		src.Origin = path
-		out.Source(src)
-	}
+	readkit.WriteChat(out, path, "discord", guildID+"/"+chanID, title, res)
 }
 
 // dcEmbeds renders embeds as lines: title, description, then "name: value" per field.

@@ -121,10 +121,7 @@ func dcReadCSV(ctx context.Context, in readkit.Input, out readkit.Output, rep *r
 	if len(res) == 0 {
 		return
 	}
-	for _, src := range readkit.ChatSources("discord", "0/"+chanID, title, res) {
-		src.Origin = path
-		out.Source(src)
-	}
+	readkit.WriteChat(out, path, "discord", "0/"+chanID, title, res)
 }
 
 // localeTimes reads a file's timestamps written in one locale's layout: ISO

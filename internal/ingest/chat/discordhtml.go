@@ -182,8 +182,5 @@ func dcReadHTML(ctx context.Context, in readkit.Input, out readkit.Output, rep *
 	if len(res) == 0 {
 		return
 	}
-	for _, src := range readkit.ChatSources("discord", "0/"+chanID, title, res) {
-		src.Origin = path
-		out.Source(src)
-	}
+	readkit.WriteChat(out, path, "discord", "0/"+chanID, title, res)
 }

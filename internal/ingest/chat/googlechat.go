@@ -250,8 +250,5 @@ func (GoogleChatReader) Read(ctx context.Context, in readkit.Input, out readkit.
 			msgs[i].Ref = tmp[k].Ref
 		}
 	}
-	for _, src := range readkit.ChatSources("googlechat", conv, title, msgs) {
-		src.Origin = path
-		out.Source(src)
-	}
+	readkit.WriteChat(out, path, "googlechat", conv, title, msgs)
 }

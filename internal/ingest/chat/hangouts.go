@@ -226,9 +226,6 @@ func hoConversationSources(conv hoConversation, events []hoEvent, path, where st
 		return other
 	}
 	sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].TimestampMS < msgs[j].TimestampMS })
-	for _, src := range readkit.ChatSources("hangouts", id, title, msgs) {
-		src.Origin = path + " " + where
-		out.Source(src)
-	}
+	readkit.WriteChat(out, path+" "+where, "hangouts", id, title, msgs)
 	return other
 }

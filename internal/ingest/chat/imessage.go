@@ -147,8 +147,5 @@ func (IMessageReader) Read(ctx context.Context, in readkit.Input, out readkit.Ou
 	if len(res) == 0 {
 		return
 	}
-	for _, src := range readkit.ChatSources("imessage", conv, conv, res) {
-		src.Origin = path
-		out.Source(src)
-	}
+	readkit.WriteChat(out, path, "imessage", conv, conv, res)
 }

@@ -291,10 +291,7 @@ func (IRCReader) Read(ctx context.Context, in readkit.Input, out readkit.Output,
 	if len(msgs) == 0 {
 		return
 	}
-	for _, src := range readkit.ChatSources("irc", conv, conv, msgs) {
-		src.Origin = path
-		out.Source(src)
-	}
+	readkit.WriteChat(out, path, "irc", conv, conv, msgs)
 }
 
 // ircEventPhrases are how HexChat (which writes joins and actions alike, after

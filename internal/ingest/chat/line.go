@@ -164,10 +164,7 @@ func (LineReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 	if len(msgs) == 0 {
 		return
 	}
-	for _, src := range readkit.ChatSources("line", conv, conv, msgs) {
-		src.Origin = path
-		out.Source(src)
-	}
+	readkit.WriteChat(out, path, "line", conv, conv, msgs)
 }
 
 // linePeriod reads the AM/PM word next to a LINE time ("AM", "午後", "오후").

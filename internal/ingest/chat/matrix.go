@@ -193,10 +193,7 @@ func (MatrixReader) Read(ctx context.Context, in readkit.Input, out readkit.Outp
 	if title == "" {
 		title = conv
 	}
-	for _, src := range readkit.ChatSources("matrix", conv, title, res) {
-		src.Origin = path
-		out.Source(src)
-	}
+	readkit.WriteChat(out, path, "matrix", conv, title, res)
 }
 
 // mxStripReplyFallback drops the quote a Matrix reply starts with ("> <@a:b> text"

@@ -158,10 +158,7 @@ func (MattermostReader) Read(ctx context.Context, in readkit.Input, out readkit.
 				continue
 			}
 			sort.SliceStable(c.msgs, func(i, j int) bool { return c.msgs[i].TimestampMS < c.msgs[j].TimestampMS })
-			for _, src := range readkit.ChatSources("mattermost", c.id, c.title, c.msgs) {
-				src.Origin = path
-				out.Source(src)
-			}
+			readkit.WriteChat(out, path, "mattermost", c.id, c.title, c.msgs)
 			c.msgs = nil
 		}
 		buffered = 0

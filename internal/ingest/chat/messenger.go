@@ -276,10 +276,7 @@ func (MessengerReader) Read(ctx context.Context, in readkit.Input, out readkit.O
 	}
 	sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].TimestampMS < msgs[j].TimestampMS })
 	chatRefs(platform, conv, msgs)
-	for _, src := range readkit.ChatSources(platform, conv, title, msgs) {
-		src.Origin = path
-		out.Source(src)
-	}
+	readkit.WriteChat(out, path, platform, conv, title, msgs)
 }
 
 // chatRefs names messages that carry no id of their own:
@@ -386,9 +383,6 @@ func igOldRead(ctx context.Context, path string, b []byte, out readkit.Output, r
 		}
 		sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].TimestampMS < msgs[j].TimestampMS })
 		chatRefs("instagram", conv, msgs)
-		for _, src := range readkit.ChatSources("instagram", conv, strings.Join(names, ", "), msgs) {
-			src.Origin = path
-			out.Source(src)
-		}
+		readkit.WriteChat(out, path, "instagram", conv, strings.Join(names, ", "), msgs)
 	}
 }

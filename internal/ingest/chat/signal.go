@@ -201,8 +201,5 @@ func (SignalReader) Read(ctx context.Context, in readkit.Input, out readkit.Outp
 	if len(msgs) == 0 {
 		return
 	}
-	for _, src := range readkit.ChatSources("signal", conv, conv, msgs) {
-		src.Origin = path
-		out.Source(src)
-	}
+	readkit.WriteChat(out, path, "signal", conv, conv, msgs)
 }

@@ -159,10 +159,7 @@ func (SignalBackupTxtReader) Read(ctx context.Context, in readkit.Input, out rea
 	if len(msgs) == 0 {
 		return
 	}
-	for _, src := range readkit.ChatSources("signal", conv, conv, msgs) {
-		src.Origin = path
-		out.Source(src)
-	}
+	readkit.WriteChat(out, path, "signal", conv, conv, msgs)
 }
 
 // sbReactionsOnly reports whether " (Dana: 👍; Lee: ❤)" holds emoji only after

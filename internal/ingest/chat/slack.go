@@ -211,10 +211,7 @@ func (SlackReader) Read(ctx context.Context, in readkit.Input, out readkit.Outpu
 			continue
 		}
 		origin := filepath.Join(x.dir, c.folder)
-		for _, src := range readkit.ChatSources("slack", c.conv, c.title, msgs) {
-			src.Origin = origin
-			out.Source(src)
-		}
+		readkit.WriteChat(out, origin, "slack", c.conv, c.title, msgs)
 	}
 }
 

@@ -115,10 +115,7 @@ func (TeamsReader) Read(ctx context.Context, in readkit.Input, out readkit.Outpu
 		}
 		sort.SliceStable(msgs, func(i, j int) bool { return msgs[i].TimestampMS < msgs[j].TimestampMS })
 		id := readkit.FirstNonEmpty(c.ID, c.DisplayName, where)
-		for _, src := range readkit.ChatSources("teams", id, readkit.FirstNonEmpty(c.DisplayName, id), msgs) {
-			src.Origin = path + " " + where
-			out.Source(src)
-		}
+		readkit.WriteChat(out, path+" "+where, "teams", id, readkit.FirstNonEmpty(c.DisplayName, id), msgs)
 	}
 	if other > 0 {
 		rep.Warn(path, "", fmt.Sprintf("%d call, membership, topic or control event(s) not stored as messages", other))

@@ -205,10 +205,7 @@ func (TeamsGraphReader) Read(ctx context.Context, in readkit.Input, out readkit.
 		if len(convs) > 1 {
 			name = title + " " + conv
 		}
-		for _, src := range readkit.ChatSources("teams", conv, name, msgs) {
-			src.Origin = path
-			out.Source(src)
-		}
+		readkit.WriteChat(out, path, "teams", conv, name, msgs)
 	}
 }
 

@@ -334,10 +334,7 @@ func (tr *tgRead) chat(ctx context.Context, raw json.RawMessage, where string) {
 		tr.rep.Warn(path, chatWhere, fmt.Sprintf("%d message(s) repeat an id used earlier in the chat: their refs get a #n suffix and replies to those ids are not resolved", dups))
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].TimestampMS < out[j].TimestampMS })
-	for _, src := range readkit.ChatSources("telegram", chatID, title, out) {
-		src.Origin = path
-		tr.out.Source(src)
-	}
+	readkit.WriteChat(tr.out, path, "telegram", chatID, title, out)
 }
 
 // title names a chat: its name, "Saved Messages", or for a personal chat without a

@@ -268,8 +268,5 @@ func tgReadHTML(ctx context.Context, in readkit.Input, out readkit.Output, rep *
 	if len(msgs) == 0 {
 		return
 	}
-	for _, src := range readkit.ChatSources("telegram", conv, title, msgs) {
-		src.Origin = path
-		out.Source(src)
-	}
+	readkit.WriteChat(out, path, "telegram", conv, title, msgs)
 }

@@ -405,10 +405,7 @@ func (WhatsAppReader) Read(ctx context.Context, in readkit.Input, out readkit.Ou
 	if len(res) == 0 {
 		return
 	}
-	for _, src := range readkit.ChatSources("whatsapp", conv, title, res) {
-		src.Origin = path
-		out.Source(src)
-	}
+	readkit.WriteChat(out, path, "whatsapp", conv, title, res)
 }
 
 // waLineList names up to ten line numbers ("3, 7, 12 and 40 more").

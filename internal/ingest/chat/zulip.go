@@ -200,9 +200,6 @@ func (ZulipReader) Read(ctx context.Context, in readkit.Input, out readkit.Outpu
 	for _, k := range order {
 		c := convs[k]
 		sort.SliceStable(c.msgs, func(i, j int) bool { return c.msgs[i].TimestampMS < c.msgs[j].TimestampMS })
-		for _, src := range readkit.ChatSources("zulip", c.id, c.title, c.msgs) {
-			src.Origin = path
-			out.Source(src)
-		}
+		readkit.WriteChat(out, path, "zulip", c.id, c.title, c.msgs)
 	}
 }

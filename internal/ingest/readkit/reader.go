@@ -143,3 +143,12 @@ func ChatSources(platform, conversation, title string, msgs []memtree.MessageInp
 	}
 	return out
 }
+
+// WriteChat writes the sources ChatSources makes of msgs to out, each with
+// origin (the file, or the place in it, they were read from).
+func WriteChat(out Output, origin, platform, conversation, title string, msgs []memtree.MessageInput) {
+	for _, src := range ChatSources(platform, conversation, title, msgs) {
+		src.Origin = origin
+		out.Source(src)
+	}
+}
