@@ -796,9 +796,9 @@ func benchRSS(o options, rep *report, systems []*system, qs []string) error {
 				failed++ // a tool error (an oversized listing) is counted, not fatal
 			}
 		}
-		rss, hwm := srv.memKB()
+		rss, hwm, anon, file := srv.memKB()
 		kb[i] = rss
-		vals[i] = fmt.Sprintf("%.1f MB (peak %.1f)", float64(rss)/1024, float64(hwm)/1024)
+		vals[i] = fmt.Sprintf("%.1f MB (peak %.1f; anon %.1f, file %.1f)", float64(rss)/1024, float64(hwm)/1024, float64(anon)/1024, float64(file)/1024)
 		if failed > 0 {
 			vals[i] += fmt.Sprintf(", %d calls failed", failed)
 		}

@@ -141,11 +141,13 @@ func tail(s string, n int) string {
 	return s
 }
 
-// memKB reads VmRSS and VmHWM (KiB) of the running server.
-func (s *server) memKB() (rss, hwm int64) {
+// memKB reads VmRSS, VmHWM, RssAnon and RssFile (KiB) of the running server:
+// anon is the heap and stacks, file the pages of the binary (and any mapped
+// file) it has touched.
+func (s *server) memKB() (rss, hwm, anon, file int64) {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", s.cmd.Process.Pid))
 	if err != nil {
-		return 0, 0
+		return 0, 0, 0, 0
 	}
 	for _, l := range strings.Split(string(b), "\n") {
 		f := strings.Fields(l)
@@ -158,9 +160,13 @@ func (s *server) memKB() (rss, hwm int64) {
 			rss = v
 		case "VmHWM:":
 			hwm = v
+		case "RssAnon:":
+			anon = v
+		case "RssFile:":
+			file = v
 		}
 	}
-	return rss, hwm
+	return rss, hwm, anon, file
 }
 
 // close ends the session (stdin EOF) and waits for the process, killing it after 10 s.

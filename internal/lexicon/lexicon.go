@@ -48,24 +48,21 @@ const (
 	otherBaseFactor = 0.8
 )
 
-// table is the decoded lexicon: flat arrays indexed by word and synset ids.
+// table is the decoded lexicon: packed arrays indexed by word and synset ids
+// (packed.go says how and why).
 type table struct {
-	words    string   // concatenated lemmas
-	wordOff  []uint32 // len(words)+1 offsets into words
-	synPos   []uint8
-	memOff   []uint32 // synset -> members[memOff[s]:memOff[s+1]]
-	members  []uint32
-	relOff   []uint32 // synset -> rels[relOff[s]:relOff[s+1]] (target<<2 | kind)
-	rels     []uint32
-	senseOff []uint32 // word -> senses[senseOff[w]:senseOff[w+1]]
-	senses   []uint32
-	derOff   []uint32 // word -> derived[derOff[w]:derOff[w+1]]
-	derived  []uint32
-	excForm  string
-	excOff   []uint32 // exception entry -> excForm[excOff[e]:excOff[e+1]]
-	excPos   []uint8
-	excBOff  []uint32 // exception entry -> excBase[excBOff[e]:excBOff[e+1]]
-	excBase  []uint32
+	words   string  // concatenated lemmas
+	wordOff offsets // word -> words[wordOff.at(w):wordOff.at(w+1)]
+	synPos  []uint8
+	members lists // synset -> its member words
+	rels    lists // synset -> its relations (target<<2 | kind)
+	senses  lists // word -> its synsets
+	derived lists // word -> its derivationally related words
+	excForm string
+	excOff  []uint32 // exception entry -> excForm[excOff[e]:excOff[e+1]]
+	excPos  []uint8
+	excBOff []uint32 // exception entry -> excBase[excBOff[e]:excBOff[e+1]]
+	excBase []uint32
 }
 
 var (
@@ -156,8 +153,8 @@ func (r *reader) frontCoded(n int, each func(i int)) (string, []uint32) {
 	return string(blob), off
 }
 
-// list reads one count-prefixed list of ids below limit, appending to dst.
-func (r *reader) list(dst []uint32, limit int, what string) []uint32 {
+// ids reads one count-prefixed list of ids below limit, appending to dst.
+func (r *reader) ids(dst []uint32, limit int, what string) []uint32 {
 	n := r.count()
 	for i := 0; i < n && r.err == nil; i++ {
 		v := r.uv()
@@ -167,6 +164,26 @@ func (r *reader) list(dst []uint32, limit int, what string) []uint32 {
 		dst = append(dst, v)
 	}
 	return dst
+}
+
+// list reads one count-prefixed list of ids below limit as the next entry of l.
+func (r *reader) list(l *lists, limit int, what string) {
+	n := r.count()
+	for i := 0; i < n && r.err == nil; i++ {
+		v := r.uv()
+		if r.err == nil && (int(v) >= limit || v > maxID) {
+			r.err = fmt.Errorf("%s id %d out of range (%d)", what, v, min(limit, maxID+1))
+		}
+		l.ids.push(v)
+	}
+	r.check(l.end())
+}
+
+// check keeps the first error.
+func (r *reader) check(err error) {
+	if r.err == nil && err != nil {
+		r.err = err
+	}
 }
 
 func decode(gz []byte) (*table, error) {
@@ -184,40 +201,44 @@ func decode(gz []byte) (*table, error) {
 	r := &reader{r: bytes.NewReader(raw[len(wnbuild.Magic):])}
 	t := &table{}
 	nw := r.count()
-	t.words, t.wordOff = r.frontCoded(nw, nil)
+	var wordOff []uint32
+	t.words, wordOff = r.frontCoded(nw, nil)
+	t.wordOff = newOffsets(len(wordOff))
+	for _, o := range wordOff {
+		r.check(t.wordOff.push(o))
+	}
 	ns := r.count()
 	t.synPos = make([]uint8, 0, ns)
-	t.memOff = make([]uint32, 1, ns+1)
-	t.relOff = make([]uint32, 1, ns+1)
+	t.members, t.rels = newLists(ns), newLists(ns)
 	for i := 0; i < ns && r.err == nil; i++ {
 		t.synPos = append(t.synPos, uint8(r.uv()&3))
-		t.members = r.list(t.members, nw, "member word")
-		t.memOff = append(t.memOff, uint32(len(t.members)))
+		r.list(&t.members, nw, "member word")
 		n := r.count()
 		for j := 0; j < n && r.err == nil; j++ {
 			v := r.uv()
-			if int(v>>2) >= ns {
+			if int(v>>2) >= ns || v > maxID {
 				r.err = fmt.Errorf("synset %d: relation target %d out of range", i, v>>2)
 			}
-			t.rels = append(t.rels, v)
+			t.rels.ids.push(v)
 		}
-		t.relOff = append(t.relOff, uint32(len(t.rels)))
+		r.check(t.rels.end())
 	}
-	t.senseOff = make([]uint32, 1, nw+1)
+	t.senses = newLists(nw)
 	for i := 0; i < nw && r.err == nil; i++ {
-		t.senses = r.list(t.senses, ns, "sense synset")
-		t.senseOff = append(t.senseOff, uint32(len(t.senses)))
+		r.list(&t.senses, ns, "sense synset")
 	}
-	t.derOff = make([]uint32, 1, nw+1)
+	t.derived = newLists(nw)
 	for i := 0; i < nw && r.err == nil; i++ {
-		t.derived = r.list(t.derived, nw, "derived word")
-		t.derOff = append(t.derOff, uint32(len(t.derived)))
+		r.list(&t.derived, nw, "derived word")
+	}
+	for _, l := range []*lists{&t.members, &t.rels, &t.senses, &t.derived} {
+		l.clip()
 	}
 	ne := r.count()
 	t.excBOff = []uint32{0}
 	t.excForm, t.excOff = r.frontCoded(ne, func(int) {
 		t.excPos = append(t.excPos, uint8(r.uv()&3))
-		t.excBase = r.list(t.excBase, nw, "exception base")
+		t.excBase = r.ids(t.excBase, nw, "exception base")
 		t.excBOff = append(t.excBOff, uint32(len(t.excBase)))
 	})
 	if r.err != nil {
@@ -229,11 +250,11 @@ func decode(gz []byte) (*table, error) {
 	return t, nil
 }
 
-func (t *table) word(i uint32) string { return t.words[t.wordOff[i]:t.wordOff[i+1]] }
+func (t *table) word(i uint32) string { return t.words[t.wordOff.at(i):t.wordOff.at(i+1)] }
 
 // lookup returns the id of lemma w.
 func (t *table) lookup(w string) (uint32, bool) {
-	n := len(t.wordOff) - 1
+	n := t.wordOff.entries()
 	i := sort.Search(n, func(i int) bool { return t.word(uint32(i)) >= w })
 	if i < n && t.word(uint32(i)) == w {
 		return uint32(i), true
@@ -243,7 +264,7 @@ func (t *table) lookup(w string) (uint32, bool) {
 
 // hasPOS reports whether word id w has a sense with part of speech p.
 func (t *table) hasPOS(w uint32, p uint8) bool {
-	for _, s := range t.senses[t.senseOff[w]:t.senseOff[w+1]] {
+	for s := range t.senses.of(w) {
 		if t.synPos[s] == p {
 			return true
 		}
@@ -355,18 +376,17 @@ func Expand(word string) []Related {
 		if selfLemma && bi > 0 {
 			factor = otherBaseFactor
 		}
-		ss := t.senses[t.senseOff[b]:t.senseOff[b+1]]
 		rank, lastPos := 0, uint8(255)
-		for _, s := range ss {
+		for s := range t.senses.of(b) {
 			if t.synPos[s] != lastPos {
 				rank, lastPos = 0, t.synPos[s]
 			}
 			sw := factor * senseWeight(rank)
 			rank++
-			for _, m := range t.members[t.memOff[s]:t.memOff[s+1]] {
+			for m := range t.members.of(s) {
 				add(m, sw)
 			}
-			for _, rel := range t.rels[t.relOff[s]:t.relOff[s+1]] {
+			for rel := range t.rels.of(s) {
 				var f float32
 				switch rel & 3 {
 				case wnbuild.RelHypernym:
@@ -379,12 +399,12 @@ func Expand(word string) []Related {
 					continue
 				}
 				tgt := rel >> 2
-				for _, m := range t.members[t.memOff[tgt]:t.memOff[tgt+1]] {
-					add(m, sw*f)
+				for k, end := t.members.span(tgt); k < end; k++ {
+					add(t.members.ids.at(k), sw*f)
 				}
 			}
 		}
-		for _, d := range t.derived[t.derOff[b]:t.derOff[b+1]] {
+		for d := range t.derived.of(b) {
 			add(d, factor*derivedFactor)
 		}
 	}
@@ -434,7 +454,7 @@ func isInflection(t *table, term string, excluded map[uint32]bool) bool {
 // concurrent use.
 func Narrower(word string) []Related {
 	return walkFirstSenses(word, narrowerFactor, func(t *table, s uint32, sw float32, put func(syn uint32, wt float32)) {
-		for _, rel := range t.rels[t.relOff[s]:t.relOff[s+1]] {
+		for rel := range t.rels.of(s) {
 			if rel&3 == wnbuild.RelHyponym {
 				put(rel>>2, sw)
 			}
@@ -448,13 +468,13 @@ func Narrower(word string) []Related {
 // weight; ordered and capped like Narrower. Safe for concurrent use.
 func Siblings(word string) []Related {
 	return walkFirstSenses(word, siblingFactor, func(t *table, s uint32, sw float32, put func(syn uint32, wt float32)) {
-		for _, rel := range t.rels[t.relOff[s]:t.relOff[s+1]] {
+		for rel := range t.rels.of(s) {
 			if rel&3 != wnbuild.RelHypernym {
 				continue
 			}
 			up := rel >> 2
-			for _, r2 := range t.rels[t.relOff[up]:t.relOff[up+1]] {
-				switch r2 & 3 {
+			for k, end := t.rels.span(up); k < end; k++ {
+				switch r2 := t.rels.ids.at(k); r2 & 3 {
 				case wnbuild.RelHyponym:
 					if r2>>2 != s {
 						put(r2>>2, sw)
@@ -499,7 +519,7 @@ func walkFirstSenses(word string, factor float32, visit func(t *table, s uint32,
 	}
 	best := map[uint32]float32{}
 	put := func(syn uint32, wt float32) {
-		for _, m := range t.members[t.memOff[syn]:t.memOff[syn+1]] {
+		for m := range t.members.of(syn) {
 			if !excluded[m] && wt > best[m] {
 				best[m] = wt
 			}
@@ -511,7 +531,7 @@ func walkFirstSenses(word string, factor float32, visit func(t *table, s uint32,
 			baseFactor = otherBaseFactor
 		}
 		rank, lastPos := 0, uint8(255)
-		for _, s := range t.senses[t.senseOff[b]:t.senseOff[b+1]] {
+		for s := range t.senses.of(b) {
 			if t.synPos[s] != lastPos {
 				rank, lastPos = 0, t.synPos[s]
 			}
