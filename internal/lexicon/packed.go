@@ -12,7 +12,7 @@ import (
 // offsets as one uint32 per block of offBlock entries plus a uint16 from it per
 // entry (2.1 bytes an entry instead of 4), ids in three bytes (every id of
 // WordNet 3.0 is below 2^24; the largest, a relation's target<<2|kind, is
-// below 2^19). 7.1 MB unpacked, 4.5 MB packed.
+// below 2^19). 7.09 MiB unpacked, 5.11 MiB packed (BenchmarkLoadRetained).
 
 // offShift sets offBlock = 32 entries per base: a block of 32 lemmas or lists
 // spans at most a few thousand bytes or ids, far below the uint16 a delta holds.
