@@ -183,11 +183,11 @@ func setRank(ctx context.Context, p *Params, st index.Backend, groups [][]wterm,
 	if err != nil {
 		return nil, fmt.Errorf("set ranking: %w", err)
 	}
-	mask := map[index.Key]uint64{} // rowid → groups with a term in it
+	mask := make(map[index.Key]uint64, len(hs)) // rowid → groups with a term in it
 	for _, h := range hs {
 		mask[h.Key] |= 1 << (uint(grp[h.Query]) % 64)
 	}
-	best := map[[2]int64]float64{} // (group, key) → best relative weight
+	best := make(map[[2]int64]float64, len(hs)) // (group, key) → best relative weight
 	for _, h := range hs {
 		if skip[h.Key] {
 			continue
@@ -195,7 +195,7 @@ func setRank(ctx context.Context, p *Params, st index.Backend, groups [][]wterm,
 		k := [2]int64{int64(grp[h.Query]), int64(h.Key)}
 		best[k] = math.Max(best[k], rel[h.Query])
 	}
-	score := map[index.Key]float64{}
+	score := make(map[index.Key]float64, len(mask))
 	for k, v := range best {
 		score[index.Key(k[1])] += v
 	}

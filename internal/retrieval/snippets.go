@@ -97,38 +97,57 @@ func phraseStems(q index.Query) [][]string {
 // (fts5_aux.c), on the analyzer's words. It is marked "…" where it cuts the
 // text, with runs of white space made one space.
 func windowSnippet(text string, phrases [][]string) string {
-	// Only a word whose first byte starts a phrase's term can match it (a Porter
-	// stem keeps its word's first byte): the others are not stemmed ("" matches
-	// no term).
+	// Words and phrase terms are compared as small ids: a phrase's term gets its
+	// own, and a word the id of the term its stem is (noTerm when none). Only a
+	// word whose first byte starts a term can match one (a Porter stem keeps its
+	// word's first byte): the others are not stemmed and get the id of "", as
+	// their stem was "" before ids (a "" term, which the analyzer never makes,
+	// would still match them).
+	const noTerm = -2
+	termID := map[string]int32{"": -1}
 	var firsts [256]bool
-	for _, p := range phrases {
-		for _, t := range p {
+	pids := make([][]int32, len(phrases))
+	for i, p := range phrases {
+		pids[i] = make([]int32, len(p))
+		for k, t := range p {
+			id, ok := termID[t]
+			if !ok {
+				id = int32(len(termID) - 1)
+				termID[t] = id
+			}
+			pids[i][k] = id
 			if t != "" {
 				firsts[t[0]] = true
 			}
 		}
 	}
-	var stems []string          // each word's index term ("" when it cannot match)
-	var spans [][2]int          // each word's byte offsets
-	memo := map[string]string{} // a text says few distinct words, many times
+	// A chunk says about one word per six bytes; most of its words repeat.
+	stems := make([]int32, 0, len(text)/6+1) // each word's term id
+	spans := make([][2]int32, 0, len(text)/6+1)
+	var memo map[string]int32
 	analysis.Tokens(text, func(w []byte, start, end int) {
-		st := ""
+		st := int32(-1)
 		if firsts[w[0]] {
 			var ok bool
 			if st, ok = memo[string(w)]; !ok {
-				st = analysis.Stem(string(w))
+				if st, ok = termID[analysis.Stem(string(w))]; !ok {
+					st = noTerm
+				}
+				if memo == nil {
+					memo = map[string]int32{}
+				}
 				memo[string(w)] = st
 			}
 		}
 		stems = append(stems, st)
-		spans = append(spans, [2]int{start, end})
+		spans = append(spans, [2]int32{int32(start), int32(end)})
 	})
 	n := len(stems)
 	// Phrase instances in text order (ties: phrase order).
 	type inst struct{ phrase, pos, size int }
 	var insts []inst
 	for pos := 0; pos < n; pos++ {
-		for ip, p := range phrases {
+		for ip, p := range pids {
 			if len(p) == 0 || pos+len(p) > n || stems[pos] != p[0] {
 				continue
 			}
@@ -177,11 +196,11 @@ func windowSnippet(text string, phrases [][]string) string {
 			starts = append(starts, 0)
 			continue
 		}
-		j := sp[0] - 1
+		j := int(sp[0]) - 1
 		for j >= 0 && (text[j] == ' ' || text[j] == '\t' || text[j] == '\n' || text[j] == '\r') {
 			j--
 		}
-		if j != sp[0]-1 && j >= 0 && (text[j] == '.' || text[j] == ':') {
+		if j != int(sp[0])-1 && j >= 0 && (text[j] == '.' || text[j] == ':') {
 			starts = append(starts, i)
 		}
 	}
@@ -211,15 +230,15 @@ func windowSnippet(text string, phrases [][]string) string {
 	}
 	from, to, out := 0, len(text), ""
 	if bestStart > 0 && bestStart < n {
-		from = spans[bestStart][0]
+		from = int(spans[bestStart][0])
 		out = "…"
 	}
 	end := bestStart + windowWords - 1
 	cutEnd := end < n-1
 	if cutEnd {
-		to = spans[end][1]
+		to = int(spans[end][1])
 	}
-	out += strings.Join(strings.Fields(text[from:to]), " ")
+	out += analysis.CollapseSpace(text[from:to])
 	if cutEnd {
 		out += "…"
 	}
