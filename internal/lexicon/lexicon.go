@@ -22,6 +22,7 @@ import (
 	"sync"
 
 	"github.com/openhuman/openhuman-core/internal/lexicon/wnbuild"
+	"github.com/openhuman/openhuman-core/internal/pagehint"
 )
 
 //go:embed table.bin.gz
@@ -76,6 +77,8 @@ var (
 func get() *table {
 	loadOnce.Do(func() {
 		loaded, loadErr = decode(tableGz)
+		// The compressed table is read once: its pages leave the resident set.
+		pagehint.Release(tableGz)
 		if loadErr != nil {
 			slog.Error("lexicon: embedded WordNet table unusable; recall runs without expansion", "err", loadErr)
 		}

@@ -33,6 +33,7 @@ import (
 	"sync"
 
 	"github.com/openhuman/openhuman-core/internal/analysis"
+	"github.com/openhuman/openhuman-core/internal/pagehint"
 	"github.com/openhuman/openhuman-core/internal/wordvec/wvbuild"
 )
 
@@ -83,6 +84,8 @@ var (
 func load() (*table, error) {
 	loadOnce.Do(func() {
 		tab, loadErr = decode(tableGz)
+		// The compressed table is read once: its pages leave the resident set.
+		pagehint.Release(tableGz)
 		if loadErr != nil {
 			slog.Error("wordvec: the embedded word vector table is unreadable; meaning lists are off", "err", loadErr)
 		}

@@ -1,0 +1,5 @@
+//go:build !linux
+
+package pagehint
+
+func release([]byte) int { return 0 }
