@@ -43,6 +43,16 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 	if err != nil {
 		return nil, nil, err
 	}
+	// A configured dense embedder makes recall hybrid; when it is unreachable at
+	// query time recall falls back to the offline mode and says so in its result.
+	// Set before the store opens (a PostgreSQL store hands it on when it has
+	// connected).
+	if emb, err := embed.New(cfg.MemoryTree, os.Getenv); err != nil {
+		log.Warn("dense embedder not usable; recall stays offline", "err", err)
+	} else if st, ok := store.(interface{ SetEmbedder(memtree.Embedder) }); ok && emb != nil {
+		st.SetEmbedder(emb)
+		log.Debug("dense embedder configured", "embedder", cfg.MemoryTree.Embedder, "model", emb.Model())
+	}
 	// Opening the store (a connection, the schema) runs beside loading the
 	// policy, the modules and the runtime, which do not read it (≈ 0.8 ms of a
 	// start); its error is reported below as before, and nothing is served
@@ -60,14 +70,6 @@ func openHostHeld(ctx context.Context, cfg *config.Config, log *slog.Logger, hol
 	closeStore := func() {
 		opened()
 		store.Close()
-	}
-	// A configured dense embedder makes recall hybrid; when it is unreachable at
-	// query time recall falls back to the offline mode and says so in its result.
-	if emb, err := embed.New(cfg.MemoryTree, os.Getenv); err != nil {
-		log.Warn("dense embedder not usable; recall stays offline", "err", err)
-	} else if st, ok := store.(*memtree.Store); ok && emb != nil {
-		st.SetEmbedder(emb)
-		log.Debug("dense embedder configured", "embedder", cfg.MemoryTree.Embedder, "model", emb.Model())
 	}
 	tStore := time.Since(start)
 	var sx runtime.SearxngClient

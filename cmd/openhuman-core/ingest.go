@@ -193,19 +193,30 @@ func buildParaphrases(ctx context.Context, store *memtree.Store, cfg *config.Con
 	return nil
 }
 
-// embedMissing embeds the chunks that have no vector of the configured dense
-// embedder's model yet (nothing when none is configured) and reports how many.
-func embedMissing(ctx context.Context, store *memtree.Store, cfg *config.Config, stderr io.Writer) error {
+// vectorStore is a store that keeps vectors of the dense embedder (both
+// backends).
+type vectorStore interface {
+	EmbedMissing(ctx context.Context, emb memtree.Embedder) (int, error)
+}
+
+// embedMissing embeds the chunks (and, on the embedded store, the summaries)
+// that have no vector of the configured dense embedder's model yet (nothing when
+// none is configured) and reports how many.
+func embedMissing(ctx context.Context, store vectorStore, cfg *config.Config, stderr io.Writer) error {
 	emb, err := embed.New(cfg.MemoryTree, os.Getenv)
 	if err != nil || emb == nil {
 		return err
 	}
+	what := "chunks" // PostgreSQL keeps no summary tree
+	if _, ok := store.(*memtree.Store); ok {
+		what = "chunks and summaries"
+	}
 	start := time.Now()
 	n, err := store.EmbedMissing(ctx, emb)
 	if err != nil {
-		return fmt.Errorf("%w (%d chunks and summaries embedded before it failed; the text is ingested and searchable, and recall stays offline for the rest until ingest runs again with the embedder reachable)", err, n)
+		return fmt.Errorf("%w (%d %s embedded before it failed; the text is ingested and searchable, and recall stays offline for the rest until ingest runs again with the embedder reachable)", err, n, what)
 	}
-	fmt.Fprintf(stderr, "ingest: embedded %d chunks and summaries with %s in %.1f s\n", n, emb.Model(), time.Since(start).Seconds())
+	fmt.Fprintf(stderr, "ingest: embedded %d %s with %s in %.1f s\n", n, what, emb.Model(), time.Since(start).Seconds())
 	return nil
 }
 

@@ -55,10 +55,15 @@ func openHostStore(cfg *config.Config) (hostStore, func(error) error, error) {
 // beside loading the runtime; nothing reads it before Open returns).
 type pgHostStore struct {
 	url          string
-	replicas     []string // hot standbys the reads go to first
-	dictionaries []string // the paraphrase dictionaries ([memory_tree] pivot_dictionaries)
+	replicas     []string         // hot standbys the reads go to first
+	dictionaries []string         // the paraphrase dictionaries ([memory_tree] pivot_dictionaries)
+	embedder     memtree.Embedder // recall's dense embedder (nil: offline only)
 	*pgstore.Store
 }
+
+// SetEmbedder makes recall hybrid with e once the store is open (called before
+// Open).
+func (p *pgHostStore) SetEmbedder(e memtree.Embedder) { p.embedder = e }
 
 func (p *pgHostStore) Open(ctx context.Context) error {
 	st, err := pgstore.Open(ctx, p.url, p.replicas...)
@@ -72,6 +77,9 @@ func (p *pgHostStore) Open(ctx context.Context) error {
 		slog.Warn("recall expands with WordNet alone: the paraphrase table cannot be read", "err", err)
 	}
 	st.SetParaphraseFile(file)
+	if p.embedder != nil {
+		st.SetEmbedder(p.embedder)
+	}
 	p.Store = st
 	return nil
 }
@@ -108,8 +116,8 @@ func storeStatus(ctx context.Context, cfg *config.Config) (memtree.StoreStatus, 
 // runIngestPostgres is `ingest` into the PostgreSQL store: every source in its
 // own transaction, the same readers and summary as the embedded store; the
 // machine's paraphrase table is built as for the embedded store (a file beside
-// the compile cache, which recall on this machine reads; no vectors on this
-// backend yet).
+// the compile cache, which recall on this machine reads), and the chunks are
+// embedded with the configured dense embedder as on the embedded store.
 func runIngestPostgres(cmd *cobra.Command, cfg *config.Config, args []string, kind string, log *slog.Logger) error {
 	ctx := cmd.Context()
 	stderr := cmd.ErrOrStderr()
@@ -141,11 +149,15 @@ func runIngestPostgres(cmd *cobra.Command, cfg *config.Config, args []string, ki
 		code = 1
 	}
 	if runErr == nil && ctx.Err() == nil {
-		start := time.Now()
-		if file, err := ingest.MachineParaphraseFile(ctx, cfg.MemoryTree.PivotDictionaries, true); err != nil {
-			fmt.Fprintf(stderr, "ingest: paraphrases from %s: %v (the text is ingested and searchable; recall expands with WordNet alone)\n", strings.Join(cfg.MemoryTree.PivotDictionaries, ", "), err)
-		} else if file != "" {
-			log.Info("ingest: recall's paraphrase table for this machine", "file", file, "seconds", fmt.Sprintf("%.1f", time.Since(start).Seconds()))
+		if file, res, err := ingest.BuildMachineParaphraseFile(ctx, cfg.MemoryTree.PivotDictionaries); err != nil {
+			fmt.Fprintf(stderr, "ingest: error: paraphrases from %s: %v (the text is ingested and searchable; recall expands with WordNet alone)\n", strings.Join(cfg.MemoryTree.PivotDictionaries, ", "), err)
+			sum.Failures++
+		} else if file != "" && res.Words > 0 {
+			fmt.Fprintf(stderr, "ingest: paraphrases of %d words pivoted through %s in %.1f s\n", res.Words, strings.Join(res.Dictionaries, " and "), res.Seconds)
+		}
+		if err := embedMissing(ctx, store, cfg, stderr); err != nil {
+			fmt.Fprintln(stderr, "ingest: error:", err)
+			sum.Failures++
 		}
 	}
 	if sum.Failures > 0 {

@@ -84,7 +84,7 @@ func newBOWServer(t *testing.T, model string) *bowServer {
 func TestDenseEmbedderEndToEnd(t *testing.T) {
 	const model = "bow-128"
 	srv := newBOWServer(t, model)
-	e := newEnv(t).with("OPENHUMAN_MEMORY_EMBEDDER=openai", "OPENHUMAN_MEMORY_EMBED_ENDPOINT="+srv.URL, "OPENHUMAN_MEMORY_EMBED_MODEL="+model)
+	e := emptyStoreEnv(t).with("OPENHUMAN_MEMORY_EMBEDDER=openai", "OPENHUMAN_MEMORY_EMBED_ENDPOINT="+srv.URL, "OPENHUMAN_MEMORY_EMBED_MODEL="+model)
 	paths, err := writeFixture(filepath.Join(e.home, "input"))
 	if err != nil {
 		t.Fatal(err)
@@ -95,7 +95,11 @@ func TestDenseEmbedderEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatalf("ingest: %v\n%s", err, out)
 	}
-	if !strings.Contains(string(out), "embedded ") || !strings.Contains(string(out), " chunks and summaries with "+model) || srv.texts.Load() == 0 {
+	what := " chunks and summaries with "
+	if pgBackend.url != "" {
+		what = " chunks with " // PostgreSQL keeps no summary tree
+	}
+	if !strings.Contains(string(out), "embedded ") || !strings.Contains(string(out), what+model) || srv.texts.Load() == 0 {
 		t.Fatalf("ingest did not embed (server saw %d texts):\n%s", srv.texts.Load(), out)
 	}
 	embedded := srv.texts.Load()
@@ -127,7 +131,7 @@ func TestDenseEmbedderEndToEnd(t *testing.T) {
 	}
 
 	// A fresh store whose embedder is unreachable: the text is ingested, exit 1.
-	e2 := newEnv(t).with("OPENHUMAN_MEMORY_EMBEDDER=openai", "OPENHUMAN_MEMORY_EMBED_ENDPOINT="+srv.URL, "OPENHUMAN_MEMORY_EMBED_MODEL="+model)
+	e2 := emptyStoreEnv(t).with("OPENHUMAN_MEMORY_EMBEDDER=openai", "OPENHUMAN_MEMORY_EMBED_ENDPOINT="+srv.URL, "OPENHUMAN_MEMORY_EMBED_MODEL="+model)
 	cmd := e2.command(ctx, append([]string{"ingest"}, paths...)...)
 	out, err = cmd.CombinedOutput()
 	if cmd.ProcessState == nil || cmd.ProcessState.ExitCode() != 1 {

@@ -25,7 +25,7 @@ func TestIngestBuildsParaphrasesForRecall(t *testing.T) {
 		"quellmaus\nBremsscheibe <fem>\n", "rotors\nBremsscheiben <pl>, Rotoren <pl>\n",
 	})
 	deEn := pivottest.WriteDictd(t, dictDir, "freedict-deu-eng", []string{"bremsscheibe\nquellmaus, rotor\n", "bremsscheiben\nrotors\n"})
-	e := newEnv(t).with("OPENHUMAN_MEMORY_PIVOT_DICTIONARIES=" + enDe + "," + deEn)
+	e := emptyStoreEnv(t).with("OPENHUMAN_MEMORY_PIVOT_DICTIONARIES=" + enDe + "," + deEn)
 
 	docs := filepath.Join(e.home, "input")
 	if err := os.MkdirAll(docs, 0o755); err != nil {
@@ -56,7 +56,7 @@ func TestIngestBuildsParaphrasesForRecall(t *testing.T) {
 
 	// A second store of the machine (another workspace, the same cache directory)
 	// reads the table built for the first: its first ingest builds nothing.
-	e2 := newEnv(t).with("OPENHUMAN_MEMORY_PIVOT_DICTIONARIES=" + enDe + "," + deEn)
+	e2 := emptyStoreEnv(t).with("OPENHUMAN_MEMORY_PIVOT_DICTIONARIES=" + enDe + "," + deEn)
 	out, err = e2.command(ctx, "ingest", docs).CombinedOutput()
 	if err != nil || strings.Contains(string(out), "paraphrases") {
 		t.Fatalf("a fresh store's first ingest rebuilt the table or failed (%v):\n%s", err, out)

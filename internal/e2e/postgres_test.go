@@ -31,11 +31,9 @@ var pgBackend struct {
 // clients, the same assertions. Without PostgreSQL it is skipped saying so
 // (failed under CI=true, where .ci/run installs it), as pgtest does.
 //
-// Not run here: TestDenseEmbedderEndToEnd and
-// TestIngestBuildsParaphrasesForRecall (ingest into PostgreSQL builds no
-// vectors and no paraphrase table yet: cmd/openhuman-core/store_backend.go), and
-// the tests that need no store at all (protocol, SearXNG). The empty-store hint
-// runs on a new database nothing was ingested into.
+// Not run here: the tests that need no store at all (protocol, SearXNG). The
+// empty-store hint, the dense embedder's and the paraphrases' tests run on new
+// databases nothing was ingested into (emptyStoreEnv).
 func TestBackendPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: the PostgreSQL variant of the store-backed end-to-end tests ingests the corpus again")
@@ -71,13 +69,16 @@ func TestBackendPostgres(t *testing.T) {
 		{"ListSourcesPagedOverHTTP", TestListSourcesPagedOverHTTP},
 		{"EmptyStoreGivesHint", TestEmptyStoreGivesHint},
 		{"StartupFigures", TestStartupFigures},
+		{"DenseEmbedder", TestDenseEmbedderEndToEnd},
+		{"IngestBuildsParaphrases", TestIngestBuildsParaphrasesForRecall},
 	} {
 		t.Run(c.name, c.test)
 	}
 }
 
 // emptyStoreEnv is a fresh home with no store at all; within TestBackendPostgres
-// its store is a new, empty database (nothing ingested into it yet).
+// its store is a new, empty database (nothing ingested into it yet), which a
+// test may ingest into.
 func emptyStoreEnv(t *testing.T) *env {
 	t.Helper()
 	if pgBackend.url == "" {

@@ -162,28 +162,49 @@ func buildParaphrases(ctx context.Context, present []string) ([]pivot.Entry, err
 // built and build is false. With build, a missing file is built (seconds; what
 // `ingest` does).
 func MachineParaphraseFile(ctx context.Context, bases []string, build bool) (string, error) {
+	file, _, err := machineParaphraseFile(ctx, bases, build)
+	return file, err
+}
+
+// BuildMachineParaphraseFile is MachineParaphraseFile building a missing file
+// (what `ingest` into a backend without a table of its own does), saying what
+// it did as Paraphrases does: Words and Seconds are set when it built the file,
+// Cached when the machine had it already.
+func BuildMachineParaphraseFile(ctx context.Context, bases []string) (string, *ParaphraseResult, error) {
+	return machineParaphraseFile(ctx, bases, true)
+}
+
+func machineParaphraseFile(ctx context.Context, bases []string, build bool) (string, *ParaphraseResult, error) {
+	start := time.Now()
+	res := &ParaphraseResult{}
 	present, source, err := dictionaries(bases)
 	if err != nil || len(present) == 0 {
-		return "", err
+		return "", res, err
+	}
+	for _, b := range present {
+		res.Dictionaries = append(res.Dictionaries, filepath.Base(b))
 	}
 	file := paraphraseCacheFile(source)
 	if file == "" {
-		return "", nil
+		return "", res, nil
 	}
 	if got, ok := memtree.ParaphraseFileSource(ctx, file); ok && got == source {
-		return file, nil
+		res.Cached = true
+		return file, res, nil
 	}
 	if !build {
-		return "", nil
+		return "", res, nil
 	}
 	entries, err := buildParaphrases(ctx, present)
 	if err != nil {
-		return "", err
+		return "", res, err
 	}
 	if err := memtree.WriteParaphraseFile(ctx, file, source, entries); err != nil {
-		return "", err
+		return "", res, err
 	}
-	return file, nil
+	res.Words = len(entries)
+	res.Seconds = time.Since(start).Seconds()
+	return file, res, nil
 }
 
 // ParaphraseCacheDir is where paraphrase tables are kept, one per set of

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/openhuman/openhuman-core/internal/embed"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
@@ -44,152 +43,116 @@ func (s *Store) EmbedMissing(ctx context.Context, emb Embedder) (int, error) {
 		return 0, fmt.Errorf("embed chunks: %w; open it with memtree.Open", ErrReadOnly)
 	}
 	model := emb.Model()
-	done := 0
-	var dim int
 	var mrow int64
 	nodes := []string{
 		`SELECT id, text FROM chunks WHERE id NOT IN (%s) ORDER BY rowid LIMIT ?`,
 		`SELECT id, text FROM summaries WHERE json_array_length(leaf_ids_json) >= 2 AND id NOT IN (%s) ORDER BY rowid LIMIT ?`,
 	}
-	for len(nodes) > 0 {
-		// Nodes without a vector of the model (any dimension row of that model counts
-		// only once its dimension is known).
-		have, arg := `SELECT v.node_id FROM vectors v JOIN embed_models m ON m.rowid=v.model_rowid WHERE m.model=?`, any(model)
-		if mrow != 0 {
-			have, arg = `SELECT node_id FROM vectors WHERE model_rowid=?`, mrow
-		}
-		rows, err := s.w.QueryContext(ctx, fmt.Sprintf(nodes[0], have), arg, embedBatch)
-		if err != nil {
-			return done, fmt.Errorf("embed chunks: find nodes without vectors: %w", err)
-		}
-		var ids, texts []string
-		for rows.Next() {
-			var id, text string
-			if err := rows.Scan(&id, &text); err != nil {
-				rows.Close()
-				return done, fmt.Errorf("embed chunks: %w", err)
+	next := func(ctx context.Context) (embed.Batch, error) {
+		var b embed.Batch
+		for len(nodes) > 0 {
+			// Nodes without a vector of the model (any dimension row of that model
+			// counts only once its dimension is known).
+			have, arg := `SELECT v.node_id FROM vectors v JOIN embed_models m ON m.rowid=v.model_rowid WHERE m.model=?`, any(model)
+			if mrow != 0 {
+				have, arg = `SELECT node_id FROM vectors WHERE model_rowid=?`, mrow
 			}
-			ids, texts = append(ids, id), append(texts, text)
-		}
-		rows.Close()
-		if err := rows.Err(); err != nil {
-			return done, fmt.Errorf("embed chunks: %w", err)
-		}
-		if len(ids) == 0 {
+			rows, err := s.w.QueryContext(ctx, fmt.Sprintf(nodes[0], have), arg, embedBatch)
+			if err != nil {
+				return b, fmt.Errorf("embed chunks: find nodes without vectors: %w", err)
+			}
+			for rows.Next() {
+				var id, text string
+				if err := rows.Scan(&id, &text); err != nil {
+					rows.Close()
+					return b, fmt.Errorf("embed chunks: %w", err)
+				}
+				b.IDs, b.Texts = append(b.IDs, id), append(b.Texts, text)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return b, fmt.Errorf("embed chunks: %w", err)
+			}
+			if len(b.IDs) > 0 {
+				return b, nil
+			}
 			nodes = nodes[1:]
-			continue
 		}
-		vecs, err := emb.Embed(ctx, texts)
-		if err != nil {
-			return done, fmt.Errorf("embed chunks with %s: %w", model, err)
-		}
-		if len(vecs) != len(texts) {
-			return done, fmt.Errorf("embed chunks with %s: got %d vectors for %d texts", model, len(vecs), len(texts))
-		}
+		return b, nil
+	}
+	put := func(ctx context.Context, ids []string, vecs [][]float32) error {
 		tx, err := s.w.BeginTx(ctx, nil)
 		if err != nil {
-			return done, fmt.Errorf("embed chunks: begin: %w", err)
+			return fmt.Errorf("embed chunks: begin: %w", err)
+		}
+		defer tx.Rollback()
+		if mrow == 0 {
+			if mrow, err = modelRow(ctx, tx, model, len(vecs[0]), true); err != nil {
+				return err
+			}
 		}
 		for i, v := range vecs {
-			if dim == 0 {
-				dim = len(v)
-				if dim == 0 {
-					tx.Rollback()
-					return done, fmt.Errorf("embed chunks with %s: empty vector", model)
-				}
-				if mrow, err = modelRow(ctx, tx, model, dim, true); err != nil {
-					tx.Rollback()
-					return done, err
-				}
-			}
-			if len(v) != dim {
-				tx.Rollback()
-				return done, fmt.Errorf("embed chunks with %s: vector %d has %d dimensions, want %d", model, i, len(v), dim)
-			}
-			v = append([]float32(nil), v...)
-			if embed.Normalize(v) != nil {
-				tx.Rollback()
-				return done, fmt.Errorf("embed chunks with %s: zero or non-finite vector for node %s", model, ids[i])
-			}
 			if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO vectors(model_rowid, node_id, vec) VALUES(?,?,?)`, mrow, ids[i], embed.EncodeBlob(v)); err != nil {
-				tx.Rollback()
-				return done, fmt.Errorf("embed chunks: store vector: %w", err)
+				return fmt.Errorf("embed chunks: store vector: %w", err)
 			}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES('generation', '1')
 			ON CONFLICT(key) DO UPDATE SET value=CAST(value AS INTEGER)+1`); err != nil {
-			tx.Rollback()
-			return done, fmt.Errorf("embed chunks: bump generation: %w", err)
+			return fmt.Errorf("embed chunks: bump generation: %w", err)
 		}
 		if err := tx.Commit(); err != nil {
-			return done, fmt.Errorf("embed chunks: commit: %w", err)
+			mrow = 0 // the model row may not be committed
+			return fmt.Errorf("embed chunks: commit: %w", err)
 		}
-		done += len(ids)
+		return nil
 	}
-	return done, nil
+	return embed.EmbedAll(ctx, emb, next, put)
 }
 
-// vecIndex is an in-memory index of one model's vectors, valid for one
-// generation: an exact vek32 scan up to embed.DefaultBinaryThreshold vectors,
-// 1-bit codes with an exact rerank above.
-type vecIndex struct {
-	gen string
-	ix  *embed.Index
-}
+// vecCache keeps one in-memory index of each store's model vectors per
+// generation (store path + model row): an exact vek32 scan up to
+// embed.DefaultBinaryThreshold vectors, 1-bit codes with an exact rerank above.
+var vecCache embed.IndexCache
 
-var vecCache sync.Map // store path + model row → *vecIndex
-
-func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow int64, dim int) (*vecIndex, error) {
-	key := fmt.Sprintf("%s\x00%d", s.path, mrow)
-	if v, ok := vecCache.Load(key); ok {
-		if vi := v.(*vecIndex); vi.gen == gen {
-			return vi, nil
-		}
-	}
-	rows, err := db.QueryContext(ctx, `SELECT node_id, vec FROM vectors WHERE model_rowid=?`, mrow)
-	if err != nil {
-		return nil, fmt.Errorf("load vectors: %w", err)
-	}
-	defer rows.Close()
-	vi := &vecIndex{gen: gen, ix: embed.NewIndex(dim)}
-	for rows.Next() {
-		var id string
-		var b []byte
-		if err := rows.Scan(&id, &b); err != nil {
+func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow int64, dim int) (*embed.Index, error) {
+	return vecCache.Get(fmt.Sprintf("%s\x00%d", s.path, mrow), gen, func() (*embed.Index, error) {
+		rows, err := db.QueryContext(ctx, `SELECT node_id, vec FROM vectors WHERE model_rowid=?`, mrow)
+		if err != nil {
 			return nil, fmt.Errorf("load vectors: %w", err)
 		}
-		if len(b) != 4*dim {
-			return nil, fmt.Errorf("load vectors: vector of %s has %d bytes, want %d: the store is damaged; re-run ingest", id, len(b), 4*dim)
+		defer rows.Close()
+		ix := embed.NewIndex(dim)
+		for rows.Next() {
+			var id string
+			var b []byte
+			if err := rows.Scan(&id, &b); err != nil {
+				return nil, fmt.Errorf("load vectors: %w", err)
+			}
+			if len(b) != 4*dim {
+				return nil, fmt.Errorf("load vectors: vector of %s has %d bytes, want %d: the store is damaged; re-run ingest", id, len(b), 4*dim)
+			}
+			v, err := embed.DecodeBlob(b)
+			if err == nil {
+				err = ix.Add(id, v)
+			}
+			if err != nil {
+				return nil, fmt.Errorf("load vectors: %w: the store is damaged; re-run ingest", err)
+			}
 		}
-		v, err := embed.DecodeBlob(b)
-		if err == nil {
-			err = vi.ix.Add(id, v)
+		if err := rows.Err(); err != nil {
+			return nil, fmt.Errorf("load vectors: %w", err)
 		}
-		if err != nil {
-			return nil, fmt.Errorf("load vectors: %w: the store is damaged; re-run ingest", err)
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load vectors: %w", err)
-	}
-	vecCache.Store(key, vi)
-	return vi, nil
+		return ix, nil
+	})
 }
 
 // vectorList embeds the query and ranks up to depth chunks by cosine similarity;
 // a summary among the nearest stands for its leaf nearest the query. The hits are
 // nil when no vectors of the model exist.
 func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query string, depth int, scope index.Scope) ([]index.Hit, error) {
-	vs, err := emb.Embed(ctx, []string{query})
+	q, err := embed.QueryVector(ctx, emb, query)
 	if err != nil {
 		return nil, err
-	}
-	if len(vs) != 1 || len(vs[0]) == 0 {
-		return nil, fmt.Errorf("embedder returned %d vectors for one query", len(vs))
-	}
-	q := append([]float32(nil), vs[0]...)
-	if err := embed.Normalize(q); err != nil {
-		return nil, fmt.Errorf("embedder returned an unusable query vector: %w", err)
 	}
 	mrow, err := modelRow(ctx, db, emb.Model(), len(q), false)
 	if err != nil || mrow == 0 {
@@ -199,14 +162,14 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 	if err != nil {
 		return nil, err
 	}
-	vi, err := s.loadVectors(ctx, db, gen, mrow, len(q))
+	ix, err := s.loadVectors(ctx, db, gen, mrow, len(q))
 	if err != nil {
 		return nil, err
 	}
-	if vi.ix.Len() == 0 {
+	if ix.Len() == 0 {
 		return nil, nil
 	}
-	top, err := leavesOf(ctx, db, vi.ix, q, vi.ix.Search(q, depth))
+	top, err := leavesOf(ctx, db, ix, q, ix.Search(q, depth))
 	if err != nil {
 		return nil, err
 	}

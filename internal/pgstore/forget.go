@@ -64,6 +64,12 @@ func (s *Store) Forget(ctx context.Context, f memtree.ForgetFilter, dryRun bool)
 			return fmt.Errorf("forget: count chunks: %w", err)
 		}
 		res.Chunks = int(chunks)
+		// Their vectors go with them (chunk_vectors cascades from chunks).
+		var vecs int64
+		if err := tx.QueryRow(ctx, `SELECT count(*) FROM chunk_vectors v JOIN chunks c ON c.key = v.chunk_key WHERE c.source_key = ANY($1)`, keys).Scan(&vecs); err != nil {
+			return fmt.Errorf("forget: count vectors: %w", err)
+		}
+		res.Vectors = int(vecs)
 		if dryRun {
 			return nil
 		}

@@ -19,8 +19,9 @@ import (
 // the store's counts in step in the same transaction.
 //
 // A Merge source (a chat export) is merged with the messages stored for it
-// before, as on SQLite (mergeStored). No summary tree or vectors are stored on
-// this backend yet.
+// before, as on SQLite (mergeStored). No summary tree is stored on this
+// backend; vectors are EmbedMissing's (vectors.go), and a chunk kept by id
+// keeps its vectors.
 func (s *Store) Ingest(ctx context.Context, in memtree.SourceInput) (memtree.IngestStats, error) {
 	p, err := memtree.Prepare(in)
 	if err != nil {

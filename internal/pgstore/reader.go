@@ -275,10 +275,9 @@ func (r reader) ranked(ctx context.Context, c compiled, f index.Filter, skip map
 			inner += ` ORDER BY c.ts DESC, c.id LIMIT ` + strconv.Itoa(maxRanked)
 		}
 	}
-	rows, err := r.s.rd.Query(ctx, `SELECT m.key, m.id, m.ts, m.term_count, u.lexeme, u.positions
-		FROM (`+inner+`) m, unnest(m.terms) u WHERE u.lexeme = ANY(`+a.add(terms)+`)`, a...)
+	rows, done, err := r.positions(ctx, inner, a, terms)
 	if err != nil {
-		return nil, fmt.Errorf("full-text query: %w", err)
+		return nil, err
 	}
 	type match struct {
 		key   int64
@@ -296,6 +295,7 @@ func (r reader) ranked(ctx context.Context, c compiled, f index.Filter, skip map
 		var pos []int16
 		if err := rows.Scan(&key, &id, &ts, &count, &lexeme, &pos); err != nil {
 			rows.Close()
+			done()
 			return nil, fmt.Errorf("full-text query: %w", err)
 		}
 		m := byKey[key]
@@ -306,6 +306,7 @@ func (r reader) ranked(ctx context.Context, c compiled, f index.Filter, skip map
 		m.pos[lexeme] = pos
 	}
 	rows.Close()
+	done()
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("full-text query: %w", err)
 	}

@@ -95,6 +95,29 @@ var migrations = []string{
 		hash bigint NOT NULL,
 		msg_json text NOT NULL,
 		PRIMARY KEY(source_key, ref));`,
+	// Version 3. Chunk vectors of the optional dense embedder (vectors.go): one
+	// row per (model, dimension) in embed_models, as on SQLite, and one vector
+	// per chunk and model, stored as bytea of little-endian float32s (the SQLite
+	// store's blob format, internal/embed.EncodeBlob: 4 bytes a dimension, read
+	// in one copy; real[] costs a header and a per-element decode, and nothing
+	// ranks on the server: there is no pgvector, vectors are ranked in memory as
+	// on SQLite). STORAGE EXTERNAL: floats do not compress, so a vector over
+	// TOAST's 2 kB threshold is moved out of line without a compression attempt.
+	// Keyed by the chunk's key, so that forgetting or replacing a chunk deletes
+	// its vectors (ON DELETE CASCADE, through chunk_vectors_chunk), while a chunk
+	// an ingest keeps (same id) keeps them.
+	`CREATE TABLE embed_models(
+		key serial PRIMARY KEY,
+		model text NOT NULL,
+		dim integer NOT NULL CHECK (dim > 0),
+		UNIQUE(model, dim));
+	CREATE TABLE chunk_vectors(
+		model_key integer NOT NULL REFERENCES embed_models(key) ON DELETE CASCADE,
+		chunk_key bigint NOT NULL REFERENCES chunks(key) ON DELETE CASCADE,
+		vec bytea NOT NULL,
+		PRIMARY KEY(model_key, chunk_key));
+	ALTER TABLE chunk_vectors ALTER COLUMN vec SET STORAGE EXTERNAL;
+	CREATE INDEX chunk_vectors_chunk ON chunk_vectors(chunk_key);`,
 }
 
 // migrateLock is the advisory lock key migrations hold ("ohcore" in ASCII).

@@ -21,6 +21,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/openhuman/openhuman-core/internal/analysis"
+	"github.com/openhuman/openhuman-core/internal/embed"
 )
 
 // Store is one PostgreSQL database holding a memory tree.
@@ -35,7 +36,9 @@ type Store struct {
 	mu   sync.Mutex
 	snap *snapshot // the newest generation read (nil: none yet)
 
-	para paraphraseFile // recall's paraphrase table (paraphrases.go)
+	para paraphraseFile   // recall's paraphrase table (paraphrases.go)
+	emb  embedderSlot     // recall's dense embedder (vectors.go)
+	vecs embed.IndexCache // the vectors in memory, per model and scope (vectors.go)
 }
 
 // Open connects to the database at url (a postgres:// URL or key=value
