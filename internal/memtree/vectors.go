@@ -169,32 +169,41 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 	if ix.Len() == 0 {
 		return nil, nil
 	}
-	top, err := leavesOf(ctx, db, ix, q, ix.Search(q, depth))
+	// Under a narrowed scope the nearest vectors may lie outside it: the search
+	// goes deeper (depth, 4×, 16×, … the whole index) until depth chunks in the
+	// scope are found, so a scoped list is as long as an unscoped one.
+	for k := depth; ; k *= 4 {
+		hits, err := nearestInScope(ctx, db, ix, q, k, scope)
+		if err != nil || len(hits) >= depth || k >= ix.Len() || scope.Full() {
+			if len(hits) > depth {
+				hits = hits[:depth]
+			}
+			return hits, err
+		}
+	}
+}
+
+// nearestInScope returns the chunks among the k vectors nearest q (a summary
+// standing for its nearest leaf) that scope allows, nearest first.
+func nearestInScope(ctx context.Context, db *sql.DB, ix *embed.Index, q []float32, k int, scope index.Scope) ([]index.Hit, error) {
+	top, err := leavesOf(ctx, db, ix, q, ix.Search(q, k))
 	if err != nil {
 		return nil, err
 	}
-	ids := make([]any, len(top))
-	for i, t := range top {
-		ids[i] = t.ID
-	}
-	ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
-	sc, scArgs := andScope(scope, "c")
-	rows, err := db.QueryContext(ctx, `SELECT `+hitColumns+`, c.text FROM chunks c WHERE c.id IN (`+ph+`)`+sc, append(ids, scArgs...)...)
-	if err != nil {
-		return nil, fmt.Errorf("vector hits: %w", err)
-	}
-	defer rows.Close()
 	byID := map[string]index.Hit{}
-	for rows.Next() {
-		var h index.Hit
-		h.ChunkHit, err = scanHit(rows, &h.Text)
-		if err != nil {
-			return nil, fmt.Errorf("vector hits: %w", err)
+	sc, scArgs := andScope(scope, "c")
+	// In batches: a deep search under a narrow scope may name thousands of ids,
+	// more than one statement may bind.
+	for from := 0; from < len(top); from += vectorHitBatch {
+		batch := top[from:min(from+vectorHitBatch, len(top))]
+		ids := make([]any, len(batch))
+		for i, t := range batch {
+			ids[i] = t.ID
 		}
-		byID[h.ID] = h
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("vector hits: %w", err)
+		ph := strings.TrimSuffix(strings.Repeat("?,", len(ids)), ",")
+		if err := readVectorHits(ctx, db, `SELECT `+hitColumns+`, c.text FROM chunks c WHERE c.id IN (`+ph+`)`+sc, append(ids, scArgs...), byID); err != nil {
+			return nil, err
+		}
 	}
 	hits := []index.Hit{}
 	for _, t := range top {
@@ -204,6 +213,30 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 		}
 	}
 	return hits, nil
+}
+
+// vectorHitBatch is how many chunk ids one read of vector hits names.
+const vectorHitBatch = 500
+
+// readVectorHits reads the hits query selects into byID.
+func readVectorHits(ctx context.Context, db *sql.DB, query string, args []any, byID map[string]index.Hit) error {
+	rows, err := db.QueryContext(ctx, query, args...)
+	if err != nil {
+		return fmt.Errorf("vector hits: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var h index.Hit
+		h.ChunkHit, err = scanHit(rows, &h.Text)
+		if err != nil {
+			return fmt.Errorf("vector hits: %w", err)
+		}
+		byID[h.ID] = h
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("vector hits: %w", err)
+	}
+	return nil
 }
 
 // leavesOf replaces each summary among hits by its leaf chunk most similar to q (at

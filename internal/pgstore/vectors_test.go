@@ -259,13 +259,17 @@ func TestVectorListUnderScope(t *testing.T) {
 				t.Fatal(err)
 			}
 			c.set(emb)
-			list := func(ctx context.Context) []index.Hit {
+			list := func(ctx context.Context, depth ...int) []index.Hit {
 				t.Helper()
 				b, err := c.reading(ctx)
 				if err != nil {
 					t.Fatal(err)
 				}
-				hits, err := b.(index.Vectors).VectorList(ctx, "Q3 budget review vendor invoices travel", 50)
+				d := 50
+				if len(depth) > 0 {
+					d = depth[0]
+				}
+				hits, err := b.(index.Vectors).VectorList(ctx, "Q3 budget review vendor invoices travel", d)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -290,10 +294,24 @@ func TestVectorListUnderScope(t *testing.T) {
 					t.Errorf("scoped to doc:*, the vector list returned %s of %s (%s)", h.ID, h.SourceID, h.SourceKind)
 				}
 			}
+			// A short list under the scope is as long as asked, though the
+			// nearest vectors are another source's: the nearest documents, in order.
+			if short := list(index.WithScope(ctx, scope), 2); len(short) != min(2, inScope) ||
+				len(short) > 0 && short[0].ID != scoped[0].ID || len(short) > 1 && short[1].ID != scoped[1].ID {
+				t.Errorf("scoped to doc:*, depth 2: %d hits %v, want the first two of %d", len(short), hitIDs(short), len(scoped))
+			}
 			// Unscoped again: the scoped call's vectors did not replace the whole set.
 			if again := list(ctx); len(again) != len(all) {
 				t.Errorf("unscoped after a scoped call: %d hits, want %d", len(again), len(all))
 			}
 		})
 	}
+}
+
+func hitIDs(hs []index.Hit) []string {
+	out := make([]string, len(hs))
+	for i, h := range hs {
+		out[i] = h.ID
+	}
+	return out
 }
