@@ -33,6 +33,9 @@ type Call struct {
 	HasTime, HasEnt bool
 	// Msgs reads chunk texts once per call.
 	Msgs *Messages
+
+	// level is the evidence level of search's hits (LexicalLists).
+	level map[string]int
 }
 
 // NewCall understands query against st (ParseQuery, KnownEntities, QueryTerms).
