@@ -52,7 +52,7 @@ const (
 
 // personMessage is one message of a person's chunks with its meaning code.
 type personMessage struct {
-	hit  abi.ChunkHit // the chunk, citing this message alone
+	hit  abi.ChunkHit // the chunk, citing this message alone (or the person's messages in it)
 	code wordvec.Code
 }
 
@@ -60,9 +60,16 @@ type meaningKey struct {
 	store any
 	gen   string
 	who   string
-	// chunks: the person's chunks (the embedder's list), not their messages.
-	chunks bool
+	list  personList
 }
+
+// personList names what a cached list of a person holds.
+type personList int
+
+const (
+	listMessages personList = iota // messages with meaning codes (messageVectors)
+	listChunks                     // chunks citing the person's messages (personChunks)
+)
 
 var meaningCache = struct {
 	mu    sync.Mutex
@@ -105,7 +112,7 @@ func (c *Call) namedPeople() (ids []string, nameWords map[string]bool) {
 // nameWords), or of every message of their chunks that names no author (mail,
 // notes), computed once per generation.
 func messageVectors(ctx context.Context, st index.Backend, ids []string, nameWords map[string]bool) ([]personMessage, error) {
-	return cachedPeople(st, ids, false, func() ([]personMessage, error) {
+	return cachedPeople(st, ids, listMessages, func() ([]personMessage, error) {
 		msgs := []personMessage{}
 		err := eachPersonMessage(ctx, st, ids, nameWords, func(h index.Hit, ref, text string) {
 			v, ok := wordvec.Text(text)
@@ -124,7 +131,7 @@ func messageVectors(ctx context.Context, st index.Backend, ids []string, nameWor
 // messageVectors chooses them), each hit citing those messages only, its snippet
 // their first; computed once per generation.
 func personChunks(ctx context.Context, st index.Backend, ids []string, nameWords map[string]bool) ([]personMessage, error) {
-	return cachedPeople(st, ids, true, func() ([]personMessage, error) {
+	return cachedPeople(st, ids, listChunks, func() ([]personMessage, error) {
 		chunks := []personMessage{}
 		err := eachPersonMessage(ctx, st, ids, nameWords, func(h index.Hit, ref, text string) {
 			if n := len(chunks); n > 0 && chunks[n-1].hit.ID == h.ID {
@@ -139,11 +146,11 @@ func personChunks(ctx context.Context, st index.Backend, ids []string, nameWords
 	})
 }
 
-// cachedPeople returns the cached list of (generation, ids, chunks), computing
+// cachedPeople returns the cached list of (generation, ids, list), computing
 // it with build when absent.
-func cachedPeople(st index.Backend, ids []string, chunks bool, build func() ([]personMessage, error)) ([]personMessage, error) {
+func cachedPeople(st index.Backend, ids []string, list personList, build func() ([]personMessage, error)) ([]personMessage, error) {
 	gen := st.Stats().Generation
-	key := meaningKey{store: gen.Store, gen: gen.ID, who: strings.Join(ids, "\x00"), chunks: chunks}
+	key := meaningKey{store: gen.Store, gen: gen.ID, who: strings.Join(ids, "\x00"), list: list}
 	meaningCache.mu.Lock()
 	msgs, ok := meaningCache.m[key]
 	meaningCache.mu.Unlock()
