@@ -37,7 +37,7 @@ func (a *API) Search(ctx context.Context, req abi.SearchRequest) (*abi.SearchRes
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
-	hits, _, err := c.Search(ctx)
+	hits, _, err := c.Ranked(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}

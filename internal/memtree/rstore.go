@@ -440,7 +440,7 @@ func (r storeReader) VectorModel() (string, bool) {
 
 // VectorList is vectorList with the store's embedder.
 func (r storeReader) VectorList(ctx context.Context, query string, depth int) ([]index.Hit, error) {
-	emb := r.s.currentEmbedder()
+	emb := r.s.currentEmbedderBox()
 	if emb == nil {
 		return nil, nil
 	}
@@ -448,4 +448,27 @@ func (r storeReader) VectorList(ctx context.Context, query string, depth int) ([
 		return nil, index.ErrEmbedRefused
 	}
 	return r.s.vectorList(ctx, r.db, emb, query, depth, r.scope)
+}
+
+// QueryVector is the store's embedder's vector of query (embedded once for
+// VectorList and this).
+func (r storeReader) QueryVector(ctx context.Context, query string) ([]float32, error) {
+	emb := r.s.currentEmbedderBox()
+	if emb == nil {
+		return nil, nil
+	}
+	if !index.EmbedAllowed(ctx, query) {
+		return nil, index.ErrEmbedRefused
+	}
+	return emb.embedQuery(ctx, query)
+}
+
+// Similarities is the cosine of q to the stored chunk vectors of ids under the
+// store's embedder's model.
+func (r storeReader) Similarities(ctx context.Context, q []float32, ids []string) (map[string]float32, error) {
+	emb := r.s.currentEmbedderBox()
+	if emb == nil || len(q) == 0 {
+		return nil, nil
+	}
+	return r.s.similarities(ctx, r.db, emb.e.Model(), q, ids)
 }

@@ -146,28 +146,17 @@ func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow in
 	})
 }
 
-// vectorList embeds the query and ranks up to depth chunks by cosine similarity;
-// a summary among the nearest stands for its leaf nearest the query. The hits are
-// nil when no vectors of the model exist.
-func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query string, depth int, scope index.Scope) ([]index.Hit, error) {
-	q, err := embed.QueryVector(ctx, emb, query)
+// vectorList embeds the query (once: emb keeps its vector) and ranks up to depth
+// chunks by cosine similarity; a summary among the nearest stands for its leaf
+// nearest the query. The hits are nil when no vectors of the model exist.
+func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb *embedderBox, query string, depth int, scope index.Scope) ([]index.Hit, error) {
+	q, err := emb.embedQuery(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	mrow, err := modelRow(ctx, db, emb.Model(), len(q), false)
-	if err != nil || mrow == 0 {
+	ix, err := s.modelVectors(ctx, db, emb.e.Model(), len(q))
+	if err != nil || ix == nil || ix.Len() == 0 {
 		return nil, err
-	}
-	gen, err := generation(ctx, db)
-	if err != nil {
-		return nil, err
-	}
-	ix, err := s.loadVectors(ctx, db, gen, mrow, len(q))
-	if err != nil {
-		return nil, err
-	}
-	if ix.Len() == 0 {
-		return nil, nil
 	}
 	// Under a narrowed scope the nearest vectors may lie outside it: the search
 	// goes deeper (depth, 4×, 16×, … the whole index) until depth chunks in the
@@ -237,6 +226,36 @@ func readVectorHits(ctx context.Context, db *sql.DB, query string, args []any, b
 		return fmt.Errorf("vector hits: %w", err)
 	}
 	return nil
+}
+
+// modelVectors is the in-memory index of model's vectors of dimension dim at the
+// store's generation (nil when none are stored).
+func (s *Store) modelVectors(ctx context.Context, db *sql.DB, model string, dim int) (*embed.Index, error) {
+	mrow, err := modelRow(ctx, db, model, dim, false)
+	if err != nil || mrow == 0 {
+		return nil, err
+	}
+	gen, err := generation(ctx, db)
+	if err != nil {
+		return nil, err
+	}
+	return s.loadVectors(ctx, db, gen, mrow, dim)
+}
+
+// similarities is the cosine of q (L2-normalised) to the stored vector of model
+// of each chunk of ids that has one.
+func (s *Store) similarities(ctx context.Context, db *sql.DB, model string, q []float32, ids []string) (map[string]float32, error) {
+	ix, err := s.modelVectors(ctx, db, model, len(q))
+	if err != nil || ix == nil {
+		return nil, err
+	}
+	out := make(map[string]float32, len(ids))
+	for _, id := range ids {
+		if sim, ok := ix.Similarity(q, id); ok {
+			out[id] = sim
+		}
+	}
+	return out, nil
 }
 
 // leavesOf replaces each summary among hits by its leaf chunk most similar to q (at

@@ -2,6 +2,8 @@ package retrieval
 
 import (
 	"context"
+	"errors"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
@@ -27,6 +29,15 @@ import (
 // The vectors are computed once per store generation and person (messageVectors),
 // from the chunks the backend links to the person (index.Backend's Recent and
 // Texts): no backend keeps them, and a backend need implement nothing for them.
+//
+// With the optional embedder (a backend implementing index.ChunkVectors, with an
+// embedder configured and the query allowed to leave the process) recall's list is
+// the embedder's instead (embedderMeaningList): the person's chunks ranked by the
+// cosine of their stored vector to the query's, each citing the person's
+// messages in it, in place of recall's order below the hits that say a query
+// word (meaningFirst): the chunks found only through the person come newest first
+// from search, an order that says nothing of the question, and the embedder's
+// order replaces it. Search never sends a query to the embedder.
 
 // Cost bounds of the meaning list (not quality knobs).
 const (
@@ -41,7 +52,7 @@ const (
 
 // personMessage is one message of a person's chunks with its meaning code.
 type personMessage struct {
-	hit  abi.ChunkHit // the chunk, citing this message alone
+	hit  abi.ChunkHit // the chunk, citing this message alone (or the person's messages in it)
 	code wordvec.Code
 }
 
@@ -49,7 +60,16 @@ type meaningKey struct {
 	store any
 	gen   string
 	who   string
+	list  personList
 }
+
+// personList names what a cached list of a person holds.
+type personList int
+
+const (
+	listMessages personList = iota // messages with meaning codes (messageVectors)
+	listChunks                     // chunks citing the person's messages (personChunks)
+)
 
 var meaningCache = struct {
 	mu    sync.Mutex
@@ -92,17 +112,76 @@ func (c *Call) namedPeople() (ids []string, nameWords map[string]bool) {
 // nameWords), or of every message of their chunks that names no author (mail,
 // notes), computed once per generation.
 func messageVectors(ctx context.Context, st index.Backend, ids []string, nameWords map[string]bool) ([]personMessage, error) {
+	return cachedPeople(st, ids, listMessages, func() ([]personMessage, error) {
+		msgs := []personMessage{}
+		err := eachPersonMessage(ctx, st, ids, nameWords, func(h index.Hit, ref, text string) {
+			v, ok := wordvec.Text(text)
+			if !ok {
+				return
+			}
+			mh := h.ChunkHit
+			mh.SourceRef, mh.SourceRefs, mh.Score, mh.Snippet = ref, []string{ref}, 0, text
+			msgs = append(msgs, personMessage{hit: mh, code: v.Encode()})
+		})
+		return msgs, err
+	})
+}
+
+// personChunks returns the chunks holding messages of the people ids (as
+// messageVectors chooses them), each hit citing those messages only, its snippet
+// their first; computed once per generation.
+func personChunks(ctx context.Context, st index.Backend, ids []string, nameWords map[string]bool) ([]personMessage, error) {
+	return cachedPeople(st, ids, listChunks, func() ([]personMessage, error) {
+		chunks := []personMessage{}
+		err := eachPersonMessage(ctx, st, ids, nameWords, func(h index.Hit, ref, text string) {
+			if n := len(chunks); n > 0 && chunks[n-1].hit.ID == h.ID {
+				chunks[n-1].hit.SourceRefs = append(chunks[n-1].hit.SourceRefs, ref)
+				return
+			}
+			ch := h.ChunkHit
+			ch.SourceRef, ch.SourceRefs, ch.Score, ch.Snippet = ref, []string{ref}, 0, text
+			chunks = append(chunks, personMessage{hit: ch})
+		})
+		return chunks, err
+	})
+}
+
+// cachedPeople returns the cached list of (generation, ids, list), computing
+// it with build when absent.
+func cachedPeople(st index.Backend, ids []string, list personList, build func() ([]personMessage, error)) ([]personMessage, error) {
 	gen := st.Stats().Generation
-	key := meaningKey{store: gen.Store, gen: gen.ID, who: strings.Join(ids, "\x00")}
+	key := meaningKey{store: gen.Store, gen: gen.ID, who: strings.Join(ids, "\x00"), list: list}
 	meaningCache.mu.Lock()
 	msgs, ok := meaningCache.m[key]
 	meaningCache.mu.Unlock()
 	if ok {
 		return msgs, nil
 	}
-	hits, err := st.Recent(ctx, index.Filter{EntityIDs: ids}, meaningScope, nil)
+	msgs, err := build()
 	if err != nil {
 		return nil, err
+	}
+	meaningCache.mu.Lock()
+	if _, ok := meaningCache.m[key]; !ok {
+		meaningCache.m[key] = msgs
+		meaningCache.order = append(meaningCache.order, key)
+		if len(meaningCache.order) > meaningCacheMax {
+			delete(meaningCache.m, meaningCache.order[0])
+			meaningCache.order = meaningCache.order[1:]
+		}
+	}
+	meaningCache.mu.Unlock()
+	return msgs, nil
+}
+
+// eachPersonMessage calls fn, chunk by chunk (newest first, at most meaningScope
+// chunks) and in message order, with each message of the people ids' chunks
+// whose author is one of them (a chat message whose author's name says a word of
+// nameWords) or that names no author (mail, notes).
+func eachPersonMessage(ctx context.Context, st index.Backend, ids []string, nameWords map[string]bool, fn func(h index.Hit, ref, text string)) error {
+	hits, err := st.Recent(ctx, index.Filter{EntityIDs: ids}, meaningScope, nil)
+	if err != nil {
+		return err
 	}
 	chunkIDs := make([]string, len(hits))
 	for i, h := range hits {
@@ -110,9 +189,8 @@ func messageVectors(ctx context.Context, st index.Backend, ids []string, nameWor
 	}
 	texts, err := st.Texts(ctx, chunkIDs)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	msgs = []personMessage{}
 	for _, h := range hits {
 		ct, ok := texts[h.ID]
 		if !ok {
@@ -134,26 +212,10 @@ func messageVectors(ctx context.Context, st index.Backend, ids []string, nameWor
 			if author != "" && !saysAny(author, nameWords) {
 				continue
 			}
-			v, ok := wordvec.Text(text)
-			if !ok {
-				continue
-			}
-			mh := h.ChunkHit
-			mh.SourceRef, mh.SourceRefs, mh.Score, mh.Snippet = ref, []string{ref}, 0, text
-			msgs = append(msgs, personMessage{hit: mh, code: v.Encode()})
+			fn(h, ref, text)
 		}
 	}
-	meaningCache.mu.Lock()
-	if _, ok := meaningCache.m[key]; !ok {
-		meaningCache.m[key] = msgs
-		meaningCache.order = append(meaningCache.order, key)
-		if len(meaningCache.order) > meaningCacheMax {
-			delete(meaningCache.m, meaningCache.order[0])
-			meaningCache.order = meaningCache.order[1:]
-		}
-	}
-	meaningCache.mu.Unlock()
-	return msgs, nil
+	return nil
 }
 
 // saysAny reports whether name's folded words include one of words.
@@ -207,10 +269,138 @@ func (c *Call) meaningList(ctx context.Context) ([]abi.ChunkHit, error) {
 	return out, nil
 }
 
+// embedderMeaningList ranks the chunks of the people the query names by the
+// cosine of their stored vector (cv's embedder) to the query's, best first, at
+// most meaningDepth, each citing the person's messages in it; nil when the query
+// names nobody the store knows, or the embedder gives no query vector (refused
+// by the embed gate, or failing: recall's vector list has said so in its note).
+func (c *Call) embedderMeaningList(ctx context.Context, cv index.ChunkVectors) ([]abi.ChunkHit, error) {
+	ids, nameWords := c.namedPeople()
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	q, err := cv.QueryVector(ctx, c.Query.Raw)
+	if err != nil || len(q) == 0 {
+		if err != nil && !errors.Is(err, index.ErrEmbedRefused) {
+			slog.Warn("recall: embedder failed for the meaning list", "err", err)
+		}
+		return nil, nil
+	}
+	chunks, err := personChunks(ctx, c.St, ids, nameWords)
+	if err != nil || len(chunks) == 0 {
+		return nil, err
+	}
+	chunkIDs := make([]string, len(chunks))
+	for i, ch := range chunks {
+		chunkIDs[i] = ch.hit.ID
+	}
+	sims, err := cv.Similarities(ctx, q, chunkIDs)
+	if err != nil {
+		return nil, err
+	}
+	type scored struct {
+		i   int
+		cos float32
+	}
+	s := make([]scored, 0, len(sims))
+	for i, ch := range chunks {
+		if cos, ok := sims[ch.hit.ID]; ok {
+			s = append(s, scored{i, cos})
+		}
+	}
+	sort.SliceStable(s, func(a, b int) bool { return s[a].cos > s[b].cos })
+	out := make([]abi.ChunkHit, 0, min(len(s), meaningDepth))
+	for _, x := range s[:min(len(s), meaningDepth)] {
+		h := chunks[x.i].hit
+		h.SourceRefs = slices.Clone(h.SourceRefs)
+		h.Score = float64(x.cos)
+		out = append(out, h)
+	}
+	return out, nil
+}
+
+// wordLead is the number of leading hits up to the last that says one of the
+// query's words other than the names of the people it names (a search level below
+// RecentLevel, when the query has such a word the store says): the hits after it
+// were found only through the person or date the query names, or not by search.
+func (c *Call) wordLead(hits []abi.ChunkHit) int {
+	_, nameWords := c.namedPeople()
+	said := false
+	for _, t := range c.Terms {
+		said = said || !nameWords[t.Word]
+	}
+	if !said {
+		return 0
+	}
+	end := 0
+	for i, h := range hits {
+		if l, ok := c.level[h.ID]; ok && l < RecentLevel {
+			end = i + 1
+		}
+	}
+	return end
+}
+
+// meaningFirst puts the meaning list ml in place of hits' order after their
+// first keep: those hits stay, then each meaning hit in its order (as the hit on
+// the same chunk, when there is one, with that hit's citations: the embedder's
+// vector is the chunk's), then the other hits in their order; at most k. It is
+// fuseMeaning with an unbounded weight, for the hits found only through the
+// person a question names, whose order (newest first) says nothing of the
+// question.
+func meaningFirst(hits, ml []abi.ChunkHit, keep, k int) []abi.ChunkHit {
+	if len(ml) == 0 || keep >= k {
+		return hits
+	}
+	keep = min(keep, len(hits))
+	first := map[string]int{} // chunk id → its first hit
+	for i, h := range hits {
+		if _, ok := first[h.ID]; !ok {
+			first[h.ID] = i
+		}
+	}
+	out := make([]abi.ChunkHit, 0, k)
+	used := make([]bool, len(hits))
+	for i := range keep {
+		used[i] = true
+		out = append(out, hits[i])
+	}
+	placed := map[string]bool{}
+	for _, h := range ml {
+		if len(out) == k {
+			return out
+		}
+		if placed[h.ID] {
+			continue
+		}
+		placed[h.ID] = true
+		i, ok := first[h.ID]
+		switch {
+		case ok && used[i]:
+		case ok:
+			used[i] = true
+			out = append(out, hits[i])
+		default:
+			h.Score = 0
+			out = append(out, h)
+		}
+	}
+	for i, h := range hits {
+		if len(out) == k {
+			break
+		}
+		if !used[i] {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
 // fuseMeaning fuses the meaning list ml into hits (best first) with weight w: the
 // first keep hits stay in place; every other hit scores 1/(RRFK + rank), plus
-// w/(RRFK + r) for each meaning hit at rank r citing a message it cites; a meaning
-// hit citing a message no hit cites joins with w/(RRFK + r). Best first, at most
+// w/(RRFK + r) for each meaning hit at rank r citing a message it cites (any of
+// the meaning hit's messages); a meaning hit citing no message a hit cites joins
+// with w/(RRFK + r). Best first, at most
 // k. With w == 0 or no meaning list, hits come back unchanged.
 func fuseMeaning(p *Params, hits, ml []abi.ChunkHit, w float64, keep, k int) []abi.ChunkHit {
 	if w <= 0 || len(ml) == 0 || keep >= k {
@@ -239,14 +429,27 @@ func fuseMeaning(p *Params, hits, ml []abi.ChunkHit, w float64, keep, k int) []a
 	}
 	for r, h := range ml {
 		add := w / (p.RRFK + float64(r+1))
-		if i, ok := cited[refKey(h.ID, h.SourceRef)]; ok {
-			accs[i].score += add
+		refs := h.SourceRefs
+		if len(refs) == 0 {
+			refs = []string{h.SourceRef}
+		}
+		found := false
+		for _, ref := range refs {
+			if i, ok := cited[refKey(h.ID, ref)]; ok {
+				accs[i].score += add
+				found = true
+				break
+			}
+		}
+		if found {
 			continue
 		}
 		a := &acc{hit: h, score: add, rank: len(hits) + r}
 		a.hit.Score = 0
 		accs = append(accs, a)
-		cited[refKey(h.ID, h.SourceRef)] = len(accs) - 1
+		for _, ref := range refs {
+			cited[refKey(h.ID, ref)] = len(accs) - 1
+		}
 	}
 	rest := accs[keep:]
 	sort.SliceStable(rest, func(i, j int) bool {

@@ -111,3 +111,21 @@ func TestMeaningListIsThePersonsMessages(t *testing.T) {
 		t.Fatalf("meaning list for an unknown person = %v, %v; want none", ml, err)
 	}
 }
+
+// meaningFirst keeps the first hits, then puts the meaning list's hits in its
+// order (as the hit on the same chunk, when there is one), then the rest.
+func TestMeaningFirst(t *testing.T) {
+	hits := []abi.ChunkHit{hit("c1", "m1"), hit("c2", "m2", "m3"), hit("c3", "m4"), hit("c4", "m5")}
+	ml := []abi.ChunkHit{hit("c1", "m1"), hit("c9", "m9"), hit("c2", "m3", "m2"), hit("c3", "m8")}
+	got := ids(meaningFirst(hits, ml, 1, 10))
+	want := []string{"c1/m1", "c9/m9", "c2/m2", "c3/m4", "c4/m5"}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("meaningFirst = %v, want %v", got, want)
+	}
+	if got := ids(meaningFirst(hits, ml, 0, 3)); !reflect.DeepEqual(got, []string{"c1/m1", "c9/m9", "c2/m2"}) {
+		t.Fatalf("meaningFirst k = 3 = %v", got)
+	}
+	if got := meaningFirst(hits, nil, 0, 10); !reflect.DeepEqual(got, hits) {
+		t.Fatalf("no list changed the hits: %v", ids(got))
+	}
+}

@@ -33,8 +33,10 @@ func (e *Engine) Recall(ctx context.Context, st index.Backend, query string, k i
 		return nil, "", "", err
 	}
 	vx, _ := st.(index.Vectors)
+	embedded := false // the embedder gave the query's vector
 	if model, ok := vectorModel(vx); ok {
 		vh, err := vx.VectorList(ctx, query, e.p.RecallDepth)
+		embedded = err == nil
 		vl := List{Name: "vectors", Weight: 1, Hits: cut(vh, analysis.Words(query))}
 		switch {
 		case errors.Is(err, index.ErrEmbedRefused):
@@ -90,7 +92,15 @@ func (e *Engine) Recall(ctx context.Context, st index.Backend, query string, k i
 	for x, i := range idx {
 		hits[i] = sub[x]
 	}
-	if w := e.p.MeaningRecall * (1 - rho); w > 0 {
+	if cv, ok := st.(index.ChunkVectors); ok && embedded {
+		// The embedder's meaning list (meaning.go): below the hits that say a
+		// query word, the named person's chunks in the embedder's order.
+		ml, err := c.embedderMeaningList(ctx, cv)
+		if err != nil {
+			return nil, "", "", err
+		}
+		hits = meaningFirst(hits, ml, c.wordLead(hits), k)
+	} else if w := e.p.MeaningRecall * (1 - rho); w > 0 {
 		// The meaning list weighs as little as the query's literal evidence is
 		// strong, and never moves the literal lead, as the other lists.
 		ml, err := c.meaningList(ctx)
@@ -165,6 +175,7 @@ func (c *Call) LexicalLists(ctx context.Context) (lead, tail []abi.ChunkHit, lis
 	if err != nil {
 		return nil, nil, nil, nil, 0, err
 	}
+	c.level = level
 	lead, tail = LiteralLead(hits, level)
 	ev, err := c.literalEvidence(ctx, lead, level)
 	if err != nil {

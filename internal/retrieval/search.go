@@ -33,6 +33,9 @@ type Call struct {
 	HasTime, HasEnt bool
 	// Msgs reads chunk texts once per call.
 	Msgs *Messages
+
+	// level is the evidence level of search's hits (LexicalLists).
+	level map[string]int
 }
 
 // NewCall understands query against st (ParseQuery, KnownEntities, QueryTerms).
@@ -67,8 +70,14 @@ func (e *Engine) Search(ctx context.Context, st index.Backend, query string, k i
 	if err != nil {
 		return nil, nil, err
 	}
+	return c.Ranked(ctx)
+}
+
+// Ranked is memory.search's ranking: the pipeline (Search), then the meaning
+// list fused below its literal lead when MeaningSearch is on.
+func (c *Call) Ranked(ctx context.Context) (hits []abi.ChunkHit, level map[string]int, err error) {
 	hits, level, err = c.Search(ctx)
-	if err != nil || e.p.MeaningSearch <= 0 {
+	if err != nil || c.P.MeaningSearch <= 0 {
 		return hits, level, err
 	}
 	ml, err := c.meaningList(ctx)
@@ -78,7 +87,7 @@ func (e *Engine) Search(ctx context.Context, st index.Backend, query string, k i
 	// Below search's literal lead only (LiteralLead): the hits saying the query's
 	// rarer words keep their places.
 	lead, _ := LiteralLead(hits, level)
-	return fuseMeaning(&e.p, hits, ml, e.p.MeaningSearch, len(lead), k), level, nil
+	return fuseMeaning(c.P, hits, ml, c.P.MeaningSearch, len(lead), c.K), level, nil
 }
 
 // Search runs the pipeline under each restriction in turn (Restrictions).

@@ -207,3 +207,18 @@ type Vectors interface {
 	// ErrEmbedRefused when ctx's EmbedGate refuses query).
 	VectorList(ctx context.Context, query string, depth int) ([]Hit, error)
 }
+
+// ChunkVectors is a Vectors backend that also embeds a query on its own and
+// measures it against chosen chunks' stored vectors (optional): recall ranks the
+// chunks of the person a question names by the embedder's meaning (the meaning
+// list, issue 36). A backend without it gets no such list; nothing else changes.
+type ChunkVectors interface {
+	Vectors
+	// QueryVector embeds query with the embedder, L2-normalised (nil when no
+	// embedder is configured; ErrEmbedRefused when ctx's EmbedGate refuses
+	// query). A query VectorList embedded is not sent to the embedder again.
+	QueryVector(ctx context.Context, query string) ([]float32, error)
+	// Similarities returns the cosine of q to the stored vector of each chunk of
+	// ids that has one for the embedder's model (a chunk without one is left out).
+	Similarities(ctx context.Context, q []float32, ids []string) (map[string]float32, error)
+}
