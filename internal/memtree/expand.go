@@ -2,7 +2,6 @@ package memtree
 
 import (
 	"context"
-	"sync"
 
 	"github.com/openhuman/openhuman-core/internal/embed"
 	"github.com/openhuman/openhuman-core/internal/lexicon"
@@ -35,48 +34,8 @@ type Embedder interface {
 
 type expanderBox struct{ e Expander }
 
-// embedderBox holds the store's embedder and the vectors of the last queries it
-// embedded: recall asks for a query's vector twice (the store-wide vector list and
-// the person-scoped meaning list), and the query is sent to the embedder once.
-type embedderBox struct {
-	e Embedder
-
-	mu    sync.Mutex
-	memo  map[string][]float32
-	order []string
-}
-
-// queryMemoMax is how many query vectors an embedderBox keeps (a cost bound).
-const queryMemoMax = 32
-
-// embedQuery returns the embedder's L2-normalised vector of query, embedding it
-// only when none of the last queryMemoMax queries was the same text.
-func (b *embedderBox) embedQuery(ctx context.Context, query string) ([]float32, error) {
-	b.mu.Lock()
-	q, ok := b.memo[query]
-	b.mu.Unlock()
-	if ok {
-		return q, nil
-	}
-	q, err := embed.QueryVector(ctx, b.e, query)
-	if err != nil {
-		return nil, err
-	}
-	b.mu.Lock()
-	if b.memo == nil {
-		b.memo = map[string][]float32{}
-	}
-	if _, ok := b.memo[query]; !ok {
-		b.memo[query] = q
-		b.order = append(b.order, query)
-		if len(b.order) > queryMemoMax {
-			delete(b.memo, b.order[0])
-			b.order = b.order[1:]
-		}
-	}
-	b.mu.Unlock()
-	return q, nil
-}
+// embedderBox is the store's embedder with the vectors of its last queries.
+type embedderBox = embed.QueryEmbedder
 
 // SetExpander sets the query expander recall uses in its offline mode; stores start
 // with the WordNet expander of internal/lexicon (nil: no expansion).
@@ -96,7 +55,7 @@ func (s *Store) SetEmbedder(e Embedder) {
 		s.embedder.Store(nil)
 		return
 	}
-	s.embedder.Store(&embedderBox{e: e})
+	s.embedder.Store(embed.NewQueryEmbedder(e))
 }
 
 func (s *Store) currentExpander() Expander {
@@ -108,7 +67,7 @@ func (s *Store) currentExpander() Expander {
 
 func (s *Store) currentEmbedder() Embedder {
 	if b := s.embedder.Load(); b != nil {
-		return b.e
+		return b.Embedder
 	}
 	return nil
 }

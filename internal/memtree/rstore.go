@@ -460,7 +460,7 @@ func (r storeReader) QueryVector(ctx context.Context, query string) ([]float32, 
 	if !index.EmbedAllowed(ctx, query) {
 		return nil, index.ErrEmbedRefused
 	}
-	return emb.embedQuery(ctx, query)
+	return emb.Query(ctx, query)
 }
 
 // Similarities is the cosine of q to the stored chunk vectors of ids under the
@@ -470,5 +470,5 @@ func (r storeReader) Similarities(ctx context.Context, q []float32, ids []string
 	if emb == nil || len(q) == 0 {
 		return nil, nil
 	}
-	return r.s.similarities(ctx, r.db, emb.e.Model(), q, ids)
+	return r.s.similarities(ctx, r.db, emb.Model(), q, ids)
 }

@@ -150,11 +150,11 @@ func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow in
 // chunks by cosine similarity; a summary among the nearest stands for its leaf
 // nearest the query. The hits are nil when no vectors of the model exist.
 func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb *embedderBox, query string, depth int, scope index.Scope) ([]index.Hit, error) {
-	q, err := emb.embedQuery(ctx, query)
+	q, err := emb.Query(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	ix, err := s.modelVectors(ctx, db, emb.e.Model(), len(q))
+	ix, err := s.modelVectors(ctx, db, emb.Model(), len(q))
 	if err != nil || ix == nil || ix.Len() == 0 {
 		return nil, err
 	}
