@@ -224,7 +224,7 @@ func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb Embedder, query 
 	byID := map[string]index.Hit{}
 	for rows.Next() {
 		var h index.Hit
-		h.ChunkHit, err = scanHit(rows, &h.Text)
+		h.ChunkHit, err = ScanHit(rows, &h.Text)
 		if err != nil {
 			return nil, fmt.Errorf("vector hits: %w", err)
 		}
