@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/mail"
 	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
@@ -229,9 +230,9 @@ func TestZipRefusals(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "..", "outside.md")); err == nil {
 		t.Errorf("a member was written outside the archive")
 	}
-	old := readkit.ArchiveLimits.Members
-	readkit.ArchiveLimits.Members = 1
-	defer func() { readkit.ArchiveLimits.Members = old }()
+	old := archive.Limits.Members
+	archive.Limits.Members = 1
+	defer func() { archive.Limits.Members = old }()
 	writeZip(t, filepath.Join(dir, "many", "many.zip"), map[string]string{"a.md": "a\n", "b.md": "b\n"})
 	_, sum = runOn(t, Options{}, filepath.Join(dir, "many"))
 	if len(sum.Errors) != 1 || !strings.Contains(sum.Errors[0].Error(), "2 members") {

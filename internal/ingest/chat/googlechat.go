@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
@@ -136,7 +137,7 @@ func (GoogleChatReader) Read(ctx context.Context, in readkit.Input, out readkit.
 	if base == "group_info.json" || base == "user_info.json" {
 		// metadata: group_info.json names the conversation of the messages.json
 		// beside it; a conversation without one is named after its folder
-		if _, err := readkit.Stat(filepath.Join(filepath.Dir(path), "messages.json")); base == "group_info.json" && err != nil {
+		if _, err := archive.Stat(filepath.Join(filepath.Dir(path), "messages.json")); base == "group_info.json" && err != nil {
 			rep.Warn(path, "", "conversation metadata without a messages.json beside it: no messages to read")
 		}
 		return

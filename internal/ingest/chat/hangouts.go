@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -86,7 +87,7 @@ type hoEvent struct {
 
 func (HangoutsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	f, err := readkit.Open(path)
+	f, err := archive.Open(path)
 	if err != nil {
 		rep.Fail(readkit.FileError{Path: path, Err: err})
 		return

@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -71,7 +72,7 @@ type mmAttachment struct {
 
 func (MattermostReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	f, err := readkit.Open(path)
+	f, err := archive.Open(path)
 	if err != nil {
 		rep.Fail(readkit.FileError{Path: path, Err: err})
 		return

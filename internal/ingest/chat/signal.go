@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
@@ -81,7 +82,7 @@ func (SignalReader) Read(ctx context.Context, in readkit.Input, out readkit.Outp
 		msgs = append(msgs, mi)
 	}
 	if ext := strings.ToLower(filepath.Ext(path)); ext == ".json" || ext == ".jsonl" {
-		f, err := readkit.Open(path)
+		f, err := archive.Open(path)
 		if err != nil {
 			rep.Fail(readkit.FileError{Path: path, Err: err})
 			return

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
@@ -98,7 +99,7 @@ var plausibleFileTime = time.Date(1980, 1, 2, 0, 0, 0, 0, time.UTC)
 // docFileTime returns the file's modification time, or now with a note when the
 // file has none that is plausible.
 func docFileTime(p string, now time.Time) (time.Time, string) {
-	st, err := readkit.Stat(p)
+	st, err := archive.Stat(p)
 	if err != nil {
 		return now.UTC(), "no file time: dated at ingest"
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -54,7 +55,7 @@ func (NotionCSVReader) Detect(p string, dir bool, head []byte) bool {
 func (NotionCSVReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	base, _ := notionCSVBase(path)
-	if st, err := readkit.Stat(filepath.Join(filepath.Dir(path), base)); err == nil && st.IsDir() {
+	if st, err := archive.Stat(filepath.Join(filepath.Dir(path), base)); err == nil && st.IsDir() {
 		rep.Skip(path, ReasonNotionTable)
 		return
 	}

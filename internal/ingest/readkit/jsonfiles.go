@@ -15,12 +15,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // ReadFileLimited reads a whole file, refusing files over MaxFileBytes.
 func ReadFileLimited(path string) ([]byte, error) {
-	b, ok, err := ReadAll(path, MaxFileBytes)
+	b, ok, err := archive.ReadAll(path, MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}
