@@ -13,7 +13,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -87,9 +86,8 @@ type hoEvent struct {
 
 func (HangoutsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	f, err := archive.Open(path)
-	if err != nil {
-		rep.Fail(readkit.FileError{Path: path, Err: err})
+	f, ok := readkit.OpenInput(path, rep)
+	if !ok {
 		return
 	}
 	defer f.Close()

@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -129,8 +128,7 @@ func (IRCReader) Read(ctx context.Context, in readkit.Input, out readkit.Output,
 		return
 	}
 	var all []string
-	sc := bufio.NewScanner(strings.NewReader(tf.Text))
-	sc.Buffer(make([]byte, 64<<10), readkit.MaxLineBytes)
+	sc := readkit.NewLineScanner(strings.NewReader(tf.Text))
 	for sc.Scan() {
 		all = append(all, strings.TrimRight(sc.Text(), "\r"))
 	}

@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -72,14 +70,12 @@ type mmAttachment struct {
 
 func (MattermostReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	f, err := archive.Open(path)
-	if err != nil {
-		rep.Fail(readkit.FileError{Path: path, Err: err})
+	f, ok := readkit.OpenInput(path, rep)
+	if !ok {
 		return
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), readkit.MaxLineBytes)
+	sc := readkit.NewLineScanner(f)
 	type user struct{ name, email string }
 	users := map[string]user{}
 	titles := map[string]string{}

@@ -1,15 +1,18 @@
 package readkit
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	mcharset "github.com/emersion/go-message/charset"
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"golang.org/x/text/encoding/charmap"
 	xunicode "golang.org/x/text/encoding/unicode"
 )
@@ -164,6 +167,26 @@ type textFile struct {
 
 // ErrEmpty marks an empty input: nothing to ingest, not a failure.
 var ErrEmpty = fmt.Errorf("empty file: nothing to ingest")
+
+// OpenInput opens the file at path (on disk or in a mounted archive) for a
+// reader that streams it; a file it cannot open is a failure told to rep, and
+// ok is false.
+func OpenInput(path string, rep *Report) (f fs.File, ok bool) {
+	f, err := archive.Open(path)
+	if err != nil {
+		rep.Fail(FileError{Path: path, Err: err})
+		return nil, false
+	}
+	return f, true
+}
+
+// NewLineScanner scans r by lines of up to MaxLineBytes (a longer line stops
+// the scan with bufio.ErrTooLong).
+func NewLineScanner(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), MaxLineBytes)
+	return sc
+}
 
 // DecodeTextFile checks that b is text and returns it as valid UTF-8 with LF line
 // endings. Binary data and over-long lines are errors naming the byte offset.
