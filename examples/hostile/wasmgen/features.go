@@ -21,12 +21,8 @@ const (
 // 0) that uses feature, encoded by hand (wasmbin.Builder only makes what every
 // engine runs).
 func Uses(feature Feature) []byte {
-	out := append(append([]byte{}, wasmbin.Magic...), wasmbin.Version1...)
-	section := func(id byte, c []byte) {
-		out = append(out, id)
-		out = wasmbin.AppendULEB(out, uint64(len(c)))
-		out = append(out, c...)
-	}
+	out := newRawModule()
+	section := out.section
 	// Types: 0 (i32) -> i32, 1 (i32, i32) -> i64.
 	section(wasmbin.SectionType, []byte{2, 0x60, 1, 0x7f, 1, 0x7f, 0x60, 2, 0x7f, 0x7f, 1, 0x7e})
 	imports := 0

@@ -49,12 +49,8 @@ func Entries(shape Shape, n int) []byte {
 // manyTypes is Entries' types shape, encoded by hand (wasmbin.Builder merges
 // equal types).
 func manyTypes(n int) []byte {
-	out := append(append([]byte{}, wasmbin.Magic...), wasmbin.Version1...)
-	section := func(id byte, c []byte) {
-		out = append(out, id)
-		out = wasmbin.AppendULEB(out, uint64(len(c)))
-		out = append(out, c...)
-	}
+	out := newRawModule()
+	section := out.section
 	n = max(n, 2) - 2 // the two types of oh_alloc and oh_call count
 	c := wasmbin.AppendULEB(nil, uint64(n+2))
 	for i := 0; i < n; i++ {
@@ -79,12 +75,8 @@ func manyTypes(n int) []byte {
 // time grows with functions × types, in wazero and in the stack rewrite; 99k
 // functions and 10k types, each within its own limit, took 15–32 s).
 func FuncsAndTypes(funcs, types int) []byte {
-	out := append(append([]byte{}, wasmbin.Magic...), wasmbin.Version1...)
-	section := func(id byte, c []byte) {
-		out = append(out, id)
-		out = wasmbin.AppendULEB(out, uint64(len(c)))
-		out = append(out, c...)
-	}
+	out := newRawModule()
+	section := out.section
 	types = max(types, 3)
 	c := wasmbin.AppendULEB(nil, uint64(types))
 	c = append(c, 0x60, 1, 0x7f, 1, 0x7f)       // 0: (i32) -> i32

@@ -134,3 +134,19 @@ func abiExports(first int) []byte {
 	}
 	return ex
 }
+
+// rawModule is a module encoded by hand, section by section, for what
+// wasmbin.Builder does not make.
+type rawModule []byte
+
+// newRawModule is the header of a WebAssembly 1 module.
+func newRawModule() rawModule {
+	return append(append(rawModule{}, wasmbin.Magic...), wasmbin.Version1...)
+}
+
+// section appends section id holding content c.
+func (m *rawModule) section(id byte, c []byte) {
+	*m = append(*m, id)
+	*m = wasmbin.AppendULEB(*m, uint64(len(c)))
+	*m = append(*m, c...)
+}

@@ -156,40 +156,19 @@ func IsMember(p string) bool {
 
 // Open opens a file on disk or in a mounted archive.
 func Open(p string) (fs.File, error) {
-	if fsys, name, ok := resolve(p); ok {
-		f, err := fsys.Open(name)
-		if err != nil {
-			return nil, archiveErr(p, err)
-		}
-		return f, nil
-	}
-	return os.Open(p)
+	return onMountOrDisk(p, fs.FS.Open, func(p string) (fs.File, error) { return os.Open(p) })
 }
 
 // ReadDir lists a folder on disk or in a mounted archive, sorted by name (a
 // mounted archive lists as a folder).
 func ReadDir(p string) ([]fs.DirEntry, error) {
-	if fsys, name, ok := resolve(p); ok {
-		es, err := fs.ReadDir(fsys, name)
-		if err != nil {
-			return nil, archiveErr(p, err)
-		}
-		return es, nil
-	}
-	return os.ReadDir(p)
+	return onMountOrDisk(p, fs.ReadDir, os.ReadDir)
 }
 
 // Stat stats a file or folder on disk or in a mounted archive (a mounted
 // archive stats as a folder).
 func Stat(p string) (fs.FileInfo, error) {
-	if fsys, name, ok := resolve(p); ok {
-		st, err := fs.Stat(fsys, name)
-		if err != nil {
-			return nil, archiveErr(p, err)
-		}
-		return st, nil
-	}
-	return os.Stat(p)
+	return onMountOrDisk(p, fs.Stat, os.Stat)
 }
 
 // Lstat is Stat without following a symbolic link on disk (an archive's
@@ -199,6 +178,20 @@ func Lstat(p string) (fs.FileInfo, error) {
 		return Stat(p)
 	}
 	return os.Lstat(p)
+}
+
+// onMountOrDisk runs inArchive on the member p names when p is in a mounted
+// archive (its error worded by archiveErr), else onDisk on p.
+func onMountOrDisk[T any](p string, inArchive func(fsys fs.FS, name string) (T, error), onDisk func(string) (T, error)) (T, error) {
+	if fsys, name, ok := resolve(p); ok {
+		v, err := inArchive(fsys, name)
+		if err != nil {
+			var zero T
+			return zero, archiveErr(p, err)
+		}
+		return v, nil
+	}
+	return onDisk(p)
 }
 
 // archiveErr words an error about an archive member with its path as walked and
