@@ -32,12 +32,9 @@ const indexScanAbove = 2000
 // read API shapes it): nil when there is none, index.ErrEmpty when the store
 // has no file yet.
 func (s *Store) Chunk(ctx context.Context, id string) (*abi.Chunk, error) {
-	db, err := s.readers(ctx)
+	db, err := s.plainReaders(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if db == nil {
-		return nil, index.ErrEmpty
 	}
 	var c abi.Chunk
 	var ref sql.NullString
@@ -100,12 +97,9 @@ func (s *Store) Browse(ctx context.Context, req abi.ChunksListRequest) (*index.B
 }
 
 func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out *index.BrowsePage, _ error) {
-	db, err := s.readers(ctx)
+	db, err := s.plainReaders(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if db == nil {
-		return nil, index.ErrEmpty
 	}
 	// Values people type (filters.go): aliases, names, conversations without month.
 	kindCond, kindArgs, resolved, hints, err := s.browseFilters(ctx, db, &req)
@@ -425,12 +419,9 @@ func (s *Store) emptyHint(ctx context.Context, db *sql.DB, hint *string) error {
 // (index.Plain; the read API shapes them); index.ErrEmpty when the store has no
 // file yet.
 func (s *Store) Entities(ctx context.Context, kind string, k, offset int) ([]abi.Entity, int, error) {
-	db, err := s.readers(ctx)
+	db, err := s.plainReaders(ctx)
 	if err != nil {
 		return nil, 0, err
-	}
-	if db == nil {
-		return nil, 0, index.ErrEmpty
 	}
 	if scope := index.ScopeFrom(ctx); !scope.Full() {
 		return s.scopedEntities(ctx, db, scope, kind, abi.EntitiesTopRequest{K: k, Offset: offset}) // scope.go

@@ -4,7 +4,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/analysis"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -114,4 +116,61 @@ func ReadFollowing(rows Rows) (map[string]index.Hit, error) {
 		return nil, fmt.Errorf("read the next chunks: %w", err)
 	}
 	return after, nil
+}
+
+// ReadMessageChunks reads rows of (id, source key, kind, title, seq, ts,
+// ts_end, text, source_refs_json, ref_spans_json) into the chunks whose
+// messages a hit cites, by id (index.MessageChunk): refs and spans that do
+// not parse, or do not pair up, are dropped together.
+func ReadMessageChunks(rows Rows) (map[string]index.MessageChunk, error) {
+	out := map[string]index.MessageChunk{}
+	for rows.Next() {
+		var id, refs, spans string
+		var c index.MessageChunk
+		if err := rows.Scan(&id, &c.Source, &c.Kind, &c.Title, &c.Seq, &c.TS, &c.TSEnd, &c.Text, &refs, &spans); err != nil {
+			return nil, fmt.Errorf("read cited messages: %w", err)
+		}
+		if json.Unmarshal([]byte(refs), &c.Refs) != nil || json.Unmarshal([]byte(spans), &c.Spans) != nil || len(c.Spans) != len(c.Refs) {
+			c.Refs, c.Spans = nil, nil
+		}
+		out[id] = c
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("read cited messages: %w", err)
+	}
+	return out, nil
+}
+
+// ReadPeople reads rows of person entity ids into people, by the name their id
+// spells ("person:dana-lee" under "dana lee"), as index.Backend People looks
+// them up.
+func ReadPeople(rows Rows, people map[string][]string) error {
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return fmt.Errorf("load people: %w", err)
+		}
+		name := strings.Join(analysis.Words(strings.TrimPrefix(id, "person:")), " ")
+		people[name] = append(people[name], id)
+	}
+	if err := rows.Err(); err != nil {
+		return fmt.Errorf("load people: %w", err)
+	}
+	return nil
+}
+
+// ReadSources appends to out the sources rows list, as (kind, source id,
+// title, chunk count, first ms, last ms).
+func ReadSources(rows Rows, out []abi.Source) ([]abi.Source, error) {
+	for rows.Next() {
+		var src abi.Source
+		if err := rows.Scan(&src.SourceKind, &src.SourceID, &src.Title, &src.ChunkCount, &src.FirstMS, &src.MostRecentMS); err != nil {
+			return nil, fmt.Errorf("list sources: %w", err)
+		}
+		out = append(out, src)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("list sources: %w", err)
+	}
+	return out, nil
 }
