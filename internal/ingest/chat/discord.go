@@ -98,13 +98,8 @@ func (DiscordReader) Read(ctx context.Context, in readkit.Input, out readkit.Out
 		dcReadHTML(ctx, in, out, rep)
 		return
 	}
-	b, ok := readkit.ReadJSONExport(path, rep)
-	if !ok {
-		return
-	}
 	var ex dcExportJSON
-	if err := readkit.DecodeStrict(b, &ex); err != nil {
-		rep.Fail(readkit.FileError{Path: path, Err: err})
+	if !readkit.DecodeJSONExport(path, rep, &ex) {
 		return
 	}
 	guildID, chanID := readkit.RawString(ex.Guild.ID), readkit.RawString(ex.Channel.ID)

@@ -142,15 +142,10 @@ func (GoogleChatReader) Read(ctx context.Context, in readkit.Input, out readkit.
 		}
 		return
 	}
-	b, ok := readkit.ReadJSONExport(path, rep)
-	if !ok {
-		return
-	}
 	var top struct {
 		Messages []json.RawMessage `json:"messages"`
 	}
-	if err := readkit.DecodeStrict(b, &top); err != nil {
-		rep.Fail(readkit.FileError{Path: path, Err: err})
+	if !readkit.DecodeJSONExport(path, rep, &top) {
 		return
 	}
 	dir := filepath.Dir(path)

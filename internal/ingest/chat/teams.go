@@ -42,15 +42,10 @@ func (TeamsReader) Detect(p string, dir bool, head []byte) bool {
 
 func (TeamsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	b, ok := readkit.ReadJSONExport(path, rep)
-	if !ok {
-		return
-	}
 	var ex struct {
 		Conversations []json.RawMessage `json:"conversations"`
 	}
-	if err := readkit.DecodeStrict(b, &ex); err != nil {
-		rep.Fail(readkit.FileError{Path: path, Err: err})
+	if !readkit.DecodeJSONExport(path, rep, &ex) {
 		return
 	}
 	other := 0

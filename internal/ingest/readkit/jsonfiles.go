@@ -51,6 +51,21 @@ func ReadJSONExport(path string, rep *Report) (b []byte, ok bool) {
 	return b, true
 }
 
+// DecodeJSONExport reads one JSON export file as ReadJSONExport does and
+// decodes it into v with DecodeStrict; ok is false when there is nothing to
+// read or it does not decode, which rep then says.
+func DecodeJSONExport(path string, rep *Report, v any) (ok bool) {
+	b, ok := ReadJSONExport(path, rep)
+	if !ok {
+		return false
+	}
+	if err := DecodeStrict(b, v); err != nil {
+		rep.Fail(FileError{Path: path, Err: err})
+		return false
+	}
+	return true
+}
+
 // ReadJSONFile reads, guards and strictly decodes one JSON file into v.
 func ReadJSONFile(path string, v any) error {
 	b, err := ReadFileLimited(path)
