@@ -271,14 +271,11 @@ func (ChatLinesReader) Detect(p string, dir bool, head []byte) bool {
 
 func (ChatLinesReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	tf, ok := readkit.ReadTextFile(path, rep)
+	text, ok := readkit.ReadText(path, rep)
 	if !ok {
 		return
 	}
-	for _, n := range tf.Notes {
-		rep.Warn(path, "", n)
-	}
-	lines := strings.Split(tf.Text, "\n")
+	lines := strings.Split(text, "\n")
 	var heads []waHead
 	var rests []string
 	var buf waBuf

@@ -211,6 +211,19 @@ func ReadTextFile(path string, rep *Report) (tf textFile, ok bool) {
 	return tf, true
 }
 
+// ReadText is ReadTextFile for a reader that keeps what decoding repaired
+// told: each repair is a warning on path, and the text is returned.
+func ReadText(path string, rep *Report) (text string, ok bool) {
+	tf, ok := ReadTextFile(path, rep)
+	if !ok {
+		return "", false
+	}
+	for _, n := range tf.Notes {
+		rep.Warn(path, "", n)
+	}
+	return tf.Text, true
+}
+
 func DecodeTextFile(b []byte) (textFile, error) {
 	var tf textFile
 	if len(bytes.TrimSpace(b)) == 0 {
