@@ -4,13 +4,15 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 )
 
 // TestTelegramMinimalChats: a single chat's export cut to its least — no chat id
 // or name, no from_id, date_unixtime or text_entities, messages without ids or
 // authors — is still read as Telegram, each message kept.
 func TestTelegramMinimalChats(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"a.json": `{"messages":[{"id":1,"type":"message","date":"2020-01-01T10:00:00","from":"Ann","text":"Minimal Message"},` +
 			`{"id":2,"type":"message","date":"2020-01-01T10:01:00","from":"Bob","text":["Minimal ",{"type":"bold","text":"Message"}]}]}`,
 		"b.json": `{"messages":[{"type":"message","date":"2020-01-01T10:00:00","text":"Minimal Message"}]}`,
