@@ -371,12 +371,8 @@ func (ChatLinesReader) Read(ctx context.Context, in readkit.Input, out readkit.O
 		}
 	}
 	msgs = kept
-	if events > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d stamped line(s) without an author (events) not stored as messages", events))
-	}
-	if other > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d line(s) before the first message: not stored", other))
-	}
+	rep.WarnCount(path, events, "%d stamped line(s) without an author (events) not stored as messages")
+	rep.WarnCount(path, other, "%d line(s) before the first message: not stored")
 	if undated > 0 {
 		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("%d message(s) whose date is no date in the file's inferred order, or before 1980: not ingested", undated)})
 	}

@@ -197,9 +197,7 @@ func (DiscordReader) Read(ctx context.Context, in readkit.Input, out readkit.Out
 		}
 		msgs = append(msgs, m)
 	}
-	if empty > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d message(s) with no content, embed or attachment not kept", empty))
-	}
+	rep.WarnCount(path, empty, "%d message(s) with no content, embed or attachment not kept")
 	if len(msgs) == 0 {
 		return
 	}

@@ -220,12 +220,8 @@ func (GoogleChatReader) Read(ctx context.Context, in readkit.Input, out readkit.
 	if guessedZone {
 		rep.Warn(path, "", "created_date carries a zone name this reader cannot place: read as UTC")
 	}
-	if deleted > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d deleted message(s) not kept", deleted))
-	}
-	if empty > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d message(s) with no text and no attachment not kept", empty))
-	}
+	rep.WarnCount(path, deleted, "%d deleted message(s) not kept")
+	rep.WarnCount(path, empty, "%d message(s) with no text and no attachment not kept")
 	if len(msgs) == 0 {
 		return
 	}

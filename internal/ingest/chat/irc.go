@@ -276,9 +276,7 @@ func (IRCReader) Read(ctx context.Context, in readkit.Input, out readkit.Output,
 			other++
 		}
 	}
-	if events > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d join, part, quit, nick, mode or topic line(s) not stored as messages", events))
-	}
+	rep.WarnCount(path, events, "%d join, part, quit, nick, mode or topic line(s) not stored as messages")
 	if undated > 0 {
 		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("%d message(s) without a day (no \"Log opened\" or \"Day changed\" line before them, no date in the file name, or a year before 1980): not ingested", undated)})
 	}

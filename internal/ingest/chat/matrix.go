@@ -166,9 +166,7 @@ func (MatrixReader) Read(ctx context.Context, in readkit.Input, out readkit.Outp
 		byID[ev.EventID] = len(msgs)
 		msgs = append(msgs, mxMsg{mi: mi, eventID: ev.EventID})
 	}
-	if other > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d membership, state or other non-message event(s) not stored as messages", other))
-	}
+	rep.WarnCount(path, other, "%d membership, state or other non-message event(s) not stored as messages")
 	if len(msgs) == 0 {
 		if bad == 0 {
 			rep.Warn(path, "", "no messages: nothing to ingest")

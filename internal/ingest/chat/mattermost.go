@@ -231,12 +231,8 @@ func (MattermostReader) Read(ctx context.Context, in readkit.Input, out readkit.
 	if err := sc.Err(); err != nil {
 		rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("line %d", line+1), Err: fmt.Errorf("%w; the lines after it are not read", err)})
 	}
-	if other > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d version, team, membership, emoji or other line(s) that hold no message", other))
-	}
-	if empty > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d post(s) with no text and no attachment not kept", empty))
-	}
+	rep.WarnCount(path, other, "%d version, team, membership, emoji or other line(s) that hold no message")
+	rep.WarnCount(path, empty, "%d post(s) with no text and no attachment not kept")
 	if nposts == 0 {
 		rep.Warn(path, "", "no posts: nothing to ingest")
 	}

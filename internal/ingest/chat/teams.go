@@ -112,9 +112,7 @@ func (TeamsReader) Read(ctx context.Context, in readkit.Input, out readkit.Outpu
 		id := readkit.FirstNonEmpty(c.ID, c.DisplayName, where)
 		readkit.WriteChat(out, path+" "+where, "teams", id, readkit.FirstNonEmpty(c.DisplayName, id), msgs)
 	}
-	if other > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d call, membership, topic or control event(s) not stored as messages", other))
-	}
+	rep.WarnCount(path, other, "%d call, membership, topic or control event(s) not stored as messages")
 }
 
 // teamsURIObjectName reads a file's name from a URIObject message's content
