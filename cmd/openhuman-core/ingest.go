@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime/debug"
@@ -80,22 +81,7 @@ dictionary files change.`,
 			// Every line about one input first, the summary line last: also after
 			// Ctrl-C and after a paraphrase or embedder failure, which count as
 			// failures so that "0 failures" never goes with exit status 1.
-			for _, fe := range sum.Errors {
-				fmt.Fprintln(stderr, "ingest: error:", fe.Error())
-			}
-			for _, n := range sum.Notes {
-				fmt.Fprintln(stderr, "ingest: warning:", n.Error())
-			}
-			skips, skipErr := sum.SkipLines(filepath.Join(cfg.Workspace, "last-ingest-skipped.txt"))
-			for _, l := range skips {
-				fmt.Fprintln(stderr, "ingest:", l)
-			}
-			if skipErr != nil {
-				log.Warn("ingest: could not list the skipped files", "err", skipErr)
-			}
-			for _, u := range sum.Unread {
-				fmt.Fprintln(stderr, "ingest:", u.Error())
-			}
+			printInputLines(stderr, cfg, sum, log)
 			if reportPath != "" {
 				if err := writeIngestReport(reportPath, sum); err != nil {
 					fmt.Fprintln(stderr, "ingest: error:", err)
@@ -137,6 +123,28 @@ dictionary files change.`,
 	cmd.Flags().StringVar(&kind, "kind", "", "force the input format: "+strings.Join(ingest.Kinds, ", "))
 	cmd.Flags().StringVar(&reportPath, "report", "", "write a JSON report of every file read, skipped or failed, with what happened to it, to this file")
 	return cmd
+}
+
+// printInputLines writes ingest's lines about single inputs to stderr, on
+// every backend: the errors, the warnings, the skipped files (whose full list
+// goes to the workspace's last-ingest-skipped.txt) and the unread inputs.
+func printInputLines(stderr io.Writer, cfg *config.Config, sum *ingest.Summary, log *slog.Logger) {
+	for _, fe := range sum.Errors {
+		fmt.Fprintln(stderr, "ingest: error:", fe.Error())
+	}
+	for _, n := range sum.Notes {
+		fmt.Fprintln(stderr, "ingest: warning:", n.Error())
+	}
+	skips, skipErr := sum.SkipLines(filepath.Join(cfg.Workspace, "last-ingest-skipped.txt"))
+	for _, l := range skips {
+		fmt.Fprintln(stderr, "ingest:", l)
+	}
+	if skipErr != nil {
+		log.Warn("ingest: could not list the skipped files", "err", skipErr)
+	}
+	for _, u := range sum.Unread {
+		fmt.Fprintln(stderr, "ingest:", u.Error())
+	}
 }
 
 // ingestHeapLimit is the Go heap's soft limit while ingest.Run runs. Its live heap

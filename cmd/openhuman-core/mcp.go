@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"sync"
@@ -15,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
+	"github.com/openhuman/openhuman-core/internal/config"
 	"github.com/openhuman/openhuman-core/internal/mcpserver"
 	"github.com/openhuman/openhuman-core/internal/toolwatch"
 	"github.com/openhuman/openhuman-core/runtime"
@@ -132,19 +134,7 @@ func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, in
 
 	// Third-party modules: re-audit and swap in on any change of the tools
 	// directory or policy.toml; clients get notifications/tools/list_changed.
-	watcher := toolwatch.Start(ctx, host, toolwatch.Options{Dir: cfg.Tools.Dir, PolicyFile: cfg.Tools.Policy, Logger: log})
-	defer watcher.Stop()
-
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for range hup {
-			if err := host.Reload(ctx); err != nil {
-				log.Warn("reloading the tools directory", "dir", cfg.Tools.Dir, "err", err)
-			}
-		}
-	}()
+	defer watchTools(ctx, host, cfg, log)()
 
 	// Where the start went (spawn → initialize reply is measured by cmd/bench).
 	log.Debug("mcp server ready", "version", Version(), "store", cfg.StorePath(), "searxng", cfg.SearXNG.Enabled, "tools", len(host.Tools()),
@@ -158,3 +148,24 @@ func serveMCP(ctx context.Context, stdin io.Reader, stdout, stderr io.Writer, in
 
 // ms is d in milliseconds with two decimals, for debug logs.
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// watchTools keeps the tools a server offers current while it runs, in `mcp`
+// and `serve` alike: the tools directory and policy.toml are watched
+// (toolwatch: a change is re-audited and swapped in), and SIGHUP reloads the
+// directory at once. The returned function stops both.
+func watchTools(ctx context.Context, host toolwatch.Reloader, cfg *config.Config, log *slog.Logger) (stop func()) {
+	watcher := toolwatch.Start(ctx, host, toolwatch.Options{Dir: cfg.Tools.Dir, PolicyFile: cfg.Tools.Policy, Logger: log})
+	hup := make(chan os.Signal, 1)
+	signal.Notify(hup, syscall.SIGHUP)
+	go func() {
+		for range hup {
+			if err := host.Reload(ctx); err != nil {
+				log.Warn("reloading the tools directory", "dir", cfg.Tools.Dir, "err", err)
+			}
+		}
+	}()
+	return func() {
+		signal.Stop(hup)
+		watcher.Stop()
+	}
+}

@@ -7,16 +7,13 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"os/signal"
 	"strconv"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/openhuman/openhuman-core/internal/mcpserver"
 	"github.com/openhuman/openhuman-core/internal/principal"
 	"github.com/openhuman/openhuman-core/internal/rpcserver"
-	"github.com/openhuman/openhuman-core/internal/toolwatch"
 	"github.com/openhuman/openhuman-core/policy"
 	"github.com/openhuman/openhuman-core/runtime"
 	toolswasm "github.com/openhuman/openhuman-core/tools-wasm"
@@ -151,19 +148,7 @@ func runServe(ctx context.Context, addr string, stderr io.Writer) error {
 	// installed, updated or removed while serve runs is swapped in (a call in
 	// flight finishes on the module it started with), and every /mcp session is
 	// sent notifications/tools/list_changed on its GET stream.
-	watcher := toolwatch.Start(ctx, host, toolwatch.Options{Dir: cfg.Tools.Dir, PolicyFile: cfg.Tools.Policy, Logger: log})
-	defer watcher.Stop()
-
-	hup := make(chan os.Signal, 1)
-	signal.Notify(hup, syscall.SIGHUP)
-	defer signal.Stop(hup)
-	go func() {
-		for range hup {
-			if err := host.Reload(ctx); err != nil {
-				log.Warn("reloading the tools directory", "dir", cfg.Tools.Dir, "err", err)
-			}
-		}
-	}()
+	defer watchTools(ctx, host, cfg, log)()
 	// The token is printed once, when it is generated; later starts say where it is.
 	switch source {
 	case rpcserver.TokenFromEnv:

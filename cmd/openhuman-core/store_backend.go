@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -127,22 +126,7 @@ func runIngestPostgres(cmd *cobra.Command, cfg *config.Config, args []string, ki
 	}
 	defer store.Close()
 	sum, runErr := ingest.Run(ctx, store, args, ingest.Options{Kind: kind, Progress: stderr, Logger: log})
-	for _, fe := range sum.Errors {
-		fmt.Fprintln(stderr, "ingest: error:", fe.Error())
-	}
-	for _, n := range sum.Notes {
-		fmt.Fprintln(stderr, "ingest: warning:", n.Error())
-	}
-	skips, skipErr := sum.SkipLines(filepath.Join(cfg.Workspace, "last-ingest-skipped.txt"))
-	for _, l := range skips {
-		fmt.Fprintln(stderr, "ingest:", l)
-	}
-	if skipErr != nil {
-		log.Warn("ingest: could not list the skipped files", "err", skipErr)
-	}
-	for _, u := range sum.Unread {
-		fmt.Fprintln(stderr, "ingest:", u.Error())
-	}
+	printInputLines(stderr, cfg, sum, log)
 	code := 0
 	if runErr != nil {
 		fmt.Fprintln(stderr, "ingest:", runErr)

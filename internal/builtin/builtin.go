@@ -241,11 +241,8 @@ func Browse(args json.RawMessage, m Memory) (json.RawMessage, error) {
 		return nil, err
 	}
 	var req abi.ChunksListRequest
-	if req.SourceKinds, err = a.LimitedStringArray("source_kinds", maxKinds, abi.MaxKindChars); err != nil {
+	if req.SourceKinds, err = kindsArg(a, "source_kinds"); err != nil {
 		return nil, err
-	}
-	for i, s := range req.SourceKinds {
-		req.SourceKinds[i] = strings.ToLower(s)
 	}
 	if req.SourceIDs, err = a.LimitedStringArray("source_ids", abi.MaxFilterItems, abi.MaxIDChars); err != nil {
 		return nil, err
@@ -262,16 +259,7 @@ func Browse(args json.RawMessage, m Memory) (json.RawMessage, error) {
 	if req.SinceMS != nil && req.UntilMS != nil && *req.SinceMS > *req.UntilMS {
 		return nil, sdk.InvalidParams("argument `since_ms` (%d) must not be after `until_ms` (%d)", *req.SinceMS, *req.UntilMS)
 	}
-	if req.Query, _, err = a.OptionalString("query"); err != nil {
-		return nil, err
-	}
-	if err := sdk.CheckLength("query", req.Query, abi.MaxQueryChars); err != nil {
-		return nil, err
-	}
-	if req.K, err = a.K(); err != nil {
-		return nil, err
-	}
-	if req.Offset, err = a.Offset(); err != nil {
+	if req.Query, req.K, req.Offset, err = pageArgs(a); err != nil {
 		return nil, err
 	}
 	raw, err := m.ListChunks(req)
@@ -279,6 +267,37 @@ func Browse(args json.RawMessage, m Memory) (json.RawMessage, error) {
 		return nil, hostErr(abi.FnChunksList, err)
 	}
 	return shape(abi.FnChunksList, raw, `{"chunks":[`, func(r *abi.ListResult) { r.Chunks = hits(r.Chunks) })
+}
+
+// kindsArg reads the list of kinds argument name, lowercased (at most maxKinds
+// of at most abi.MaxKindChars each).
+func kindsArg(a *sdk.Args, name string) ([]string, error) {
+	kinds, err := a.LimitedStringArray(name, maxKinds, abi.MaxKindChars)
+	if err != nil {
+		return nil, err
+	}
+	for i, s := range kinds {
+		kinds[i] = strings.ToLower(s)
+	}
+	return kinds, nil
+}
+
+// pageArgs reads what a paged list takes: the optional query (at most
+// abi.MaxQueryChars), k and offset, in that order.
+func pageArgs(a *sdk.Args) (query string, k, offset int, err error) {
+	if query, _, err = a.OptionalString("query"); err != nil {
+		return "", 0, 0, err
+	}
+	if err = sdk.CheckLength("query", query, abi.MaxQueryChars); err != nil {
+		return "", 0, 0, err
+	}
+	if k, err = a.K(); err != nil {
+		return "", 0, 0, err
+	}
+	if offset, err = a.Offset(); err != nil {
+		return "", 0, 0, err
+	}
+	return query, k, offset, nil
 }
 
 // TopEntities is tree.top_entities: one page of the most-referenced entities,
@@ -326,22 +345,10 @@ func ListSources(args json.RawMessage, m Memory) (json.RawMessage, error) {
 		return nil, err
 	}
 	var req abi.SourcesListRequest
-	if req.Kinds, err = a.LimitedStringArray("kinds", maxKinds, abi.MaxKindChars); err != nil {
+	if req.Kinds, err = kindsArg(a, "kinds"); err != nil {
 		return nil, err
 	}
-	for i, s := range req.Kinds {
-		req.Kinds[i] = strings.ToLower(s)
-	}
-	if req.Query, _, err = a.OptionalString("query"); err != nil {
-		return nil, err
-	}
-	if err := sdk.CheckLength("query", req.Query, abi.MaxQueryChars); err != nil {
-		return nil, err
-	}
-	if req.K, err = a.K(); err != nil {
-		return nil, err
-	}
-	if req.Offset, err = a.Offset(); err != nil {
+	if req.Query, req.K, req.Offset, err = pageArgs(a); err != nil {
 		return nil, err
 	}
 	if req.UserEmailHint, _, err = a.OptionalString("user_email_hint"); err != nil {

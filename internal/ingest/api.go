@@ -1,6 +1,9 @@
 package ingest
 
-import "github.com/openhuman/openhuman-core/internal/ingest/readkit"
+import (
+	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
+	"github.com/openhuman/openhuman-core/internal/textsafe"
+)
 
 // What a run reports. The types live in readkit, which every format family
 // writes its report through; callers name them here.
@@ -16,4 +19,4 @@ type (
 
 // SafeName returns a file name fit for one output line: as it is when every
 // character is printable, else Go-quoted.
-func SafeName(p string) string { return readkit.SafeName(p) }
+func SafeName(p string) string { return textsafe.Name(p) }

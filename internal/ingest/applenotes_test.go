@@ -19,7 +19,7 @@ import (
 // script's note with "Creation Date:" lines in AppleScript's date form; a web
 // page without Notes' marks is not read as a note.
 func TestAppleNotesHTML(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"iCloud/Work/Budget review.html": `<div><h1>Budget review</h1></div><div>The quarterly budget needs another pass.</div><div><br></div>` +
 			`<ul class="Apple-dash-list"><li>travel</li><li>venue</li></ul><div><img src="attachments/floorplan%201.png"></div>` +
 			`<ul class="checklist"><li class="checked">ask Dana</li></ul>`,

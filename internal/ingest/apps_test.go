@@ -127,7 +127,7 @@ func TestMatrixExport(t *testing.T) {
 // attachments) and Roam (outline, headings, a daily note's date, a page only
 // linked to) exports, each note a document with its own time.
 func TestNoteAppExports(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"Keep/Groceries.json": `{"color":"DEFAULT","isTrashed":false,"isPinned":true,"isArchived":false,"title":"Groceries","userEditedTimestampUsec":1767610000000000,"createdTimestampUsec":1767607200000000,` +
 			`"listContent":[{"text":"milk","isChecked":true},{"text":"bread","isChecked":false}],"labels":[{"name":"home"}],"attachments":[{"filePath":"1a2b.jpg","mimetype":"image/jpeg"}],"annotations":[{"description":"","source":"WEBLINK","title":"Recipe","url":"https://recipes.example/bread"}]}`,
 		"Keep/Old.json":   `{"isTrashed":true,"title":"Old","textContent":"gone","userEditedTimestampUsec":1767607200000000,"createdTimestampUsec":1767607200000000}`,
@@ -478,7 +478,7 @@ func TestHangoutsTakeout(t *testing.T) {
 // realm.json beside it (users with emails, a stream whose topics are threads, a
 // direct message), older pub_date, realm.json named as read with them.
 func TestZulipExport(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"zulip-export/realm.json": `{"zerver_realm":[{"id":1,"name":"Acme"}],"zerver_userprofile":[{"id":10,"full_name":"Micah Stubbs","email":"user10@zulip.example","delivery_email":"micah@work.example"},` +
 			`{"id":11,"full_name":"Dana","email":"dana@work.example","delivery_email":"dana@work.example"}],"zerver_stream":[{"id":5,"name":"design"}],` +
 			`"zerver_recipient":[{"id":100,"type":2,"type_id":5},{"id":101,"type":1,"type_id":10},{"id":102,"type":1,"type_id":11}],"zerver_subscription":[{"user_profile":11,"recipient":102},{"user_profile":10,"recipient":101}]}`,
@@ -581,7 +581,7 @@ func TestTeamsSkypeExport(t *testing.T) {
 // it; a CSV without Notion's id is no Notion table.
 func TestNotionDatabaseCSV(t *testing.T) {
 	id := "0123456789abcdef0123456789abcdef"
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"Tasks " + id + ".csv":                        "\ufeffName,Status,Tags,Created\nShip v1,Done,\"work, atlas\",\"January 5, 2026 10:00 AM\"\nPlan offsite,,,\n",
 		"Reading " + id + "_all.csv":                  "Name,Author\nDune,Herbert\n",
 		"Reading " + id + ".csv":                      "Name,Author\nDune,Herbert\n",

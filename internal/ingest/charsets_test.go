@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"golang.org/x/text/transform"
 )
@@ -69,7 +70,7 @@ func TestMailUTF7AndUndecodableCharsets(t *testing.T) {
 		"cn.eml": "From: Li <li@postbox.example>\nSubject: hello\nDate: Thu, 08 Jan 2026 19:30:00 +0100\n" +
 			"Message-ID: <cn@x.example>\nMIME-Version: 1.0\nContent-Type: text/plain; charset=ISO-2022-CN\n\nplain ascii text\n",
 	}
-	dir := writeFiles(t, files)
+	dir := readertest.WriteFiles(t, files)
 	c, sum := runOn(t, Options{}, dir)
 	if sum.Failures != 0 {
 		t.Fatalf("failures: %v", sum.Errors)

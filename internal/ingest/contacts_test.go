@@ -87,7 +87,7 @@ func TestContactFormats(t *testing.T) {
 // contact resolves to that person, and entity_ids ["Micah"] finds what Micah
 // wrote under each of them — and says which entities it was read as.
 func TestContactsAsPeople(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"people.vcf": "BEGIN:VCARD\nVERSION:4.0\nFN:Micah Stubbs\nN:Stubbs;Micah;;;\nNICKNAME:Mick\nEMAIL:micah@home.example\nEMAIL:mstubbs@work.example\n" +
 			"TEL:+1 555 123 4567\nEND:VCARD\nBEGIN:VCARD\nVERSION:4.0\nFN:Dana Ruiz\nEMAIL:dana@home.example\nEND:VCARD\n",
 		"mail.mbox": "From micah@home.example Mon Jan  5 10:00:00 2026\nFrom: M. Stubbs <mstubbs@work.example>\nTo: Dana Ruiz <dana@home.example>\n" +
@@ -167,7 +167,7 @@ func TestContactsAsPeople(t *testing.T) {
 // TestContactsTwoMicahs: a first name two contacts share resolves to both, and
 // the hint says so; a full name picks one.
 func TestContactsTwoMicahs(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"people.vcf": "BEGIN:VCARD\nVERSION:3.0\nFN:Micah Stubbs\nN:Stubbs;Micah;;;\nEMAIL:stubbs@x.example\nEND:VCARD\n" +
 			"BEGIN:VCARD\nVERSION:3.0\nFN:Micah Jones\nN:Jones;Micah;;;\nEMAIL:jones@x.example\nEND:VCARD\n",
 		"a.eml": "From: Micah Stubbs <stubbs@x.example>\nSubject: one\nDate: Mon, 05 Jan 2026 10:00:00 +0000\nMessage-ID: <s@x.example>\n\nstubbs wrote this\n",

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
@@ -25,7 +26,7 @@ func TestReportListsEveryFile(t *testing.T) {
 	for i := range 14 {
 		files[fmt.Sprintf("img/%02d.jpg", i)] = "\xff\xd8\xff\xe0"
 	}
-	dir := writeFiles(t, files)
+	dir := readertest.WriteFiles(t, files)
 	_, sum := runOn(t, Options{Report: true}, dir)
 	got := map[string]FileOutcome{}
 	for _, o := range sum.Outcomes() {

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/ingest/mail"
 	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
@@ -28,7 +30,7 @@ func mailFile(from, id, date, body string) string {
 // folders) is a Maildir, and its messages are read whatever their names: the
 // standard "<time>.<unique>.<host>" names with dots and ":2,S" / "!2,S" flags.
 func TestMaildirCurOnlyAnyNames(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"box/cur/1220863087.12663_23.mindcrime":  mailFile("Ann <ann@x.example>", "a1@x", "Mon, 08 Sep 2008 08:38:07 +0000", "first one"),
 		"box/cur/1252168370_3.14675.cthulhu!2,S": mailFile("Bob <bob@x.example>", "b1@x", "", "no date header"),
 		"box/cur/1700000000.M1P2.host:2,RS":      mailFile("Cy <cy@x.example>", "c1@x", "Tue, 14 Nov 2023 22:13:20 +0000", "third"),
@@ -70,7 +72,7 @@ func TestMaildirCurOnlyAnyNames(t *testing.T) {
 // --kind maildir on a folder of message files (a lone cur/) reads each file as a
 // message instead of failing with "not a directory".
 func TestKindMaildirOnCurFolder(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"cur/1220863087.12663_23.mindcrime":  mailFile("Ann <ann@x.example>", "a1@x", "Mon, 08 Sep 2008 08:38:07 +0000", "first"),
 		"cur/1252168370_3.14675.cthulhu!2,S": mailFile("Bob <bob@x.example>", "b1@x", "Sat, 05 Sep 2009 16:32:50 +0000", "second"),
 	})
@@ -93,7 +95,7 @@ func emlxFile(msg string, received int64) string {
 // stored as documents.
 func TestAppleMailEmlx(t *testing.T) {
 	partial := "From: Ann <ann@x.example>\nSubject: report\nMessage-ID: <p1@x>\nMIME-Version: 1.0\nContent-Type: multipart/mixed; boundary=\"b\"\n\n--b\nContent-Type: text/plain\n\nsee the report\n--b\nContent-Type: text/plain; name=report.txt\nContent-Disposition: attachment; filename=report.txt\nX-Apple-Content-Length: 12\n\n\n--b--\n"
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"Mail/INBOX.mbox/Data/1/Messages/101.emlx":            emlxFile(mailFile("Bob <bob@x.example>", "e1@x", "Wed, 05 Feb 2020 00:53:20 +0000", "whole message"), 1580864000),
 		"Mail/INBOX.mbox/Data/1/Messages/102.partial.emlx":    emlxFile(partial, 1581123200),
 		"Mail/INBOX.mbox/Data/1/Attachments/102/2/report.txt": "quarterly numbers\n",
@@ -229,9 +231,9 @@ func TestZipRefusals(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "..", "outside.md")); err == nil {
 		t.Errorf("a member was written outside the archive")
 	}
-	old := readkit.ArchiveLimits.Members
-	readkit.ArchiveLimits.Members = 1
-	defer func() { readkit.ArchiveLimits.Members = old }()
+	old := archive.Limits.Members
+	archive.Limits.Members = 1
+	defer func() { archive.Limits.Members = old }()
 	writeZip(t, filepath.Join(dir, "many", "many.zip"), map[string]string{"a.md": "a\n", "b.md": "b\n"})
 	_, sum = runOn(t, Options{}, filepath.Join(dir, "many"))
 	if len(sum.Errors) != 1 || !strings.Contains(sum.Errors[0].Error(), "2 members") {
@@ -251,7 +253,7 @@ func TestSkippedFilesNamed(t *testing.T) {
 	for i := range 25 {
 		files[fmt.Sprintf("img/%02d.jpg", i)] = "\xff\xd8\xff\xe0"
 	}
-	dir := writeFiles(t, files)
+	dir := readertest.WriteFiles(t, files)
 	_, sum := runOn(t, Options{}, dir)
 	list := filepath.Join(t.TempDir(), "skipped.txt")
 	lines, err := sum.SkipLines(list)

@@ -8,11 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
 func TestSlackExport(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"slack/users.json": `[{"id":"U1","name":"ana.souza","real_name":"Ana Souza","profile":{"real_name":"Ana Souza","display_name":"ana"}},
 			{"id":"U2","name":"sam","real_name":"Sam Rivera","profile":{"real_name":"Sam Rivera"}}]`,
 		"slack/channels.json": `[{"id":"C1","name":"phoenix"},{"id":"C2","name":"general"},{"id":"C3","name":"empty"}]`,
@@ -74,7 +75,7 @@ func TestSlackExport(t *testing.T) {
 }
 
 func TestChatBatchAndReferenceShapes(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"batches/wa.json": `{"platform":"whatsapp","channel_label":"Family","messages":[
 			{"author":"Rosa","timestamp":1767700000000,"text":"second","source_ref":"wa:2"},
 			{"author":"Ana","timestamp":1767600000000,"text":" first ","source_ref":"wa:1"}]}`,
@@ -120,7 +121,7 @@ func TestChatBatchAndReferenceShapes(t *testing.T) {
 }
 
 func TestBadJSON(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"not-json.json":     "{\"platform\": \"slack\", \"channel_label\": \"#eng\", \"messages\": [\n  {\"author\": \"Ana\", \"text\": \"unterminated\n]}\n<html>",
 		"wrong-schema.json": `{"platform": 42, "channel_label": ["#eng"], "messages": {"author": null, "timestamp": "yesterday"}}`,
 		"bad-ts.json":       `{"platform":"x","channel_label":"y","messages":[{"author":"a","timestamp":"yesterday","text":"t"}]}`,
@@ -154,7 +155,7 @@ func TestBadJSON(t *testing.T) {
 }
 
 func TestDocuments(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"docs/projects/phoenix.md": "---\ntitle: \"Phoenix: rollout \\\"slip\\\"\"\ndate: 2026-02-03\ntags: [launch, phoenix]\n---\n\n# Ignored heading\n\nThe rollout slips a week.\n",
 		"docs/notes/list.md":       "---\ntitle: Lists\ntags:\n  - a\n  - b\n---\nbody\n",
 		"docs/2026-01-05-sync.md":  "# Design sync\n\nNotes.\n",
@@ -226,7 +227,7 @@ func utf16leBOM(s string) []byte {
 }
 
 func TestWalkSymlinkLoopAndKinds(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"a/note.md": "# A\n\ntext\n", "a/mail.txt": "From the desk of Ana\n\nNotes, not mail.\n"})
+	dir := readertest.WriteFiles(t, map[string]string{"a/note.md": "# A\n\ntext\n", "a/mail.txt": "From the desk of Ana\n\nNotes, not mail.\n"})
 	for _, l := range []struct{ name, target string }{{"a/self", "."}, {"a/parent", ".."}} {
 		if err := os.Symlink(l.target, filepath.Join(dir, l.name)); err != nil {
 			t.Fatalf("symlink: %v", err)

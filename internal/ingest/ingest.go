@@ -4,9 +4,10 @@
 // Where things are: the readers live in one package per format family — mail
 // (mbox, eml, emlx, Maildir, parsing, cleaning, threading), chat (Slack, Telegram,
 // WhatsApp, Discord, Signal and the other chat exports), notes (documents, notes
-// apps, Evernote, Notion CSV, address books) — over readkit, which they all
-// import and which imports none of them (the reader contract, the report, the
-// file system that reads zip members like files, text decoding, JSON helpers).
+// apps, Evernote, Notion CSV, address books), archive (the file system every
+// reader opens files through, which reads a zip archive's members in place like
+// files) — over readkit, which they all import and which imports none of them
+// but archive (the reader contract, the report, text decoding, JSON helpers).
 // This package holds what runs them: Run, the walk and format detection
 // (registry.go lists the readers in the order they are asked), the write
 // pipeline, the reference JSON shapes (jsoninputs.go) and the watch loop's hooks.
@@ -60,6 +61,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 	"golang.org/x/term"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/mail"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
@@ -144,7 +146,7 @@ type runner struct {
 	pendingOrder []string
 	pendingBytes int
 	touch        int // counts coalesce calls (pendingSource.touch)
-	// mounted lists the archives this run mounted (vfs.go), unmounted at its end.
+	// mounted lists the archives this run mounted (package archive), unmounted at its end.
 	mounted []string
 	// contactFiles holds the address books read, written at the end of the run.
 	contactFiles []contactFile
@@ -165,7 +167,7 @@ func Run(ctx context.Context, w Writer, paths []string, opt Options) (*Summary, 
 	defer func() { r.sum.Seconds = time.Since(start).Seconds() }()
 	defer func() {
 		for _, p := range r.mounted {
-			readkit.UnmountArchive(p)
+			archive.Unmount(p)
 		}
 	}()
 	defer r.thr.Close()
@@ -329,16 +331,16 @@ func (r *runner) planFile(arg int, root, p string, depth int, tasks []task) []ta
 		r.rep.Skip(p, readkit.UnknownReason(p, head))
 		return tasks
 	}
-	if readkit.IsZipHead(head) || readkit.NestedArchiveName(p) {
-		if readkit.InArchive(p) {
+	if archive.IsZipHead(head) || archive.NestedName(p) {
+		if archive.IsMember(p) {
 			r.rep.Skip(p, readkit.ReasonNestedArchive)
 			return tasks
 		}
-		if !readkit.IsZipHead(head) {
+		if !archive.IsZipHead(head) {
 			r.rep.Skip(p, readkit.UnknownReason(p, head))
 			return tasks
 		}
-		if err := readkit.MountArchive(p); err != nil {
+		if err := archive.Mount(p); err != nil {
 			r.rep.Fail(FileError{Path: p, Err: err})
 			return tasks
 		}
@@ -382,12 +384,12 @@ func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task
 			return append(tasks, task{in: in, r: x, arg: arg, files: countFiles(dir, 0), dir: true})
 		}
 	}
-	entries, err := readkit.ReadDir(dir)
+	entries, err := archive.ReadDir(dir)
 	if err != nil {
 		r.rep.Fail(FileError{Path: dir, Err: fmt.Errorf("cannot list folder: %w", err)})
 		return tasks
 	}
-	readkit.SortEntries(entries)
+	archive.SortEntries(entries)
 	owned := appleMailAttachments(dir)
 	for _, e := range entries {
 		name := e.Name()
@@ -417,7 +419,7 @@ func (r *runner) plan(arg int, root, dir string, depth int, tasks []task) []task
 // countFiles counts the regular files under dir (for the progress bar of a folder
 // reader), at most 1<<20.
 func countFiles(dir string, depth int) int {
-	entries, err := readkit.ReadDir(dir)
+	entries, err := archive.ReadDir(dir)
 	if err != nil || depth > readkit.MaxWalkDepth {
 		return 0
 	}

@@ -61,7 +61,7 @@ func TestJSONReaderDetect(t *testing.T) {
 }
 
 func TestChatBatchMonthsAndRefs(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"eng.json": `{"platform":"slack","channel_label":"#eng","messages":[
 			{"author":"Ana","timestamp":"2026-02-02T09:00:00Z","text":"February"},
 			{"author":"Ana","timestamp":1767600000000,"text":" first ","source_ref":"eng:1"},
@@ -96,7 +96,7 @@ func TestChatBatchMonthsAndRefs(t *testing.T) {
 // first messages fall on the same day (which once gave them one source id, so the
 // second replaced the first) into a real store: both stay.
 func TestChatBatchFilesOfOneDayBothStay(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"a.json": `{"platform":"whatsapp","channel_label":"Family","messages":[
 			{"author":"Rosa","timestamp":"2026-01-05T08:00:00Z","text":"The zeppelin lands at noon","source_ref":"wa:1"}]}`,
 		"b.json": `{"platform":"whatsapp","channel_label":"Family","messages":[
@@ -137,7 +137,7 @@ func TestChatBatchFilesOfOneDayBothStay(t *testing.T) {
 }
 
 func TestJSONReaderShapesAndFailures(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"thread.json": `{"provider":"gmail","thread_subject":"Re: Lease renewal","messages":[
 			{"from":"Ana Souza <ana@mailbox.example>","to":["sam@kestrel.example"],"subject":"Lease renewal","sent_at":1767600000000,"body":"Renew?","source_ref":"<lease-1@x.example>"}]}`,
 		"doc.json":      `{"provider":"notion","title":"Packing list","body":"Passport\nCharger","modified_at":1767600000000,"source_ref":"notion:abc"}`,
@@ -209,7 +209,7 @@ func TestChatCoalescingKeepsEveryMessage(t *testing.T) {
 			{"author":"Rosa","timestamp":"2026-01-%02dT08:00:00Z","text":"word%da alpha","source_ref":"ops:%da"},
 			{"author":"Ana","timestamp":"2026-01-%02dT09:00:00Z","text":"word%db beta","source_ref":"ops:%db"}]}`, i+3, i, i, i+3, i, i)
 	}
-	dir := writeFiles(t, files)
+	dir := readertest.WriteFiles(t, files)
 	count := func(st *memtree.Store) int {
 		n := 0
 		for i := 0; i < 6; i++ {

@@ -48,7 +48,7 @@ Yes, by package, and run the slow ones on the second runner.
 -- 
 Dana
 `
-	dir := writeFiles(t, map[string]string{"il.eml": body})
+	dir := readertest.WriteFiles(t, map[string]string{"il.eml": body})
 	c, sum := runOn(t, Options{}, dir)
 	if sum.Failures != 0 {
 		t.Fatalf("failures: %v", sum.Errors)
@@ -75,7 +75,7 @@ func TestMboxVariants(t *testing.T) {
 		"From ana@mailbox.example Mon Jan  5 11:00:00 2026\n" + m("cl2", "After.")
 	unmunged := "From - \n" + m("u1", "My favourite film:\n\nFrom Russia with love\nYear: 1963\n\nAnd yours?") + "From - \n" + m("u2", "Goldfinger.")
 	crlf := strings.ReplaceAll("From a@x Mon Jan  5 10:00:00 2026\n"+m("c1", "CRLF one.")+"From a@x Mon Jan  5 10:00:00 2026\n"+m("c2", "CRLF two."), "\n", "\r\n")
-	dir := writeFiles(t, map[string]string{"glued.mbox": glued, "cl.mbox": cl, "unmunged.mbox.txt": unmunged, "crlf.mbox": crlf})
+	dir := readertest.WriteFiles(t, map[string]string{"glued.mbox": glued, "cl.mbox": cl, "unmunged.mbox.txt": unmunged, "crlf.mbox": crlf})
 	c, sum := runOn(t, Options{}, dir)
 	if sum.Failures != 0 {
 		t.Fatalf("failures: %v", sum.Errors)
@@ -100,7 +100,7 @@ func TestEMLWrappersAndDamagedHeaders(t *testing.T) {
 	fold := "From: Ana <ana@mailbox.example>\nTo: Sam <sam@kestrel.example>,\nLee <lee@kestrel.example>\nSubject: Folded badly\nDate: Mon, 05 Jan 2026 10:00:00 +0000\nMessage-ID: <fold@x.example>\n\nThe fold lost its space.\n"
 	many := "From: Ana <ana@mailbox.example>\nSubject: Many hops\nDate: Mon, 05 Jan 2026 10:00:00 +0000\nMessage-ID: <many@x.example>\n" +
 		strings.Repeat("Received: from relay.example by relay.example with ESMTP id 0123456789abcdef0123456789abcdef0123456789abcdef; Mon, 05 Jan 2026 09:59:00 +0000\n", 12000) + "\nStill here.\n"
-	dir := writeFiles(t, map[string]string{"env.eml": env, "fold.eml": fold, "many.eml": many})
+	dir := readertest.WriteFiles(t, map[string]string{"env.eml": env, "fold.eml": fold, "many.eml": many})
 	c, sum := runOn(t, Options{}, dir)
 	if sum.Failures != 0 {
 		t.Fatalf("failures: %v", sum.Errors)
@@ -135,7 +135,7 @@ func TestMailSendersAndDates(t *testing.T) {
 		"epoch.eml":     mk("ep", "Ana <ana@mailbox.example>", "Thu, 01 Jan 1970 00:00:00 +0000"),
 		"noname.eml":    mk("nn", "\"Team Mailer\"", "Sat, 11 Dec 2004 13:43:05 +0000"),
 	}
-	dir := writeFiles(t, files)
+	dir := readertest.WriteFiles(t, files)
 	mtime := time.Date(2021, 3, 4, 5, 6, 7, 0, time.UTC)
 	if err := os.Chtimes(filepath.Join(dir, "epoch.eml"), mtime, mtime); err != nil {
 		t.Fatal(err)
@@ -199,7 +199,7 @@ func TestMailThreadsIgnoreJunkReferences(t *testing.T) {
 		// same subject, no shared participant: its own thread
 		"d.eml": strings.Replace(mk("d@x.example", "Zoe <zoe@far.example>", "", "Re: Budget", "Wed, 07 Jan 2026 11:00:00 +0000"), "To: Sam Rivera <sam@kestrel.example>", "To: Max <max@far.example>", 1),
 	}
-	dir := writeFiles(t, files)
+	dir := readertest.WriteFiles(t, files)
 	c, sum := runOn(t, Options{}, dir)
 	if sum.Failures != 0 {
 		t.Fatalf("failures: %v", sum.Errors)
@@ -230,7 +230,7 @@ func TestMailCharsetsAndHTML(t *testing.T) {
 	html := readertest.MailHeader("Ana <ana@mailbox.example>", "HTML", "Mon, 05 Jan 2026 10:00:00 +0000", "html@x.example", `Content-Type: text/html; charset=utf-8`) +
 		"\n<html><head><title>T</title><style>p{color:red}</style></head><body><p title=\"a > b secret-attribute\">Visible <b>text</b>.</p>" +
 		"<img alt=\"hidden-alt\" src=\"x.png\"><script>var leaked = 1;</script><p>See <a href=\"https://kestrel.example/doc\" data-x=\"attr-leak\">the doc</a>.</p></body></html>\n"
-	dir := writeFiles(t, map[string]string{"gb.eml": gb, "html.eml": html})
+	dir := readertest.WriteFiles(t, map[string]string{"gb.eml": gb, "html.eml": html})
 	c, sum := runOn(t, Options{}, dir)
 	if sum.Failures != 0 {
 		t.Fatalf("failures: %v", sum.Errors)
@@ -255,7 +255,7 @@ func TestMaildir(t *testing.T) {
 		}
 		return h + "\nBody " + id + ".\n"
 	}
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"Mail/cur/1700000000.M1P1.host:2,S":       msg("cur1", "Mon, 05 Jan 2026 10:00:00 +0000"),
 		"Mail/new/1700000100.M2P1.host":           msg("new1", ""),
 		"Mail/tmp/1700000200.M3P1.host":           msg("tmp1", "Mon, 05 Jan 2026 10:00:00 +0000"),
@@ -289,7 +289,7 @@ func TestMaildir(t *testing.T) {
 
 // A path named on the command line that yields nothing says why.
 func TestUnreadPathsAreNamed(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"export/data.bin": "\x00\x01binary", "export/photo.jpg": "\xff\xd8\xff"})
+	dir := readertest.WriteFiles(t, map[string]string{"export/data.bin": "\x00\x01binary", "export/photo.jpg": "\xff\xd8\xff"})
 	_, sum := runOn(t, Options{}, filepath.Join(dir, "export"))
 	if len(sum.Unread) != 1 || !strings.Contains(sum.Unread[0].Error(), "1 not a known mail, chat or document format") || !strings.Contains(sum.Unread[0].Error(), "1 "+readkit.ReasonMedia) {
 		t.Errorf("unread = %v", sum.Unread)
@@ -314,7 +314,7 @@ func TestThreaderSpillRoundTrip(t *testing.T) {
 			readertest.MailHeader("Ana Souza <ana@mailbox.example>", "Thread "+strconv.Itoa(i/3), "Mon, 05 Jan 2026 10:"+fmt.Sprintf("%02d", i)+":00 +0000", id, extra...) +
 			"\nText number " + strconv.Itoa(i) + " with ünïcödé.\n\n"
 	}
-	dir := writeFiles(t, map[string]string{"spill.mbox": mbox})
+	dir := readertest.WriteFiles(t, map[string]string{"spill.mbox": mbox})
 	held, _ := runOn(t, Options{}, dir)
 	old := mail.SpillAfter
 	mail.SpillAfter = 0

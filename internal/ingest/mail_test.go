@@ -3,29 +3,12 @@ package ingest
 import (
 	"context"
 	"encoding/base64"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 )
-
-// writeFiles writes name → content under a fresh temp dir and returns it.
-func writeFiles(t *testing.T, files map[string]string) string {
-	t.Helper()
-	dir := t.TempDir()
-	for name, content := range files {
-		p := filepath.Join(dir, filepath.FromSlash(name))
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	return dir
-}
 
 // runOn ingests paths into a collector and returns it with the summary.
 func runOn(t *testing.T, opt Options, paths ...string) (*collector, *Summary) {
@@ -85,7 +68,7 @@ func TestMailEncodingsAndCharsets(t *testing.T) {
 			"Date: Thu, 08 Jan 2026 19:30:00 +0100\nMessage-ID: <unknown@x.example>\nContent-Type: text/plain; charset=\"x-made-up\"\n" +
 			"Content-Transfer-Encoding: 8bit\n\nVi ses p\xe5 l\xf8rdag.\n",
 	}
-	dir := writeFiles(t, files)
+	dir := readertest.WriteFiles(t, files)
 	c, sum := runOn(t, Options{}, dir)
 	if sum.Failures != 0 {
 		t.Fatalf("failures: %v", sum.Errors)
@@ -160,7 +143,7 @@ Content-Transfer-Encoding: base64
 aXRlbSxzdGF0dXMKdXBsb2FkLHBlbmRpbmcK
 --m1--
 `
-	dir := writeFiles(t, map[string]string{"alt.eml": alt, "html.eml": htmlOnly, "mixed.eml": mixed})
+	dir := readertest.WriteFiles(t, map[string]string{"alt.eml": alt, "html.eml": htmlOnly, "mixed.eml": mixed})
 	c, sum := runOn(t, Options{}, dir)
 	if sum.Failures != 0 {
 		t.Fatalf("failures: %v", sum.Errors)
@@ -242,7 +225,7 @@ Lisbon it is.
 On 1/5/2026 3:04 PM, Sam Rivera wrote:
 > Lisbon or Porto?
 `
-	dir := writeFiles(t, map[string]string{"g.eml": gmail, "o.eml": outlook, "f.eml": footerOnly, "t.eml": thunder})
+	dir := readertest.WriteFiles(t, map[string]string{"g.eml": gmail, "o.eml": outlook, "f.eml": footerOnly, "t.eml": thunder})
 	c, sum := runOn(t, Options{}, dir)
 	if sum.Failures != 0 {
 		t.Fatalf("failures: %v", sum.Errors)
@@ -282,7 +265,7 @@ func TestMailThreading(t *testing.T) {
 	// an orphan reply whose root was never ingested
 	orphan := readertest.MailHeader("Lee <lee@kestrel.example>", "Re: Old thing", "Tue, 06 Jan 2026 09:00:00 +0000", "o2@x.example",
 		"In-Reply-To: <o1@x.example>", "References: <o0@x.example> <o1@x.example>", "Content-Type: text/plain") + "\nStill on it.\n"
-	dir := writeFiles(t, map[string]string{"inbox.mbox": mbox, "single/reply.eml": reply, "single/orphan.eml": orphan})
+	dir := readertest.WriteFiles(t, map[string]string{"inbox.mbox": mbox, "single/reply.eml": reply, "single/orphan.eml": orphan})
 	c, sum := runOn(t, Options{}, dir)
 	if sum.Failures != 0 || sum.Files != 3 {
 		t.Fatalf("files %d failures %v", sum.Files, sum.Errors)
@@ -331,7 +314,7 @@ func TestMailBadInputs(t *testing.T) {
 	mixed := "From a@x Mon Jan  5 10:00:00 2026\n" + readertest.MailHeader("A <a@x.example>", "LF", "Mon, 05 Jan 2026 10:00:00 +0000", "lf@x.example") + "\nHi,\nthere\n\n" +
 		strings.ReplaceAll("From a@x Mon Jan  5 11:00:00 2026\n"+readertest.MailHeader("A <a@x.example>", "CRLF", "Mon, 05 Jan 2026 11:00:00 +0000", "crlf@x.example")+"\nHi,\nthere\n\n", "\n", "\r\n") +
 		"From a@x Mon Jan  5 12:00:00 2026\n" + readertest.MailHeader("A <a@x.example>", "CR", "Mon, 05 Jan 2026 12:00:00 +0000", "cr@x.example") + "\nHi,\rthere\n"
-	dir := writeFiles(t, map[string]string{"truncated.mbox": truncated, "no-separator.mbox": noSep, "bad-base64.eml": badB64, "mixed.mbox": mixed})
+	dir := readertest.WriteFiles(t, map[string]string{"truncated.mbox": truncated, "no-separator.mbox": noSep, "bad-base64.eml": badB64, "mixed.mbox": mixed})
 	c, sum := runOn(t, Options{}, dir)
 
 	errFor := func(name string) []FileError {

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
@@ -17,7 +18,7 @@ func day(y int, m time.Month, d, h, mi int) int64 {
 // Each note format's title and date come from the export itself, and its
 // metadata is never indexed as text.
 func TestNoteFormats(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		// Hugo: TOML front matter, a multi-line array.
 		"site/content/posts/hello.md": "+++\ntitle = \"Hello, \\\"TOML\\\"\"\ndate = 2021-03-04T10:20:30+02:00\ndraft = false\ntags = [\n  \"go\",\n  'notes',\n]\n[params]\ntitle = \"not this\"\n+++\n\nThe post body.\n",
 		// Zola: taxonomies table, a bare date.
@@ -136,7 +137,7 @@ func TestEvernoteEnex(t *testing.T) {
   </note>
 </en-export>
 `
-	dir := writeFiles(t, map[string]string{"Export.enex": enex})
+	dir := readertest.WriteFiles(t, map[string]string{"Export.enex": enex})
 	c, sum := runOn(t, Options{}, dir)
 	if len(c.srcs) != 2 || sum.Failures != 0 {
 		t.Fatalf("%d sources, errors %v", len(c.srcs), sum.Errors)
@@ -187,7 +188,7 @@ func TestBearBackup(t *testing.T) {
 // property however the property block is written (CRLF, a byte-order mark,
 // tab-indented under a first "- " block, no space after "::").
 func TestDocTitlesFromTheFormat(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"comment-only.org":  "# -*- mode: org -*-\n# a comment sentence.\n\nSome body sentence. More.\n",
 		"comment-head.org":  "# comment\nText before.\n** TODO Real heading :work:\ntext\n",
 		"titled.org":        "#+title: Set Title\n* Heading\n",

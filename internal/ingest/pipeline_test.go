@@ -32,7 +32,7 @@ func TestMailPoolKeepsFileOrder(t *testing.T) {
 		fmt.Fprintf(&b, "From ana@mailbox.example Mon Jan  5 10:00:00 2026\n%s\nMessage %d of the file.\n\n",
 			readertest.MailHeader("Ana Souza <ana@mailbox.example>", fmt.Sprintf("Subject %d", i), fmt.Sprintf("Mon, 05 Jan 2026 %02d:%02d:00 +0000", i/60%24, i%60), id), i)
 	}
-	dir := writeFiles(t, map[string]string{"big.mbox": b.String()})
+	dir := readertest.WriteFiles(t, map[string]string{"big.mbox": b.String()})
 	for round := 0; round < 3; round++ {
 		c, sum := runOn(t, Options{}, dir)
 		if sum.Failures != 0 || len(c.srcs) != n {
@@ -73,7 +73,7 @@ func TestPipelineBudgetSmallerThanASource(t *testing.T) {
 		fmt.Fprintf(&batch, `{"author":"Ana","timestamp":%d,"text":"message number %d about the trip","source_ref":"wa:%d"}`, int64(1767600000000)+int64(i)*86400000/10, i, i)
 	}
 	batch.WriteString("]}")
-	dir := writeFiles(t, map[string]string{"mail.mbox": mbox.String(), "chat/week.json": batch.String()})
+	dir := readertest.WriteFiles(t, map[string]string{"mail.mbox": mbox.String(), "chat/week.json": batch.String()})
 
 	ingestAll := func() (int, int) {
 		st := openStore(t)

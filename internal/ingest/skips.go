@@ -3,6 +3,7 @@ package ingest
 import (
 	"path/filepath"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
@@ -22,12 +23,12 @@ func (r *runner) skipHidden(p, name string, dir bool) {
 
 // skipTree names every file under p (or p itself) as skipped for reason.
 func (r *runner) skipTree(p, reason string, depth int) {
-	st, err := readkit.Lstat(p)
+	st, err := archive.Lstat(p)
 	if err != nil || !st.IsDir() || depth > readkit.MaxWalkDepth {
 		r.rep.Skip(p, reason)
 		return
 	}
-	es, err := readkit.ReadDir(p)
+	es, err := archive.ReadDir(p)
 	if err != nil {
 		r.rep.Skip(p, reason)
 		return
@@ -46,7 +47,7 @@ func appleMailAttachments(dir string) map[string]bool {
 		return nil
 	}
 	msgs := filepath.Join(filepath.Dir(dir), "Messages")
-	es, err := readkit.ReadDir(dir)
+	es, err := archive.ReadDir(dir)
 	if err != nil {
 		return nil
 	}
@@ -54,7 +55,7 @@ func appleMailAttachments(dir string) map[string]bool {
 	for _, e := range es {
 		for _, suffix := range []string{".partial.emlx", ".emlx"} {
 			m := filepath.Join(msgs, e.Name()+suffix)
-			if _, err := readkit.Lstat(m); err == nil {
+			if _, err := archive.Lstat(m); err == nil {
 				if out == nil {
 					out = map[string]bool{}
 				}

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -56,7 +57,7 @@ func sourceChunks(t *testing.T, st *memtree.Store, sourceID string) []abi.Chunk 
 // TestIngestIntoStore runs self-made fixtures through a real SQLite store and
 // checks what was stored and that re-ingesting adds nothing.
 func TestIngestIntoStore(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"mail/inbox.mbox": "From ana@mailbox.example Mon Jan  5 10:00:00 2026\n" +
 			"From: =?iso-8859-1?Q?Jos=E9_M=FCller?= <jose@postbox.example>\nTo: Sam Rivera <sam@kestrel.example>\nSubject: Brakes\n" +
 			"Date: Mon, 05 Jan 2026 10:00:00 +0000\nMessage-ID: <s1@x.example>\nContent-Type: text/plain; charset=iso-8859-1\n\nThe brake pads are worn, says M\xfcller.\n\n" +
@@ -407,7 +408,7 @@ func TestBadCorpus(t *testing.T) {
 // through its write (a real SQLite trigger on its summary): Run reports that file,
 // and the other sources of the same batch are stored.
 func TestStoreFailureFailsOnlyItsSource(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
+	dir := readertest.WriteFiles(t, map[string]string{
 		"notes/a.md": "# Alpha\n\nThe alpha plan covers the garden shed.\n",
 		"notes/b.md": "# Bravo\n\nThe POISON pill is in this note.\n",
 		"notes/c.md": "# Charlie\n\nCharlie fixes the kitchen tap on Monday.\n",

@@ -105,19 +105,8 @@ func (s *scanner) object(depth int) bool {
 		if !s.value(depth) {
 			return false
 		}
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.more('}'); !more {
+			return ok
 		}
 	}
 }
@@ -136,19 +125,8 @@ func (s *scanner) array(depth int) bool {
 		if !s.value(depth) {
 			return false
 		}
-		s.space()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.space()
-		case ']':
-			s.i++
-			return true
-		default:
-			return false
+		if more, ok := s.more(']'); !more {
+			return ok
 		}
 	}
 }
@@ -249,4 +227,23 @@ func (s *scanner) number() bool {
 	}
 	s.i = i
 	return true
+}
+
+// more reads what follows a member of an object or array: a comma (more is
+// true: another member follows, and ok) or the closing byte (done: ok only).
+func (s *scanner) more(closing byte) (more, ok bool) {
+	s.space()
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		s.space()
+		return true, true
+	case closing:
+		s.i++
+		return false, true
+	}
+	return false, false
 }

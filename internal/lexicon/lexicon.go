@@ -414,15 +414,7 @@ func Expand(word string) []Related {
 	if len(best) == 0 {
 		return nil
 	}
-	out := make([]Related, 0, len(best))
-	for id, wt := range best {
-		term := t.word(id)
-		// Leave out inflections of the word (a term whose bases include one of the word's bases).
-		if isInflection(t, term, excluded) {
-			continue
-		}
-		out = append(out, Related{Term: strings.ReplaceAll(term, "_", " "), Weight: wt})
-	}
+	out := relatedTerms(t, best, excluded)
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Weight != out[j].Weight {
 			return out[i].Weight > out[j].Weight
@@ -549,9 +541,10 @@ func walkFirstSenses(word string, factor float32, visit func(t *table, s uint32,
 	return rankRelated(t, best, excluded)
 }
 
-// rankRelated orders terms by weight, then fewer words, then shorter, then
-// alphabetically, drops inflections of the word, and caps the list at MaxNarrower.
-func rankRelated(t *table, best map[uint32]float32, excluded map[uint32]bool) []Related {
+// relatedTerms lists the terms of best with their weights, unordered, leaving
+// out inflections of the word (a term whose bases include one of the word's
+// bases, excluded).
+func relatedTerms(t *table, best map[uint32]float32, excluded map[uint32]bool) []Related {
 	out := make([]Related, 0, len(best))
 	for id, wt := range best {
 		term := t.word(id)
@@ -560,6 +553,13 @@ func rankRelated(t *table, best map[uint32]float32, excluded map[uint32]bool) []
 		}
 		out = append(out, Related{Term: strings.ReplaceAll(term, "_", " "), Weight: wt})
 	}
+	return out
+}
+
+// rankRelated orders terms by weight, then fewer words, then shorter, then
+// alphabetically, drops inflections of the word, and caps the list at MaxNarrower.
+func rankRelated(t *table, best map[uint32]float32, excluded map[uint32]bool) []Related {
+	out := relatedTerms(t, best, excluded)
 	sort.Slice(out, func(i, j int) bool {
 		if out[i].Weight != out[j].Weight {
 			return out[i].Weight > out[j].Weight

@@ -5,7 +5,6 @@ import (
 	"database/sql"
 	"fmt"
 	"math"
-	"strings"
 	"sync"
 
 	"github.com/openhuman/openhuman-core/internal/lazyre"
@@ -102,16 +101,8 @@ func (s *Store) snapshot(ctx context.Context, db *sql.DB) (*dfCache, error) {
 		return nil, fmt.Errorf("load people: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("load people: %w", err)
-		}
-		name := strings.Join(words(strings.TrimPrefix(id, "person:")), " ")
-		c.people[name] = append(c.people[name], id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load people: %w", err)
+	if err := ReadPeople(rows, c.people); err != nil {
+		return nil, err
 	}
 	if c.contacts, err = loadContactBook(ctx, db); err != nil {
 		return nil, fmt.Errorf("load contacts: %w", err)
@@ -242,21 +233,9 @@ func (s *Store) sourceRows(ctx context.Context, db *sql.DB) ([]abi.Source, strin
 	if c.srcOK && c.srcGen == gen {
 		return c.sources, gen, nil
 	}
-	rows, err := query(ctx, db, sourcesQuery)
+	out, err := readSources(query(ctx, db, sourcesQuery))
 	if err != nil {
-		return nil, "", fmt.Errorf("list sources: %w", err)
-	}
-	defer rows.Close()
-	out := []abi.Source{}
-	for rows.Next() {
-		var src abi.Source
-		if err := rows.Scan(&src.SourceKind, &src.SourceID, &src.Title, &src.ChunkCount, &src.FirstMS, &src.MostRecentMS); err != nil {
-			return nil, "", fmt.Errorf("list sources: %w", err)
-		}
-		out = append(out, src)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("list sources: %w", err)
+		return nil, "", err
 	}
 	c.sources, c.srcGen, c.srcOK = out, gen, true
 	return out, gen, nil

@@ -133,22 +133,7 @@ func readHitChunks(ctx context.Context, db *sql.DB, cond string, args ...any) (m
 		return nil, fmt.Errorf("read cited messages: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]index.MessageChunk{}
-	for rows.Next() {
-		var id, refs, spans string
-		var c index.MessageChunk
-		if err := rows.Scan(&id, &c.Source, &c.Kind, &c.Title, &c.Seq, &c.TS, &c.TSEnd, &c.Text, &refs, &spans); err != nil {
-			return nil, fmt.Errorf("read cited messages: %w", err)
-		}
-		if json.Unmarshal([]byte(refs), &c.Refs) != nil || json.Unmarshal([]byte(spans), &c.Spans) != nil || len(c.Spans) != len(c.Refs) {
-			c.Refs, c.Spans = nil, nil
-		}
-		out[id] = c
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read cited messages: %w", err)
-	}
-	return out, nil
+	return ReadMessageChunks(rows)
 }
 
 // jsonArg encodes v as a JSON text parameter (for json_each).

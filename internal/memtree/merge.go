@@ -201,17 +201,21 @@ func inputChunk(p *Prepared) func(c *chunk) bool {
 	for _, r := range p.rows {
 		mine[r.key] = true
 	}
-	return func(c *chunk) bool {
-		if len(c.Refs) == 0 {
+	return func(c *chunk) bool { return OwnRefs(mine, c.Refs) }
+}
+
+// OwnRefs reports whether a merged chunk citing refs is the input's own (mine
+// holds the input's message keys): it cites one of them, or nothing.
+func OwnRefs(mine map[string]bool, refs []string) bool {
+	if len(refs) == 0 {
+		return true
+	}
+	for _, r := range refs {
+		if mine[r] {
 			return true
 		}
-		for _, r := range c.Refs {
-			if mine[r] {
-				return true
-			}
-		}
-		return false
 	}
+	return false
 }
 
 // Writer statements of Merge sources, prepared at Open.

@@ -22,33 +22,6 @@ const snippetChars = analysis.SnippetChars
 
 func checkK(op string, k int) error { return abi.CheckK(op, k) }
 
-// hitColumns are the chunk columns scanHit reads, in order.
-const hitColumns = `c.id, c.kind, c.source_id, c.source_ref, c.source_refs_json, c.title, c.ts, c.seq, c.tags_json`
-
-type rowScanner interface{ Scan(dest ...any) error }
-
-// scanHit reads hitColumns plus any extra destinations.
-func scanHit(r rowScanner, extra ...any) (abi.ChunkHit, error) {
-	var h abi.ChunkHit
-	var ref sql.NullString
-	var refs, tags string
-	dest := append([]any{&h.ID, &h.SourceKind, &h.SourceID, &ref, &refs, &h.Title, &h.TimestampMS, &h.Seq, &tags}, extra...)
-	if err := r.Scan(dest...); err != nil {
-		return h, err
-	}
-	h.SourceRef = ref.String
-	h.Title = clipRunes(h.Title, hitTitleMaxChars)
-	_ = json.Unmarshal([]byte(refs), &h.SourceRefs)
-	_ = json.Unmarshal([]byte(tags), &h.Tags)
-	if len(h.SourceRefs) == 0 {
-		h.SourceRefs = nil
-	}
-	if len(h.Tags) == 0 {
-		h.Tags = nil
-	}
-	return h, nil
-}
-
 // reWordsOnly matches a browse query made of letters, digits and spaces only.
 var reWordsOnly = lazyre.New(`^[\p{L}\p{N} ]+$`)
 
@@ -59,12 +32,9 @@ const indexScanAbove = 2000
 // read API shapes it): nil when there is none, index.ErrEmpty when the store
 // has no file yet.
 func (s *Store) Chunk(ctx context.Context, id string) (*abi.Chunk, error) {
-	db, err := s.readers(ctx)
+	db, err := s.plainReaders(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if db == nil {
-		return nil, index.ErrEmpty
 	}
 	var c abi.Chunk
 	var ref sql.NullString
@@ -127,12 +97,9 @@ func (s *Store) Browse(ctx context.Context, req abi.ChunksListRequest) (*index.B
 }
 
 func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out *index.BrowsePage, _ error) {
-	db, err := s.readers(ctx)
+	db, err := s.plainReaders(ctx)
 	if err != nil {
 		return nil, err
-	}
-	if db == nil {
-		return nil, index.ErrEmpty
 	}
 	// Values people type (filters.go): aliases, names, conversations without month.
 	kindCond, kindArgs, resolved, hints, err := s.browseFilters(ctx, db, &req)
@@ -281,7 +248,7 @@ func (s *Store) listChunks(ctx context.Context, req abi.ChunksListRequest) (out 
 	defer rows.Close()
 	for rows.Next() {
 		var h index.Hit
-		if h.ChunkHit, err = scanHit(rows, &h.Text); err != nil {
+		if h.ChunkHit, err = ScanHit(rows, &h.Text); err != nil {
 			return nil, fmt.Errorf("list chunks: %w", err)
 		}
 		res.Hits = append(res.Hits, h)
@@ -414,7 +381,7 @@ func (s *Store) listPage(ctx context.Context, db *sql.DB, res *index.BrowsePage,
 	defer rows.Close()
 	for rows.Next() {
 		var h index.Hit
-		if h.ChunkHit, err = scanHit(rows, &h.Text); err != nil {
+		if h.ChunkHit, err = ScanHit(rows, &h.Text); err != nil {
 			return fmt.Errorf("list chunks: %w", err)
 		}
 		res.Hits = append(res.Hits, h)
@@ -452,12 +419,9 @@ func (s *Store) emptyHint(ctx context.Context, db *sql.DB, hint *string) error {
 // (index.Plain; the read API shapes them); index.ErrEmpty when the store has no
 // file yet.
 func (s *Store) Entities(ctx context.Context, kind string, k, offset int) ([]abi.Entity, int, error) {
-	db, err := s.readers(ctx)
+	db, err := s.plainReaders(ctx)
 	if err != nil {
 		return nil, 0, err
-	}
-	if db == nil {
-		return nil, 0, index.ErrEmpty
 	}
 	if scope := index.ScopeFrom(ctx); !scope.Full() {
 		return s.scopedEntities(ctx, db, scope, kind, abi.EntitiesTopRequest{K: k, Offset: offset}) // scope.go

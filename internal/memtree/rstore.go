@@ -179,22 +179,7 @@ func (r storeReader) Texts(ctx context.Context, ids []string) (map[string]index.
 		return nil, fmt.Errorf("read chunk messages: %w", err)
 	}
 	defer rows.Close()
-	out := make(map[string]index.ChunkText, len(ids))
-	for rows.Next() {
-		var id, spans string
-		var c index.ChunkText
-		if err := rows.Scan(&id, &c.Title, &c.Text, &spans); err != nil {
-			return nil, fmt.Errorf("read chunk messages: %w", err)
-		}
-		if json.Unmarshal([]byte(spans), &c.Spans) != nil {
-			c.Spans = nil
-		}
-		out[id] = c
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read chunk messages: %w", err)
-	}
-	return out, nil
+	return ReadTexts(rows, "read chunk messages", len(ids))
 }
 
 // Following returns the chunk that follows each chat hit in its source without a
@@ -218,18 +203,9 @@ func (r storeReader) Following(ctx context.Context, hits []abi.ChunkHit) ([]inde
 		return nil, fmt.Errorf("read the next chunks: %w", err)
 	}
 	defer rows.Close()
-	after := map[string]index.Hit{} // previous chunk id → next chunk
-	for rows.Next() {
-		var n index.Hit
-		var prev string
-		n.ChunkHit, err = scanHit(rows, &n.Text, &prev)
-		if err != nil {
-			return nil, fmt.Errorf("read the next chunks: %w", err)
-		}
-		after[prev] = n
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the next chunks: %w", err)
+	after, err := ReadFollowing(rows)
+	if err != nil {
+		return nil, err
 	}
 	return index.InHitOrder(ids, after, have), nil
 }
@@ -284,20 +260,7 @@ func (r storeReader) Hits(ctx context.Context, rowids []index.Key) (map[index.Ke
 		return nil, fmt.Errorf("read ranked chunks: %w", err)
 	}
 	defer rows.Close()
-	byID := map[index.Key]index.Hit{}
-	for rows.Next() {
-		var rid int64
-		var h index.Hit
-		h.ChunkHit, err = scanHit(rows, &rid, &h.Text)
-		if err != nil {
-			return nil, fmt.Errorf("read ranked chunks: %w", err)
-		}
-		byID[index.Key(rid)] = h
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read ranked chunks: %w", err)
-	}
-	return byID, nil
+	return ReadKeyedHits(rows, "read ranked chunks")
 }
 
 // Vocabulary is storeVocab (cached per generation).
@@ -333,20 +296,7 @@ func (r storeReader) Postings(ctx context.Context, qs []index.Query, perQuery in
 		parts[i] = fmt.Sprintf(`SELECT %d, rowid FROM (SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT %d)`, i, perQuery)
 		args[i] = e
 	}
-	rows, err := query(ctx, r.db, strings.Join(parts, " UNION ALL "), args...)
-	if err != nil {
-		return nil, err
-	}
-	defer rows.Close()
-	var out []index.Posting
-	for rows.Next() {
-		var p index.Posting
-		if err := rows.Scan(&p.Query, &p.Key); err != nil {
-			return nil, err
-		}
-		out = append(out, p)
-	}
-	return out, rows.Err()
+	return unionPostings(ctx, r.db, parts, args)
 }
 
 // scopedPostings is Postings of a scoped call: each query's matches joined to
@@ -359,7 +309,13 @@ func (r storeReader) scopedPostings(ctx context.Context, exprs []string, perQuer
 		parts[i] = fmt.Sprintf(`SELECT %d, rowid FROM (SELECT c.rowid FROM chunks_fts JOIN chunks c ON c.rowid = chunks_fts.rowid WHERE chunks_fts MATCH ?%s LIMIT %d)`, i, sc, perQuery)
 		args = append(append(args, e), scArgs...)
 	}
-	rows, err := query(ctx, r.db, strings.Join(parts, " UNION ALL "), args...)
+	return unionPostings(ctx, r.db, parts, args)
+}
+
+// unionPostings runs the per-query SELECTs parts (each yielding query index,
+// rowid) as one UNION ALL statement and reads its postings.
+func unionPostings(ctx context.Context, db *sql.DB, parts []string, args []any) ([]index.Posting, error) {
+	rows, err := query(ctx, db, strings.Join(parts, " UNION ALL "), args...)
 	if err != nil {
 		return nil, err
 	}

@@ -81,7 +81,7 @@ func ftsRanked(ctx context.Context, db *sql.DB, memo *ftsMemo, expr string, f fi
 	for rows.Next() {
 		var h index.Hit
 		var r float64
-		h.ChunkHit, err = scanHit(rows, &h.Text, &r)
+		h.ChunkHit, err = ScanHit(rows, &h.Text, &r)
 		if err != nil {
 			return nil, fmt.Errorf("full-text query: %w", err)
 		}
@@ -121,7 +121,7 @@ func firstHits(rows *sql.Rows, limit int, skip map[string]bool, op string) ([]in
 	for rows.Next() {
 		var h index.Hit
 		var err error
-		h.ChunkHit, err = scanHit(rows, &h.Text)
+		h.ChunkHit, err = ScanHit(rows, &h.Text)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", op, err)
 		}

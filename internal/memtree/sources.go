@@ -20,12 +20,9 @@ const sourcesQuery = `SELECT kind, source_id, title, chunk_count, first_ms, last
 // Generation names the store's current write generation (index.Plain);
 // index.ErrEmpty when the store has no file yet.
 func (s *Store) Generation(ctx context.Context) (string, error) {
-	db, err := s.readers(ctx)
+	db, err := s.plainReaders(ctx)
 	if err != nil {
 		return "", err
-	}
-	if db == nil {
-		return "", index.ErrEmpty
 	}
 	gen, err := generation(ctx, db)
 	return gen + scopeSuffix(index.ScopeFrom(ctx)), err
@@ -45,12 +42,9 @@ func scopeSuffix(sc index.Scope) string {
 // generation (sourceRows), and that generation (index.Plain; the slice is
 // shared).
 func (s *Store) Sources(ctx context.Context) ([]abi.Source, string, error) {
-	db, err := s.readers(ctx)
+	db, err := s.plainReaders(ctx)
 	if err != nil {
 		return nil, "", err
-	}
-	if db == nil {
-		return nil, "", index.ErrEmpty
 	}
 	if scope := index.ScopeFrom(ctx); !scope.Full() {
 		return scopedSources(ctx, db, scope)
@@ -68,35 +62,30 @@ func scopedSources(ctx context.Context, db *sql.DB, scope index.Scope) ([]abi.So
 	}
 	sc, args := andScope(scope, "sources")
 	q := strings.Replace(sourcesQuery, "WHERE chunk_count > 0", "WHERE chunk_count > 0"+sc, 1)
-	rows, err := db.QueryContext(ctx, q, args...)
+	out, err := readSources(db.QueryContext(ctx, q, args...))
 	if err != nil {
-		return nil, "", fmt.Errorf("list sources: %w", err)
-	}
-	defer rows.Close()
-	out := []abi.Source{}
-	for rows.Next() {
-		var src abi.Source
-		if err := rows.Scan(&src.SourceKind, &src.SourceID, &src.Title, &src.ChunkCount, &src.FirstMS, &src.MostRecentMS); err != nil {
-			return nil, "", fmt.Errorf("list sources: %w", err)
-		}
-		out = append(out, src)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, "", fmt.Errorf("list sources: %w", err)
+		return nil, "", err
 	}
 	return out, gen + scopeSuffix(scope), nil
+}
+
+// readSources reads the sources a sourcesQuery lists (never nil), from rows
+// or the error that ran it; it closes rows.
+func readSources(rows *sql.Rows, err error) ([]abi.Source, error) {
+	if err != nil {
+		return nil, fmt.Errorf("list sources: %w", err)
+	}
+	defer rows.Close()
+	return ReadSources(rows, []abi.Source{})
 }
 
 // SourcePage reads one page of the sources of kinds (all when empty) through
 // the sources_listed index, and their total from the per-generation counts
 // (index.Plain).
 func (s *Store) SourcePage(ctx context.Context, kinds []string, k, offset int) ([]abi.Source, int, error) {
-	db, err := s.readers(ctx)
+	db, err := s.plainReaders(ctx)
 	if err != nil {
 		return nil, 0, err
-	}
-	if db == nil {
-		return nil, 0, index.ErrEmpty
 	}
 	if scope := index.ScopeFrom(ctx); !scope.Full() {
 		// The per-generation counts are the whole store's: page the scoped list.

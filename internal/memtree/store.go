@@ -10,13 +10,15 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
-	"github.com/openhuman/openhuman-core/sdk/abi"
 	"io/fs"
 	"net/url"
 	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
+
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
+	"github.com/openhuman/openhuman-core/sdk/abi"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 )
@@ -209,6 +211,16 @@ func openReadersWith(path string, extra func(url.Values)) (*sql.DB, int, error) 
 		return nil, 0, fmt.Errorf("open memory tree %s read-only: no readable schema (is it a memory tree store? re-create it with `openhuman-core ingest`): %w", path, err)
 	}
 	return r, v, nil
+}
+
+// plainReaders is readers for a plain read (index.Plain): index.ErrEmpty when
+// the store file does not exist yet.
+func (s *Store) plainReaders(ctx context.Context) (*sql.DB, error) {
+	db, err := s.readers(ctx)
+	if err == nil && db == nil {
+		err = index.ErrEmpty
+	}
+	return db, err
 }
 
 // readers returns the read pool, or nil when the store file does not exist yet.

@@ -216,7 +216,7 @@ func readVectorHits(ctx context.Context, db *sql.DB, query string, args []any, b
 	defer rows.Close()
 	for rows.Next() {
 		var h index.Hit
-		h.ChunkHit, err = scanHit(rows, &h.Text)
+		h.ChunkHit, err = ScanHit(rows, &h.Text)
 		if err != nil {
 			return fmt.Errorf("vector hits: %w", err)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/openhuman/openhuman-core/internal/fit"
+	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -139,21 +140,8 @@ func (s *Store) sourceRows(ctx context.Context, cond string, a args) ([]abi.Sour
 	if err != nil {
 		return nil, fmt.Errorf("list sources: %w", err)
 	}
-	all := []abi.Source{}
-	err = forRows(rows, func(r pgx.Rows) error {
-		var src abi.Source
-		var n int32
-		if err := r.Scan(&src.SourceKind, &src.SourceID, &src.Title, &n, &src.FirstMS, &src.MostRecentMS); err != nil {
-			return err
-		}
-		src.ChunkCount = int(n)
-		all = append(all, src)
-		return nil
-	})
-	if err != nil {
-		return nil, fmt.Errorf("list sources: %w", err)
-	}
-	return all, nil
+	defer rows.Close()
+	return memtree.ReadSources(rows, []abi.Source{})
 }
 
 // Generation names the store's write generation (and the call's scope, whose
@@ -200,19 +188,10 @@ func (s *Store) SourcePage(ctx context.Context, kinds []string, k, offset int) (
 	if err != nil {
 		return nil, 0, fmt.Errorf("list sources: %w", err)
 	}
-	var page []abi.Source
-	err = forRows(rows, func(r pgx.Rows) error {
-		var src abi.Source
-		var n int32
-		if err := r.Scan(&src.SourceKind, &src.SourceID, &src.Title, &n, &src.FirstMS, &src.MostRecentMS); err != nil {
-			return err
-		}
-		src.ChunkCount = int(n)
-		page = append(page, src)
-		return nil
-	})
+	defer rows.Close()
+	page, err := memtree.ReadSources(rows, nil)
 	if err != nil {
-		return nil, 0, fmt.Errorf("list sources: %w", err)
+		return nil, 0, err
 	}
 	return page, total, nil
 }

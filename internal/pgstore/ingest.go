@@ -129,17 +129,7 @@ func mergeStored(ctx context.Context, tx pgx.Tx, p *memtree.Prepared) ([]memtree
 	for _, r := range rows {
 		mine[r.Key] = true
 	}
-	ours := func(c memtree.PreparedChunk) bool {
-		if len(c.Refs) == 0 {
-			return true
-		}
-		for _, r := range c.Refs {
-			if mine[r] {
-				return true
-			}
-		}
-		return false
-	}
+	ours := func(c memtree.PreparedChunk) bool { return memtree.OwnRefs(mine, c.Refs) }
 	return mp.Chunks(), changed, ours, nil
 }
 

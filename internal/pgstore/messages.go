@@ -2,9 +2,9 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 
+	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 )
 
@@ -43,28 +43,11 @@ func (r reader) StoredMessages(ctx context.Context, want []index.SourceRef) (map
 func (r reader) hitChunks(ctx context.Context, cond string, vals ...any) (map[string]index.MessageChunk, error) {
 	a := args(vals)
 	cond += a.scoped(r.scope, "c")
-	rows, err := r.s.rd.Query(ctx, `SELECT c.id, c.source_key, c.seq, c.kind, c.title, c.ts, c.ts_end, c.text, c.source_refs_json, c.ref_spans_json
+	rows, err := r.s.rd.Query(ctx, `SELECT c.id, c.source_key, c.kind, c.title, c.seq, c.ts, c.ts_end, c.text, c.source_refs_json, c.ref_spans_json
 		FROM chunks c WHERE `+cond, a...)
 	if err != nil {
 		return nil, fmt.Errorf("read cited messages: %w", err)
 	}
 	defer rows.Close()
-	out := map[string]index.MessageChunk{}
-	for rows.Next() {
-		var id, refs, spans string
-		var seq int32
-		var c index.MessageChunk
-		if err := rows.Scan(&id, &c.Source, &seq, &c.Kind, &c.Title, &c.TS, &c.TSEnd, &c.Text, &refs, &spans); err != nil {
-			return nil, fmt.Errorf("read cited messages: %w", err)
-		}
-		c.Seq = int(seq)
-		if json.Unmarshal([]byte(refs), &c.Refs) != nil || json.Unmarshal([]byte(spans), &c.Spans) != nil || len(c.Spans) != len(c.Refs) {
-			c.Refs, c.Spans = nil, nil
-		}
-		out[id] = c
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read cited messages: %w", err)
-	}
-	return out, nil
+	return memtree.ReadMessageChunks(rows)
 }

@@ -2,7 +2,6 @@ package pgstore
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"sort"
@@ -21,9 +20,6 @@ import (
 // an unrestricted ranked query that may match more chunks ranks its maxRanked
 // newest only (idf stays the store's).
 const maxRanked = 2000
-
-// hitTitleMaxChars bounds a hit's title, as the SQLite backend does.
-const hitTitleMaxChars = 200
 
 // reader is one read call on the store: index.Backend over the pool, at the
 // generation snap.
@@ -180,35 +176,12 @@ func (a *args) where(f index.Filter) string {
 	return " AND " + strings.Join(conds, " AND ")
 }
 
-const hitColumns = `c.id, c.kind, c.source_id, c.source_ref, c.source_refs_json, c.title, c.ts, c.seq, c.tags_json`
+// hitColumns are the columns scanHit reads (the SQLite backend's).
+const hitColumns = memtree.HitColumns
 
-// scanHit reads hitColumns plus any extra destinations.
-func scanHit(row pgx.Row, extra ...any) (abi.ChunkHit, error) {
-	var h abi.ChunkHit
-	var ref *string
-	var refs, tags string
-	var seq int32
-	dest := append([]any{&h.ID, &h.SourceKind, &h.SourceID, &ref, &refs, &h.Title, &h.TimestampMS, &seq, &tags}, extra...)
-	if err := row.Scan(dest...); err != nil {
-		return h, err
-	}
-	h.Seq = int(seq)
-	if ref != nil {
-		h.SourceRef = *ref
-	}
-	if r := []rune(h.Title); len(r) > hitTitleMaxChars {
-		h.Title = string(r[:hitTitleMaxChars]) + "…"
-	}
-	_ = json.Unmarshal([]byte(refs), &h.SourceRefs)
-	_ = json.Unmarshal([]byte(tags), &h.Tags)
-	if len(h.SourceRefs) == 0 {
-		h.SourceRefs = nil
-	}
-	if len(h.Tags) == 0 {
-		h.Tags = nil
-	}
-	return h, nil
-}
+// scanHit reads hitColumns plus any extra destinations into a hit shaped as
+// the SQLite backend shapes it (memtree.ScanHit).
+func scanHit(row pgx.Row, extra ...any) (abi.ChunkHit, error) { return memtree.ScanHit(row, extra...) }
 
 // candidate is a matched chunk with what scoring needs (the whole title: the
 // hit's is clipped).
@@ -552,22 +525,7 @@ func (r reader) Texts(ctx context.Context, ids []string) (map[string]index.Chunk
 		return nil, fmt.Errorf("read chunk texts: %w", err)
 	}
 	defer rows.Close()
-	out := make(map[string]index.ChunkText, len(ids))
-	for rows.Next() {
-		var id, spans string
-		var c index.ChunkText
-		if err := rows.Scan(&id, &c.Title, &c.Text, &spans); err != nil {
-			return nil, fmt.Errorf("read chunk texts: %w", err)
-		}
-		if json.Unmarshal([]byte(spans), &c.Spans) != nil {
-			c.Spans = nil
-		}
-		out[id] = c
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read chunk texts: %w", err)
-	}
-	return out, nil
+	return memtree.ReadTexts(rows, "read chunk texts", len(ids))
 }
 
 // Hits reads the hits of keys.
@@ -585,20 +543,7 @@ func (r reader) Hits(ctx context.Context, keys []index.Key) (map[index.Key]index
 		return nil, fmt.Errorf("read chunks by key: %w", err)
 	}
 	defer rows.Close()
-	out := map[index.Key]index.Hit{}
-	for rows.Next() {
-		var k int64
-		var h index.Hit
-		h.ChunkHit, err = scanHit(rows, &k, &h.Text)
-		if err != nil {
-			return nil, fmt.Errorf("read chunks by key: %w", err)
-		}
-		out[index.Key(k)] = h
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read chunks by key: %w", err)
-	}
-	return out, nil
+	return memtree.ReadKeyedHits(rows, "read chunks by key")
 }
 
 // Following returns the chunk that follows each chat hit in its source without
@@ -616,18 +561,9 @@ func (r reader) Following(ctx context.Context, hits []abi.ChunkHit) ([]index.Hit
 		return nil, fmt.Errorf("read the next chunks: %w", err)
 	}
 	defer rows.Close()
-	after := map[string]index.Hit{}
-	for rows.Next() {
-		var h index.Hit
-		var prev string
-		h.ChunkHit, err = scanHit(rows, &h.Text, &prev)
-		if err != nil {
-			return nil, fmt.Errorf("read the next chunks: %w", err)
-		}
-		after[prev] = h
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("read the next chunks: %w", err)
+	after, err := memtree.ReadFollowing(rows)
+	if err != nil {
+		return nil, err
 	}
 	return index.InHitOrder(ids, after, have), nil
 }

@@ -20,8 +20,8 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/openhuman/openhuman-core/internal/analysis"
 	"github.com/openhuman/openhuman-core/internal/embed"
+	"github.com/openhuman/openhuman-core/internal/memtree"
 )
 
 // Store is one PostgreSQL database holding a memory tree.
@@ -141,16 +141,8 @@ func (s *Store) current(ctx context.Context) (*snapshot, error) {
 		return nil, fmt.Errorf("load people: %w", err)
 	}
 	defer rows.Close()
-	for rows.Next() {
-		var id string
-		if err := rows.Scan(&id); err != nil {
-			return nil, fmt.Errorf("load people: %w", err)
-		}
-		name := strings.Join(analysis.Words(strings.TrimPrefix(id, "person:")), " ")
-		snap.people[name] = append(snap.people[name], id)
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("load people: %w", err)
+	if err := memtree.ReadPeople(rows, snap.people); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	if s.snap == nil || s.snap.gen < gen {

@@ -7,7 +7,9 @@ package textsafe
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -89,4 +91,19 @@ func Strings(list []string) []string {
 		out[i] = String(s)
 	}
 	return out
+}
+
+// Name returns a file name fit for one output line: as it is when every
+// character is printable, else Go-quoted (so a name holding a newline, an
+// escape sequence or invalid UTF-8 shows as what it is).
+func Name(p string) string {
+	if !utf8.ValidString(p) {
+		return strconv.Quote(p)
+	}
+	for _, r := range p {
+		if !unicode.IsPrint(r) && r != ' ' {
+			return strconv.Quote(p)
+		}
+	}
+	return p
 }

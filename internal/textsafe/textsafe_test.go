@@ -20,3 +20,18 @@ func TestString(t *testing.T) {
 		t.Errorf("Text keeps newlines and escapes the rest: %q", got)
 	}
 }
+
+// Name leaves a printable file name as it is and Go-quotes any other.
+func TestName(t *testing.T) {
+	for in, want := range map[string]string{
+		"notes/2024 plan.md": "notes/2024 plan.md",
+		"résumé.txt":         "résumé.txt",
+		"evil\nname.md":      `"evil\nname.md"`,
+		"\x1b[2J.md":         `"\x1b[2J.md"`,
+		"bad\xff.md":         `"bad\xff.md"`,
+	} {
+		if got := Name(in); got != want {
+			t.Errorf("Name(%q) = %s, want %s", in, got, want)
+		}
+	}
+}

@@ -71,38 +71,38 @@ func (b *Builder) Bytes() []byte {
 	out := append(append([]byte{}, Magic...), Version1...)
 	section := func(id byte, content []byte) {
 		out = append(out, id)
-		out = appendULEB(out, uint64(len(content)))
+		out = AppendULEB(out, uint64(len(content)))
 		out = append(out, content...)
 	}
 	name := func(c []byte, s string) []byte {
-		c = appendULEB(c, uint64(len(s)))
+		c = AppendULEB(c, uint64(len(s)))
 		return append(c, s...)
 	}
 	if len(b.types) > 0 {
-		c := appendULEB(nil, uint64(len(b.types)))
+		c := AppendULEB(nil, uint64(len(b.types)))
 		for _, t := range b.types {
 			c = append(c, 0x60)
-			c = appendULEB(c, uint64(len(t.Params)))
+			c = AppendULEB(c, uint64(len(t.Params)))
 			c = append(c, valBytes(t.Params)...)
-			c = appendULEB(c, uint64(len(t.Results)))
+			c = AppendULEB(c, uint64(len(t.Results)))
 			c = append(c, valBytes(t.Results)...)
 		}
 		section(SectionType, c)
 	}
 	if len(b.imports) > 0 {
-		c := appendULEB(nil, uint64(len(b.imports)))
+		c := AppendULEB(nil, uint64(len(b.imports)))
 		for _, im := range b.imports {
 			c = name(c, im.Module)
 			c = name(c, im.Name)
 			c = append(c, byte(KindFunc))
-			c = appendULEB(c, uint64(im.TypeIndex))
+			c = AppendULEB(c, uint64(im.TypeIndex))
 		}
 		section(SectionImport, c)
 	}
 	if len(b.funcs) > 0 {
-		c := appendULEB(nil, uint64(len(b.funcs)))
+		c := AppendULEB(nil, uint64(len(b.funcs)))
 		for _, f := range b.funcs {
-			c = appendULEB(c, uint64(f.typ))
+			c = AppendULEB(c, uint64(f.typ))
 		}
 		section(SectionFunction, c)
 	}
@@ -110,39 +110,39 @@ func (b *Builder) Bytes() []byte {
 		c := []byte{1, byte(b.table.Elem)}
 		if b.table.HasMax {
 			c = append(c, 1)
-			c = appendULEB(c, b.table.Min)
-			c = appendULEB(c, b.table.Max)
+			c = AppendULEB(c, b.table.Min)
+			c = AppendULEB(c, b.table.Max)
 		} else {
 			c = append(c, 0)
-			c = appendULEB(c, b.table.Min)
+			c = AppendULEB(c, b.table.Min)
 		}
 		section(SectionTable, c)
 	}
 	if b.memory != nil {
 		c := []byte{1, 0}
-		c = appendULEB(c, uint64(*b.memory))
+		c = AppendULEB(c, uint64(*b.memory))
 		section(SectionMemory, c)
 	}
 	if len(b.exports) > 0 {
-		c := appendULEB(nil, uint64(len(b.exports)))
+		c := AppendULEB(nil, uint64(len(b.exports)))
 		for _, e := range b.exports {
 			c = name(c, e.Name)
 			c = append(c, byte(e.Kind))
-			c = appendULEB(c, uint64(e.Index))
+			c = AppendULEB(c, uint64(e.Index))
 		}
 		section(SectionExport, c)
 	}
 	if len(b.funcs) > 0 {
-		c := appendULEB(nil, uint64(len(b.funcs)))
+		c := AppendULEB(nil, uint64(len(b.funcs)))
 		for _, f := range b.funcs {
 			body := []byte{0} // zero local declarations
 			if f.locals > 0 {
-				body = appendULEB([]byte{1}, uint64(f.locals))
+				body = AppendULEB([]byte{1}, uint64(f.locals))
 				body = append(body, byte(f.localType))
 			}
 			body = append(body, f.body...)
 			body = append(body, 0x0b)
-			c = appendULEB(c, uint64(len(body)))
+			c = AppendULEB(c, uint64(len(body)))
 			c = append(c, body...)
 		}
 		section(SectionCode, c)

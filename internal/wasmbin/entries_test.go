@@ -12,12 +12,12 @@ import (
 func TestParseRefusesEntriesOverTheLimit(t *testing.T) {
 	typesOf := func(n int) []byte {
 		out := append(append([]byte{}, Magic...), Version1...)
-		c := appendULEB(nil, uint64(n))
+		c := AppendULEB(nil, uint64(n))
 		for i := 0; i < n; i++ {
 			c = append(c, 0x60, 0, 0)
 		}
 		out = append(out, SectionType)
-		out = appendULEB(out, uint64(len(c)))
+		out = AppendULEB(out, uint64(len(c)))
 		return append(out, c...)
 	}
 	if m, err := Parse(typesOf(MaxTypes)); err != nil || len(m.Types) != MaxTypes {

@@ -83,7 +83,7 @@ func ParseProducers(payload []byte) (*Producers, error) {
 // that add the section a toolchain left out).
 func AppendProducers(b []byte, p Producers) []byte {
 	str := func(b []byte, s string) []byte {
-		b = appendULEB(b, uint64(len(s)))
+		b = AppendULEB(b, uint64(len(s)))
 		return append(b, s...)
 	}
 	fields := []struct {
@@ -96,13 +96,13 @@ func AppendProducers(b []byte, p Producers) []byte {
 			n++
 		}
 	}
-	b = appendULEB(b, uint64(n))
+	b = AppendULEB(b, uint64(n))
 	for _, f := range fields {
 		if len(f.vals) == 0 {
 			continue
 		}
 		b = str(b, f.name)
-		b = appendULEB(b, uint64(len(f.vals)))
+		b = AppendULEB(b, uint64(len(f.vals)))
 		for _, v := range f.vals {
 			b = str(str(b, v.Name), v.Version)
 		}

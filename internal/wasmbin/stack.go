@@ -244,27 +244,27 @@ func InstrumentStack(mod []byte, opt StackOptions) ([]byte, StackInfo, error) {
 
 	// The new contents of the type, global, export and code sections.
 	newTypes := func(old []byte) []byte {
-		c := appendULEB(nil, uint64(origTypes+len(added)))
+		c := AppendULEB(nil, uint64(origTypes+len(added)))
 		c = append(c, old...)
 		for _, t := range added {
 			c = append(c, 0x60, 0)
-			c = appendULEB(c, uint64(len(t.Results)))
+			c = AppendULEB(c, uint64(len(t.Results)))
 			c = append(c, valBytes(t.Results)...)
 		}
 		return c
 	}
 	newGlobals := func(old []byte) []byte {
-		c := appendULEB(nil, uint64(m.Counts.Globals)+1)
+		c := AppendULEB(nil, uint64(m.Counts.Globals)+1)
 		c = append(c, old...)
 		return append(c, byte(I32), 1, 0x41, 0, 0x0b) // (mut i32) (i32.const 0)
 	}
 	newExports := func(old []byte) []byte {
-		c := appendULEB(nil, uint64(len(m.Exports))+1)
+		c := AppendULEB(nil, uint64(len(m.Exports))+1)
 		c = append(c, old...)
-		c = appendULEB(c, uint64(len(info.CounterExport)))
+		c = AppendULEB(c, uint64(len(info.CounterExport)))
 		c = append(c, info.CounterExport...)
 		c = append(c, byte(KindGlobal))
-		return appendULEB(c, uint64(info.Counter))
+		return AppendULEB(c, uint64(info.Counter))
 	}
 	type edit struct {
 		id     byte
@@ -282,7 +282,7 @@ func InstrumentStack(mod []byte, opt StackOptions) ([]byte, StackInfo, error) {
 	out = append(out, mod[:8]...)
 	emit := func(id byte, content []byte) {
 		out = append(out, id)
-		out = appendULEB(out, uint64(len(content)))
+		out = AppendULEB(out, uint64(len(content)))
 		out = append(out, content...)
 	}
 	for _, s := range m.Sections {
@@ -401,7 +401,7 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 	// Each body grows by its prologue and epilogue (≤ 40 bytes), its wrapper
 	// block (≤ 7) and 1–5 bytes per return.
 	out := make([]byte, 0, m.codeEnd-m.codeStart+n*56+len(rw.returns)*5)
-	out = appendULEB(out, uint64(n))
+	out = AppendULEB(out, uint64(n))
 	var body []byte
 	for i, sb := range bodies {
 		start, instrAt, end := sb.start, sb.instrAt, sb.end
@@ -418,9 +418,9 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 		// Prologue: used += w; if used > budget { unreachable }
 		body = appendCounter(body, counter, int64(w), 0x6a)
 		body = append(body, 0x23)
-		body = appendULEB(body, uint64(counter))
+		body = AppendULEB(body, uint64(counter))
 		body = append(body, 0x41)
-		body = appendSLEB(body, int64(budget))
+		body = AppendSLEB(body, int64(budget))
 		body = append(body, 0x4b, 0x04, 0x40, 0x00, 0x0b) // i32.gt_u if unreachable end
 		// The wrapper block with the function's results.
 		body = append(body, 0x02)
@@ -437,7 +437,7 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 			if err != nil {
 				return nil, err
 			}
-			body = appendSLEB(body, int64(ti))
+			body = AppendSLEB(body, int64(ti))
 		}
 		// The original instructions, each return a br to the wrapper; the body's
 		// final end closes the wrapper.
@@ -445,14 +445,14 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 		for _, ret := range sb.returns {
 			body = append(body, b[at:ret.pos]...)
 			body = append(body, 0x0c)
-			body = appendULEB(body, uint64(ret.depth))
+			body = AppendULEB(body, uint64(ret.depth))
 			at = ret.pos + 1
 		}
 		body = append(body, b[at:end]...)
 		// Epilogue: used -= w; end.
 		body = appendCounter(body, counter, int64(w), 0x6b)
 		body = append(body, 0x0b)
-		out = appendULEB(out, uint64(len(body)))
+		out = AppendULEB(out, uint64(len(body)))
 		out = append(out, body...)
 	}
 	return out, nil
@@ -461,14 +461,16 @@ func instrumentCode(m *Module, budget, counter uint32, maxArity uint64, v128 boo
 // appendCounter appends global.get counter; i32.const w; op; global.set counter.
 func appendCounter(b []byte, counter uint32, w int64, op byte) []byte {
 	b = append(b, 0x23)
-	b = appendULEB(b, uint64(counter))
+	b = AppendULEB(b, uint64(counter))
 	b = append(b, 0x41)
-	b = appendSLEB(b, w)
+	b = AppendSLEB(b, w)
 	b = append(b, op, 0x24)
-	return appendULEB(b, uint64(counter))
+	return AppendULEB(b, uint64(counter))
 }
 
-func appendSLEB(b []byte, v int64) []byte {
+// AppendSLEB appends v to b in signed LEB128, as WebAssembly encodes signed
+// integers (i32.const, i64.const).
+func AppendSLEB(b []byte, v int64) []byte {
 	for {
 		c := byte(v & 0x7f)
 		v >>= 7

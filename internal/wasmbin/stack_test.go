@@ -244,7 +244,7 @@ func frameShapes() []frameShape {
 	wide := slices.Clone(depth)
 	for i := 0; i < 2000; i++ {
 		wide = append(wide, 0x20, 0, 0x41)
-		wide = appendSLEB(wide, int64(i))
+		wide = AppendSLEB(wide, int64(i))
 		wide = append(wide, 0x6a)
 	}
 	wide = append(wide, recur...)
@@ -257,14 +257,14 @@ func frameShapes() []frameShape {
 	loc := slices.Clone(depth)
 	for i := 1; i <= nl; i++ {
 		loc = append(loc, 0x20, 0, 0x41)
-		loc = appendSLEB(loc, int64(i))
+		loc = AppendSLEB(loc, int64(i))
 		loc = append(loc, 0x6a, 0x21)
-		loc = appendULEB(loc, uint64(i))
+		loc = AppendULEB(loc, uint64(i))
 	}
 	loc = append(loc, recur...)
 	for i := 1; i <= nl; i++ {
 		loc = append(loc, 0x20)
-		loc = appendULEB(loc, uint64(i))
+		loc = AppendULEB(loc, uint64(i))
 		loc = append(loc, 0x6a)
 	}
 	shapes = append(shapes, frameShape{name: "2000 locals", locals: nl, body: loc})
@@ -278,9 +278,9 @@ func frameShapes() []frameShape {
 	}
 	for i := 1; i <= k; i++ {
 		phi = append(phi, 0x20)
-		phi = appendULEB(phi, uint64(i))
+		phi = AppendULEB(phi, uint64(i))
 		phi = append(phi, 0x20, 0, 0x6a, 0x21)
-		phi = appendULEB(phi, uint64(i))
+		phi = AppendULEB(phi, uint64(i))
 	}
 	for j := 0; j < bl; j++ {
 		phi = append(phi, 0x23, 1, 0x0d, 0, 0x0b) // br_if 0 (global 1); end
@@ -288,7 +288,7 @@ func frameShapes() []frameShape {
 	phi = append(phi, recur...)
 	for i := 1; i <= k; i++ {
 		phi = append(phi, 0x20)
-		phi = appendULEB(phi, uint64(i))
+		phi = AppendULEB(phi, uint64(i))
 		phi = append(phi, 0x6a)
 	}
 	shapes = append(shapes, frameShape{name: "150 locals in 60 loops", locals: k, body: phi})
@@ -296,7 +296,7 @@ func frameShapes() []frameShape {
 	vec := slices.Clone(depth)
 	for i := 0; i < 1000; i++ {
 		vec = append(vec, 0x20, 0, 0x41)
-		vec = appendSLEB(vec, int64(i))
+		vec = AppendSLEB(vec, int64(i))
 		vec = append(vec, 0x6a, 0xfd, 17) // i32x4.splat
 	}
 	vec = append(vec, recur...)
@@ -311,7 +311,7 @@ func frameShapes() []frameShape {
 	ld := slices.Clone(depth)
 	for i := 0; i < 2000; i++ {
 		ld = append(ld, 0x41, 0, 0x28, 2)
-		ld = appendULEB(ld, uint64(4*i))              // i32.load offset=4i
+		ld = AppendULEB(ld, uint64(4*i))              // i32.load offset=4i
 		ld = append(ld, 0x20, 0, 0x41, 3, 0x6a, 0x6e) // (n+3); i32.div_u
 	}
 	ld = append(ld, recur...)
@@ -356,15 +356,15 @@ func frameModule(s frameShape) []byte {
 		if sec.ID == SectionExport {
 			g := []byte{2, byte(I32), 1, 0x41, 0, 0x0b, byte(I32), 1, 0x41, 0, 0x0b}
 			out = append(out, SectionGlobal)
-			out = appendULEB(out, uint64(len(g)))
+			out = AppendULEB(out, uint64(len(g)))
 			out = append(out, g...)
-			c := appendULEB(nil, uint64(len(m.Exports)+1))
+			c := AppendULEB(nil, uint64(len(m.Exports)+1))
 			r := &reader{b: mod, pos: sec.Start, end: sec.End}
 			_, _ = r.u32("")
 			c = append(c, mod[r.pos:sec.End]...)
 			c = append(c, 5, 'd', 'e', 'p', 't', 'h', byte(KindGlobal), 0)
 			out = append(out, SectionExport)
-			out = appendULEB(out, uint64(len(c)))
+			out = AppendULEB(out, uint64(len(c)))
 			out = append(out, c...)
 			continue
 		}

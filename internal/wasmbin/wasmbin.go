@@ -802,19 +802,21 @@ func SetCustomSection(mod []byte, name string, payload []byte) ([]byte, error) {
 // removing existing sections of the same name.
 func AppendCustomSection(mod []byte, name string, payload []byte) []byte {
 	var content []byte
-	content = appendULEB(content, uint64(len(name)))
+	content = AppendULEB(content, uint64(len(name)))
 	content = append(content, name...)
 	size := len(content) + len(payload)
 	out := make([]byte, 0, len(mod)+1+5+size)
 	out = append(out, mod...)
 	out = append(out, SectionCustom)
-	out = appendULEB(out, uint64(size))
+	out = AppendULEB(out, uint64(size))
 	out = append(out, content...)
 	out = append(out, payload...)
 	return out
 }
 
-func appendULEB(b []byte, v uint64) []byte {
+// AppendULEB appends v to b in unsigned LEB128, as WebAssembly encodes
+// counts, sizes and indices.
+func AppendULEB(b []byte, v uint64) []byte {
 	for {
 		c := byte(v & 0x7f)
 		v >>= 7

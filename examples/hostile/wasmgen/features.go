@@ -21,19 +21,15 @@ const (
 // 0) that uses feature, encoded by hand (wasmbin.Builder only makes what every
 // engine runs).
 func Uses(feature Feature) []byte {
-	out := append(append([]byte{}, wasmbin.Magic...), wasmbin.Version1...)
-	section := func(id byte, c []byte) {
-		out = append(out, id)
-		out = appendULEB(out, uint64(len(c)))
-		out = append(out, c...)
-	}
+	out := newRawModule()
+	section := out.section
 	// Types: 0 (i32) -> i32, 1 (i32, i32) -> i64.
 	section(wasmbin.SectionType, []byte{2, 0x60, 1, 0x7f, 1, 0x7f, 0x60, 2, 0x7f, 0x7f, 1, 0x7e})
 	imports := 0
 	if feature == WASIWrongType {
 		imp := []byte{1}
 		for _, s := range []string{"wasi_snapshot_preview1", "fd_write"} {
-			imp = appendULEB(imp, uint64(len(s)))
+			imp = wasmbin.AppendULEB(imp, uint64(len(s)))
 			imp = append(imp, s...)
 		}
 		section(wasmbin.SectionImport, append(imp, byte(wasmbin.KindFunc), 0))
@@ -50,17 +46,7 @@ func Uses(feature Feature) []byte {
 		mem = []byte{1, 0x03, 1, 1} // shared, 1..1 pages
 	}
 	section(wasmbin.SectionMemory, mem)
-	ex := []byte{3}
-	for i, name := range []string{"memory", "oh_alloc", "oh_call"} {
-		ex = appendULEB(ex, uint64(len(name)))
-		ex = append(ex, name...)
-		if i == 0 {
-			ex = append(ex, byte(wasmbin.KindMemory), 0)
-		} else {
-			ex = append(ex, byte(wasmbin.KindFunc), byte(imports+i-1))
-		}
-	}
-	section(wasmbin.SectionExport, ex)
+	section(wasmbin.SectionExport, abiExports(imports))
 	call := []byte{0x42, 0} // i64.const 0
 	switch feature {
 	case Threads:
@@ -73,7 +59,7 @@ func Uses(feature Feature) []byte {
 	body := func(instrs []byte) []byte {
 		b := append([]byte{0}, instrs...)
 		b = append(b, 0x0b)
-		return append(appendULEB(nil, uint64(len(b))), b...)
+		return append(wasmbin.AppendULEB(nil, uint64(len(b))), b...)
 	}
 	code := []byte{2}
 	code = append(code, body([]byte{0x41, 0x80, 0x08})...)

@@ -23,7 +23,7 @@ func Section(mod []byte, id byte, content []byte) []byte {
 	}
 	out := append([]byte{}, mod[:at]...)
 	out = append(out, id)
-	out = appendULEB(out, uint64(len(content)))
+	out = wasmbin.AppendULEB(out, uint64(len(content)))
 	out = append(out, content...)
 	return append(out, mod[at:]...)
 }
@@ -104,7 +104,7 @@ func Nesting(kind NestingKind) []byte {
 	}
 	mod := b.Bytes()
 	if kind == FromStart {
-		mod = Section(mod, wasmbin.SectionStart, appendULEB(nil, uint64(start)))
+		mod = Section(mod, wasmbin.SectionStart, wasmbin.AppendULEB(nil, uint64(start)))
 	}
 	return mod
 }
@@ -121,7 +121,7 @@ func HostLoop(fn string, n int) []byte {
 	body := []byte{0x03, 0x40} // loop
 	body = append(body, callHost...)
 	body = append(body, 0x20, 2, 0x41, 1, 0x6a, 0x22, 2, 0x41) // local.get 2 (after the two parameters); +1; local.tee 2; i32.const n
-	body = appendSLEB(body, int64(n))
+	body = wasmbin.AppendSLEB(body, int64(n))
 	body = append(body, 0x49, 0x0d, 0, 0x0b, 0x42, 0) // i32.lt_u; br_if 0; end; i64.const 0
 	b.FuncWithLocals("oh_call", callType, 1, wasmbin.I32, body)
 	return b.Bytes()

@@ -27,7 +27,7 @@ func Entries(shape Shape, n int) []byte {
 	b.Func("oh_alloc", allocType, []byte{0x41, 0x80, 0x08})
 	b.Func("oh_call", callType, []byte{0x42, 0})
 	mod := b.Bytes()
-	c := appendULEB(nil, uint64(n))
+	c := wasmbin.AppendULEB(nil, uint64(n))
 	var id byte
 	var entry []byte
 	switch shape {
@@ -49,35 +49,21 @@ func Entries(shape Shape, n int) []byte {
 // manyTypes is Entries' types shape, encoded by hand (wasmbin.Builder merges
 // equal types).
 func manyTypes(n int) []byte {
-	out := append(append([]byte{}, wasmbin.Magic...), wasmbin.Version1...)
-	section := func(id byte, c []byte) {
-		out = append(out, id)
-		out = appendULEB(out, uint64(len(c)))
-		out = append(out, c...)
-	}
+	out := newRawModule()
+	section := out.section
 	n = max(n, 2) - 2 // the two types of oh_alloc and oh_call count
-	c := appendULEB(nil, uint64(n+2))
+	c := wasmbin.AppendULEB(nil, uint64(n+2))
 	for i := 0; i < n; i++ {
 		c = append(c, 0x60, 0, 0)
 	}
 	c = append(c, 0x60, 1, 0x7f, 1, 0x7f)       // (i32) -> i32
 	c = append(c, 0x60, 2, 0x7f, 0x7f, 1, 0x7e) // (i32, i32) -> i64
 	section(wasmbin.SectionType, c)
-	fs := appendULEB([]byte{2}, uint64(n))
-	fs = appendULEB(fs, uint64(n+1))
+	fs := wasmbin.AppendULEB([]byte{2}, uint64(n))
+	fs = wasmbin.AppendULEB(fs, uint64(n+1))
 	section(wasmbin.SectionFunction, fs)
 	section(wasmbin.SectionMemory, []byte{1, 0, 1})
-	ex := []byte{3}
-	for i, name := range []string{"memory", "oh_alloc", "oh_call"} {
-		ex = appendULEB(ex, uint64(len(name)))
-		ex = append(ex, name...)
-		if i == 0 {
-			ex = append(ex, byte(wasmbin.KindMemory), 0)
-		} else {
-			ex = append(ex, byte(wasmbin.KindFunc), byte(i-1))
-		}
-	}
-	section(wasmbin.SectionExport, ex)
+	section(wasmbin.SectionExport, abiExports(0))
 	code := []byte{2, 5, 0, 0x41, 0x80, 0x08, 0x0b, 4, 0, 0x42, 0, 0x0b}
 	section(wasmbin.SectionCode, code)
 	return out
@@ -89,39 +75,25 @@ func manyTypes(n int) []byte {
 // time grows with functions × types, in wazero and in the stack rewrite; 99k
 // functions and 10k types, each within its own limit, took 15–32 s).
 func FuncsAndTypes(funcs, types int) []byte {
-	out := append(append([]byte{}, wasmbin.Magic...), wasmbin.Version1...)
-	section := func(id byte, c []byte) {
-		out = append(out, id)
-		out = appendULEB(out, uint64(len(c)))
-		out = append(out, c...)
-	}
+	out := newRawModule()
+	section := out.section
 	types = max(types, 3)
-	c := appendULEB(nil, uint64(types))
+	c := wasmbin.AppendULEB(nil, uint64(types))
 	c = append(c, 0x60, 1, 0x7f, 1, 0x7f)       // 0: (i32) -> i32
 	c = append(c, 0x60, 2, 0x7f, 0x7f, 1, 0x7e) // 1: (i32, i32) -> i64
 	for i := 2; i < types; i++ {
 		c = append(c, 0x60, 0, 0) // 2…: () -> ()
 	}
 	section(wasmbin.SectionType, c)
-	fs := appendULEB(nil, uint64(funcs+2))
+	fs := wasmbin.AppendULEB(nil, uint64(funcs+2))
 	fs = append(fs, 0, 1)
 	for i := 0; i < funcs; i++ {
 		fs = append(fs, 2)
 	}
 	section(wasmbin.SectionFunction, fs)
 	section(wasmbin.SectionMemory, []byte{1, 0, 1})
-	ex := []byte{3}
-	for i, name := range []string{"memory", "oh_alloc", "oh_call"} {
-		ex = appendULEB(ex, uint64(len(name)))
-		ex = append(ex, name...)
-		if i == 0 {
-			ex = append(ex, byte(wasmbin.KindMemory), 0)
-		} else {
-			ex = append(ex, byte(wasmbin.KindFunc), byte(i-1))
-		}
-	}
-	section(wasmbin.SectionExport, ex)
-	code := appendULEB(nil, uint64(funcs+2))
+	section(wasmbin.SectionExport, abiExports(0))
+	code := wasmbin.AppendULEB(nil, uint64(funcs+2))
 	code = append(code, 5, 0, 0x41, 0x80, 0x08, 0x0b, 4, 0, 0x42, 0, 0x0b)
 	for i := 0; i < funcs; i++ {
 		code = append(code, 2, 0, 0x0b)

@@ -26,7 +26,7 @@ func TableGrow() []byte {
 	b.Memory(1)
 	b.Func("oh_alloc", allocType, []byte{0x41, 0}) // i32.const 0
 	grow := []byte{0xd0, 0x70, 0x41}               // ref.null func; i32.const N
-	grow = appendSLEB(grow, TableGrowEntries)
+	grow = wasmbin.AppendSLEB(grow, TableGrowEntries)
 	grow = append(grow, 0xfc, 0x0f, 0x00, 0x1a) // table.grow 0; drop
 	var body []byte
 	for i := 0; i < 3; i++ {
@@ -46,7 +46,7 @@ func TableGrowBounded(max uint32) []byte {
 	b.Memory(1)
 	b.Func("oh_alloc", allocType, []byte{0x41, 0})
 	grow := []byte{0xd0, 0x70, 0x41} // ref.null func; i32.const N
-	grow = appendSLEB(grow, TableGrowEntries)
+	grow = wasmbin.AppendSLEB(grow, TableGrowEntries)
 	// table.grow 0; i32.const -1; i32.ne; if; unreachable; end
 	grow = append(grow, 0xfc, 0x0f, 0x00, 0x41, 0x7f, 0x47, 0x04, 0x40, 0x00, 0x0b)
 	var body []byte
@@ -69,7 +69,7 @@ func SlowCompile(funcs, loops, locals int) []byte {
 	body := make([]byte, 0, 8*loops)
 	for i := 0; i < loops; i++ {
 		body = append(body, 0x03, 0x40, 0x20)
-		body = appendULEB(body, uint64(i%locals))
+		body = wasmbin.AppendULEB(body, uint64(i%locals))
 		body = append(body, 0x0d, 0x00, 0x0b)
 	}
 	for i := 0; i < funcs; i++ {
@@ -110,7 +110,7 @@ func LoopLocals(loops, locals int) []byte {
 	body := make([]byte, 0, 8*loops+2)
 	for i := 0; i < loops; i++ {
 		body = append(body, 0x03, 0x40, 0x20) // loop; local.get
-		body = appendULEB(body, uint64(i%locals))
+		body = wasmbin.AppendULEB(body, uint64(i%locals))
 		body = append(body, 0x0d, 0x00, 0x0b) // br_if 0; end
 	}
 	body = append(body, 0x42, 0)
@@ -118,24 +118,35 @@ func LoopLocals(loops, locals int) []byte {
 	return b.Bytes()
 }
 
-func appendULEB(b []byte, v uint64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if v == 0 {
-			return append(b, c)
+// abiExports is the content of an export section naming what openhuman/1
+// requires a module to export: memory 0, and oh_alloc and oh_call as
+// functions first and first+1.
+func abiExports(first int) []byte {
+	ex := []byte{3}
+	for i, name := range []string{"memory", "oh_alloc", "oh_call"} {
+		ex = wasmbin.AppendULEB(ex, uint64(len(name)))
+		ex = append(ex, name...)
+		if i == 0 {
+			ex = append(ex, byte(wasmbin.KindMemory), 0)
+		} else {
+			ex = append(ex, byte(wasmbin.KindFunc), byte(first+i-1))
 		}
-		b = append(b, c|0x80)
 	}
+	return ex
 }
 
-func appendSLEB(b []byte, v int64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
+// rawModule is a module encoded by hand, section by section, for what
+// wasmbin.Builder does not make.
+type rawModule []byte
+
+// newRawModule is the header of a WebAssembly 1 module.
+func newRawModule() rawModule {
+	return append(append(rawModule{}, wasmbin.Magic...), wasmbin.Version1...)
+}
+
+// section appends section id holding content c.
+func (m *rawModule) section(id byte, c []byte) {
+	*m = append(*m, id)
+	*m = wasmbin.AppendULEB(*m, uint64(len(c)))
+	*m = append(*m, c...)
 }

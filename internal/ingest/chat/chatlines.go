@@ -271,14 +271,11 @@ func (ChatLinesReader) Detect(p string, dir bool, head []byte) bool {
 
 func (ChatLinesReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	tf, ok := readkit.ReadTextFile(path, rep)
+	text, ok := readkit.ReadText(path, rep)
 	if !ok {
 		return
 	}
-	for _, n := range tf.Notes {
-		rep.Warn(path, "", n)
-	}
-	lines := strings.Split(tf.Text, "\n")
+	lines := strings.Split(text, "\n")
 	var heads []waHead
 	var rests []string
 	var buf waBuf
@@ -374,12 +371,8 @@ func (ChatLinesReader) Read(ctx context.Context, in readkit.Input, out readkit.O
 		}
 	}
 	msgs = kept
-	if events > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d stamped line(s) without an author (events) not stored as messages", events))
-	}
-	if other > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d line(s) before the first message: not stored", other))
-	}
+	rep.WarnCount(path, events, "%d stamped line(s) without an author (events) not stored as messages")
+	rep.WarnCount(path, other, "%d line(s) before the first message: not stored")
 	if undated > 0 {
 		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("%d message(s) whose date is no date in the file's inferred order, or before 1980: not ingested", undated)})
 	}

@@ -98,13 +98,8 @@ func (DiscordReader) Read(ctx context.Context, in readkit.Input, out readkit.Out
 		dcReadHTML(ctx, in, out, rep)
 		return
 	}
-	b, ok := readkit.ReadJSONExport(path, rep)
-	if !ok {
-		return
-	}
 	var ex dcExportJSON
-	if err := readkit.DecodeStrict(b, &ex); err != nil {
-		rep.Fail(readkit.FileError{Path: path, Err: err})
+	if !readkit.DecodeJSONExport(path, rep, &ex) {
 		return
 	}
 	guildID, chanID := readkit.RawString(ex.Guild.ID), readkit.RawString(ex.Channel.ID)
@@ -202,9 +197,7 @@ func (DiscordReader) Read(ctx context.Context, in readkit.Input, out readkit.Out
 		}
 		msgs = append(msgs, m)
 	}
-	if empty > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d message(s) with no content, embed or attachment not kept", empty))
-	}
+	rep.WarnCount(path, empty, "%d message(s) with no content, embed or attachment not kept")
 	if len(msgs) == 0 {
 		return
 	}

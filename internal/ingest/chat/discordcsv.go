@@ -3,10 +3,8 @@ package chat
 import (
 	"bytes"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
-	"io"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -42,14 +40,10 @@ var dcWeekday = lazyre.New(`^\p{L}+\.?, `)
 // dcReadCSV reads a DiscordChatExporter CSV export.
 func dcReadCSV(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	b, err := readkit.ReadFileLimited(path)
-	if err != nil {
-		rep.Fail(readkit.FileError{Path: path, Err: err})
+	r, ok := readkit.OpenCSV(path, rep)
+	if !ok {
 		return
 	}
-	r := csv.NewReader(bytes.NewReader(readkit.TrimUTF8BOM(b)))
-	r.FieldsPerRecord = -1
-	r.LazyQuotes = true
 	if _, err := r.Read(); err != nil {
 		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("DiscordChatExporter CSV header: %w", err)})
 		return
@@ -60,22 +54,13 @@ func dcReadCSV(ctx context.Context, in readkit.Input, out readkit.Output, rep *r
 		content, atts    string
 	}
 	var rows []row
-	for n := 2; ; n++ {
-		if n%1024 == 0 && ctx.Err() != nil {
-			return
-		}
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("row %d", n), Err: fmt.Errorf("not CSV: %w; the rows after it are not read", err)})
-			break
-		}
+	if !readkit.CSVRows(ctx, r, path, rep, func(n int, rec []string) {
 		for len(rec) < 6 {
 			rec = append(rec, "")
 		}
 		rows = append(rows, row{line: n, id: rec[0], author: rec[1], date: strings.TrimSpace(rec[2]), content: rec[3], atts: rec[4]})
+	}) {
+		return
 	}
 	dates := make([]string, len(rows))
 	for i, rw := range rows {

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
@@ -136,20 +137,15 @@ func (GoogleChatReader) Read(ctx context.Context, in readkit.Input, out readkit.
 	if base == "group_info.json" || base == "user_info.json" {
 		// metadata: group_info.json names the conversation of the messages.json
 		// beside it; a conversation without one is named after its folder
-		if _, err := readkit.Stat(filepath.Join(filepath.Dir(path), "messages.json")); base == "group_info.json" && err != nil {
+		if _, err := archive.Stat(filepath.Join(filepath.Dir(path), "messages.json")); base == "group_info.json" && err != nil {
 			rep.Warn(path, "", "conversation metadata without a messages.json beside it: no messages to read")
 		}
-		return
-	}
-	b, ok := readkit.ReadJSONExport(path, rep)
-	if !ok {
 		return
 	}
 	var top struct {
 		Messages []json.RawMessage `json:"messages"`
 	}
-	if err := readkit.DecodeStrict(b, &top); err != nil {
-		rep.Fail(readkit.FileError{Path: path, Err: err})
+	if !readkit.DecodeJSONExport(path, rep, &top) {
 		return
 	}
 	dir := filepath.Dir(path)
@@ -224,12 +220,8 @@ func (GoogleChatReader) Read(ctx context.Context, in readkit.Input, out readkit.
 	if guessedZone {
 		rep.Warn(path, "", "created_date carries a zone name this reader cannot place: read as UTC")
 	}
-	if deleted > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d deleted message(s) not kept", deleted))
-	}
-	if empty > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d message(s) with no text and no attachment not kept", empty))
-	}
+	rep.WarnCount(path, deleted, "%d deleted message(s) not kept")
+	rep.WarnCount(path, empty, "%d message(s) with no text and no attachment not kept")
 	if len(msgs) == 0 {
 		return
 	}

@@ -86,9 +86,8 @@ type hoEvent struct {
 
 func (HangoutsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	f, err := readkit.Open(path)
-	if err != nil {
-		rep.Fail(readkit.FileError{Path: path, Err: err})
+	f, ok := readkit.OpenInput(path, rep)
+	if !ok {
 		return
 	}
 	defer f.Close()
@@ -153,9 +152,7 @@ func (HangoutsReader) Read(ctx context.Context, in readkit.Input, out readkit.Ou
 			return
 		}
 	}
-	if other > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d call, membership or rename event(s) not stored as messages", other))
-	}
+	rep.WarnCount(path, other, "%d call, membership or rename event(s) not stored as messages")
 	if n == 0 {
 		rep.Warn(path, "", "no conversations: nothing to ingest")
 	}

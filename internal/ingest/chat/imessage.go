@@ -140,9 +140,7 @@ func (IMessageReader) Read(ctx context.Context, in readkit.Input, out readkit.Ou
 		}
 		res = append(res, m.mi)
 	}
-	if empty > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d message(s) with no text and no attachment not kept", empty))
-	}
+	rep.WarnCount(path, empty, "%d message(s) with no text and no attachment not kept")
 	rep.Warn(path, "", "times read as local time of this machine ("+tgLocalZone()+"): imessage-exporter writes no zone")
 	if len(res) == 0 {
 		return

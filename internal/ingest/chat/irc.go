@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -129,8 +128,7 @@ func (IRCReader) Read(ctx context.Context, in readkit.Input, out readkit.Output,
 		return
 	}
 	var all []string
-	sc := bufio.NewScanner(strings.NewReader(tf.Text))
-	sc.Buffer(make([]byte, 64<<10), readkit.MaxLineBytes)
+	sc := readkit.NewLineScanner(strings.NewReader(tf.Text))
 	for sc.Scan() {
 		all = append(all, strings.TrimRight(sc.Text(), "\r"))
 	}
@@ -278,9 +276,7 @@ func (IRCReader) Read(ctx context.Context, in readkit.Input, out readkit.Output,
 			other++
 		}
 	}
-	if events > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d join, part, quit, nick, mode or topic line(s) not stored as messages", events))
-	}
+	rep.WarnCount(path, events, "%d join, part, quit, nick, mode or topic line(s) not stored as messages")
 	if undated > 0 {
 		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("%d message(s) without a day (no \"Log opened\" or \"Day changed\" line before them, no date in the file name, or a year before 1980): not ingested", undated)})
 	}

@@ -154,9 +154,7 @@ func (LineReader) Read(ctx context.Context, in readkit.Input, out readkit.Output
 			msgs[cur].Text += "\n" + l
 		}
 	}
-	if events > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d line(s) without a sender (calls, joins, unsent messages) not stored as messages", events))
-	}
+	rep.WarnCount(path, events, "%d line(s) without a sender (calls, joins, unsent messages) not stored as messages")
 	if undated > 0 {
 		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("%d message(s) before any day line, or before 1980: not ingested", undated)})
 	}

@@ -74,16 +74,11 @@ type mxContent struct {
 
 func (MatrixReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	b, ok := readkit.ReadJSONExport(path, rep)
-	if !ok {
-		return
-	}
 	var ex struct {
 		RoomName json.RawMessage   `json:"room_name"`
 		Messages []json.RawMessage `json:"messages"`
 	}
-	if err := readkit.DecodeStrict(b, &ex); err != nil {
-		rep.Fail(readkit.FileError{Path: path, Err: err})
+	if !readkit.DecodeJSONExport(path, rep, &ex) {
 		return
 	}
 	title := readkit.CleanText(readkit.RawString(ex.RoomName))
@@ -171,9 +166,7 @@ func (MatrixReader) Read(ctx context.Context, in readkit.Input, out readkit.Outp
 		byID[ev.EventID] = len(msgs)
 		msgs = append(msgs, mxMsg{mi: mi, eventID: ev.EventID})
 	}
-	if other > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d membership, state or other non-message event(s) not stored as messages", other))
-	}
+	rep.WarnCount(path, other, "%d membership, state or other non-message event(s) not stored as messages")
 	if len(msgs) == 0 {
 		if bad == 0 {
 			rep.Warn(path, "", "no messages: nothing to ingest")

@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -71,14 +70,12 @@ type mmAttachment struct {
 
 func (MattermostReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	f, err := readkit.Open(path)
-	if err != nil {
-		rep.Fail(readkit.FileError{Path: path, Err: err})
+	f, ok := readkit.OpenInput(path, rep)
+	if !ok {
 		return
 	}
 	defer f.Close()
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), readkit.MaxLineBytes)
+	sc := readkit.NewLineScanner(f)
 	type user struct{ name, email string }
 	users := map[string]user{}
 	titles := map[string]string{}
@@ -234,12 +231,8 @@ func (MattermostReader) Read(ctx context.Context, in readkit.Input, out readkit.
 	if err := sc.Err(); err != nil {
 		rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("line %d", line+1), Err: fmt.Errorf("%w; the lines after it are not read", err)})
 	}
-	if other > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d version, team, membership, emoji or other line(s) that hold no message", other))
-	}
-	if empty > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d post(s) with no text and no attachment not kept", empty))
-	}
+	rep.WarnCount(path, other, "%d version, team, membership, emoji or other line(s) that hold no message")
+	rep.WarnCount(path, empty, "%d post(s) with no text and no attachment not kept")
 	if nposts == 0 {
 		rep.Warn(path, "", "no posts: nothing to ingest")
 	}

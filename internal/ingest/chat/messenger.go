@@ -265,12 +265,8 @@ func (MessengerReader) Read(ctx context.Context, in readkit.Input, out readkit.O
 		}
 		msgs = append(msgs, memtree.MessageInput{Author: author, TimestampMS: ms, Text: text, Attachments: atts})
 	}
-	if unsent > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d unsent message(s) not kept", unsent))
-	}
-	if empty > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d message(s) with no text and no media not kept", empty))
-	}
+	rep.WarnCount(path, unsent, "%d unsent message(s) not kept")
+	rep.WarnCount(path, empty, "%d message(s) with no text and no media not kept")
 	if len(msgs) == 0 {
 		return
 	}

@@ -1,7 +1,6 @@
 package chat
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -81,14 +80,12 @@ func (SignalReader) Read(ctx context.Context, in readkit.Input, out readkit.Outp
 		msgs = append(msgs, mi)
 	}
 	if ext := strings.ToLower(filepath.Ext(path)); ext == ".json" || ext == ".jsonl" {
-		f, err := readkit.Open(path)
-		if err != nil {
-			rep.Fail(readkit.FileError{Path: path, Err: err})
+		f, ok := readkit.OpenInput(path, rep)
+		if !ok {
 			return
 		}
 		defer f.Close()
-		sc := bufio.NewScanner(f)
-		sc.Buffer(make([]byte, 64<<10), readkit.MaxLineBytes)
+		sc := readkit.NewLineScanner(f)
 		for n := 1; sc.Scan(); n++ {
 			if n%1024 == 0 && ctx.Err() != nil {
 				return

@@ -143,15 +143,9 @@ func (SignalBackupTxtReader) Read(ctx context.Context, in readkit.Input, out rea
 	for i := range msgs {
 		msgs[i].Text = strings.TrimRight(msgs[i].Text, "\n ")
 	}
-	if status > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d status line(s) (calls, group and safety-number changes) not stored as messages", status))
-	}
-	if reactions > 0 {
-		rep.Warn(path, "", fmt.Sprintf("the reactions after %d message(s) not stored as text", reactions))
-	}
-	if other > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d line(s) before the first message or in no signalbackup-tools layout: not stored", other))
-	}
+	rep.WarnCount(path, status, "%d status line(s) (calls, group and safety-number changes) not stored as messages")
+	rep.WarnCount(path, reactions, "the reactions after %d message(s) not stored as text")
+	rep.WarnCount(path, other, "%d line(s) before the first message or in no signalbackup-tools layout: not stored")
 	if undated > 0 {
 		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("%d message(s) dated before 1980 or after the present: not ingested", undated)})
 	}

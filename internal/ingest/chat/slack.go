@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -38,7 +39,7 @@ func (SlackReader) Detect(p string, dir bool, _ []byte) bool {
 	if !dir {
 		return false
 	}
-	st, err := readkit.Lstat(filepath.Join(p, "channels.json"))
+	st, err := archive.Lstat(filepath.Join(p, "channels.json"))
 	return err == nil && (st.Mode().IsRegular() || st.Mode()&os.ModeSymlink != 0)
 }
 
@@ -232,7 +233,7 @@ func (x *slackExport) dmTitle(c slackConv) string {
 }
 
 func exists(p string) bool {
-	_, err := readkit.Lstat(p)
+	_, err := archive.Lstat(p)
 	return err == nil
 }
 
@@ -245,7 +246,7 @@ func safeFolderName(n string) bool {
 // symbolic link (skipped) or a malformed file (failed) reads as false.
 func (x *slackExport) readList(name string, v any) bool {
 	p := filepath.Join(x.dir, name)
-	st, err := readkit.Lstat(p)
+	st, err := archive.Lstat(p)
 	switch {
 	case err != nil:
 		if !os.IsNotExist(err) || name == "channels.json" {
@@ -274,7 +275,7 @@ func (x *slackExport) readList(name string, v any) bool {
 // reportUnread reports the entries of the export folder that the reader does not
 // read: symbolic links, unlisted folders and files that are not Slack's.
 func (x *slackExport) reportUnread(listed map[string]bool) {
-	entries, err := readkit.ReadDir(x.dir)
+	entries, err := archive.ReadDir(x.dir)
 	if err != nil {
 		x.rep.Fail(readkit.FileError{Path: x.dir, Err: fmt.Errorf("cannot list folder: %w", err)})
 		return
@@ -312,7 +313,7 @@ func slackTopFile(name string) bool {
 // what it does not read. ok is false when the folder is missing or refused.
 func (x *slackExport) dayFiles(c slackConv, report bool) ([]string, bool) {
 	cdir := filepath.Join(x.dir, c.folder)
-	st, err := readkit.Lstat(cdir)
+	st, err := archive.Lstat(cdir)
 	if err != nil {
 		if report && !os.IsNotExist(err) {
 			x.rep.Fail(readkit.FileError{Path: cdir, Err: fmt.Errorf("read channel folder: %w", err)})
@@ -326,7 +327,7 @@ func (x *slackExport) dayFiles(c slackConv, report bool) ([]string, bool) {
 		}
 		return nil, false
 	}
-	entries, err := readkit.ReadDir(cdir)
+	entries, err := archive.ReadDir(cdir)
 	if err != nil {
 		if report {
 			x.rep.Fail(readkit.FileError{Path: cdir, Err: fmt.Errorf("read channel folder: %w", err)})

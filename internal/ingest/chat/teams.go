@@ -42,15 +42,10 @@ func (TeamsReader) Detect(p string, dir bool, head []byte) bool {
 
 func (TeamsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	b, ok := readkit.ReadJSONExport(path, rep)
-	if !ok {
-		return
-	}
 	var ex struct {
 		Conversations []json.RawMessage `json:"conversations"`
 	}
-	if err := readkit.DecodeStrict(b, &ex); err != nil {
-		rep.Fail(readkit.FileError{Path: path, Err: err})
+	if !readkit.DecodeJSONExport(path, rep, &ex) {
 		return
 	}
 	other := 0
@@ -117,9 +112,7 @@ func (TeamsReader) Read(ctx context.Context, in readkit.Input, out readkit.Outpu
 		id := readkit.FirstNonEmpty(c.ID, c.DisplayName, where)
 		readkit.WriteChat(out, path+" "+where, "teams", id, readkit.FirstNonEmpty(c.DisplayName, id), msgs)
 	}
-	if other > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d call, membership, topic or control event(s) not stored as messages", other))
-	}
+	rep.WarnCount(path, other, "%d call, membership, topic or control event(s) not stored as messages")
 }
 
 // teamsURIObjectName reads a file's name from a URIObject message's content

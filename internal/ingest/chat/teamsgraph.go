@@ -185,15 +185,9 @@ func (TeamsGraphReader) Read(ctx context.Context, in readkit.Input, out readkit.
 		}
 		byConv[conv] = append(byConv[conv], msg)
 	}
-	if events > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d system event(s) (members added, calls, renames) or messages without text not stored", events))
-	}
-	if deleted > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d deleted message(s) not stored", deleted))
-	}
-	if bad > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d item(s) of \"value\" not chat messages: not stored", bad))
-	}
+	rep.WarnCount(path, events, "%d system event(s) (members added, calls, renames) or messages without text not stored")
+	rep.WarnCount(path, deleted, "%d deleted message(s) not stored")
+	rep.WarnCount(path, bad, "%d item(s) of \"value\" not chat messages: not stored")
 	if undated > 0 {
 		rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("%d message(s) without a createdDateTime in RFC 3339, or before 1980: not ingested", undated)})
 	}

@@ -262,9 +262,7 @@ func tgReadHTML(ctx context.Context, in readkit.Input, out readkit.Output, rep *
 		}
 		msgs = append(msgs, mi)
 	}
-	if service > 0 {
-		rep.Warn(path, "", fmt.Sprintf("%d service line(s) (dates, joins, pinned messages) not stored as messages", service))
-	}
+	rep.WarnCount(path, service, "%d service line(s) (dates, joins, pinned messages) not stored as messages")
 	if len(msgs) == 0 {
 		return
 	}

@@ -203,14 +203,11 @@ type waHead struct {
 
 func (WhatsAppReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	tf, ok := readkit.ReadTextFile(path, rep)
+	text, ok := readkit.ReadText(path, rep)
 	if !ok {
 		return
 	}
-	for _, n := range tf.Notes {
-		rep.Warn(path, "", n)
-	}
-	lines := strings.Split(tf.Text, "\n")
+	lines := strings.Split(text, "\n")
 	headOf := make([]int32, len(lines)) // 1 + index into heads; 0 for other lines
 	var heads []waHead
 	var buf waBuf

@@ -14,6 +14,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 )
 
@@ -324,7 +325,7 @@ func (MaildirReader) Detect(p string, dir bool, _ []byte) bool {
 func IsMaildir(p string) bool {
 	n := 0
 	for _, sub := range []string{"cur", "new", "tmp"} {
-		if st, err := readkit.Lstat(filepath.Join(p, sub)); err == nil && st.IsDir() {
+		if st, err := archive.Lstat(filepath.Join(p, sub)); err == nil && st.IsDir() {
 			n++
 			if sub != "tmp" && holdsMail(filepath.Join(p, sub)) {
 				return true
@@ -337,7 +338,7 @@ func IsMaildir(p string) bool {
 // holdsMail reports whether the first regular files of dir (up to three, hidden
 // ones aside) include a mail message.
 func holdsMail(dir string) bool {
-	es, err := readkit.ReadDir(dir)
+	es, err := archive.ReadDir(dir)
 	if err != nil {
 		return false
 	}
@@ -359,7 +360,7 @@ func holdsMail(dir string) bool {
 // Read reads a Maildir folder, or one message file (--kind maildir given on a
 // file, or on a folder of message files such as a lone cur/).
 func (MaildirReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
-	if st, err := readkit.Stat(in.Path); err == nil && !st.IsDir() {
+	if st, err := archive.Stat(in.Path); err == nil && !st.IsDir() {
 		readOneMail(in, KindMaildir, out, rep)
 		return
 	}
@@ -371,7 +372,7 @@ func (MaildirReader) Read(ctx context.Context, in readkit.Input, out readkit.Out
 func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep *readkit.Report) {
 	for _, sub := range []string{"cur", "new"} {
 		d := filepath.Join(dir, sub)
-		entries, err := readkit.ReadDir(d)
+		entries, err := archive.ReadDir(d)
 		if err != nil {
 			if !os.IsNotExist(err) {
 				rep.Fail(readkit.FileError{Path: d, Err: fmt.Errorf("cannot list Maildir folder: %w", err)})
@@ -398,7 +399,7 @@ func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep
 			submitMaildirFile(p, e.Name(), pool, rep)
 		}
 	}
-	if entries, err := readkit.ReadDir(filepath.Join(dir, "tmp")); err == nil && len(entries) > 0 {
+	if entries, err := archive.ReadDir(filepath.Join(dir, "tmp")); err == nil && len(entries) > 0 {
 		rep.Skip(filepath.Join(dir, "tmp"), "Maildir tmp/: deliveries in progress, not read")
 	}
 	if depth >= readkit.MaxWalkDepth {
@@ -414,7 +415,7 @@ func readMaildir(ctx context.Context, dir string, depth int, pool *mailPool, rep
 // names everything else (dovecot-uidlist, maildirfolder, subscriptions, indexes)
 // as not read.
 func readMaildirExtras(ctx context.Context, dir string, depth int, top bool, pool *mailPool, rep *readkit.Report) {
-	entries, _ := readkit.ReadDir(dir)
+	entries, _ := archive.ReadDir(dir)
 	for _, e := range entries {
 		if ctx.Err() != nil {
 			return

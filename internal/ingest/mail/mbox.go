@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
@@ -125,7 +126,7 @@ func contentLength(header []byte) int64 {
 // by it, so a "From " line inside its body does not split it. A file whose first
 // non-blank line is not a separator is rejected. fn errors stop the read.
 func readMbox(path string, fn func(mboxMessage) error) error {
-	f, err := readkit.Open(path)
+	f, err := archive.Open(path)
 	if err != nil {
 		return err
 	}

@@ -127,14 +127,10 @@ func appleNoteText(s string) string {
 }
 
 func (AppleNotesReader) Read(_ context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
-	tf, ok := readkit.ReadTextFile(in.Path, rep)
+	doc, ok := readkit.ReadText(in.Path, rep)
 	if !ok {
 		return
 	}
-	for _, n := range tf.Notes {
-		rep.Warn(in.Path, "", n)
-	}
-	doc := tf.Text
 	var created, modified time.Time
 	for _, tag := range reANMeta.FindAllString(doc, -1) {
 		a := appleNoteAttrs(tag)

@@ -11,6 +11,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 	"github.com/openhuman/openhuman-core/internal/memtree"
@@ -43,20 +44,17 @@ func (DocsReader) Detect(p string, dir bool, _ []byte) bool {
 }
 
 func (DocsReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
-	tf, ok := readkit.ReadTextFile(in.Path, rep)
+	text, ok := readkit.ReadText(in.Path, rep)
 	if !ok {
 		return
 	}
-	for _, n := range tf.Notes {
-		rep.Warn(in.Path, "", n)
-	}
 	if ext := strings.ToLower(filepath.Ext(in.Path)); ext == ".txt" || ext == ".text" || ext == ".log" {
-		if shape, n, of := lineShape(tf.Text); n > 0 {
+		if shape, n, of := lineShape(text); n > 0 {
 			rep.Warn(in.Path, "", fmt.Sprintf("%d of the first %d lines start alike (%q), as a chat's timestamped lines do, in no layout a chat reader knows: stored as one document (--kind chatlines reads timestamped lines of a layout it can infer, --kind whatsapp WhatsApp-like ones)", n, of, shape))
 		}
 	}
 	mtime, note := docFileTime(in.Path, time.Now())
-	src, err := parseWithinBudget(ctx, tf.Text, in.Rel, mtime, textBundleDate(in.Path))
+	src, err := parseWithinBudget(ctx, text, in.Rel, mtime, textBundleDate(in.Path))
 	if errors.Is(err, errParseBudget) {
 		rep.Skip(in.Path, ReasonParseBudget(DocParseBudget))
 		return
@@ -98,7 +96,7 @@ var plausibleFileTime = time.Date(1980, 1, 2, 0, 0, 0, 0, time.UTC)
 // docFileTime returns the file's modification time, or now with a note when the
 // file has none that is plausible.
 func docFileTime(p string, now time.Time) (time.Time, string) {
-	st, err := readkit.Stat(p)
+	st, err := archive.Stat(p)
 	if err != nil {
 		return now.UTC(), "no file time: dated at ingest"
 	}

@@ -14,6 +14,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -62,7 +63,7 @@ type enexNote struct {
 const enexFieldBytes = 64 << 10
 
 func (EnexReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
-	f, err := readkit.Open(in.Path)
+	f, err := archive.Open(in.Path)
 	if err != nil {
 		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
 		return

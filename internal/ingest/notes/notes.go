@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/lazyre"
 )
@@ -509,7 +510,7 @@ func textBundleDate(p string) time.Time {
 	if !strings.EqualFold(filepath.Ext(dir), ".textbundle") {
 		return time.Time{}
 	}
-	b, ok, err := readkit.ReadAll(filepath.Join(dir, "info.json"), 1<<20)
+	b, ok, err := archive.ReadAll(filepath.Join(dir, "info.json"), 1<<20)
 	if err != nil || !ok {
 		return time.Time{}
 	}

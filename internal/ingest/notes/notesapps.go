@@ -47,10 +47,6 @@ func (KeepReader) Detect(p string, dir bool, head []byte) bool {
 const ReasonKeepTrash = "Google Keep note in the trash: not read"
 
 func (KeepReader) Read(_ context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
-	b, ok := readkit.ReadJSONExport(in.Path, rep)
-	if !ok {
-		return
-	}
 	var n struct {
 		Title       json.RawMessage `json:"title"`
 		Text        json.RawMessage `json:"textContent"`
@@ -73,8 +69,7 @@ func (KeepReader) Read(_ context.Context, in readkit.Input, out readkit.Output, 
 			MimeType json.RawMessage `json:"mimetype"`
 		} `json:"attachments"`
 	}
-	if err := readkit.DecodeStrict(b, &n); err != nil {
-		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
+	if !readkit.DecodeJSONExport(in.Path, rep, &n) {
 		return
 	}
 	if n.IsTrashed {
@@ -167,15 +162,10 @@ var (
 )
 
 func (DayOneReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
-	b, ok := readkit.ReadJSONExport(in.Path, rep)
-	if !ok {
-		return
-	}
 	var ex struct {
 		Entries []json.RawMessage `json:"entries"`
 	}
-	if err := readkit.DecodeStrict(b, &ex); err != nil {
-		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
+	if !readkit.DecodeJSONExport(in.Path, rep, &ex) {
 		return
 	}
 	journal := strings.TrimSuffix(filepath.Base(in.Path), filepath.Ext(in.Path))
@@ -308,13 +298,8 @@ type roamBlock struct {
 var reRoamDaily = lazyre.New(`^([A-Z][a-z]+) (\d{1,2})(?:st|nd|rd|th), (\d{4})$`)
 
 func (RoamReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
-	b, ok := readkit.ReadJSONExport(in.Path, rep)
-	if !ok {
-		return
-	}
 	var pages []json.RawMessage
-	if err := readkit.DecodeStrict(b, &pages); err != nil {
-		rep.Fail(readkit.FileError{Path: in.Path, Err: err})
+	if !readkit.DecodeJSONExport(in.Path, rep, &pages) {
 		return
 	}
 	for i, raw := range pages {

@@ -1,9 +1,7 @@
 package notes
 
 import (
-	"bytes"
 	"context"
-	"encoding/csv"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -54,18 +53,14 @@ func (NotionCSVReader) Detect(p string, dir bool, head []byte) bool {
 func (NotionCSVReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
 	base, _ := notionCSVBase(path)
-	if st, err := readkit.Stat(filepath.Join(filepath.Dir(path), base)); err == nil && st.IsDir() {
+	if st, err := archive.Stat(filepath.Join(filepath.Dir(path), base)); err == nil && st.IsDir() {
 		rep.Skip(path, ReasonNotionTable)
 		return
 	}
-	b, err := readkit.ReadFileLimited(path)
-	if err != nil {
-		rep.Fail(readkit.FileError{Path: path, Err: err})
+	r, ok := readkit.OpenCSV(path, rep)
+	if !ok {
 		return
 	}
-	r := csv.NewReader(bytes.NewReader(readkit.TrimUTF8BOM(b)))
-	r.FieldsPerRecord = -1
-	r.LazyQuotes = true
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
 		rep.Warn(path, "", "empty table: nothing to ingest")
@@ -78,18 +73,7 @@ func (NotionCSVReader) Read(ctx context.Context, in readkit.Input, out readkit.O
 	table := strings.TrimSpace(reNotionName.ReplaceAllString(base, ""))
 	mtime, _ := docFileTime(path, time.Now())
 	rows := 0
-	for n := 2; ; n++ {
-		if n%256 == 0 && ctx.Err() != nil {
-			return
-		}
-		rec, err := r.Read()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			rep.Fail(readkit.FileError{Path: path, Where: fmt.Sprintf("row %d", n), Err: fmt.Errorf("not CSV: %w; the rows after it are not read", err)})
-			break
-		}
+	if !readkit.CSVRows(ctx, r, path, rep, func(n int, rec []string) {
 		title := ""
 		if len(rec) > 0 {
 			title = strings.TrimSpace(rec[0])
@@ -120,7 +104,7 @@ func (NotionCSVReader) Read(ctx context.Context, in readkit.Input, out readkit.O
 			lines = append(lines, k+": "+v)
 		}
 		if title == "" && len(lines) == 0 {
-			continue
+			return
 		}
 		if title == "" {
 			title = fmt.Sprintf("%s row %d", table, n-1)
@@ -136,6 +120,8 @@ func (NotionCSVReader) Read(ctx context.Context, in readkit.Input, out readkit.O
 			Origin:   fmt.Sprintf("%s row %d", path, n),
 			Messages: []memtree.MessageInput{{Ref: fmt.Sprintf("%s#%d", in.Rel, n-1), Subject: title, TimestampMS: ts.UnixMilli(), Text: text + "\n"}},
 		})
+	}) {
+		return
 	}
 	if rows == 0 {
 		rep.Warn(path, "", "table without rows: nothing to ingest")

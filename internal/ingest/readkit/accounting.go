@@ -11,6 +11,9 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
+	"github.com/openhuman/openhuman-core/internal/textsafe"
 )
 
 // Skip reasons of files that no reader reads (see UnknownReason).
@@ -54,7 +57,7 @@ func UnknownReason(p string, head []byte) string {
 		return "office or e-book document (" + ext + "): not read (save it as .txt or .md)"
 	case ext == ".tar" || ext == ".gz" || ext == ".tgz" || ext == ".7z" || ext == ".rar" || ext == ".bz2" || ext == ".xz":
 		return "archive of a kind not read in place (only .zip is): unpack it first"
-	case IsZipHead(head):
+	case archive.IsZipHead(head):
 		return "zip archive: not read"
 	}
 	if len(head) > 0 && IsText(head) {
@@ -131,7 +134,7 @@ func (s *Summary) SkipLines(listPath string) ([]string, error) {
 				lines = append(lines, fmt.Sprintf("skipped: ... and %d more (ingest --report FILE lists every file): %s", len(ps)-i, why))
 				break
 			}
-			lines = append(lines, fmt.Sprintf("skipped: %s: %s", SafeName(p), why))
+			lines = append(lines, fmt.Sprintf("skipped: %s: %s", textsafe.Name(p), why))
 		}
 	}
 	if !long || listPath == "" {
@@ -143,7 +146,7 @@ func (s *Summary) SkipLines(listPath string) ([]string, error) {
 	}
 	w := bufio.NewWriter(f)
 	for _, sk := range s.Skips {
-		fmt.Fprintf(w, "%s\t%s\n", sk.Err.Error(), SafeName(sk.Path))
+		fmt.Fprintf(w, "%s\t%s\n", sk.Err.Error(), textsafe.Name(sk.Path))
 	}
 	if err := w.Flush(); err != nil {
 		f.Close()
@@ -152,5 +155,5 @@ func (s *Summary) SkipLines(listPath string) ([]string, error) {
 	if err := f.Close(); err != nil {
 		return lines, fmt.Errorf("write the list of skipped files: %w", err)
 	}
-	return append(lines, fmt.Sprintf("skipped: all %d skipped files are listed in %s", len(s.Skips), SafeName(listPath))), nil
+	return append(lines, fmt.Sprintf("skipped: all %d skipped files are listed in %s", len(s.Skips), textsafe.Name(listPath))), nil
 }

@@ -15,12 +15,13 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
 // ReadFileLimited reads a whole file, refusing files over MaxFileBytes.
 func ReadFileLimited(path string) ([]byte, error) {
-	b, ok, err := ReadAll(path, MaxFileBytes)
+	b, ok, err := archive.ReadAll(path, MaxFileBytes)
 	if err != nil {
 		return nil, err
 	}
@@ -48,6 +49,21 @@ func ReadJSONExport(path string, rep *Report) (b []byte, ok bool) {
 		return nil, false
 	}
 	return b, true
+}
+
+// DecodeJSONExport reads one JSON export file as ReadJSONExport does and
+// decodes it into v with DecodeStrict; ok is false when there is nothing to
+// read or it does not decode, which rep then says.
+func DecodeJSONExport(path string, rep *Report, v any) (ok bool) {
+	b, ok := ReadJSONExport(path, rep)
+	if !ok {
+		return false
+	}
+	if err := DecodeStrict(b, v); err != nil {
+		rep.Fail(FileError{Path: path, Err: err})
+		return false
+	}
+	return true
 }
 
 // ReadJSONFile reads, guards and strictly decodes one JSON file into v.

@@ -3,6 +3,7 @@ package readkit
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sort"
 	"strings"
@@ -86,6 +87,15 @@ func (r *Report) Warn(path, where, msg string) {
 	r.Sum.Notes = append(r.Sum.Notes, FileError{Path: path, Where: where, Err: errors.New(msg)})
 	r.Sum.Warnings++
 	r.Log.Debug("ingest: warning", "path", path, "where", where, "msg", msg)
+}
+
+// WarnCount warns about path, when n is above zero, with n put into format
+// (one %d): a count of what a reader did not keep ("%d deleted message(s) not
+// stored").
+func (r *Report) WarnCount(path string, n int, format string) {
+	if n > 0 {
+		r.Warn(path, "", fmt.Sprintf(format, n))
+	}
 }
 
 // Skip records a file or folder that no reader reads (or that must not be read, a

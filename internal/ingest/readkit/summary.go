@@ -4,11 +4,12 @@ import (
 	"fmt"
 	"io"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
-	"unicode"
 	"unicode/utf8"
+
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
+	"github.com/openhuman/openhuman-core/internal/textsafe"
 )
 
 // FileError is one input that could not be (fully) ingested.
@@ -21,7 +22,7 @@ type FileError struct {
 // Error renders "path: where: err", the path quoted when it holds characters that
 // could forge an output line (newlines, terminal controls, invalid UTF-8).
 func (e FileError) Error() string {
-	p := SafeName(e.Path)
+	p := textsafe.Name(e.Path)
 	if e.Where == "" {
 		return p + ": " + oneLine(e.Err.Error())
 	}
@@ -59,20 +60,6 @@ func oneLine(s string) string {
 
 // Unwrap returns the cause.
 func (e FileError) Unwrap() error { return e.Err }
-
-// SafeName returns a file name fit for one output line: as it is when every
-// character is printable, else Go-quoted.
-func SafeName(p string) string {
-	if !utf8.ValidString(p) {
-		return strconv.Quote(p)
-	}
-	for _, r := range p {
-		if !unicode.IsPrint(r) && r != ' ' {
-			return strconv.Quote(p)
-		}
-	}
-	return p
-}
 
 // Summary reports what a Run did.
 type Summary struct {
@@ -147,7 +134,7 @@ const MaxWalkDepth = 64
 // ReadHead returns the first HeadBytes of a file (nil when it cannot be read; the
 // reader then reports the error).
 func ReadHead(p string) []byte {
-	f, err := Open(p)
+	f, err := archive.Open(p)
 	if err != nil {
 		return nil
 	}
@@ -158,7 +145,7 @@ func ReadHead(p string) []byte {
 }
 
 func ModTime(p string) time.Time {
-	if st, err := Stat(p); err == nil {
+	if st, err := archive.Stat(p); err == nil {
 		return st.ModTime().UTC()
 	}
 	return time.Now().UTC()

@@ -1,15 +1,18 @@
 package readkit
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	mcharset "github.com/emersion/go-message/charset"
+	"github.com/openhuman/openhuman-core/internal/ingest/archive"
 	"golang.org/x/text/encoding/charmap"
 	xunicode "golang.org/x/text/encoding/unicode"
 )
@@ -165,6 +168,26 @@ type textFile struct {
 // ErrEmpty marks an empty input: nothing to ingest, not a failure.
 var ErrEmpty = fmt.Errorf("empty file: nothing to ingest")
 
+// OpenInput opens the file at path (on disk or in a mounted archive) for a
+// reader that streams it; a file it cannot open is a failure told to rep, and
+// ok is false.
+func OpenInput(path string, rep *Report) (f fs.File, ok bool) {
+	f, err := archive.Open(path)
+	if err != nil {
+		rep.Fail(FileError{Path: path, Err: err})
+		return nil, false
+	}
+	return f, true
+}
+
+// NewLineScanner scans r by lines of up to MaxLineBytes (a longer line stops
+// the scan with bufio.ErrTooLong).
+func NewLineScanner(r io.Reader) *bufio.Scanner {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), MaxLineBytes)
+	return sc
+}
+
 // DecodeTextFile checks that b is text and returns it as valid UTF-8 with LF line
 // endings. Binary data and over-long lines are errors naming the byte offset.
 // ReadTextFile reads and decodes the chat or text file at path for a reader: a
@@ -186,6 +209,19 @@ func ReadTextFile(path string, rep *Report) (tf textFile, ok bool) {
 		return tf, false
 	}
 	return tf, true
+}
+
+// ReadText is ReadTextFile for a reader that keeps what decoding repaired
+// told: each repair is a warning on path, and the text is returned.
+func ReadText(path string, rep *Report) (text string, ok bool) {
+	tf, ok := ReadTextFile(path, rep)
+	if !ok {
+		return "", false
+	}
+	for _, n := range tf.Notes {
+		rep.Warn(path, "", n)
+	}
+	return tf.Text, true
 }
 
 func DecodeTextFile(b []byte) (textFile, error) {

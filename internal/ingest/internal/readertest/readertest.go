@@ -205,3 +205,43 @@ func MailHeader(from, subject, date, id string, extra ...string) string {
 	h := []string{"From: " + from, "To: Sam Rivera <sam@kestrel.example>", "Subject: " + subject, "Date: " + date, "Message-ID: <" + id + ">", "MIME-Version: 1.0"}
 	return strings.Join(append(h, extra...), "\n") + "\n"
 }
+
+// WriteFiles writes files (slash path → content) under a new temporary folder
+// and returns the folder.
+func WriteFiles(t *testing.T, files map[string]string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for name, content := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+const slackUsers = `[{"id":"U1","name":"ana.souza","real_name":"Ana Souza","profile":{"real_name":"Ana Souza","display_name":"ana"}},
+	{"id":"U2","name":"sam","real_name":"Sam Rivera","profile":{"real_name":"Sam Rivera"}}]`
+
+// SlackExportDir writes a Slack export (users.json, channels.json [#phoenix] and the
+// given files, relative to the export folder) and returns its folder.
+func SlackExportDir(t *testing.T, files map[string]string) string {
+	t.Helper()
+	all := map[string]string{"users.json": slackUsers, "channels.json": `[{"id":"C1","name":"phoenix"}]`}
+	for k, v := range files {
+		all[k] = v
+	}
+	for k, v := range all {
+		if v == "-" {
+			delete(all, k)
+		}
+	}
+	m := map[string]string{}
+	for k, v := range all {
+		m["export/"+k] = v
+	}
+	return filepath.Join(WriteFiles(t, m), "export")
+}

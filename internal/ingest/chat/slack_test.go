@@ -1,45 +1,16 @@
-package ingest
+package chat
 
 import (
-	"context"
-	"database/sql"
-	"encoding/json"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
-	"github.com/openhuman/openhuman-core/internal/ingest/chat"
 	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
-	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
-
-const slackUsers = `[{"id":"U1","name":"ana.souza","real_name":"Ana Souza","profile":{"real_name":"Ana Souza","display_name":"ana"}},
-	{"id":"U2","name":"sam","real_name":"Sam Rivera","profile":{"real_name":"Sam Rivera"}}]`
-
-// slackExportDir writes a Slack export (users.json, channels.json [#phoenix] and the
-// given files, relative to the export folder) and returns its folder.
-func slackExportDir(t *testing.T, files map[string]string) string {
-	t.Helper()
-	all := map[string]string{"users.json": slackUsers, "channels.json": `[{"id":"C1","name":"phoenix"}]`}
-	for k, v := range files {
-		all[k] = v
-	}
-	for k, v := range all {
-		if v == "-" {
-			delete(all, k)
-		}
-	}
-	m := map[string]string{}
-	for k, v := range all {
-		m["export/"+k] = v
-	}
-	return filepath.Join(writeFiles(t, m), "export")
-}
 
 // slackMsgs returns the messages of every source of one conversation, in order.
 func slackMsgs(t *testing.T, out *readertest.Output, conv string) []memtree.MessageInput {
@@ -63,14 +34,14 @@ func msgByRef(msgs []memtree.MessageInput, ref string) *memtree.MessageInput {
 }
 
 func TestSlackPlainMessagesAndMonths(t *testing.T) {
-	dir := slackExportDir(t, map[string]string{
+	dir := readertest.SlackExportDir(t, map[string]string{
 		"phoenix/2026-01-05.json": `[
 			{"type":"message","subtype":"channel_join","user":"U2","text":"<@U2> has joined the channel","ts":"1767600000.000100"},
 			{"type":"message","user":"U1","text":"<@U2> pricing &amp; tiers are in <https://docs.example/p|the doc> &lt;3","ts":"1767600100.000200",
 			 "edited":{"user":"U1","ts":"1767600150.000000"}}]`,
 		"phoenix/2026-02-02.json": `[{"type":"message","user":"U2","text":"February plans","ts":1770000000.5}]`,
 	})
-	out, rep := readertest.Run(t, chat.SlackReader{}, dir)
+	out, rep := readertest.Run(t, SlackReader{}, dir)
 	if rep.Sum.Failures != 0 || rep.Sum.Files != 4 {
 		t.Fatalf("failures %v, files %d (want 4: users, channels, 2 day files)", rep.Sum.Errors, rep.Sum.Files)
 	}
@@ -95,7 +66,7 @@ func TestSlackPlainMessagesAndMonths(t *testing.T) {
 }
 
 func TestSlackBotAndAttachmentMessages(t *testing.T) {
-	dir := slackExportDir(t, map[string]string{
+	dir := readertest.SlackExportDir(t, map[string]string{
 		"phoenix/2026-01-05.json": `[
 			{"type":"message","subtype":"bot_message","bot_id":"B1","username":"deploybot","text":"","ts":"1767600100.000001",
 			 "attachments":[{"fallback":"Deploy 42 done","pretext":"Deploy finished:","title":"Build 42","text":"All <https://ci.example/42|checks> green",
@@ -107,7 +78,7 @@ func TestSlackBotAndAttachmentMessages(t *testing.T) {
 			{"type":"message","user":"U2","text":"","ts":"1767600500.000005","attachments":[{"fallback":"800x600px image"}]}
 		]`,
 	})
-	out, rep := readertest.Run(t, chat.SlackReader{}, dir)
+	out, rep := readertest.Run(t, SlackReader{}, dir)
 	if rep.Sum.Failures != 0 {
 		t.Fatal(rep.Sum.Errors)
 	}
@@ -130,7 +101,7 @@ func TestSlackBotAndAttachmentMessages(t *testing.T) {
 }
 
 func TestSlackFilesAndFileComments(t *testing.T) {
-	dir := slackExportDir(t, map[string]string{
+	dir := readertest.SlackExportDir(t, map[string]string{
 		"phoenix/2026-01-05.json": `[
 			{"type":"message","subtype":"file_share","user":"U1","text":"<@U1> uploaded a file: <https://x.example/f|plan>","ts":"1767600100.000001",
 			 "file":{"name":"plan.pdf","title":"plan","mimetype":"application/pdf","size":2048}},
@@ -139,7 +110,7 @@ func TestSlackFilesAndFileComments(t *testing.T) {
 			{"type":"message","user":"U2","text":"","ts":"1767600300.000003","files":[{"name":"a.png","mimetype":"image/png","size":10},{"name":"b.txt","mimetype":"text/plain","size":5}]}
 		]`,
 	})
-	out, rep := readertest.Run(t, chat.SlackReader{}, dir)
+	out, rep := readertest.Run(t, SlackReader{}, dir)
 	if rep.Sum.Failures != 0 {
 		t.Fatal(rep.Sum.Errors)
 	}
@@ -161,7 +132,7 @@ func TestSlackFilesAndFileComments(t *testing.T) {
 
 func TestSlackThreadReplies(t *testing.T) {
 	long := strings.Repeat("word ", 20) // 100 characters
-	dir := slackExportDir(t, map[string]string{
+	dir := readertest.SlackExportDir(t, map[string]string{
 		"phoenix/2026-01-05.json": `[
 			{"type":"message","user":"U1","text":"Should we ship   on Friday? ` + long + `","ts":"1767600100.000200","thread_ts":"1767600100.000200",
 			 "replies":[{"user":"U2","ts":"1767600200.000300"},{"user":"U2","ts":"1767600250.000350"}]},
@@ -172,7 +143,7 @@ func TestSlackThreadReplies(t *testing.T) {
 		// a reply a day later, in a later day file: far from its parent
 		"phoenix/2026-01-06.json": `[{"type":"message","user":"U2","text":"Shipped","ts":"1767700100.000500","thread_ts":"1767600100.000200"}]`,
 	})
-	out, _ := readertest.Run(t, chat.SlackReader{}, dir)
+	out, _ := readertest.Run(t, SlackReader{}, dir)
 	msgs := slackMsgs(t, out, "#phoenix")
 	if len(msgs) != 5 {
 		t.Fatalf("messages = %+v", msgs)
@@ -199,7 +170,7 @@ func TestSlackThreadReplies(t *testing.T) {
 }
 
 func TestSlackBadDayFiles(t *testing.T) {
-	dir := slackExportDir(t, map[string]string{
+	dir := readertest.SlackExportDir(t, map[string]string{
 		"channels.json": `[{"id":"C1","name":"phoenix"},{"id":"C2","name":"general"},{"id":"C3","name":"empty"},{"id":"C4","name":"../escape"}]`,
 		"general/2026-01-05.json": `[{"type":"message","user":"U1","text":"no ts here"},{"type":"message","user":"U1","text":"bad ts","ts":"yesterday"},
 			{"type":"message","user":"U2","text":"this one is fine","ts":"1767600000.000001"}]`,
@@ -209,7 +180,7 @@ func TestSlackBadDayFiles(t *testing.T) {
 		"README.md":               "# my export",
 		"integration_logs.json":   `{"logs":[]}`,
 	})
-	out, rep := readertest.Run(t, chat.SlackReader{}, dir)
+	out, rep := readertest.Run(t, SlackReader{}, dir)
 	gen := slackMsgs(t, out, "#general")
 	if len(gen) != 1 || gen[0].Text != "this one is fine" {
 		t.Fatalf("general must keep its good message: %+v", gen)
@@ -235,18 +206,18 @@ func TestSlackBadDayFiles(t *testing.T) {
 	if rep.Sum.Files != 5 {
 		t.Errorf("files = %d, want 5 (users, channels, 3 day files)", rep.Sum.Files)
 	}
-	if rep.Sum.SkippedBy[chat.ReasonSlackNotDay] != 1 || rep.Sum.SkippedBy[chat.ReasonSlackOther] != 1 || rep.Sum.Skipped != 2 {
+	if rep.Sum.SkippedBy[ReasonSlackNotDay] != 1 || rep.Sum.SkippedBy[ReasonSlackOther] != 1 || rep.Sum.Skipped != 2 {
 		t.Errorf("skips = %v, want notes.txt and README.md", rep.Sum.SkippedBy)
 	}
 }
 
 func TestSlackSymlinksRefused(t *testing.T) {
-	outside := writeFiles(t, map[string]string{
+	outside := readertest.WriteFiles(t, map[string]string{
 		"users.json":          `[{"id":"U1","name":"mallory","real_name":"Mallory Outside"}]`,
 		"secret/2026-01.json": `[{"type":"message","user":"U1","text":"secret outside the export","ts":"1767600100.000200"}]`,
 		"day.json":            `[{"type":"message","user":"U1","text":"linked day file","ts":"1767600300.000200"}]`,
 	})
-	dir := slackExportDir(t, map[string]string{
+	dir := readertest.SlackExportDir(t, map[string]string{
 		"users.json":              "-",
 		"channels.json":           `[{"id":"C1","name":"phoenix"},{"id":"C2","name":"secret"}]`,
 		"phoenix/2026-01-05.json": `[{"type":"message","user":"U1","text":"inside","ts":"1767600200.000200","user_profile":{"real_name":"Ana Souza","name":"ana"}}]`,
@@ -260,7 +231,7 @@ func TestSlackSymlinksRefused(t *testing.T) {
 			t.Skipf("symbolic links unsupported: %v", err)
 		}
 	}
-	out, rep := readertest.Run(t, chat.SlackReader{}, dir)
+	out, rep := readertest.Run(t, SlackReader{}, dir)
 	if rep.Sum.SkippedBy[readkit.ReasonSymlink] != 3 {
 		t.Errorf("symlink skips = %v (%v), want users.json, the channel folder and the day file", rep.Sum.SkippedBy, rep.Sum.Skips)
 	}
@@ -281,7 +252,7 @@ func TestSlackSymlinksRefused(t *testing.T) {
 }
 
 func TestSlackWithoutUsersJSON(t *testing.T) {
-	dir := slackExportDir(t, map[string]string{
+	dir := readertest.SlackExportDir(t, map[string]string{
 		"users.json":    "-",
 		"channels.json": `[{"id":"C1","name":"alpha"},{"id":"C2","name":"beta"}]`,
 		"groups.json":   `[{"id":"G1","name":"private-ops"}]`,
@@ -295,7 +266,7 @@ func TestSlackWithoutUsersJSON(t *testing.T) {
 		"mpdm-ana--sam-1/2026-01-05.json": `[{"type":"message","user":"U2","text":"group dm","ts":"1767600300.000001"}]`,
 		"D1/2026-01-05.json":              `[{"type":"message","user":"U2","text":"direct","ts":"1767600400.000001"}]`,
 	})
-	out, rep := readertest.Run(t, chat.SlackReader{}, dir)
+	out, rep := readertest.Run(t, SlackReader{}, dir)
 	if rep.Sum.Failures != 0 {
 		t.Fatal(rep.Sum.Errors)
 	}
@@ -324,123 +295,5 @@ func TestSlackWithoutUsersJSON(t *testing.T) {
 	}
 	if rep.Sum.Files != 9 {
 		t.Errorf("files = %d, want 9 (channels, groups, mpims, dms, 5 day files)", rep.Sum.Files)
-	}
-}
-
-// TestSlackSecondExportMerges ingests two exports of one workspace into a real store:
-// a January export, then one overlapping it and reaching into February. Both months'
-// messages stay searchable and the second export removes nothing.
-func TestSlackSecondExportMerges(t *testing.T) {
-	first := slackExportDir(t, map[string]string{
-		"phoenix/2026-01-05.json": `[{"type":"message","user":"U1","text":"The zeppelin budget is approved","ts":"1767600100.000001"}]`,
-		"phoenix/2026-01-08.json": `[{"type":"message","user":"U2","text":"Hangar lease signed","ts":"1767900000.000001"}]`,
-	})
-	second := slackExportDir(t, map[string]string{
-		"phoenix/2026-01-08.json": `[{"type":"message","user":"U2","text":"Hangar lease signed","ts":"1767900000.000001"}]`,
-		"phoenix/2026-01-30.json": `[{"type":"message","user":"U1","text":"Helium delivery scheduled","ts":"1769800000.000001"}]`,
-		"phoenix/2026-02-02.json": `[{"type":"message","user":"U2","text":"The submarine procurement starts","ts":"1770000000.000001"}]`,
-	})
-	st := openStore(t)
-	ctx := context.Background()
-	ingest := func(dir string) memtree.IngestStats {
-		out, rep := readertest.Run(t, chat.SlackReader{}, dir)
-		if rep.Sum.Failures != 0 {
-			t.Fatal(rep.Sum.Errors)
-		}
-		var sum memtree.IngestStats
-		for _, src := range out.Sources {
-			res, err := st.Ingest(ctx, src)
-			if err != nil {
-				t.Fatal(err)
-			}
-			sum.NewChunks += res.NewChunks
-			sum.UnchangedChunks += res.UnchangedChunks
-			sum.RemovedChunks += res.RemovedChunks
-		}
-		return sum
-	}
-	ingest(first)
-	if res := ingest(second); res.RemovedChunks != 0 {
-		t.Errorf("the second export removed %d chunks", res.RemovedChunks)
-	}
-	for _, q := range []string{"zeppelin budget", "hangar lease", "helium delivery", "submarine procurement"} {
-		res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: q, K: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(res.Chunks) != 1 {
-			t.Errorf("search %q: %d hits, want 1", q, len(res.Chunks))
-		}
-	}
-	// Both exports again: nothing new, nothing removed.
-	again := ingest(first)
-	again2 := ingest(second)
-	if again.NewChunks+again2.NewChunks != 0 || again.RemovedChunks+again2.RemovedChunks != 0 {
-		t.Errorf("re-ingest: %+v, %+v; want nothing new or removed", again, again2)
-	}
-	stats, err := st.Stats(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if stats.Sources["chat"] != 2 {
-		t.Errorf("chat sources = %d, want 2 (January, February)", stats.Sources["chat"])
-	}
-}
-
-// A thread reply's link to its parent is stored with the message (source_messages)
-// and survives a later export of the same channel merged into it, while the chunk
-// text holds only what people wrote.
-func TestSlackReplyLinkStored(t *testing.T) {
-	first := slackExportDir(t, map[string]string{
-		"phoenix/2026-01-05.json": `[
-			{"type":"message","user":"U1","text":"Should we ship on Friday?","ts":"1767600100.000200","thread_ts":"1767600100.000200"},
-			{"type":"message","user":"U2","text":"Yes, Friday works","ts":"1767600200.000300","thread_ts":"1767600100.000200"}]`,
-	})
-	second := slackExportDir(t, map[string]string{
-		"phoenix/2026-01-09.json": `[{"type":"message","user":"U2","text":"Shipped it","ts":"1767900100.000500","thread_ts":"1767600100.000200"}]`,
-	})
-	st := openStore(t)
-	for _, dir := range []string{first, second} {
-		if sum, err := Run(context.Background(), st, []string{dir}, Options{}); err != nil || sum.Failures != 0 {
-			t.Fatalf("ingest %s: %v %v", dir, err, sum.Errors)
-		}
-	}
-	db, err := sql.Open("sqlite", "file:"+st.Path()+"?mode=ro")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	links := map[string]string{}
-	rows, err := db.Query(`SELECT ref, msg_json FROM source_messages`)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for rows.Next() {
-		var ref, js string
-		if err := rows.Scan(&ref, &js); err != nil {
-			t.Fatal(err)
-		}
-		var m struct {
-			ReplyTo string `json:"rt"`
-		}
-		if err := json.Unmarshal([]byte(js), &m); err != nil {
-			t.Fatal(err)
-		}
-		links[ref] = m.ReplyTo
-	}
-	rows.Close()
-	parent := "slack:phoenix:1767600100.000200"
-	want := map[string]string{parent: "", "slack:phoenix:1767600200.000300": parent, "slack:phoenix:1767900100.000500": parent}
-	if !reflect.DeepEqual(links, want) {
-		t.Errorf("stored links = %v, want %v", links, want)
-	}
-	chunks := sourceChunks(t, st, "slack:#phoenix/2026-01")
-	if len(chunks) == 0 {
-		t.Fatal("no chunks for #phoenix")
-	}
-	for _, c := range chunks {
-		if strings.Contains(c.Text, "reply in thread") {
-			t.Errorf("chunk text carries the link as words: %q", c.Text)
-		}
 	}
 }

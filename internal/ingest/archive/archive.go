@@ -1,4 +1,4 @@
-package readkit
+package archive
 
 import (
 	"archive/zip"
@@ -14,10 +14,12 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+
+	"github.com/openhuman/openhuman-core/internal/textsafe"
 )
 
 // Archives are read in place. When the runner meets a .zip file (or any file that
-// starts as one: Bear's .bear2bk, Takeout's parts) it checks it (ArchiveLimits),
+// starts as one: Bear's .bear2bk, Takeout's parts) it checks it (Limits),
 // mounts its member tree at the archive's own path, and walks it as a folder:
 // "export.zip/channels.json" then names a member, each member is detected like a
 // file on disk, and the readers, which open files through Open, ReadDir, Stat
@@ -25,10 +27,10 @@ import (
 // decompressed from the archive while it is read, and nothing is written outside
 // the store. The mounts of a run are dropped when it ends.
 
-// ArchiveLimits bound what one archive may unpack to, against zip bombs and
+// Limits bound what one archive may unpack to, against zip bombs and
 // hostile archives. A real export (a Slack workspace, a WhatsApp chat with media, a
 // Takeout part) stays far below them.
-var ArchiveLimits = struct {
+var Limits = struct {
 	Members    int    // entries in the central directory
 	totalBytes uint64 // sum of the members' uncompressed sizes
 	// ratio is the largest uncompressed/compressed size of one member above
@@ -60,9 +62,9 @@ func IsZipHead(head []byte) bool {
 	return bytes.HasPrefix(head, []byte("PK\x03\x04")) || bytes.HasPrefix(head, []byte("PK\x05\x06"))
 }
 
-// MountArchive opens the zip archive at p, checks it against ArchiveLimits and
-// mounts its members at p. The caller unmounts it (UnmountArchive) when done.
-func MountArchive(p string) error {
+// Mount opens the zip archive at p, checks it against Limits and
+// mounts its members at p. The caller unmounts it (Unmount) when done.
+func Mount(p string) error {
 	p = filepath.Clean(p)
 	mountsMu.Lock()
 	defer mountsMu.Unlock()
@@ -83,8 +85,8 @@ func MountArchive(p string) error {
 	return nil
 }
 
-// UnmountArchive drops one mount of p made by MountArchive.
-func UnmountArchive(p string) {
+// Unmount drops one mount of p made by Mount.
+func Unmount(p string) {
 	p = filepath.Clean(p)
 	mountsMu.Lock()
 	defer mountsMu.Unlock()
@@ -100,28 +102,28 @@ func UnmountArchive(p string) {
 }
 
 // checkArchive refuses an archive that would unpack outside itself or to more
-// than ArchiveLimits allow, naming the member at fault.
+// than Limits allow, naming the member at fault.
 func checkArchive(zr *zip.Reader) error {
-	if len(zr.File) > ArchiveLimits.Members {
-		return fmt.Errorf("zip archive: %d members, more than the %d read from one archive: not read (unpack it and ingest the folder)", len(zr.File), ArchiveLimits.Members)
+	if len(zr.File) > Limits.Members {
+		return fmt.Errorf("zip archive: %d members, more than the %d read from one archive: not read (unpack it and ingest the folder)", len(zr.File), Limits.Members)
 	}
 	var total, packed uint64
 	for _, f := range zr.File {
 		name := strings.TrimSuffix(f.Name, "/")
 		if name == "" || strings.ContainsAny(name, "\\\x00") || !fs.ValidPath(name) {
-			return fmt.Errorf("zip archive: member %s leaves the archive (absolute path, \"..\" or backslash): archive refused", SafeName(f.Name))
+			return fmt.Errorf("zip archive: member %s leaves the archive (absolute path, \"..\" or backslash): archive refused", textsafe.Name(f.Name))
 		}
 		total += f.UncompressedSize64
 		packed += f.CompressedSize64
-		if total > ArchiveLimits.totalBytes {
-			return fmt.Errorf("zip archive: members unpack to more than %d GiB: archive refused (a zip bomb, or unpack it and ingest the folder)", ArchiveLimits.totalBytes>>30)
+		if total > Limits.totalBytes {
+			return fmt.Errorf("zip archive: members unpack to more than %d GiB: archive refused (a zip bomb, or unpack it and ingest the folder)", Limits.totalBytes>>30)
 		}
-		if f.UncompressedSize64 > ArchiveLimits.ratioFloor && f.UncompressedSize64 > ArchiveLimits.ratio*max(f.CompressedSize64, 1) {
-			return fmt.Errorf("zip archive: member %s expands %d times (%d bytes from %d): archive refused as a zip bomb", SafeName(f.Name), f.UncompressedSize64/max(f.CompressedSize64, 1), f.UncompressedSize64, f.CompressedSize64)
+		if f.UncompressedSize64 > Limits.ratioFloor && f.UncompressedSize64 > Limits.ratio*max(f.CompressedSize64, 1) {
+			return fmt.Errorf("zip archive: member %s expands %d times (%d bytes from %d): archive refused as a zip bomb", textsafe.Name(f.Name), f.UncompressedSize64/max(f.CompressedSize64, 1), f.UncompressedSize64, f.CompressedSize64)
 		}
 	}
-	if total > ArchiveLimits.ratioFloor && total > ArchiveLimits.ratio*max(packed, 1) {
-		return fmt.Errorf("zip archive: its %d members expand %d times in all (%d bytes from %d), more than the %d times text does: archive refused as a zip bomb", len(zr.File), total/max(packed, 1), total, packed, ArchiveLimits.ratio)
+	if total > Limits.ratioFloor && total > Limits.ratio*max(packed, 1) {
+		return fmt.Errorf("zip archive: its %d members expand %d times in all (%d bytes from %d), more than the %d times text does: archive refused as a zip bomb", len(zr.File), total/max(packed, 1), total, packed, Limits.ratio)
 	}
 	return nil
 }
@@ -146,48 +148,27 @@ func resolve(p string) (fsys fs.FS, name string, ok bool) {
 	return nil, "", false
 }
 
-// InArchive reports whether p names a member of a mounted archive.
-func InArchive(p string) bool {
+// IsMember reports whether p names a member of a mounted archive.
+func IsMember(p string) bool {
 	_, name, ok := resolve(p)
 	return ok && name != "."
 }
 
 // Open opens a file on disk or in a mounted archive.
 func Open(p string) (fs.File, error) {
-	if fsys, name, ok := resolve(p); ok {
-		f, err := fsys.Open(name)
-		if err != nil {
-			return nil, archiveErr(p, err)
-		}
-		return f, nil
-	}
-	return os.Open(p)
+	return onMountOrDisk(p, fs.FS.Open, func(p string) (fs.File, error) { return os.Open(p) })
 }
 
 // ReadDir lists a folder on disk or in a mounted archive, sorted by name (a
 // mounted archive lists as a folder).
 func ReadDir(p string) ([]fs.DirEntry, error) {
-	if fsys, name, ok := resolve(p); ok {
-		es, err := fs.ReadDir(fsys, name)
-		if err != nil {
-			return nil, archiveErr(p, err)
-		}
-		return es, nil
-	}
-	return os.ReadDir(p)
+	return onMountOrDisk(p, fs.ReadDir, os.ReadDir)
 }
 
 // Stat stats a file or folder on disk or in a mounted archive (a mounted
 // archive stats as a folder).
 func Stat(p string) (fs.FileInfo, error) {
-	if fsys, name, ok := resolve(p); ok {
-		st, err := fs.Stat(fsys, name)
-		if err != nil {
-			return nil, archiveErr(p, err)
-		}
-		return st, nil
-	}
-	return os.Stat(p)
+	return onMountOrDisk(p, fs.Stat, os.Stat)
 }
 
 // Lstat is Stat without following a symbolic link on disk (an archive's
@@ -197,6 +178,20 @@ func Lstat(p string) (fs.FileInfo, error) {
 		return Stat(p)
 	}
 	return os.Lstat(p)
+}
+
+// onMountOrDisk runs inArchive on the member p names when p is in a mounted
+// archive (its error worded by archiveErr), else onDisk on p.
+func onMountOrDisk[T any](p string, inArchive func(fsys fs.FS, name string) (T, error), onDisk func(string) (T, error)) (T, error) {
+	if fsys, name, ok := resolve(p); ok {
+		v, err := inArchive(fsys, name)
+		if err != nil {
+			var zero T
+			return zero, archiveErr(p, err)
+		}
+		return v, nil
+	}
+	return onDisk(p)
 }
 
 // archiveErr words an error about an archive member with its path as walked and
@@ -223,8 +218,8 @@ func ReadAll(p string, limit int64) ([]byte, bool, error) {
 	return b, int64(len(b)) <= limit, nil
 }
 
-// NestedArchiveName reports whether a member name is an archive of its own.
-func NestedArchiveName(name string) bool {
+// NestedName reports whether a member name is an archive of its own.
+func NestedName(name string) bool {
 	switch strings.ToLower(path.Ext(name)) {
 	case ".zip", ".bear2bk", ".tar", ".gz", ".tgz", ".7z", ".rar", ".bz2", ".xz":
 		return true

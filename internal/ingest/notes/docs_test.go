@@ -1,8 +1,6 @@
-package ingest
+package notes
 
 import (
-	"context"
-	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,7 +9,6 @@ import (
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/ingest/internal/readertest"
-	"github.com/openhuman/openhuman-core/internal/ingest/notes"
 	"github.com/openhuman/openhuman-core/internal/ingest/readkit"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 )
@@ -20,14 +17,14 @@ import (
 // reader on it and returns the one source it emitted, with the report.
 func readDoc(t *testing.T, name, content string, mtime time.Time) (memtree.SourceInput, *readkit.Report) {
 	t.Helper()
-	dir := writeFiles(t, map[string]string{name: content})
+	dir := readertest.WriteFiles(t, map[string]string{name: content})
 	p := filepath.Join(dir, filepath.FromSlash(name))
 	if !mtime.IsZero() {
 		if err := os.Chtimes(p, mtime, mtime); err != nil {
 			t.Fatal(err)
 		}
 	}
-	out, rep := readertest.Run(t, notes.DocsReader{}, p)
+	out, rep := readertest.Run(t, DocsReader{}, p)
 	if len(out.Sources) != 1 || len(out.Mails) != 0 {
 		t.Fatalf("%s: %d sources, %d mails, want 1 source (errors %v, notes %v)", name, len(out.Sources), len(out.Mails), rep.Sum.Errors, rep.Sum.Notes)
 	}
@@ -64,7 +61,7 @@ func checkDoc(t *testing.T, src memtree.SourceInput, title string, tags []string
 }
 
 func TestDocsReaderDetect(t *testing.T) {
-	r := notes.DocsReader{}
+	r := DocsReader{}
 	for _, p := range []string{"a.md", "b.MARKDOWN", "c.mdown", "d.mkd", "e.txt", "f.text"} {
 		if !r.Detect(p, false, nil) {
 			t.Errorf("%s not detected", p)
@@ -75,7 +72,7 @@ func TestDocsReaderDetect(t *testing.T) {
 			t.Errorf("%s detected", p)
 		}
 	}
-	if r.Detect("notes.md", true, nil) {
+	if r.Detect("md", true, nil) {
 		t.Errorf("a folder is not a document")
 	}
 	if r.Kind() != KindDocs {
@@ -114,13 +111,13 @@ func TestDocDates(t *testing.T) {
 		{"May 8, 2013", time.Date(2013, 5, 8, 0, 0, 0, 0, time.UTC)},
 	}
 	for _, c := range cases {
-		fm, body := notes.SplitFrontMatter("---\ndate: " + c.v + "\n---\nbody\n")
+		fm, body := SplitFrontMatter("---\ndate: " + c.v + "\n---\nbody\n")
 		if !fm.Date.Equal(c.want) || body != "body\n" {
 			t.Errorf("date: %s = %s (body %q), want %s", c.v, fm.Date, body, c.want)
 		}
 	}
 	for _, bad := range []string{"2013-02-30", "2013-05-08 25:00", "2013-05-08 23:46:11 2012 -0700", "{{date}}", "soon"} {
-		if d, ok := notes.ParseDocDate(bad); ok {
+		if d, ok := ParseDocDate(bad); ok {
 			t.Errorf("%q parsed as %s", bad, d)
 		}
 	}
@@ -159,7 +156,7 @@ func TestDocLogseqJournal(t *testing.T) {
 	src, _ := readDoc(t, "journals/2024_03_15.md", "- Met [[Ana]] about #garden\n", time.Date(2025, 1, 1, 0, 0, 0, 0, time.UTC))
 	checkDoc(t, src, "2024_03_15", nil, time.Date(2024, 3, 15, 0, 0, 0, 0, time.UTC), "- Met [[Ana]] about #garden\n")
 	// mixed separators are no date
-	if d, ok := notes.DateFromName("2024_03-15.md"); ok {
+	if d, ok := DateFromName("2024_03-15.md"); ok {
 		t.Errorf("2024_03-15 parsed as %s", d)
 	}
 }
@@ -187,84 +184,11 @@ func TestDocFileTime(t *testing.T) {
 // TestDocEmpty: an empty file and a front matter without text are notes, not
 // sources or failures.
 func TestDocEmpty(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"empty.md": " \n", "meta.md": "---\npublish: true\n---\n\n"})
+	dir := readertest.WriteFiles(t, map[string]string{"empty.md": " \n", "meta.md": "---\npublish: true\n---\n\n"})
 	for name, want := range map[string]string{"empty.md": "empty file", "meta.md": "no text"} {
-		out, rep := readertest.Run(t, notes.DocsReader{}, filepath.Join(dir, name))
+		out, rep := readertest.Run(t, DocsReader{}, filepath.Join(dir, name))
 		if len(out.Sources) != 0 || rep.Sum.Failures != 0 || rep.Sum.Warnings != 1 || !strings.Contains(rep.Sum.Notes[0].Error(), want) {
 			t.Errorf("%s: %d sources, report %+v", name, len(out.Sources), rep.Sum)
 		}
-	}
-}
-
-// TestDocTwoRootsOneStore: p1/todo.md and p2/todo.md are two documents in the
-// store, each citing its own path relative to its root, and reading both roots
-// again changes nothing.
-func TestDocTwoRootsOneStore(t *testing.T) {
-	dir := writeFiles(t, map[string]string{
-		"p1/todo.md": "# Todo one\n\nBuy #paint for [[Kitchen]].\n",
-		"p2/todo.md": "# Todo two\n\nCall the plumber.\n",
-	})
-	st := openStore(t)
-	ctx := context.Background()
-	ingestRoots := func() (ids []string, stats memtree.IngestStats) {
-		for _, root := range []string{"p1", "p2"} {
-			out, rep := readertest.Run(t, notes.DocsReader{}, filepath.Join(dir, root, "todo.md"))
-			if rep.Sum.Failures+rep.Sum.Warnings != 0 || len(out.Sources) != 1 {
-				t.Fatalf("%s: %d sources, report %+v", root, len(out.Sources), rep.Sum)
-			}
-			s, err := st.Ingest(ctx, out.Sources[0])
-			if err != nil {
-				t.Fatal(err)
-			}
-			ids = append(ids, out.Sources[0].SourceID)
-			stats.NewChunks += s.NewChunks
-			stats.UnchangedChunks += s.UnchangedChunks
-			stats.RemovedChunks += s.RemovedChunks
-		}
-		return ids, stats
-	}
-	ids, first := ingestRoots()
-	if ids[0] == ids[1] {
-		t.Fatalf("both roots gave source id %q", ids[0])
-	}
-	for i, want := range []string{"Todo one", "Todo two"} {
-		cs := sourceChunks(t, st, ids[i])
-		if len(cs) != 1 || cs[0].SourceRef != "todo.md" || !strings.Contains(cs[0].Text, want) {
-			t.Fatalf("source %s: chunks %+v", ids[i], cs)
-		}
-		if i == 0 && (!slices.Contains(cs[0].Entities, "topic:kitchen") || !slices.Contains(cs[0].Entities, "hashtag:paint")) {
-			t.Errorf("wikilink and tag entities: %v", cs[0].Entities)
-		}
-	}
-	ids2, again := ingestRoots()
-	if !slices.Equal(ids, ids2) || first.NewChunks != 2 || again.NewChunks != 0 || again.RemovedChunks != 0 || again.UnchangedChunks != 2 {
-		t.Errorf("re-reading the roots: ids %v then %v, first %+v, again %+v", ids, ids2, first, again)
-	}
-}
-
-// TestUnknownChatShapeNamed: a text file whose lines share a timestamp-like
-// prefix that no chat reader knows is stored as one document with a warning
-// naming the shape; prose is not warned about.
-func TestUnknownChatShapeNamed(t *testing.T) {
-	var log strings.Builder
-	for i := range 8 {
-		fmt.Fprintf(&log, "%02d.%02d.2013 @ 19h%02d | Ann: message %d\n", i+1, 8, i, i)
-	}
-	dir := writeFiles(t, map[string]string{
-		"chat.txt":  log.String(),
-		"prose.txt": "A plain note.\nIt has lines: some with colons.\nNo timestamps at all.\n1. a list\n2. of things\n",
-	})
-	c, sum := runOn(t, Options{}, dir)
-	if len(c.srcs) != 2 {
-		t.Fatalf("%d sources", len(c.srcs))
-	}
-	var warned []string
-	for _, n := range sum.Notes {
-		if strings.Contains(n.Err.Error(), "start alike") {
-			warned = append(warned, filepath.Base(n.Path)+": "+n.Err.Error())
-		}
-	}
-	if len(warned) != 1 || !strings.HasPrefix(warned[0], "chat.txt: 8 of the first 8 lines") || !strings.Contains(warned[0], `"99.99.9999 @ 99a99 | a: "`) {
-		t.Errorf("warnings: %v", warned)
 	}
 }
