@@ -25,9 +25,10 @@ import (
 // SQLite store's batch, and embed.BatchSize, one request each).
 const embedBatch = 64
 
-// embedderSlot holds the embedder recall uses (nil: offline mode only).
+// embedderSlot holds the embedder recall uses with the vectors of its last
+// queries (nil: offline mode only).
 type embedderSlot struct {
-	e atomic.Pointer[memtree.Embedder]
+	e atomic.Pointer[embed.QueryEmbedder]
 }
 
 // SetEmbedder sets the dense embedder recall uses (nil: offline mode only).
@@ -37,15 +38,10 @@ func (s *Store) SetEmbedder(e memtree.Embedder) {
 		s.emb.e.Store(nil)
 		return
 	}
-	s.emb.e.Store(&e)
+	s.emb.e.Store(embed.NewQueryEmbedder(e))
 }
 
-func (s *Store) embedder() memtree.Embedder {
-	if p := s.emb.e.Load(); p != nil {
-		return *p
-	}
-	return nil
-}
+func (s *Store) embedder() *embed.QueryEmbedder { return s.emb.e.Load() }
 
 // EmbedMissing embeds every chunk that has no vector of emb's model yet, in
 // batches of embedBatch, each batch written in one transaction that also
@@ -123,7 +119,7 @@ func (s *Store) EmbedMissing(ctx context.Context, emb memtree.Embedder) (int, er
 	return embed.EmbedAll(ctx, emb, next, put)
 }
 
-var _ index.Vectors = reader{}
+var _ index.ChunkVectors = reader{}
 
 // VectorModel names the store's embedder.
 func (r reader) VectorModel() (string, bool) {
@@ -147,20 +143,12 @@ func (r reader) VectorList(ctx context.Context, query string, depth int) ([]inde
 	if !index.EmbedAllowed(ctx, query) {
 		return nil, index.ErrEmbedRefused
 	}
-	q, err := embed.QueryVector(ctx, emb, query)
+	q, err := emb.Query(ctx, query)
 	if err != nil {
 		return nil, err
 	}
-	var mkey int32
-	err = r.s.rd.QueryRow(ctx, `SELECT key FROM embed_models WHERE model = $1 AND dim = $2`, emb.Model(), len(q)).Scan(&mkey)
-	if err == pgx.ErrNoRows {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, fmt.Errorf("embedding model %s/%d: %w", emb.Model(), len(q), err)
-	}
-	ix, err := r.vectors(ctx, mkey, len(q))
-	if err != nil || ix.Len() == 0 {
+	ix, err := r.modelVectors(ctx, emb.Model(), len(q))
+	if err != nil || ix == nil || ix.Len() == 0 {
 		return nil, err
 	}
 	top := ix.Search(q, depth)
@@ -196,6 +184,53 @@ func (r reader) VectorList(ctx context.Context, query string, depth int) ([]inde
 		}
 	}
 	return hits, nil
+}
+
+// QueryVector embeds query with the store's embedder, L2-normalised, once per
+// query text however often a recall asks (nil without an embedder).
+func (r reader) QueryVector(ctx context.Context, query string) ([]float32, error) {
+	emb := r.s.embedder()
+	if emb == nil {
+		return nil, nil
+	}
+	if !index.EmbedAllowed(ctx, query) {
+		return nil, index.ErrEmbedRefused
+	}
+	return emb.Query(ctx, query)
+}
+
+// Similarities is the cosine of q to the stored vector of each chunk of ids
+// that has one of the embedder's model and lies in the call's scope.
+func (r reader) Similarities(ctx context.Context, q []float32, ids []string) (map[string]float32, error) {
+	emb := r.s.embedder()
+	if emb == nil || len(q) == 0 {
+		return nil, nil
+	}
+	ix, err := r.modelVectors(ctx, emb.Model(), len(q))
+	if err != nil || ix == nil {
+		return nil, err
+	}
+	out := make(map[string]float32, len(ids))
+	for _, id := range ids {
+		if sim, ok := ix.Similarity(q, id); ok {
+			out[id] = sim
+		}
+	}
+	return out, nil
+}
+
+// modelVectors is the call's scope's in-memory index of model's vectors of
+// dimension dim (nil when none of that model are stored).
+func (r reader) modelVectors(ctx context.Context, model string, dim int) (*embed.Index, error) {
+	var mkey int32
+	err := r.s.rd.QueryRow(ctx, `SELECT key FROM embed_models WHERE model = $1 AND dim = $2`, model, dim).Scan(&mkey)
+	if err == pgx.ErrNoRows {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("embedding model %s/%d: %w", model, dim, err)
+	}
+	return r.vectors(ctx, mkey, dim)
 }
 
 // vectors is the in-memory index of model row mkey's vectors of the chunks the

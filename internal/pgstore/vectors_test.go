@@ -18,6 +18,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/embed"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
+	"github.com/openhuman/openhuman-core/internal/wordvec/wordvectest"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -314,4 +315,11 @@ func hitIDs(hs []index.Hit) []string {
 		out[i] = h.ID
 	}
 	return out
+}
+
+// TestRecallEmbedderMeaningListOnPostgres: the embedder feeds recall's
+// person-scoped meaning list on PostgreSQL as on SQLite (the same scenario,
+// wordvectest.CheckMeaningList).
+func TestRecallEmbedderMeaningListOnPostgres(t *testing.T) {
+	wordvectest.CheckMeaningList(t, open(t))
 }
