@@ -52,7 +52,7 @@ func (IMessageReader) Detect(p string, dir bool, head []byte) bool {
 
 func (IMessageReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	tf, ok := readkit.ReadTextFile(path, rep)
+	text, ok := readkit.ReadText(path, rep)
 	if !ok {
 		return
 	}
@@ -66,7 +66,7 @@ func (IMessageReader) Read(ctx context.Context, in readkit.Input, out readkit.Ou
 	var top, cur *imMsg
 	wantSender := false
 	perSecond := map[int64]int{}
-	lines := strings.Split(tf.Text, "\n")
+	lines := strings.Split(text, "\n")
 	for i, raw := range lines {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return

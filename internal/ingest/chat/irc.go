@@ -123,12 +123,12 @@ func ircNick(s string) string {
 
 func (IRCReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	tf, ok := readkit.ReadTextFile(path, rep)
+	text, ok := readkit.ReadText(path, rep)
 	if !ok {
 		return
 	}
 	var all []string
-	sc := readkit.NewLineScanner(strings.NewReader(tf.Text))
+	sc := readkit.NewLineScanner(strings.NewReader(text))
 	for sc.Scan() {
 		all = append(all, strings.TrimRight(sc.Text(), "\r"))
 	}

@@ -51,11 +51,11 @@ var (
 
 func (LineReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	tf, ok := readkit.ReadTextFile(path, rep)
+	content, ok := readkit.ReadText(path, rep)
 	if !ok {
 		return
 	}
-	lines := strings.Split(tf.Text, "\n")
+	lines := strings.Split(content, "\n")
 	title := strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(lines[0]), "[LINE]"))
 	for _, pre := range []string{"Chat history with ", "Chat history in "} {
 		title = strings.TrimPrefix(title, pre)

@@ -132,7 +132,7 @@ func (SignalReader) Read(ctx context.Context, in readkit.Input, out readkit.Outp
 			rep.Fail(readkit.FileError{Path: path, Err: fmt.Errorf("%w; the lines after it are not read", err)})
 		}
 	} else {
-		tf, ok := readkit.ReadTextFile(path, rep)
+		content, ok := readkit.ReadText(path, rep)
 		if !ok {
 			return
 		}
@@ -174,7 +174,7 @@ func (SignalReader) Read(ctx context.Context, in readkit.Input, out readkit.Outp
 			}
 			c = nil
 		}
-		for n, l := range strings.Split(tf.Text, "\n") {
+		for n, l := range strings.Split(content, "\n") {
 			if n%1024 == 0 && ctx.Err() != nil {
 				return
 			}

@@ -61,7 +61,7 @@ func (SignalBackupTxtReader) Detect(p string, dir bool, head []byte) bool {
 
 func (SignalBackupTxtReader) Read(ctx context.Context, in readkit.Input, out readkit.Output, rep *readkit.Report) {
 	path := in.Path
-	tf, ok := readkit.ReadTextFile(path, rep)
+	text, ok := readkit.ReadText(path, rep)
 	if !ok {
 		return
 	}
@@ -80,7 +80,7 @@ func (SignalBackupTxtReader) Read(ctx context.Context, in readkit.Input, out rea
 		}
 		cur = -1
 	}
-	lines := strings.Split(tf.Text, "\n")
+	lines := strings.Split(text, "\n")
 	for i, l := range lines {
 		if i%1024 == 0 && ctx.Err() != nil {
 			return
