@@ -99,10 +99,7 @@ dictionary files change.`,
 					fmt.Fprintln(stderr, "ingest: error:", err)
 					sum.Failures++
 				}
-				if err := embedMissing(ctx, store, cfg, stderr); err != nil {
-					fmt.Fprintln(stderr, "ingest: error:", err)
-					sum.Failures++
-				}
+				embedAfterIngest(ctx, store, cfg, stderr, sum)
 			}
 			if sum.Failures > 0 {
 				code = 1
@@ -205,6 +202,15 @@ func buildParaphrases(ctx context.Context, store *memtree.Store, cfg *config.Con
 // backends).
 type vectorStore interface {
 	EmbedMissing(ctx context.Context, emb memtree.Embedder) (int, error)
+}
+
+// embedAfterIngest is ingest's last step on either backend: embedMissing, its
+// failure told and counted in sum.
+func embedAfterIngest(ctx context.Context, store vectorStore, cfg *config.Config, stderr io.Writer, sum *ingest.Summary) {
+	if err := embedMissing(ctx, store, cfg, stderr); err != nil {
+		fmt.Fprintln(stderr, "ingest: error:", err)
+		sum.Failures++
+	}
 }
 
 // embedMissing embeds the chunks (and, on the embedded store, the summaries)

@@ -139,10 +139,7 @@ func runIngestPostgres(cmd *cobra.Command, cfg *config.Config, args []string, ki
 		} else if file != "" && res.Words > 0 {
 			fmt.Fprintf(stderr, "ingest: paraphrases of %d words pivoted through %s in %.1f s\n", res.Words, strings.Join(res.Dictionaries, " and "), res.Seconds)
 		}
-		if err := embedMissing(ctx, store, cfg, stderr); err != nil {
-			fmt.Fprintln(stderr, "ingest: error:", err)
-			sum.Failures++
-		}
+		embedAfterIngest(ctx, store, cfg, stderr, sum)
 	}
 	if sum.Failures > 0 {
 		code = 1

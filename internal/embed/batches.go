@@ -110,3 +110,39 @@ func (c *IndexCache) Get(key, gen string, load func() (*Index, error)) (*Index, 
 	c.m.Store(key, &cachedIndex{gen: gen, ix: ix})
 	return ix, nil
 }
+
+// Rows is what ReadIndex reads: database/sql's and pgx's query rows alike,
+// each row a node id and its vector as stored (DecodeBlob's bytes).
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+}
+
+// ReadIndex reads every (id, vector) row of rows into a new Index of dim: a
+// vector of another length or that does not decode is a damaged store, named.
+// It does not close rows.
+func ReadIndex(rows Rows, dim int) (*Index, error) {
+	ix := NewIndex(dim)
+	for rows.Next() {
+		var id string
+		var b []byte
+		if err := rows.Scan(&id, &b); err != nil {
+			return nil, fmt.Errorf("load vectors: %w", err)
+		}
+		if len(b) != 4*dim {
+			return nil, fmt.Errorf("load vectors: the vector of %s has %d bytes, want %d: the store is damaged; re-run ingest", id, len(b), 4*dim)
+		}
+		v, err := DecodeBlob(b)
+		if err == nil {
+			err = ix.Add(id, v)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("load vectors: %w: the store is damaged; re-run ingest", err)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("load vectors: %w", err)
+	}
+	return ix, nil
+}

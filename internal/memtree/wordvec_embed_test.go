@@ -2,13 +2,16 @@ package memtree_test
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/openhuman/openhuman-core/internal/embed"
 	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/internal/wordvec/wordvectest"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -81,4 +84,42 @@ func TestRecallWithWordVectorEmbedder(t *testing.T) {
 func TestRecallEmbedderMeaningList(t *testing.T) {
 	st, _ := openEmpty(t)
 	wordvectest.CheckMeaningList(t, st)
+}
+
+// TestDamagedVectorIsNamed: a stored vector of the wrong length (a damaged or
+// hand-edited store) makes recall's vector list fail naming the chunk and what
+// to do, never rank with garbage.
+func TestDamagedVectorIsNamed(t *testing.T) {
+	ctx := context.Background()
+	st, path := openEmpty(t)
+	src := memtree.SourceInput{Kind: memtree.KindDocument, SourceID: "turtles.md", Title: "Turtles",
+		Messages: []memtree.MessageInput{{Ref: "turtles.md", TimestampMS: 1_767_261_600_000, Text: "Our two turtles love basking under the heat lamp."}}}
+	if _, err := st.Ingest(ctx, src); err != nil {
+		t.Fatal(err)
+	}
+	srv := wordvectest.Start(t)
+	emb := embed.NewOllama(srv.URL, "glove-sif", 5*time.Second)
+	if _, err := st.EmbedMissing(ctx, emb); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	if _, err := db.Exec(`UPDATE vectors SET vec = substr(vec, 1, 12)`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'`); err != nil {
+		t.Fatal(err)
+	}
+	st.SetEmbedder(emb)
+	b, err := st.BeginRead(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = b.(index.Vectors).VectorList(ctx, "reptiles", 5)
+	if err == nil || !strings.Contains(err.Error(), "has 12 bytes") || !strings.Contains(err.Error(), "the store is damaged; re-run ingest") {
+		t.Fatalf("a 12-byte vector: err %v", err)
+	}
 }

@@ -245,27 +245,6 @@ func (r reader) vectors(ctx context.Context, mkey int32, dim int) (*embed.Index,
 			return nil, fmt.Errorf("load vectors: %w", err)
 		}
 		defer rows.Close()
-		ix := embed.NewIndex(dim)
-		for rows.Next() {
-			var id string
-			var b []byte
-			if err := rows.Scan(&id, &b); err != nil {
-				return nil, fmt.Errorf("load vectors: %w", err)
-			}
-			if len(b) != 4*dim {
-				return nil, fmt.Errorf("load vectors: the vector of %s has %d bytes, want %d: the store is damaged; re-run ingest", id, len(b), 4*dim)
-			}
-			v, err := embed.DecodeBlob(b)
-			if err == nil {
-				err = ix.Add(id, v)
-			}
-			if err != nil {
-				return nil, fmt.Errorf("load vectors: %w: the store is damaged; re-run ingest", err)
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return nil, fmt.Errorf("load vectors: %w", err)
-		}
-		return ix, nil
+		return embed.ReadIndex(rows, dim)
 	})
 }
