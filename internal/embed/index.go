@@ -165,6 +165,18 @@ func (ix *Index) Similarity(q []float32, id string) (float32, bool) {
 	return vek32.Dot(q, ix.vecs[i*ix.dim:(i+1)*ix.dim]), true
 }
 
+// Similarities is the cosine of q to the vector of each id of ids the index
+// holds (an id without one is left out).
+func (ix *Index) Similarities(q []float32, ids []string) map[string]float32 {
+	out := make(map[string]float32, len(ids))
+	for _, id := range ids {
+		if sim, ok := ix.Similarity(q, id); ok {
+			out[id] = sim
+		}
+	}
+	return out
+}
+
 func (ix *Index) exact(q []float32, k int) topK {
 	top := make(topK, 0, k+1)
 	d := ix.dim

@@ -228,13 +228,7 @@ func (s *Store) similarities(ctx context.Context, db *sql.DB, model string, q []
 	if err != nil || ix == nil {
 		return nil, err
 	}
-	out := make(map[string]float32, len(ids))
-	for _, id := range ids {
-		if sim, ok := ix.Similarity(q, id); ok {
-			out[id] = sim
-		}
-	}
-	return out, nil
+	return ix.Similarities(q, ids), nil
 }
 
 // leavesOf replaces each summary among hits by its leaf chunk most similar to q (at

@@ -210,13 +210,7 @@ func (r reader) Similarities(ctx context.Context, q []float32, ids []string) (ma
 	if err != nil || ix == nil {
 		return nil, err
 	}
-	out := make(map[string]float32, len(ids))
-	for _, id := range ids {
-		if sim, ok := ix.Similarity(q, id); ok {
-			out[id] = sim
-		}
-	}
-	return out, nil
+	return ix.Similarities(q, ids), nil
 }
 
 // modelVectors is the call's scope's in-memory index of model's vectors of
