@@ -87,7 +87,11 @@ func (a *API) Recall(ctx context.Context, req abi.RecallRequest) (*abi.RecallRes
 	res.Chunks, res.Mode, res.Note, res.MessageTextMaxChars = hits, mode, note, n
 	// the contacts the query named (search's Call parsed it too; parsing again
 	// costs microseconds beside recall's lists)
-	res.Resolved = retrieval.ParseQuery(query, b).Resolved
+	pq, err := retrieval.ParseQuery(ctx, query, b)
+	if err != nil {
+		return nil, fmt.Errorf("recall: %w", err)
+	}
+	res.Resolved = pq.Resolved
 	res.Chunks, res.Omitted = fit.Hits(res.Chunks, &res.MessageTextMaxChars, fit.ResultBase+fit.StrLen(res.Hint)+fit.StrLen(res.Note)+resolvedLen(res.Resolved))
 	return res, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/openhuman/openhuman-core/internal/memory"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/retrieval"
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -253,5 +254,53 @@ func TestSearchNamesContacts(t *testing.T) {
 		if len(res.Resolved) != 0 || len(res.Chunks) == 0 {
 			t.Errorf("%q names no contact: resolved %+v, %d hits", q, res.Resolved, len(res.Chunks))
 		}
+	}
+}
+
+// TestContactsUnderScope: a principal's scope bounds what the address book
+// resolves. Scoped to slack:*, "Micah Stubbs" resolves to the handle his Slack
+// messages carry, never to his mail addresses (held only by mail), and Dana,
+// whom the scope holds in Slack, is still found; scoped to whatsapp:*, Dana's
+// name resolves to nothing, as for a stranger. The operator's search resolves
+// everything.
+func TestContactsUnderScope(t *testing.T) {
+	st := contactStore(t)
+	ctx := context.Background()
+	resolved := func(ctx context.Context, q string) []string {
+		t.Helper()
+		res, err := memory.Default(st).Search(ctx, abi.SearchRequest{Query: q, K: 5})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var to []string
+		for _, r := range res.Resolved {
+			to = append(to, r.To...)
+		}
+		return to
+	}
+	scoped := func(allow string) context.Context {
+		sc, err := index.ParseScope([]string{allow}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return index.WithScope(ctx, sc)
+	}
+	if all := resolved(ctx, "budget from Micah Stubbs"); !slices.Contains(all, "email:mstubbs@work.example") || !slices.Contains(all, "person:micah.s") {
+		t.Fatalf("operator: Micah Stubbs resolves to %v, want his addresses and handle", all)
+	}
+	slack := resolved(scoped("slack:*"), "budget from Micah Stubbs")
+	if !slices.Contains(slack, "person:micah stubbs") || !slices.Contains(slack, "person:micah.s") {
+		t.Errorf("slack:* scope: Micah Stubbs resolves to %v, want his person id and his Slack handle", slack)
+	}
+	for _, id := range slack {
+		if strings.HasPrefix(id, "email:") {
+			t.Errorf("slack:* scope: Micah Stubbs resolves to %s, an address only mail holds", id)
+		}
+	}
+	if dana := resolved(scoped("slack:*"), "party budget from Dana Ruiz"); !slices.Contains(dana, "person:dana ruiz") || slices.Contains(dana, "email:dana@home.example") {
+		t.Errorf("slack:* scope: Dana Ruiz resolves to %v, want her person id without her mail address", dana)
+	}
+	if none := resolved(scoped("whatsapp:*"), "party budget from Dana Ruiz"); len(none) != 0 {
+		t.Errorf("whatsapp:* scope: Dana Ruiz, whom the scope does not hold, resolves to %v", none)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
@@ -66,12 +67,59 @@ func (r storeReader) People(name string) ([]string, bool) {
 // Contact returns the address book's contacts (person ids) that key, a folded
 // name or an address id, names, and every stored entity of theirs
 // (index.Contacts).
-func (r storeReader) Contact(key string) (people, ids []string, ok bool) {
+func (r storeReader) Contact(ctx context.Context, key string) (people, ids []string, err error) {
 	if r.snap == nil {
-		return nil, nil, false
+		return nil, nil, nil
 	}
 	people, ids = r.snap.contacts.contact(key)
-	return people, ids, len(people) > 0
+	if len(people) == 0 || r.scope.Full() {
+		return people, ids, nil
+	}
+	held, err := r.linkedInScope(ctx, append(slices.Clone(people), ids...))
+	if err != nil {
+		return nil, nil, err
+	}
+	// A contact stays when the scope holds a chunk under any of its ids (its
+	// person id is then what names it); its ids stay only where held.
+	people = slices.DeleteFunc(people, func(p string) bool {
+		return !held[p] && !slices.ContainsFunc(r.snap.contacts.stored[p], func(id string) bool { return held[id] })
+	})
+	ids = slices.DeleteFunc(ids, func(id string) bool { return !held[id] })
+	return people, ids, nil
+}
+
+// linkedInScope returns which of ids are linked to a chunk the call's scope
+// reads.
+func (r storeReader) linkedInScope(ctx context.Context, ids []string) (map[string]bool, error) {
+	held := map[string]bool{}
+	sc, scArgs := andScope(r.scope, "c")
+	for from := 0; from < len(ids); from += 500 {
+		batch := ids[from:min(from+500, len(ids))]
+		args := make([]any, 0, len(batch)+len(scArgs))
+		for _, id := range batch {
+			args = append(args, id)
+		}
+		ph := strings.TrimSuffix(strings.Repeat("?,", len(batch)), ",")
+		rows, err := r.db.QueryContext(ctx, `SELECT DISTINCT ce.entity_id FROM chunk_entities ce JOIN chunks c ON c.rowid = ce.chunk_rowid
+			WHERE ce.entity_id IN (`+ph+`)`+sc, append(args, scArgs...)...)
+		if err != nil {
+			return nil, fmt.Errorf("contacts in scope: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("contacts in scope: %w", err)
+			}
+			held[id] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("contacts in scope: %w", err)
+		}
+	}
+	return held, nil
 }
 
 // DocFreq is the per-generation cached document frequency (docFreq) of w's

@@ -144,8 +144,9 @@ const (
 // With an address book (index.Contacts) a contact's name, nickname, address or
 // handle, one word too ("Micah", "Mick"), stands for every entity of that
 // person, and ParsedQuery.Resolved says so.
-func ParseQuery(q string, st index.Backend) ParsedQuery {
+func ParseQuery(ctx context.Context, q string, st index.Backend) (ParsedQuery, error) {
 	p := ParsedQuery{Raw: q}
+	var lookupErr error
 	book, _ := st.(index.Contacts)
 	seen := map[string]bool{}
 	addEntities := func(ids []string) {
@@ -161,8 +162,15 @@ func ParseQuery(q string, st index.Backend) ParsedQuery {
 		if book == nil {
 			return false
 		}
-		people, ids, ok := book.Contact(key)
-		if !ok {
+		if lookupErr != nil {
+			return false
+		}
+		people, ids, err := book.Contact(ctx, key)
+		if err != nil {
+			lookupErr = fmt.Errorf("contact %q: %w", key, err)
+			return false
+		}
+		if len(people) == 0 && len(ids) == 0 {
 			return false
 		}
 		to := append([]string(nil), people...)
@@ -239,7 +247,7 @@ func ParseQuery(q string, st index.Backend) ParsedQuery {
 	}
 	p.Text = rest
 	sort.Strings(p.Entities)
-	return p
+	return p, lookupErr
 }
 
 // QueryTerms turns free text into distinct content terms with document

@@ -40,7 +40,11 @@ type Call struct {
 
 // NewCall understands query against st (ParseQuery, KnownEntities, QueryTerms).
 func (e *Engine) NewCall(ctx context.Context, st index.Backend, query string, k int) (*Call, error) {
-	c := &Call{P: &e.p, St: st, K: k, Query: ParseQuery(query, st), Msgs: NewMessages(st)}
+	pq0, err := ParseQuery(ctx, query, st)
+	if err != nil {
+		return nil, err
+	}
+	c := &Call{P: &e.p, St: st, K: k, Query: pq0, Msgs: NewMessages(st)}
 	pq := &c.Query
 	ents, err := st.KnownEntities(ctx, pq.Entities)
 	if err != nil {

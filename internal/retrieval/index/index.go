@@ -192,10 +192,12 @@ type Paraphrases interface {
 type Contacts interface {
 	// Contact returns the contacts (their person ids, "person:micah stubbs")
 	// that key names, and every stored entity of theirs (names, addresses and
-	// handles their messages are stored under); ok is false when key names no
-	// contact. key is a folded name ("micah", "m stubbs") or an address id
-	// ("email:micah@home.example").
-	Contact(key string) (people, ids []string, ok bool)
+	// handles their messages are stored under); both are empty when key names
+	// no contact. key is a folded name ("micah", "m stubbs") or an address id
+	// ("email:micah@home.example"). Under a narrowed scope (ScopeFrom of ctx)
+	// only the ids linked to a chunk the scope reads are returned: the
+	// address book names no one and nothing the scope does not hold.
+	Contact(ctx context.Context, key string) (people, ids []string, err error)
 }
 
 // Vectors is a Backend that also keeps chunk vectors (optional).
