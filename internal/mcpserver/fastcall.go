@@ -38,9 +38,22 @@ var fastCallParams = map[string]bool{"name": true, "arguments": true}
 // the line to the SDK.
 func (c *stdioConn) tryFastCall(m rpcwire.Msg, key string) bool {
 	c.mu.Lock()
-	srv, ss, ready := c.srv, c.ss, c.initResult != nil && c.version < "2026"
+	ready := c.initResult != nil && c.version < "2026"
 	c.mu.Unlock()
-	if srv == nil || ss == nil || !ready || len(m.Members) != 4 || len(m.Params) == 0 || m.Params[0] != '{' {
+	if !ready {
+		return false
+	}
+	// The SDK answered initialize inside Connect's session; Serve sets the
+	// session for this path as soon as Connect returns.
+	select {
+	case <-c.sessionSet:
+	case <-c.ctx.Done():
+		return false
+	}
+	c.mu.Lock()
+	srv, ss := c.srv, c.ss
+	c.mu.Unlock()
+	if srv == nil || ss == nil || len(m.Members) != 4 || len(m.Params) == 0 || m.Params[0] != '{' {
 		return false
 	}
 	id, ok := plainRequestID(m.ID)

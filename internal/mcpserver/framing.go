@@ -79,6 +79,10 @@ type stdioConn struct {
 	srv   *Server                       // set once the SDK session exists
 	ss    *mcp.ServerSession            // that session
 	calls map[string]context.CancelFunc // fast calls in flight by id key
+	// sessionSet is closed once Serve has set srv and ss (or decided not to):
+	// the SDK may answer initialize before Serve's goroutine runs again, and a
+	// call read then waits for them instead of leaving the fast path.
+	sessionSet chan struct{}
 
 	buf    []byte // the next line for the SDK
 	eof    bool
@@ -100,6 +104,7 @@ func newStdioConn(src io.Reader, out io.Writer, log *slog.Logger, drainTimeout t
 		fast:         newFastResults(),
 		ctx:          context.Background(),
 		calls:        map[string]context.CancelFunc{},
+		sessionSet:   make(chan struct{}),
 	}
 }
 

@@ -532,6 +532,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 	t := &mcp.IOTransport{Reader: conn.reader(), Writer: conn.writer(), MaxLineLength: 4 * MaxLineBytes}
 	ss, err := s.sdk.Connect(ctx, t, nil)
 	if err != nil {
+		close(conn.sessionSet)
 		return fmt.Errorf("start MCP session: %w", err)
 	}
 	if !s.opts.NoFastResults {
@@ -543,6 +544,7 @@ func (s *Server) Serve(ctx context.Context, in io.Reader, out io.Writer) error {
 		conn.srv, conn.ss = s, ss
 		conn.mu.Unlock()
 	}
+	close(conn.sessionSet)
 	// A count of audit lines dropped over this client's budget is written
 	// when it leaves (issue 39, finding 8), not only before a next line.
 	defer func() { s.opts.Audit.EndSession(auditPayer(ss, nil), sessionLabel(ss)) }()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"unicode"
 
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -184,6 +185,7 @@ func contactsOf(ctx context.Context, db *sql.DB, cands []string) (ids, people []
 	}
 	sort.Strings(people)
 	seen := map[string]bool{}
+	of := map[string][]string{} // each contact's ids, for the scope below
 	for _, p := range people {
 		// not a name another contact has too (two Micahs' "micah"): the value
 		// itself stands for that one when it is it
@@ -199,6 +201,7 @@ func contactsOf(ctx context.Context, db *sql.DB, cands []string) (ids, people []
 				rows.Close()
 				return nil, nil, err
 			}
+			of[p] = append(of[p], id)
 			if !seen[id] {
 				seen[id] = true
 				ids = append(ids, id)
@@ -209,35 +212,74 @@ func contactsOf(ctx context.Context, db *sql.DB, cands []string) (ids, people []
 			return nil, nil, err
 		}
 	}
-	phones, err := contactPhoneEntities(ctx, db, people)
+	phones, err := phoneEntitiesByContact(ctx, db, people)
 	if err != nil {
 		return nil, nil, err
 	}
-	for _, id := range phones {
-		if !seen[id] {
-			seen[id] = true
-			ids = append(ids, id)
-		}
-	}
-	return ids, people, nil
-}
-
-// contactPhoneEntities finds the person entities named by one of people's phone
-// numbers (phoneEntitiesByContact), each once.
-func contactPhoneEntities(ctx context.Context, db *sql.DB, people []string) ([]string, error) {
-	by, err := phoneEntitiesByContact(ctx, db, people)
-	if err != nil {
-		return nil, err
-	}
-	var out []string
 	for _, p := range people {
-		for _, id := range by[p] {
-			if !slices.Contains(out, id) {
-				out = append(out, id)
+		for _, id := range phones[p] {
+			of[p] = append(of[p], id)
+			if !seen[id] {
+				seen[id] = true
+				ids = append(ids, id)
 			}
 		}
 	}
-	return out, nil
+	people, ids, err = contactsInScope(ctx, db, index.ScopeFrom(ctx), people, ids, of)
+	return ids, people, err
+}
+
+// contactsInScope bounds what the address book says to a narrowed scope: the
+// ids linked to a chunk the scope reads, and the contacts (people) that are
+// linked themselves or hold one of those ids (of: each contact's ids). A
+// contact the scope holds no message of is dropped, as a stranger; under the
+// full scope everything is kept.
+func contactsInScope(ctx context.Context, db *sql.DB, scope index.Scope, people, ids []string, of map[string][]string) ([]string, []string, error) {
+	if scope.Full() || len(people)+len(ids) == 0 {
+		return people, ids, nil
+	}
+	held, err := linkedInScope(ctx, db, scope, append(slices.Clone(people), ids...))
+	if err != nil {
+		return nil, nil, err
+	}
+	people = slices.DeleteFunc(slices.Clone(people), func(p string) bool {
+		return !held[p] && !slices.ContainsFunc(of[p], func(id string) bool { return held[id] })
+	})
+	ids = slices.DeleteFunc(slices.Clone(ids), func(id string) bool { return !held[id] })
+	return people, ids, nil
+}
+
+// linkedInScope returns which of ids are linked to a chunk scope reads.
+func linkedInScope(ctx context.Context, db *sql.DB, scope index.Scope, ids []string) (map[string]bool, error) {
+	held := map[string]bool{}
+	sc, scArgs := andScope(scope, "c")
+	for from := 0; from < len(ids); from += 500 {
+		batch := ids[from:min(from+500, len(ids))]
+		args := make([]any, 0, len(batch)+len(scArgs))
+		for _, id := range batch {
+			args = append(args, id)
+		}
+		ph := strings.TrimSuffix(strings.Repeat("?,", len(batch)), ",")
+		rows, err := db.QueryContext(ctx, `SELECT DISTINCT ce.entity_id FROM chunk_entities ce JOIN chunks c ON c.rowid = ce.chunk_rowid
+			WHERE ce.entity_id IN (`+ph+`)`+sc, append(args, scArgs...)...)
+		if err != nil {
+			return nil, fmt.Errorf("contacts in scope: %w", err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("contacts in scope: %w", err)
+			}
+			held[id] = true
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("contacts in scope: %w", err)
+		}
+	}
+	return held, nil
 }
 
 // phoneEntitiesByContact finds, for each of people, the person entities named

@@ -303,4 +303,31 @@ func TestContactsUnderScope(t *testing.T) {
 	if none := resolved(scoped("whatsapp:*"), "party budget from Dana Ruiz"); len(none) != 0 {
 		t.Errorf("whatsapp:* scope: Dana Ruiz, whom the scope does not hold, resolves to %v", none)
 	}
+
+	// Browse's entity_ids go through the same address book, under the same rule.
+	browse := func(ctx context.Context, v string) []string {
+		t.Helper()
+		res, err := memory.Default(st).ListChunks(ctx, abi.ChunksListRequest{EntityIDs: []string{v}, K: 20})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var to []string
+		for _, r := range res.Resolved {
+			to = append(to, r.To...)
+		}
+		for _, h := range res.Chunks {
+			if !strings.HasPrefix(h.SourceID, "slack:") && ctx != context.Background() {
+				t.Errorf("slack:* scope: browse %q returned %s", v, h.SourceID)
+			}
+		}
+		return to
+	}
+	if all := browse(ctx, "Mick"); !slices.Contains(all, "email:micah@home.example") && !slices.Contains(all, "email:mstubbs@work.example") {
+		t.Fatalf("operator: browse Mick resolves to %v, want his addresses", all)
+	}
+	for _, id := range browse(scoped("slack:*"), "Mick") {
+		if strings.HasPrefix(id, "email:") || id == "person:mick" {
+			t.Errorf("slack:* scope: browse Mick resolves to %s, which only mail or WhatsApp holds", id)
+		}
+	}
 }

@@ -3,7 +3,6 @@ package memtree
 import (
 	"context"
 
-	"github.com/openhuman/openhuman-core/internal/embed"
 	"github.com/openhuman/openhuman-core/internal/lexicon"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 )
@@ -34,8 +33,7 @@ type Embedder interface {
 
 type expanderBox struct{ e Expander }
 
-// embedderBox is the store's embedder with the vectors of its last queries.
-type embedderBox = embed.QueryEmbedder
+type embedderBox struct{ e Embedder }
 
 // SetExpander sets the query expander recall uses in its offline mode; stores start
 // with the WordNet expander of internal/lexicon (nil: no expansion).
@@ -55,7 +53,7 @@ func (s *Store) SetEmbedder(e Embedder) {
 		s.embedder.Store(nil)
 		return
 	}
-	s.embedder.Store(embed.NewQueryEmbedder(e))
+	s.embedder.Store(&embedderBox{e: e})
 }
 
 func (s *Store) currentExpander() Expander {
@@ -67,13 +65,10 @@ func (s *Store) currentExpander() Expander {
 
 func (s *Store) currentEmbedder() Embedder {
 	if b := s.embedder.Load(); b != nil {
-		return b.Embedder
+		return b.e
 	}
 	return nil
 }
-
-// currentEmbedderBox is the store's embedder with its query vectors (nil: none).
-func (s *Store) currentEmbedderBox() *embedderBox { return s.embedder.Load() }
 
 // lexiconExpander is the default Expander: WordNet synonyms, hypernyms, hyponyms and co-hyponyms from
 // internal/lexicon.

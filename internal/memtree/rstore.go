@@ -5,9 +5,9 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strings"
 
+	"github.com/openhuman/openhuman-core/internal/embed"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -23,11 +23,19 @@ type storeReader struct {
 	// scope is what the call's principal may read (index.ScopeFrom of the
 	// call's context): every query of the call carries it.
 	scope index.Scope
+	// emb is the store's embedder for this call, keeping the call's query
+	// vectors: recall's vector list and meaning list embed a query once (nil:
+	// no embedder).
+	emb *embed.QueryEmbedder
 }
 
 // reader is the store as the ranking reads it over db, at generation snap.
 func (s *Store) reader(db *sql.DB, snap *dfCache) storeReader {
-	return storeReader{s: s, db: db, snap: snap, memo: newFTSMemo()}
+	r := storeReader{s: s, db: db, snap: snap, memo: newFTSMemo()}
+	if e := s.currentEmbedder(); e != nil {
+		r.emb = embed.NewQueryEmbedder(e)
+	}
+	return r
 }
 
 // BeginRead opens one read call (internal/memory's Store): a read connection and
@@ -72,54 +80,10 @@ func (r storeReader) Contact(ctx context.Context, key string) (people, ids []str
 		return nil, nil, nil
 	}
 	people, ids = r.snap.contacts.contact(key)
-	if len(people) == 0 || r.scope.Full() {
-		return people, ids, nil
+	if len(people) == 0 {
+		return nil, nil, nil
 	}
-	held, err := r.linkedInScope(ctx, append(slices.Clone(people), ids...))
-	if err != nil {
-		return nil, nil, err
-	}
-	// A contact stays when the scope holds a chunk under any of its ids (its
-	// person id is then what names it); its ids stay only where held.
-	people = slices.DeleteFunc(people, func(p string) bool {
-		return !held[p] && !slices.ContainsFunc(r.snap.contacts.stored[p], func(id string) bool { return held[id] })
-	})
-	ids = slices.DeleteFunc(ids, func(id string) bool { return !held[id] })
-	return people, ids, nil
-}
-
-// linkedInScope returns which of ids are linked to a chunk the call's scope
-// reads.
-func (r storeReader) linkedInScope(ctx context.Context, ids []string) (map[string]bool, error) {
-	held := map[string]bool{}
-	sc, scArgs := andScope(r.scope, "c")
-	for from := 0; from < len(ids); from += 500 {
-		batch := ids[from:min(from+500, len(ids))]
-		args := make([]any, 0, len(batch)+len(scArgs))
-		for _, id := range batch {
-			args = append(args, id)
-		}
-		ph := strings.TrimSuffix(strings.Repeat("?,", len(batch)), ",")
-		rows, err := r.db.QueryContext(ctx, `SELECT DISTINCT ce.entity_id FROM chunk_entities ce JOIN chunks c ON c.rowid = ce.chunk_rowid
-			WHERE ce.entity_id IN (`+ph+`)`+sc, append(args, scArgs...)...)
-		if err != nil {
-			return nil, fmt.Errorf("contacts in scope: %w", err)
-		}
-		for rows.Next() {
-			var id string
-			if err := rows.Scan(&id); err != nil {
-				rows.Close()
-				return nil, fmt.Errorf("contacts in scope: %w", err)
-			}
-			held[id] = true
-		}
-		err = rows.Err()
-		rows.Close()
-		if err != nil {
-			return nil, fmt.Errorf("contacts in scope: %w", err)
-		}
-	}
-	return held, nil
+	return contactsInScope(ctx, r.db, r.scope, people, ids, r.snap.contacts.stored)
 }
 
 // DocFreq is the per-generation cached document frequency (docFreq) of w's
@@ -444,7 +408,7 @@ func (r storeReader) VectorModel() (string, bool) {
 
 // VectorList is vectorList with the store's embedder.
 func (r storeReader) VectorList(ctx context.Context, query string, depth int) ([]index.Hit, error) {
-	emb := r.s.currentEmbedderBox()
+	emb := r.emb
 	if emb == nil {
 		return nil, nil
 	}
@@ -457,7 +421,7 @@ func (r storeReader) VectorList(ctx context.Context, query string, depth int) ([
 // QueryVector is the store's embedder's vector of query (embedded once for
 // VectorList and this).
 func (r storeReader) QueryVector(ctx context.Context, query string) ([]float32, error) {
-	emb := r.s.currentEmbedderBox()
+	emb := r.emb
 	if emb == nil {
 		return nil, nil
 	}
@@ -470,7 +434,7 @@ func (r storeReader) QueryVector(ctx context.Context, query string) ([]float32, 
 // Similarities is the cosine of q to the stored chunk vectors of ids under the
 // store's embedder's model.
 func (r storeReader) Similarities(ctx context.Context, q []float32, ids []string) (map[string]float32, error) {
-	emb := r.s.currentEmbedderBox()
+	emb := r.emb
 	if emb == nil || len(q) == 0 {
 		return nil, nil
 	}

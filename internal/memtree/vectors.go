@@ -125,10 +125,10 @@ func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow in
 	})
 }
 
-// vectorList embeds the query (once: emb keeps its vector) and ranks up to depth
+// vectorList embeds the query (once per read call: emb keeps its vector) and ranks up to depth
 // chunks by cosine similarity; a summary among the nearest stands for its leaf
 // nearest the query. The hits are nil when no vectors of the model exist.
-func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb *embedderBox, query string, depth int, scope index.Scope) ([]index.Hit, error) {
+func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb *embed.QueryEmbedder, query string, depth int, scope index.Scope) ([]index.Hit, error) {
 	q, err := emb.Query(ctx, query)
 	if err != nil {
 		return nil, err

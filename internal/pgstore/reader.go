@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/openhuman/openhuman-core/internal/analysis"
+	"github.com/openhuman/openhuman-core/internal/embed"
 	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
@@ -29,6 +30,9 @@ type reader struct {
 	// scope is what the call's principal may read (index.ScopeFrom of the
 	// call's context): every query of the call carries it.
 	scope index.Scope
+	// emb is the store's embedder for this call, keeping the call's query
+	// vectors (nil: no embedder).
+	emb *embed.QueryEmbedder
 }
 
 var (
@@ -46,7 +50,11 @@ func (s *Store) BeginRead(ctx context.Context) (index.Backend, error) {
 	if snap.n == 0 {
 		return nil, nil
 	}
-	return reader{s: s, snap: snap, scope: index.ScopeFrom(ctx)}, nil
+	r := reader{s: s, snap: snap, scope: index.ScopeFrom(ctx)}
+	if e := s.embedder(); e != nil {
+		r.emb = embed.NewQueryEmbedder(e)
+	}
+	return r, nil
 }
 
 // Stats are the generation's counts.

@@ -25,10 +25,9 @@ import (
 // SQLite store's batch, and embed.BatchSize, one request each).
 const embedBatch = 64
 
-// embedderSlot holds the embedder recall uses with the vectors of its last
-// queries (nil: offline mode only).
+// embedderSlot holds the embedder recall uses (nil: offline mode only).
 type embedderSlot struct {
-	e atomic.Pointer[embed.QueryEmbedder]
+	e atomic.Pointer[memtree.Embedder]
 }
 
 // SetEmbedder sets the dense embedder recall uses (nil: offline mode only).
@@ -38,10 +37,15 @@ func (s *Store) SetEmbedder(e memtree.Embedder) {
 		s.emb.e.Store(nil)
 		return
 	}
-	s.emb.e.Store(embed.NewQueryEmbedder(e))
+	s.emb.e.Store(&e)
 }
 
-func (s *Store) embedder() *embed.QueryEmbedder { return s.emb.e.Load() }
+func (s *Store) embedder() memtree.Embedder {
+	if p := s.emb.e.Load(); p != nil {
+		return *p
+	}
+	return nil
+}
 
 // EmbedMissing embeds every chunk that has no vector of emb's model yet, in
 // batches of embedBatch, each batch written in one transaction that also
@@ -136,7 +140,7 @@ func (r reader) VectorModel() (string, bool) {
 // kept in memory per generation, model and scope. Nil when no vectors of the
 // model are stored.
 func (r reader) VectorList(ctx context.Context, query string, depth int) ([]index.Hit, error) {
-	emb := r.s.embedder()
+	emb := r.emb
 	if emb == nil {
 		return nil, nil
 	}
@@ -187,9 +191,9 @@ func (r reader) VectorList(ctx context.Context, query string, depth int) ([]inde
 }
 
 // QueryVector embeds query with the store's embedder, L2-normalised, once per
-// query text however often a recall asks (nil without an embedder).
+// read call however often it asks (nil without an embedder).
 func (r reader) QueryVector(ctx context.Context, query string) ([]float32, error) {
-	emb := r.s.embedder()
+	emb := r.emb
 	if emb == nil {
 		return nil, nil
 	}
@@ -202,7 +206,7 @@ func (r reader) QueryVector(ctx context.Context, query string) ([]float32, error
 // Similarities is the cosine of q to the stored vector of each chunk of ids
 // that has one of the embedder's model and lies in the call's scope.
 func (r reader) Similarities(ctx context.Context, q []float32, ids []string) (map[string]float32, error) {
-	emb := r.s.embedder()
+	emb := r.emb
 	if emb == nil || len(q) == 0 {
 		return nil, nil
 	}
