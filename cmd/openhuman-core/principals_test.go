@@ -406,3 +406,75 @@ func TestPrincipalHostileInput(t *testing.T) {
 		t.Errorf("tokens list of a broken file: exit %d\n%s", code, stderr)
 	}
 }
+
+// TestScopedTokenLearnsNoAddressFromContacts drives a real serve from outside:
+// the operator's address book holds Micah's mail address, mail from it and a
+// note about him are ingested. Over /rpc and /mcp, the operator's search naming
+// Micah resolves to his address; a token allowed only documents gets the same
+// question answered from the note, and its `resolved` names neither the address
+// nor anything mail alone holds.
+func TestScopedTokenLearnsNoAddressFromContacts(t *testing.T) {
+	e := newCLIEnv(t)
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"people.vcf": "BEGIN:VCARD\r\nVERSION:3.0\r\nFN:Micah Stubbs\r\nN:Stubbs;Micah;;;\r\nEMAIL:micah@home.example\r\nEND:VCARD\r\n",
+		"mail.mbox": "From micah@home.example Mon Jan  5 10:00:00 2026\nFrom: Micah Stubbs <micah@home.example>\nTo: lee@corp.example\n" +
+			"Subject: greenhouse budget\nDate: Mon, 05 Jan 2026 10:00:00 +0000\nMessage-ID: <g1@home.example>\n\nThe greenhouse budget is spent on glass.\n",
+		"notes/greenhouse.md": "# Greenhouse\n\nMicah Stubbs drew the greenhouse budget on a napkin.\n",
+	} {
+		p := filepath.Join(dir, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, stderr, code := e.run("", "ingest", dir); code != 0 {
+		t.Fatalf("ingest: exit %d\n%s", code, stderr)
+	}
+	docs := e.mintToken(t, "docs-agent", "--allow", "doc:*")
+	const operator = "operator-token-0123456789abcdef0123456789"
+	base := e.serveProcess(t, operator)
+	resolvedTo := func(res json.RawMessage) string {
+		var r struct {
+			Resolved []struct {
+				To []string `json:"to"`
+			} `json:"resolved"`
+		}
+		json.Unmarshal(res, &r)
+		var to []string
+		for _, x := range r.Resolved {
+			to = append(to, x.To...)
+		}
+		return strings.Join(to, " ")
+	}
+	for _, method := range []string{"openhuman.memory_tree_search", "openhuman.memory_tree_recall"} {
+		args := map[string]any{"query": "greenhouse budget from Micah Stubbs", "k": 5}
+		res, msg, _ := rpcCall(t, base, operator, method, args)
+		if msg != "" || !strings.Contains(resolvedTo(res), "email:micah@home.example") {
+			t.Fatalf("%s, operator: %s %s: want Micah's address resolved", method, msg, res)
+		}
+		res, msg, _ = rpcCall(t, base, docs, method, args)
+		if msg != "" || !strings.Contains(string(res), "greenhouse.md") {
+			t.Fatalf("%s, doc:* token: %s %s: want the note", method, msg, res)
+		}
+		if to := resolvedTo(res); strings.Contains(to, "email:") || strings.Contains(string(res), "micah@home.example") {
+			t.Errorf("%s, doc:* token: the answer names Micah's mail address (resolved %q): %s", method, to, res)
+		}
+	}
+
+	// The same over /mcp with the official Go SDK client.
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "scope-test", Version: "1"}, nil)
+	cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: base + "/mcp", HTTPClient: &http.Client{Transport: bearer{docs}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	r, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "memory.search", Arguments: map[string]any{"query": "greenhouse budget from Micah Stubbs", "k": 5}})
+	if err != nil || r.IsError {
+		t.Fatalf("memory.search over /mcp: %v %+v", err, r)
+	}
+	if text := r.Content[0].(*mcp.TextContent).Text; strings.Contains(text, "micah@home.example") || !strings.Contains(text, "greenhouse.md") {
+		t.Errorf("doc:* token over /mcp: %s", text)
+	}
+}
