@@ -2,7 +2,6 @@ package pgstore_test
 
 import (
 	"context"
-	"path/filepath"
 	"testing"
 	"time"
 
@@ -15,20 +14,7 @@ import (
 // count equal SQLite's, with every maintained count in step.
 func TestForgetMatchesSQLite(t *testing.T) {
 	ctx := context.Background()
-	pg := open(t)
-	lite, err := memtree.Open(filepath.Join(t.TempDir(), "chunks.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lite.Close() })
-	for _, in := range inputs() {
-		if _, err := pg.Ingest(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := lite.Ingest(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pg, lite := bothWith(t, inputs())
 	filters := []memtree.ForgetFilter{
 		{SourceIDs: []string{"doc:notes/car.md", "doc:no/such.md"}},
 		{Before: time.Date(2026, 2, 1, 0, 0, 0, 0, time.UTC)},

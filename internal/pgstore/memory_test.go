@@ -4,12 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"path/filepath"
 	"strconv"
 	"testing"
 
 	"github.com/openhuman/openhuman-core/internal/memory"
-	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
 
@@ -21,20 +19,7 @@ import (
 // back alike, and the top entities list alike for every kind and page.
 func TestReadAPIMatchesSQLite(t *testing.T) {
 	ctx := context.Background()
-	pg := open(t)
-	lite, err := memtree.Open(filepath.Join(t.TempDir(), "chunks.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lite.Close() })
-	for _, in := range inputs() {
-		if _, err := pg.Ingest(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := lite.Ingest(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pg, lite := bothWith(t, inputs())
 	pm, lm := memory.Default(pg), memory.Default(lite)
 	asJSON := func(v any) string {
 		var hits []abi.ChunkHit

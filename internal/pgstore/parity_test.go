@@ -7,11 +7,34 @@ import (
 	"testing"
 
 	"github.com/openhuman/openhuman-core/internal/memtree"
+	"github.com/openhuman/openhuman-core/internal/pgstore"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index/indextest"
 )
 
 // inputs are the conformance fixture as the writers take it.
+// bothWith opens a PostgreSQL store on a fresh database and a SQLite store in
+// a temporary folder, both holding ins, written in order.
+func bothWith(t *testing.T, ins []memtree.SourceInput) (*pgstore.Store, *memtree.Store) {
+	t.Helper()
+	ctx := context.Background()
+	pg := open(t)
+	lite, err := memtree.Open(filepath.Join(t.TempDir(), "chunks.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lite.Close() })
+	for _, in := range ins {
+		if _, err := pg.Ingest(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := lite.Ingest(ctx, in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return pg, lite
+}
+
 func inputs() []memtree.SourceInput {
 	var out []memtree.SourceInput
 	for _, s := range indextest.Fixture() {
@@ -30,20 +53,7 @@ func inputs() []memtree.SourceInput {
 // PostgreSQL.
 func TestScoresMatchSQLite(t *testing.T) {
 	ctx := context.Background()
-	pg := open(t)
-	lite, err := memtree.Open(filepath.Join(t.TempDir(), "chunks.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lite.Close() })
-	for _, in := range inputs() {
-		if _, err := pg.Ingest(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := lite.Ingest(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pg, lite := bothWith(t, inputs())
 	pb, err := pg.BeginRead(ctx)
 	if err != nil {
 		t.Fatal(err)

@@ -3,13 +3,11 @@ package pgstore_test
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/openhuman/openhuman-core/internal/memory"
-	"github.com/openhuman/openhuman-core/internal/memtree"
 	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 	"github.com/openhuman/openhuman-core/sdk/abi"
 )
@@ -21,20 +19,7 @@ import (
 // chunk outside it answers "not found" in the very words of an unknown id.
 func TestPlainReadsMatchSQLite(t *testing.T) {
 	ctx := context.Background()
-	pg := open(t)
-	lite, err := memtree.Open(filepath.Join(t.TempDir(), "chunks.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lite.Close() })
-	for _, in := range inputs() {
-		if _, err := pg.Ingest(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := lite.Ingest(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pg, lite := bothWith(t, inputs())
 	stores := map[string]memory.Store{"PostgreSQL": pg, "SQLite": lite}
 	all, err := memory.Default(lite).ListChunks(ctx, abi.ChunksListRequest{K: 50})
 	if err != nil || len(all.Chunks) == 0 {

@@ -2,7 +2,6 @@ package pgstore_test
 
 import (
 	"context"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -19,22 +18,11 @@ import (
 // characters and ending in "…".
 func TestLongTitlesCutAsSQLite(t *testing.T) {
 	ctx := context.Background()
-	pg := open(t)
-	lite, err := memtree.Open(filepath.Join(t.TempDir(), "chunks.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lite.Close() })
 	title := strings.Repeat("harbour budget review ", 30) // 660 characters
 	in := memtree.SourceInput{Kind: memtree.KindDocument, SourceID: "doc:notes/long-title.md", Title: title, Provider: "titles",
 		Messages: []memtree.MessageInput{{Ref: "notes/long-title.md", Subject: title, TimestampMS: time.Date(2026, 1, 5, 10, 0, 0, 0, time.UTC).UnixMilli(),
 			Text: "The quarterly harbour budget is attached for review.\n"}}}
-	if _, err := pg.Ingest(ctx, in); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := lite.Ingest(ctx, in); err != nil {
-		t.Fatal(err)
-	}
+	pg, lite := bothWith(t, []memtree.SourceInput{in})
 	titles := func(st memory.Store) (browse, search string) {
 		t.Helper()
 		m := memory.Default(st)

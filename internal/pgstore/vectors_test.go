@@ -8,7 +8,6 @@ import (
 	"math"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"sort"
 	"strings"
 	"sync/atomic"
@@ -228,20 +227,7 @@ func TestVectorListUnderScope(t *testing.T) {
 	const dim = 64
 	srv, _ := embedServer(t, dim)
 	emb := embed.NewOllama(srv.URL, "bow-64", 10*time.Second)
-	pg := open(t)
-	lite, err := memtree.Open(filepath.Join(t.TempDir(), "chunks.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lite.Close() })
-	for _, in := range inputs() {
-		if _, err := pg.Ingest(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := lite.Ingest(ctx, in); err != nil {
-			t.Fatal(err)
-		}
-	}
+	pg, lite := bothWith(t, inputs())
 	scope, err := index.ParseScope([]string{"doc:*"}, nil)
 	if err != nil {
 		t.Fatal(err)
