@@ -3,6 +3,8 @@ package embed
 import (
 	"context"
 	"sync"
+
+	"github.com/openhuman/openhuman-core/internal/retrieval/index"
 )
 
 // queryMemoMax is how many query vectors a QueryEmbedder keeps (a cost bound).
@@ -23,6 +25,19 @@ type QueryEmbedder struct {
 
 // NewQueryEmbedder wraps e.
 func NewQueryEmbedder(e Embedder) *QueryEmbedder { return &QueryEmbedder{Embedder: e} }
+
+// CallQuery is Query for a read call: nil (and no error) when b is nil (no
+// embedder is configured), index.ErrEmbedRefused when ctx's embed gate
+// refuses query (the text may not leave the machine).
+func (b *QueryEmbedder) CallQuery(ctx context.Context, query string) ([]float32, error) {
+	if b == nil {
+		return nil, nil
+	}
+	if !index.EmbedAllowed(ctx, query) {
+		return nil, index.ErrEmbedRefused
+	}
+	return b.Query(ctx, query)
+}
 
 // Query returns the L2-normalised vector of query (QueryVector), embedding it
 // only when none of the last queryMemoMax queries was the same text.

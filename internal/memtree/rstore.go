@@ -408,27 +408,17 @@ func (r storeReader) VectorModel() (string, bool) {
 
 // VectorList is vectorList with the store's embedder.
 func (r storeReader) VectorList(ctx context.Context, query string, depth int) ([]index.Hit, error) {
-	emb := r.emb
-	if emb == nil {
-		return nil, nil
+	q, err := r.emb.CallQuery(ctx, query)
+	if err != nil || q == nil {
+		return nil, err
 	}
-	if !index.EmbedAllowed(ctx, query) {
-		return nil, index.ErrEmbedRefused
-	}
-	return r.s.vectorList(ctx, r.db, emb, query, depth, r.scope)
+	return r.s.vectorList(ctx, r.db, r.emb.Model(), q, depth, r.scope)
 }
 
 // QueryVector is the store's embedder's vector of query (embedded once for
 // VectorList and this).
 func (r storeReader) QueryVector(ctx context.Context, query string) ([]float32, error) {
-	emb := r.emb
-	if emb == nil {
-		return nil, nil
-	}
-	if !index.EmbedAllowed(ctx, query) {
-		return nil, index.ErrEmbedRefused
-	}
-	return emb.Query(ctx, query)
+	return r.emb.CallQuery(ctx, query)
 }
 
 // Similarities is the cosine of q to the stored chunk vectors of ids under the

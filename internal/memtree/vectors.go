@@ -125,15 +125,11 @@ func (s *Store) loadVectors(ctx context.Context, db *sql.DB, gen string, mrow in
 	})
 }
 
-// vectorList embeds the query (once per read call: emb keeps its vector) and ranks up to depth
-// chunks by cosine similarity; a summary among the nearest stands for its leaf
+// vectorList ranks up to depth chunks by the cosine similarity of their model's
+// vectors to the query's, q; a summary among the nearest stands for its leaf
 // nearest the query. The hits are nil when no vectors of the model exist.
-func (s *Store) vectorList(ctx context.Context, db *sql.DB, emb *embed.QueryEmbedder, query string, depth int, scope index.Scope) ([]index.Hit, error) {
-	q, err := emb.Query(ctx, query)
-	if err != nil {
-		return nil, err
-	}
-	ix, err := s.modelVectors(ctx, db, emb.Model(), len(q))
+func (s *Store) vectorList(ctx context.Context, db *sql.DB, model string, q []float32, depth int, scope index.Scope) ([]index.Hit, error) {
+	ix, err := s.modelVectors(ctx, db, model, len(q))
 	if err != nil || ix == nil || ix.Len() == 0 {
 		return nil, err
 	}

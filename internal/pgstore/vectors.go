@@ -140,18 +140,11 @@ func (r reader) VectorModel() (string, bool) {
 // kept in memory per generation, model and scope. Nil when no vectors of the
 // model are stored.
 func (r reader) VectorList(ctx context.Context, query string, depth int) ([]index.Hit, error) {
-	emb := r.emb
-	if emb == nil {
-		return nil, nil
-	}
-	if !index.EmbedAllowed(ctx, query) {
-		return nil, index.ErrEmbedRefused
-	}
-	q, err := emb.Query(ctx, query)
-	if err != nil {
+	q, err := r.emb.CallQuery(ctx, query)
+	if err != nil || q == nil {
 		return nil, err
 	}
-	ix, err := r.modelVectors(ctx, emb.Model(), len(q))
+	ix, err := r.modelVectors(ctx, r.emb.Model(), len(q))
 	if err != nil || ix == nil || ix.Len() == 0 {
 		return nil, err
 	}
@@ -193,14 +186,7 @@ func (r reader) VectorList(ctx context.Context, query string, depth int) ([]inde
 // QueryVector embeds query with the store's embedder, L2-normalised, once per
 // read call however often it asks (nil without an embedder).
 func (r reader) QueryVector(ctx context.Context, query string) ([]float32, error) {
-	emb := r.emb
-	if emb == nil {
-		return nil, nil
-	}
-	if !index.EmbedAllowed(ctx, query) {
-		return nil, index.ErrEmbedRefused
-	}
-	return emb.Query(ctx, query)
+	return r.emb.CallQuery(ctx, query)
 }
 
 // Similarities is the cosine of q to the stored vector of each chunk of ids
